@@ -1,0 +1,234 @@
+/**
+ * @module config
+ * The service configuration, parsed once from the environment with zod. This is the only module
+ * that reads `process.env`. A bad value fails fast at cold start with a message naming the
+ * variable and the problem.
+ */
+import { randomBytes } from 'node:crypto';
+import * as z from 'zod';
+
+/** Lambda's synchronous response limit (6 MB), for the whole serialized response. */
+export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
+
+/**
+ * Default upstream read limit. The ERP answer is re-serialized into the envelope, and API
+ * Gateway's payload is itself JSON, so the body string is escaped once more: every `"` and `\`
+ * doubles. Half the Lambda limit, minus room for headers and the envelope, always fits.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = Math.floor(LAMBDA_RESPONSE_LIMIT_BYTES / 2) - 64 * 1024;
+
+const csv = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0),
+  );
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', ''], {
+    error: 'expected true or false',
+  })
+  .optional()
+  .transform((value) => value === 'true' || value === '1' || value === 'yes' || value === 'on');
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return fallback;
+      if (!/^\d+$/.test(value.trim()) || Number(value) <= 0) {
+        ctx.addIssue({ code: 'custom', message: `expected a positive integer, got "${value}"` });
+        return z.NEVER;
+      }
+      return Number(value);
+    });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+const EnvSchema = z.object({
+  ERP_DEFAULT_TIMEOUT: positiveInt(15),
+  ERP_MAX_TIMEOUT: positiveInt(25),
+  ERP_ALLOWED_TARGETS: csv,
+  ERP_ALLOWED_DATABASES: csv,
+  ERP_STRIP_DEBUG: bool,
+  MAX_RESPONSE_BYTES: positiveInt(DEFAULT_MAX_RESPONSE_BYTES),
+  PROXY_KEYS_SECRET_ID: optionalString,
+  LICENSE_SECRET_ID: optionalString,
+  LICENSE_PUBLIC_KEY: optionalString,
+  AUX_PUBLIC: csv.pipe(
+    z.array(z.enum(['license', 'metrics'], { error: 'AUX_PUBLIC lists only "license" and "metrics"' })),
+  ),
+  SECRETS_MAX_AGE: positiveInt(300),
+  METRICS_WINDOW_SECONDS: positiveInt(300),
+  METRICS_CACHE_SECONDS: positiveInt(60),
+  LOG_LEVEL: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? 'INFO').toUpperCase())
+    .pipe(z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'])),
+  POWERTOOLS_SERVICE_NAME: optionalString,
+  POWERTOOLS_METRICS_NAMESPACE: optionalString,
+  PORT: positiveInt(8787).pipe(z.number().max(65535, 'expected a port number up to 65535')),
+  HOST: optionalString,
+  PROXY_API_KEY: optionalString,
+  PROXY_API_KEYS: optionalString,
+  LICENSE_FILE: optionalString,
+  AWS_LAMBDA_FUNCTION_NAME: optionalString,
+  AWS_REGION: optionalString,
+  BUILD_COMMIT: optionalString,
+  BUILD_TIME: optionalString,
+});
+
+/** A named proxy key (DESIGN section 5). */
+export interface NamedKey {
+  readonly name: string;
+  readonly key: string;
+}
+
+const ProxyKeysJson = z.object({
+  keys: z
+    .array(
+      z.object({
+        name: z.string().min(1, 'each key needs a name'),
+        key: z.string().min(16, 'a proxy key must be at least 16 characters'),
+      }),
+    )
+    .min(1, 'at least one key is needed'),
+});
+
+/**
+ * Parses a proxy-keys document: either one plain key, or JSON `{"keys":[{name,key}]}`.
+ * Throws an `Error` whose message never contains a key.
+ */
+export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[] {
+  const text = raw.trim();
+  if (text.startsWith('{')) {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error('proxy keys: the JSON form is not valid JSON');
+    }
+    const parsed = ProxyKeysJson.safeParse(json);
+    if (!parsed.success) {
+      throw new Error(`proxy keys: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    }
+    return parsed.data.keys;
+  }
+  if (text.length < 16) throw new Error('proxy keys: a proxy key must be at least 16 characters');
+  return [{ name: defaultName, key: text }];
+}
+
+export interface Config {
+  /** `lambda` when running on AWS Lambda, `local` behind `bin/serve.ts` or in tests. */
+  readonly runtime: 'lambda' | 'local';
+  readonly defaultTimeoutSeconds: number;
+  readonly maxTimeoutSeconds: number;
+  /** Host names (with `*.` wildcards) and CIDRs that targets must match; see target policy. */
+  readonly allowedTargets: readonly string[];
+  readonly allowedDatabases: readonly string[];
+  readonly stripDebug: boolean;
+  readonly maxResponseBytes: number;
+  readonly proxyKeysSecretId: string | undefined;
+  readonly licenseSecretId: string | undefined;
+  readonly licensePublicKey: string | undefined;
+  readonly auxPublic: ReadonlySet<'license' | 'metrics'>;
+  readonly secretsMaxAgeSeconds: number;
+  readonly metricsWindowSeconds: number;
+  readonly metricsCacheSeconds: number;
+  readonly logLevel: string;
+  readonly serviceName: string;
+  readonly metricsNamespace: string;
+  readonly port: number;
+  readonly host: string;
+  /** Keys from `PROXY_API_KEY` / `PROXY_API_KEYS` (local), or a generated one. */
+  readonly localKeys: readonly NamedKey[];
+  /** Set when no key was configured locally and one was generated for this process. */
+  readonly generatedKey: string | undefined;
+  readonly licenseFile: string | undefined;
+  readonly functionName: string | undefined;
+  readonly region: string | undefined;
+  readonly buildCommit: string | undefined;
+  readonly buildTime: string | undefined;
+}
+
+/** Loopback ranges the local server allows by default (DESIGN section 7). */
+export const LOCAL_DEFAULT_TARGETS = Object.freeze(['127.0.0.0/8', '::1/128', 'localhost']);
+
+/** Parses a configuration from an environment. Throws an `Error` naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  const runtime = e.AWS_LAMBDA_FUNCTION_NAME ? 'lambda' : 'local';
+
+  let localKeys: NamedKey[] = [];
+  let generatedKey: string | undefined;
+  if (e.PROXY_API_KEYS) localKeys = parseProxyKeys(e.PROXY_API_KEYS);
+  else if (e.PROXY_API_KEY) localKeys = parseProxyKeys(e.PROXY_API_KEY);
+  else if (runtime === 'local' && !e.PROXY_KEYS_SECRET_ID) {
+    generatedKey = `local-${randomBytes(24).toString('base64url')}`;
+    localKeys = [{ name: 'generated', key: generatedKey }];
+  }
+
+  if (e.ERP_DEFAULT_TIMEOUT > e.ERP_MAX_TIMEOUT) {
+    throw new Error(
+      `Invalid configuration: ERP_DEFAULT_TIMEOUT (${e.ERP_DEFAULT_TIMEOUT}) is above ERP_MAX_TIMEOUT (${e.ERP_MAX_TIMEOUT})`,
+    );
+  }
+
+  const allowedTargets =
+    e.ERP_ALLOWED_TARGETS.length > 0 ? e.ERP_ALLOWED_TARGETS : runtime === 'local' ? [...LOCAL_DEFAULT_TARGETS] : [];
+
+  return Object.freeze({
+    runtime,
+    defaultTimeoutSeconds: e.ERP_DEFAULT_TIMEOUT,
+    maxTimeoutSeconds: e.ERP_MAX_TIMEOUT,
+    allowedTargets: Object.freeze(allowedTargets),
+    allowedDatabases: Object.freeze(e.ERP_ALLOWED_DATABASES),
+    stripDebug: e.ERP_STRIP_DEBUG,
+    maxResponseBytes: e.MAX_RESPONSE_BYTES,
+    proxyKeysSecretId: e.PROXY_KEYS_SECRET_ID,
+    licenseSecretId: e.LICENSE_SECRET_ID,
+    licensePublicKey: e.LICENSE_PUBLIC_KEY,
+    auxPublic: new Set(e.AUX_PUBLIC),
+    secretsMaxAgeSeconds: e.SECRETS_MAX_AGE,
+    metricsWindowSeconds: e.METRICS_WINDOW_SECONDS,
+    metricsCacheSeconds: e.METRICS_CACHE_SECONDS,
+    logLevel: e.LOG_LEVEL,
+    serviceName: e.POWERTOOLS_SERVICE_NAME ?? 'erp-proxy',
+    metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE ?? 'ErpProxy',
+    port: e.PORT,
+    host: e.HOST ?? '127.0.0.1',
+    localKeys: Object.freeze(localKeys),
+    generatedKey,
+    licenseFile: e.LICENSE_FILE,
+    functionName: e.AWS_LAMBDA_FUNCTION_NAME,
+    region: e.AWS_REGION,
+    buildCommit: e.BUILD_COMMIT,
+    buildTime: e.BUILD_TIME,
+  });
+}
+
+let cached: Config | undefined;
+
+/** The process-wide configuration, parsed on first use (cold start) and then reused. */
+export function getConfig(): Config {
+  cached ??= loadConfig();
+  return cached;
+}
+
+/** Replaces the process-wide configuration (local server and tests). */
+export function setConfig(config: Config): void {
+  cached = config;
+}

@@ -1,0 +1,41 @@
+/**
+ * @module request-state
+ * What one request learns on its way through the Middy chain. Middlewares fill it in; the
+ * envelope middleware, the request log and the metrics read it. Never holds a secret, `params`,
+ * `kwargs` or a result.
+ */
+import type { Context } from 'aws-lambda';
+
+export type ApiName = 'v1' | 'v2' | 'version' | 'aux';
+export type Outcome = 'success' | 'erp_error' | 'proxy_error';
+
+export interface RequestState {
+  readonly api: ApiName;
+  /** `performance.now()` when the chain started. */
+  readonly startedAt: number;
+  /** The envelope `id` to echo; `null` when the body could not be read. */
+  envelopeId: string | null;
+  /** The body parsed as JSON, or `undefined` when it is not valid JSON. */
+  body: unknown;
+  /** Why the body is not JSON (for -32700 / the v2 plain-text error). */
+  bodyError?: string;
+  /** Name of the proxy key that authenticated the caller. */
+  callerKeyName?: string;
+  /** v1 action, or v2 method. */
+  action?: string;
+  model?: string;
+  erpHost?: string;
+  erpDb?: string;
+  upstreamStatus?: number;
+  /** Milliseconds spent waiting on the upstream (sum over calls). */
+  upstreamMs?: number;
+  outcome?: Outcome;
+  errorCode?: number;
+  /** Size of the response body sent to the client. */
+  responseBytes?: number;
+}
+
+/** The Lambda context as the proxy's handlers see it. */
+export interface ProxyContext extends Context {
+  proxy: RequestState;
+}
