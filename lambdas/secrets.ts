@@ -1,12 +1,244 @@
 /**
  * @module secrets
  * Proxy keys and the license: from Secrets Manager through Powertools Parameters (cached for
- * `SECRETS_MAX_AGE`) when deployed, from the environment and `LICENSE_FILE` locally.
- * (Interface fixed here; implementation in progress.)
+ * `SECRETS_MAX_AGE`) when deployed, from the environment and `LICENSE_FILE` locally
+ * (DESIGN sections 5 and 6).
+ *
+ * A rotation in a secret (a proxy key added or removed, a new license) takes effect once the
+ * cache entry is older than `SECRETS_MAX_AGE`, without a restart or a redeploy. Error messages
+ * name the secret, never its content.
  */
-import type { Config, NamedKey } from './config.ts';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { type Config, type NamedKey, parseProxyKeys } from './config.ts';
+import { addUtcYears, daysUntil, evaluateLicense, type LicenseStatus } from './license.ts';
+
+export type { LicenseStatus } from './license.ts';
 
 export interface ProxyKeySource {
   /** The current proxy keys; a rotation shows up within the cache age. */
   getKeys(): Promise<readonly NamedKey[]>;
+}
+
+export interface LicenseSource {
+  /** The license as it stands now (evaluated against today's UTC date on every call). */
+  getLicense(): Promise<LicenseStatus>;
+}
+
+/** `licensee` of the license a local run uses when none is configured. */
+export const DEVELOPMENT_LICENSEE = 'Development license (local, not for production)';
+
+/**
+ * Reads a secret's current value through the shared Parameters cache.
+ * `undefined` when the secret has no value (no `AWSCURRENT` version, or an empty string).
+ * Throws what Parameters throws (`GetParameterError`, with the SDK error as `cause`).
+ */
+async function readSecretText(secretId: string, maxAgeSeconds: number): Promise<string | undefined> {
+  const value: unknown = await getSecret(secretId, { maxAge: maxAgeSeconds });
+  if (typeof value === 'string') return value;
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  return undefined;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** True when a Parameters error comes from Secrets Manager's `ResourceNotFoundException`. */
+function isNotFound(error: unknown): boolean {
+  for (
+    let current = error, depth = 0;
+    current instanceof Error && depth < 3;
+    current = current.cause, depth++
+  ) {
+    if (current.name === 'ResourceNotFoundException') return true;
+  }
+  return false;
+}
+
+/**
+ * The proxy keys: from the secret `config.proxyKeysSecretId` when set (a plain string is one key
+ * named `default`, JSON `{"keys":[{name,key}]}` several), otherwise `config.localKeys`.
+ *
+ * `getKeys()` throws a plain `Error` naming the secret when it cannot be read or parsed; the
+ * message never contains a key.
+ */
+export function createProxyKeySource(config: Config): ProxyKeySource {
+  const secretId = config.proxyKeysSecretId;
+  if (secretId === undefined) {
+    const keys = config.localKeys;
+    return { getKeys: async () => keys };
+  }
+  const maxAge = config.secretsMaxAgeSeconds;
+  // Parameters caches the raw text; parse it again only when it changed, so that the key list
+  // keeps its identity (and its cached digests, see `findCallerKey`) between rotations.
+  let lastText: string | undefined;
+  let lastKeys: readonly NamedKey[] = [];
+  return {
+    async getKeys() {
+      let text: string | undefined;
+      try {
+        text = await readSecretText(secretId, maxAge);
+      } catch (error) {
+        throw new Error(`proxy keys secret ${secretId} could not be read: ${errorMessage(error)}`, {
+          cause: error,
+        });
+      }
+      if (text === undefined || text.trim() === '') throw new Error(`proxy keys secret ${secretId} is empty`);
+      if (text === lastText) return lastKeys;
+      let keys: NamedKey[];
+      try {
+        keys = parseProxyKeys(text);
+      } catch (error) {
+        // parseProxyKeys promises messages without keys; keep only that message, not the text.
+        const why = errorMessage(error).replace(/^proxy keys: /, '');
+        throw new Error(`proxy keys secret ${secretId} is not usable: ${why}`);
+      }
+      lastText = text;
+      lastKeys = Object.freeze(keys.map((k) => Object.freeze({ name: k.name, key: k.key })));
+      return lastKeys;
+    },
+  };
+}
+
+const digestCache = new WeakMap<readonly NamedKey[], readonly Buffer[]>();
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * Finds the proxy key a caller presented, in constant time: both sides are hashed to 32 bytes
+ * (so lengths do not leak) and compared with `timingSafeEqual` against every key, without an
+ * early exit (so the position of the match does not leak).
+ *
+ * @example
+ * findCallerKey([{ name: 'billing', key: 'k'.repeat(32) }], event.headers['x-api-key'])?.name
+ */
+export function findCallerKey(
+  keys: readonly NamedKey[],
+  presented: string | undefined,
+): NamedKey | undefined {
+  let digests = digestCache.get(keys);
+  if (!digests) {
+    digests = keys.map((k) => sha256(k.key));
+    digestCache.set(keys, digests);
+  }
+  // An absent header is compared too (as a digest no key has), so the work is the same.
+  const presentedDigest = sha256(presented ?? '');
+  const hasPresented = presented !== undefined && presented.length > 0;
+  let found: NamedKey | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const equal = timingSafeEqual(presentedDigest, digests[i] as Buffer);
+    if (equal && hasPresented && found === undefined) found = keys[i];
+  }
+  return found;
+}
+
+/** The status for a license that is absent (never valid). */
+function noLicense(reason: string): LicenseStatus {
+  return { licensee: '', valid_until: '', is_valid: false, reason, days_left: null };
+}
+
+/**
+ * A value the stack's placeholder could hold: nothing, `{}`, `null`, or text that is not even
+ * an attempt at a JSON object (CDK fills a secret created without a value with a random string).
+ */
+function isPlaceholder(text: string): boolean {
+  const trimmed = text.trim();
+  return (
+    trimmed === '' ||
+    trimmed === 'null' ||
+    trimmed === '""' ||
+    !trimmed.startsWith('{') ||
+    /^\{\s*\}$/.test(trimmed)
+  );
+}
+
+/**
+ * The license: from the secret `config.licenseSecretId` when set (through the same Parameters
+ * cache as the proxy keys), else from the JSON file `config.licenseFile` (re-read when its
+ * modification time or size changes). With neither, a local run gets a development license
+ * valid for a year, and a Lambda run has no license (invalid, "no license configured").
+ *
+ * `getLicense()` answers invalid statuses for a missing, placeholder or malformed license, and
+ * throws a plain `Error` naming the secret only when the secret cannot be read at all.
+ */
+export function createLicenseSource(config: Config): LicenseSource {
+  const publicKey = config.licensePublicKey;
+  const { licenseSecretId, licenseFile } = config;
+  if (licenseSecretId !== undefined)
+    return secretLicenseSource(licenseSecretId, config.secretsMaxAgeSeconds, publicKey);
+  if (licenseFile !== undefined) return fileLicenseSource(licenseFile, publicKey);
+  if (config.runtime === 'local') {
+    return {
+      async getLicense() {
+        const now = new Date();
+        const validUntil = addUtcYears(now, 1);
+        return {
+          licensee: DEVELOPMENT_LICENSEE,
+          valid_until: validUntil,
+          is_valid: true,
+          days_left: daysUntil(validUntil, now),
+        };
+      },
+    };
+  }
+  return { getLicense: async () => noLicense('no license configured') };
+}
+
+function secretLicenseSource(
+  secretId: string,
+  maxAgeSeconds: number,
+  publicKey: string | undefined,
+): LicenseSource {
+  const placeholder = `no license configured: put the license JSON in secret ${secretId}`;
+  // Parameters does not cache "no value", so remember it here for the same age: otherwise every
+  // request of an unlicensed deployment would call Secrets Manager.
+  let absentUntil = 0;
+  return {
+    async getLicense() {
+      if (Date.now() < absentUntil) return noLicense(placeholder);
+      let text: string | undefined;
+      try {
+        text = await readSecretText(secretId, maxAgeSeconds);
+      } catch (error) {
+        if (!isNotFound(error)) {
+          throw new Error(`license secret ${secretId} could not be read: ${errorMessage(error)}`, {
+            cause: error,
+          });
+        }
+        text = undefined;
+      }
+      if (text === undefined) {
+        absentUntil = Date.now() + maxAgeSeconds * 1000;
+        return noLicense(placeholder);
+      }
+      if (isPlaceholder(text)) return noLicense(placeholder);
+      return evaluateLicense(text, { publicKey, now: new Date() });
+    },
+  };
+}
+
+function fileLicenseSource(path: string, publicKey: string | undefined): LicenseSource {
+  let cachedStamp: string | undefined;
+  let cachedText = '';
+  return {
+    async getLicense() {
+      try {
+        const info = await stat(path);
+        const stamp = `${info.mtimeMs}:${info.size}`;
+        if (stamp !== cachedStamp) {
+          cachedText = await readFile(path, 'utf8');
+          cachedStamp = stamp;
+        }
+      } catch (error) {
+        cachedStamp = undefined;
+        const code = error instanceof Error && 'code' in error ? String(error.code) : errorMessage(error);
+        return noLicense(`license file ${path} could not be read (${code})`);
+      }
+      return evaluateLicense(cachedText, { publicKey, now: new Date() });
+    },
+  };
 }

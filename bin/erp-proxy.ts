@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+/**
+ * @module erp-proxy (CDK app)
+ * `npm run synth` / `npx cdk deploy`: builds the erp-proxy stack from CDK context (see
+ * docs/deployment.md for the parameters) and runs cdk-nag's AwsSolutions checks on it.
+ */
+import { execFileSync } from 'node:child_process';
+import { App } from 'aws-cdk-lib';
+import { ErpProxyStack } from '../lib/erp-proxy-stack.ts';
+import { addNagChecks } from '../lib/nag.ts';
+import { parseStackConfig, StackConfigError } from '../lib/stack-config.ts';
+
+/** `git log` of the checked-out commit, or undefined outside a git checkout. */
+function git(format: string): string | undefined {
+  try {
+    const out = execFileSync('git', ['log', '-1', `--format=${format}`], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return out.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const app = new App();
+addNagChecks(app);
+
+const context = (key: string): unknown => app.node.tryGetContext(key);
+let config: ReturnType<typeof parseStackConfig>;
+try {
+  config = parseStackConfig((key) => {
+    const value = context(key);
+    // The build identity defaults to the commit, so the same commit always synthesizes the same
+    // template (no wall-clock time in it).
+    if (value === undefined && key === 'buildCommit') return git('%h');
+    if (value === undefined && key === 'buildTime') return git('%cI');
+    return value;
+  });
+} catch (error) {
+  if (error instanceof StackConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const stackName = (context('stackName') as string | undefined) ?? 'ErpProxy';
+new ErpProxyStack(app, stackName, {
+  config,
+  description: 'erp-proxy: JSON-RPC proxy for ERP instances (API Gateway HTTP API + Lambda)',
+  // Account and region come from the CLI's profile; the stack itself is environment-agnostic.
+  ...(process.env.CDK_DEFAULT_ACCOUNT && process.env.CDK_DEFAULT_REGION
+    ? { env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } }
+    : {}),
+  tags: { service: 'erp-proxy' },
+});

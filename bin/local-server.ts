@@ -1,0 +1,212 @@
+/**
+ * @module local-server
+ * Runs the Lambda handlers behind `node:http`, the way API Gateway (HTTP API, payload 2.0)
+ * would: routes from the shared route table, events with lower-cased headers and a string (or
+ * base64) body, a Lambda-like context with `getRemainingTimeInMillis`, and API Gateway's own
+ * answers for unknown routes (404) and oversized bodies (413). This is the only code that
+ * knows both HTTP and the event shape.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { createHandler as createAuxHandler } from '../lambdas/handlers/aux.ts';
+import { createHandler as createExecuteV1Handler } from '../lambdas/handlers/execute-v1.ts';
+import { createHandler as createExecuteV2Handler } from '../lambdas/handlers/execute-v2.ts';
+import { createHandler as createVersionHandler } from '../lambdas/handlers/version.ts';
+import type { Runtime } from '../lambdas/runtime.ts';
+import { type FunctionName, findRoute, routeKey } from '../lib/routes.ts';
+
+/** Lambda's synchronous invocation payload limit; API Gateway answers 413 above it here. */
+export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
+/** The emulated function timeout (the deployed functions use the same default). */
+export const LOCAL_FUNCTION_TIMEOUT_MS = 29_000;
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
+
+const TEXT_TYPES = /^(text\/|application\/(json|[\w.+-]+\+json|xml|[\w.+-]+\+xml|javascript|x-www-form-urlencoded))/i;
+
+function isTextual(contentType: string | undefined, body: Buffer): boolean {
+  if (contentType) return TEXT_TYPES.test(contentType.trim());
+  // No content type: pass valid UTF-8 through as text, like API Gateway does for JSON clients.
+  return Buffer.from(body.toString('utf8'), 'utf8').equals(body);
+}
+
+function clfTime(date: Date): string {
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
+}
+
+/** Builds an API Gateway HTTP API payload 2.0 event from a Node request. */
+export function buildEvent(req: IncomingMessage, body: Buffer, route: string): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  let cookies: string[] | undefined;
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = (req.rawHeaders[i] ?? '').toLowerCase();
+    const value = req.rawHeaders[i + 1] ?? '';
+    if (name === 'cookie') {
+      cookies = [...(cookies ?? []), ...value.split(/;\s*/).filter(Boolean)];
+      continue;
+    }
+    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+  }
+  const query: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) query[key] = query[key] === undefined ? value : `${query[key]},${value}`;
+  const now = new Date();
+  const textual = isTextual(headers['content-type'], body);
+  const requestId = randomUUID();
+  return {
+    version: '2.0',
+    routeKey: route,
+    rawPath: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    ...(cookies ? { cookies } : {}),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: (headers.host ?? 'localhost').split('.')[0] ?? 'localhost',
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, ''),
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: route,
+      stage: '$default',
+      time: clfTime(now),
+      timeEpoch: now.getTime(),
+    },
+    ...(body.length > 0 ? { body: textual ? body.toString('utf8') : body.toString('base64') } : {}),
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+}
+
+/** A Lambda-like context: the handlers only rely on what a real one offers. */
+export function buildContext(fn: FunctionName, requestId: string, timeoutMs = LOCAL_FUNCTION_TIMEOUT_MS): Context {
+  const deadline = Date.now() + timeoutMs;
+  const name = `erp-proxy-${fn}`;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+interface StructuredResult {
+  statusCode?: number;
+  headers?: Record<string, string | number | boolean>;
+  cookies?: string[];
+  body?: string;
+  isBase64Encoded?: boolean;
+}
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+/** Writes a handler result as API Gateway would (payload 2.0 response inference included). */
+function writeResult(res: ServerResponse, result: unknown): void {
+  if (result === null || typeof result !== 'object' || !('statusCode' in result)) {
+    // Payload 2.0: anything without a statusCode is a 200 JSON body.
+    const body = typeof result === 'string' ? result : JSON.stringify(result ?? null);
+    send(res, 200, { 'content-type': 'application/json' }, body);
+    return;
+  }
+  const structured = result as StructuredResult;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  if (structured.cookies?.length) res.setHeader('set-cookie', structured.cookies);
+  const raw = structured.body ?? '';
+  const body = structured.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+  send(res, structured.statusCode ?? 200, headers, body);
+}
+
+/** Reads the body up to the limit; `undefined` once it is over (413 already sent). */
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = (): void => {
+      send(res, 413, { 'content-type': 'application/json', connection: 'close' }, '{"message":"Request Entity Too Large"}');
+      req.resume();
+      resolve(undefined);
+    };
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_REQUEST_BODY_BYTES) {
+      tooLarge();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > MAX_REQUEST_BODY_BYTES) {
+        over = true;
+        tooLarge();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', reject);
+  });
+}
+
+export interface LocalServerOptions {
+  /** Emulated Lambda timeout per invocation. */
+  readonly functionTimeoutMs?: number;
+  /** Called for a handler crash (the client only sees API Gateway's generic 500). */
+  readonly onCrash?: (error: unknown) => void;
+}
+
+/** Creates (but does not start) the local HTTP server in front of the four handlers. */
+export function createLocalServer(runtime: Runtime, options: LocalServerOptions = {}): Server {
+  const handlers: Record<FunctionName, LambdaHandler> = {
+    'execute-v1': createExecuteV1Handler(runtime) as unknown as LambdaHandler,
+    'execute-v2': createExecuteV2Handler(runtime) as unknown as LambdaHandler,
+    version: createVersionHandler(runtime) as unknown as LambdaHandler,
+    aux: createAuxHandler(runtime) as unknown as LambdaHandler,
+  };
+
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const route = findRoute(req.method ?? 'GET', path);
+    if (!route) {
+      req.resume();
+      send(res, 404, { 'content-type': 'application/json' }, '{"message":"Not Found"}');
+      return;
+    }
+    readBody(req, res)
+      .then(async (body) => {
+        if (body === undefined) return;
+        const event = buildEvent(req, body, routeKey(route));
+        const context = buildContext(route.fn, event.requestContext.requestId, options.functionTimeoutMs);
+        writeResult(res, await handlers[route.fn](event, context));
+      })
+      .catch((error: unknown) => {
+        options.onCrash?.(error);
+        send(res, 500, { 'content-type': 'application/json' }, '{"message":"Internal Server Error"}');
+      });
+  });
+  server.keepAliveTimeout = 5_000;
+  return server;
+}

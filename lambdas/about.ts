@@ -1,0 +1,77 @@
+/**
+ * @module about
+ * The body of `GET /_/about`: what this service is, which API versions it speaks to which ERP
+ * versions, its routes and how each is authenticated, and the build and runtime it runs on.
+ * Nothing secret: the route is public.
+ */
+
+import { ROUTES, type Route } from '../lib/routes.ts';
+import pkg from '../package.json' with { type: 'json' };
+import type { Config } from './config.ts';
+
+export interface AboutRoute {
+  method: Route['method'];
+  path: string;
+  /** `api-key` when `x-api-key` is required, `public` otherwise (after `AUX_PUBLIC`). */
+  auth: 'api-key' | 'public';
+  summary: string;
+}
+
+export interface About {
+  name: 'erp-proxy';
+  version: string;
+  description: string;
+  api_versions: {
+    v1: { erp: string; upstream: string };
+    v2: { erp: string; upstream: string };
+  };
+  routes: AboutRoute[];
+  build: { commit: string | null; time: string | null };
+  runtime: { node: string; region: string | null; function_name: string | null };
+}
+
+/** The `AUX_PUBLIC` name of an aux route (`/_/license` → `license`). */
+function auxName(path: string): string {
+  return path.replace(/^\/_\//, '');
+}
+
+/** How a route is authenticated under this configuration. */
+export function effectiveAuth(
+  route: Pick<Route, 'auth' | 'path'>,
+  config: Pick<Config, 'auxPublic'>,
+): AboutRoute['auth'] {
+  if (route.auth === 'aux-configurable') {
+    const name = auxName(route.path);
+    return name === 'license' || name === 'metrics'
+      ? config.auxPublic.has(name)
+        ? 'public'
+        : 'api-key'
+      : 'api-key';
+  }
+  return route.auth;
+}
+
+/** Builds the `GET /_/about` body. */
+export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): About {
+  return {
+    name: 'erp-proxy',
+    version: pkg.version,
+    description: pkg.description,
+    api_versions: {
+      v1: { erp: 'up to 21', upstream: 'POST /jsonrpc execute_kw' },
+      v2: { erp: '19 and later', upstream: 'POST /json/2/<model>/<method>' },
+    },
+    routes: routes.map((route) => ({
+      method: route.method,
+      path: route.path,
+      auth: effectiveAuth(route, config),
+      summary: route.summary,
+    })),
+    build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
+    runtime: {
+      node: process.version,
+      region: config.region ?? null,
+      function_name: config.functionName ?? null,
+    },
+  };
+}

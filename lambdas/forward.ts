@@ -1,0 +1,71 @@
+/**
+ * @module forward
+ * What each endpoint does once the caller is authenticated and licensed: validate, apply the
+ * target policy, call the ERP within the time budget, and shape the answer. Knows nothing of
+ * Middy; handlers compose it.
+ */
+import type { Config } from './config.ts';
+import { type LambdaResponse, outcomeResponse } from './envelope.ts';
+import type { ProxyEvent } from './middleware/types.ts';
+import type { ProxyContext } from './request-state.ts';
+import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
+import type { CallContext, ErpTransport } from './upstream/erp-transport.ts';
+import { negotiateEncoding } from './envelope.ts';
+import { type CompiledTargetPolicy, checkTarget } from './upstream/target-policy.ts';
+import { Deadline, upstreamTimeoutMs } from './upstream/time-budget.ts';
+import type { VersionClient } from './upstream/version-client.ts';
+
+/** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
+const COMPRESSED_READ_FACTOR = 10;
+const COMPRESSED_READ_CEILING_BYTES = 64 * 1024 * 1024;
+
+export interface ForwardDeps {
+  readonly config: Config;
+  readonly policy: CompiledTargetPolicy;
+  readonly v1: ErpTransport;
+  readonly v2: ErpTransport;
+  readonly versions: VersionClient;
+}
+
+/** The time budget, size limit and client identity of one request, computed once. */
+export function callContext(event: ProxyEvent, context: ProxyContext, config: Config): CallContext {
+  const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
+  const timeoutMs = upstreamTimeoutMs({
+    header: event.headers?.['x-request-timeout'],
+    defaultSeconds: config.defaultTimeoutSeconds,
+    maxSeconds: config.maxTimeoutSeconds,
+    remainingMs: remaining,
+  });
+  const compressed = negotiateEncoding(event.headers?.['accept-encoding']) !== undefined;
+  return {
+    signal: new Deadline(timeoutMs).signal(),
+    timeoutMs,
+    maxResponseBytes: compressed
+      ? Math.min(config.maxResponseBytes * COMPRESSED_READ_FACTOR, COMPRESSED_READ_CEILING_BYTES)
+      : config.maxResponseBytes,
+    clientIp: event.requestContext?.http?.sourceIp,
+    stripDebug: config.stripDebug,
+    state: context.proxy,
+  };
+}
+
+export async function forwardV1(event: ProxyEvent, context: ProxyContext, deps: ForwardDeps): Promise<LambdaResponse> {
+  const call = parseV1Call(context.proxy);
+  checkTarget(deps.policy, call.baseUrl.href, call.db);
+  const outcome = await deps.v1.call(call, callContext(event, context, deps.config));
+  return outcomeResponse(context.proxy, outcome);
+}
+
+export async function forwardV2(event: ProxyEvent, context: ProxyContext, deps: ForwardDeps): Promise<LambdaResponse> {
+  const call = parseV2Call(context.proxy);
+  checkTarget(deps.policy, call.baseUrl.href, call.db);
+  const outcome = await deps.v2.call(call, callContext(event, context, deps.config));
+  return outcomeResponse(context.proxy, outcome);
+}
+
+export async function forwardVersion(event: ProxyEvent, context: ProxyContext, deps: ForwardDeps): Promise<LambdaResponse> {
+  const target = parseVersionTarget(context.proxy);
+  checkTarget(deps.policy, target.href);
+  const version = await deps.versions.version(target, callContext(event, context, deps.config));
+  return outcomeResponse(context.proxy, { kind: 'result', value: version });
+}

@@ -1,0 +1,16 @@
+/**
+ * @module handlers/aux
+ * `GET /_/about`, `GET /_/license`, `GET /_/metrics`: the operator endpoints.
+ */
+import { isPublicAuxRequest, serveAux } from '../aux.ts';
+import { apiKeyAuth } from '../middleware/api-key-auth.ts';
+import { baseChain } from '../middleware/chain.ts';
+import { getRuntime, type Runtime } from '../runtime.ts';
+
+export function createHandler(runtime: Runtime) {
+  return baseChain(runtime, 'aux')
+    .use(apiKeyAuth(runtime.keys, { isPublic: (request) => isPublicAuxRequest(request.event, runtime) }))
+    .handler((event, context) => serveAux(event, context, runtime));
+}
+
+export const handler = createHandler(getRuntime());

@@ -1,0 +1,13 @@
+/**
+ * @module handlers/version
+ * `POST /api/erp/version`, `/v1/erp/version`, `/v2/erp/version`: the target ERP's version.
+ */
+import { forwardVersion } from '../forward.ts';
+import { executeChain } from '../middleware/chain.ts';
+import { getRuntime, type Runtime } from '../runtime.ts';
+
+export function createHandler(runtime: Runtime) {
+  return executeChain(runtime, 'version').handler((event, context) => forwardVersion(event, context, runtime.forward));
+}
+
+export const handler = createHandler(getRuntime());

@@ -1,0 +1,29 @@
+/**
+ * @module middleware/chain
+ * The Middy chain every execute and version handler shares, in the order DESIGN.md section 3
+ * fixes: observe (log + metrics, outermost), envelope shaping (the only error → response
+ * mapping), lenient body read (to echo `id`), `x-api-key`, license. Validation, target policy
+ * and the upstream call follow in the handler's own function.
+ */
+import middy from '@middy/core';
+import type { LambdaResponse } from '../envelope.ts';
+import type { ApiName, ProxyContext } from '../request-state.ts';
+import type { Runtime } from '../runtime.ts';
+import { apiKeyAuth } from './api-key-auth.ts';
+import { envelopeMiddleware } from './envelope.ts';
+import { lenientBody } from './lenient-body.ts';
+import { licenseCheck } from './license-check.ts';
+import { observe } from './observe.ts';
+import type { ProxyEvent } from './types.ts';
+
+/** observe → envelope: the part every handler has, the aux one included. */
+export function baseChain(runtime: Runtime, api: ApiName) {
+  return middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
+    .use(observe({ logger: runtime.logger, metrics: runtime.metrics, api }))
+    .use(envelopeMiddleware());
+}
+
+/** The full chain of the execute and version endpoints. */
+export function executeChain(runtime: Runtime, api: Exclude<ApiName, 'aux'>) {
+  return baseChain(runtime, api).use(lenientBody()).use(apiKeyAuth(runtime.keys)).use(licenseCheck(runtime.license));
+}

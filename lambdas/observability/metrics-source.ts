@@ -1,0 +1,324 @@
+/**
+ * @module observability/metrics-source
+ * Where `GET /_/metrics` gets its numbers: locally from the in-process EMF aggregate, on AWS
+ * from CloudWatch `GetMetricData` over a recent window. Both produce the same metric families
+ * (same names and labels), rendered by `prometheus.ts`.
+ */
+import {
+  CloudWatchClient,
+  GetMetricDataCommand,
+  type MetricDataQuery,
+  type MetricDataResult,
+} from '@aws-sdk/client-cloudwatch';
+import type { Config } from '../config.ts';
+import {
+  API_NAMES,
+  Dimension,
+  type LocalMetricsStore,
+  localMetricsStore,
+  METRIC_SPECS,
+  METRICS_NAMESPACE,
+  type MetricName,
+  type MetricSpec,
+  OUTCOMES,
+} from './metrics.ts';
+import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
+
+/** A source of metric families for one scrape. */
+export interface MetricsSource {
+  snapshot(): Promise<MetricFamily[]>;
+}
+
+/** The local source: the aggregate of the EMF records this process published. */
+export function createLocalMetricsSource(store: LocalMetricsStore = localMetricsStore): MetricsSource {
+  return {
+    snapshot: async () => store.families(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CloudWatch
+
+export type CloudWatchSourceConfig = Pick<
+  Config,
+  'metricsWindowSeconds' | 'metricsCacheSeconds' | 'metricsNamespace' | 'serviceName' | 'region'
+>;
+
+export interface CloudWatchSourceOptions {
+  /** Clock in epoch milliseconds (tests). Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** How one query's values become a sample. */
+interface QueryPlan {
+  readonly metric: MetricName;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly suffix: SampleSuffix;
+  /** Sum and SampleCount add up over several datapoints; other statistics take the latest. */
+  readonly reduce: 'sum' | 'latest';
+  /** Emit 0 when CloudWatch has no datapoint (counts only: "nothing happened" is 0). */
+  readonly zeroWhenEmpty: boolean;
+}
+
+export interface MetricDataPlan {
+  readonly queries: MetricDataQuery[];
+  readonly plans: ReadonlyMap<string, QueryPlan>;
+  /** Id of the SEARCH query for errors by code; its results are parsed from their labels. */
+  readonly errorsSearchId: string;
+  /** CloudWatch period, in seconds: the window rounded up to whole minutes. */
+  readonly periodSeconds: number;
+}
+
+const ERRORS_SEARCH_ID = 'errors_by_code';
+/** Separates api and code in the SEARCH results' dynamic label. */
+const LABEL_SEPARATOR = '|';
+
+/** Quantiles fetched for latency summaries, as CloudWatch extended statistics. */
+const LATENCY_QUANTILES: readonly { readonly stat: string; readonly quantile: string }[] = [
+  { stat: 'p50', quantile: '0.5' },
+  { stat: 'p99', quantile: '0.99' },
+];
+
+/**
+ * SEARCH terms are single-quoted and values double-quoted inside; names with quotes or
+ * backslashes are not realistic service names or namespaces, so those characters are dropped
+ * rather than escaped.
+ */
+function searchQuoted(value: string): string {
+  return `"${value.replace(/["'\\]/g, '')}"`;
+}
+
+function specOf(name: MetricName): MetricSpec {
+  const spec = METRIC_SPECS.find((candidate) => candidate.name === name);
+  if (spec === undefined) throw new Error(`unknown metric ${name}`);
+  return spec;
+}
+
+/**
+ * The `GetMetricData` queries for one scrape, and how each result maps to a sample. Exported
+ * for tests and for the dashboard/alarms author to see the exact series the proxy reads.
+ *
+ * Counters, latency and bytes are fixed `MetricStat` queries over the closed sets of `api` and
+ * `outcome` values. Errors by code use one SEARCH expression instead of a fixed list of codes:
+ * a fixed list would need 4 APIs × 19 known codes = 76 queries and would still miss codes
+ * outside it (a v2 ERP error carries the upstream HTTP status, which can be any 4xx/5xx), so
+ * those errors would silently vanish from the scrape. SEARCH returns exactly the series that
+ * exist (up to 500), and a dynamic label (`${PROP('Dim.api')}|${PROP('Dim.code')}`) names each.
+ */
+export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDataPlan {
+  const namespace = config.metricsNamespace || METRICS_NAMESPACE;
+  const periodSeconds = Math.max(60, Math.ceil(config.metricsWindowSeconds / 60) * 60);
+  const queries: MetricDataQuery[] = [];
+  const plans = new Map<string, QueryPlan>();
+
+  const add = (
+    id: string,
+    metric: MetricName,
+    dimensions: Readonly<Record<string, string>>,
+    stat: string,
+    plan: Omit<QueryPlan, 'metric' | 'labels'> & { labels?: Readonly<Record<string, string>> },
+  ): void => {
+    queries.push({
+      Id: id,
+      MetricStat: {
+        Metric: {
+          Namespace: namespace,
+          MetricName: metric,
+          Dimensions: [
+            { Name: Dimension.Service, Value: config.serviceName },
+            ...Object.entries(dimensions).map(([Name, Value]) => ({ Name, Value })),
+          ],
+        },
+        Period: periodSeconds,
+        Stat: stat,
+      },
+      ReturnData: true,
+    });
+    plans.set(id, { ...plan, metric, labels: plan.labels ?? dimensions });
+  };
+
+  for (const api of API_NAMES) {
+    const id = api.replace(/[^a-z0-9]/g, '_');
+    for (const outcome of OUTCOMES) {
+      add(`requests_${id}_${outcome}`, 'Requests', { api, outcome }, 'Sum', {
+        suffix: '',
+        reduce: 'sum',
+        zeroWhenEmpty: true,
+      });
+    }
+    add(`timeouts_${id}`, 'UpstreamTimeouts', { api }, 'Sum', { suffix: '', reduce: 'sum', zeroWhenEmpty: true });
+    for (const [prefix, metric] of [
+      ['upstream', 'UpstreamLatency'],
+      ['overhead', 'ProxyOverhead'],
+    ] as const) {
+      for (const { stat, quantile } of LATENCY_QUANTILES) {
+        add(`${prefix}_${id}_${stat}`, metric, { api }, stat, {
+          labels: { api, quantile },
+          suffix: '',
+          reduce: 'latest',
+          zeroWhenEmpty: false,
+        });
+      }
+      add(`${prefix}_${id}_sum`, metric, { api }, 'Sum', { suffix: '_sum', reduce: 'sum', zeroWhenEmpty: false });
+      add(`${prefix}_${id}_count`, metric, { api }, 'SampleCount', {
+        suffix: '_count',
+        reduce: 'sum',
+        zeroWhenEmpty: false,
+      });
+    }
+    add(`bytes_${id}_sum`, 'ResponseBytes', { api }, 'Sum', { suffix: '_sum', reduce: 'sum', zeroWhenEmpty: false });
+    add(`bytes_${id}_count`, 'ResponseBytes', { api }, 'SampleCount', {
+      suffix: '_count',
+      reduce: 'sum',
+      zeroWhenEmpty: false,
+    });
+  }
+  // The most pessimistic value in the window: an alert on "days left" should not lag.
+  add('license_days_left', 'LicenseDaysLeft', {}, 'Minimum', { suffix: '', reduce: 'latest', zeroWhenEmpty: false });
+
+  const schema = `{${searchQuoted(namespace)},${Dimension.Api},${Dimension.Code},${Dimension.Service}}`;
+  const terms = `MetricName="Errors" ${Dimension.Service}=${searchQuoted(config.serviceName)}`;
+  queries.push({
+    Id: ERRORS_SEARCH_ID,
+    Expression: `SEARCH('${schema} ${terms}', 'Sum', ${periodSeconds})`,
+    Label: ["${PROP('Dim.api')}", "${PROP('Dim.code')}"].join(LABEL_SEPARATOR),
+    ReturnData: true,
+  });
+
+  return { queries, plans, errorsSearchId: ERRORS_SEARCH_ID, periodSeconds };
+}
+
+function reduceValues(values: readonly number[], reduce: 'sum' | 'latest'): number | undefined {
+  const finite = values.filter((value) => Number.isFinite(value));
+  if (finite.length === 0) return undefined;
+  // Results are requested newest first, so the first value is the latest.
+  return reduce === 'sum' ? finite.reduce((total, value) => total + value, 0) : finite[0];
+}
+
+function parseErrorsLabel(label: string | undefined): { api: string; code: string } | undefined {
+  if (label === undefined) return undefined;
+  const [api, code, ...rest] = label.split(LABEL_SEPARATOR);
+  if (rest.length > 0 || api === undefined || code === undefined) return undefined;
+  if (!(API_NAMES as readonly string[]).includes(api) || !/^(-?\d+|unknown)$/.test(code)) return undefined;
+  return { api, code };
+}
+
+/** Turns `GetMetricData` results into families, in catalogue order. */
+export function familiesFromResults(
+  plan: MetricDataPlan,
+  results: readonly MetricDataResult[],
+  windowSeconds: number,
+): MetricFamily[] {
+  const samples = new Map<MetricName, MetricSample[]>();
+  const push = (metric: MetricName, sample: MetricSample): void => {
+    const list = samples.get(metric) ?? [];
+    list.push(sample);
+    samples.set(metric, list);
+  };
+  const byId = new Map<string, MetricDataResult[]>();
+  for (const result of results) {
+    const id = result.Id ?? '';
+    byId.set(id, [...(byId.get(id) ?? []), result]);
+  }
+
+  // Fixed queries: in query order, so samples come out grouped as Prometheus expects.
+  for (const [id, queryPlan] of plan.plans) {
+    const values = (byId.get(id) ?? []).flatMap((result) => result.Values ?? []);
+    const value = reduceValues(values, queryPlan.reduce) ?? (queryPlan.zeroWhenEmpty ? 0 : undefined);
+    if (value === undefined) continue;
+    push(queryPlan.metric, { labels: queryPlan.labels, value, suffix: queryPlan.suffix });
+  }
+
+  // SEARCH results: every result whose Id is not a fixed query's (CloudWatch may or may not
+  // suffix the search's Id per series), named by its dynamic label.
+  const errors: { api: string; code: string; value: number }[] = [];
+  for (const result of results) {
+    const id = result.Id ?? '';
+    if (plan.plans.has(id) || !id.startsWith(plan.errorsSearchId)) continue;
+    const labels = parseErrorsLabel(result.Label);
+    const value = reduceValues(result.Values ?? [], 'sum');
+    if (labels === undefined || value === undefined) continue;
+    errors.push({ ...labels, value });
+  }
+  errors.sort((a, b) => (a.api === b.api ? Number(a.code) - Number(b.code) : a.api < b.api ? -1 : 1));
+  for (const { api, code, value } of errors) push('Errors', { labels: { api, code }, value });
+
+  const window = `Over the last ${windowSeconds} s, from CloudWatch.`;
+  return METRIC_SPECS.map((spec) => ({
+    name: spec.prometheusName,
+    help: `${spec.help} ${window}`,
+    // A count over a sliding window goes up and down, so it is a gauge here (rate() on it would
+    // see false counter resets); latency is a summary with quantiles instead of buckets.
+    type: spec.kind === 'counter' ? 'gauge' : spec.kind === 'histogram' ? 'summary' : spec.kind,
+    samples: dropEmptySummaries(spec, samples.get(spec.name) ?? []),
+  }));
+}
+
+/** A summary series without a `_count` (no datapoint in the window) is left out entirely. */
+function dropEmptySummaries(spec: MetricSpec, samples: MetricSample[]): MetricSample[] {
+  if (spec.kind !== 'histogram' && spec.kind !== 'summary') return samples;
+  const withData = new Set(
+    samples.filter((s) => s.suffix === '_count' && s.value > 0).map((s) => s.labels[Dimension.Api]),
+  );
+  return samples.filter((s) => withData.has(s.labels[Dimension.Api]));
+}
+
+function safeErrorName(error: unknown): string {
+  const name = error instanceof Error ? error.name : '';
+  return /^[A-Za-z][A-Za-z0-9_.]{0,80}$/.test(name) ? name : 'UnknownError';
+}
+
+/**
+ * The AWS source: one `GetMetricData` call per cache period (`config.metricsCacheSeconds`),
+ * over the last `config.metricsWindowSeconds` (rounded up to whole minutes, aligned to the
+ * minute). Concurrent scrapes share the call in flight. A failed call is cached for the period
+ * too, so a failing CloudWatch is not called on every scrape; its error has a safe message
+ * (`CloudWatch GetMetricData failed (ThrottlingException)`) with the SDK error as `cause`.
+ * Counts are sums over the window, not process-lifetime totals (see `familiesFromResults`).
+ */
+export function createCloudWatchMetricsSource(
+  config: CloudWatchSourceConfig,
+  client?: CloudWatchClient,
+  options: CloudWatchSourceOptions = {},
+): MetricsSource {
+  const now = options.now ?? Date.now;
+  const plan = buildMetricDataQueries(config);
+  let cloudWatch = client;
+  let cached: { readonly expiresAt: number; readonly families: Promise<MetricFamily[]> } | undefined;
+
+  const fetchFamilies = async (): Promise<MetricFamily[]> => {
+    cloudWatch ??= new CloudWatchClient(config.region ? { region: config.region } : {});
+    const endTime = Math.floor(now() / 60_000) * 60_000;
+    let results: MetricDataResult[];
+    try {
+      const output = await cloudWatch.send(
+        new GetMetricDataCommand({
+          MetricDataQueries: plan.queries,
+          StartTime: new Date(endTime - plan.periodSeconds * 1000),
+          EndTime: new Date(endTime),
+          ScanBy: 'TimestampDescending',
+        }),
+      );
+      // One period per query gives at most a couple of datapoints per series, far below a
+      // page; NextToken is not followed so a scrape stays one call.
+      results = output.MetricDataResults ?? [];
+    } catch (error) {
+      throw new Error(`CloudWatch GetMetricData failed (${safeErrorName(error)})`, { cause: error });
+    }
+    return familiesFromResults(plan, results, config.metricsWindowSeconds);
+  };
+
+  return {
+    snapshot(): Promise<MetricFamily[]> {
+      const at = now();
+      if (cached === undefined || at >= cached.expiresAt) {
+        const families = fetchFamilies();
+        // The caller handles the rejection; this only keeps a cached failure from being
+        // reported as unhandled when no later scrape reads it.
+        families.catch(() => {});
+        cached = { expiresAt: at + config.metricsCacheSeconds * 1000, families };
+      }
+      return cached.families;
+    },
+  };
+}

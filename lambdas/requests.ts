@@ -1,0 +1,130 @@
+/**
+ * @module requests
+ * Turns a request body (already read by `lenientBody`) into a protocol-neutral call, or the
+ * right error: -32700 / -32600 / -32002 on v1 and version endpoints; on v2 the plain-text
+ * shape error, then -32007 for names and header values that cannot travel safely upstream.
+ */
+import type * as z from 'zod';
+import {
+  InvalidRequestError,
+  InvalidV2TargetError,
+  MissingFunctionNameError,
+  ParseError,
+  V2RequestShapeError,
+} from './errors.ts';
+import type { RequestState } from './request-state.ts';
+import {
+  describeIssues,
+  HEADER_SAFE,
+  METHOD_NAME,
+  MODEL_NAME,
+  V1ExecuteSchema,
+  V2ExecuteSchema,
+  VersionSchema,
+} from './schemas.ts';
+import type { ErpCall } from './upstream/erp-transport.ts';
+
+function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T): z.infer<T> {
+  if (state.body === undefined) {
+    throw new ParseError(`Parse error: ${state.bodyError ?? 'the request body is not valid JSON'}`);
+  }
+  if (state.body === null || typeof state.body !== 'object' || Array.isArray(state.body)) {
+    throw new InvalidRequestError('Invalid request: the body must be a JSON object');
+  }
+  const parsed = schema.safeParse(state.body);
+  if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+function recordTarget(state: RequestState, url: string, db?: string): void {
+  try {
+    state.erpHost = new URL(url).host;
+  } catch {
+    // Validation reports the bad URL; the log line simply has no host.
+  }
+  if (db !== undefined) state.erpDb = db;
+}
+
+/** v1 execute body → call. */
+export function parseV1Call(state: RequestState): ErpCall {
+  const body = parseEnvelopeBody(state, V1ExecuteSchema);
+  state.model = body.model_id;
+  recordTarget(state, body.erp_instance.url, body.erp_instance.db);
+  let method: string = body.action;
+  if (body.action === 'call_method') {
+    const fnName = body.fn_name?.trim() ?? '';
+    if (fnName === '') throw new MissingFunctionNameError();
+    method = fnName;
+  }
+  state.action = method;
+  return {
+    baseUrl: new URL(body.erp_instance.url),
+    db: body.erp_instance.db,
+    apiKey: body.erp_instance.api_key,
+    uid: body.erp_instance.user_id,
+    model: body.model_id,
+    method,
+    args: body.params,
+    kwargs: body.keyword,
+  };
+}
+
+/** v2 execute body → call. Shape errors are plain text (spec, Behaviours 4). */
+export function parseV2Call(state: RequestState): ErpCall {
+  if (state.body === undefined) {
+    throw new V2RequestShapeError(`body: ${state.bodyError ?? 'the request body is not valid JSON'}`);
+  }
+  if (state.body === null || typeof state.body !== 'object' || Array.isArray(state.body)) {
+    const received = state.body === null ? 'null' : Array.isArray(state.body) ? 'array' : typeof state.body;
+    throw new V2RequestShapeError(`body: expected object, received ${received}`);
+  }
+  const parsed = V2ExecuteSchema.safeParse(state.body);
+  if (!parsed.success) throw new V2RequestShapeError(describeIssues(parsed.error));
+  const body = parsed.data;
+  state.model = body.model_id;
+  state.action = body.method;
+  recordTarget(state, body.erp_instance.url, body.erp_instance.db);
+
+  if (!MODEL_NAME.test(body.model_id)) {
+    throw new InvalidV2TargetError(
+      `Invalid model_id "${printable(body.model_id)}": expected an ERP model name such as res.partner (letters, digits, _ and single dots).`,
+    );
+  }
+  if (!METHOD_NAME.test(body.method)) {
+    throw new InvalidV2TargetError(
+      `Invalid method "${printable(body.method)}": expected an ERP method name (letters, digits and _, not starting with a digit).`,
+    );
+  }
+  if (!HEADER_SAFE.test(body.erp_instance.db)) {
+    throw new InvalidV2TargetError(
+      'Invalid erp_instance.db: it must be non-empty printable ASCII without leading or trailing spaces (it is sent as the X-Odoo-Database header).',
+    );
+  }
+  if (!HEADER_SAFE.test(body.erp_instance.api_key)) {
+    // Never echo the key itself.
+    throw new InvalidV2TargetError(
+      'Invalid erp_instance.api_key: it must be non-empty printable ASCII without spaces around it (it is sent in the Authorization header).',
+    );
+  }
+  return {
+    baseUrl: new URL(body.erp_instance.url),
+    db: body.erp_instance.db,
+    apiKey: body.erp_instance.api_key,
+    model: body.model_id,
+    method: body.method,
+    kwargs: body.kwargs,
+  };
+}
+
+/** Version body → target base URL. */
+export function parseVersionTarget(state: RequestState): URL {
+  const body = parseEnvelopeBody(state, VersionSchema);
+  recordTarget(state, body.url);
+  return new URL(body.url);
+}
+
+/** Shows a name in a message with control and non-ASCII characters escaped, shortened. */
+function printable(value: string): string {
+  const shown = JSON.stringify(value.slice(0, 80)).slice(1, -1);
+  return value.length > 80 ? `${shown}...` : shown;
+}

@@ -1,0 +1,81 @@
+/**
+ * @module runtime
+ * The per-process objects every handler shares, created once at cold start: config, logger,
+ * metrics, secret sources, the HTTP client (its connections outlive one invocation) and the
+ * transports. Tests and the local server may build their own with `createRuntime(config)`.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { type Config, getConfig } from './config.ts';
+import type { ForwardDeps } from './forward.ts';
+import { createLogger } from './observability/logger.ts';
+import { createMetrics } from './observability/metrics.ts';
+import {
+  createCloudWatchMetricsSource,
+  createLocalMetricsSource,
+  type MetricsSource,
+} from './observability/metrics-source.ts';
+import { createLicenseSource, createProxyKeySource, type LicenseSource, type ProxyKeySource } from './secrets.ts';
+import { createHttpClient, type HttpClient, type HttpClientOptions } from './upstream/http-client.ts';
+import { Json2Transport } from './upstream/json2-transport.ts';
+import { JsonRpcTransport } from './upstream/jsonrpc-transport.ts';
+import { compileTargetPolicy, createPolicyLookup } from './upstream/target-policy.ts';
+import { VersionClient } from './upstream/version-client.ts';
+
+export interface Runtime {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly metricsSource: MetricsSource;
+  readonly keys: ProxyKeySource;
+  readonly license: LicenseSource;
+  readonly http: HttpClient;
+  readonly forward: ForwardDeps;
+}
+
+export interface RuntimeOverrides {
+  /** Extra HTTP client options (tests: a CA for the self-signed HTTPS case). */
+  readonly http?: Omit<HttpClientOptions, 'lookup'>;
+  readonly keys?: ProxyKeySource;
+  readonly license?: LicenseSource;
+  readonly metricsSource?: MetricsSource;
+}
+
+export function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Runtime {
+  const policy = compileTargetPolicy({
+    allowedTargets: config.allowedTargets,
+    allowedDatabases: config.allowedDatabases,
+  });
+  const http = createHttpClient({
+    ...overrides.http,
+    lookup: createPolicyLookup(policy),
+    connectTimeoutMs: (config.maxTimeoutSeconds + 1) * 1000,
+  });
+  const metrics = createMetrics(config);
+  return {
+    config,
+    logger: createLogger(config),
+    metrics,
+    metricsSource:
+      overrides.metricsSource ??
+      (config.runtime === 'lambda' ? createCloudWatchMetricsSource(config) : createLocalMetricsSource(metrics)),
+    keys: overrides.keys ?? createProxyKeySource(config),
+    license: overrides.license ?? createLicenseSource(config),
+    http,
+    forward: {
+      config,
+      policy,
+      v1: new JsonRpcTransport(http),
+      v2: new Json2Transport(http),
+      versions: new VersionClient(http),
+    },
+  };
+}
+
+let shared: Runtime | undefined;
+
+/** The process-wide runtime, created on first use from the environment's config. */
+export function getRuntime(): Runtime {
+  shared ??= createRuntime(getConfig());
+  return shared;
+}

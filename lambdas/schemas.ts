@@ -1,0 +1,123 @@
+/**
+ * @module schemas
+ * zod schemas of the request bodies (spec, "Resources and their fields") and the one function
+ * that turns a zod failure into a short, field-naming message.
+ */
+import * as z from 'zod';
+
+/** The 9 v1 actions (spec). */
+export const V1_ACTIONS = [
+  'search_count',
+  'search',
+  'read',
+  'fields_get',
+  'search_read',
+  'create',
+  'write',
+  'unlink',
+  'call_method',
+] as const;
+export type V1Action = (typeof V1_ACTIONS)[number];
+
+/** A base URL the proxy can append `/jsonrpc` or `/json/2/...` to. */
+const baseUrl = z
+  .string({ error: (issue) => typeError(issue.input, 'string') })
+  .min(1, 'must not be empty')
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute URL such as https://erp.example.com' });
+      return;
+    }
+    if (url.search !== '' || url.hash !== '') {
+      ctx.addIssue({ code: 'custom', message: 'must be a base URL, without query or fragment' });
+    }
+  });
+
+function typeError(input: unknown, expected: string): string {
+  if (input === undefined) return 'is required';
+  return `expected ${expected}, received ${describe(input)}`;
+}
+
+function describe(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'array';
+  return typeof input;
+}
+
+const requiredString = z.string({ error: (issue) => typeError(issue.input, 'string') });
+const jsonObject = z.record(z.string(), z.unknown(), { error: (issue) => typeError(issue.input, 'object') });
+
+const ErpInstanceV1 = z.object(
+  {
+    url: baseUrl,
+    db: requiredString.min(1, 'must not be empty'),
+    user_id: z
+      .number({ error: (issue) => typeError(issue.input, 'integer') })
+      .int('expected integer, received a fractional number'),
+    api_key: requiredString.min(1, 'must not be empty'),
+  },
+  { error: (issue) => typeError(issue.input, 'object') },
+);
+
+const ErpInstanceV2 = z.object(
+  {
+    url: baseUrl,
+    db: requiredString,
+    api_key: requiredString,
+    // A v1-shaped instance object works unchanged on v2 (spec): `user_id` is accepted, ignored.
+    user_id: z.unknown().optional(),
+  },
+  { error: (issue) => typeError(issue.input, 'object') },
+);
+
+export const V1ExecuteSchema = z.object({
+  id: requiredString,
+  action: z.enum(V1_ACTIONS, {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'is required'
+        : `must be one of ${V1_ACTIONS.join(', ')}; use call_method with fn_name for any other method`,
+  }),
+  model_id: requiredString.min(1, 'must not be empty'),
+  params: z.array(z.unknown(), { error: (issue) => typeError(issue.input, 'array') }).default([]),
+  keyword: jsonObject.default({}),
+  fn_name: z.string({ error: (issue) => typeError(issue.input, 'string') }).optional(),
+  erp_instance: ErpInstanceV1,
+});
+export type V1ExecuteRequest = z.infer<typeof V1ExecuteSchema>;
+
+export const V2ExecuteSchema = z.object({
+  id: requiredString,
+  model_id: requiredString,
+  method: requiredString,
+  kwargs: jsonObject,
+  erp_instance: ErpInstanceV2,
+});
+export type V2ExecuteRequest = z.infer<typeof V2ExecuteSchema>;
+
+export const VersionSchema = z.object({
+  id: requiredString,
+  url: baseUrl,
+});
+export type VersionRequest = z.infer<typeof VersionSchema>;
+
+/** `kwargs: expected object, received array; id: is required` */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.join('.') : 'body';
+      const message = issue.message.replace(/^Invalid input: /, '');
+      return `${path}: ${message}`;
+    })
+    .join('; ');
+}
+
+/** A valid ERP model name: dotted identifiers (`res.partner`, `x_custom.model_2`). */
+export const MODEL_NAME = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$/;
+/** A valid ERP method name: a Python identifier. A leading `_` is left to the ERP to refuse. */
+export const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A value that can be sent as an HTTP header value unchanged: visible ASCII, inner spaces only. */
+export const HEADER_SAFE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;

@@ -1,0 +1,162 @@
+/**
+ * @module erp-transport
+ * The port both upstream protocols implement, and what they share: sending one exchange
+ * (common headers, timing, the request state) and classifying answers that are not ERP
+ * answers (redirects, front-proxy errors, HTML pages).
+ */
+import type { ProxyOutcome } from '../envelope.ts';
+import {
+  BadUpstreamResponseError,
+  type ProxyError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../errors.ts';
+import { USER_AGENT } from '../package-info.ts';
+import type { RequestState } from '../request-state.ts';
+import type { HttpClient, UpstreamResponse } from './http-client.ts';
+
+/** One call to a target ERP, protocol-neutral. */
+export interface ErpCall {
+  readonly baseUrl: URL;
+  readonly db: string;
+  readonly apiKey: string;
+  /** v1 only: the ERP user id that owns `apiKey`. */
+  readonly uid?: number;
+  readonly model: string;
+  readonly method: string;
+  /** v1 only: positional arguments, passed through untouched. */
+  readonly args?: readonly unknown[];
+  /** Named arguments (v1 `keyword`, v2 `kwargs`), passed through untouched. */
+  readonly kwargs: Readonly<Record<string, unknown>>;
+}
+
+/** Per-request settings every upstream exchange needs. */
+export interface CallContext {
+  readonly signal: AbortSignal;
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+  /** The client's source IP, sent as `X-Forwarded-For`. */
+  readonly clientIp: string | undefined;
+  /** Remove `debug` (server tracebacks) from ERP error data. */
+  readonly stripDebug: boolean;
+  readonly state: RequestState;
+}
+
+/** v1 (`/jsonrpc` execute_kw) and v2 (JSON-2) are two implementations of this. */
+export interface ErpTransport {
+  call(call: ErpCall, context: CallContext): Promise<ProxyOutcome>;
+}
+
+/** Appends a path to a base URL that may itself have a path prefix. */
+export function upstreamUrl(base: URL, path: string): URL {
+  const url = new URL(base.href);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+  url.search = '';
+  url.hash = '';
+  return url;
+}
+
+export interface Exchange {
+  readonly method: 'GET' | 'POST';
+  readonly url: URL;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+/** Sends one exchange with the headers every upstream call carries; records status and time. */
+export async function sendExchange(client: HttpClient, context: CallContext, exchange: Exchange): Promise<UpstreamResponse> {
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'user-agent': USER_AGENT,
+    ...(context.clientIp ? { 'x-forwarded-for': context.clientIp } : {}),
+    ...(exchange.headers ?? {}),
+  };
+  const started = performance.now();
+  try {
+    const response = await client.send({
+      method: exchange.method,
+      url: exchange.url,
+      headers,
+      ...(exchange.body === undefined ? {} : { body: exchange.body }),
+      signal: context.signal,
+      timeoutMs: context.timeoutMs,
+      maxResponseBytes: context.maxResponseBytes,
+    });
+    context.state.upstreamStatus = response.status;
+    return response;
+  } finally {
+    context.state.upstreamMs = (context.state.upstreamMs ?? 0) + (performance.now() - started);
+  }
+}
+
+export type JsonBody = { readonly ok: true; readonly value: unknown } | { readonly ok: false };
+
+/** Parses a JSON body; an empty or non-JSON body is `{ok: false}`. */
+export function parseJsonBody(response: UpstreamResponse): JsonBody {
+  if (response.body.length === 0) return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(response.body.toString('utf8')) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** `HTTP 404 text/html ("404 Not Found")`: what came back, without echoing the whole body. */
+export function describeAnswer(response: UpstreamResponse): string {
+  const type = (response.headers['content-type'] ?? 'no content type').split(';')[0]?.trim();
+  const text = response.body.subarray(0, 4096).toString('utf8');
+  const title = /<title>([^<]{1,80})<\/title>/i.exec(text)?.[1]?.trim();
+  return `HTTP ${response.status} ${type}${title ? ` ("${title}")` : ''}`;
+}
+
+function retryAfter(response: UpstreamResponse): Record<string, string> {
+  const value = response.headers['retry-after'];
+  return value && /^[\w ,:+-]{1,64}$/.test(value) ? { 'Retry-After': value } : {};
+}
+
+/**
+ * Answers that are about the path to the ERP rather than from it: redirects (never followed),
+ * and errors a front proxy or the ERP's own overload protection sends. `undefined` otherwise.
+ */
+export function classifyGatewayAnswer(response: UpstreamResponse): ProxyError | undefined {
+  const { status } = response;
+  if (status >= 300 && status < 400) {
+    const location = response.headers.location;
+    return new BadUpstreamResponseError(
+      `The ERP answered with a redirect (HTTP ${status}${location ? ` to ${location.slice(0, 200)}` : ''}); ` +
+        'redirects are not followed. Use the final URL as erp_instance.url (often https:// instead of http://).',
+    );
+  }
+  if (status === 429 || status === 503) {
+    const hint = retryAfter(response);
+    return new UpstreamUnavailableError(
+      `The ERP is busy or unavailable (HTTP ${status}). The call did not run; retry later` +
+        (hint['Retry-After'] ? ` (Retry-After: ${hint['Retry-After']}).` : '.'),
+      { headers: hint },
+    );
+  }
+  if (status === 502) {
+    return new UpstreamUnavailableError(
+      'A proxy in front of the ERP answered HTTP 502 (bad gateway): it could not reach the ERP. ' +
+        'The call did not run; retrying is safe.',
+      { headers: retryAfter(response) },
+    );
+  }
+  if (status === 504) {
+    return new UpstreamTimeoutError(
+      'A proxy in front of the ERP answered HTTP 504 (gateway timeout). The call may have run on the ERP: check before retrying.',
+    );
+  }
+  return undefined;
+}
+
+/** Removes `debug` (a server traceback) from ERP error data when configured to. */
+export function scrubErrorData(data: unknown, stripDebug: boolean): unknown {
+  if (!stripDebug || !isJsonObject(data) || !('debug' in data)) return data ?? null;
+  const { debug: _debug, ...rest } = data;
+  return rest;
+}

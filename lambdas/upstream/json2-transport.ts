@@ -1,0 +1,78 @@
+/**
+ * @module json2-transport
+ * v2: `POST {url}/json/2/<model>/<method>` (DESIGN.md section 4, wire-reference section 2).
+ * The model and method were validated as identifiers before (-32007), so the path is safe.
+ */
+import type { ProxyOutcome } from '../envelope.ts';
+import { BadUpstreamResponseError, Json2UnavailableError } from '../errors.ts';
+import {
+  type CallContext,
+  classifyGatewayAnswer,
+  describeAnswer,
+  type ErpCall,
+  type ErpTransport,
+  isJsonObject,
+  parseJsonBody,
+  scrubErrorData,
+  sendExchange,
+  upstreamUrl,
+} from './erp-transport.ts';
+import type { HttpClient } from './http-client.ts';
+
+/** Odoo 19's page when no database could be selected (`NOT_FOUND_NODB`). */
+const NO_DATABASE_SELECTED = /No database is selected/i;
+
+export class Json2Transport implements ErpTransport {
+  constructor(private readonly client: HttpClient) {}
+
+  async call(call: ErpCall, context: CallContext): Promise<ProxyOutcome> {
+    const response = await sendExchange(this.client, context, {
+      method: 'POST',
+      url: upstreamUrl(call.baseUrl, `/json/2/${call.model}/${call.method}`),
+      headers: {
+        authorization: `bearer ${call.apiKey}`,
+        'x-odoo-database': call.db,
+        'content-type': 'application/json; charset=utf-8',
+      },
+      body: JSON.stringify(call.kwargs),
+    });
+
+    const json = parseJsonBody(response);
+    if (response.status === 200) {
+      if (!json.ok) {
+        throw new BadUpstreamResponseError(
+          `The target did not answer like an ERP on /json/2 (${describeAnswer(response)}). Check erp_instance.url.`,
+        );
+      }
+      return { kind: 'result', value: json.value };
+    }
+
+    const gateway = classifyGatewayAnswer(response);
+    if (gateway) throw gateway;
+
+    if (json.ok && (isJsonObject(json.value) || typeof json.value === 'string')) {
+      const body = json.value;
+      const message =
+        typeof body === 'string' ? body : typeof body.message === 'string' ? body.message : `ERP error (HTTP ${response.status})`;
+      return { kind: 'erp_error', code: response.status, message, data: scrubErrorData(body, context.stripDebug) };
+    }
+
+    if (response.status === 404) {
+      const text = response.body.subarray(0, 64 * 1024).toString('utf8');
+      if (NO_DATABASE_SELECTED.test(text)) {
+        throw new Json2UnavailableError(
+          `v2 is unavailable on this target: the ERP could not select database "${call.db}" ` +
+            '(it does not exist, or the server picks the database by hostname). This is a database or hostname ' +
+            'problem: check erp_instance.db, and on a multi-tenant host use the database\'s own hostname as erp_instance.url.',
+        );
+      }
+      throw new Json2UnavailableError(
+        `v2 is unavailable on this target: /json/2 answered ${describeAnswer(response)}. ` +
+          'The ERP is older than 19 (use v1) or the database could not be selected.',
+      );
+    }
+    throw new BadUpstreamResponseError(
+      `The target did not answer like an ERP on /json/2 (${describeAnswer(response)}).`,
+    );
+  }
+}

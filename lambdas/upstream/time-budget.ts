@@ -1,0 +1,68 @@
+/**
+ * @module time-budget
+ * The upstream deadline of one request, computed once from `x-request-timeout`, the configured
+ * default and maximum, and the Lambda time left, then passed down to the HTTP client.
+ */
+
+/** Time kept back from the Lambda's remaining time so the proxy answers -32003 itself. */
+export const LAMBDA_SAFETY_MARGIN_MS = 1_500;
+
+/** Never hand the client less than this, even when Lambda time is nearly gone. */
+const MINIMUM_BUDGET_MS = 50;
+
+export interface TimeBudgetInput {
+  /** Raw `x-request-timeout` header value, if any. */
+  readonly header: string | undefined;
+  readonly defaultSeconds: number;
+  readonly maxSeconds: number;
+  /** `context.getRemainingTimeInMillis()`, when running under a (real or emulated) Lambda. */
+  readonly remainingMs?: number | undefined;
+}
+
+/**
+ * Parses `x-request-timeout`: integer seconds. Missing, non-numeric, negative or 0 means "use the
+ * default" (spec, Limits). Returns `undefined` in those cases.
+ */
+export function parseRequestTimeoutHeader(header: string | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const text = header.trim();
+  if (!/^\+?\d{1,12}$/.test(text)) return undefined;
+  const seconds = Number(text);
+  return seconds > 0 ? seconds : undefined;
+}
+
+/** The upstream timeout in milliseconds for one request. */
+export function upstreamTimeoutMs(input: TimeBudgetInput): number {
+  const requested = parseRequestTimeoutHeader(input.header) ?? input.defaultSeconds;
+  let budget = Math.min(requested, input.maxSeconds) * 1000;
+  if (input.remainingMs !== undefined && Number.isFinite(input.remainingMs)) {
+    budget = Math.min(budget, input.remainingMs - LAMBDA_SAFETY_MARGIN_MS);
+  }
+  return Math.max(MINIMUM_BUDGET_MS, Math.floor(budget));
+}
+
+/** A fixed point in time by which the whole upstream exchange (connect, headers, body) must end. */
+export class Deadline {
+  readonly timeoutMs: number;
+  readonly expiresAt: number;
+
+  constructor(timeoutMs: number, now: number = performance.now()) {
+    this.timeoutMs = timeoutMs;
+    this.expiresAt = now + timeoutMs;
+  }
+
+  /** Milliseconds left, never negative. */
+  remainingMs(now: number = performance.now()): number {
+    return Math.max(0, this.expiresAt - now);
+  }
+
+  /** An `AbortSignal` that fires when the deadline passes. */
+  signal(): AbortSignal {
+    return AbortSignal.timeout(Math.max(1, Math.ceil(this.remainingMs())));
+  }
+
+  /** Whole seconds of the budget, for messages. */
+  get seconds(): number {
+    return Math.round(this.timeoutMs / 100) / 10;
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * @module version-client
+ * The target's version: `GET {url}/web/version` (ERP 19+), else `/jsonrpc` `common.version`
+ * (every ERP up to 21). Results are cached per URL for a few minutes: a version only changes
+ * when the target is upgraded.
+ */
+import { BadUpstreamResponseError } from '../errors.ts';
+import {
+  type CallContext,
+  classifyGatewayAnswer,
+  isJsonObject,
+  parseJsonBody,
+  sendExchange,
+  upstreamUrl,
+} from './erp-transport.ts';
+import type { HttpClient } from './http-client.ts';
+import { callJsonRpc } from './jsonrpc-transport.ts';
+
+export interface ErpVersion {
+  /** `[major, minor, micro, release_level, serial, edition]`; major may be a string (`saas~18`). */
+  readonly version_info: readonly unknown[];
+  readonly version: string;
+}
+
+const CACHE_TTL_MS = 5 * 60 * 1000;
+const CACHE_MAX_ENTRIES = 500;
+
+/** Accepts Odoo's `version_info` as it comes (string majors, `""`/`"e"` editions). */
+function isVersionInfo(value: unknown): value is unknown[] {
+  return (
+    Array.isArray(value) &&
+    value.length >= 5 &&
+    (typeof value[0] === 'number' || typeof value[0] === 'string') &&
+    typeof value[1] === 'number'
+  );
+}
+
+export class VersionClient {
+  private readonly cache = new Map<string, { version: ErpVersion; expires: number }>();
+
+  constructor(private readonly client: HttpClient) {}
+
+  async version(baseUrl: URL, context: CallContext): Promise<ErpVersion> {
+    const key = baseUrl.href.replace(/\/+$/, '');
+    const cached = this.cache.get(key);
+    if (cached && cached.expires > Date.now()) return cached.version;
+
+    const version = (await this.fromWebVersion(baseUrl, context)) ?? (await this.fromCommonVersion(baseUrl, context));
+    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
+    this.cache.set(key, { version, expires: Date.now() + CACHE_TTL_MS });
+    return version;
+  }
+
+  /** `undefined` when the route does not exist or is not Odoo 19's `{version_info, version}`. */
+  private async fromWebVersion(baseUrl: URL, context: CallContext): Promise<ErpVersion | undefined> {
+    const response = await sendExchange(this.client, context, { method: 'GET', url: upstreamUrl(baseUrl, '/web/version') });
+    const gateway = classifyGatewayAnswer(response);
+    // Busy, unreachable or timed out: the fallback would fail the same way.
+    if (gateway && response.status >= 400) throw gateway;
+    if (response.status !== 200) return undefined;
+    const json = parseJsonBody(response);
+    if (!json.ok || !isJsonObject(json.value)) return undefined;
+    const { version_info, version } = json.value;
+    if (!isVersionInfo(version_info) || typeof version !== 'string') return undefined;
+    return { version_info, version };
+  }
+
+  private async fromCommonVersion(baseUrl: URL, context: CallContext): Promise<ErpVersion> {
+    let outcome: Awaited<ReturnType<typeof callJsonRpc>>;
+    try {
+      outcome = await callJsonRpc(this.client, context, baseUrl, 'common', 'version', []);
+    } catch (error) {
+      if (error instanceof BadUpstreamResponseError) {
+        throw new BadUpstreamResponseError(
+          'The target answered neither GET /web/version nor /jsonrpc common.version like an ERP. Check erp_instance.url / url.',
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    if (outcome.kind === 'result' && isJsonObject(outcome.value)) {
+      const { server_version_info, server_version } = outcome.value;
+      if (isVersionInfo(server_version_info) && typeof server_version === 'string') {
+        return { version_info: server_version_info, version: server_version };
+      }
+    }
+    throw new BadUpstreamResponseError('The target answered common.version without a usable version.');
+  }
+}

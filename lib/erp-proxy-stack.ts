@@ -1,0 +1,344 @@
+/**
+ * @module erp-proxy-stack
+ * The erp-proxy deployment: an HTTP API (payload format 2.0) whose routes come from the shared
+ * route table, four Lambda functions, the two secrets, access logs, alarms and a dashboard.
+ */
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  DomainName,
+  HttpApi,
+  HttpMethod,
+  HttpStage,
+  LogGroupLogDestination,
+  PayloadFormatVersion,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { type ISecurityGroup, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Construct } from 'constructs';
+import { METRICS_NAMESPACE, Monitoring, SERVICE_NAME } from './monitoring.ts';
+import { acknowledge } from './nag.ts';
+import { type FunctionVpcPlacement, ProxyFunction } from './proxy-function.ts';
+import { type FunctionName, HANDLER_ENTRIES, ROUTES, type Route, routeKey } from './routes.ts';
+import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-config.ts';
+
+/** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+
+/** Construct ids of the four functions. */
+export const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = Object.freeze({
+  'execute-v1': 'ExecuteV1',
+  'execute-v2': 'ExecuteV2',
+  version: 'Version',
+  aux: 'Aux',
+});
+
+const FUNCTION_DESCRIPTIONS: Readonly<Record<FunctionName, string>> = Object.freeze({
+  'execute-v1': 'erp-proxy v1 execute: execute_kw over the ERP /jsonrpc endpoint',
+  'execute-v2': 'erp-proxy v2 execute: JSON-2 (/json/2/<model>/<method>), ERP 19+',
+  version: 'erp-proxy version: ERP version of a target (v1 and v2 routes)',
+  aux: 'erp-proxy aux: /_/about, /_/license, /_/metrics',
+});
+
+/**
+ * One JSON object per request in the access log. Values are quoted so a missing value
+ * (API Gateway writes `-`) cannot break the JSON. Never the body, never a header value.
+ */
+const ACCESS_LOG_FIELDS = Object.freeze({
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  requestTime: '$context.requestTime',
+  requestTimeEpoch: '$context.requestTimeEpoch',
+  sourceIp: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  routeKey: '$context.routeKey',
+  path: '$context.path',
+  protocol: '$context.protocol',
+  domainName: '$context.domainName',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integrationStatus',
+  integrationError: '$context.integrationErrorMessage',
+  error: '$context.error.message',
+});
+
+/** Why each route has no API Gateway authorizer (cdk-nag AwsSolutions-APIG4). */
+const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freeze({
+  'api-key':
+    'Authenticated in the function: x-api-key is compared in constant time with the keys in the proxy-keys secret, ' +
+    'and a failure is answered with the JSON-RPC envelope (-32000) the specification requires, which a gateway authorizer cannot produce.',
+  public: 'Public by design: /_/about describes the service and returns no data (DESIGN section 5).',
+  'aux-configurable':
+    'Authenticated in the function with x-api-key (same keys as the execute routes) unless the operator lists the endpoint ' +
+    'in AUX_PUBLIC (context auxPublic); a gateway authorizer cannot make that choice at run time.',
+});
+
+export interface ErpProxyStackProps extends StackProps {
+  readonly config: StackConfig;
+}
+
+export class ErpProxyStack extends Stack {
+  readonly api: HttpApi;
+  readonly stage: HttpStage;
+  readonly functions: Readonly<Record<FunctionName, ProxyFunction>>;
+  readonly proxyKeysSecret: ISecret;
+  readonly licenseSecret: ISecret;
+  readonly accessLogs: LogGroup;
+  readonly monitoring: Monitoring;
+
+  constructor(scope: Construct, id: string, props: ErpProxyStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+
+    this.proxyKeysSecret = this.createProxyKeysSecret(config);
+    this.licenseSecret = this.createLicenseSecret(config);
+
+    const vpc = this.vpcPlacement(config);
+    const environment = this.environment(config);
+    const auxEnvironment: Record<string, string> = {
+      ...environment,
+      AUX_PUBLIC: config.auxPublic.join(','),
+      METRICS_WINDOW_SECONDS: '300',
+      METRICS_CACHE_SECONDS: '60',
+    };
+
+    const make = (name: FunctionName, memoryMb: number, timeoutSeconds: number, env: Record<string, string>) =>
+      new ProxyFunction(this, FUNCTION_IDS[name], {
+        description: FUNCTION_DESCRIPTIONS[name],
+        entry: `${PROJECT_ROOT}/${HANDLER_ENTRIES[name]}`,
+        projectRoot: PROJECT_ROOT,
+        memoryMb,
+        timeoutSeconds,
+        environment: env,
+        logRetention: config.logRetention,
+        ...(vpc ? { vpc } : {}),
+      });
+    this.functions = Object.freeze({
+      'execute-v1': make('execute-v1', config.executeMemoryMb, config.lambdaTimeoutSeconds, environment),
+      'execute-v2': make('execute-v2', config.executeMemoryMb, config.lambdaTimeoutSeconds, environment),
+      version: make('version', config.auxMemoryMb, config.lambdaTimeoutSeconds, environment),
+      aux: make('aux', config.auxMemoryMb, config.auxTimeoutSeconds, auxEnvironment),
+    });
+
+    // Every function checks x-api-key and the license (aux for /_/license), so each reads both
+    // secrets and nothing else.
+    for (const fn of Object.values(this.functions)) {
+      this.proxyKeysSecret.grantRead(fn.function);
+      this.licenseSecret.grantRead(fn.function);
+    }
+    const aux = this.functions.aux;
+    aux.function.addToRolePolicy(
+      new PolicyStatement({ sid: 'ReadServiceMetrics', actions: ['cloudwatch:GetMetricData'], resources: ['*'] }),
+    );
+    acknowledge(
+      aux,
+      'AwsSolutions-IAM5[Resource::*]',
+      'cloudwatch:GetMetricData supports no resource-level permissions and no condition keys, so its resource must be "*". ' +
+        'Only the aux function (GET /_/metrics) has it; it reads metrics, nothing else.',
+    );
+
+    const domain = this.customDomain(config);
+    this.api = new HttpApi(this, 'HttpApi', {
+      apiName: id,
+      description: 'erp-proxy: JSON-RPC envelope proxy in front of ERP instances',
+      createDefaultStage: false,
+      disableExecuteApiEndpoint: config.domain?.disableExecuteApiEndpoint ?? false,
+    });
+
+    this.accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: config.logRetention });
+    this.stage = new HttpStage(this, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
+      ...(domain ? { domainMapping: { domainName: domain } } : {}),
+    });
+
+    const integrations = Object.fromEntries(
+      (Object.keys(this.functions) as FunctionName[]).map((name) => [
+        name,
+        new HttpLambdaIntegration(`${FUNCTION_IDS[name]}Integration`, this.functions[name].function, {
+          payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+          timeout: Duration.seconds(HTTP_API_INTEGRATION_TIMEOUT_SECONDS),
+        }),
+      ]),
+    ) as Record<FunctionName, HttpLambdaIntegration>;
+
+    // Exactly the routes of the table: no $default route, so anything else is API Gateway's 404.
+    for (const route of ROUTES) {
+      const [created] = this.api.addRoutes({
+        path: route.path,
+        methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST],
+        integration: integrations[route.fn],
+      });
+      if (!created) throw new Error(`route ${routeKey(route)} was not created`);
+      acknowledge(created, 'AwsSolutions-APIG4', `${routeKey(route)}: ${ROUTE_AUTH_REASONS[route.auth]}`);
+    }
+
+    const topic = config.alarms.email ? this.alarmTopic(config.alarms.email) : undefined;
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      api: this.api,
+      functions: {
+        'execute-v1': this.functions['execute-v1'].function,
+        'execute-v2': this.functions['execute-v2'].function,
+        version: this.functions.version.function,
+        aux: this.functions.aux.function,
+      },
+      alarms: config.alarms,
+      dashboardName: `${this.stackName}-erp-proxy`,
+      ...(topic ? { topic } : {}),
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.stage.url, description: 'Base URL of the API ($default stage)' });
+    if (domain && config.domain) {
+      new CfnOutput(this, 'CustomDomainUrl', { value: `https://${config.domain.domainName}/` });
+      new CfnOutput(this, 'CustomDomainTarget', {
+        value: domain.regionalDomainName,
+        description: 'Point a CNAME or alias record for the custom domain here',
+      });
+    }
+    new CfnOutput(this, 'ProxyKeysSecretArn', { value: this.proxyKeysSecret.secretArn });
+    new CfnOutput(this, 'LicenseSecretArn', { value: this.licenseSecret.secretArn });
+    new CfnOutput(this, 'AccessLogGroup', { value: this.accessLogs.logGroupName });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
+  }
+
+  /** Environment shared by all functions (runtime contract: lambdas/config.ts). */
+  private environment(config: StackConfig): Record<string, string> {
+    const env: Record<string, string> = {
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      LOG_LEVEL: config.logLevel,
+      POWERTOOLS_LOG_LEVEL: config.logLevel,
+      ERP_DEFAULT_TIMEOUT: String(config.defaultTimeoutSeconds),
+      ERP_MAX_TIMEOUT: String(config.maxTimeoutSeconds),
+      // Empty unless configured: the deployed proxy allows no private or loopback target.
+      ERP_ALLOWED_TARGETS: config.allowedTargets.join(','),
+      ERP_ALLOWED_DATABASES: config.allowedDatabases.join(','),
+      ERP_STRIP_DEBUG: String(config.stripDebug),
+      PROXY_KEYS_SECRET_ID: this.proxyKeysSecret.secretArn,
+      LICENSE_SECRET_ID: this.licenseSecret.secretArn,
+      SECRETS_MAX_AGE: String(config.secretsMaxAgeSeconds),
+    };
+    if (config.maxResponseBytes !== undefined) env.MAX_RESPONSE_BYTES = String(config.maxResponseBytes);
+    if (config.licensePublicKey !== undefined) env.LICENSE_PUBLIC_KEY = config.licensePublicKey;
+    if (config.buildCommit !== undefined) env.BUILD_COMMIT = config.buildCommit;
+    if (config.buildTime !== undefined) env.BUILD_TIME = config.buildTime;
+    return env;
+  }
+
+  private createProxyKeysSecret(config: StackConfig): ISecret {
+    if (config.proxyKeysSecretArn) {
+      return Secret.fromSecretCompleteArn(this, 'ProxyKeysSecret', config.proxyKeysSecretArn);
+    }
+    // A plain-string key: a generated value can only be a top-level JSON field, and the runtime's
+    // JSON form needs the key inside {"keys":[{"name","key"}]}. The plain form is one key named
+    // "default"; replace the value with the JSON form to name keys or rotate without downtime.
+    const secret = new Secret(this, 'ProxyKeysSecret', {
+      description:
+        'erp-proxy API keys for the x-api-key header. Either one key as a plain string (named "default"), or JSON ' +
+        '{"keys":[{"name":"billing","key":"..."}]} for several named keys. Keys are at least 16 characters. ' +
+        'Changes take effect within SECRETS_MAX_AGE seconds, without a redeploy.',
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+    });
+    acknowledge(
+      secret,
+      'AwsSolutions-SMG4',
+      'Proxy keys are shared with the calling services out of band, so an automatic rotation would lock them out; ' +
+        'keys are rotated by hand with the named-key JSON form (old and new key valid together), see docs/deployment.md.',
+    );
+    return secret;
+  }
+
+  private createLicenseSecret(config: StackConfig): ISecret {
+    if (config.licenseSecretArn) {
+      return Secret.fromSecretCompleteArn(this, 'LicenseSecret', config.licenseSecretArn);
+    }
+    // Secrets Manager needs some value; "{}" is a license with no fields, which the proxy
+    // refuses (HTTP 403, code 0) until the real license is put in.
+    const secret = new Secret(this, 'LicenseSecret', {
+      description:
+        'erp-proxy license. Created as a placeholder ({}); until you put the license here, execute and version calls ' +
+        'answer HTTP 403. Put the license JSON {"licensee":"...","valid_until":"YYYY-MM-DD","signature":"..."} with: ' +
+        'aws secretsmanager put-secret-value --secret-id <this ARN> --secret-string file://license.json',
+      secretStringValue: SecretValue.unsafePlainText('{}'),
+    });
+    acknowledge(
+      secret,
+      'AwsSolutions-SMG4',
+      'The license is a signed document issued by the vendor with its own expiry date; it cannot be rotated by a function, ' +
+        'it is replaced by hand when renewed (the LicenseExpiring alarm warns ahead).',
+    );
+    return secret;
+  }
+
+  private vpcPlacement(config: StackConfig): FunctionVpcPlacement | undefined {
+    if (!config.vpc) return undefined;
+    const { vpcId, subnetIds, securityGroupIds } = config.vpc;
+    // Imported from ids, not looked up, so the synth needs no AWS account.
+    const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId, availabilityZones: this.availabilityZones });
+    const subnets = subnetIds.map((subnetId, index) => Subnet.fromSubnetId(this, `Subnet${index}`, subnetId));
+    let securityGroups: ISecurityGroup[];
+    if (securityGroupIds.length > 0) {
+      securityGroups = securityGroupIds.map((sgId, index) =>
+        SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${index}`, sgId),
+      );
+    } else {
+      securityGroups = [
+        new SecurityGroup(this, 'FunctionSecurityGroup', {
+          vpc,
+          description: 'erp-proxy functions: outbound to ERPs and AWS APIs only, no inbound',
+          allowAllOutbound: true,
+        }),
+      ];
+    }
+    return { vpc, subnets, securityGroups };
+  }
+
+  private customDomain(config: StackConfig): DomainName | undefined {
+    if (!config.domain) return undefined;
+    const { domainName, certificateArn, hostedZoneId, hostedZoneName } = config.domain;
+    const domain = new DomainName(this, 'CustomDomain', {
+      domainName,
+      certificate: Certificate.fromCertificateArn(this, 'Certificate', certificateArn),
+    });
+    if (hostedZoneId && hostedZoneName) {
+      new ARecord(this, 'CustomDomainRecord', {
+        zone: HostedZone.fromHostedZoneAttributes(this, 'HostedZone', { hostedZoneId, zoneName: hostedZoneName }),
+        recordName: domainName,
+        target: RecordTarget.fromAlias(
+          new ApiGatewayv2DomainProperties(domain.regionalDomainName, domain.regionalHostedZoneId),
+        ),
+      });
+    }
+    return domain;
+  }
+
+  private alarmTopic(email: string): Topic {
+    const topic = new Topic(this, 'AlarmTopic', { displayName: 'erp-proxy alarms', enforceSSL: true });
+    topic.addSubscription(new EmailSubscription(email));
+    acknowledge(
+      topic,
+      'AwsSolutions-SNS2',
+      'Alarm notifications carry only alarm names and states, no data. CloudWatch cannot publish to a topic encrypted ' +
+        'with the AWS-managed SNS key, and a customer-managed key for this alone is not worth its cost.',
+    );
+    return topic;
+  }
+}

@@ -1,0 +1,311 @@
+/**
+ * @module monitoring
+ * Alarms and the CloudWatch dashboard. Service metrics come from the functions' EMF records
+ * (Powertools Metrics, namespace `ErpProxy`, default dimension `service`); gateway and Lambda
+ * metrics from their AWS namespaces.
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  MathExpression,
+  Metric,
+  SingleValueWidget,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import type { FunctionName } from './routes.ts';
+import type { AlarmSettings } from './stack-config.ts';
+
+/** `POWERTOOLS_SERVICE_NAME`; also the `service` dimension of every service metric. */
+export const SERVICE_NAME = 'erp-proxy';
+/** `POWERTOOLS_METRICS_NAMESPACE`. */
+export const METRICS_NAMESPACE = 'ErpProxy';
+
+/** The values of the `api` dimension, as the runtime emits them. */
+export const API_DIMENSIONS: Readonly<Record<FunctionName, string>> = Object.freeze({
+  'execute-v1': 'v1',
+  'execute-v2': 'v2',
+  version: 'version',
+  aux: 'aux',
+});
+
+/** APIs that call an ERP, so may time out upstream. */
+const UPSTREAM_APIS = ['v1', 'v2', 'version'] as const;
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+export interface MonitoringProps {
+  readonly api: HttpApi;
+  readonly functions: Readonly<Record<FunctionName, IFunction>>;
+  readonly alarms: AlarmSettings;
+  /** Alarm notifications go here when set. */
+  readonly topic?: ITopic;
+  readonly dashboardName: string;
+}
+
+function serviceMetric(
+  metricName: string,
+  statistic: string,
+  dimensions: Record<string, string> = {},
+  label?: string,
+): Metric {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    statistic,
+    period: FIVE_MINUTES,
+    dimensionsMap: { service: SERVICE_NAME, ...dimensions },
+    ...(label ? { label } : {}),
+  });
+}
+
+export class Monitoring extends Construct {
+  readonly alarms: Alarm[] = [];
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const { api, functions, alarms: settings } = props;
+    const stackName = Stack.of(this).stackName;
+    const apiId = api.apiId;
+
+    const gateway = (metricName: string, statistic: string, label: string): Metric =>
+      new Metric({
+        namespace: 'AWS/ApiGateway',
+        metricName,
+        statistic,
+        period: FIVE_MINUTES,
+        dimensionsMap: { ApiId: apiId },
+        label,
+      });
+    const requests = gateway('Count', 'Sum', 'Requests');
+    const serverErrors = gateway('5xx', 'Sum', '5xx');
+    const clientErrors = gateway('4xx', 'Sum', '4xx');
+
+    // 5xx share of requests; quiet periods (under 10 requests) do not alarm on one failure.
+    const serverErrorRate = new MathExpression({
+      expression: 'IF(requests >= 10, 100 * errors / requests, 0)',
+      usingMetrics: { requests, errors: serverErrors },
+      period: FIVE_MINUTES,
+      label: '5xx rate (%)',
+    });
+    this.addAlarm('Api5xxRate', {
+      description: `More than ${settings.serverErrorRatePercent}% of requests answered 5xx (proxy errors -32003/-32004/-32005/-32006/-32009/-32603, or gateway errors) in 2 of the last 3 periods of 5 minutes.`,
+      metric: serverErrorRate,
+      threshold: settings.serverErrorRatePercent,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+    });
+
+    const upstreamTimeoutsByApi = Object.fromEntries(
+      UPSTREAM_APIS.map((api) => [api, serviceMetric('UpstreamTimeouts', 'Sum', { api }, api)]),
+    );
+    const upstreamTimeouts = new MathExpression({
+      expression: UPSTREAM_APIS.map((api) => `FILL(${api}, 0)`).join(' + '),
+      usingMetrics: upstreamTimeoutsByApi,
+      period: FIVE_MINUTES,
+      label: 'Upstream timeouts (-32003)',
+    });
+    this.addAlarm('UpstreamTimeouts', {
+      description: `At least ${settings.upstreamTimeouts} upstream timeouts (-32003) in 5 minutes: an ERP is slow or unreachable after connect.`,
+      metric: upstreamTimeouts,
+      threshold: settings.upstreamTimeouts,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+
+    for (const [name, fn] of Object.entries(functions) as [FunctionName, IFunction][]) {
+      const key = name.replace(/(^|-)(\w)/g, (_m, _dash: string, c: string) => c.toUpperCase());
+      this.addAlarm(`${key}Errors`, {
+        description: `The ${name} function failed (crash or Lambda timeout) at least once in 5 minutes. Handled proxy errors do not count here.`,
+        metric: fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      this.addAlarm(`${key}Throttles`, {
+        description: `The ${name} function was throttled (account or reserved concurrency) at least once in 5 minutes.`,
+        metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+
+    const latencyP99 = gateway('Latency', 'p99', 'Latency p99');
+    this.addAlarm('ApiLatencyP99', {
+      description: `API Gateway p99 latency above ${settings.p99LatencyMs} ms for 15 minutes.`,
+      metric: latencyP99,
+      threshold: settings.p99LatencyMs,
+      evaluationPeriods: 3,
+    });
+
+    const licenseDaysLeft = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: 'LicenseDaysLeft',
+      statistic: 'Minimum',
+      period: Duration.hours(1),
+      dimensionsMap: { service: SERVICE_NAME },
+      label: 'License days left',
+    });
+    this.addAlarm('LicenseExpiring', {
+      description: `The license expires within ${settings.licenseWarningDays} days (or has expired). Renew it and put it into the license secret (docs/deployment.md).`,
+      metric: licenseDaysLeft,
+      threshold: settings.licenseWarningDays,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+    });
+
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+    const apiNames = Object.values(API_DIMENSIONS);
+    const fnEntries = Object.entries(functions) as [FunctionName, IFunction][];
+    const perFunction = (make: (fn: IFunction) => IMetric, label: string): IMetric[] =>
+      fnEntries.map(([name, fn]) => {
+        const metric = make(fn);
+        return metric instanceof Metric ? metric.with({ label: `${name} ${label}` }) : metric;
+      });
+
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: [
+          `# erp-proxy (${stackName})`,
+          `Gateway metrics: AWS/ApiGateway. Service metrics: \`${METRICS_NAMESPACE}\`, dimension \`api\` = ${apiNames.join(', ')}.`,
+          'Logs: one log group per function (JSON lines, one per request) and the API access log group.',
+        ].join('\n\n'),
+        width: 24,
+        height: 3,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: 'Requests and errors (gateway)', left: [requests, clientErrors, serverErrors], width: 8 }),
+      new GraphWidget({
+        title: '5xx rate (%)',
+        left: [serverErrorRate],
+        leftAnnotations: [{ value: settings.serverErrorRatePercent, label: 'alarm' }],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Gateway latency (ms)',
+        left: [gateway('Latency', 'p50', 'Latency p50'), latencyP99, gateway('IntegrationLatency', 'p99', 'Integration p99')],
+        leftAnnotations: [{ value: settings.p99LatencyMs, label: 'alarm' }],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Requests by API',
+        left: apiNames.map((api) => serviceMetric('Requests', 'Sum', { api }, api)),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Errors by API and code',
+        left: [
+          new MathExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},api,code,service} MetricName="Errors"', 'Sum', 300)`,
+            usingMetrics: {},
+            period: FIVE_MINUTES,
+            label: '',
+          }),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Upstream timeouts (-32003)',
+        left: Object.values(upstreamTimeoutsByApi),
+        leftAnnotations: [{ value: settings.upstreamTimeouts, label: 'alarm (sum)' }],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Upstream latency (ms)',
+        left: UPSTREAM_APIS.flatMap((api) => [
+          serviceMetric('UpstreamLatency', 'p50', { api }, `${api} p50`),
+          serviceMetric('UpstreamLatency', 'p99', { api }, `${api} p99`),
+        ]),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Proxy overhead p99 (ms)',
+        left: apiNames.map((api) => serviceMetric('ProxyOverhead', 'p99', { api }, api)),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Response bytes (max)',
+        left: apiNames.map((api) => serviceMetric('ResponseBytes', 'Maximum', { api }, api)),
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Lambda errors and throttles',
+        left: [
+          ...perFunction((fn) => fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 'errors'),
+          ...perFunction((fn) => fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), 'throttles'),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Lambda duration p99 (ms)',
+        left: perFunction((fn) => fn.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' }), 'p99'),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Lambda concurrent executions (max)',
+        left: perFunction(
+          (fn) => fn.metric('ConcurrentExecutions', { period: FIVE_MINUTES, statistic: 'Maximum' }),
+          'concurrency',
+        ),
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new SingleValueWidget({ title: 'License days left', metrics: [licenseDaysLeft], width: 6, height: 6 }),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 18, height: 6 }),
+    );
+
+    if (props.topic) {
+      const action = new SnsAction(props.topic);
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+  }
+
+  private addAlarm(
+    id: string,
+    options: {
+      description: string;
+      metric: IMetric;
+      threshold: number;
+      evaluationPeriods: number;
+      datapointsToAlarm?: number;
+      comparisonOperator?: ComparisonOperator;
+    },
+  ): void {
+    this.alarms.push(
+      new Alarm(this, id, {
+        alarmName: `${Stack.of(this).stackName}-${id}`,
+        alarmDescription: options.description,
+        metric: options.metric,
+        threshold: options.threshold,
+        evaluationPeriods: options.evaluationPeriods,
+        ...(options.datapointsToAlarm ? { datapointsToAlarm: options.datapointsToAlarm } : {}),
+        comparisonOperator: options.comparisonOperator ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+        // No traffic is not a failure; an idle proxy stays OK.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * @module proxy-function
+ * One Lambda function of the service: a `NodejsFunction` bundled locally by esbuild (never in
+ * Docker), with its own log group (so retention is ours) and its own role that may write to that
+ * log group and nothing else until the stack grants more.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { acknowledge } from './nag.ts';
+
+/** Node 24 is the newest LTS line Lambda and this CDK version offer (cdk-nag L1 checks it too). */
+export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
+export const ESBUILD_TARGET = 'node24';
+
+/**
+ * Bundled CommonJS dependencies (undici among them) call `require` for Node built-ins, which an
+ * ES module does not have; esbuild's shim uses a global `require` when one exists.
+ */
+const REQUIRE_SHIM = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+export interface FunctionVpcPlacement {
+  readonly vpc: IVpc;
+  readonly subnets: readonly ISubnet[];
+  readonly securityGroups: readonly ISecurityGroup[];
+}
+
+export interface ProxyFunctionProps {
+  readonly description: string;
+  /** Absolute path of the handler module (exports `handler`). */
+  readonly entry: string;
+  /** Absolute path of the project root (holds package-lock.json). */
+  readonly projectRoot: string;
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly logRetention: RetentionDays;
+  readonly vpc?: FunctionVpcPlacement;
+}
+
+export class ProxyFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+  readonly role: Role;
+
+  constructor(scope: Construct, id: string, props: ProxyFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+
+    // A role of our own instead of AWSLambdaBasicExecutionRole: that managed policy may write to
+    // every log group of the account; this one only to the function's own.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `erp-proxy ${id} function`,
+    });
+    this.logGroup.grantWrite(this.role);
+    if (props.vpc) {
+      // Network interfaces for the VPC attachment; these EC2 actions take no resource ARNs.
+      this.role.addManagedPolicy(
+        ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
+      );
+      acknowledge(
+        this.role,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        'The AWS-managed policy Lambda documents for VPC attachment: it only manages the network interfaces, ' +
+          'whose EC2 actions take no resource ARNs, so a policy of our own would be the same.',
+      );
+    }
+
+    this.function = new NodejsFunction(this, 'Function', {
+      description: props.description,
+      entry: props.entry,
+      handler: 'handler',
+      projectRoot: props.projectRoot,
+      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+      runtime: FUNCTION_RUNTIME,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memoryMb,
+      timeout: Duration.seconds(props.timeoutSeconds),
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      ...(props.vpc
+        ? {
+            vpc: props.vpc.vpc,
+            vpcSubnets: { subnets: [...props.vpc.subnets] },
+            securityGroups: [...props.vpc.securityGroups],
+          }
+        : {}),
+      bundling: {
+        format: OutputFormat.ESM,
+        target: ESBUILD_TARGET,
+        minify: true,
+        sourceMap: true,
+        sourceMapMode: SourceMapMode.DEFAULT,
+        // The map names files and lines; the sources themselves stay out of the zip.
+        sourcesContent: false,
+        mainFields: ['module', 'main'],
+        // The Node.js 24 runtime ships AWS SDK v3; bundling it would add ~300 KB per function.
+        externalModules: ['@aws-sdk/*'],
+        banner: REQUIRE_SHIM,
+        forceDockerBundling: false,
+      },
+    });
+  }
+}

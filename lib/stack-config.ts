@@ -1,0 +1,376 @@
+/**
+ * @module stack-config
+ * The deployment settings of the stack, read from CDK context (`cdk.json` or `-c key=value`) and
+ * checked once, before any construct is built. A bad value fails the synth with one message that
+ * names every bad key, what was expected and what was given.
+ *
+ * Values passed with `-c` arrive as strings, values in `cdk.json` keep their JSON type, so every
+ * parser accepts both (`"25"` and `25`, `"a,b"` and `["a","b"]`, `"true"` and `true`).
+ */
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+/** API Gateway HTTP APIs cut every integration off after 30 s; this cannot be raised. */
+export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 30;
+
+/**
+ * Seconds the proxy keeps between its upstream deadline (`ERP_MAX_TIMEOUT`) and the Lambda
+ * timeout, to build and return the -32003 envelope after giving up on the ERP.
+ */
+export const MIN_ANSWER_MARGIN_SECONDS = 2;
+
+export type LogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT';
+const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
+
+export type AuxPublicEndpoint = 'license' | 'metrics';
+const AUX_PUBLIC_ENDPOINTS: readonly AuxPublicEndpoint[] = ['license', 'metrics'];
+
+export interface VpcAttachment {
+  readonly vpcId: string;
+  readonly subnetIds: readonly string[];
+  /** Empty: the stack creates one security group (egress only) for the functions. */
+  readonly securityGroupIds: readonly string[];
+}
+
+export interface CustomDomain {
+  readonly domainName: string;
+  /** ACM certificate in the stack's region, covering `domainName`. */
+  readonly certificateArn: string;
+  /** When set with `hostedZoneName`, the stack creates the alias A record too. */
+  readonly hostedZoneId: string | undefined;
+  readonly hostedZoneName: string | undefined;
+  /** Turn off the `execute-api` URL so the custom domain is the only way in. */
+  readonly disableExecuteApiEndpoint: boolean;
+}
+
+export interface AlarmSettings {
+  /** Notify this address through SNS (the recipient must confirm the subscription). */
+  readonly email: string | undefined;
+  /** API Gateway 5xx responses, percent of requests over 5 minutes. */
+  readonly serverErrorRatePercent: number;
+  /** API Gateway p99 latency, milliseconds over 5 minutes. */
+  readonly p99LatencyMs: number;
+  /** Upstream timeouts (-32003), all APIs together, count over 5 minutes. */
+  readonly upstreamTimeouts: number;
+  /** Alarm when the license expires within this many days. */
+  readonly licenseWarningDays: number;
+}
+
+/** Everything the stack needs to know, with defaults applied. */
+export interface StackConfig {
+  /** `ERP_ALLOWED_TARGETS`: host names (`*.` wildcards allowed) and CIDRs. Empty by default. */
+  readonly allowedTargets: readonly string[];
+  /** `ERP_ALLOWED_DATABASES`. Empty: any database. */
+  readonly allowedDatabases: readonly string[];
+  /** `ERP_DEFAULT_TIMEOUT`, seconds. */
+  readonly defaultTimeoutSeconds: number;
+  /** `ERP_MAX_TIMEOUT`, seconds. */
+  readonly maxTimeoutSeconds: number;
+  /** Timeout of the execute and version functions, seconds. */
+  readonly lambdaTimeoutSeconds: number;
+  /** Timeout of the aux function, seconds. */
+  readonly auxTimeoutSeconds: number;
+  /** Memory of execute-v1 and execute-v2, MB. */
+  readonly executeMemoryMb: number;
+  /** Memory of version and aux, MB. */
+  readonly auxMemoryMb: number;
+  readonly throttleRateLimit: number;
+  readonly throttleBurstLimit: number;
+  readonly logRetention: RetentionDays;
+  readonly logLevel: LogLevel;
+  readonly stripDebug: boolean;
+  /** `MAX_RESPONSE_BYTES`; undefined keeps the runtime default. */
+  readonly maxResponseBytes: number | undefined;
+  readonly secretsMaxAgeSeconds: number;
+  readonly auxPublic: readonly AuxPublicEndpoint[];
+  /** Existing proxy-keys secret (complete ARN). Undefined: the stack generates one. */
+  readonly proxyKeysSecretArn: string | undefined;
+  /** Existing license secret (complete ARN). Undefined: the stack creates a placeholder. */
+  readonly licenseSecretArn: string | undefined;
+  /** `LICENSE_PUBLIC_KEY`: Ed25519 public key that license signatures must verify against. */
+  readonly licensePublicKey: string | undefined;
+  readonly vpc: VpcAttachment | undefined;
+  readonly domain: CustomDomain | undefined;
+  readonly alarms: AlarmSettings;
+  /** `BUILD_COMMIT` and `BUILD_TIME`, shown by `/_/about`. */
+  readonly buildCommit: string | undefined;
+  readonly buildTime: string | undefined;
+}
+
+/** The context keys this module reads, with their defaults. Documented in docs/deployment.md. */
+export const CONTEXT_DEFAULTS = Object.freeze({
+  allowedTargets: '',
+  allowedDatabases: '',
+  defaultTimeout: 15,
+  maxTimeout: 25,
+  lambdaTimeout: 28,
+  auxTimeout: 10,
+  executeMemoryMb: 512,
+  auxMemoryMb: 256,
+  throttleRateLimit: 100,
+  throttleBurstLimit: 200,
+  logRetentionDays: 30,
+  logLevel: 'INFO',
+  stripDebug: false,
+  secretsMaxAge: 300,
+  auxPublic: '',
+  alarm5xxRatePercent: 5,
+  alarmP99LatencyMs: 10_000,
+  alarmUpstreamTimeouts: 5,
+  licenseWarningDays: 14,
+});
+
+/** Thrown when the context holds bad values; the message lists all of them. */
+export class StackConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`Invalid CDK context:\n  - ${problems.join('\n  - ')}\nSee docs/deployment.md for the parameters.`);
+    this.name = 'StackConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Reads one context key; `node.tryGetContext` fits. */
+export type ContextReader = (key: string) => unknown;
+
+const HOST_LABEL = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
+const HOST_NAME = new RegExp(`^(\\*\\.)?(${HOST_LABEL}\\.)*${HOST_LABEL}$`, 'i');
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const IPV6 = /^[0-9a-f:]+(%\w+)?$/i;
+const DATABASE_NAME = /^[A-Za-z0-9_.-]+$/;
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+/** A host name (with an optional `*.` prefix), an IP address, or a CIDR. */
+function isTargetPattern(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  if (rest.length > 0 || address === undefined) return false;
+  if (prefix !== undefined) {
+    if (!/^\d{1,3}$/.test(prefix)) return false;
+    if (IPV4.test(address)) return Number(prefix) <= 32;
+    return address.includes(':') && IPV6.test(address) && Number(prefix) <= 128;
+  }
+  if (IPV4.test(address)) return true;
+  if (address.includes(':')) return IPV6.test(address);
+  return HOST_NAME.test(address) && address.length <= 253;
+}
+
+class ContextParser {
+  readonly problems: string[] = [];
+
+  constructor(private readonly read: ContextReader) {}
+
+  private raw(key: string): unknown {
+    const value = this.read(key);
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'string' && value.trim() === '') return undefined;
+    return value;
+  }
+
+  private fail(key: string, expected: string, value: unknown): undefined {
+    this.problems.push(`${key}: expected ${expected}, got ${JSON.stringify(value)}`);
+    return undefined;
+  }
+
+  string(key: string, pattern?: RegExp, expected = 'a string'): string | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') return this.fail(key, expected, value);
+    const text = value.trim();
+    if (pattern && !pattern.test(text)) return this.fail(key, expected, value);
+    return text;
+  }
+
+  list(key: string, check?: (entry: string) => boolean, expected = 'a comma-separated list'): string[] {
+    const value = this.raw(key);
+    if (value === undefined) return [];
+    let entries: unknown[];
+    if (typeof value === 'string') entries = value.split(',');
+    else if (Array.isArray(value)) entries = value;
+    else return this.fail(key, expected, value) ?? [];
+    const out: string[] = [];
+    for (const entry of entries) {
+      if (typeof entry !== 'string') {
+        this.fail(key, `${expected} (strings only)`, entry);
+        continue;
+      }
+      const text = entry.trim();
+      if (text === '') continue;
+      if (check && !check(text)) {
+        this.problems.push(`${key}: "${text}" is not valid; expected ${expected}`);
+        continue;
+      }
+      out.push(text);
+    }
+    return out;
+  }
+
+  integer(key: string, fallback: number, min: number, max: number, unit = ''): number;
+  integer(key: string, fallback: undefined, min: number, max: number, unit?: string): number | undefined;
+  integer(key: string, fallback: number | undefined, min: number, max: number, unit = ''): number | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return fallback;
+    const number = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
+    if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max) {
+      this.fail(key, `an integer from ${min} to ${max}${unit}`, value);
+      return fallback;
+    }
+    return number;
+  }
+
+  number(key: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(key);
+    if (value === undefined) return fallback;
+    const number = typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value;
+    if (typeof number !== 'number' || !Number.isFinite(number) || number < min || number > max) {
+      this.fail(key, `a number from ${min} to ${max}`, value);
+      return fallback;
+    }
+    return number;
+  }
+
+  boolean(key: string, fallback: boolean): boolean {
+    const value = this.raw(key);
+    if (value === undefined) return fallback;
+    if (typeof value === 'boolean') return value;
+    if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+    this.fail(key, 'true or false', value);
+    return fallback;
+  }
+}
+
+const RETENTION_VALUES = new Set<number>(
+  Object.values(RetentionDays).filter((value): value is number => typeof value === 'number'),
+);
+
+/**
+ * Reads and checks the stack settings.
+ *
+ * @example
+ * const config = parseStackConfig((key) => app.node.tryGetContext(key));
+ */
+export function parseStackConfig(read: ContextReader): StackConfig {
+  const p = new ContextParser(read);
+  const d = CONTEXT_DEFAULTS;
+
+  const allowedTargets = p.list(
+    'allowedTargets',
+    isTargetPattern,
+    'host names (optionally starting with "*."), IP addresses or CIDRs, without scheme or port',
+  );
+  const allowedDatabases = p.list('allowedDatabases', (name) => DATABASE_NAME.test(name), 'database names');
+
+  const defaultTimeoutSeconds = p.integer('defaultTimeout', d.defaultTimeout, 1, 900, ' seconds');
+  const maxTimeoutSeconds = p.integer('maxTimeout', d.maxTimeout, 1, 900, ' seconds');
+  const lambdaTimeoutSeconds = p.integer(
+    'lambdaTimeout',
+    d.lambdaTimeout,
+    3,
+    HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1,
+    ' seconds (API Gateway HTTP APIs give up after 30 s)',
+  );
+  const auxTimeoutSeconds = p.integer('auxTimeout', d.auxTimeout, 3, HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1);
+  if (defaultTimeoutSeconds > maxTimeoutSeconds) {
+    p.problems.push(`defaultTimeout (${defaultTimeoutSeconds}) is above maxTimeout (${maxTimeoutSeconds})`);
+  }
+  if (maxTimeoutSeconds + MIN_ANSWER_MARGIN_SECONDS > lambdaTimeoutSeconds) {
+    p.problems.push(
+      `maxTimeout (${maxTimeoutSeconds}) must be at least ${MIN_ANSWER_MARGIN_SECONDS} s below lambdaTimeout ` +
+        `(${lambdaTimeoutSeconds}), so the proxy answers -32003 before Lambda or API Gateway cut the request off`,
+    );
+  }
+
+  const executeMemoryMb = p.integer('executeMemoryMb', d.executeMemoryMb, 128, 10_240, ' MB');
+  const auxMemoryMb = p.integer('auxMemoryMb', d.auxMemoryMb, 128, 10_240, ' MB');
+  const throttleRateLimit = p.number('throttleRateLimit', d.throttleRateLimit, 1, 1_000_000);
+  const throttleBurstLimit = p.integer('throttleBurstLimit', d.throttleBurstLimit, 1, 1_000_000);
+
+  const retentionDays = p.integer('logRetentionDays', d.logRetentionDays, 1, 3653, ' days');
+  let logRetention = RetentionDays.ONE_MONTH;
+  if (RETENTION_VALUES.has(retentionDays)) logRetention = retentionDays as RetentionDays;
+  else {
+    p.problems.push(
+      `logRetentionDays: CloudWatch Logs accepts only ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}; got ${retentionDays}`,
+    );
+  }
+
+  const logLevelText = (p.string('logLevel') ?? d.logLevel).toUpperCase();
+  let logLevel: LogLevel = 'INFO';
+  if ((LOG_LEVELS as readonly string[]).includes(logLevelText)) logLevel = logLevelText as LogLevel;
+  else p.problems.push(`logLevel: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevelText}"`);
+
+  const auxPublic = p.list(
+    'auxPublic',
+    (entry) => (AUX_PUBLIC_ENDPOINTS as readonly string[]).includes(entry),
+    '"license" and/or "metrics"',
+  ) as AuxPublicEndpoint[];
+
+  const vpcId = p.string('vpcId', /^vpc-[0-9a-f]{8,17}$/, 'a VPC id (vpc-...)');
+  const subnetIds = p.list('vpcSubnetIds', (id) => /^subnet-[0-9a-f]{8,17}$/.test(id), 'subnet ids (subnet-...)');
+  const securityGroupIds = p.list(
+    'vpcSecurityGroupIds',
+    (id) => /^sg-[0-9a-f]{8,17}$/.test(id),
+    'security group ids (sg-...)',
+  );
+  let vpc: VpcAttachment | undefined;
+  if (vpcId !== undefined) {
+    if (subnetIds.length === 0) p.problems.push('vpcId is set but vpcSubnetIds is empty: list the private subnets');
+    vpc = { vpcId, subnetIds, securityGroupIds };
+  } else if (subnetIds.length > 0 || securityGroupIds.length > 0) {
+    p.problems.push('vpcSubnetIds and vpcSecurityGroupIds need vpcId');
+  }
+
+  const domainName = p.string('domainName', HOST_NAME, 'a host name such as erp-proxy.example.com');
+  const certificateArn = p.string('certificateArn', CERTIFICATE_ARN, 'an ACM certificate ARN');
+  const hostedZoneId = p.string('hostedZoneId', /^Z[A-Z0-9]{1,31}$/, 'a Route 53 hosted zone id (Z...)');
+  const hostedZoneName = p.string('hostedZoneName', HOST_NAME, 'the hosted zone domain, e.g. example.com');
+  const disableExecuteApiEndpoint = p.boolean('disableExecuteApiEndpoint', false);
+  let domain: CustomDomain | undefined;
+  if (domainName !== undefined && certificateArn !== undefined) {
+    if ((hostedZoneId === undefined) !== (hostedZoneName === undefined)) {
+      p.problems.push('hostedZoneId and hostedZoneName go together');
+    }
+    domain = { domainName, certificateArn, hostedZoneId, hostedZoneName, disableExecuteApiEndpoint };
+  } else if (domainName !== undefined || certificateArn !== undefined) {
+    p.problems.push('domainName and certificateArn go together');
+  } else if (hostedZoneId !== undefined || hostedZoneName !== undefined || disableExecuteApiEndpoint) {
+    p.problems.push('hostedZoneId, hostedZoneName and disableExecuteApiEndpoint need domainName');
+  }
+
+  const arnHelp = 'the complete secret ARN, including the 6-character suffix Secrets Manager adds';
+  const config: StackConfig = {
+    allowedTargets,
+    allowedDatabases,
+    defaultTimeoutSeconds,
+    maxTimeoutSeconds,
+    lambdaTimeoutSeconds,
+    auxTimeoutSeconds,
+    executeMemoryMb,
+    auxMemoryMb,
+    throttleRateLimit,
+    throttleBurstLimit,
+    logRetention,
+    logLevel,
+    stripDebug: p.boolean('stripDebug', d.stripDebug),
+    maxResponseBytes: p.integer('maxResponseBytes', undefined, 1024, 6 * 1024 * 1024, ' bytes'),
+    secretsMaxAgeSeconds: p.integer('secretsMaxAge', d.secretsMaxAge, 1, 86_400, ' seconds'),
+    auxPublic,
+    proxyKeysSecretArn: p.string('proxyKeysSecretArn', SECRET_ARN, arnHelp),
+    licenseSecretArn: p.string('licenseSecretArn', SECRET_ARN, arnHelp),
+    licensePublicKey: p.string('licensePublicKey'),
+    vpc,
+    domain,
+    alarms: {
+      email: p.string('alarmEmail', EMAIL, 'an e-mail address'),
+      serverErrorRatePercent: p.number('alarm5xxRatePercent', d.alarm5xxRatePercent, 0.1, 100),
+      p99LatencyMs: p.integer('alarmP99LatencyMs', d.alarmP99LatencyMs, 100, 60_000, ' ms'),
+      upstreamTimeouts: p.integer('alarmUpstreamTimeouts', d.alarmUpstreamTimeouts, 1, 1_000_000),
+      licenseWarningDays: p.integer('licenseWarningDays', d.licenseWarningDays, 1, 365, ' days'),
+    },
+    buildCommit: p.string('buildCommit'),
+    buildTime: p.string('buildTime'),
+  };
+
+  if (p.problems.length > 0) throw new StackConfigError(p.problems);
+  return config;
+}

@@ -1,0 +1,58 @@
+/**
+ * @module erp-double/types
+ * Public types of the ERP double (an Odoo imitation on loopback sockets).
+ */
+
+/** Which Odoo major version the double imitates. */
+export type ErpMode = '16' | '17' | '18' | '19' | '22';
+
+/** One API key (and optionally a password) the double accepts. */
+export interface ErpUser {
+  /** The `res.users` id. Several entries may share a uid (e.g. a valid and an expired key). */
+  uid: number;
+  login: string;
+  /** A 40-hex API key, valid on `db` only. */
+  apiKey: string;
+  db: string;
+  /** A group_user-only user: may read partners but not create/modify them, nor read ir.config_parameter. */
+  limited?: boolean;
+  /** The key has expired: every check with it fails like a wrong key. */
+  expired?: boolean;
+  /** Optional plain password (legacy /jsonrpc only, never a bearer token). Extension of the brief's shape. */
+  password?: string;
+}
+
+/** Options of {@link startErpDouble}. */
+export interface ErpDoubleOptions {
+  /** Odoo major version to imitate. Default `'19'`. */
+  mode?: ErpMode;
+  /** Databases on the server. Default `['erp_a', 'erp_b']`. The first one gets the demo partners. */
+  databases?: string[];
+  /** Odoo `--db-filter` regex; `%d` and `%h` are replaced from the Host header (wire-reference 2.4). */
+  dbfilter?: string;
+  /** Users and keys. Default {@link DOUBLE_USERS}. */
+  users?: ErpUser[];
+}
+
+/** A request as received by the double, for asserting what the proxy sent. */
+export interface RecordedRequest {
+  method: string;
+  /** Path including the query string. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A running ERP double. */
+export interface ErpDouble {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  mode: ErpMode;
+  /** Every request received since start or the last {@link ErpDouble.reset}. */
+  requests: RecordedRequest[];
+  /** Re-seeds every database and clears `requests` (the array is emptied in place). */
+  reset(): void;
+  /** Closes the server and destroys every open socket. */
+  close(): Promise<void>;
+}

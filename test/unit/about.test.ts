@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { buildAbout } from '../../lambdas/about.ts';
+import { loadConfig } from '../../lambdas/config.ts';
+import { ROUTES } from '../../lib/routes.ts';
+import pkg from '../../package.json' with { type: 'json' };
+
+describe('buildAbout', () => {
+  it('describes the service from package.json, the route table and the runtime', () => {
+    // Prepare
+    const config = loadConfig({
+      AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-aux',
+      AWS_REGION: 'eu-central-1',
+      BUILD_COMMIT: 'abc1234',
+      BUILD_TIME: '2026-01-15T10:00:00Z',
+    });
+
+    // Act
+    const about = buildAbout(config);
+
+    // Assess
+    expect(about).toMatchObject({
+      name: 'erp-proxy',
+      version: pkg.version,
+      description: pkg.description,
+      api_versions: {
+        v1: { erp: 'up to 21', upstream: 'POST /jsonrpc execute_kw' },
+        v2: { erp: '19 and later', upstream: 'POST /json/2/<model>/<method>' },
+      },
+      build: { commit: 'abc1234', time: '2026-01-15T10:00:00Z' },
+      runtime: { node: process.version, region: 'eu-central-1', function_name: 'erp-proxy-aux' },
+    });
+    expect(about.routes).toHaveLength(ROUTES.length);
+    expect(about.routes).toContainEqual({
+      method: 'POST',
+      path: '/v2/erp/execute',
+      auth: 'api-key',
+      summary: 'v2 execute (JSON-2, ERP 19+)',
+    });
+    expect(about.routes.find((r) => r.path === '/_/about')?.auth).toBe('public');
+  });
+
+  it('reports null for an unknown build and runtime', () => {
+    // Act
+    const about = buildAbout(loadConfig({}));
+
+    // Assess
+    expect(about.build).toEqual({ commit: null, time: null });
+    expect(about.runtime).toEqual({ node: process.version, region: null, function_name: null });
+  });
+
+  it.each([
+    ['', 'api-key', 'api-key'],
+    ['license', 'public', 'api-key'],
+    ['metrics', 'api-key', 'public'],
+    ['license,metrics', 'public', 'public'],
+  ])('with AUX_PUBLIC=%s, /_/license is %s and /_/metrics is %s', (auxPublic, license, metrics) => {
+    // Act
+    const about = buildAbout(loadConfig({ AUX_PUBLIC: auxPublic }));
+
+    // Assess
+    expect(about.routes.find((r) => r.path === '/_/license')?.auth).toBe(license);
+    expect(about.routes.find((r) => r.path === '/_/metrics')?.auth).toBe(metrics);
+  });
+
+  it('is plain JSON', () => {
+    // Act
+    const about = buildAbout(loadConfig({}));
+
+    // Assess
+    expect(JSON.parse(JSON.stringify(about))).toEqual(about);
+  });
+});
