@@ -9,7 +9,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { type Config, getConfig } from './config.ts';
 import type { ForwardDeps } from './forward.ts';
 import { createLogger } from './observability/logger.ts';
-import { createMetrics } from './observability/metrics.ts';
+import { createMetrics, LocalMetricsStore } from './observability/metrics.ts';
 import {
   createCloudWatchMetricsSource,
   createLocalMetricsSource,
@@ -51,14 +51,16 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     lookup: createPolicyLookup(policy),
     connectTimeoutMs: (config.maxTimeoutSeconds + 1) * 1000,
   });
-  const metrics = createMetrics(config);
+  // Locally, EMF records stay in this runtime's own store, which `/_/metrics` reads.
+  const store = new LocalMetricsStore();
+  const metrics = createMetrics(config, { store });
   return {
     config,
     logger: createLogger(config),
     metrics,
     metricsSource:
       overrides.metricsSource ??
-      (config.runtime === 'lambda' ? createCloudWatchMetricsSource(config) : createLocalMetricsSource(metrics)),
+      (config.runtime === 'lambda' ? createCloudWatchMetricsSource(config) : createLocalMetricsSource(store)),
     keys: overrides.keys ?? createProxyKeySource(config),
     license: overrides.license ?? createLicenseSource(config),
     http,

@@ -121,7 +121,8 @@ export function findCallerKey(
   presented: string | undefined,
 ): NamedKey | undefined {
   let digests = digestCache.get(keys);
-  if (!digests) {
+  // Key lists are frozen in practice; the length check only guards against a caller's mutable array.
+  if (!digests || digests.length !== keys.length) {
     digests = keys.map((k) => sha256(k.key));
     digestCache.set(keys, digests);
   }

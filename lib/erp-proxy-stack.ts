@@ -4,7 +4,7 @@
  * route table, four Lambda functions, the two secrets, access logs, alarms and a dashboard.
  */
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   DomainName,
@@ -106,7 +106,7 @@ export class ErpProxyStack extends Stack {
     this.licenseSecret = this.createLicenseSecret(config);
 
     const vpc = this.vpcPlacement(config);
-    const environment = this.environment(config);
+    const environment = this.functionEnvironment(config);
     const auxEnvironment: Record<string, string> = {
       ...environment,
       AUX_PUBLIC: config.auxPublic.join(','),
@@ -220,7 +220,7 @@ export class ErpProxyStack extends Stack {
   }
 
   /** Environment shared by all functions (runtime contract: lambdas/config.ts). */
-  private environment(config: StackConfig): Record<string, string> {
+  private functionEnvironment(config: StackConfig): Record<string, string> {
     const env: Record<string, string> = {
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
@@ -292,7 +292,7 @@ export class ErpProxyStack extends Stack {
     if (!config.vpc) return undefined;
     const { vpcId, subnetIds, securityGroupIds } = config.vpc;
     // Imported from ids, not looked up, so the synth needs no AWS account.
-    const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId, availabilityZones: this.availabilityZones });
+    const vpc = Vpc.fromVpcAttributes(this, 'Vpc', { vpcId, availabilityZones: Fn.getAzs() });
     const subnets = subnetIds.map((subnetId, index) => Subnet.fromSubnetId(this, `Subnet${index}`, subnetId));
     let securityGroups: ISecurityGroup[];
     if (securityGroupIds.length > 0) {

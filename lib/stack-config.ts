@@ -9,8 +9,11 @@
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 
-/** API Gateway HTTP APIs cut every integration off after 30 s; this cannot be raised. */
-export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 30;
+/**
+ * Integration timeout of every route. API Gateway HTTP APIs cut an integration off after 30 s at
+ * most (a hard limit); the CDK accepts up to 29 s, which the stack uses.
+ */
+export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 29;
 
 /**
  * Seconds the proxy keeps between its upstream deadline (`ERP_MAX_TIMEOUT`) and the Lambda
@@ -205,7 +208,7 @@ class ContextParser {
     return out;
   }
 
-  integer(key: string, fallback: number, min: number, max: number, unit = ''): number;
+  integer(key: string, fallback: number, min: number, max: number, unit?: string): number;
   integer(key: string, fallback: undefined, min: number, max: number, unit?: string): number | undefined;
   integer(key: string, fallback: number | undefined, min: number, max: number, unit = ''): number | undefined {
     const value = this.raw(key);
@@ -267,7 +270,7 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     d.lambdaTimeout,
     3,
     HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1,
-    ' seconds (API Gateway HTTP APIs give up after 30 s)',
+    ' seconds (below the 29 s API Gateway integration timeout)',
   );
   const auxTimeoutSeconds = p.integer('auxTimeout', d.auxTimeout, 3, HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1);
   if (defaultTimeoutSeconds > maxTimeoutSeconds) {

@@ -33,7 +33,15 @@ const SECRET_KEYS: ReadonlySet<string> = new Set([
  */
 const SECRET_KEY_PATTERN = /secret|token|password|api[-_]?key/i;
 
-const LOG_LEVELS: ReadonlySet<string> = new Set(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT']);
+const LOG_LEVELS: ReadonlySet<string> = new Set([
+  'TRACE',
+  'DEBUG',
+  'INFO',
+  'WARN',
+  'ERROR',
+  'CRITICAL',
+  'SILENT',
+]);
 
 /** Whether a property name names a secret. */
 export function isSecretKey(key: string): boolean {

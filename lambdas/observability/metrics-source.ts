@@ -72,6 +72,9 @@ export interface MetricDataPlan {
 const ERRORS_SEARCH_ID = 'errors_by_code';
 /** Separates api and code in the SEARCH results' dynamic label. */
 const LABEL_SEPARATOR = '|';
+/** CloudWatch dynamic label naming each series the errors SEARCH returns: `v2|422`. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
+const ERRORS_SEARCH_LABEL = "${PROP('Dim.api')}|${PROP('Dim.code')}";
 
 /** Quantiles fetched for latency summaries, as CloudWatch extended statistics. */
 const LATENCY_QUANTILES: readonly { readonly stat: string; readonly quantile: string }[] = [
@@ -86,12 +89,6 @@ const LATENCY_QUANTILES: readonly { readonly stat: string; readonly quantile: st
  */
 function searchQuoted(value: string): string {
   return `"${value.replace(/["'\\]/g, '')}"`;
-}
-
-function specOf(name: MetricName): MetricSpec {
-  const spec = METRIC_SPECS.find((candidate) => candidate.name === name);
-  if (spec === undefined) throw new Error(`unknown metric ${name}`);
-  return spec;
 }
 
 /**
@@ -146,7 +143,11 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
         zeroWhenEmpty: true,
       });
     }
-    add(`timeouts_${id}`, 'UpstreamTimeouts', { api }, 'Sum', { suffix: '', reduce: 'sum', zeroWhenEmpty: true });
+    add(`timeouts_${id}`, 'UpstreamTimeouts', { api }, 'Sum', {
+      suffix: '',
+      reduce: 'sum',
+      zeroWhenEmpty: true,
+    });
     for (const [prefix, metric] of [
       ['upstream', 'UpstreamLatency'],
       ['overhead', 'ProxyOverhead'],
@@ -159,14 +160,22 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
           zeroWhenEmpty: false,
         });
       }
-      add(`${prefix}_${id}_sum`, metric, { api }, 'Sum', { suffix: '_sum', reduce: 'sum', zeroWhenEmpty: false });
+      add(`${prefix}_${id}_sum`, metric, { api }, 'Sum', {
+        suffix: '_sum',
+        reduce: 'sum',
+        zeroWhenEmpty: false,
+      });
       add(`${prefix}_${id}_count`, metric, { api }, 'SampleCount', {
         suffix: '_count',
         reduce: 'sum',
         zeroWhenEmpty: false,
       });
     }
-    add(`bytes_${id}_sum`, 'ResponseBytes', { api }, 'Sum', { suffix: '_sum', reduce: 'sum', zeroWhenEmpty: false });
+    add(`bytes_${id}_sum`, 'ResponseBytes', { api }, 'Sum', {
+      suffix: '_sum',
+      reduce: 'sum',
+      zeroWhenEmpty: false,
+    });
     add(`bytes_${id}_count`, 'ResponseBytes', { api }, 'SampleCount', {
       suffix: '_count',
       reduce: 'sum',
@@ -174,14 +183,18 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
     });
   }
   // The most pessimistic value in the window: an alert on "days left" should not lag.
-  add('license_days_left', 'LicenseDaysLeft', {}, 'Minimum', { suffix: '', reduce: 'latest', zeroWhenEmpty: false });
+  add('license_days_left', 'LicenseDaysLeft', {}, 'Minimum', {
+    suffix: '',
+    reduce: 'latest',
+    zeroWhenEmpty: false,
+  });
 
   const schema = `{${searchQuoted(namespace)},${Dimension.Api},${Dimension.Code},${Dimension.Service}}`;
   const terms = `MetricName="Errors" ${Dimension.Service}=${searchQuoted(config.serviceName)}`;
   queries.push({
     Id: ERRORS_SEARCH_ID,
     Expression: `SEARCH('${schema} ${terms}', 'Sum', ${periodSeconds})`,
-    Label: ["${PROP('Dim.api')}", "${PROP('Dim.code')}"].join(LABEL_SEPARATOR),
+    Label: ERRORS_SEARCH_LABEL,
     ReturnData: true,
   });
 

@@ -236,7 +236,11 @@ export class LocalMetricsStore {
 
   /** Series refused because the store was full, and lines that were not EMF JSON. */
   stats(): { series: number; droppedSeries: number; malformedRecords: number } {
-    return { series: this.#seriesCount, droppedSeries: this.#droppedSeries, malformedRecords: this.#malformedRecords };
+    return {
+      series: this.#seriesCount,
+      droppedSeries: this.#droppedSeries,
+      malformedRecords: this.#malformedRecords,
+    };
   }
 
   reset(): void {
@@ -437,7 +441,8 @@ export function recordRequest(metrics: Metrics, state: RequestState, durationMs:
       .addMetric(MetricName.Errors, MetricUnit.Count, 1);
   }
 
-  const upstreamMs = state.upstreamMs !== undefined && Number.isFinite(state.upstreamMs) ? state.upstreamMs : undefined;
+  const upstreamMs =
+    state.upstreamMs !== undefined && Number.isFinite(state.upstreamMs) ? state.upstreamMs : undefined;
   metrics.addDimension(Dimension.Api, api);
   // Always emitted (0 or 1), so the timeout alarm and the counter have data even when all is well.
   metrics.addMetric(MetricName.UpstreamTimeouts, MetricUnit.Count, state.errorCode === -32003 ? 1 : 0);

@@ -88,7 +88,9 @@ export function renderPrometheus(families: readonly MetricFamily[]): string {
     lines.push(`# HELP ${name} ${escapeHelp(family.help)}`);
     lines.push(`# TYPE ${name} ${family.type}`);
     for (const sample of family.samples) {
-      lines.push(`${name}${sample.suffix ?? ''}${formatLabels(sample.labels)} ${formatSampleValue(sample.value)}`);
+      lines.push(
+        `${name}${sample.suffix ?? ''}${formatLabels(sample.labels)} ${formatSampleValue(sample.value)}`,
+      );
     }
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;

@@ -179,6 +179,15 @@ function headersToRecord(raw: Buffer[] | string[] | null): Record<string, string
   return headers;
 }
 
+/**
+ * undici 7 still calls `onRequestSent` on legacy handlers once the whole request was handed to
+ * the socket (lib/core/request.js), but its types dropped it. It is the line between "did not
+ * run" and "may have run".
+ */
+interface SendAwareHandler extends Dispatcher.DispatchHandler {
+  onRequestSent?: () => void;
+}
+
 interface Attempt {
   readonly sent: boolean;
   readonly wroteNothing: boolean;
@@ -278,7 +287,7 @@ class UndiciHttpClient implements HttpClient {
       request.signal.addEventListener('abort', onDeadline, { once: true });
 
       const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
-      const handler: Dispatcher.DispatchHandler = {
+      const handler: SendAwareHandler = {
         onConnect: (abort) => {
           abortRequest = abort;
           if (settled) abort(new Error('request already settled'));

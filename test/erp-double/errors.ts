@@ -52,7 +52,9 @@ export class OdooError extends Error {
 
   /** A plausible `debug` text: a short fake traceback ending with the exception line. */
   debugText(): string {
-    const shortName = this.pyName.startsWith('builtins.') ? this.pyName.slice('builtins.'.length) : this.pyName;
+    const shortName = this.pyName.startsWith('builtins.')
+      ? this.pyName.slice('builtins.'.length)
+      : this.pyName;
     const text = this.werkzeug
       ? `${this.json2Status} ${HTTP_REASONS[this.json2Status] ?? ''}: ${this.message}`
       : this.message;

@@ -176,10 +176,18 @@ const USERS: ModelDef = {
     create_date: CREATE_DATE,
     write_date: WRITE_DATE,
   },
-  defaults: () => ({ active: true, share: false, notification_type: 'email', company_id: 1, company_ids: [1] }),
+  defaults: () => ({
+    active: true,
+    share: false,
+    notification_type: 'email',
+    company_id: 1,
+    company_ids: [1],
+  }),
   validateCreate: (values, db) => {
     if (db.rows('res.users').some((row) => row.login === values.login)) {
-      throw validationError('The operation cannot be completed: You can not have two users with the same login!');
+      throw validationError(
+        'The operation cannot be completed: You can not have two users with the same login!',
+      );
     }
   },
 };
@@ -272,11 +280,21 @@ const PARTNER_CATEGORY: ModelDef = {
   fields: {
     id: ID,
     display_name: displayNameField((row, db) => categoryName(row, db)),
-    complete_name: { type: 'char', string: 'Complete Name', readonly: true, computed: (row, db) => categoryName(row, db) },
+    complete_name: {
+      type: 'char',
+      string: 'Complete Name',
+      readonly: true,
+      computed: (row, db) => categoryName(row, db),
+    },
     name: { type: 'char', string: 'Tag Name', required: true },
     color: { type: 'integer', string: 'Color' },
     parent_id: { type: 'many2one', string: 'Parent Category', relation: 'res.partner.category' },
-    child_ids: { type: 'one2many', string: 'Child Tags', relation: 'res.partner.category', inverse: 'parent_id' },
+    child_ids: {
+      type: 'one2many',
+      string: 'Child Tags',
+      relation: 'res.partner.category',
+      inverse: 'parent_id',
+    },
     active: { type: 'boolean', string: 'Active' },
     create_date: CREATE_DATE,
     write_date: WRITE_DATE,
@@ -327,7 +345,12 @@ export const MODELS: readonly ModelDef[] = [
 ];
 
 /** Methods that exist on every model but may not be called remotely in 19+ (`@api.private`). */
-export const API_PRIVATE_METHODS: ReadonlySet<string> = new Set(['lock_for_update', 'sudo', 'with_context', 'browse']);
+export const API_PRIVATE_METHODS: ReadonlySet<string> = new Set([
+  'lock_for_update',
+  'sudo',
+  'with_context',
+  'browse',
+]);
 
 const SEED_DATE = '2026-11-21 20:59:01';
 /** A 1x1 PNG, standing in for partner images. */
@@ -392,7 +415,11 @@ function demoPartners(): Row[] {
     company(16, 'Lumber Inc', 'lumber-inv92@example.com', 233),
     partner(17, 'Willie Burke', { parent_id: 8, email: 'willie.burke80@example.com', country_id: 233 }),
     partner(18, 'Ron Gibson', { parent_id: 8, email: 'ron.gibson76@example.com', country_id: 233 }),
-    partner(27, 'Brandon Freeman', { parent_id: 15, email: 'brandon.freeman55@example.com', country_id: 233 }),
+    partner(27, 'Brandon Freeman', {
+      parent_id: 15,
+      email: 'brandon.freeman55@example.com',
+      country_id: 233,
+    }),
     partner(28, 'Colleen Diaz', { parent_id: 15, email: 'colleen.diaz83@example.com', country_id: 233 }),
     partner(33, 'Tom Ruiz', { parent_id: 8, email: 'tom.ruiz89@example.com', country_id: 233 }),
     partner(34, 'Nicole Ford', { parent_id: 15, email: 'nicole.ford75@example.com', country_id: 233 }),
@@ -407,7 +434,8 @@ function userName(user: ErpUser): string {
 
 /** Fills a freshly created database with its seed data. */
 export function seedDatabase(db: Database, options: { demo: boolean; users: readonly ErpUser[] }): void {
-  for (const row of [...basePartners(), ...(options.demo ? demoPartners() : [])]) db.insert('res.partner', row);
+  for (const row of [...basePartners(), ...(options.demo ? demoPartners() : [])])
+    db.insert('res.partner', row);
   for (const [id, name, code] of [
     [21, 'Belgium', 'BE'],
     [139, 'Montenegro', 'ME'],
@@ -430,7 +458,11 @@ export function seedDatabase(db: Database, options: { demo: boolean; users: read
     db.insert('res.partner.category', { id, name, color, parent_id: parentId, active: true });
   }
   db.insert('ir.config_parameter', { id: 1, key: 'web.base.url', value: 'http://localhost:8069' });
-  db.insert('ir.config_parameter', { id: 2, key: 'database.uuid', value: `${db.name}-0000-4000-8000-000000000000` });
+  db.insert('ir.config_parameter', {
+    id: 2,
+    key: 'database.uuid',
+    value: `${db.name}-0000-4000-8000-000000000000`,
+  });
   db.insert('ir.config_parameter', { id: 3, key: 'base.login_cooldown_after', value: '5' });
 
   db.insert('res.users', {

@@ -1,0 +1,207 @@
+/**
+ * @module middleware/observe
+ * The request log line and the request metrics. Register it FIRST in every chain: its `before`
+ * creates the per-request state (`context.proxy`) that the other middlewares fill in, and its
+ * `after` / `onError` run LAST, once the envelope middleware has set the response and the
+ * outcome, error code and response size.
+ *
+ * One structured line per request (message `request`), never a body, `params`, `keyword`,
+ * `kwargs` or a result; the Logger redacts secret-looking keys anyway. This middleware never
+ * throws: a logging or metrics failure must not change a response.
+ *
+ * Middy skips the remaining `after` (and `onError`) middlewares when one of them returns a value,
+ * and skips the handler and all `after` middlewares when a `before` returns one; middlewares in
+ * these chains set `request.response` instead of returning it, so this one always runs.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { InternalError, ProxyError } from '../errors.ts';
+import { recordRequest } from '../observability/metrics.ts';
+import type { ApiName, Outcome, ProxyContext, RequestState } from '../request-state.ts';
+
+export interface ObserveOptions {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly api: ApiName;
+}
+
+type ObserveRequest = middy.Request<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext>;
+
+/**
+ * The fields of the request log line, snake_case. `null` means unknown or not applicable; Powertools
+ * leaves such keys out of the printed line (it drops `null`, `undefined` and `''` values).
+ */
+export type RequestLogFields = {
+  envelope_id: string | null;
+  request_id: string | null;
+  api: ApiName;
+  action: string | null;
+  model: string | null;
+  erp_host: string | null;
+  erp_db: string | null;
+  caller: string | null;
+  upstream_status: number | null;
+  upstream_ms: number | null;
+  duration_ms: number;
+  outcome: Outcome;
+  error_code: number | null;
+  http_status: number | null;
+  response_bytes: number | null;
+};
+
+/** `InternalError` (DESIGN section 3): a bug, logged at ERROR with its stack. */
+const INTERNAL_ERROR_CODE = -32603;
+
+function roundMs(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+function requestIdOf(event: APIGatewayProxyEventV2 | undefined): string | null {
+  const id = event?.requestContext?.requestId;
+  return typeof id === 'string' && id !== '' ? id : null;
+}
+
+/** HTTP status of the response; a payload-2.0 result without `statusCode` is a 200. */
+function httpStatusOf(response: APIGatewayProxyResultV2 | null | undefined, error: unknown): number | null {
+  if (response !== null && response !== undefined) {
+    if (typeof response === 'object' && typeof response.statusCode === 'number') return response.statusCode;
+    return 200;
+  }
+  if (error instanceof ProxyError) return error.httpStatus;
+  return error ? 500 : null;
+}
+
+function bodyBytesOf(response: APIGatewayProxyResultV2 | null | undefined): number | null {
+  if (typeof response === 'string') return Buffer.byteLength(response);
+  if (response && typeof response === 'object' && typeof response.body === 'string') {
+    return Buffer.byteLength(response.body);
+  }
+  return null;
+}
+
+/**
+ * The error whose stack goes into the log line: for an `InternalError`, the original error it
+ * wraps; for any other non-`ProxyError`, the error itself; `undefined` for an expected
+ * `ProxyError` (its code says all). A thrown non-Error is described by its type only, since
+ * its contents could be anything.
+ */
+function errorToLog(error: unknown): Error | undefined {
+  if (error === null || error === undefined) return undefined;
+  if (error instanceof InternalError) return error.cause instanceof Error ? error.cause : error;
+  if (error instanceof ProxyError) return undefined;
+  if (error instanceof Error) return error;
+  return new Error(`a non-Error value was thrown (${typeof error})`);
+}
+
+function lastResort(what: string, error: unknown): void {
+  try {
+    const name = error instanceof Error ? error.name : typeof error;
+    process.stderr.write(`erp-proxy: observe: ${what} failed (${name})\n`);
+  } catch {
+    // Nothing left to report to.
+  }
+}
+
+/**
+ * Observability middleware factory. `before` creates `context.proxy` and sets the API Gateway
+ * request id as the Logger's correlation id; `after` and `onError` write the request line,
+ * record the metrics and publish them.
+ *
+ * @example
+ * const handler = middy<APIGatewayProxyEventV2, LambdaResponse, Error, ProxyContext>()
+ *   .use(observe({ logger, metrics, api: 'v1' }))
+ *   .use(envelopeMiddleware())
+ *   .handler(executeV1);
+ */
+export function observe(
+  options: ObserveOptions,
+): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext> {
+  const { logger, metrics, api } = options;
+  /** States already reported, so a request is never logged twice (after throwing into onError). */
+  const reported = new WeakSet<RequestState>();
+
+  const observeBefore = (request: ObserveRequest): void => {
+    const state: RequestState = { api, startedAt: performance.now(), envelopeId: null, body: undefined };
+    request.context.proxy = state;
+    try {
+      if (typeof request.context.awsRequestId === 'string') logger.addContext(request.context);
+      const requestId = requestIdOf(request.event);
+      if (requestId !== null) logger.setCorrelationId(requestId);
+    } catch (error) {
+      lastResort('setting the correlation id', error);
+    }
+  };
+
+  const observeAfter = (request: ObserveRequest): void => {
+    let state: RequestState | undefined;
+    try {
+      state = request.context?.proxy;
+      if (state === undefined) {
+        // `before` did not run (the middleware was registered after one that returned early).
+        state = { api, startedAt: performance.now(), envelopeId: null, body: undefined };
+      }
+      if (reported.has(state)) return;
+      reported.add(state);
+    } catch (error) {
+      lastResort('reading the request state', error);
+      return;
+    }
+
+    const durationMs = Math.max(0, performance.now() - state.startedAt);
+    const error: unknown = request.error ?? undefined;
+    const response = request.response;
+    const httpStatus = httpStatusOf(response, error);
+    const errorCode =
+      state.errorCode ??
+      (error === undefined ? undefined : error instanceof ProxyError ? error.code : INTERNAL_ERROR_CODE);
+    const outcome: Outcome =
+      state.outcome ?? (error !== undefined || (httpStatus ?? 200) >= 400 ? 'proxy_error' : 'success');
+
+    try {
+      const requestId = requestIdOf(request.event);
+      // Set again right before the line: locally, concurrent requests share the Logger.
+      if (requestId !== null) logger.setCorrelationId(requestId);
+      const fields: RequestLogFields = {
+        envelope_id: state.envelopeId,
+        request_id: requestId,
+        api: state.api,
+        action: state.action ?? null,
+        model: state.model ?? null,
+        erp_host: state.erpHost ?? null,
+        erp_db: state.erpDb ?? null,
+        caller: state.callerKeyName ?? null,
+        upstream_status: state.upstreamStatus ?? null,
+        upstream_ms: state.upstreamMs === undefined ? null : roundMs(state.upstreamMs),
+        duration_ms: roundMs(durationMs),
+        outcome,
+        error_code: errorCode ?? null,
+        http_status: httpStatus,
+        response_bytes: state.responseBytes ?? bodyBytesOf(response),
+      };
+      const stackError = errorToLog(error);
+      const extra = stackError === undefined ? fields : { ...fields, error: stackError };
+      if (errorCode === INTERNAL_ERROR_CODE) logger.error('request', extra);
+      else if (outcome === 'proxy_error') logger.warn('request', extra);
+      else logger.info('request', extra);
+    } catch (logError) {
+      lastResort('writing the request log line', logError);
+    }
+
+    try {
+      recordRequest(metrics, { ...state, outcome, errorCode }, durationMs);
+      metrics.publishStoredMetrics();
+    } catch (metricsError) {
+      try {
+        metrics.clearMetrics();
+        metrics.clearDimensions();
+      } catch {
+        // Ignored: the next publish clears them too.
+      }
+      lastResort('recording metrics', metricsError);
+    }
+  };
+
+  return { before: observeBefore, after: observeAfter, onError: observeAfter };
+}

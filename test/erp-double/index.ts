@@ -1,0 +1,23 @@
+/**
+ * @module erp-double
+ * An Odoo imitation on real loopback sockets for erp-proxy's integration tests: legacy `/jsonrpc`
+ * (16-19), JSON-2 `/json/2/<model>/<method>` and `/web/version` (19, 22), reproducing the
+ * captures in `../shared/odoo/captures/`.
+ *
+ * @example
+ * ```ts
+ * import { DOUBLE_USERS, startErpDouble } from '../erp-double/index.ts';
+ * const erp = await startErpDouble({ mode: '19' });
+ * // ... point the proxy at erp.url, assert on erp.requests ...
+ * await erp.close();
+ * ```
+ */
+export { startErpDouble } from './server.ts';
+export type { ErpDouble, ErpDoubleOptions, ErpMode, ErpUser, RecordedRequest } from './types.ts';
+export {
+  DOUBLE_USERS,
+  ERP_A_ADMIN_KEY,
+  ERP_A_EXPIRED_KEY,
+  ERP_A_LIMITED_KEY,
+  ERP_B_ADMIN_KEY,
+} from './users.ts';

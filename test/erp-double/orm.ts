@@ -1,0 +1,602 @@
+/**
+ * @module erp-double/orm
+ * The ORM methods the double serves (`search`, `read`, `create`, ...), their Python signatures
+ * (used to bind JSON-RPC positional arguments and JSON-2 named ones), access rules and context checks.
+ */
+import { createHash } from 'node:crypto';
+import type { Database, Row } from './database.ts';
+import { domainMentions, matchesDomain, parseDomain, validateDomain } from './domain.ts';
+import { accessError, missingError, pyError, userError, validationError } from './errors.ts';
+import type { FieldDef, ModelDef } from './models.ts';
+import { isPlainObject, type JsonObject, pyNameList, pyRepr, utcNow } from './py.ts';
+import type { ErpMode } from './types.ts';
+
+/** Who calls, where, with which context. */
+export interface Env {
+  db: Database;
+  uid: number;
+  limited: boolean;
+  context: JsonObject;
+  mode: ErpMode;
+}
+
+/** One Python parameter of a method. */
+export interface MethodParam {
+  name: string;
+  required: boolean;
+}
+
+/** A public ORM method. */
+export interface MethodSpec {
+  /** `@api.model`: no record ids (JSON-2 refuses `ids`). */
+  model: boolean;
+  params: readonly MethodParam[];
+  /** Name of a `**kwargs` parameter, when the method has one. */
+  varKeyword?: string;
+  run(env: Env, def: ModelDef, ids: number[], args: JsonObject): unknown;
+}
+
+type Operation = 'read' | 'write' | 'create' | 'unlink';
+
+const VERBS: Readonly<Record<Operation, string>> = {
+  read: 'access',
+  write: 'modify',
+  create: 'create',
+  unlink: 'delete',
+};
+
+/** Raises the AccessError of a limited user doing an admin-only operation. */
+export function checkAccess(env: Env, def: ModelDef, operation: Operation): void {
+  if (def.access[operation] === 'admin' && env.limited) {
+    throw accessError(
+      `You are not allowed to ${VERBS[operation]} '${def.description}' (${def.name}) records.\n\n` +
+        `This operation is allowed for the following groups:\n\t- ${def.adminGroup}\n\n` +
+        'Contact your administrator to request access if necessary.',
+    );
+  }
+}
+
+/** Context checks done when the environment is built: language and allowed companies. */
+export function checkContext(env: Env): void {
+  const lang = env.context.lang;
+  if (typeof lang === 'string' && lang !== 'en_US') throw userError(`Invalid language code: ${lang}`);
+  const companies = env.context.allowed_company_ids;
+  if (companies !== undefined) {
+    const list = Array.isArray(companies) ? companies : [companies];
+    if (list.some((id) => typeof id !== 'number' || !env.db.row('res.company', id))) {
+      throw accessError('Access to unauthorized or invalid companies.');
+    }
+  }
+}
+
+function param(name: string, required = false): MethodParam {
+  return { name, required };
+}
+
+function toIds(value: unknown): number[] {
+  if (value === undefined || value === null || value === false) return [];
+  const list = Array.isArray(value) ? value : [value];
+  return list.filter((id): id is number => typeof id === 'number');
+}
+
+function optionalNumber(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === null || value === false) return undefined;
+  if (typeof value !== 'number')
+    throw pyError('TypeError', `'${name}' must be an integer, not ${pyRepr(value)}`);
+  return value;
+}
+
+interface OrderTerm {
+  field: string;
+  descending: boolean;
+}
+
+function parseOrder(def: ModelDef, order: string): OrderTerm[] {
+  const terms: OrderTerm[] = [];
+  for (const part of order.split(',')) {
+    const words = part.trim().split(/\s+/).filter(Boolean);
+    const [field, direction] = words;
+    const valid =
+      field !== undefined &&
+      def.fields[field] !== undefined &&
+      (direction === undefined || /^(asc|desc)$/i.test(direction)) &&
+      (words.length <= 2 || /^nulls\s+(first|last)$/i.test(words.slice(2).join(' ')));
+    if (!valid) {
+      throw pyError(
+        'ValueError',
+        `Invalid "order" specified (${order}). A valid "order" specification is a comma-separated list of ` +
+          'valid field names (optionally followed by asc/desc for the direction)',
+      );
+    }
+    terms.push({ field, descending: direction?.toLowerCase() === 'desc' });
+  }
+  return terms;
+}
+
+function sortKey(env: Env, def: ModelDef, row: Row, field: string): string | number | null {
+  const fieldDef = def.fields[field];
+  const raw = env.db.fieldValue(def.name, row, field);
+  if (fieldDef?.type === 'many2one' && typeof raw === 'number' && fieldDef.relation) {
+    return env.db.displayName(fieldDef.relation, raw);
+  }
+  if (fieldDef?.type === 'boolean') return raw === true ? 1 : 0;
+  if (typeof raw === 'number' || typeof raw === 'string') return raw;
+  return null;
+}
+
+function compareKeys(
+  left: string | number | null,
+  right: string | number | null,
+  descending: boolean,
+): number {
+  // PostgreSQL: NULLS LAST when ascending, NULLS FIRST when descending.
+  if (left === null || right === null) {
+    if (left === right) return 0;
+    return left === null ? (descending ? -1 : 1) : descending ? 1 : -1;
+  }
+  const result =
+    typeof left === 'number' && typeof right === 'number'
+      ? left - right
+      : String(left).localeCompare(String(right), 'en');
+  return descending ? -result : result;
+}
+
+/** `_search`: ids of the rows matching the domain, with `active_test`, order, offset and limit. */
+export function searchIds(
+  env: Env,
+  def: ModelDef,
+  domain: unknown,
+  options: { offset?: unknown; limit?: unknown; order?: unknown } = {},
+): number[] {
+  const node = parseDomain(domain);
+  validateDomain(node, env.db, def.name);
+  const activeTest = def.fields.active !== undefined && env.context.active_test !== false;
+  const filterActive = activeTest && !domainMentions(node, 'active');
+  const order = typeof options.order === 'string' && options.order.trim() !== '' ? options.order : def.order;
+  const terms = parseOrder(def, order);
+  const rows = env.db
+    .rows(def.name)
+    .filter((row) => (!filterActive || row.active === true) && matchesDomain(node, env.db, def.name, row));
+  rows.sort((a, b) => {
+    for (const term of terms) {
+      const result = compareKeys(
+        sortKey(env, def, a, term.field),
+        sortKey(env, def, b, term.field),
+        term.descending,
+      );
+      if (result !== 0) return result;
+    }
+    return 0;
+  });
+  const offset = optionalNumber(options.offset, 'offset') ?? 0;
+  const limit = optionalNumber(options.limit, 'limit');
+  const sliced = rows.slice(offset, limit === undefined ? undefined : offset + limit);
+  return sliced.map((row) => Number(row.id));
+}
+
+function humanSize(bytes: number): string {
+  const units = ['bytes', 'Kb', 'Mb', 'Gb', 'Tb'];
+  let size = bytes;
+  let unit = 0;
+  while (size >= 1024 && unit < units.length - 1) {
+    size /= 1024;
+    unit += 1;
+  }
+  return `${size.toFixed(2)} ${units[unit]}`;
+}
+
+/** `convert_to_read`: many2one as `[id, name]`, empty as `false`, binary as base64 (or its size). */
+function readValue(env: Env, def: ModelDef, row: Row, name: string, field: FieldDef, load: unknown): unknown {
+  const raw = env.db.fieldValue(def.name, row, name);
+  switch (field.type) {
+    case 'many2one':
+      if (typeof raw !== 'number') return false;
+      if (load === '_classic_write') return raw;
+      return [raw, env.db.displayName(field.relation ?? '', raw)];
+    case 'one2many':
+    case 'many2many':
+      return Array.isArray(raw) ? [...raw] : [];
+    case 'integer':
+    case 'float':
+      return typeof raw === 'number' ? raw : 0;
+    case 'boolean':
+      return raw === true;
+    case 'binary':
+      if (typeof raw !== 'string' || raw === '') return false;
+      if (env.context.bin_size === true || env.context[`bin_size_${name}`] === true) {
+        return humanSize(Buffer.from(raw, 'base64').length);
+      }
+      return raw;
+    default:
+      return raw === undefined || raw === null || raw === '' ? false : raw;
+  }
+}
+
+function fieldNames(def: ModelDef, fields: unknown): string[] {
+  if (fields === undefined || fields === null || fields === false) return Object.keys(def.fields);
+  const list = Array.isArray(fields) ? fields : [fields];
+  if (list.length === 0) return Object.keys(def.fields);
+  return list.map((field) => {
+    if (typeof field !== 'string' || def.fields[field] === undefined) {
+      throw pyError('ValueError', `Invalid field ${pyRepr(field)} on ${pyRepr(def.name)}`);
+    }
+    return field;
+  });
+}
+
+/** `read`: existing ids only (missing ones are silently skipped, captures), `id` first. */
+export function readRecords(
+  env: Env,
+  def: ModelDef,
+  ids: number[],
+  fields: unknown,
+  load: unknown,
+): JsonObject[] {
+  const names = fieldNames(def, fields).filter((name) => name !== 'id');
+  checkAccess(env, def, 'read');
+  const seen = new Set<number>();
+  const result: JsonObject[] = [];
+  for (const id of ids) {
+    const row = env.db.row(def.name, id);
+    if (!row || seen.has(id)) continue;
+    seen.add(id);
+    const record: JsonObject = { id };
+    for (const name of names) {
+      const field = def.fields[name];
+      if (field) record[name] = readValue(env, def, row, name, field, load);
+    }
+    result.push(record);
+  }
+  return result;
+}
+
+function assertExisting(env: Env, def: ModelDef, ids: number[]): void {
+  const missing = ids.filter((id) => !env.db.row(def.name, id));
+  if (missing.length > 0) throw missingError(def.name, missing, env.uid);
+}
+
+function convertWrite(def: ModelDef, name: string, value: unknown): unknown {
+  const field = def.fields[name];
+  if (!field) return value;
+  if (field.type === 'many2many' || field.type === 'one2many') {
+    if (!Array.isArray(value)) return [];
+    const ids: number[] = [];
+    for (const item of value) {
+      if (typeof item === 'number') ids.push(item);
+      else if (Array.isArray(item) && item[0] === 6 && Array.isArray(item[2]))
+        ids.splice(0, ids.length, ...toIds(item[2]));
+      else if (Array.isArray(item) && item[0] === 4 && typeof item[1] === 'number') ids.push(item[1]);
+    }
+    return ids;
+  }
+  if (field.type === 'many2one') return typeof value === 'number' ? value : false;
+  if (value === null || value === undefined) return false;
+  return value;
+}
+
+function applyValues(def: ModelDef, row: Row, values: JsonObject, strict: boolean): void {
+  for (const [name, value] of Object.entries(values)) {
+    const field = def.fields[name];
+    if (!field) {
+      // create() only logs unknown fields; write() refuses them.
+      if (strict) throw pyError('ValueError', `Invalid field ${pyRepr(name)} on model ${pyRepr(def.name)}`);
+      continue;
+    }
+    if (field.computed || name === 'id' || name === 'create_date' || name === 'write_date') continue;
+    if (field.type === 'one2many') continue;
+    row[name] = convertWrite(def, name, value);
+  }
+  if (def.name === 'ir.attachment' && typeof row.datas === 'string') {
+    const content = Buffer.from(row.datas, 'base64');
+    row.file_size = content.length;
+    row.checksum = createHash('sha1').update(content).digest('hex');
+    if (typeof row.mimetype !== 'string') row.mimetype = 'application/octet-stream';
+  }
+  row.write_date = utcNow();
+}
+
+function createOne(env: Env, def: ModelDef, values: unknown): number {
+  if (!isPlainObject(values)) {
+    throw pyError(
+      'TypeError',
+      `BaseModel.create() argument must be a dict or a list of dicts, not ${pyRepr(values)}`,
+    );
+  }
+  const row: Row = { ...(def.defaults?.(env.db) ?? {}) };
+  applyValues(def, row, values, false);
+  def.validateCreate?.(row, env.db);
+  for (const [name, field] of Object.entries(def.fields)) {
+    if (field.required && (row[name] === undefined || row[name] === false || row[name] === '')) {
+      throw validationError(
+        `The operation cannot be completed: Missing required value for the field '${field.string}' (${name})`,
+      );
+    }
+  }
+  const now = utcNow();
+  row.create_date = now;
+  row.write_date = now;
+  delete row.id;
+  return env.db.insert(def.name, row);
+}
+
+const FULL_ATTRIBUTES = (name: string, field: FieldDef): JsonObject => {
+  const stored = field.computed === undefined && field.type !== 'one2many';
+  const attributes: JsonObject = {
+    change_default: false,
+    company_dependent: false,
+    default_export_compatible:
+      field.type !== 'many2one' && field.type !== 'one2many' && field.type !== 'many2many',
+    depends: [],
+    exportable: true,
+    groupable: stored,
+    manual: false,
+    name,
+    readonly: field.readonly === true,
+    required: field.required === true,
+    searchable: true,
+    sortable: stored,
+    store: stored,
+    string: field.string,
+    type: field.type,
+  };
+  if (field.relation) {
+    attributes.relation = field.relation;
+    attributes.context = {};
+    attributes.domain = [];
+  }
+  if (field.type === 'many2one') attributes.allow_hierachy_operators = false;
+  if (field.type === 'one2many' && field.inverse) attributes.relation_field = field.inverse;
+  if (field.selection) attributes.selection = field.selection.map(([value, label]) => [value, label]);
+  if (field.type === 'char' || field.type === 'text' || field.type === 'html') attributes.translate = false;
+  if (field.type === 'char') attributes.trim = true;
+  return Object.fromEntries(Object.entries(attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+};
+
+function fieldsGet(def: ModelDef, allfields: unknown, attributes: unknown): JsonObject {
+  const wanted = Array.isArray(allfields) && allfields.length > 0 ? new Set(allfields) : undefined;
+  const keep = Array.isArray(attributes) ? new Set(attributes) : undefined;
+  const result: JsonObject = {};
+  for (const [name, field] of Object.entries(def.fields)) {
+    if (wanted && !wanted.has(name)) continue;
+    const full = FULL_ATTRIBUTES(name, field);
+    result[name] = keep ? Object.fromEntries(Object.entries(full).filter(([key]) => keep.has(key))) : full;
+  }
+  return result;
+}
+
+function webRead(env: Env, def: ModelDef, ids: number[], specification: unknown): JsonObject[] {
+  const spec = isPlainObject(specification) ? specification : {};
+  const names = Object.keys(spec);
+  const records = readRecords(env, def, ids, names.length > 0 ? names : ['display_name'], '_classic_write');
+  return records.map((record) => {
+    for (const name of names) {
+      const field = def.fields[name];
+      const sub = spec[name];
+      const value = record[name];
+      if (field?.type === 'many2one' && field.relation && typeof value === 'number') {
+        const subFields = isPlainObject(sub) && isPlainObject(sub.fields) ? sub.fields : undefined;
+        if (subFields) {
+          const relationDef = env.db.model(field.relation);
+          const [related] = relationDef ? webRead(env, relationDef, [value], subFields) : [];
+          record[name] = related ?? { id: value };
+        }
+      }
+    }
+    return record;
+  });
+}
+
+/** The public methods of every model (Odoo 19 signatures). */
+export const METHODS: Readonly<Record<string, MethodSpec>> = {
+  search: {
+    model: true,
+    params: [param('domain', true), param('offset'), param('limit'), param('order')],
+    run: (env, def, _ids, args) => {
+      checkAccess(env, def, 'read');
+      return searchIds(env, def, args.domain, args);
+    },
+  },
+  search_count: {
+    model: true,
+    params: [param('domain', true), param('limit')],
+    run: (env, def, _ids, args) => {
+      checkAccess(env, def, 'read');
+      return searchIds(env, def, args.domain, { limit: args.limit }).length;
+    },
+  },
+  search_read: {
+    model: true,
+    params: [param('domain'), param('fields'), param('offset'), param('limit'), param('order')],
+    varKeyword: 'read_kwargs',
+    run: (env, def, _ids, args) => {
+      checkAccess(env, def, 'read');
+      const ids = searchIds(env, def, args.domain ?? [], args);
+      const readKwargs = isPlainObject(args.read_kwargs) ? args.read_kwargs : {};
+      const unexpected = Object.keys(readKwargs).find((key) => key !== 'load');
+      // search_read(**read_kwargs) binds anything; _read_format() then refuses it (500 on JSON-2, capture).
+      if (unexpected) {
+        throw pyError(
+          'TypeError',
+          `BaseModel._read_format() got an unexpected keyword argument '${unexpected}'`,
+        );
+      }
+      return readRecords(env, def, ids, args.fields, readKwargs.load);
+    },
+  },
+  read: {
+    model: false,
+    params: [param('fields'), param('load')],
+    run: (env, def, ids, args) => readRecords(env, def, ids, args.fields, args.load),
+  },
+  fields_get: {
+    model: true,
+    params: [param('allfields'), param('attributes')],
+    run: (_env, def, _ids, args) => fieldsGet(def, args.allfields, args.attributes),
+  },
+  create: {
+    model: true,
+    params: [param('vals_list', true)],
+    run: (env, def, _ids, args) => {
+      checkAccess(env, def, 'create');
+      const valsList = args.vals_list;
+      if (Array.isArray(valsList)) return valsList.map((values) => createOne(env, def, values));
+      // A single dict gives a bare id over JSON-RPC (JSON-2 wraps it in a list).
+      return createOne(env, def, valsList);
+    },
+  },
+  write: {
+    model: false,
+    params: [param('vals', true)],
+    run: (env, def, ids, args) => {
+      checkAccess(env, def, 'write');
+      assertExisting(env, def, ids);
+      const values = isPlainObject(args.vals) ? args.vals : {};
+      for (const id of ids) {
+        const row = env.db.row(def.name, id);
+        if (row) applyValues(def, row, values, true);
+      }
+      return true;
+    },
+  },
+  unlink: {
+    model: false,
+    params: [],
+    run: (env, def, ids) => {
+      checkAccess(env, def, 'unlink');
+      assertExisting(env, def, ids);
+      for (const id of ids) env.db.delete(def.name, id);
+      return true;
+    },
+  },
+  action_archive: {
+    model: false,
+    params: [],
+    run: (env, def, ids) => setActive(env, def, ids, false),
+  },
+  action_unarchive: {
+    model: false,
+    params: [],
+    run: (env, def, ids) => setActive(env, def, ids, true),
+  },
+  name_search: {
+    model: true,
+    params: [param('name'), param('domain'), param('operator'), param('limit')],
+    run: (env, def, _ids, args) => {
+      checkAccess(env, def, 'read');
+      const name = typeof args.name === 'string' ? args.name : '';
+      const operator = typeof args.operator === 'string' ? args.operator : 'ilike';
+      const limit = optionalNumber(args.limit === undefined ? 100 : args.limit, 'limit');
+      const nameFilter = parseDomain([['display_name', operator, name]]);
+      validateDomain(nameFilter, env.db, def.name);
+      const ids = searchIds(env, def, args.domain ?? []).filter((id) => {
+        const row = env.db.row(def.name, id);
+        return row !== undefined && (name === '' || matchesDomain(nameFilter, env.db, def.name, row));
+      });
+      return ids.slice(0, limit).map((id) => [id, env.db.displayName(def.name, id)]);
+    },
+  },
+  web_search_read: {
+    model: true,
+    params: [
+      param('domain', true),
+      param('specification', true),
+      param('offset'),
+      param('limit'),
+      param('order'),
+      param('count_limit'),
+    ],
+    run: (env, def, _ids, args) => {
+      checkAccess(env, def, 'read');
+      const ids = searchIds(env, def, args.domain, args);
+      const length =
+        args.limit === undefined || args.limit === null
+          ? ids.length
+          : searchIds(env, def, args.domain).length;
+      return { length, records: webRead(env, def, ids, args.specification) };
+    },
+  },
+  web_read: {
+    model: false,
+    params: [param('specification', true)],
+    run: (env, def, ids, args) => webRead(env, def, ids, args.specification),
+  },
+};
+
+function setActive(env: Env, def: ModelDef, ids: number[], active: boolean): undefined {
+  checkAccess(env, def, 'write');
+  assertExisting(env, def, ids);
+  if (!def.fields.active) throw pyError('ValueError', `${pyRepr(def.name)} has no 'active' field`);
+  for (const id of ids) {
+    const row = env.db.row(def.name, id);
+    if (row) {
+      row.active = active;
+      row.write_date = utcNow();
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Binds JSON-RPC `args`/`kwargs` to a method's parameters the way a Python call
+ * `method(recs, *args, **kwargs)` would, raising the same TypeErrors.
+ */
+export function bindPositional(
+  method: string,
+  spec: MethodSpec,
+  positional: unknown[],
+  kwargs: JsonObject,
+): JsonObject {
+  const label = `BaseModel.${method}()`;
+  const bound: JsonObject = {};
+  const extra: JsonObject = {};
+  if (positional.length > spec.params.length) {
+    const required = spec.params.filter((p) => p.required).length;
+    const given = positional.length + 1;
+    const takes =
+      required === spec.params.length
+        ? `takes ${spec.params.length + 1} positional argument${spec.params.length === 0 ? '' : 's'}`
+        : `takes from ${required + 1} to ${spec.params.length + 1} positional arguments`;
+    throw pyError('TypeError', `${label} ${takes} but ${given} were given`);
+  }
+  positional.forEach((value, index) => {
+    const p = spec.params[index];
+    if (p) bound[p.name] = value;
+  });
+  for (const [key, value] of Object.entries(kwargs)) {
+    if (spec.params.some((p) => p.name === key)) {
+      if (key in bound) throw pyError('TypeError', `${label} got multiple values for argument '${key}'`);
+      bound[key] = value;
+    } else if (spec.varKeyword) extra[key] = value;
+    else throw pyError('TypeError', `${label} got an unexpected keyword argument '${key}'`);
+  }
+  const missing = spec.params.filter((p) => p.required && !(p.name in bound)).map((p) => p.name);
+  if (missing.length > 0) {
+    const s = missing.length === 1 ? '' : 's';
+    throw pyError(
+      'TypeError',
+      `${label} missing ${missing.length} required positional argument${s}: ${pyNameList(missing)}`,
+    );
+  }
+  if (spec.varKeyword) bound[spec.varKeyword] = extra;
+  return bound;
+}
+
+/** Binds JSON-2 named parameters (`inspect.signature(func).bind(records, **kwargs)`); returns a TypeError text or the binding. */
+export function bindNamed(spec: MethodSpec, kwargs: JsonObject): { error: string } | { args: JsonObject } {
+  const bound: JsonObject = {};
+  const extra: JsonObject = {};
+  for (const [key, value] of Object.entries(kwargs)) {
+    if (spec.params.some((p) => p.name === key)) bound[key] = value;
+    else if (spec.varKeyword) extra[key] = value;
+    else return { error: `got an unexpected keyword argument '${key}'` };
+  }
+  const missing = spec.params.find((p) => p.required && !(p.name in bound));
+  if (missing) return { error: `missing a required argument: '${missing.name}'` };
+  if (spec.varKeyword) bound[spec.varKeyword] = extra;
+  return { args: bound };
+}
+
+/** Normalizes `ids` (a list, or a scalar id as in capture `v2-ids-scalar.json`). */
+export function normalizeIds(value: unknown): number[] {
+  return toIds(value);
+}

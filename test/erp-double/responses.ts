@@ -1,0 +1,117 @@
+/**
+ * @module erp-double/responses
+ * HTTP responses of the double: JSON (Python-style separators) and Odoo/werkzeug HTML pages.
+ */
+import { pyJsonDumps } from './py.ts';
+
+/** A complete response, written at once. */
+export interface DoubleResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const SERVER_HEADER = 'Werkzeug/2.2.2 Python/3.11.2';
+const HTML = 'text/html; charset=utf-8';
+
+/** `make_json_response(value)`: `application/json; charset=utf-8`. */
+export function jsonResponse(
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): DoubleResponse {
+  const extra: Record<string, string> = status === 200 ? { 'X-Content-Type-Options': 'nosniff' } : {};
+  return {
+    status,
+    headers: {
+      Server: SERVER_HEADER,
+      ...headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      ...extra,
+    },
+    body: pyJsonDumps(value),
+  };
+}
+
+/** A werkzeug `Response(text)` with the default text/html mimetype. */
+export function htmlResponse(
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): DoubleResponse {
+  return { status, headers: { Server: SERVER_HEADER, ...headers, 'Content-Type': HTML }, body };
+}
+
+/** `odoo.http.NOT_FOUND_NODB`: no database could be selected (wire-reference 2.5). */
+export const NOT_FOUND_NODB =
+  '<!DOCTYPE html>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n' +
+  '<p>No database is selected and the requested URL was not found in the server-wide controllers.</p>\n' +
+  '<p>Please verify the hostname, <a href=/web/login>login</a> and try again.</p>\n\n' +
+  '<!-- Alternatively, use the X-Odoo-Database header. -->\n';
+
+function werkzeugPage(status: number, title: string, description: string): string {
+  return (
+    `<!doctype html>\n<html lang=en>\n<title>${status} ${title}</title>\n<h1>${title}</h1>\n` +
+    `<p>${description}</p>\n`
+  );
+}
+
+function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&#34;')
+    .replace(/'/g, '&#39;');
+}
+
+/** werkzeug's default 404 page. */
+export function werkzeugNotFound(): DoubleResponse {
+  return htmlResponse(
+    404,
+    werkzeugPage(
+      404,
+      'Not Found',
+      'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.',
+    ),
+  );
+}
+
+/** The 404 for a path without a route: the no-db page when no database is selected (19+). */
+export function notFoundPage(noDatabase: boolean): DoubleResponse {
+  return noDatabase ? htmlResponse(404, NOT_FOUND_NODB) : werkzeugNotFound();
+}
+
+function inferredTypeText(inferred: readonly string[], rule: string, routeType: string): string {
+  const list = `[${inferred.map((type) => `'${type}'`).join(', ')}]`;
+  return escapeHtml(`Request inferred type is compatible with ${list} but '${rule}' is type='${routeType}'.`);
+}
+
+/** 19+: `UnsupportedMediaType` (415) for a request whose content type does not fit the route type. */
+export function unsupportedMediaType(
+  inferred: readonly string[],
+  rule: string,
+  routeType: string,
+  accept: string,
+): DoubleResponse {
+  const description = `${inferredTypeText(inferred, rule, routeType)}<br><br>Please verify the Content-Type request header and try again.`;
+  return htmlResponse(415, werkzeugPage(415, 'Unsupported Media Type', description), { Accept: accept });
+}
+
+/** 16-18: `BadRequest` (400) for a request whose content type does not fit the route type. */
+export function badRequestWrongType(
+  inferred: readonly string[],
+  rule: string,
+  routeType: string,
+): DoubleResponse {
+  const description = `${inferredTypeText(inferred, rule, routeType)}<br><br>Please verify the Content-Type request header and try again.`;
+  return htmlResponse(400, werkzeugPage(400, 'Bad Request', description));
+}
+
+/** werkzeug `redirect(location, 303)`. */
+export function redirect(location: string): DoubleResponse {
+  const page =
+    '<!doctype html>\n<html lang=en>\n<title>Redirecting...</title>\n<h1>Redirecting...</h1>\n' +
+    `<p>You should be redirected automatically to the target URL: <a href="${location}">${location}</a>. If not, click the link.\n`;
+  return htmlResponse(303, page, { Location: location });
+}

@@ -1,0 +1,142 @@
+/**
+ * @module erp-double/server
+ * The HTTP server of the ERP double (`node:http`, loopback only) and its router.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { handleJson2 } from './json2.ts';
+import { handleJsonRpc, type JsonRpcRoute } from './jsonrpc.ts';
+import { type DoubleResponse, jsonResponse, notFoundPage, redirect, werkzeugNotFound } from './responses.ts';
+import { type DoubleState, seedDatabases, selectDatabase } from './state.ts';
+import type { ErpDouble, ErpDoubleOptions, RecordedRequest } from './types.ts';
+import { DOUBLE_USERS } from './users.ts';
+import { hasJsonRpc, isModern, releaseOf } from './versions.ts';
+
+const JSON_RPC_ROUTES: ReadonlySet<string> = new Set([
+  '/jsonrpc',
+  '/web/webclient/version_info',
+  '/web/database/list',
+]);
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Routes one fully read request. */
+export function route(state: DoubleState, request: IncomingMessage, body: string): DoubleResponse {
+  const method = request.method ?? 'GET';
+  const path = new URL(request.url ?? '/', 'http://erp-double').pathname;
+  const modern = isModern(state.mode);
+  const host = header(request, 'host');
+
+  if (JSON_RPC_ROUTES.has(path) && hasJsonRpc(state.mode)) {
+    return handleJsonRpc(state, path as JsonRpcRoute, {
+      contentType: header(request, 'content-type'),
+      host,
+      body,
+    });
+  }
+  if (modern && (path === '/web/version' || path === '/json/version')) {
+    if (method !== 'GET' && method !== 'HEAD') return redirect('/web/database/selector');
+    const release = releaseOf(state.mode);
+    return jsonResponse(200, { version_info: [...release.versionInfo], version: release.version });
+  }
+  const db = modern ? selectDatabase(state, header(request, 'x-odoo-database'), host) : undefined;
+  if (path === '/json/2' || path.startsWith('/json/2/')) {
+    if (!modern) return werkzeugNotFound();
+    // Without a database the JSON-2 routes are not in the routing map at all (wire-reference 2.5).
+    if (!db) return notFoundPage(true);
+    return handleJson2(state, db, {
+      method,
+      path,
+      contentType: header(request, 'content-type'),
+      authorization: header(request, 'authorization'),
+      body,
+    });
+  }
+  return notFoundPage(modern && !db);
+}
+
+/**
+ * Starts an Odoo imitation on `127.0.0.1` (random port).
+ *
+ * @example
+ * ```ts
+ * const erp = await startErpDouble({ mode: '18' });
+ * const response = await fetch(`${erp.url}/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' },
+ *   body: JSON.stringify({ jsonrpc: '2.0', method: 'call', params: { service: 'common', method: 'version', args: [] }, id: 1 }) });
+ * await erp.close();
+ * ```
+ */
+export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<ErpDouble> {
+  const mode = options.mode ?? '19';
+  const databaseNames = options.databases ?? ['erp_a', 'erp_b'];
+  const users = options.users ?? DOUBLE_USERS;
+  const state: DoubleState = {
+    mode,
+    databases: seedDatabases(databaseNames, users),
+    users,
+    dbfilter: options.dbfilter,
+  };
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      requests.push({
+        method: request.method ?? 'GET',
+        path: request.url ?? '/',
+        headers: { ...request.headers },
+        body,
+      });
+      let answer: DoubleResponse;
+      try {
+        answer = route(state, request, body);
+      } catch (error) {
+        answer = {
+          status: 500,
+          headers: { 'Content-Type': 'text/plain' },
+          body: `erp-double bug: ${String(error)}`,
+        };
+      }
+      const payload = Buffer.from(answer.body, 'utf8');
+      response.writeHead(answer.status, { ...answer.headers, 'Content-Length': String(payload.length) });
+      response.end(payload);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    mode,
+    requests,
+    reset(): void {
+      state.databases = seedDatabases(databaseNames, users);
+      requests.length = 0;
+    },
+    close(): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        for (const socket of sockets) socket.destroy();
+        sockets.clear();
+      });
+    },
+  };
+}

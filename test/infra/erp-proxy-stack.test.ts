@@ -1,0 +1,449 @@
+/**
+ * The synthesized template of the erp-proxy stack: routes, functions, grants, secrets, logs and
+ * alarms. Bundling is skipped and CloudFormation validation is off, so one synth takes well under
+ * a second; each describe block shares one template.
+ */
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
+import { type FunctionName, ROUTES, routeKey } from '../../lib/routes.ts';
+import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../lib/stack-config.ts';
+
+const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
+const SECRET_ARN_PROXY = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
+const SECRET_ARN_LICENSE = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+
+interface Synth {
+  readonly stack: ErpProxyStack;
+  readonly template: Template;
+  /** Logical id of each function's AWS::Lambda::Function. */
+  readonly fnIds: Record<FunctionName, string>;
+}
+
+function synth(context: Record<string, unknown> = {}): Synth {
+  const app = new App({
+    context: { 'aws:cdk:bundling-stacks': [], ...context },
+    builtinCloudFormationValidation: false,
+  });
+  const config = parseStackConfig((key) => app.node.tryGetContext(key));
+  const stack = new ErpProxyStack(app, 'ErpProxy', { config });
+  const template = Template.fromStack(stack);
+  const fnIds = Object.fromEntries(
+    FUNCTION_NAMES.map((name) => [
+      name,
+      stack.getLogicalId(stack.functions[name].function.node.defaultChild as CfnElement),
+    ]),
+  ) as Record<FunctionName, string>;
+  return { stack, template, fnIds };
+}
+
+type Resource = { Properties: Record<string, unknown> };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+
+function resources(template: Template, type: string): Record<string, Resource> {
+  return template.findResources(type) as Record<string, Resource>;
+}
+
+function statementsOf(policy: Resource): Statement[] {
+  return (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement;
+}
+
+function actions(statement: Statement): string[] {
+  return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+}
+
+/** Policies attached to a function's role, by the role's logical id. */
+function policiesOfRole(template: Template, roleLogicalId: string): Resource[] {
+  return Object.values(resources(template, 'AWS::IAM::Policy')).filter((policy) =>
+    JSON.stringify(policy.Properties.Roles).includes(`"${roleLogicalId}"`),
+  );
+}
+
+function roleOf(template: Template, fnLogicalId: string): string {
+  const fn = resources(template, 'AWS::Lambda::Function')[fnLogicalId];
+  const role = fn?.Properties.Role as { 'Fn::GetAtt': [string, string] };
+  return role['Fn::GetAtt'][0];
+}
+
+function envOf(template: Template, fnLogicalId: string): Record<string, unknown> {
+  const fn = resources(template, 'AWS::Lambda::Function')[fnLogicalId];
+  return (fn?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+}
+
+describe('default context', () => {
+  let s: Synth;
+  beforeAll(() => {
+    s = synth();
+  });
+
+  describe('routes', () => {
+    it('creates exactly the routes of the route table, aliases included, and no $default route', () => {
+      const keys = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Route')).map(
+        (route) => route.Properties.RouteKey,
+      );
+      expect(keys.sort()).toEqual(ROUTES.map(routeKey).sort());
+      expect(keys).not.toContain('$default');
+    });
+
+    it('sends every route to the function the route table names', () => {
+      const routes = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Route'));
+      const integrations = resources(s.template, 'AWS::ApiGatewayV2::Integration');
+      for (const route of ROUTES) {
+        const cfnRoute = routes.find((r) => r.Properties.RouteKey === routeKey(route));
+        const target = cfnRoute?.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] };
+        expect(target['Fn::Join'][1][0]).toBe('integrations/');
+        const integration = integrations[target['Fn::Join'][1][1].Ref];
+        expect(integration?.Properties.IntegrationUri, routeKey(route)).toEqual({
+          'Fn::GetAtt': [s.fnIds[route.fn], 'Arn'],
+        });
+      }
+    });
+
+    it('uses one Lambda proxy integration per function, payload format 2.0, 30 s', () => {
+      s.template.resourceCountIs('AWS::ApiGatewayV2::Integration', 4);
+      s.template.allResourcesProperties('AWS::ApiGatewayV2::Integration', {
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+        TimeoutInMillis: HTTP_API_INTEGRATION_TIMEOUT_SECONDS * 1000,
+      });
+    });
+
+    it('lets API Gateway invoke each function only for its own routes', () => {
+      const permissions = Object.values(resources(s.template, 'AWS::Lambda::Permission'));
+      expect(permissions).toHaveLength(ROUTES.length);
+      for (const permission of permissions) {
+        expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
+        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(/\/\*\/\*\/(api|v1|v2|_)\//);
+      }
+    });
+  });
+
+  describe('stage', () => {
+    it('has one auto-deployed $default stage with throttling and JSON access logs', () => {
+      s.template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+      s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        AutoDeploy: true,
+        DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+        AccessLogSettings: {
+          DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiAccessLogs'), 'Arn'] },
+          Format: Match.anyValue(),
+        },
+      });
+      const stage = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Stage'))[0];
+      const format = JSON.parse(
+        (stage?.Properties.AccessLogSettings as { Format: string }).Format,
+      ) as Record<string, string>;
+      expect(format).toMatchObject({
+        requestId: '$context.requestId',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        integrationError: '$context.integrationErrorMessage',
+      });
+    });
+
+    it('keeps every log group for the configured retention (30 days)', () => {
+      // Access logs plus one per function.
+      s.template.resourceCountIs('AWS::Logs::LogGroup', 5);
+      s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+      for (const id of Object.values(s.fnIds)) {
+        const fn = resources(s.template, 'AWS::Lambda::Function')[id];
+        expect(fn?.Properties.LoggingConfig).toEqual({ LogGroup: { Ref: expect.stringMatching(/LogsL?/) } });
+      }
+    });
+  });
+
+  describe('functions', () => {
+    it('runs four ARM64 functions on Node.js 24 with the esbuild handler', () => {
+      s.template.resourceCountIs('AWS::Lambda::Function', 4);
+      s.template.allResourcesProperties('AWS::Lambda::Function', {
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+      });
+    });
+
+    it('sizes memory and timeout per function', () => {
+      const fns = resources(s.template, 'AWS::Lambda::Function');
+      const sizing = (name: FunctionName) => {
+        const p = fns[s.fnIds[name]]?.Properties;
+        return [p?.MemorySize, p?.Timeout];
+      };
+      expect(sizing('execute-v1')).toEqual([512, 28]);
+      expect(sizing('execute-v2')).toEqual([512, 28]);
+      expect(sizing('version')).toEqual([256, 28]);
+      expect(sizing('aux')).toEqual([256, 10]);
+    });
+
+    it('gives every function the runtime configuration', () => {
+      for (const name of FUNCTION_NAMES) {
+        const env = envOf(s.template, s.fnIds[name]);
+        expect(env, name).toMatchObject({
+          NODE_OPTIONS: '--enable-source-maps',
+          POWERTOOLS_SERVICE_NAME: 'erp-proxy',
+          POWERTOOLS_METRICS_NAMESPACE: 'ErpProxy',
+          LOG_LEVEL: 'INFO',
+          POWERTOOLS_LOG_LEVEL: 'INFO',
+          ERP_DEFAULT_TIMEOUT: '15',
+          ERP_MAX_TIMEOUT: '25',
+          ERP_ALLOWED_TARGETS: '',
+          ERP_ALLOWED_DATABASES: '',
+          ERP_STRIP_DEBUG: 'false',
+          SECRETS_MAX_AGE: '300',
+          PROXY_KEYS_SECRET_ID: { Ref: expect.stringMatching(/^ProxyKeysSecret/) },
+          LICENSE_SECRET_ID: { Ref: expect.stringMatching(/^LicenseSecret/) },
+        });
+        expect(env).not.toHaveProperty('LICENSE_PUBLIC_KEY');
+        expect(env).not.toHaveProperty('MAX_RESPONSE_BYTES');
+      }
+      expect(envOf(s.template, s.fnIds.aux)).toMatchObject({
+        AUX_PUBLIC: '',
+        METRICS_WINDOW_SECONDS: '300',
+        METRICS_CACHE_SECONDS: '60',
+      });
+      expect(envOf(s.template, s.fnIds['execute-v1'])).not.toHaveProperty('AUX_PUBLIC');
+    });
+
+    it('lets the proxy answer -32003 before Lambda or API Gateway cut the call off', () => {
+      const fns = resources(s.template, 'AWS::Lambda::Function');
+      for (const name of ['execute-v1', 'execute-v2', 'version'] as const) {
+        const p = fns[s.fnIds[name]]?.Properties;
+        const maxTimeout = Number((p?.Environment as { Variables: Record<string, string> }).Variables.ERP_MAX_TIMEOUT);
+        expect(maxTimeout + 2).toBeLessThanOrEqual(p?.Timeout as number);
+        expect(p?.Timeout as number).toBeLessThan(HTTP_API_INTEGRATION_TIMEOUT_SECONDS);
+      }
+    });
+  });
+
+  describe('IAM', () => {
+    it('has no wildcard resource except for cloudwatch:GetMetricData', () => {
+      for (const [id, policy] of Object.entries(resources(s.template, 'AWS::IAM::Policy'))) {
+        for (const statement of statementsOf(policy)) {
+          if (JSON.stringify(statement.Resource).includes('*')) {
+            expect(actions(statement), id).toEqual(['cloudwatch:GetMetricData']);
+            expect(statement.Resource).toBe('*');
+          }
+        }
+      }
+      s.template.resourcePropertiesCountIs(
+        'AWS::IAM::Policy',
+        { PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'cloudwatch:GetMetricData' })]) } },
+        1,
+      );
+    });
+
+    it('uses no managed policies (no AWSLambdaBasicExecutionRole)', () => {
+      for (const role of Object.values(resources(s.template, 'AWS::IAM::Role'))) {
+        expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+      }
+    });
+
+    it('lets each function read the two secrets, write its own logs, and nothing more (aux: GetMetricData)', () => {
+      for (const name of FUNCTION_NAMES) {
+        const roleId = roleOf(s.template, s.fnIds[name]);
+        const statements = policiesOfRole(s.template, roleId).flatMap(statementsOf);
+        const granted = statements.flatMap((st) => actions(st).map((action) => `${action} ${JSON.stringify(st.Resource)}`));
+        const secretReads = statements.filter((st) => actions(st).includes('secretsmanager:GetSecretValue'));
+        expect(secretReads.map((st) => JSON.stringify(st.Resource)).sort(), name).toEqual(
+          [
+            JSON.stringify({ Ref: Object.keys(resources(s.template, 'AWS::SecretsManager::Secret')).find((k) => k.startsWith('LicenseSecret')) }),
+            JSON.stringify({ Ref: Object.keys(resources(s.template, 'AWS::SecretsManager::Secret')).find((k) => k.startsWith('ProxyKeysSecret')) }),
+          ].sort(),
+        );
+        const allActions = new Set(statements.flatMap(actions));
+        const expected = new Set([
+          'logs:CreateLogStream',
+          'logs:PutLogEvents',
+          'secretsmanager:GetSecretValue',
+          'secretsmanager:DescribeSecret',
+          ...(name === 'aux' ? ['cloudwatch:GetMetricData'] : []),
+        ]);
+        expect([...allActions].sort(), `${name}: ${granted.join(', ')}`).toEqual([...expected].sort());
+      }
+    });
+  });
+
+  describe('secrets', () => {
+    it('generates the proxy key as a plain alphanumeric string the runtime accepts', () => {
+      s.template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+      s.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+        GenerateSecretString: {
+          PasswordLength: 48,
+          ExcludePunctuation: true,
+          IncludeSpace: false,
+          SecretStringTemplate: Match.absent(),
+          GenerateStringKey: Match.absent(),
+        },
+      });
+    });
+
+    it('creates a license placeholder that explains how to set the license', () => {
+      s.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+        SecretString: '{}',
+        Description: Match.stringLikeRegexp('put-secret-value'),
+      });
+    });
+  });
+
+  describe('monitoring', () => {
+    it('creates the alarms: 5xx rate, upstream timeouts, errors and throttles per function, p99, license', () => {
+      const names = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
+      expect(names.sort()).toEqual(
+        [
+          'ErpProxy-Api5xxRate',
+          'ErpProxy-UpstreamTimeouts',
+          'ErpProxy-ApiLatencyP99',
+          'ErpProxy-LicenseExpiring',
+          ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux'].flatMap((f) => [`ErpProxy-${f}Errors`, `ErpProxy-${f}Throttles`]),
+        ].sort(),
+      );
+      s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { TreatMissingData: 'notBreaching' });
+    });
+
+    it('watches the metric names the runtime emits', () => {
+      s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: 'ErpProxy-LicenseExpiring',
+        Metrics: [
+          Match.objectLike({
+            MetricStat: {
+              Metric: {
+                MetricName: 'LicenseDaysLeft',
+                Namespace: 'ErpProxy',
+                Dimensions: [{ Name: 'service', Value: 'erp-proxy' }],
+              },
+              Period: 3600,
+              Stat: 'Minimum',
+            },
+          }),
+        ],
+        Threshold: 14,
+        ComparisonOperator: 'LessThanThreshold',
+      });
+      const timeouts = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).find(
+        (a) => a.Properties.AlarmName === 'ErpProxy-UpstreamTimeouts',
+      );
+      const metrics = timeouts?.Properties.Metrics as {
+        MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: string }[] } };
+      }[];
+      const watched = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+      expect(watched.map((m) => m.MetricName)).toEqual(['UpstreamTimeouts', 'UpstreamTimeouts', 'UpstreamTimeouts']);
+      expect(watched.map((m) => m.Dimensions.find((d) => d.Name === 'api')?.Value).sort()).toEqual(['v1', 'v2', 'version']);
+      expect(watched.every((m) => m.Namespace === 'ErpProxy')).toBe(true);
+    });
+
+    it('has a dashboard and, without alarmEmail, no topic', () => {
+      s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+      s.template.resourceCountIs('AWS::SNS::Topic', 0);
+    });
+  });
+});
+
+describe('full context', () => {
+  let s: Synth;
+  beforeAll(() => {
+    s = synth({
+      allowedTargets: 'erp.example.com,*.erp.internal,10.20.0.0/16',
+      allowedDatabases: ['prod', 'staging'],
+      defaultTimeout: '10',
+      maxTimeout: 20,
+      lambdaTimeout: '24',
+      executeMemoryMb: 1024,
+      throttleRateLimit: '20',
+      throttleBurstLimit: '40',
+      logRetentionDays: 90,
+      logLevel: 'debug',
+      auxPublic: 'license,metrics',
+      maxResponseBytes: 2_000_000,
+      proxyKeysSecretArn: SECRET_ARN_PROXY,
+      licenseSecretArn: SECRET_ARN_LICENSE,
+      licensePublicKey: 'MCowBQYDK2VwAyEAexample',
+      vpcId: 'vpc-0123456789abcdef0',
+      vpcSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210',
+      domainName: 'erp-proxy.example.com',
+      certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555',
+      hostedZoneId: 'Z0123456789ABC',
+      hostedZoneName: 'example.com',
+      alarmEmail: 'ops@example.com',
+      buildCommit: 'abc1234',
+    });
+  });
+
+  it('passes the settings to the functions', () => {
+    const env = envOf(s.template, s.fnIds['execute-v2']);
+    expect(env).toMatchObject({
+      ERP_ALLOWED_TARGETS: 'erp.example.com,*.erp.internal,10.20.0.0/16',
+      ERP_ALLOWED_DATABASES: 'prod,staging',
+      ERP_DEFAULT_TIMEOUT: '10',
+      ERP_MAX_TIMEOUT: '20',
+      LOG_LEVEL: 'DEBUG',
+      MAX_RESPONSE_BYTES: '2000000',
+      LICENSE_PUBLIC_KEY: 'MCowBQYDK2VwAyEAexample',
+      PROXY_KEYS_SECRET_ID: SECRET_ARN_PROXY,
+      LICENSE_SECRET_ID: SECRET_ARN_LICENSE,
+      BUILD_COMMIT: 'abc1234',
+    });
+    expect(envOf(s.template, s.fnIds.aux)).toMatchObject({ AUX_PUBLIC: 'license,metrics' });
+    s.template.hasResourceProperties('AWS::Lambda::Function', { MemorySize: 1024, Timeout: 24 });
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+    });
+    s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+
+  it('imports the secrets and grants read on exactly their ARNs', () => {
+    s.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    const resourcesRead = new Set<string>();
+    for (const policy of Object.values(resources(s.template, 'AWS::IAM::Policy'))) {
+      for (const st of statementsOf(policy)) {
+        if (actions(st).includes('secretsmanager:GetSecretValue')) resourcesRead.add(JSON.stringify(st.Resource));
+      }
+    }
+    expect([...resourcesRead].sort()).toEqual([JSON.stringify(SECRET_ARN_PROXY), JSON.stringify(SECRET_ARN_LICENSE)].sort());
+  });
+
+  it('attaches every function to the VPC subnets with a created egress-only security group', () => {
+    s.template.allResourcesProperties('AWS::Lambda::Function', {
+      VpcConfig: {
+        SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0fedcba9876543210'],
+        SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^FunctionSecurityGroup'), 'GroupId'] }],
+      },
+    });
+    s.template.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      VpcId: 'vpc-0123456789abcdef0',
+      SecurityGroupIngress: Match.absent(),
+    });
+  });
+
+  it('maps the custom domain to the stage and creates its alias record', () => {
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::DomainName', { DomainName: 'erp-proxy.example.com' });
+    s.template.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 1);
+    s.template.hasResourceProperties('AWS::Route53::RecordSet', {
+      Name: 'erp-proxy.example.com.',
+      Type: 'A',
+      HostedZoneId: 'Z0123456789ABC',
+    });
+  });
+
+  it('notifies the alarm e-mail over an SSL-only topic', () => {
+    s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    s.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+      },
+    });
+    s.template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [{ Ref: Match.stringLikeRegexp('^AlarmTopic') }],
+    });
+  });
+
+  it('still has no wildcard resource except GetMetricData (VPC access comes from the managed policy)', () => {
+    for (const policy of Object.values(resources(s.template, 'AWS::IAM::Policy'))) {
+      for (const statement of statementsOf(policy)) {
+        if (JSON.stringify(statement.Resource).includes('*')) {
+          expect(actions(statement)).toEqual(['cloudwatch:GetMetricData']);
+        }
+      }
+    }
+  });
+});

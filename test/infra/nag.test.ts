@@ -1,0 +1,95 @@
+/**
+ * cdk-nag 3 (AwsSolutions) over the stack, as `npm run synth` runs it: the synth must not throw
+ * (an unacknowledged finding throws), and the acknowledged rules are exactly the ones reviewed.
+ */
+import { App } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { describe, expect, it } from 'vitest';
+import { ErpProxyStack } from '../../lib/erp-proxy-stack.ts';
+import { acknowledgedRuleIds, addNagChecks } from '../../lib/nag.ts';
+import { parseStackConfig } from '../../lib/stack-config.ts';
+
+function nagApp(context: Record<string, unknown> = {}): { app: App; stack: ErpProxyStack } {
+  const app = new App({
+    context: { 'aws:cdk:bundling-stacks': [], ...context },
+    builtinCloudFormationValidation: false,
+  });
+  addNagChecks(app);
+  const stack = new ErpProxyStack(app, 'ErpProxy', {
+    config: parseStackConfig((key) => app.node.tryGetContext(key)),
+  });
+  return { app, stack };
+}
+
+/** Acknowledgment metadata entries (id → reason) under a scope, one per acknowledge() call. */
+function acknowledgments(app: App): { id: string; reason: string; path: string }[] {
+  return app.node.findAll().flatMap((node) =>
+    node.node.metadata
+      .filter((entry) => entry.type === 'aws:cdk:acknowledged-rules')
+      .flatMap((entry) =>
+        Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
+          id: id.replace(/^annotation::/i, ''),
+          reason,
+          path: node.node.path,
+        })),
+      ),
+  );
+}
+
+describe('cdk-nag AwsSolutions, default context', () => {
+  const { app } = nagApp();
+
+  it('synthesizes with no unacknowledged finding', () => {
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it('acknowledges exactly the reviewed rules', () => {
+    expect(acknowledgedRuleIds(app)).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5[Resource::*]', 'AwsSolutions-SMG4']);
+  });
+
+  it('acknowledges one construct at a time, each with a reason', () => {
+    const acks = acknowledgments(app);
+    // 9 routes, 2 secrets, 1 GetMetricData statement.
+    expect(acks.filter((a) => a.id === 'AwsSolutions-APIG4')).toHaveLength(9);
+    expect(acks.filter((a) => a.id === 'AwsSolutions-SMG4').map((a) => a.path).sort()).toEqual([
+      'ErpProxy/LicenseSecret',
+      'ErpProxy/ProxyKeysSecret',
+    ]);
+    expect(acks.filter((a) => a.id === 'AwsSolutions-IAM5[Resource::*]').map((a) => a.path)).toEqual(['ErpProxy/Aux']);
+    expect(acks.every((a) => a.path !== 'ErpProxy' && a.path !== '')).toBe(true);
+    for (const ack of acks) expect(ack.reason.length, ack.id).toBeGreaterThan(40);
+  });
+});
+
+describe('cdk-nag AwsSolutions, VPC, imported secrets, custom domain and alarm e-mail', () => {
+  const { app } = nagApp({
+    proxyKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf',
+    licenseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl',
+    vpcId: 'vpc-0123456789abcdef0',
+    vpcSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210',
+    domainName: 'erp-proxy.example.com',
+    certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/11111111-2222-3333-4444-555555555555',
+    alarmEmail: 'ops@example.com',
+  });
+
+  it('synthesizes with no unacknowledged finding', () => {
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it('acknowledges exactly the reviewed rules', () => {
+    expect(acknowledgedRuleIds(app)).toEqual([
+      'AwsSolutions-APIG4',
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-SNS2',
+    ]);
+  });
+});
+
+describe('cdk-nag is really on', () => {
+  it('fails the synth on a new, unacknowledged finding', () => {
+    const { app, stack } = nagApp();
+    new Secret(stack, 'UnreviewedSecret');
+    expect(() => app.synth()).toThrow(/AwsSolutions-SMG4/);
+  });
+});

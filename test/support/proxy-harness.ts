@@ -1,0 +1,72 @@
+/**
+ * Starts the local server (the real handlers) on 127.0.0.1 with its own runtime and config,
+ * and offers small HTTP helpers. Used by the integration suites.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLocalServer, type LocalServerOptions } from '../../bin/local-server.ts';
+import { loadConfig } from '../../lambdas/config.ts';
+import { createRuntime, type Runtime, type RuntimeOverrides } from '../../lambdas/runtime.ts';
+
+/** The proxy key the harness configures (a test value, not a secret). */
+export const TEST_PROXY_KEY = 'test-proxy-key-0123456789abcdef';
+
+export interface ProxyHarness {
+  readonly url: string;
+  readonly runtime: Runtime;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
+  get(path: string, headers?: Record<string, string>): Promise<HttpAnswer>;
+  close(): Promise<void>;
+}
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The body parsed as JSON, or `undefined` when it is not JSON. */
+  readonly json: unknown;
+}
+
+export async function toAnswer(response: Response): Promise<HttpAnswer> {
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+export async function startProxy(
+  env: Record<string, string> = {},
+  overrides: RuntimeOverrides = {},
+  serverOptions: LocalServerOptions = {},
+): Promise<ProxyHarness> {
+  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, LOG_LEVEL: 'SILENT', ...env });
+  const runtime = createRuntime(config, overrides);
+  const server: Server = createLocalServer(runtime, serverOptions);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> =>
+    toAnswer(
+      await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': TEST_PROXY_KEY, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    );
+  const get = async (path: string, headers: Record<string, string> = {}): Promise<HttpAnswer> =>
+    toAnswer(await fetch(`${url}${path}`, { headers }));
+  return {
+    url,
+    runtime,
+    post,
+    get,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await runtime.http.close();
+    },
+  };
+}

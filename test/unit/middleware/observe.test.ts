@@ -1,0 +1,240 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../../lambdas/config.ts';
+import { ProxyError, UpstreamTimeoutError } from '../../../lambdas/errors.ts';
+import { observe } from '../../../lambdas/middleware/observe.ts';
+import { createLogger } from '../../../lambdas/observability/logger.ts';
+import { createMetrics, LocalMetricsStore } from '../../../lambdas/observability/metrics.ts';
+import type { ProxyContext } from '../../../lambdas/request-state.ts';
+
+/**
+ * The Logger prints through a private `Console` on `process.stdout` (INFO) and `process.stderr`
+ * (WARN/ERROR), not the global console, so the tests spy on both streams' `write` and parse the
+ * JSON lines. Metrics run in local mode, so EMF goes to an in-memory store, not to stdout.
+ */
+function captureLogLines(): () => Record<string, unknown>[] {
+  const chunks: string[] = [];
+  const record = (chunk: unknown): boolean => {
+    chunks.push(String(chunk));
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(record);
+  vi.spyOn(process.stderr, 'write').mockImplementation(record);
+  return () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const PROXY_KEY = 'proxy-key-0123456789abcdef-SECRET';
+const ERP_KEY = 'erp-api-key-abcdef-SECRET';
+
+function event(): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: 'POST /api/erp/execute',
+    rawPath: '/api/erp/execute',
+    rawQueryString: '',
+    headers: { 'x-api-key': PROXY_KEY, 'content-type': 'application/json' },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'localhost',
+      domainPrefix: 'localhost',
+      http: { method: 'POST', path: '/api/erp/execute', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' },
+      requestId: 'apigw-req-123',
+      routeKey: 'POST /api/erp/execute',
+      stage: '$default',
+      time: '21/Nov/2026:10:00:00 +0000',
+      timeEpoch: 0,
+    },
+    body: JSON.stringify({
+      id: 'env-7',
+      erp_instance: { url: 'http://erp.local', db: 'erp_a', user_id: 2, api_key: ERP_KEY },
+      action: 'search_read',
+      model_id: 'res.partner',
+      params: [[['name', 'ilike', 'CONFIDENTIAL-PARAM']]],
+    }),
+    isBase64Encoded: false,
+  };
+}
+
+function context(): ProxyContext {
+  // Only the fields the chain reads; `proxy` is created by observe's before.
+  return { awsRequestId: 'lambda-req-1', functionName: 'erp-proxy-execute-v1' } as unknown as ProxyContext;
+}
+
+type Handler = (event: APIGatewayProxyEventV2, context: ProxyContext) => Promise<APIGatewayProxyResultV2>;
+
+/**
+ * A chain like the real ones: observe first, then a stand-in for the envelope middleware that
+ * fills in what the real one fills in (outcome, error code, response size) and turns errors
+ * into responses without returning them.
+ */
+function chain(handler: Handler, logger: Logger = createLogger(loadConfig({}))) {
+  const store = new LocalMetricsStore();
+  const metrics = createMetrics(loadConfig({}), { store });
+  const fakeEnvelope: middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext> = {
+    before: (request) => {
+      const state = request.context.proxy;
+      state.envelopeId = 'env-7';
+      state.callerKeyName = 'billing';
+      state.action = 'search_read';
+      state.model = 'res.partner';
+      state.erpHost = 'erp.local';
+      state.erpDb = 'erp_a';
+    },
+    after: (request) => {
+      const state = request.context.proxy;
+      state.outcome ??= 'success';
+      const body = typeof request.response === 'object' ? (request.response?.body ?? '') : '';
+      state.responseBytes = Buffer.byteLength(body);
+    },
+    onError: (request) => {
+      const state = request.context.proxy;
+      const error = request.error;
+      const proxyError = error instanceof ProxyError ? error : undefined;
+      state.outcome = 'proxy_error';
+      state.errorCode = proxyError?.code ?? -32603;
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 'env-7', error: { code: state.errorCode, message: 'x' } });
+      state.responseBytes = Buffer.byteLength(body);
+      request.response = { statusCode: proxyError?.httpStatus ?? 500, body };
+    },
+  };
+  const handle = middy<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext>()
+    .use(observe({ logger, metrics, api: 'v1' }))
+    .use(fakeEnvelope)
+    .handler(handler);
+  return { handle, store };
+}
+
+describe('observe middleware', () => {
+  it('writes exactly one INFO line per successful request, with every field and no secret', async () => {
+    // Prepare
+    const lines = captureLogLines();
+    const { handle, store } = chain(async (_event, ctx) => {
+      ctx.proxy.upstreamStatus = 200;
+      ctx.proxy.upstreamMs = 12.345;
+      return { statusCode: 200, body: '{"jsonrpc":"2.0","id":"env-7","result":[],"error":null}' };
+    });
+
+    // Act
+    const response = await handle(event(), context());
+
+    // Assess
+    expect(response).toMatchObject({ statusCode: 200 });
+    const logged = lines();
+    expect(logged).toHaveLength(1);
+    const line = logged[0] ?? {};
+    expect(line).toMatchObject({
+      level: 'INFO',
+      message: 'request',
+      service: 'erp-proxy',
+      correlation_id: 'apigw-req-123',
+      envelope_id: 'env-7',
+      request_id: 'apigw-req-123',
+      api: 'v1',
+      action: 'search_read',
+      model: 'res.partner',
+      erp_host: 'erp.local',
+      erp_db: 'erp_a',
+      caller: 'billing',
+      upstream_status: 200,
+      upstream_ms: 12.35,
+      outcome: 'success',
+      http_status: 200,
+      response_bytes: 55,
+    });
+    expect(typeof line.duration_ms).toBe('number');
+    // Unknown fields (null) are left out of the line by Powertools.
+    expect(line).not.toHaveProperty('error_code');
+    const text = JSON.stringify(logged);
+    expect(text).not.toContain(PROXY_KEY);
+    expect(text).not.toContain(ERP_KEY);
+    expect(text).not.toContain('CONFIDENTIAL-PARAM');
+    expect(text).not.toMatch(/"(params|keyword|kwargs|result|body)"/);
+
+    const families = store.families();
+    expect(families.find((f) => f.name === 'erp_proxy_requests_total')?.samples).toEqual([
+      { labels: { api: 'v1', outcome: 'success' }, value: 1 },
+    ]);
+  });
+
+  it('logs a proxy error at WARN without a stack, and counts it by code', async () => {
+    const lines = captureLogLines();
+    const { handle, store } = chain(async (_event, ctx) => {
+      ctx.proxy.upstreamMs = 15000;
+      throw new UpstreamTimeoutError('The ERP did not answer within 15 s; the call may have run');
+    });
+
+    const response = await handle(event(), context());
+
+    expect(response).toMatchObject({ statusCode: 504 });
+    const logged = lines();
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({
+      level: 'WARN',
+      message: 'request',
+      outcome: 'proxy_error',
+      error_code: -32003,
+      http_status: 504,
+    });
+    expect(logged[0]).not.toHaveProperty('error');
+    const families = store.families();
+    expect(families.find((f) => f.name === 'erp_proxy_errors_total')?.samples).toEqual([
+      { labels: { api: 'v1', code: '-32003' }, value: 1 },
+    ]);
+    expect(families.find((f) => f.name === 'erp_proxy_upstream_timeouts_total')?.samples).toEqual([
+      { labels: { api: 'v1' }, value: 1 },
+    ]);
+  });
+
+  it('logs an unexpected error at ERROR with its stack, in the same single line', async () => {
+    const lines = captureLogLines();
+    const { handle } = chain(async () => {
+      throw new TypeError('Cannot read properties of undefined (reading "x")');
+    });
+
+    const response = await handle(event(), context());
+
+    expect(response).toMatchObject({ statusCode: 500 });
+    const logged = lines();
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({
+      level: 'ERROR',
+      message: 'request',
+      outcome: 'proxy_error',
+      error_code: -32603,
+      http_status: 500,
+      error: { name: 'TypeError', message: 'Cannot read properties of undefined (reading "x")' },
+    });
+    expect(String((logged[0]?.error as Record<string, unknown>).stack)).toContain('TypeError');
+  });
+
+  it('never breaks a response when logging or metrics fail', async () => {
+    const stderr: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => {
+      stderr.push(String(chunk));
+      return true;
+    });
+    const logger = createLogger(loadConfig({}));
+    vi.spyOn(logger, 'info').mockImplementation(() => {
+      throw new Error('disk full');
+    });
+    vi.spyOn(logger, 'setCorrelationId').mockImplementation(() => {
+      throw new Error('boom');
+    });
+    const { handle } = chain(async () => ({ statusCode: 200, body: '{}' }), logger);
+
+    await expect(handle(event(), context())).resolves.toMatchObject({ statusCode: 200 });
+    expect(stderr.join('')).toContain('observe: writing the request log line failed');
+  });
+});

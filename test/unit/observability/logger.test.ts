@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../../lambdas/config.ts';
+import { createLogger, isSecretKey, REDACTED, redactSecrets } from '../../../lambdas/observability/logger.ts';
+
+/**
+ * Powertools Logger prints through a private `Console` bound to `process.stdout` /
+ * `process.stderr` (not the global console), so the tests spy on the streams' `write`.
+ */
+function captureStreams(): { lines: () => string[] } {
+  const chunks: string[] = [];
+  const record = (chunk: unknown): boolean => {
+    chunks.push(String(chunk));
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(record);
+  vi.spyOn(process.stderr, 'write').mockImplementation(record);
+  return {
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line.trim() !== ''),
+  };
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('redactSecrets', () => {
+  it('masks the listed keys whatever their case', () => {
+    // Prepare
+    const input = {
+      api_key: 'a',
+      APIKEY: 'b',
+      'X-Api-Key': 'c',
+      Authorization: 'bearer d',
+      Password: 'e',
+      signature: 'f',
+      KEY: 'g',
+      keys: [{ name: 'billing', key: 'h' }],
+      Cookie: 'i',
+      'Set-Cookie': 'j',
+      model: 'res.partner',
+    };
+
+    // Act
+    const output = JSON.parse(JSON.stringify(input, redactSecrets));
+
+    // Assess
+    expect(output).toEqual({
+      api_key: REDACTED,
+      APIKEY: REDACTED,
+      'X-Api-Key': REDACTED,
+      Authorization: REDACTED,
+      Password: REDACTED,
+      signature: REDACTED,
+      KEY: REDACTED,
+      keys: REDACTED,
+      Cookie: REDACTED,
+      'Set-Cookie': REDACTED,
+      model: 'res.partner',
+    });
+  });
+
+  it('masks anything matching secret or token, at any depth, inside arrays too', () => {
+    const input = {
+      level1: {
+        level2: [
+          { clientSecret: 's1', refresh_TOKEN: 't1', keep: 1 },
+          [{ deep: { SECRET_VALUE: 's2', tokenCount: 3, harmless: 'ok' } }],
+        ],
+      },
+      headers: { 'x-api-key': 'k1', accept: 'application/json' },
+    };
+
+    const text = JSON.stringify(input, redactSecrets);
+
+    expect(text).not.toMatch(/s1|t1|s2|k1/);
+    expect(JSON.parse(text)).toEqual({
+      level1: {
+        level2: [
+          { clientSecret: REDACTED, refresh_TOKEN: REDACTED, keep: 1 },
+          [{ deep: { SECRET_VALUE: REDACTED, tokenCount: REDACTED, harmless: 'ok' } }],
+        ],
+      },
+      headers: { 'x-api-key': REDACTED, accept: 'application/json' },
+    });
+  });
+
+  it('masks a secret key whose value is an object or array, wholesale', () => {
+    const text = JSON.stringify({ auth: { password: { nested: 'p' } }, keys: ['a', 'b'] }, redactSecrets);
+    expect(JSON.parse(text)).toEqual({ auth: { password: REDACTED }, keys: REDACTED });
+  });
+
+  it('leaves the root and ordinary keys alone', () => {
+    expect(redactSecrets('', { a: 1 })).toEqual({ a: 1 });
+    expect(isSecretKey('model')).toBe(false);
+    expect(isSecretKey('caller')).toBe(false);
+    expect(isSecretKey('erp_db')).toBe(false);
+    expect(isSecretKey('monkey')).toBe(false);
+    expect(isSecretKey('proxy_api_key')).toBe(true);
+    expect(isSecretKey('db_password')).toBe(true);
+  });
+});
+
+describe('createLogger', () => {
+  it('redacts secrets in real log output at any depth, with service name and level from config', () => {
+    // Prepare
+    const out = captureStreams();
+    const logger = createLogger({ ...loadConfig({ LOG_LEVEL: 'info' }), serviceName: 'erp-proxy-test' });
+
+    // Act
+    logger.info('hello', {
+      headers: { 'X-API-KEY': 'super-secret-proxy-key', Host: 'h' },
+      items: [{ Authorization: 'bearer upstream-key' }, { list: [{ api_key: 'erp-key-123' }] }],
+    });
+    logger.debug('not shown at INFO');
+
+    // Assess
+    const lines = out.lines();
+    expect(lines).toHaveLength(1);
+    const line = lines[0] ?? '';
+    expect(line).not.toContain('super-secret-proxy-key');
+    expect(line).not.toContain('upstream-key');
+    expect(line).not.toContain('erp-key-123');
+    const parsed = JSON.parse(line);
+    expect(parsed).toMatchObject({
+      level: 'INFO',
+      message: 'hello',
+      service: 'erp-proxy-test',
+      headers: { 'X-API-KEY': REDACTED, Host: 'h' },
+      items: [{ Authorization: REDACTED }, { list: [{ api_key: REDACTED }] }],
+    });
+  });
+
+  it('honours a WARN level', () => {
+    const out = captureStreams();
+    const logger = createLogger(loadConfig({ LOG_LEVEL: 'WARN' }));
+    logger.info('hidden');
+    logger.warn('shown');
+    expect(out.lines().map((line) => JSON.parse(line).message)).toEqual(['shown']);
+  });
+});

@@ -1,0 +1,201 @@
+import { CloudWatchClient, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../lambdas/config.ts';
+import { buildMetricDataQueries, createCloudWatchMetricsSource } from '../../../lambdas/observability/metrics-source.ts';
+import { renderPrometheus } from '../../../lambdas/observability/prometheus.ts';
+
+const cloudWatch = mockClient(CloudWatchClient);
+
+afterAll(() => {
+  cloudWatch.restore();
+});
+
+beforeEach(() => {
+  cloudWatch.reset();
+});
+
+const config = loadConfig({
+  AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-aux',
+  AWS_REGION: 'eu-west-1',
+  METRICS_WINDOW_SECONDS: '300',
+  METRICS_CACHE_SECONDS: '60',
+});
+
+/** 2026-11-21T10:07:30Z: the window ends at the last whole minute, 10:07:00. */
+const NOW = Date.UTC(2026, 10, 21, 10, 7, 30);
+
+function client(): CloudWatchClient {
+  return new CloudWatchClient({ region: 'eu-west-1' });
+}
+
+const RESULTS: MetricDataResult[] = [
+  { Id: 'requests_v1_success', Label: 'x', Values: [5, 2], StatusCode: 'Complete' },
+  { Id: 'requests_v1_proxy_error', Values: [1], StatusCode: 'Complete' },
+  { Id: 'timeouts_v1', Values: [1], StatusCode: 'Complete' },
+  { Id: 'upstream_v1_p50', Values: [120.5, 99], StatusCode: 'Complete' },
+  { Id: 'upstream_v1_p99', Values: [15000], StatusCode: 'Complete' },
+  { Id: 'upstream_v1_sum', Values: [16000] },
+  { Id: 'upstream_v1_count', Values: [8] },
+  { Id: 'bytes_v1_sum', Values: [4096] },
+  { Id: 'bytes_v1_count', Values: [8] },
+  { Id: 'license_days_left', Values: [42] },
+  { Id: 'errors_by_code', Label: 'v1|-32003', Values: [1] },
+  { Id: 'errors_by_code', Label: 'v2|422', Values: [2, 1] },
+  { Id: 'errors_by_code', Label: 'not a parsable label', Values: [9] },
+];
+
+describe('CloudWatch metrics source', () => {
+  it('asks GetMetricData for the right series over an aligned window', async () => {
+    // Prepare
+    cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: RESULTS });
+    const source = createCloudWatchMetricsSource(config, client(), { now: () => NOW });
+
+    // Act
+    await source.snapshot();
+
+    // Assess
+    const calls = cloudWatch.commandCalls(GetMetricDataCommand);
+    expect(calls).toHaveLength(1);
+    const input = calls[0]?.args[0].input;
+    expect(input?.EndTime).toEqual(new Date(Date.UTC(2026, 10, 21, 10, 7, 0)));
+    expect(input?.StartTime).toEqual(new Date(Date.UTC(2026, 10, 21, 10, 2, 0)));
+    expect(input?.ScanBy).toBe('TimestampDescending');
+    const queries = input?.MetricDataQueries ?? [];
+    expect(queries.length).toBeLessThanOrEqual(500);
+    expect(new Set(queries.map((q) => q.Id)).size).toBe(queries.length);
+    for (const query of queries) expect(query.Id).toMatch(/^[a-z][a-zA-Z0-9_]*$/);
+
+    expect(queries).toContainEqual({
+      Id: 'requests_v2_erp_error',
+      MetricStat: {
+        Metric: {
+          Namespace: 'ErpProxy',
+          MetricName: 'Requests',
+          Dimensions: [
+            { Name: 'service', Value: 'erp-proxy' },
+            { Name: 'api', Value: 'v2' },
+            { Name: 'outcome', Value: 'erp_error' },
+          ],
+        },
+        Period: 300,
+        Stat: 'Sum',
+      },
+      ReturnData: true,
+    });
+    const stats = (prefix: string) =>
+      queries.filter((q) => q.Id?.startsWith(prefix)).map((q) => [q.MetricStat?.Metric?.MetricName, q.MetricStat?.Stat]);
+    expect(stats('upstream_version_')).toEqual([
+      ['UpstreamLatency', 'p50'],
+      ['UpstreamLatency', 'p99'],
+      ['UpstreamLatency', 'Sum'],
+      ['UpstreamLatency', 'SampleCount'],
+    ]);
+    expect(stats('overhead_aux_').map(([name]) => name)).toEqual(Array(4).fill('ProxyOverhead'));
+    expect(stats('timeouts_')).toEqual(Array(4).fill(['UpstreamTimeouts', 'Sum']));
+    expect(stats('requests_')).toHaveLength(12);
+    expect(stats('license_days_left')).toEqual([['LicenseDaysLeft', 'Minimum']]);
+    expect(queries.find((q) => q.Id === 'license_days_left')?.MetricStat?.Metric?.Dimensions).toEqual([
+      { Name: 'service', Value: 'erp-proxy' },
+    ]);
+    expect(queries).toContainEqual({
+      Id: 'errors_by_code',
+      Expression: `SEARCH('{"ErpProxy",api,code,service} MetricName="Errors" service="erp-proxy"', 'Sum', 300)`,
+      Label: "${PROP('Dim.api')}|${PROP('Dim.code')}",
+      ReturnData: true,
+    });
+  });
+
+  it('rounds the window up to whole minutes', () => {
+    const plan = buildMetricDataQueries({ ...config, metricsWindowSeconds: 90 });
+    expect(plan.periodSeconds).toBe(120);
+    expect(plan.queries.every((q) => q.MetricStat === undefined || q.MetricStat.Period === 120)).toBe(true);
+  });
+
+  it('maps results to the same metric names as locally, as window gauges and summaries', async () => {
+    cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: RESULTS });
+    const source = createCloudWatchMetricsSource(config, client(), { now: () => NOW });
+
+    const text = renderPrometheus(await source.snapshot());
+
+    expect(text).toContain('# TYPE erp_proxy_requests_total gauge\n');
+    expect(text).toContain('erp_proxy_requests_total{api="v1",outcome="success"} 7\n');
+    expect(text).toContain('erp_proxy_requests_total{api="v1",outcome="proxy_error"} 1\n');
+    expect(text).toContain('erp_proxy_requests_total{api="aux",outcome="erp_error"} 0\n');
+    expect(text).toContain(
+      [
+        '# TYPE erp_proxy_errors_total gauge',
+        'erp_proxy_errors_total{api="v1",code="-32003"} 1',
+        'erp_proxy_errors_total{api="v2",code="422"} 3',
+        '# HELP',
+      ].join('\n'),
+    );
+    expect(text).toContain('erp_proxy_upstream_timeouts_total{api="v1"} 1\n');
+    expect(text).toContain(
+      [
+        '# TYPE erp_proxy_upstream_latency_milliseconds summary',
+        'erp_proxy_upstream_latency_milliseconds{api="v1",quantile="0.5"} 120.5',
+        'erp_proxy_upstream_latency_milliseconds{api="v1",quantile="0.99"} 15000',
+        'erp_proxy_upstream_latency_milliseconds_sum{api="v1"} 16000',
+        'erp_proxy_upstream_latency_milliseconds_count{api="v1"} 8',
+        '# HELP erp_proxy_proxy_overhead_milliseconds',
+      ].join('\n'),
+    );
+    expect(text).toContain('erp_proxy_response_bytes_sum{api="v1"} 4096\nerp_proxy_response_bytes_count{api="v1"} 8\n');
+    expect(text).toContain('# TYPE erp_proxy_license_days_left gauge\nerp_proxy_license_days_left 42\n');
+    expect(text).toContain('Over the last 300 s, from CloudWatch.');
+    expect(text).not.toContain('not a parsable label');
+  });
+
+  it('serves scrapes within the cache period from one call, and calls again after it', async () => {
+    cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: RESULTS });
+    let now = NOW;
+    const source = createCloudWatchMetricsSource(config, client(), { now: () => now });
+
+    const first = await source.snapshot();
+    now += 59_000;
+    const second = await source.snapshot();
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+    expect(second).toBe(first);
+
+    now += 1_000;
+    await source.snapshot();
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(2);
+  });
+
+  it('shares one in-flight call between concurrent scrapes', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    cloudWatch.on(GetMetricDataCommand).callsFake(async () => {
+      await gate;
+      return { MetricDataResults: RESULTS };
+    });
+    const source = createCloudWatchMetricsSource(config, client(), { now: () => NOW });
+
+    const scrapes = [source.snapshot(), source.snapshot(), source.snapshot()];
+    release();
+    const results = await Promise.all(scrapes);
+
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+    expect(results[1]).toBe(results[0]);
+    expect(results[2]).toBe(results[0]);
+  });
+
+  it('turns a failing call into an Error with a safe message, not retried within the period', async () => {
+    const denied = Object.assign(
+      new Error('User: arn:aws:sts::123456789012:assumed-role/x is not authorized to perform GetMetricData'),
+      { name: 'AccessDeniedException' },
+    );
+    cloudWatch.on(GetMetricDataCommand).rejects(denied);
+    const source = createCloudWatchMetricsSource(config, client(), { now: () => NOW });
+
+    const failure = await source.snapshot().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toBe('CloudWatch GetMetricData failed (AccessDeniedException)');
+    expect((failure as Error).message).not.toContain('123456789012');
+    await expect(source.snapshot()).rejects.toThrow('CloudWatch GetMetricData failed');
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+  });
+});

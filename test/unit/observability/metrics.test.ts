@@ -1,0 +1,210 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../../lambdas/config.ts';
+import {
+  createMetrics,
+  LATENCY_BUCKETS_MS,
+  LocalMetricsStore,
+  METRIC_SPECS,
+  MetricName,
+  recordLicenseDaysLeft,
+  recordRequest,
+} from '../../../lambdas/observability/metrics.ts';
+import { createLocalMetricsSource } from '../../../lambdas/observability/metrics-source.ts';
+import { renderPrometheus } from '../../../lambdas/observability/prometheus.ts';
+import type { RequestState } from '../../../lambdas/request-state.ts';
+
+/** Powertools writes EMF and warnings through private Consoles, so spy on the streams. */
+function captureStreams(): { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
+    stdout.push(String(chunk));
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => {
+    stderr.push(String(chunk));
+    return true;
+  });
+  return { stdout, stderr };
+}
+
+function state(overrides: Partial<RequestState>): RequestState {
+  return { api: 'v1', startedAt: 0, envelopeId: '1', body: undefined, ...overrides };
+}
+
+const localConfig = loadConfig({});
+const lambdaConfig = loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-execute-v1' });
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('local EMF capture', () => {
+  it('keeps Powertools EMF records in process, prints nothing, and renders them as Prometheus text', async () => {
+    // Prepare
+    const out = captureStreams();
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(localConfig, { store });
+
+    // Act: three requests, published as the observe middleware does.
+    recordRequest(
+      metrics,
+      state({ outcome: 'success', upstreamMs: 40, responseBytes: 300, upstreamStatus: 200 }),
+      50,
+    );
+    metrics.publishStoredMetrics();
+    recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: -32003, upstreamMs: 15000 }), 15004);
+    metrics.publishStoredMetrics();
+    recordRequest(metrics, state({ api: 'v2', outcome: 'erp_error', errorCode: 422, responseBytes: 120 }), 7);
+    metrics.publishStoredMetrics();
+    recordLicenseDaysLeft(metrics, 30);
+    metrics.publishStoredMetrics(); // nothing stored: must not warn
+    const families = await createLocalMetricsSource(store).snapshot();
+    const text = renderPrometheus(families);
+
+    // Assess: nothing printed, records captured.
+    expect(out.stdout).toEqual([]);
+    expect(out.stderr).toEqual([]);
+    const records = store.recentRecords().map((line) => JSON.parse(line));
+    expect(records.length).toBe(9); // 3 × Requests, 2 × Errors, 3 × per-API, 1 × license
+    expect(records[0]).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: 'ErpProxy', Metrics: [{ Name: 'Requests', Unit: 'Count' }] }] },
+      service: 'erp-proxy',
+      api: 'v1',
+      outcome: 'success',
+      Requests: 1,
+    });
+
+    const counters = text
+      .split('\n')
+      .filter((line) => /^(# (HELP|TYPE) )?erp_proxy_(requests|errors|upstream_timeouts)_total/.test(line))
+      .join('\n');
+    expect(counters).toBe(
+      [
+        '# HELP erp_proxy_requests_total Requests handled, by API and outcome (success, erp_error, proxy_error).',
+        '# TYPE erp_proxy_requests_total counter',
+        'erp_proxy_requests_total{api="v1",outcome="proxy_error"} 1',
+        'erp_proxy_requests_total{api="v1",outcome="success"} 1',
+        'erp_proxy_requests_total{api="v2",outcome="erp_error"} 1',
+        '# HELP erp_proxy_errors_total Requests that ended with an error, by API and error code (proxy codes and ERP codes).',
+        '# TYPE erp_proxy_errors_total counter',
+        'erp_proxy_errors_total{api="v1",code="-32003"} 1',
+        'erp_proxy_errors_total{api="v2",code="422"} 1',
+        '# HELP erp_proxy_upstream_timeouts_total Requests that ended with -32003: the ERP timed out or the connection broke; the call may have run.',
+        '# TYPE erp_proxy_upstream_timeouts_total counter',
+        'erp_proxy_upstream_timeouts_total{api="v1"} 1',
+        'erp_proxy_upstream_timeouts_total{api="v2"} 0',
+      ].join('\n'),
+    );
+    expect(text).toContain('# TYPE erp_proxy_upstream_latency_milliseconds histogram\n');
+    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="25"} 0\n');
+    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="50"} 1\n');
+    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="10000"} 1\n');
+    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="30000"} 2\n');
+    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="+Inf"} 2\n');
+    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_sum{api="v1"} 15040\n');
+    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_count{api="v1"} 2\n');
+    // Overhead = duration - upstream: 10 + 4 on v1, 7 on v2 (no upstream).
+    expect(text).toContain('erp_proxy_proxy_overhead_milliseconds_sum{api="v1"} 14\n');
+    expect(text).toContain('erp_proxy_proxy_overhead_milliseconds_sum{api="v2"} 7\n');
+    expect(text).not.toContain('erp_proxy_upstream_latency_milliseconds_count{api="v2"}');
+    expect(text).toContain('# TYPE erp_proxy_response_bytes summary\n');
+    expect(text).toContain('erp_proxy_response_bytes_sum{api="v1"} 300\n');
+    expect(text).toContain('erp_proxy_response_bytes_count{api="v2"} 1\n');
+    expect(text).toContain('# TYPE erp_proxy_license_days_left gauge\nerp_proxy_license_days_left 30\n');
+    expect(text.endsWith('\n')).toBe(true);
+  });
+
+  it('puts the code dimension on Errors only, and outcome on Requests only', () => {
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(localConfig, { store });
+
+    recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: -32000 }), 3);
+    metrics.publishStoredMetrics();
+
+    const records = store.recentRecords().map((line) => JSON.parse(line));
+    const dimensionsOf = (name: string): string[][] =>
+      records.find((r) => r._aws.CloudWatchMetrics[0].Metrics.some((m: { Name: string }) => m.Name === name))._aws
+        .CloudWatchMetrics[0].Dimensions;
+    expect(dimensionsOf('Requests')).toEqual([['service', 'api', 'outcome']]);
+    expect(dimensionsOf('Errors')).toEqual([['service', 'api', 'code']]);
+    expect(dimensionsOf('ProxyOverhead')).toEqual([['service', 'api']]);
+    expect(dimensionsOf('UpstreamTimeouts')).toEqual([['service', 'api']]);
+  });
+
+  it('aggregates hand-written EMF records: array values, gauges keep the last value, junk is skipped', () => {
+    const store = new LocalMetricsStore();
+    const emf = (body: Record<string, unknown>, metrics: { Name: string; Unit: string }[], dims: string[][]) =>
+      JSON.stringify({
+        _aws: { Timestamp: 0, CloudWatchMetrics: [{ Namespace: 'ErpProxy', Dimensions: dims, Metrics: metrics }] },
+        service: 'erp-proxy',
+        ...body,
+      });
+
+    store.ingestLine(
+      emf({ api: 'aux', UpstreamLatency: [1, 7, 70000] }, [{ Name: 'UpstreamLatency', Unit: 'Milliseconds' }], [
+        ['service', 'api'],
+      ]),
+    );
+    store.ingestLine(emf({ LicenseDaysLeft: 9 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]));
+    store.ingestLine(emf({ LicenseDaysLeft: 8 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]));
+    store.ingestLine(emf({ Other: 1 }, [{ Name: 'Other', Unit: 'Count' }], [['service']]));
+    store.ingestLine('not json');
+    store.ingestLine('{"no":"emf"}');
+
+    const families = store.families();
+    const latency = families.find((f) => f.name === 'erp_proxy_upstream_latency_milliseconds');
+    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '5' }, value: 1, suffix: '_bucket' });
+    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '10' }, value: 2, suffix: '_bucket' });
+    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '60000' }, value: 2, suffix: '_bucket' });
+    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '+Inf' }, value: 3, suffix: '_bucket' });
+    expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 70008, suffix: '_sum' });
+    expect(latency?.samples).toHaveLength(LATENCY_BUCKETS_MS.length + 3);
+    expect(families.find((f) => f.name === 'erp_proxy_license_days_left')?.samples).toEqual([
+      { labels: {}, value: 8 },
+    ]);
+    expect(families.map((f) => f.name)).toEqual(METRIC_SPECS.map((s) => s.prometheusName));
+    expect(store.stats()).toMatchObject({ malformedRecords: 2 });
+  });
+
+  it('does not warn "No application metrics to publish" on an empty publish', () => {
+    const out = captureStreams();
+    const warn = vi.fn();
+    const metrics = createMetrics(localConfig, {
+      store: new LocalMetricsStore(),
+      logger: { debug: vi.fn(), info: vi.fn(), warn, error: vi.fn() },
+    });
+
+    metrics.publishStoredMetrics();
+    metrics.publishStoredMetrics();
+
+    expect(warn).not.toHaveBeenCalled();
+    expect(out.stdout).toEqual([]);
+    expect(out.stderr).toEqual([]);
+  });
+});
+
+describe('on Lambda', () => {
+  it('prints EMF to stdout and keeps nothing in process', () => {
+    const out = captureStreams();
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(lambdaConfig, { store });
+
+    recordRequest(metrics, state({ outcome: 'erp_error', errorCode: 0, upstreamMs: 12 }), 20);
+    metrics.publishStoredMetrics();
+
+    expect(store.recentRecords()).toEqual([]);
+    const records = out.stdout
+      .join('')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line));
+    expect(records.map((r) => Object.keys(r).filter((k) => k in MetricName))).toEqual([
+      ['Requests'],
+      ['Errors'],
+      ['UpstreamTimeouts', 'UpstreamLatency', 'ProxyOverhead'],
+    ]);
+    expect(records[1]).toMatchObject({ api: 'v1', code: '0', Errors: 1 });
+    expect(records[2]).toMatchObject({ UpstreamLatency: 12, ProxyOverhead: 8, UpstreamTimeouts: 0 });
+  });
+});
