@@ -49,7 +49,13 @@ function event(): APIGatewayProxyEventV2 {
       apiId: 'api',
       domainName: 'localhost',
       domainPrefix: 'localhost',
-      http: { method: 'POST', path: '/api/erp/execute', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 't' },
+      http: {
+        method: 'POST',
+        path: '/api/erp/execute',
+        protocol: 'HTTP/1.1',
+        sourceIp: '127.0.0.1',
+        userAgent: 't',
+      },
       requestId: 'apigw-req-123',
       routeKey: 'POST /api/erp/execute',
       stage: '$default',
@@ -82,7 +88,12 @@ type Handler = (event: APIGatewayProxyEventV2, context: ProxyContext) => Promise
 function chain(handler: Handler, logger: Logger = createLogger(loadConfig({}))) {
   const store = new LocalMetricsStore();
   const metrics = createMetrics(loadConfig({}), { store });
-  const fakeEnvelope: middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext> = {
+  const fakeEnvelope: middy.MiddlewareObj<
+    APIGatewayProxyEventV2,
+    APIGatewayProxyResultV2,
+    Error,
+    ProxyContext
+  > = {
     before: (request) => {
       const state = request.context.proxy;
       state.envelopeId = 'env-7';
@@ -104,7 +115,11 @@ function chain(handler: Handler, logger: Logger = createLogger(loadConfig({}))) 
       const proxyError = error instanceof ProxyError ? error : undefined;
       state.outcome = 'proxy_error';
       state.errorCode = proxyError?.code ?? -32603;
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 'env-7', error: { code: state.errorCode, message: 'x' } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'env-7',
+        error: { code: state.errorCode, message: 'x' },
+      });
       state.responseBytes = Buffer.byteLength(body);
       request.response = { statusCode: proxyError?.httpStatus ?? 500, body };
     },

@@ -2,7 +2,10 @@ import { CloudWatchClient, GetMetricDataCommand, type MetricDataResult } from '@
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lambdas/config.ts';
-import { buildMetricDataQueries, createCloudWatchMetricsSource } from '../../../lambdas/observability/metrics-source.ts';
+import {
+  buildMetricDataQueries,
+  createCloudWatchMetricsSource,
+} from '../../../lambdas/observability/metrics-source.ts';
 import { renderPrometheus } from '../../../lambdas/observability/prometheus.ts';
 
 const cloudWatch = mockClient(CloudWatchClient);
@@ -84,7 +87,9 @@ describe('CloudWatch metrics source', () => {
       ReturnData: true,
     });
     const stats = (prefix: string) =>
-      queries.filter((q) => q.Id?.startsWith(prefix)).map((q) => [q.MetricStat?.Metric?.MetricName, q.MetricStat?.Stat]);
+      queries
+        .filter((q) => q.Id?.startsWith(prefix))
+        .map((q) => [q.MetricStat?.Metric?.MetricName, q.MetricStat?.Stat]);
     expect(stats('upstream_version_')).toEqual([
       ['UpstreamLatency', 'p50'],
       ['UpstreamLatency', 'p99'],
@@ -141,7 +146,9 @@ describe('CloudWatch metrics source', () => {
         '# HELP erp_proxy_proxy_overhead_milliseconds',
       ].join('\n'),
     );
-    expect(text).toContain('erp_proxy_response_bytes_sum{api="v1"} 4096\nerp_proxy_response_bytes_count{api="v1"} 8\n');
+    expect(text).toContain(
+      'erp_proxy_response_bytes_sum{api="v1"} 4096\nerp_proxy_response_bytes_count{api="v1"} 8\n',
+    );
     expect(text).toContain('# TYPE erp_proxy_license_days_left gauge\nerp_proxy_license_days_left 42\n');
     expect(text).toContain('Over the last 300 s, from CloudWatch.');
     expect(text).not.toContain('not a parsable label');

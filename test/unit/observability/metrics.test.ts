@@ -68,7 +68,9 @@ describe('local EMF capture', () => {
     const records = store.recentRecords().map((line) => JSON.parse(line));
     expect(records.length).toBe(9); // 3 × Requests, 2 × Errors, 3 × per-API, 1 × license
     expect(records[0]).toMatchObject({
-      _aws: { CloudWatchMetrics: [{ Namespace: 'ErpProxy', Metrics: [{ Name: 'Requests', Unit: 'Count' }] }] },
+      _aws: {
+        CloudWatchMetrics: [{ Namespace: 'ErpProxy', Metrics: [{ Name: 'Requests', Unit: 'Count' }] }],
+      },
       service: 'erp-proxy',
       api: 'v1',
       outcome: 'success',
@@ -124,8 +126,8 @@ describe('local EMF capture', () => {
 
     const records = store.recentRecords().map((line) => JSON.parse(line));
     const dimensionsOf = (name: string): string[][] =>
-      records.find((r) => r._aws.CloudWatchMetrics[0].Metrics.some((m: { Name: string }) => m.Name === name))._aws
-        .CloudWatchMetrics[0].Dimensions;
+      records.find((r) => r._aws.CloudWatchMetrics[0].Metrics.some((m: { Name: string }) => m.Name === name))
+        ._aws.CloudWatchMetrics[0].Dimensions;
     expect(dimensionsOf('Requests')).toEqual([['service', 'api', 'outcome']]);
     expect(dimensionsOf('Errors')).toEqual([['service', 'api', 'code']]);
     expect(dimensionsOf('ProxyOverhead')).toEqual([['service', 'api']]);
@@ -134,20 +136,33 @@ describe('local EMF capture', () => {
 
   it('aggregates hand-written EMF records: array values, gauges keep the last value, junk is skipped', () => {
     const store = new LocalMetricsStore();
-    const emf = (body: Record<string, unknown>, metrics: { Name: string; Unit: string }[], dims: string[][]) =>
+    const emf = (
+      body: Record<string, unknown>,
+      metrics: { Name: string; Unit: string }[],
+      dims: string[][],
+    ) =>
       JSON.stringify({
-        _aws: { Timestamp: 0, CloudWatchMetrics: [{ Namespace: 'ErpProxy', Dimensions: dims, Metrics: metrics }] },
+        _aws: {
+          Timestamp: 0,
+          CloudWatchMetrics: [{ Namespace: 'ErpProxy', Dimensions: dims, Metrics: metrics }],
+        },
         service: 'erp-proxy',
         ...body,
       });
 
     store.ingestLine(
-      emf({ api: 'aux', UpstreamLatency: [1, 7, 70000] }, [{ Name: 'UpstreamLatency', Unit: 'Milliseconds' }], [
-        ['service', 'api'],
-      ]),
+      emf(
+        { api: 'aux', UpstreamLatency: [1, 7, 70000] },
+        [{ Name: 'UpstreamLatency', Unit: 'Milliseconds' }],
+        [['service', 'api']],
+      ),
     );
-    store.ingestLine(emf({ LicenseDaysLeft: 9 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]));
-    store.ingestLine(emf({ LicenseDaysLeft: 8 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]));
+    store.ingestLine(
+      emf({ LicenseDaysLeft: 9 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]),
+    );
+    store.ingestLine(
+      emf({ LicenseDaysLeft: 8 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]),
+    );
     store.ingestLine(emf({ Other: 1 }, [{ Name: 'Other', Unit: 'Count' }], [['service']]));
     store.ingestLine('not json');
     store.ingestLine('{"no":"emf"}');
@@ -155,9 +170,21 @@ describe('local EMF capture', () => {
     const families = store.families();
     const latency = families.find((f) => f.name === 'erp_proxy_upstream_latency_milliseconds');
     expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '5' }, value: 1, suffix: '_bucket' });
-    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '10' }, value: 2, suffix: '_bucket' });
-    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '60000' }, value: 2, suffix: '_bucket' });
-    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '+Inf' }, value: 3, suffix: '_bucket' });
+    expect(latency?.samples).toContainEqual({
+      labels: { api: 'aux', le: '10' },
+      value: 2,
+      suffix: '_bucket',
+    });
+    expect(latency?.samples).toContainEqual({
+      labels: { api: 'aux', le: '60000' },
+      value: 2,
+      suffix: '_bucket',
+    });
+    expect(latency?.samples).toContainEqual({
+      labels: { api: 'aux', le: '+Inf' },
+      value: 3,
+      suffix: '_bucket',
+    });
     expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 70008, suffix: '_sum' });
     expect(latency?.samples).toHaveLength(LATENCY_BUCKETS_MS.length + 3);
     expect(families.find((f) => f.name === 'erp_proxy_license_days_left')?.samples).toEqual([

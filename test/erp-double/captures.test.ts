@@ -1,0 +1,277 @@
+/**
+ * Replays the real Odoo 19 captures in `../shared/odoo/captures/` against the ERP double and checks
+ * that status, content type and body shape match. Where the double and a capture differ, the double is wrong.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  DOUBLE_USERS,
+  ERP_A_ADMIN_KEY,
+  ERP_A_EXPIRED_KEY,
+  ERP_A_LIMITED_KEY,
+  ERP_B_ADMIN_KEY,
+  type ErpDouble,
+  startErpDouble,
+} from './index.ts';
+
+const CAPTURES_DIR = new URL('../../../shared/odoo/captures/', import.meta.url);
+const KEY_PLACEHOLDER = '<ERP_USER_API_KEY>';
+
+/** Keys the real server had but the double does not know (so they fail like the captures show). */
+const REVOKED_KEY = 'deadbeefdeadbeefdeadbeefdeadbeefdeadbeef';
+const OTHER_SCOPE_KEY = '0badc0de0badc0de0badc0de0badc0de0badc0de';
+
+/** `key_used` of a capture -> the key the double accepts (or deliberately does not). */
+const KEY_FOR: Readonly<Record<string, string>> = {
+  'erp_a admin rpc key': ERP_A_ADMIN_KEY,
+  'erp_b admin rpc key': ERP_B_ADMIN_KEY,
+  'erp_a limited rpc key': ERP_A_LIMITED_KEY,
+  'erp_a admin EXPIRED key': ERP_A_EXPIRED_KEY,
+  'erp_a admin REVOKED key': REVOKED_KEY,
+  'erp_a admin key scope odoo.plugin.outlook': OTHER_SCOPE_KEY,
+};
+
+/** Captures the double does not imitate, with the reason. */
+const SKIPPED: Readonly<Record<string, string>> = {
+  'timing-search_count-loopback.json': 'latency measurements, not a request/response pair',
+  'v1-xmlrpc-common-version.json': 'XML-RPC (/xmlrpc/2) is not imitated',
+  'v1-xmlrpc-object-bad-key.json': 'XML-RPC (/xmlrpc/2) is not imitated',
+  'v1-xmlrpc-object-search_count.json': 'XML-RPC (/xmlrpc/2) is not imitated',
+  'v1-web-dataset-call_kw-nosession.json': '/web/dataset/call_kw and web sessions are not imitated',
+  'v1-web-dataset-call_kw-session-ok.json': '/web/dataset/call_kw and web sessions are not imitated',
+  'web-session-authenticate-ok.json': 'web sessions (/web/session/authenticate) are not imitated',
+  'web-root-no-db.json': 'the web client (GET /) is not imitated',
+  'v2-session-cookie-and-other-db-header.json': 'session cookies are ignored by the double (needs a real session)',
+  'v2-session-cookie-no-bearer.json': 'session cookies are ignored by the double (needs a real session)',
+  'v2-session-cookie-other-user-key.json': 'session cookies are ignored by the double (needs a real session)',
+  'v1-lock-conflict-cron-write.json': 'needs another transaction holding a row lock on ir.cron',
+  'v2-lock-conflict-cron-write.json': 'needs another transaction holding a row lock on ir.cron',
+};
+
+/**
+ * Records that earlier captures created on the real server (ids are sequential in the double:
+ * partners from 43, attachments from 211). Created through /jsonrpc before the replay.
+ */
+const PREPARE: Readonly<Record<string, { model: 'res.partner' | 'ir.attachment'; upTo: number }>> = {
+  'v1-write-ok.json': { model: 'res.partner', upTo: 43 },
+  'v1-action_archive-ok.json': { model: 'res.partner', upTo: 44 },
+  'v1-unlink-ok.json': { model: 'res.partner', upTo: 45 },
+  'v2-write-ok.json': { model: 'res.partner', upTo: 48 },
+  'v2-action_archive-ok.json': { model: 'res.partner', upTo: 49 },
+  'v2-action_archive-check.json': { model: 'res.partner', upTo: 50 },
+  'v2-unlink-ok.json': { model: 'res.partner', upTo: 51 },
+  'v1-read-attachment-datas-ok.json': { model: 'ir.attachment', upTo: 211 },
+  'v2-read-attachment-datas-ok.json': { model: 'ir.attachment', upTo: 211 },
+  'v2-write-attachment-ok.json': { model: 'ir.attachment', upTo: 211 },
+  'v2-unlink-attachment-ok.json': { model: 'ir.attachment', upTo: 211 },
+};
+
+/** A capture whose string body was sent JSON-encoded (a JSON string), not as raw text. */
+const JSON_STRING_BODIES: ReadonlySet<string> = new Set(['v2-body-json-string-error.json']);
+
+interface Capture {
+  file: string;
+  caseText: string;
+  server: string;
+  keyUsed: string | null;
+  request: { method: string; path: string; headers: Record<string, string>; body: unknown };
+  response: { status: number; headers: Record<string, string>; body: unknown };
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  return Object.fromEntries(Object.entries(asRecord(value)).map(([key, item]) => [key, String(item)]));
+}
+
+function loadCapture(file: string): Capture {
+  const raw = asRecord(JSON.parse(readFileSync(new URL(file, CAPTURES_DIR), 'utf8')));
+  const request = asRecord(raw.request);
+  const response = asRecord(raw.response);
+  return {
+    file,
+    caseText: String(raw.case ?? ''),
+    server: String(raw.server ?? ''),
+    keyUsed: typeof raw.key_used === 'string' ? raw.key_used : null,
+    request: {
+      method: String(request.method ?? ''),
+      path: String(request.path ?? ''),
+      headers: stringRecord(request.headers),
+      body: request.body,
+    },
+    response: { status: Number(response.status), headers: stringRecord(response.headers), body: response.body },
+  };
+}
+
+function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  const entry = Object.entries(headers).find(([key]) => key.toLowerCase() === name);
+  return entry?.[1];
+}
+
+/** Python type name of a JSON value, as the INDEX uses it. */
+function jsonType(value: unknown): string {
+  if (value === null) return 'NoneType';
+  if (Array.isArray(value)) return 'list';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
+  if (typeof value === 'string') return 'str';
+  return 'dict';
+}
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+function send(url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function jsonRpc(double: ErpDouble, service: string, method: string, args: unknown[]): Promise<unknown> {
+  const body = JSON.stringify({ jsonrpc: '2.0', method: 'call', params: { service, method, args }, id: 0 });
+  const reply = await send(`${double.url}/jsonrpc`, 'POST', { 'Content-Type': 'application/json' }, body);
+  return asRecord(JSON.parse(reply.body)).result;
+}
+
+async function prepare(double: ErpDouble, file: string): Promise<void> {
+  const plan = PREPARE[file];
+  if (!plan) return;
+  const firstFree = plan.model === 'res.partner' ? 43 : 211;
+  const vals = Array.from({ length: plan.upTo - firstFree + 1 }, (_, index) =>
+    plan.model === 'res.partner'
+      ? { name: `Prepared ${index}` }
+      : { name: 'proxy-capture.txt', datas: 'aGVsbG8gcHJveHkK', mimetype: 'text/plain', res_model: 'res.partner', res_id: 15 },
+  );
+  const ids = await jsonRpc(double, 'object', 'execute_kw', ['erp_a', 2, ERP_A_ADMIN_KEY, plan.model, 'create', [vals]]);
+  expect(ids).toContain(plan.upTo);
+}
+
+function keyFor(capture: Capture): string {
+  if (capture.keyUsed === null) throw new Error(`${capture.file}: uses ${KEY_PLACEHOLDER} but has no key_used`);
+  const key = KEY_FOR[capture.keyUsed];
+  if (key === undefined) throw new Error(`${capture.file}: no key for key_used ${capture.keyUsed}`);
+  return key;
+}
+
+function dbfilterOf(capture: Capture): string | undefined {
+  return /--db-filter='([^']*)'/.exec(capture.server)?.[1];
+}
+
+const files = readdirSync(CAPTURES_DIR)
+  .filter((name) => name.endsWith('.json'))
+  .sort();
+const replayed = files.filter((file) => SKIPPED[file] === undefined);
+const doubles = new Map<string, Promise<ErpDouble>>();
+
+/** One double per dbfilter configuration, reset before each capture. */
+async function doubleFor(capture: Capture): Promise<ErpDouble> {
+  const dbfilter = dbfilterOf(capture);
+  const cacheKey = dbfilter ?? '';
+  let started = doubles.get(cacheKey);
+  if (!started) {
+    started = startErpDouble({ mode: '19', databases: ['erp_a', 'erp_b'], dbfilter, users: [...DOUBLE_USERS] });
+    doubles.set(cacheKey, started);
+  }
+  const double = await started;
+  double.reset();
+  return double;
+}
+
+afterAll(async () => {
+  for (const started of doubles.values()) await (await started).close();
+});
+
+describe('capture inventory', () => {
+  it('classifies every capture file: replayed or skipped with a reason', () => {
+    expect(files.length).toBeGreaterThan(100);
+    for (const file of Object.keys(SKIPPED)) expect(files).toContain(file);
+    for (const file of Object.keys(PREPARE)) expect(replayed).toContain(file);
+    expect(replayed.length + Object.keys(SKIPPED).length).toBe(files.length);
+  });
+});
+
+describe.each(replayed)('capture %s', (file) => {
+  it('is reproduced by the double (status, content type, body shape)', async () => {
+    const capture = loadCapture(file);
+    const double = await doubleFor(capture);
+    await prepare(double, file);
+
+    const needsKey = JSON.stringify(capture.request).includes(KEY_PLACEHOLDER);
+    const fill = (text: string): string => (needsKey ? text.replaceAll(KEY_PLACEHOLDER, keyFor(capture)) : text);
+    const headers = Object.fromEntries(Object.entries(capture.request.headers).map(([key, value]) => [key, fill(value)]));
+    const rawBody = capture.request.body;
+    const body =
+      rawBody === null || rawBody === undefined
+        ? undefined
+        : typeof rawBody === 'string' && !JSON_STRING_BODIES.has(file)
+          ? fill(rawBody)
+          : fill(JSON.stringify(rawBody));
+
+    const reply = await send(`${double.url}${capture.request.path}`, capture.request.method, headers, body);
+
+    const expected = capture.response;
+    expect(reply.status, capture.caseText).toBe(expected.status);
+    const expectedType = (headerValue(expected.headers, 'content-type') ?? '').split(';')[0];
+    const actualType = String(reply.headers['content-type'] ?? '').split(';')[0];
+    expect(actualType, capture.caseText).toBe(expectedType);
+    expect(reply.headers['set-cookie'], 'the double never sets cookies').toBeUndefined();
+    const wwwAuthenticate = headerValue(expected.headers, 'www-authenticate');
+    // Odoo sends `Bearer ` with a trailing space; HTTP parsers (Node's included) trim header values.
+    if (wwwAuthenticate !== undefined) expect(reply.headers['www-authenticate']).toBe(wwwAuthenticate.trim());
+
+    if (expectedType !== 'application/json') {
+      const expectedText = String(expected.body);
+      if (expectedText.includes('No database is selected')) expect(reply.body).toContain('No database is selected');
+      else expect(reply.body).not.toContain('No database is selected');
+      if (!expectedText.startsWith('<')) expect(reply.body).toBe(expectedText);
+      return;
+    }
+
+    const actual: unknown = JSON.parse(reply.body);
+    const expectedBody = expected.body;
+    if (typeof expectedBody === 'object' && expectedBody !== null && 'jsonrpc' in expectedBody) {
+      const want = asRecord(expectedBody);
+      const got = asRecord(actual);
+      expect(got.jsonrpc).toBe('2.0');
+      expect(got.id).toEqual(want.id);
+      expect('result' in got, 'result presence').toBe('result' in want);
+      expect('error' in got, 'error presence').toBe('error' in want);
+      if ('result' in want) expect(jsonType(got.result)).toBe(jsonType(want.result));
+      if ('error' in want) {
+        const wantError = asRecord(want.error);
+        const gotError = asRecord(got.error);
+        expect(gotError.code).toBe(wantError.code);
+        expect(gotError.message).toBe(wantError.message);
+        const gotData = asRecord(gotError.data);
+        const wantData = asRecord(wantError.data);
+        expect(gotData.name).toBe(wantData.name);
+        expect(Object.keys(gotData)).toEqual(Object.keys(wantData));
+      }
+      return;
+    }
+    const wantObject = asRecord(expectedBody);
+    if (expected.status !== 200) {
+      const got = asRecord(actual);
+      expect(got.name).toBe(wantObject.name);
+      expect(Object.keys(got)).toEqual(['name', 'message', 'arguments', 'context', 'debug']);
+      return;
+    }
+    expect(jsonType(actual)).toBe(jsonType(expectedBody));
+    if (capture.request.path.endsWith('/version')) expect(Object.keys(asRecord(actual))).toEqual(Object.keys(wantObject));
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * Context parsing: defaults, CLI strings and cdk.json values alike, and one readable error that
+ * names every bad key.
+ */
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { describe, expect, it } from 'vitest';
+import { parseStackConfig, StackConfigError } from '../../lib/stack-config.ts';
+
+const read =
+  (context: Record<string, unknown>) =>
+  (key: string): unknown =>
+    context[key];
+
+function problemsOf(context: Record<string, unknown>): readonly string[] {
+  try {
+    parseStackConfig(read(context));
+  } catch (error) {
+    if (error instanceof StackConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a StackConfigError');
+}
+
+describe('parseStackConfig', () => {
+  it('has safe defaults: no allowed target, timeouts that fit the gateway, 30-day logs', () => {
+    const config = parseStackConfig(read({}));
+    expect(config).toMatchObject({
+      allowedTargets: [],
+      allowedDatabases: [],
+      defaultTimeoutSeconds: 15,
+      maxTimeoutSeconds: 25,
+      lambdaTimeoutSeconds: 28,
+      auxTimeoutSeconds: 10,
+      executeMemoryMb: 512,
+      auxMemoryMb: 256,
+      throttleRateLimit: 100,
+      throttleBurstLimit: 200,
+      logRetention: RetentionDays.ONE_MONTH,
+      logLevel: 'INFO',
+      stripDebug: false,
+      maxResponseBytes: undefined,
+      auxPublic: [],
+      proxyKeysSecretArn: undefined,
+      licenseSecretArn: undefined,
+      vpc: undefined,
+      domain: undefined,
+      alarms: { email: undefined, serverErrorRatePercent: 5, p99LatencyMs: 10_000, upstreamTimeouts: 5, licenseWarningDays: 14 },
+    });
+  });
+
+  it('reads -c strings and cdk.json values alike', () => {
+    const fromCli = parseStackConfig(
+      read({ allowedTargets: ' erp.example.com, *.corp.example ,10.0.0.0/8,fd00::/8 ', maxTimeout: '20', stripDebug: 'TRUE', throttleRateLimit: '12.5' }),
+    );
+    const fromJson = parseStackConfig(
+      read({ allowedTargets: ['erp.example.com', '*.corp.example', '10.0.0.0/8', 'fd00::/8'], maxTimeout: 20, stripDebug: true, throttleRateLimit: 12.5 }),
+    );
+    expect(fromCli).toEqual(fromJson);
+    expect(fromCli.allowedTargets).toEqual(['erp.example.com', '*.corp.example', '10.0.0.0/8', 'fd00::/8']);
+    expect(fromCli.maxTimeoutSeconds).toBe(20);
+    expect(fromCli.stripDebug).toBe(true);
+  });
+
+  it('treats an empty string as not set', () => {
+    expect(parseStackConfig(read({ maxTimeout: '', alarmEmail: ' ' })).maxTimeoutSeconds).toBe(25);
+  });
+
+  it('keeps ERP_MAX_TIMEOUT at least 2 s under the Lambda timeout, itself under the 29 s integration timeout', () => {
+    expect(problemsOf({ maxTimeout: 27 })).toEqual([
+      expect.stringMatching(/maxTimeout \(27\) must be at least 2 s below lambdaTimeout \(28\)/),
+    ]);
+    expect(problemsOf({ lambdaTimeout: 29 })[0]).toMatch(/lambdaTimeout: expected an integer from 3 to 28 seconds/);
+    expect(problemsOf({ defaultTimeout: 20, maxTimeout: 18, lambdaTimeout: 25 })).toEqual([
+      'defaultTimeout (20) is above maxTimeout (18)',
+    ]);
+    expect(parseStackConfig(read({ maxTimeout: 10, lambdaTimeout: 12, defaultTimeout: 5 })).lambdaTimeoutSeconds).toBe(12);
+  });
+
+  it('lists every bad key at once, with what it expected and what it got', () => {
+    const problems = problemsOf({
+      allowedTargets: 'https://erp.example.com,10.0.0.0/33,erp.example.com:8069',
+      executeMemoryMb: 'lots',
+      logRetentionDays: 31,
+      logLevel: 'loud',
+      auxPublic: 'about',
+      proxyKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:keys',
+      alarmEmail: 'ops',
+    });
+    expect(problemsOf({ stripDebug: 'yes' })).toEqual(['stripDebug: expected true or false, got "yes"']);
+    expect(problemsOf({ allowedDatabases: 'prod db' })[0]).toMatch(/allowedDatabases: "prod db" is not valid/);
+    expect(problems).toEqual([
+      expect.stringMatching(/^allowedTargets: "https:\/\/erp.example.com" is not valid; expected host names/),
+      expect.stringMatching(/^allowedTargets: "10.0.0.0\/33" is not valid/),
+      expect.stringMatching(/^allowedTargets: "erp.example.com:8069" is not valid/),
+      'executeMemoryMb: expected an integer from 128 to 10240 MB, got "lots"',
+      expect.stringMatching(/^logRetentionDays: CloudWatch Logs accepts only 1, 3, 5, 7, 14, 30, 60, 90, .*; got 31$/),
+      expect.stringMatching(/^logLevel: expected one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT, got "LOUD"$/),
+      expect.stringMatching(/^auxPublic: "about" is not valid/),
+      expect.stringMatching(/^proxyKeysSecretArn: expected the complete secret ARN, including the 6-character suffix/),
+      'alarmEmail: expected an e-mail address, got "ops"',
+    ]);
+    expect(() => parseStackConfig(read({ logLevel: 'loud' }))).toThrow(/Invalid CDK context:\n {2}- logLevel/);
+  });
+
+  it('requires the VPC id with subnets, and the certificate with the domain', () => {
+    expect(problemsOf({ vpcSubnetIds: 'subnet-0123456789abcdef0' })).toEqual([
+      'vpcSubnetIds and vpcSecurityGroupIds need vpcId',
+    ]);
+    expect(problemsOf({ vpcId: 'vpc-0123456789abcdef0' })).toEqual([
+      'vpcId is set but vpcSubnetIds is empty: list the private subnets',
+    ]);
+    expect(problemsOf({ domainName: 'api.example.com' })).toEqual(['domainName and certificateArn go together']);
+    expect(problemsOf({ disableExecuteApiEndpoint: true })).toEqual([
+      'hostedZoneId, hostedZoneName and disableExecuteApiEndpoint need domainName',
+    ]);
+    const config = parseStackConfig(
+      read({
+        vpcId: 'vpc-0123456789abcdef0',
+        vpcSubnetIds: ['subnet-0123456789abcdef0'],
+        vpcSecurityGroupIds: 'sg-0123456789abcdef0',
+        domainName: 'api.example.com',
+        certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc-123',
+        disableExecuteApiEndpoint: 'true',
+      }),
+    );
+    expect(config.vpc).toEqual({
+      vpcId: 'vpc-0123456789abcdef0',
+      subnetIds: ['subnet-0123456789abcdef0'],
+      securityGroupIds: ['sg-0123456789abcdef0'],
+    });
+    expect(config.domain).toMatchObject({ domainName: 'api.example.com', disableExecuteApiEndpoint: true });
+  });
+
+  it('accepts complete secret ARNs in any partition', () => {
+    const config = parseStackConfig(
+      read({
+        proxyKeysSecretArn: 'arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:erp/keys-AbCdEf',
+        licenseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:license-123456',
+      }),
+    );
+    expect(config.proxyKeysSecretArn).toMatch(/-AbCdEf$/);
+    expect(config.licenseSecretArn).toMatch(/-123456$/);
+  });
+});
