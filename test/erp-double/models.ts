@@ -432,8 +432,19 @@ function userName(user: ErpUser): string {
   return `${user.login.charAt(0).toUpperCase()}${user.login.slice(1)} User`;
 }
 
-/** Fills a freshly created database with its seed data. */
+/** Fills a freshly created database with its seed data (every record gets create/write dates). */
 export function seedDatabase(db: Database, options: { demo: boolean; users: readonly ErpUser[] }): void {
+  seedRecords(db, options);
+  for (const def of MODELS) {
+    if (!def.fields.create_date) continue;
+    for (const row of db.rows(def.name)) {
+      row.create_date ??= SEED_DATE;
+      row.write_date ??= row.create_date;
+    }
+  }
+}
+
+function seedRecords(db: Database, options: { demo: boolean; users: readonly ErpUser[] }): void {
   for (const row of [...basePartners(), ...(options.demo ? demoPartners() : [])])
     db.insert('res.partner', row);
   for (const [id, name, code] of [

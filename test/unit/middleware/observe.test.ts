@@ -231,7 +231,8 @@ describe('observe middleware', () => {
       http_status: 500,
       error: { name: 'TypeError', message: 'Cannot read properties of undefined (reading "x")' },
     });
-    expect(String((logged[0]?.error as Record<string, unknown>).stack)).toContain('TypeError');
+    const error = (logged[0]?.error ?? {}) as Record<string, unknown>;
+    expect(String(error.stack)).toContain('TypeError');
   });
 
   it('never breaks a response when logging or metrics fail', async () => {

@@ -106,6 +106,7 @@ describe('CloudWatch metrics source', () => {
     expect(queries).toContainEqual({
       Id: 'errors_by_code',
       Expression: `SEARCH('{"ErpProxy",api,code,service} MetricName="Errors" service="erp-proxy"', 'Sum', 300)`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch dynamic label syntax.
       Label: "${PROP('Dim.api')}|${PROP('Dim.code')}",
       ReturnData: true,
     });

@@ -1,0 +1,350 @@
+/**
+ * Fault injection over real loopback sockets: upstreams that hang, refuse, reset, trickle,
+ * lie or redirect. Each case checks the exact proxy code, the HTTP status, and that the
+ * answer came within its time bound (the deadline works; these are bounds, not benchmarks).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createNetServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+
+interface Envelope {
+  id: string | null;
+  result: unknown;
+  error: { code: number; message: string; data: unknown } | null;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const servers: Array<{ close: () => void }> = [];
+const openSockets = new Set<Socket>();
+
+function track(server: Server): void {
+  server.on('connection', (socket: Socket) => {
+    openSockets.add(socket);
+    socket.on('close', () => openSockets.delete(socket));
+  });
+  servers.push({ close: () => server.close() });
+}
+
+async function listen(server: Server): Promise<string> {
+  track(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function httpUpstream(handler: Handler): Promise<string> {
+  return listen(createHttpServer(handler));
+}
+
+/** A raw TCP upstream: full control over what (and whether) bytes are written. */
+function tcpUpstream(onConnection: (socket: Socket) => void): Promise<string> {
+  return listen(createNetServer(onConnection));
+}
+
+function readRequest(socket: Socket, onRequest: () => void): void {
+  let buffer = '';
+  socket.on('data', (chunk) => {
+    buffer += chunk.toString('latin1');
+    const end = buffer.indexOf('\r\n\r\n');
+    if (end < 0) return;
+    const length = Number(/content-length:\s*(\d+)/i.exec(buffer.slice(0, end))?.[1] ?? 0);
+    if (buffer.length >= end + 4 + length) onRequest();
+  });
+  socket.on('error', () => undefined);
+}
+
+let proxy: ProxyHarness;
+
+beforeAll(async () => {
+  proxy = await startProxy({ MAX_RESPONSE_BYTES: String(256 * 1024) });
+});
+afterEach(() => {
+  for (const socket of openSockets) socket.destroy();
+  openSockets.clear();
+  for (const server of servers.splice(0)) server.close();
+});
+afterAll(async () => proxy.close());
+
+async function callV1(url: string, timeoutSeconds = 1): Promise<{ status: number; envelope: Envelope; ms: number; headers: Headers }> {
+  const started = performance.now();
+  const answer = await proxy.post(
+    '/api/erp/execute',
+    {
+      id: 'fault',
+      action: 'search_count',
+      model_id: 'res.partner',
+      params: [[]],
+      erp_instance: { url, db: 'erp_a', user_id: 2, api_key: 'k'.repeat(40) },
+    },
+    { 'x-request-timeout': String(timeoutSeconds) },
+  );
+  return { status: answer.status, envelope: answer.json as Envelope, ms: performance.now() - started, headers: answer.headers };
+}
+
+async function callV2(url: string, timeoutSeconds = 1) {
+  const answer = await proxy.post(
+    '/v2/erp/execute',
+    {
+      id: 'fault2',
+      model_id: 'res.partner',
+      method: 'search_count',
+      kwargs: { domain: [] },
+      erp_instance: { url, db: 'erp_a', api_key: 'k'.repeat(40) },
+    },
+    { 'x-request-timeout': String(timeoutSeconds) },
+  );
+  return { status: answer.status, envelope: answer.json as Envelope, headers: answer.headers };
+}
+
+const jsonRpcOk = (res: ServerResponse): void => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end('{"jsonrpc":"2.0","id":1,"result":5}');
+};
+
+describe('timeouts and broken connections', () => {
+  it('an upstream that never answers → -32003 / 504 at the deadline', async () => {
+    const url = await tcpUpstream((socket) => readRequest(socket, () => undefined));
+    const { status, envelope, ms } = await callV1(url, 1);
+    expect(status).toBe(504);
+    expect(envelope.error?.code).toBe(-32003);
+    expect(envelope.error?.message).toMatch(/may have run/);
+    expect(ms).toBeGreaterThanOrEqual(900);
+    expect(ms).toBeLessThan(4_000);
+  });
+
+  it('a refused connection → -32004 / 503, quickly', async () => {
+    const server = createNetServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const { status, envelope, ms } = await callV1(`http://127.0.0.1:${port}`, 5);
+    expect(status).toBe(503);
+    expect(envelope.error?.code).toBe(-32004);
+    expect(envelope.error?.message).toMatch(/did not run/);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('a reset before the request is sent (during the TLS handshake) → -32004 / 503', async () => {
+    const url = await tcpUpstream((socket) => socket.resetAndDestroy());
+    const { status, envelope, ms } = await callV1(url.replace('http:', 'https:'), 5);
+    expect(status).toBe(503);
+    expect(envelope.error?.code).toBe(-32004);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('a reset after the request was sent → -32003 / 504 (may have run)', async () => {
+    const url = await tcpUpstream((socket) => readRequest(socket, () => socket.resetAndDestroy()));
+    const { status, envelope, ms } = await callV1(url, 5);
+    expect(status).toBe(504);
+    expect(envelope.error?.code).toBe(-32003);
+    expect(envelope.error?.message).toMatch(/may have run/);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('headers that come after the deadline → -32003 / 504 at the deadline', async () => {
+    const url = await httpUpstream((_req, res) => {
+      setTimeout(() => jsonRpcOk(res), 3_000).unref();
+    });
+    const { status, envelope, ms } = await callV1(url, 1);
+    expect(status).toBe(504);
+    expect(envelope.error?.code).toBe(-32003);
+    expect(ms).toBeLessThan(2_800);
+  });
+
+  it('a body that trickles past the deadline → -32003 / 504 (the deadline bounds the body too)', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"jsonrpc":"2.0","id":1,"result":"');
+      const timer = setInterval(() => res.write('x'), 100);
+      res.on('close', () => clearInterval(timer));
+    });
+    const { status, envelope, ms } = await callV1(url, 1);
+    expect(status).toBe(504);
+    expect(envelope.error?.code).toBe(-32003);
+    expect(ms).toBeLessThan(2_800);
+  });
+});
+
+describe('answers that are not ERP answers', () => {
+  it('truncated JSON → -32005 / 502', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"jsonrpc":"2.0","id":1,"res');
+    });
+    const { status, envelope } = await callV1(url);
+    expect(status).toBe(502);
+    expect(envelope.error?.code).toBe(-32005);
+  });
+
+  it('an HTML page with 200 → -32005 / 502 on v1 and v2', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>Login | Company portal</title><p>hello</p>');
+    });
+    const v1 = await callV1(url);
+    expect(v1.status).toBe(502);
+    expect(v1.envelope.error?.code).toBe(-32005);
+    expect(v1.envelope.error?.message).toContain('text/html');
+    const v2 = await callV2(url);
+    expect(v2.status).toBe(502);
+    expect(v2.envelope.error?.code).toBe(-32005);
+  });
+
+  it('a 415 HTML answer on /json/2 → -32005 (not -32006)', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(415, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>415 Unsupported Media Type</title>');
+    });
+    const v2 = await callV2(url);
+    expect(v2.status).toBe(502);
+    expect(v2.envelope.error?.code).toBe(-32005);
+  });
+
+  it.each([301, 302, 307, 308])('a %s redirect is not followed → -32005 naming the Location', async (code) => {
+    let followed = false;
+    const target = await httpUpstream((_req, res) => {
+      followed = true;
+      jsonRpcOk(res);
+    });
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(code, { location: `${target}/elsewhere` });
+      res.end();
+    });
+    const { status, envelope } = await callV1(url);
+    expect(status).toBe(502);
+    expect(envelope.error?.code).toBe(-32005);
+    expect(envelope.error?.message).toContain(`${target}/elsewhere`);
+    expect(followed).toBe(false);
+  });
+});
+
+describe('front-proxy and overload answers', () => {
+  it('429 with Retry-After → -32004 / 503 and the Retry-After header passed on', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(429, { 'content-type': 'text/html', 'retry-after': '7' });
+      res.end('<h1>Too Many Requests</h1>');
+    });
+    for (const call of [callV1, callV2]) {
+      const { status, envelope, headers } = await call(url);
+      expect(status).toBe(503);
+      expect(envelope.error?.code).toBe(-32004);
+      expect(headers.get('retry-after')).toBe('7');
+    }
+  });
+
+  it.each([
+    [502, 503, -32004],
+    [503, 503, -32004],
+    [504, 504, -32003],
+  ])('upstream %s → HTTP %s, code %s', async (upstreamStatus, httpStatus, code) => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(upstreamStatus, { 'content-type': 'text/html' });
+      res.end(`<html><title>${upstreamStatus}</title></html>`);
+    });
+    for (const call of [callV1, callV2]) {
+      const { status, envelope } = await call(url);
+      expect(status).toBe(httpStatus);
+      expect(envelope.error?.code).toBe(code);
+    }
+  });
+});
+
+describe('response size limit', () => {
+  it('a body over MAX_RESPONSE_BYTES → -32009 / 502 suggesting limit/offset, without reading the rest', async () => {
+    let written = 0;
+    let closedEarly = false;
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"jsonrpc":"2.0","id":1,"result":"');
+      const chunk = 'x'.repeat(64 * 1024);
+      // An endless body: the proxy must stop reading, or this test would never end.
+      const pump = (): void => {
+        while (!res.destroyed && written < 512 * 1024 * 1024) {
+          written += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      };
+      res.on('close', () => {
+        closedEarly = true;
+      });
+      pump();
+    });
+    const { status, envelope, ms } = await callV1(url, 10);
+    expect(status).toBe(502);
+    expect(envelope.error?.code).toBe(-32009);
+    expect(envelope.error?.message).toMatch(/limit\/offset/);
+    expect(ms).toBeLessThan(5_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closedEarly).toBe(true);
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('a declared Content-Length over the limit is refused before reading', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(10 * 1024 * 1024) });
+      res.write('{"jsonrpc":"2.0"');
+    });
+    const { status, envelope } = await callV1(url, 5);
+    expect(status).toBe(502);
+    expect(envelope.error?.code).toBe(-32009);
+  });
+});
+
+describe('TLS', () => {
+  let dir: string;
+  let cert: Buffer;
+  let key: Buffer;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'erp-proxy-tls-'));
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+        '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+      { stdio: 'ignore' },
+    );
+    cert = readFileSync(join(dir, 'cert.pem'));
+    key = readFileSync(join(dir, 'key.pem'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a self-signed HTTPS server → -32004 / 503 naming the TLS failure', async () => {
+    const server = createHttpsServer({ cert, key }, (_req, res) => jsonRpcOk(res));
+    const url = (await listen(server)).replace('http:', 'https:');
+    const { status, envelope, ms } = await callV1(url, 5);
+    expect(status).toBe(503);
+    expect(envelope.error?.code).toBe(-32004);
+    expect(envelope.error?.message).toMatch(/TLS/);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('the same server works once its certificate is trusted', async () => {
+    const trusting = await startProxy({}, { http: { tls: { ca: cert } } });
+    try {
+      const server = createHttpsServer({ cert, key }, (_req, res) => jsonRpcOk(res));
+      const url = (await listen(server)).replace('http:', 'https:');
+      const answer = await trusting.post('/api/erp/execute', {
+        id: 'tls',
+        action: 'search_count',
+        model_id: 'res.partner',
+        params: [[]],
+        erp_instance: { url, db: 'erp_a', user_id: 2, api_key: 'k'.repeat(40) },
+      });
+      expect(answer.status).toBe(200);
+      expect((answer.json as Envelope).result).toBe(5);
+    } finally {
+      await trusting.close();
+    }
+  });
+});
