@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: ['test/live/**', 'node_modules/**'],
     environment: 'node',
+    setupFiles: ['test/support/leak-guard.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // Tests never reach AWS: keep the SDK and Powertools from looking for it.

@@ -114,7 +114,12 @@ export class ErpProxyStack extends Stack {
       METRICS_CACHE_SECONDS: '60',
     };
 
-    const make = (name: FunctionName, memoryMb: number, timeoutSeconds: number, env: Record<string, string>) =>
+    const make = (
+      name: FunctionName,
+      memoryMb: number,
+      timeoutSeconds: number,
+      env: Record<string, string>,
+    ) =>
       new ProxyFunction(this, FUNCTION_IDS[name], {
         description: FUNCTION_DESCRIPTIONS[name],
         entry: `${PROJECT_ROOT}/${HANDLER_ENTRIES[name]}`,
@@ -140,7 +145,11 @@ export class ErpProxyStack extends Stack {
     }
     const aux = this.functions.aux;
     aux.function.addToRolePolicy(
-      new PolicyStatement({ sid: 'ReadServiceMetrics', actions: ['cloudwatch:GetMetricData'], resources: ['*'] }),
+      new PolicyStatement({
+        sid: 'ReadServiceMetrics',
+        actions: ['cloudwatch:GetMetricData'],
+        resources: ['*'],
+      }),
     );
     acknowledge(
       aux,
@@ -205,7 +214,12 @@ export class ErpProxyStack extends Stack {
       ...(topic ? { topic } : {}),
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.stage.url, description: 'Base URL of the API ($default stage)' });
+    if (!config.domain?.disableExecuteApiEndpoint) {
+      new CfnOutput(this, 'ApiUrl', {
+        value: this.stage.url,
+        description: 'Base URL of the API ($default stage)',
+      });
+    }
     if (domain && config.domain) {
       new CfnOutput(this, 'CustomDomainUrl', { value: `https://${config.domain.domainName}/` });
       new CfnOutput(this, 'CustomDomainTarget', {
@@ -216,6 +230,12 @@ export class ErpProxyStack extends Stack {
     new CfnOutput(this, 'ProxyKeysSecretArn', { value: this.proxyKeysSecret.secretArn });
     new CfnOutput(this, 'LicenseSecretArn', { value: this.licenseSecret.secretArn });
     new CfnOutput(this, 'AccessLogGroup', { value: this.accessLogs.logGroupName });
+    for (const name of Object.keys(FUNCTION_IDS) as FunctionName[]) {
+      new CfnOutput(this, `${FUNCTION_IDS[name]}LogGroup`, {
+        value: this.functions[name].logGroup.logGroupName,
+        description: `Logs of the ${name} function (one JSON line per request)`,
+      });
+    }
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
 
@@ -320,7 +340,10 @@ export class ErpProxyStack extends Stack {
     });
     if (hostedZoneId && hostedZoneName) {
       new ARecord(this, 'CustomDomainRecord', {
-        zone: HostedZone.fromHostedZoneAttributes(this, 'HostedZone', { hostedZoneId, zoneName: hostedZoneName }),
+        zone: HostedZone.fromHostedZoneAttributes(this, 'HostedZone', {
+          hostedZoneId,
+          zoneName: hostedZoneName,
+        }),
         recordName: domainName,
         target: RecordTarget.fromAlias(
           new ApiGatewayv2DomainProperties(domain.regionalDomainName, domain.regionalHostedZoneId),

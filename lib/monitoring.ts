@@ -187,7 +187,11 @@ export class Monitoring extends Construct {
       }),
     );
     this.dashboard.addWidgets(
-      new GraphWidget({ title: 'Requests and errors (gateway)', left: [requests, clientErrors, serverErrors], width: 8 }),
+      new GraphWidget({
+        title: 'Requests and errors (gateway)',
+        left: [requests, clientErrors, serverErrors],
+        width: 8,
+      }),
       new GraphWidget({
         title: '5xx rate (%)',
         left: [serverErrorRate],
@@ -196,7 +200,11 @@ export class Monitoring extends Construct {
       }),
       new GraphWidget({
         title: 'Gateway latency (ms)',
-        left: [gateway('Latency', 'p50', 'Latency p50'), latencyP99, gateway('IntegrationLatency', 'p99', 'Integration p99')],
+        left: [
+          gateway('Latency', 'p50', 'Latency p50'),
+          latencyP99,
+          gateway('IntegrationLatency', 'p99', 'Integration p99'),
+        ],
         leftAnnotations: [{ value: settings.p99LatencyMs, label: 'alarm' }],
         width: 8,
       }),

@@ -140,7 +140,8 @@ const HOST_NAME = new RegExp(`^(\\*\\.)?(${HOST_LABEL}\\.)*${HOST_LABEL}$`, 'i')
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const IPV6 = /^[0-9a-f:]+(%\w+)?$/i;
 const DATABASE_NAME = /^[A-Za-z0-9_.-]+$/;
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+const SECRET_ARN =
+  /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
@@ -210,7 +211,13 @@ class ContextParser {
 
   integer(key: string, fallback: number, min: number, max: number, unit?: string): number;
   integer(key: string, fallback: undefined, min: number, max: number, unit?: string): number | undefined;
-  integer(key: string, fallback: number | undefined, min: number, max: number, unit = ''): number | undefined {
+  integer(
+    key: string,
+    fallback: number | undefined,
+    min: number,
+    max: number,
+    unit = '',
+  ): number | undefined {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     const number = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
@@ -236,7 +243,8 @@ class ContextParser {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     if (typeof value === 'boolean') return value;
-    if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+    if (typeof value === 'string' && /^(true|false)$/i.test(value.trim()))
+      return value.trim().toLowerCase() === 'true';
     this.fail(key, 'true or false', value);
     return fallback;
   }
@@ -272,7 +280,12 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1,
     ' seconds (below the 29 s API Gateway integration timeout)',
   );
-  const auxTimeoutSeconds = p.integer('auxTimeout', d.auxTimeout, 3, HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1);
+  const auxTimeoutSeconds = p.integer(
+    'auxTimeout',
+    d.auxTimeout,
+    3,
+    HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1,
+  );
   if (defaultTimeoutSeconds > maxTimeoutSeconds) {
     p.problems.push(`defaultTimeout (${defaultTimeoutSeconds}) is above maxTimeout (${maxTimeoutSeconds})`);
   }
@@ -309,7 +322,11 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   ) as AuxPublicEndpoint[];
 
   const vpcId = p.string('vpcId', /^vpc-[0-9a-f]{8,17}$/, 'a VPC id (vpc-...)');
-  const subnetIds = p.list('vpcSubnetIds', (id) => /^subnet-[0-9a-f]{8,17}$/.test(id), 'subnet ids (subnet-...)');
+  const subnetIds = p.list(
+    'vpcSubnetIds',
+    (id) => /^subnet-[0-9a-f]{8,17}$/.test(id),
+    'subnet ids (subnet-...)',
+  );
   const securityGroupIds = p.list(
     'vpcSecurityGroupIds',
     (id) => /^sg-[0-9a-f]{8,17}$/.test(id),
@@ -317,7 +334,8 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   );
   let vpc: VpcAttachment | undefined;
   if (vpcId !== undefined) {
-    if (subnetIds.length === 0) p.problems.push('vpcId is set but vpcSubnetIds is empty: list the private subnets');
+    if (subnetIds.length === 0)
+      p.problems.push('vpcId is set but vpcSubnetIds is empty: list the private subnets');
     vpc = { vpcId, subnetIds, securityGroupIds };
   } else if (subnetIds.length > 0 || securityGroupIds.length > 0) {
     p.problems.push('vpcSubnetIds and vpcSecurityGroupIds need vpcId');

@@ -135,19 +135,21 @@ export function observe(
   };
 
   const observeAfter = (request: ObserveRequest): void => {
-    let state: RequestState | undefined;
     try {
-      state = request.context?.proxy;
-      if (state === undefined) {
-        // `before` did not run (the middleware was registered after one that returned early).
-        state = { api, startedAt: performance.now(), envelopeId: null, body: undefined };
-      }
-      if (reported.has(state)) return;
-      reported.add(state);
+      reportRequest(request);
     } catch (error) {
-      lastResort('reading the request state', error);
-      return;
+      lastResort('reporting the request', error);
     }
+  };
+
+  const reportRequest = (request: ObserveRequest): void => {
+    let state = request.context?.proxy;
+    if (state === undefined) {
+      // `before` did not run (the middleware was registered after one that returned early).
+      state = { api, startedAt: performance.now(), envelopeId: null, body: undefined };
+    }
+    if (reported.has(state)) return;
+    reported.add(state);
 
     const durationMs = Math.max(0, performance.now() - state.startedAt);
     const error: unknown = request.error ?? undefined;

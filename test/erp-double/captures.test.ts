@@ -42,7 +42,8 @@ const SKIPPED: Readonly<Record<string, string>> = {
   'v1-web-dataset-call_kw-session-ok.json': '/web/dataset/call_kw and web sessions are not imitated',
   'web-session-authenticate-ok.json': 'web sessions (/web/session/authenticate) are not imitated',
   'web-root-no-db.json': 'the web client (GET /) is not imitated',
-  'v2-session-cookie-and-other-db-header.json': 'session cookies are ignored by the double (needs a real session)',
+  'v2-session-cookie-and-other-db-header.json':
+    'session cookies are ignored by the double (needs a real session)',
   'v2-session-cookie-no-bearer.json': 'session cookies are ignored by the double (needs a real session)',
   'v2-session-cookie-other-user-key.json': 'session cookies are ignored by the double (needs a real session)',
   'v1-lock-conflict-cron-write.json': 'needs another transaction holding a row lock on ir.cron',
@@ -80,7 +81,9 @@ interface Capture {
 }
 
 function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }
 
 function stringRecord(value: unknown): Record<string, string> {
@@ -102,7 +105,11 @@ function loadCapture(file: string): Capture {
       headers: stringRecord(request.headers),
       body: request.body,
     },
-    response: { status: Number(response.status), headers: stringRecord(response.headers), body: response.body },
+    response: {
+      status: Number(response.status),
+      headers: stringRecord(response.headers),
+      body: response.body,
+    },
   };
 }
 
@@ -127,13 +134,22 @@ interface Reply {
   body: string;
 }
 
-function send(url: string, method: string, headers: Record<string, string>, body: string | undefined): Promise<Reply> {
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
       );
       res.on('error', reject);
     });
@@ -142,7 +158,12 @@ function send(url: string, method: string, headers: Record<string, string>, body
   });
 }
 
-async function jsonRpc(double: ErpDouble, service: string, method: string, args: unknown[]): Promise<unknown> {
+async function jsonRpc(
+  double: ErpDouble,
+  service: string,
+  method: string,
+  args: unknown[],
+): Promise<unknown> {
   const body = JSON.stringify({ jsonrpc: '2.0', method: 'call', params: { service, method, args }, id: 0 });
   const reply = await send(`${double.url}/jsonrpc`, 'POST', { 'Content-Type': 'application/json' }, body);
   return asRecord(JSON.parse(reply.body)).result;
@@ -155,14 +176,28 @@ async function prepare(double: ErpDouble, file: string): Promise<void> {
   const vals = Array.from({ length: plan.upTo - firstFree + 1 }, (_, index) =>
     plan.model === 'res.partner'
       ? { name: `Prepared ${index}` }
-      : { name: 'proxy-capture.txt', datas: 'aGVsbG8gcHJveHkK', mimetype: 'text/plain', res_model: 'res.partner', res_id: 15 },
+      : {
+          name: 'proxy-capture.txt',
+          datas: 'aGVsbG8gcHJveHkK',
+          mimetype: 'text/plain',
+          res_model: 'res.partner',
+          res_id: 15,
+        },
   );
-  const ids = await jsonRpc(double, 'object', 'execute_kw', ['erp_a', 2, ERP_A_ADMIN_KEY, plan.model, 'create', [vals]]);
+  const ids = await jsonRpc(double, 'object', 'execute_kw', [
+    'erp_a',
+    2,
+    ERP_A_ADMIN_KEY,
+    plan.model,
+    'create',
+    [vals],
+  ]);
   expect(ids).toContain(plan.upTo);
 }
 
 function keyFor(capture: Capture): string {
-  if (capture.keyUsed === null) throw new Error(`${capture.file}: uses ${KEY_PLACEHOLDER} but has no key_used`);
+  if (capture.keyUsed === null)
+    throw new Error(`${capture.file}: uses ${KEY_PLACEHOLDER} but has no key_used`);
   const key = KEY_FOR[capture.keyUsed];
   if (key === undefined) throw new Error(`${capture.file}: no key for key_used ${capture.keyUsed}`);
   return key;
@@ -184,7 +219,12 @@ async function doubleFor(capture: Capture): Promise<ErpDouble> {
   const cacheKey = dbfilter ?? '';
   let started = doubles.get(cacheKey);
   if (!started) {
-    started = startErpDouble({ mode: '19', databases: ['erp_a', 'erp_b'], dbfilter, users: [...DOUBLE_USERS] });
+    started = startErpDouble({
+      mode: '19',
+      databases: ['erp_a', 'erp_b'],
+      dbfilter,
+      users: [...DOUBLE_USERS],
+    });
     doubles.set(cacheKey, started);
   }
   const double = await started;
@@ -212,8 +252,11 @@ describe.each(replayed)('capture %s', (file) => {
     await prepare(double, file);
 
     const needsKey = JSON.stringify(capture.request).includes(KEY_PLACEHOLDER);
-    const fill = (text: string): string => (needsKey ? text.replaceAll(KEY_PLACEHOLDER, keyFor(capture)) : text);
-    const headers = Object.fromEntries(Object.entries(capture.request.headers).map(([key, value]) => [key, fill(value)]));
+    const fill = (text: string): string =>
+      needsKey ? text.replaceAll(KEY_PLACEHOLDER, keyFor(capture)) : text;
+    const headers = Object.fromEntries(
+      Object.entries(capture.request.headers).map(([key, value]) => [key, fill(value)]),
+    );
     const rawBody = capture.request.body;
     const body =
       rawBody === null || rawBody === undefined
@@ -236,7 +279,8 @@ describe.each(replayed)('capture %s', (file) => {
 
     if (expectedType !== 'application/json') {
       const expectedText = String(expected.body);
-      if (expectedText.includes('No database is selected')) expect(reply.body).toContain('No database is selected');
+      if (expectedText.includes('No database is selected'))
+        expect(reply.body).toContain('No database is selected');
       else expect(reply.body).not.toContain('No database is selected');
       if (!expectedText.startsWith('<')) expect(reply.body).toBe(expectedText);
       return;
@@ -272,6 +316,7 @@ describe.each(replayed)('capture %s', (file) => {
       return;
     }
     expect(jsonType(actual)).toBe(jsonType(expectedBody));
-    if (capture.request.path.endsWith('/version')) expect(Object.keys(asRecord(actual))).toEqual(Object.keys(wantObject));
+    if (capture.request.path.endsWith('/version'))
+      expect(Object.keys(asRecord(actual))).toEqual(Object.keys(wantObject));
   });
 });

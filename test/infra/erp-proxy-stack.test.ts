@@ -60,15 +60,25 @@ function policiesOfRole(template: Template, roleLogicalId: string): Resource[] {
   );
 }
 
+/** Properties of one resource; fails the test when the resource does not exist. */
+function propsOf(template: Template, type: string, logicalId: string): Record<string, unknown> {
+  const resource = resources(template, type)[logicalId];
+  if (!resource) throw new Error(`no ${type} ${logicalId} in the template`);
+  return resource.Properties;
+}
+
 function roleOf(template: Template, fnLogicalId: string): string {
-  const fn = resources(template, 'AWS::Lambda::Function')[fnLogicalId];
-  const role = fn?.Properties.Role as { 'Fn::GetAtt': [string, string] };
+  const role = propsOf(template, 'AWS::Lambda::Function', fnLogicalId).Role as {
+    'Fn::GetAtt': [string, string];
+  };
   return role['Fn::GetAtt'][0];
 }
 
 function envOf(template: Template, fnLogicalId: string): Record<string, unknown> {
-  const fn = resources(template, 'AWS::Lambda::Function')[fnLogicalId];
-  return (fn?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  const env = propsOf(template, 'AWS::Lambda::Function', fnLogicalId).Environment as {
+    Variables: Record<string, unknown>;
+  };
+  return env.Variables;
 }
 
 describe('default context', () => {
@@ -131,10 +141,11 @@ describe('default context', () => {
           Format: Match.anyValue(),
         },
       });
-      const stage = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Stage'))[0];
-      const format = JSON.parse(
-        (stage?.Properties.AccessLogSettings as { Format: string }).Format,
-      ) as Record<string, string>;
+      const [stageId] = Object.keys(resources(s.template, 'AWS::ApiGatewayV2::Stage'));
+      const settings = propsOf(s.template, 'AWS::ApiGatewayV2::Stage', stageId ?? '').AccessLogSettings as {
+        Format: string;
+      };
+      const format = JSON.parse(settings.Format) as Record<string, string>;
       expect(format).toMatchObject({
         requestId: '$context.requestId',
         routeKey: '$context.routeKey',
@@ -147,9 +158,12 @@ describe('default context', () => {
       // Access logs plus one per function.
       s.template.resourceCountIs('AWS::Logs::LogGroup', 5);
       s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
-      for (const id of Object.values(s.fnIds)) {
-        const fn = resources(s.template, 'AWS::Lambda::Function')[id];
-        expect(fn?.Properties.LoggingConfig).toEqual({ LogGroup: { Ref: expect.stringMatching(/LogsL?/) } });
+      for (const name of FUNCTION_NAMES) {
+        const fn = resources(s.template, 'AWS::Lambda::Function')[s.fnIds[name]];
+        const ownLogGroup = s.stack.getLogicalId(
+          s.stack.functions[name].logGroup.node.defaultChild as CfnElement,
+        );
+        expect(fn?.Properties.LoggingConfig, name).toEqual({ LogGroup: { Ref: ownLogGroup } });
       }
     });
   });
@@ -165,10 +179,9 @@ describe('default context', () => {
     });
 
     it('sizes memory and timeout per function', () => {
-      const fns = resources(s.template, 'AWS::Lambda::Function');
       const sizing = (name: FunctionName) => {
-        const p = fns[s.fnIds[name]]?.Properties;
-        return [p?.MemorySize, p?.Timeout];
+        const p = propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]);
+        return [p.MemorySize, p.Timeout];
       };
       expect(sizing('execute-v1')).toEqual([512, 28]);
       expect(sizing('execute-v2')).toEqual([512, 28]);
@@ -206,12 +219,11 @@ describe('default context', () => {
     });
 
     it('lets the proxy answer -32003 before Lambda or API Gateway cut the call off', () => {
-      const fns = resources(s.template, 'AWS::Lambda::Function');
       for (const name of ['execute-v1', 'execute-v2', 'version'] as const) {
-        const p = fns[s.fnIds[name]]?.Properties;
-        const maxTimeout = Number((p?.Environment as { Variables: Record<string, string> }).Variables.ERP_MAX_TIMEOUT);
-        expect(maxTimeout + 2).toBeLessThanOrEqual(p?.Timeout as number);
-        expect(p?.Timeout as number).toBeLessThan(HTTP_API_INTEGRATION_TIMEOUT_SECONDS);
+        const timeout = propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]).Timeout as number;
+        const maxTimeout = Number(envOf(s.template, s.fnIds[name]).ERP_MAX_TIMEOUT);
+        expect(maxTimeout + 2).toBeLessThanOrEqual(timeout);
+        expect(timeout).toBeLessThan(HTTP_API_INTEGRATION_TIMEOUT_SECONDS);
       }
     });
   });
@@ -228,7 +240,11 @@ describe('default context', () => {
       }
       s.template.resourcePropertiesCountIs(
         'AWS::IAM::Policy',
-        { PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 'cloudwatch:GetMetricData' })]) } },
+        {
+          PolicyDocument: {
+            Statement: Match.arrayWith([Match.objectLike({ Action: 'cloudwatch:GetMetricData' })]),
+          },
+        },
         1,
       );
     });
@@ -243,14 +259,22 @@ describe('default context', () => {
       for (const name of FUNCTION_NAMES) {
         const roleId = roleOf(s.template, s.fnIds[name]);
         const statements = policiesOfRole(s.template, roleId).flatMap(statementsOf);
-        const granted = statements.flatMap((st) => actions(st).map((action) => `${action} ${JSON.stringify(st.Resource)}`));
-        const secretReads = statements.filter((st) => actions(st).includes('secretsmanager:GetSecretValue'));
-        expect(secretReads.map((st) => JSON.stringify(st.Resource)).sort(), name).toEqual(
-          [
-            JSON.stringify({ Ref: Object.keys(resources(s.template, 'AWS::SecretsManager::Secret')).find((k) => k.startsWith('LicenseSecret')) }),
-            JSON.stringify({ Ref: Object.keys(resources(s.template, 'AWS::SecretsManager::Secret')).find((k) => k.startsWith('ProxyKeysSecret')) }),
-          ].sort(),
+        const granted = statements.flatMap((st) =>
+          actions(st).map((action) => `${action} ${JSON.stringify(st.Resource)}`),
         );
+        const secretReads = statements.filter((st) => actions(st).includes('secretsmanager:GetSecretValue'));
+        const secretIds = [s.stack.licenseSecret, s.stack.proxyKeysSecret].map((secret) =>
+          s.stack.getLogicalId(secret.node.defaultChild as CfnElement),
+        );
+        expect(secretReads.map((st) => JSON.stringify(st.Resource)).sort(), name).toEqual(
+          secretIds.map((id) => JSON.stringify({ Ref: id })).sort(),
+        );
+        // Logs: the function's own log group only.
+        const logWrites = statements.filter((st) => actions(st).includes('logs:PutLogEvents'));
+        const ownLogGroup = s.stack.getLogicalId(
+          s.stack.functions[name].logGroup.node.defaultChild as CfnElement,
+        );
+        expect(logWrites.map((st) => st.Resource)).toEqual([{ 'Fn::GetAtt': [ownLogGroup, 'Arn'] }]);
         const allActions = new Set(statements.flatMap(actions));
         const expected = new Set([
           'logs:CreateLogStream',
@@ -288,14 +312,19 @@ describe('default context', () => {
 
   describe('monitoring', () => {
     it('creates the alarms: 5xx rate, upstream timeouts, errors and throttles per function, p99, license', () => {
-      const names = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
+      const names = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).map(
+        (a) => a.Properties.AlarmName,
+      );
       expect(names.sort()).toEqual(
         [
           'ErpProxy-Api5xxRate',
           'ErpProxy-UpstreamTimeouts',
           'ErpProxy-ApiLatencyP99',
           'ErpProxy-LicenseExpiring',
-          ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux'].flatMap((f) => [`ErpProxy-${f}Errors`, `ErpProxy-${f}Throttles`]),
+          ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux'].flatMap((f) => [
+            `ErpProxy-${f}Errors`,
+            `ErpProxy-${f}Throttles`,
+          ]),
         ].sort(),
       );
       s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { TreatMissingData: 'notBreaching' });
@@ -324,11 +353,21 @@ describe('default context', () => {
         (a) => a.Properties.AlarmName === 'ErpProxy-UpstreamTimeouts',
       );
       const metrics = timeouts?.Properties.Metrics as {
-        MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: string }[] } };
+        MetricStat?: {
+          Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: string }[] };
+        };
       }[];
       const watched = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
-      expect(watched.map((m) => m.MetricName)).toEqual(['UpstreamTimeouts', 'UpstreamTimeouts', 'UpstreamTimeouts']);
-      expect(watched.map((m) => m.Dimensions.find((d) => d.Name === 'api')?.Value).sort()).toEqual(['v1', 'v2', 'version']);
+      expect(watched.map((m) => m.MetricName)).toEqual([
+        'UpstreamTimeouts',
+        'UpstreamTimeouts',
+        'UpstreamTimeouts',
+      ]);
+      expect(watched.map((m) => m.Dimensions.find((d) => d.Name === 'api')?.Value).sort()).toEqual([
+        'v1',
+        'v2',
+        'version',
+      ]);
       expect(watched.every((m) => m.Namespace === 'ErpProxy')).toBe(true);
     });
 
@@ -396,10 +435,13 @@ describe('full context', () => {
     const resourcesRead = new Set<string>();
     for (const policy of Object.values(resources(s.template, 'AWS::IAM::Policy'))) {
       for (const st of statementsOf(policy)) {
-        if (actions(st).includes('secretsmanager:GetSecretValue')) resourcesRead.add(JSON.stringify(st.Resource));
+        if (actions(st).includes('secretsmanager:GetSecretValue'))
+          resourcesRead.add(JSON.stringify(st.Resource));
       }
     }
-    expect([...resourcesRead].sort()).toEqual([JSON.stringify(SECRET_ARN_PROXY), JSON.stringify(SECRET_ARN_LICENSE)].sort());
+    expect([...resourcesRead].sort()).toEqual(
+      [JSON.stringify(SECRET_ARN_PROXY), JSON.stringify(SECRET_ARN_LICENSE)].sort(),
+    );
   });
 
   it('attaches every function to the VPC subnets with a created egress-only security group', () => {
@@ -416,7 +458,9 @@ describe('full context', () => {
   });
 
   it('maps the custom domain to the stage and creates its alias record', () => {
-    s.template.hasResourceProperties('AWS::ApiGatewayV2::DomainName', { DomainName: 'erp-proxy.example.com' });
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::DomainName', {
+      DomainName: 'erp-proxy.example.com',
+    });
     s.template.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 1);
     s.template.hasResourceProperties('AWS::Route53::RecordSet', {
       Name: 'erp-proxy.example.com.',
@@ -426,10 +470,15 @@ describe('full context', () => {
   });
 
   it('notifies the alarm e-mail over an SSL-only topic', () => {
-    s.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    s.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
     s.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
-        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
       },
     });
     s.template.allResourcesProperties('AWS::CloudWatch::Alarm', {

@@ -44,18 +44,26 @@ describe('cdk-nag AwsSolutions, default context', () => {
   });
 
   it('acknowledges exactly the reviewed rules', () => {
-    expect(acknowledgedRuleIds(app)).toEqual(['AwsSolutions-APIG4', 'AwsSolutions-IAM5[Resource::*]', 'AwsSolutions-SMG4']);
+    expect(acknowledgedRuleIds(app)).toEqual([
+      'AwsSolutions-APIG4',
+      'AwsSolutions-IAM5[Resource::*]',
+      'AwsSolutions-SMG4',
+    ]);
   });
 
   it('acknowledges one construct at a time, each with a reason', () => {
     const acks = acknowledgments(app);
     // 9 routes, 2 secrets, 1 GetMetricData statement.
     expect(acks.filter((a) => a.id === 'AwsSolutions-APIG4')).toHaveLength(9);
-    expect(acks.filter((a) => a.id === 'AwsSolutions-SMG4').map((a) => a.path).sort()).toEqual([
-      'ErpProxy/LicenseSecret',
-      'ErpProxy/ProxyKeysSecret',
+    expect(
+      acks
+        .filter((a) => a.id === 'AwsSolutions-SMG4')
+        .map((a) => a.path)
+        .sort(),
+    ).toEqual(['ErpProxy/LicenseSecret', 'ErpProxy/ProxyKeysSecret']);
+    expect(acks.filter((a) => a.id === 'AwsSolutions-IAM5[Resource::*]').map((a) => a.path)).toEqual([
+      'ErpProxy/Aux',
     ]);
-    expect(acks.filter((a) => a.id === 'AwsSolutions-IAM5[Resource::*]').map((a) => a.path)).toEqual(['ErpProxy/Aux']);
     expect(acks.every((a) => a.path !== 'ErpProxy' && a.path !== '')).toBe(true);
     for (const ack of acks) expect(ack.reason.length, ack.id).toBeGreaterThan(40);
   });

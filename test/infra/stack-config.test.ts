@@ -44,16 +44,32 @@ describe('parseStackConfig', () => {
       licenseSecretArn: undefined,
       vpc: undefined,
       domain: undefined,
-      alarms: { email: undefined, serverErrorRatePercent: 5, p99LatencyMs: 10_000, upstreamTimeouts: 5, licenseWarningDays: 14 },
+      alarms: {
+        email: undefined,
+        serverErrorRatePercent: 5,
+        p99LatencyMs: 10_000,
+        upstreamTimeouts: 5,
+        licenseWarningDays: 14,
+      },
     });
   });
 
   it('reads -c strings and cdk.json values alike', () => {
     const fromCli = parseStackConfig(
-      read({ allowedTargets: ' erp.example.com, *.corp.example ,10.0.0.0/8,fd00::/8 ', maxTimeout: '20', stripDebug: 'TRUE', throttleRateLimit: '12.5' }),
+      read({
+        allowedTargets: ' erp.example.com, *.corp.example ,10.0.0.0/8,fd00::/8 ',
+        maxTimeout: '20',
+        stripDebug: 'TRUE',
+        throttleRateLimit: '12.5',
+      }),
     );
     const fromJson = parseStackConfig(
-      read({ allowedTargets: ['erp.example.com', '*.corp.example', '10.0.0.0/8', 'fd00::/8'], maxTimeout: 20, stripDebug: true, throttleRateLimit: 12.5 }),
+      read({
+        allowedTargets: ['erp.example.com', '*.corp.example', '10.0.0.0/8', 'fd00::/8'],
+        maxTimeout: 20,
+        stripDebug: true,
+        throttleRateLimit: 12.5,
+      }),
     );
     expect(fromCli).toEqual(fromJson);
     expect(fromCli.allowedTargets).toEqual(['erp.example.com', '*.corp.example', '10.0.0.0/8', 'fd00::/8']);
@@ -69,11 +85,15 @@ describe('parseStackConfig', () => {
     expect(problemsOf({ maxTimeout: 27 })).toEqual([
       expect.stringMatching(/maxTimeout \(27\) must be at least 2 s below lambdaTimeout \(28\)/),
     ]);
-    expect(problemsOf({ lambdaTimeout: 29 })[0]).toMatch(/lambdaTimeout: expected an integer from 3 to 28 seconds/);
+    expect(problemsOf({ lambdaTimeout: 29 })[0]).toMatch(
+      /lambdaTimeout: expected an integer from 3 to 28 seconds/,
+    );
     expect(problemsOf({ defaultTimeout: 20, maxTimeout: 18, lambdaTimeout: 25 })).toEqual([
       'defaultTimeout (20) is above maxTimeout (18)',
     ]);
-    expect(parseStackConfig(read({ maxTimeout: 10, lambdaTimeout: 12, defaultTimeout: 5 })).lambdaTimeoutSeconds).toBe(12);
+    expect(
+      parseStackConfig(read({ maxTimeout: 10, lambdaTimeout: 12, defaultTimeout: 5 })).lambdaTimeoutSeconds,
+    ).toBe(12);
   });
 
   it('lists every bad key at once, with what it expected and what it got', () => {
@@ -87,19 +107,29 @@ describe('parseStackConfig', () => {
       alarmEmail: 'ops',
     });
     expect(problemsOf({ stripDebug: 'yes' })).toEqual(['stripDebug: expected true or false, got "yes"']);
-    expect(problemsOf({ allowedDatabases: 'prod db' })[0]).toMatch(/allowedDatabases: "prod db" is not valid/);
+    expect(problemsOf({ allowedDatabases: 'prod db' })[0]).toMatch(
+      /allowedDatabases: "prod db" is not valid/,
+    );
     expect(problems).toEqual([
       expect.stringMatching(/^allowedTargets: "https:\/\/erp.example.com" is not valid; expected host names/),
       expect.stringMatching(/^allowedTargets: "10.0.0.0\/33" is not valid/),
       expect.stringMatching(/^allowedTargets: "erp.example.com:8069" is not valid/),
       'executeMemoryMb: expected an integer from 128 to 10240 MB, got "lots"',
-      expect.stringMatching(/^logRetentionDays: CloudWatch Logs accepts only 1, 3, 5, 7, 14, 30, 60, 90, .*; got 31$/),
-      expect.stringMatching(/^logLevel: expected one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT, got "LOUD"$/),
+      expect.stringMatching(
+        /^logRetentionDays: CloudWatch Logs accepts only 1, 3, 5, 7, 14, 30, 60, 90, .*; got 31$/,
+      ),
+      expect.stringMatching(
+        /^logLevel: expected one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT, got "LOUD"$/,
+      ),
       expect.stringMatching(/^auxPublic: "about" is not valid/),
-      expect.stringMatching(/^proxyKeysSecretArn: expected the complete secret ARN, including the 6-character suffix/),
+      expect.stringMatching(
+        /^proxyKeysSecretArn: expected the complete secret ARN, including the 6-character suffix/,
+      ),
       'alarmEmail: expected an e-mail address, got "ops"',
     ]);
-    expect(() => parseStackConfig(read({ logLevel: 'loud' }))).toThrow(/Invalid CDK context:\n {2}- logLevel/);
+    expect(() => parseStackConfig(read({ logLevel: 'loud' }))).toThrow(
+      /Invalid CDK context:\n {2}- logLevel/,
+    );
   });
 
   it('requires the VPC id with subnets, and the certificate with the domain', () => {
@@ -109,7 +139,9 @@ describe('parseStackConfig', () => {
     expect(problemsOf({ vpcId: 'vpc-0123456789abcdef0' })).toEqual([
       'vpcId is set but vpcSubnetIds is empty: list the private subnets',
     ]);
-    expect(problemsOf({ domainName: 'api.example.com' })).toEqual(['domainName and certificateArn go together']);
+    expect(problemsOf({ domainName: 'api.example.com' })).toEqual([
+      'domainName and certificateArn go together',
+    ]);
     expect(problemsOf({ disableExecuteApiEndpoint: true })).toEqual([
       'hostedZoneId, hostedZoneName and disableExecuteApiEndpoint need domainName',
     ]);

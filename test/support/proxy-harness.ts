@@ -43,7 +43,8 @@ export async function startProxy(
   overrides: RuntimeOverrides = {},
   serverOptions: LocalServerOptions = {},
 ): Promise<ProxyHarness> {
-  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, LOG_LEVEL: 'SILENT', ...env });
+  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, // DEBUG: the leak guard (test/support/leak-guard.ts) scans every line the proxy logs.
+    LOG_LEVEL: 'DEBUG', ...env });
   const runtime = createRuntime(config, overrides);
   const server: Server = createLocalServer(runtime, serverOptions);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

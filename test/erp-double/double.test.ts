@@ -1,0 +1,483 @@
+/**
+ * Unit tests of the ERP double: the domain evaluator (in-process) and the version modes (over loopback).
+ */
+import { Agent, request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from './database.ts';
+import { parseDomain } from './domain.ts';
+import { OdooError } from './errors.ts';
+import {
+  DOUBLE_USERS,
+  ERP_A_ADMIN_KEY,
+  ERP_A_LIMITED_KEY,
+  ERP_B_ADMIN_KEY,
+  type ErpDouble,
+  type ErpMode,
+  startErpDouble,
+} from './index.ts';
+import { seedDatabase } from './models.ts';
+import { type Env, searchIds } from './orm.ts';
+
+function demoEnv(context: Record<string, unknown> = {}): Env {
+  const db = new Database('erp_a');
+  seedDatabase(db, { demo: true, users: DOUBLE_USERS });
+  return { db, uid: 2, limited: false, context, mode: '19' };
+}
+
+function search(
+  domain: unknown,
+  options: { order?: string; limit?: number; offset?: number } = {},
+  context = {},
+): number[] {
+  const env = demoEnv(context);
+  const def = env.db.model('res.partner');
+  if (!def) throw new Error('res.partner missing');
+  return searchIds(env, def, domain, options);
+}
+
+function thrownBy(action: () => unknown): OdooError {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof OdooError) return error;
+    throw error;
+  }
+  throw new Error('expected an OdooError');
+}
+
+describe('domain evaluator', () => {
+  it('treats an empty domain as everything active, ordered by the model order', () => {
+    const ids = search([], { order: 'id asc' });
+    expect(ids).toContain(15);
+    expect(ids).not.toContain(4); // archived "Public user"
+  });
+
+  it('supports comparison operators', () => {
+    expect(search([['id', '=', 15]])).toEqual([15]);
+    expect(search([['id', '>', 30]], { order: 'id' })).toEqual([33, 34, 42]);
+    expect(
+      search(
+        [
+          ['id', '>=', 33],
+          ['id', '<=', 34],
+        ],
+        { order: 'id' },
+      ),
+    ).toEqual([33, 34]);
+    expect(search([['id', '<', 3]], { order: 'id' })).toEqual([1]);
+    expect(
+      search([
+        ['email', '=', false],
+        ['is_company', '=', false],
+      ]),
+    ).toEqual([42]);
+    expect(
+      search([
+        ['id', '!=', 15],
+        ['is_company', '=', true],
+      ]),
+    ).not.toContain(15);
+  });
+
+  it('supports in / not in, including false for empty values', () => {
+    expect(search([['id', 'in', [15, 42, 999]]], { order: 'id' })).toEqual([15, 42]);
+    expect(
+      search([
+        ['id', 'not in', [1, 3]],
+        ['is_company', '=', true],
+      ]),
+    ).not.toContain(1);
+    expect(search([['parent_id', 'in', [8]]], { order: 'id' })).toEqual([17, 18, 33]);
+    expect(search([['country_id', 'in', [false]]], { order: 'id' })).toEqual([3, 42]);
+  });
+
+  it('supports like, ilike, not ilike, =like and =ilike', () => {
+    expect(search([['name', 'like', 'Wood']], { order: 'id' })).toEqual([8, 12]);
+    expect(search([['name', 'like', 'corner']], { order: 'id' })).toEqual([]);
+    expect(search([['name', 'ilike', 'wood']], { order: 'id' })).toEqual([8, 12]);
+    expect(search([['name', '=like', 'Wood%']])).toEqual([8]);
+    expect(search([['name', '=ilike', 'azure interior']])).toEqual([15]);
+    expect(
+      search(
+        [
+          ['is_company', '=', true],
+          ['name', 'not ilike', 'o'],
+        ],
+        { order: 'id' },
+      ),
+    ).toEqual([13, 15]);
+    expect(search([['country_id', 'ilike', 'marino']])).toEqual([10]);
+  });
+
+  it('supports prefix &, | and ! operators', () => {
+    expect(search(['|', ['id', '=', 15], ['id', '=', 42]], { order: 'id' })).toEqual([15, 42]);
+    expect(search(['&', ['is_company', '=', true], ['name', 'ilike', 'azure']])).toEqual([15]);
+    expect(search(['!', ['is_company', '=', true], ['parent_id', '=', 15]], { order: 'id' })).toEqual([
+      27, 28, 34,
+    ]);
+    expect(search(['|', '&', ['id', '=', 15], ['name', '=', 'x'], ['id', '=', 42]])).toEqual([42]);
+  });
+
+  it('follows many2one paths', () => {
+    expect(search([['parent_id.name', '=', 'Azure Interior']], { order: 'id' })).toEqual([27, 28, 34]);
+    expect(search([['country_id.code', '=', 'SM']])).toEqual([10]);
+  });
+
+  it('hides archived records unless active_test is false or active is in the domain', () => {
+    expect(search([['id', 'in', [2, 4, 15]]], { order: 'id' })).toEqual([15]);
+    expect(search([['id', 'in', [2, 4, 15]]], { order: 'id' }, { active_test: false })).toEqual([2, 4, 15]);
+    expect(search([['active', '=', false]], { order: 'id' })).toEqual([2, 4]);
+  });
+
+  it('applies order, offset and limit', () => {
+    const companies = [['is_company', '=', true]];
+    expect(search(companies, { order: 'id', limit: 5 })).toEqual([1, 8, 9, 10, 11]);
+    expect(search(companies, { order: 'name asc', offset: 1, limit: 3 })).toEqual([15, 10, 13]);
+    expect(search(companies, { order: 'id desc', limit: 2 })).toEqual([16, 15]);
+    expect(thrownBy(() => search([], { order: 'nope desc' })).pyName).toBe('builtins.ValueError');
+  });
+
+  it('rejects a bare triple like Odoo 19 (reading from the end)', () => {
+    const error = thrownBy(() => parseDomain(['is_company', '=', true]));
+    expect(error.pyName).toBe('builtins.ValueError');
+    expect(error.message).toBe('Domain() invalid item in domain: True');
+  });
+
+  it('rejects unknown fields and operators', () => {
+    const field = thrownBy(() => search([['no_such_field', '=', 1]]));
+    expect(field.message).toBe(
+      "Invalid field res.partner.no_such_field in condition ('no_such_field', '=', 1)",
+    );
+    expect(thrownBy(() => search([['name', 'between', 1]])).pyName).toBe('builtins.ValueError');
+    expect(thrownBy(() => search(['&', ['id', '=', 1]])).pyName).toBe('builtins.ValueError');
+  });
+});
+
+interface Reply {
+  status: number;
+  contentType: string;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+async function post(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+  method = 'POST',
+): Promise<Reply> {
+  const response = await fetch(url, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body,
+  });
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    headers: Object.fromEntries(response.headers.entries()),
+    text: await response.text(),
+  };
+}
+
+function rpcBody(service: string, method: string, args: unknown[], id: unknown = 1): string {
+  return JSON.stringify({ jsonrpc: '2.0', method: 'call', params: { service, method, args }, id });
+}
+
+function executeKw(
+  model: string,
+  method: string,
+  args: unknown[],
+  kwargs?: Record<string, unknown>,
+  key = ERP_A_ADMIN_KEY,
+): string {
+  const params = ['erp_a', 2, key, model, method, args];
+  return rpcBody('object', 'execute_kw', kwargs ? [...params, kwargs] : params);
+}
+
+function parse(reply: Reply): Record<string, unknown> {
+  return JSON.parse(reply.text) as Record<string, unknown>;
+}
+
+function errorOf(reply: Reply): { code: unknown; data: Record<string, unknown> } {
+  const error = parse(reply).error as { code: unknown; data: Record<string, unknown> };
+  return error;
+}
+
+const MODES: readonly ErpMode[] = ['16', '17', '18', '19', '22'];
+const doubles = new Map<ErpMode, ErpDouble>();
+
+beforeAll(async () => {
+  for (const mode of MODES) doubles.set(mode, await startErpDouble({ mode }));
+});
+
+afterAll(async () => {
+  for (const double of doubles.values()) await double.close();
+});
+
+function erp(mode: ErpMode): ErpDouble {
+  const double = doubles.get(mode);
+  if (!double) throw new Error(`no double for ${mode}`);
+  double.reset();
+  return double;
+}
+
+describe.each(['16', '17', '18'] as const)('mode %s (legacy only)', (mode) => {
+  it('reports its version over common.version', async () => {
+    const reply = await post(`${erp(mode).url}/jsonrpc`, rpcBody('common', 'version', []));
+    const result = parse(reply).result as Record<string, unknown>;
+    expect(result.server_version_info).toEqual([Number(mode), 0, 0, 'final', 0, '']);
+    expect(String(result.server_version)).toMatch(new RegExp(`^${mode}\\.0`));
+    expect(result.protocol_version).toBe(1);
+  });
+
+  it('answers errors with code 200 and the 16-18 key order', async () => {
+    const reply = await post(
+      `${erp(mode).url}/jsonrpc`,
+      executeKw('res.partner', 'search_count', [[]], undefined, 'wrong'),
+    );
+    expect(reply.status).toBe(200);
+    const error = errorOf(reply);
+    expect(error.code).toBe(200);
+    expect(error.data.name).toBe('odoo.exceptions.AccessDenied');
+    expect(Object.keys(error.data)).toEqual(['name', 'debug', 'message', 'arguments', 'context']);
+  });
+
+  it('has no /web/version and no JSON-2', async () => {
+    const version = await fetch(`${erp(mode).url}/web/version`);
+    expect(version.status).toBe(404);
+    expect(version.headers.get('content-type')).toMatch(/^text\/html/);
+    const json2 = await post(`${erp(mode).url}/json/2/res.partner/search_count`, '{"domain": []}', {
+      Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+      'X-Odoo-Database': 'erp_a',
+    });
+    expect(json2.status).toBe(404);
+    expect(json2.contentType).toMatch(/^text\/html/);
+  });
+
+  it('refuses a wrong content type with a 400 HTML page', async () => {
+    const reply = await post(`${erp(mode).url}/jsonrpc`, rpcBody('common', 'version', []), {
+      'Content-Type': 'text/plain',
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.contentType).toMatch(/^text\/html/);
+  });
+
+  it('words unknown methods like its version', async () => {
+    const data = errorOf(await post(`${erp(mode).url}/jsonrpc`, executeKw('res.partner', 'nope', [[]]))).data;
+    expect(data.name).toBe('builtins.AttributeError');
+    expect(data.message).toBe(
+      mode === '16'
+        ? "type object 'res.partner' has no attribute 'nope'"
+        : "The method 'nope' does not exist on the model 'res.partner'",
+    );
+  });
+});
+
+describe('mode 19', () => {
+  it('answers errors with code 0 and the 19 key order', async () => {
+    const error = errorOf(await post(`${erp('19').url}/jsonrpc`, executeKw('res.partnerx', 'search', [[]])));
+    expect(error.code).toBe(0);
+    expect(error.data.name).toBe('odoo.exceptions.UserError');
+    expect(error.data.message).toBe("Object res.partnerx doesn't exist");
+    expect(Object.keys(error.data)).toEqual(['name', 'message', 'arguments', 'context', 'debug']);
+  });
+
+  it('serves /web/version with exactly version_info and version', async () => {
+    const reply = await fetch(`${erp('19').url}/web/version`);
+    expect(reply.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await reply.json()).toEqual({ version_info: [19, 0, 0, 'final', 0, ''], version: '19.0' });
+  });
+
+  it('creates with a dict (bare id) or a list (ids) over JSON-RPC, and always a list over JSON-2', async () => {
+    const url = erp('19').url;
+    expect(
+      parse(await post(`${url}/jsonrpc`, executeKw('res.partner', 'create', [{ name: 'One' }]))).result,
+    ).toBe(43);
+    expect(
+      parse(
+        await post(`${url}/jsonrpc`, executeKw('res.partner', 'create', [[{ name: 'A' }, { name: 'B' }]])),
+      ).result,
+    ).toEqual([44, 45]);
+    const json2 = await post(
+      `${url}/json/2/res.partner/create`,
+      JSON.stringify({ vals_list: { name: 'C' } }),
+      {
+        Authorization: `Bearer ${ERP_A_ADMIN_KEY}`,
+        'X-Odoo-Database': 'erp_a',
+      },
+    );
+    expect(JSON.parse(json2.text)).toEqual([46]);
+  });
+
+  it('answers a None result with neither result nor error (JSON-RPC) and null (JSON-2)', async () => {
+    const url = erp('19').url;
+    const rpc = parse(await post(`${url}/jsonrpc`, executeKw('res.partner', 'action_archive', [[15]])));
+    expect(rpc).toEqual({ jsonrpc: '2.0', id: 1 });
+    const json2 = await post(`${url}/json/2/res.partner/action_unarchive`, JSON.stringify({ ids: [15] }), {
+      Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+      'X-Odoo-Database': 'erp_a',
+    });
+    expect(json2.text).toBe('null');
+  });
+
+  it('keeps each database separate and checks keys per database', async () => {
+    const url = erp('19').url;
+    const onB = (key: string) =>
+      post(
+        `${url}/jsonrpc`,
+        rpcBody('object', 'execute_kw', ['erp_b', 2, key, 'res.partner', 'search_count', [[]]]),
+      );
+    expect(parse(await onB(ERP_B_ADMIN_KEY)).result).toBe(2);
+    expect(errorOf(await onB(ERP_A_ADMIN_KEY)).data.name).toBe('odoo.exceptions.AccessDenied');
+  });
+
+  it('refuses a limited user creating partners or reading system parameters', async () => {
+    const url = erp('19').url;
+    const limited = (model: string, method: string, args: unknown[]) =>
+      post(
+        `${url}/jsonrpc`,
+        rpcBody('object', 'execute_kw', ['erp_a', 7, ERP_A_LIMITED_KEY, model, method, args]),
+      );
+    expect(errorOf(await limited('res.partner', 'create', [{ name: 'x' }])).data.name).toBe(
+      'odoo.exceptions.AccessError',
+    );
+    expect(errorOf(await limited('ir.config_parameter', 'search_read', [[]])).data.name).toBe(
+      'odoo.exceptions.AccessError',
+    );
+    expect(parse(await limited('res.partner', 'search_count', [[]])).result).toBe(18);
+  });
+
+  it('maps JSON-2 argument problems to 422 and bad domains to 500', async () => {
+    const url = erp('19').url;
+    const call = (method: string, body: unknown) =>
+      post(`${url}/json/2/res.partner/${method}`, JSON.stringify(body), {
+        Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+        'X-Odoo-Database': 'erp_a',
+      });
+    const cases: [string, unknown, number, string][] = [
+      ['search', { ids: [1], domain: [] }, 422, 'cannot call res.partner.search with ids'],
+      ['search_count', { domain: [], foo: 1 }, 422, "got an unexpected keyword argument 'foo'"],
+      ['search_count', {}, 422, "missing a required argument: 'domain'"],
+      [
+        'search_read',
+        { domain: [], foo: 1 },
+        500,
+        "BaseModel._read_format() got an unexpected keyword argument 'foo'",
+      ],
+      [
+        'search',
+        { domain: [['nope', '=', 1]] },
+        500,
+        "Invalid field res.partner.nope in condition ('nope', '=', 1)",
+      ],
+      [
+        'write',
+        { ids: [999999], vals: {} },
+        404,
+        'Record does not exist or has been deleted.\n(Record: res.partner(999999,), User: 2)',
+      ],
+      ['_private', {}, 403, "Private methods (such as 'res.partner._private') cannot be called remotely."],
+    ];
+    for (const [method, body, status, message] of cases) {
+      const reply = await call(method, body);
+      expect(reply.status, method).toBe(status);
+      expect(JSON.parse(reply.text).message, method).toBe(message);
+    }
+  });
+
+  it('selects the database by header, dbfilter (%d) or monodb, never by a filtered header', async () => {
+    const filtered = await startErpDouble({ dbfilter: '^%d$' });
+    try {
+      const call = (headers: Record<string, string>) =>
+        new Promise<number>((resolve, reject) => {
+          const req = httpRequest(
+            `${filtered.url}/json/2/res.partner/search_count`,
+            { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', reject);
+          req.end('{"domain": []}');
+        });
+      expect(await call({ Host: 'erp_b.localhost:8069', Authorization: `bearer ${ERP_B_ADMIN_KEY}` })).toBe(
+        200,
+      );
+      expect(
+        await call({ Host: `127.0.0.1:${filtered.port}`, Authorization: `bearer ${ERP_A_ADMIN_KEY}` }),
+      ).toBe(404);
+      expect(
+        await call({
+          Host: 'erp_b.localhost',
+          'X-Odoo-Database': 'erp_a',
+          Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+        }),
+      ).toBe(404);
+    } finally {
+      await filtered.close();
+    }
+  });
+
+  it('records requests and resets data and recordings', async () => {
+    const double = erp('19');
+    await post(`${double.url}/jsonrpc`, executeKw('res.partner', 'unlink', [[15]]));
+    expect(double.requests).toHaveLength(1);
+    expect(double.requests[0]?.path).toBe('/jsonrpc');
+    expect(double.requests[0]?.headers['content-type']).toBe('application/json');
+    const requests = double.requests;
+    double.reset();
+    expect(requests).toHaveLength(0);
+    const read = parse(
+      await post(`${double.url}/jsonrpc`, executeKw('res.partner', 'read', [[15]], { fields: ['name'] })),
+    );
+    expect(read.result).toEqual([{ id: 15, name: 'Azure Interior' }]);
+  });
+});
+
+describe('mode 22', () => {
+  it('has no /jsonrpc but serves /web/version and JSON-2', async () => {
+    const url = erp('22').url;
+    const rpc = await post(`${url}/jsonrpc`, rpcBody('common', 'version', []));
+    expect(rpc.status).toBe(404);
+    expect(rpc.contentType).toMatch(/^text\/html/);
+    const version = (await (await fetch(`${url}/web/version`)).json()) as Record<string, unknown>;
+    expect(version.version_info).toEqual([22, 0, 0, 'final', 0, '']);
+    const json2 = await post(
+      `${url}/json/2/res.partner/search_count`,
+      '{"domain": [["is_company", "=", true]]}',
+      {
+        Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+        'X-Odoo-Database': 'erp_a',
+      },
+    );
+    expect(json2.status).toBe(200);
+    expect(JSON.parse(json2.text)).toBe(10);
+  });
+});
+
+describe('default users and lifecycle', () => {
+  it('ships admin keys per database, a limited user and an expired key, all 40 hex', () => {
+    for (const user of DOUBLE_USERS) expect(user.apiKey).toMatch(/^[0-9a-f]{40}$/);
+    const admins = DOUBLE_USERS.filter((user) => user.uid === 2 && !user.expired);
+    expect(admins.map((user) => user.db).sort()).toEqual(['erp_a', 'erp_b']);
+    expect(new Set(admins.map((user) => user.apiKey)).size).toBe(2);
+    expect(DOUBLE_USERS.some((user) => user.uid === 7 && user.limited && user.db === 'erp_a')).toBe(true);
+    expect(DOUBLE_USERS.some((user) => user.expired && user.db === 'erp_a')).toBe(true);
+  });
+
+  it('closes even with a keep-alive connection open', async () => {
+    const double = await startErpDouble();
+    const agent = new Agent({ keepAlive: true });
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(`${double.url}/web/version`, { agent }, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    await double.close();
+    agent.destroy();
+  });
+});

@@ -1,0 +1,252 @@
+/**
+ * Headers and data hygiene, compression and the target policy, end to end over HTTP.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { type ProxyHarness, startProxy, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
+
+const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
+
+interface Envelope {
+  result: unknown;
+  error: { code: number; message: string; data: Record<string, unknown> | null } | null;
+}
+
+async function fakeUpstream(handler: (req: IncomingMessage, body: string, res: ServerResponse) => void) {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => handler(req, body, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const v1Body = (url: string, extra: Record<string, unknown> = {}) => ({
+  id: 'h',
+  action: 'search_read',
+  model_id: 'res.partner',
+  params: [[]],
+  keyword: { fields: ['name'] },
+  erp_instance: { url, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
+  ...extra,
+});
+
+describe('headers and data hygiene', () => {
+  let double: ErpDouble;
+  let proxy: ProxyHarness;
+
+  beforeAll(async () => {
+    double = await startErpDouble({ mode: '19' });
+    proxy = await startProxy();
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await double.close();
+  });
+
+  it('sends X-Forwarded-For with the client source IP and never a cookie', async () => {
+    double.requests.length = 0;
+    await proxy.post('/api/erp/execute', v1Body(double.url), { cookie: 'session_id=abc' });
+    const sent = double.requests.at(-1)!;
+    expect(sent.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(sent.headers.cookie).toBeUndefined();
+  });
+
+  it('never passes a Set-Cookie from the ERP back to the client', async () => {
+    const upstream = await fakeUpstream((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': 'session_id=leak; Path=/' });
+      res.end('{"jsonrpc":"2.0","id":1,"result":[]}');
+    });
+    try {
+      const answer = await proxy.post('/api/erp/execute', v1Body(upstream.url));
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('set-cookie')).toBeNull();
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('passes the ERP debug traceback by default and strips it with ERP_STRIP_DEBUG', async () => {
+    const bad = v1Body(double.url, { params: [['is_company', '=', true]] });
+    const withDebug = (await proxy.post('/api/erp/execute', bad)).json as Envelope;
+    expect(withDebug.error?.data).toHaveProperty('debug');
+
+    const stripping = await startProxy({ ERP_STRIP_DEBUG: 'true' });
+    try {
+      const v1 = (await stripping.post('/api/erp/execute', bad)).json as Envelope;
+      expect(v1.error?.code).toBe(0);
+      expect(v1.error?.data).not.toHaveProperty('debug');
+      expect(v1.error?.data).toHaveProperty('name', 'builtins.ValueError');
+
+      const v2 = (
+        await stripping.post('/v2/erp/execute', {
+          id: 'd',
+          model_id: 'res.partner',
+          method: 'search',
+          kwargs: { domain: ['is_company', '=', true] },
+          erp_instance: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+        })
+      ).json as Envelope;
+      expect(v2.error?.code).toBe(500);
+      expect(v2.error?.data).not.toHaveProperty('debug');
+    } finally {
+      await stripping.close();
+    }
+  });
+});
+
+describe('compression', () => {
+  let upstream: Awaited<ReturnType<typeof fakeUpstream>>;
+  let proxy: ProxyHarness;
+  const records = Array.from({ length: 4000 }, (_, i) => ({ id: i, name: `Partner number ${i}`, email: false }));
+
+  beforeAll(async () => {
+    upstream = await fakeUpstream((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: records }));
+    });
+    // A limit below the uncompressed size but well above the compressed one.
+    proxy = await startProxy({ MAX_RESPONSE_BYTES: String(100 * 1024) });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await upstream.close();
+  });
+
+  const raw = async (encoding?: string) => {
+    const response = await fetch(`${proxy.url}/api/erp/execute`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': TEST_PROXY_KEY,
+        ...(encoding ? { 'accept-encoding': encoding } : {}),
+      },
+      body: JSON.stringify(v1Body(upstream.url)),
+    });
+    return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+  };
+
+  it('without Accept-Encoding the answer over MAX_RESPONSE_BYTES is -32009', async () => {
+    const { status, bytes } = await raw('identity');
+    expect(status).toBe(502);
+    expect((JSON.parse(bytes.toString()) as Envelope).error?.code).toBe(-32009);
+  });
+
+  it.each([
+    ['gzip', gunzipSync],
+    ['br', brotliDecompressSync],
+  ])('with Accept-Encoding: %s the answer is compressed and the limit applies to the compressed size', async (encoding, decode) => {
+    // Node's fetch decodes transparently; ask at the socket level to see the encoding.
+    const { request } = await import('node:http');
+    const body = JSON.stringify(v1Body(upstream.url));
+    const answer = await new Promise<{ status: number; encoding: string | undefined; data: Buffer }>((resolve, reject) => {
+      const req = request(
+        `${proxy.url}/api/erp/execute`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': TEST_PROXY_KEY, 'accept-encoding': encoding },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], data: Buffer.concat(chunks) }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.encoding).toBe(encoding);
+    const envelope = JSON.parse(decode(answer.data).toString()) as Envelope;
+    expect(envelope.result).toEqual(records);
+    expect(answer.data.length).toBeLessThan(100 * 1024);
+  });
+
+  it('q=0 turns an encoding off', async () => {
+    const { status } = await raw('gzip;q=0');
+    expect(status).toBe(502);
+  });
+});
+
+describe('target policy end to end (-32008, HTTP 403)', () => {
+  let double: ErpDouble;
+  beforeAll(async () => {
+    double = await startErpDouble({ mode: '19' });
+  });
+  afterAll(async () => double.close());
+
+  it.each([
+    ['the metadata address', 'http://169.254.169.254'],
+    ['a decimal spelling of loopback when loopback is not listed', 'http://2130706433:1'],
+    ['an octal spelling of loopback when loopback is not listed', 'http://0177.0.0.1:1'],
+    ['IPv4-mapped IPv6 metadata', 'http://[::ffff:169.254.169.254]'],
+    ['a non-http scheme', 'ftp://127.0.0.1/'],
+    ['user-info in the URL', 'http://someone:s3cr3tPw@127.0.0.1:1'],
+    ['a private address', 'http://10.1.2.3'],
+  ])('refuses %s', async (_name, url) => {
+    const proxy = await startProxy({ ERP_ALLOWED_TARGETS: 'erp.example.com' });
+    try {
+      const answer = await proxy.post('/api/erp/execute', v1Body(url));
+      expect(answer.status).toBe(403);
+      const envelope = answer.json as Envelope;
+      expect(envelope.error?.code).toBe(-32008);
+      expect(answer.text).not.toContain('s3cr3tPw');
+      expect(answer.text).not.toContain('someone');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('refuses a host name that resolves to a loopback address unless listed (checked at connect time)', async () => {
+    const proxy = await startProxy({ ERP_ALLOWED_TARGETS: '10.0.0.0/8' });
+    try {
+      const answer = await proxy.post('/api/erp/execute', v1Body(double.url.replace('127.0.0.1', 'localhost')));
+      expect(answer.status).toBe(403);
+      expect((answer.json as Envelope).error?.code).toBe(-32008);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('the local server allows loopback by default', async () => {
+    const proxy = await startProxy();
+    try {
+      const answer = await proxy.post('/api/erp/execute', v1Body(double.url.replace('127.0.0.1', 'localhost')));
+      expect(answer.status).toBe(200);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('ERP_ALLOWED_DATABASES refuses other databases on v1 and v2', async () => {
+    const proxy = await startProxy({ ERP_ALLOWED_DATABASES: 'erp_b' });
+    double.requests.length = 0;
+    try {
+      const v1 = await proxy.post('/api/erp/execute', v1Body(double.url));
+      expect(v1.status).toBe(403);
+      expect((v1.json as Envelope).error?.code).toBe(-32008);
+      const v2 = await proxy.post('/v2/erp/execute', {
+        id: 'db',
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+        erp_instance: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+      });
+      expect(v2.status).toBe(403);
+      expect(double.requests.length).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

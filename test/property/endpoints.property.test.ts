@@ -1,0 +1,165 @@
+/**
+ * Property-based tests over random and mutated request bodies and headers for every endpoint:
+ * the answer is always a well-formed envelope (or the v2 plain-text error, or an aux body),
+ * with a documented status; never a 500, never a crash, never a hang.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../lib/routes.ts';
+import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { type HttpAnswer, type ProxyHarness, startProxy, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';
+
+const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
+
+/** Every (code, HTTP status) pair the proxy documents, plus ERP-side answers on 200. */
+const DOCUMENTED: Record<number, number> = {
+  [-32700]: 400,
+  [-32600]: 400,
+  [-32000]: 401,
+  [-32002]: 400,
+  [-32003]: 504,
+  [-32004]: 503,
+  [-32005]: 502,
+  [-32006]: 502,
+  [-32007]: 400,
+  [-32008]: 403,
+  [-32009]: 502,
+};
+
+function assertWellFormed(path: string, answer: HttpAnswer): void {
+  expect(answer.status).not.toBe(500);
+  expect(answer.status).toBeLessThan(600);
+  if (path === '/v2/erp/execute' && answer.headers.get('content-type')?.startsWith('text/plain')) {
+    expect(answer.status).toBe(400);
+    expect(answer.text.length).toBeGreaterThan(0);
+    return;
+  }
+  const envelope = answer.json as Record<string, unknown>;
+  expect(envelope).toBeTypeOf('object');
+  expect(envelope.jsonrpc).toBe('2.0');
+  expect(envelope).toHaveProperty('id');
+  expect(envelope.id === null || typeof envelope.id === 'string').toBe(true);
+  expect(Object.keys(envelope).sort()).toEqual(['error', 'id', 'jsonrpc', 'result']);
+  const error = envelope.error as { code: unknown; message: unknown } | null;
+  if (error === null) {
+    expect(answer.status).toBe(200);
+    return;
+  }
+  expect(typeof error.code).toBe('number');
+  expect(typeof error.message).toBe('string');
+  expect(envelope.result).toBeNull();
+  const code = error.code as number;
+  if (code in DOCUMENTED) expect(answer.status).toBe(DOCUMENTED[code]);
+  else expect(answer.status).toBe(200); // an ERP-side error (0 on v1, the ERP's status on v2)
+}
+
+const jsonValue = fc.jsonValue({ maxDepth: 3 });
+
+/** Plausible bodies with random mutations: fields dropped, retyped, or replaced by junk. */
+function bodyFor(path: string, erpUrl: string): fc.Arbitrary<unknown> {
+  const instance = fc.record(
+    {
+      url: fc.oneof(fc.constant(erpUrl), fc.webUrl(), fc.string(), jsonValue),
+      db: fc.oneof(fc.constant('erp_a'), fc.string(), jsonValue),
+      user_id: fc.oneof(fc.constant(2), fc.integer(), jsonValue),
+      api_key: fc.oneof(fc.constant(admin.apiKey), fc.string(), jsonValue),
+    },
+    { requiredKeys: [] },
+  );
+  const id = fc.oneof(fc.string(), fc.integer(), fc.constant(null));
+  if (path.endsWith('/version')) {
+    return fc.oneof(fc.record({ id, url: fc.oneof(fc.constant(erpUrl), fc.string(), jsonValue) }, { requiredKeys: [] }), jsonValue);
+  }
+  if (path === '/v2/erp/execute') {
+    return fc.oneof(
+      fc.record(
+        {
+          id,
+          model_id: fc.oneof(fc.constant('res.partner'), fc.string(), jsonValue),
+          method: fc.oneof(fc.constantFrom('search_count', 'search_read', '_x', 'a/b'), fc.string(), jsonValue),
+          kwargs: fc.oneof(fc.constant({ domain: [] }), fc.dictionary(fc.string(), jsonValue), jsonValue),
+          erp_instance: fc.oneof(instance, jsonValue),
+        },
+        { requiredKeys: [] },
+      ),
+      jsonValue,
+    );
+  }
+  return fc.oneof(
+    fc.record(
+      {
+        id,
+        action: fc.oneof(fc.constantFrom('search_count', 'search', 'read', 'call_method', 'create'), fc.string(), jsonValue),
+        model_id: fc.oneof(fc.constant('res.partner'), fc.string(), jsonValue),
+        params: fc.oneof(fc.constant([[]]), fc.array(jsonValue), jsonValue),
+        keyword: fc.oneof(fc.dictionary(fc.string(), jsonValue), jsonValue),
+        fn_name: fc.oneof(fc.constantFrom('', 'name_search', '  '), fc.string(), jsonValue),
+        erp_instance: fc.oneof(instance, jsonValue),
+      },
+      { requiredKeys: [] },
+    ),
+    jsonValue,
+  );
+}
+
+const rawBody = (erpUrl: string, path: string) =>
+  fc.oneof(
+    bodyFor(path, erpUrl).map((value) => JSON.stringify(value)),
+    fc.string(),
+    fc.string().map((s) => `{"id":"x",${s}`),
+  );
+
+const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,40}$/);
+const headers = fc.record(
+  {
+    'x-api-key': fc.oneof(fc.constant(TEST_PROXY_KEY), headerValue),
+    'x-request-timeout': fc.oneof(fc.constantFrom('0', '-1', '1', 'abc', '99999999999999', '1.5'), headerValue),
+    'accept-encoding': fc.oneof(fc.constantFrom('gzip', 'br', 'gzip;q=0', '*', 'identity'), headerValue),
+    'content-type': fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/octet-stream'), headerValue),
+  },
+  { requiredKeys: [] },
+);
+
+describe('every endpoint answers random input with a documented, well-formed response', () => {
+  let double: ErpDouble;
+  let proxy: ProxyHarness;
+
+  beforeAll(async () => {
+    double = await startErpDouble({ mode: '19' });
+    proxy = await startProxy({ ERP_DEFAULT_TIMEOUT: '2', ERP_MAX_TIMEOUT: '2' });
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await double.close();
+  });
+
+  const postRoutes = ROUTES.filter((r) => r.method === 'POST');
+
+  it.each(postRoutes.map((r) => [r.path]))('POST %s', async (path) => {
+    await fc.assert(
+      fc.asyncProperty(rawBody(double.url, path), headers, async (body, requestHeaders) => {
+        const response = await fetch(`${proxy.url}${path}`, {
+          method: 'POST',
+          headers: { 'accept-encoding': 'identity', ...requestHeaders },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        assertWellFormed(path, await toAnswer(response));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it.each(ROUTES.filter((r) => r.method === 'GET').map((r) => [r.path]))('GET %s', async (path) => {
+    await fc.assert(
+      fc.asyncProperty(headers, async (requestHeaders) => {
+        const answer = await toAnswer(
+          await fetch(`${proxy.url}${path}`, { headers: { 'accept-encoding': 'identity', ...requestHeaders } }),
+        );
+        expect([200, 401]).toContain(answer.status);
+        if (answer.status === 401) assertWellFormed(path, answer);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
