@@ -23,7 +23,8 @@ export const LOCAL_FUNCTION_TIMEOUT_MS = 29_000;
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
-const TEXT_TYPES = /^(text\/|application\/(json|[\w.+-]+\+json|xml|[\w.+-]+\+xml|javascript|x-www-form-urlencoded))/i;
+const TEXT_TYPES =
+  /^(text\/|application\/(json|[\w.+-]+\+json|xml|[\w.+-]+\+xml|javascript|x-www-form-urlencoded))/i;
 
 function isTextual(contentType: string | undefined, body: Buffer): boolean {
   if (contentType) return TEXT_TYPES.test(contentType.trim());
@@ -52,7 +53,8 @@ export function buildEvent(req: IncomingMessage, body: Buffer, route: string): A
     headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
   }
   const query: Record<string, string> = {};
-  for (const [key, value] of url.searchParams) query[key] = query[key] === undefined ? value : `${query[key]},${value}`;
+  for (const [key, value] of url.searchParams)
+    query[key] = query[key] === undefined ? value : `${query[key]},${value}`;
   const now = new Date();
   const textual = isTextual(headers['content-type'], body);
   const requestId = randomUUID();
@@ -88,7 +90,11 @@ export function buildEvent(req: IncomingMessage, body: Buffer, route: string): A
 }
 
 /** A Lambda-like context: the handlers only rely on what a real one offers. */
-export function buildContext(fn: FunctionName, requestId: string, timeoutMs = LOCAL_FUNCTION_TIMEOUT_MS): Context {
+export function buildContext(
+  fn: FunctionName,
+  requestId: string,
+  timeoutMs = LOCAL_FUNCTION_TIMEOUT_MS,
+): Context {
   const deadline = Date.now() + timeoutMs;
   const name = `erp-proxy-${fn}`;
   return {
@@ -115,7 +121,12 @@ interface StructuredResult {
   isBase64Encoded?: boolean;
 }
 
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: Buffer | string,
+): void {
   if (res.headersSent) return;
   res.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
   res.end(body);
@@ -131,7 +142,8 @@ function writeResult(res: ServerResponse, result: unknown): void {
   }
   const structured = result as StructuredResult;
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  for (const [name, value] of Object.entries(structured.headers ?? {}))
+    headers[name.toLowerCase()] = String(value);
   if (structured.cookies?.length) res.setHeader('set-cookie', structured.cookies);
   const raw = structured.body ?? '';
   const body = structured.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
@@ -142,7 +154,12 @@ function writeResult(res: ServerResponse, result: unknown): void {
 function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const tooLarge = (): void => {
-      send(res, 413, { 'content-type': 'application/json', connection: 'close' }, '{"message":"Request Entity Too Large"}');
+      send(
+        res,
+        413,
+        { 'content-type': 'application/json', connection: 'close' },
+        '{"message":"Request Entity Too Large"}',
+      );
       req.resume();
       resolve(undefined);
     };

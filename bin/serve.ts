@@ -23,8 +23,11 @@ async function main(): Promise<void> {
   });
 
   server.on('error', (error: NodeJS.ErrnoException) => {
-    const hint = error.code === 'EADDRINUSE' ? ` (port ${config.port} is in use: set PORT to another one)` : '';
-    process.stderr.write(`erp-proxy: cannot listen on ${config.host}:${config.port}${hint}: ${error.message}\n`);
+    const hint =
+      error.code === 'EADDRINUSE' ? ` (port ${config.port} is in use: set PORT to another one)` : '';
+    process.stderr.write(
+      `erp-proxy: cannot listen on ${config.host}:${config.port}${hint}: ${error.message}\n`,
+    );
     process.exit(1);
   });
 

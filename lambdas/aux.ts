@@ -3,14 +3,15 @@
  * The operator endpoints: `/_/about` (public), `/_/license` and `/_/metrics` (`x-api-key`
  * unless listed in `AUX_PUBLIC`).
  */
-import { effectiveAuth, buildAbout } from './about.ts';
+
+import { findRoute } from '../lib/routes.ts';
+import { buildAbout, effectiveAuth } from './about.ts';
 import { type LambdaResponse, plainJsonResponse, textResponse } from './envelope.ts';
 import { InternalError } from './errors.ts';
 import type { ProxyEvent } from './middleware/types.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './observability/prometheus.ts';
 import type { ProxyContext } from './request-state.ts';
 import type { Runtime } from './runtime.ts';
-import { findRoute } from '../lib/routes.ts';
 
 /** Whether an aux request may skip `x-api-key`. Unknown paths are never public. */
 export function isPublicAuxRequest(event: ProxyEvent, runtime: Runtime): boolean {
@@ -18,7 +19,11 @@ export function isPublicAuxRequest(event: ProxyEvent, runtime: Runtime): boolean
   return route !== undefined && effectiveAuth(route, runtime.config) === 'public';
 }
 
-export async function serveAux(event: ProxyEvent, context: ProxyContext, runtime: Runtime): Promise<LambdaResponse> {
+export async function serveAux(
+  event: ProxyEvent,
+  context: ProxyContext,
+  runtime: Runtime,
+): Promise<LambdaResponse> {
   const state = context.proxy;
   state.action = event.rawPath;
   switch (event.rawPath) {
@@ -30,7 +35,11 @@ export async function serveAux(event: ProxyEvent, context: ProxyContext, runtime
       return plainJsonResponse(state, { licensee, valid_until, is_valid, ...(reason ? { reason } : {}) });
     }
     case '/_/metrics':
-      return textResponse(state, renderPrometheus(await runtime.metricsSource.snapshot()), PROMETHEUS_CONTENT_TYPE);
+      return textResponse(
+        state,
+        renderPrometheus(await runtime.metricsSource.snapshot()),
+        PROMETHEUS_CONTENT_TYPE,
+      );
     default:
       // API Gateway only routes the three paths above here.
       throw new InternalError(new Error(`aux: no route for ${event.rawPath}`));

@@ -118,7 +118,9 @@ export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[]
     }
     const parsed = ProxyKeysJson.safeParse(json);
     if (!parsed.success) {
-      throw new Error(`proxy keys: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      throw new Error(
+        `proxy keys: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     }
     return parsed.data.keys;
   }
@@ -188,7 +190,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
 
   const allowedTargets =
-    e.ERP_ALLOWED_TARGETS.length > 0 ? e.ERP_ALLOWED_TARGETS : runtime === 'local' ? [...LOCAL_DEFAULT_TARGETS] : [];
+    e.ERP_ALLOWED_TARGETS.length > 0
+      ? e.ERP_ALLOWED_TARGETS
+      : runtime === 'local'
+        ? [...LOCAL_DEFAULT_TARGETS]
+        : [];
 
   return Object.freeze({
     runtime,

@@ -4,7 +4,7 @@
  * `errorResponse` is the one mapping from errors to responses: a `ProxyError` keeps its code,
  * status and message; anything else is a bug and becomes -32603 with nothing internal shown.
  */
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from './config.ts';
 import { InternalError, ProxyError, ResponseTooLargeError, V2RequestShapeError } from './errors.ts';
@@ -54,10 +54,19 @@ export function envelope(id: string | null, outcome: ProxyOutcome | EnvelopeErro
       error: { code: outcome.code, message: outcome.message, data: outcome.data ?? null },
     };
   }
-  return { jsonrpc: '2.0', id, result: null, error: { code: outcome.code, message: outcome.message, data: outcome.data ?? null } };
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: null,
+    error: { code: outcome.code, message: outcome.message, data: outcome.data ?? null },
+  };
 }
 
-function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): LambdaResponse {
+function jsonResponse(
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): LambdaResponse {
   return { statusCode, headers: { 'content-type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 
@@ -89,11 +98,19 @@ export function errorResponse(state: RequestState | undefined, error: unknown): 
   }
   if (proxyError instanceof V2RequestShapeError) {
     // Spec, Behaviours 4: a v2 body that cannot be decoded is answered in plain text.
-    return { statusCode: proxyError.httpStatus, headers: { 'content-type': TEXT_TYPE }, body: `${proxyError.message}\n` };
+    return {
+      statusCode: proxyError.httpStatus,
+      headers: { 'content-type': TEXT_TYPE },
+      body: `${proxyError.message}\n`,
+    };
   }
   return jsonResponse(
     proxyError.httpStatus,
-    envelope(state?.envelopeId ?? null, { code: proxyError.code, message: proxyError.message, data: proxyError.data }),
+    envelope(state?.envelopeId ?? null, {
+      code: proxyError.code,
+      message: proxyError.message,
+      data: proxyError.data,
+    }),
     { ...proxyError.headers },
   );
 }
@@ -115,7 +132,7 @@ export function negotiateEncoding(acceptEncoding: string | undefined): Encoding 
     }
     accepted.set(name, Number.isFinite(q) ? q : 0);
   }
-  const weight = (name: Encoding): number => accepted.get(name) ?? (accepted.get('*') ?? 0);
+  const weight = (name: Encoding): number => accepted.get(name) ?? accepted.get('*') ?? 0;
   const gzip = weight('gzip');
   const br = weight('br');
   if (gzip <= 0 && br <= 0) return undefined;
@@ -144,7 +161,11 @@ export function finalizeResponse(
 ): LambdaResponse {
   let final = response;
   const encoding = negotiateEncoding(acceptEncoding);
-  if (encoding && !response.isBase64Encoded && Buffer.byteLength(response.body) >= COMPRESSION_THRESHOLD_BYTES) {
+  if (
+    encoding &&
+    !response.isBase64Encoded &&
+    Buffer.byteLength(response.body) >= COMPRESSION_THRESHOLD_BYTES
+  ) {
     const raw = Buffer.from(response.body, 'utf8');
     const compressed =
       encoding === 'gzip'

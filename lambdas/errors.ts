@@ -14,7 +14,10 @@ export abstract class ProxyError extends Error {
   /** Optional `error.data` for the envelope. */
   readonly data: unknown;
 
-  constructor(message: string, options: { headers?: Record<string, string>; data?: unknown; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { headers?: Record<string, string>; data?: unknown; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.headers = Object.freeze({ ...(options.headers ?? {}) });

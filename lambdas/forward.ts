@@ -5,12 +5,11 @@
  * Middy; handlers compose it.
  */
 import type { Config } from './config.ts';
-import { type LambdaResponse, outcomeResponse } from './envelope.ts';
+import { type LambdaResponse, negotiateEncoding, outcomeResponse } from './envelope.ts';
 import type { ProxyEvent } from './middleware/types.ts';
 import type { ProxyContext } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
 import type { CallContext, ErpTransport } from './upstream/erp-transport.ts';
-import { negotiateEncoding } from './envelope.ts';
 import { type CompiledTargetPolicy, checkTarget } from './upstream/target-policy.ts';
 import { Deadline, upstreamTimeoutMs } from './upstream/time-budget.ts';
 import type { VersionClient } from './upstream/version-client.ts';
@@ -29,7 +28,8 @@ export interface ForwardDeps {
 
 /** The time budget, size limit and client identity of one request, computed once. */
 export function callContext(event: ProxyEvent, context: ProxyContext, config: Config): CallContext {
-  const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
+  const remaining =
+    typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
   const timeoutMs = upstreamTimeoutMs({
     header: event.headers?.['x-request-timeout'],
     defaultSeconds: config.defaultTimeoutSeconds,
@@ -49,21 +49,33 @@ export function callContext(event: ProxyEvent, context: ProxyContext, config: Co
   };
 }
 
-export async function forwardV1(event: ProxyEvent, context: ProxyContext, deps: ForwardDeps): Promise<LambdaResponse> {
+export async function forwardV1(
+  event: ProxyEvent,
+  context: ProxyContext,
+  deps: ForwardDeps,
+): Promise<LambdaResponse> {
   const call = parseV1Call(context.proxy);
   checkTarget(deps.policy, call.baseUrl.href, call.db);
   const outcome = await deps.v1.call(call, callContext(event, context, deps.config));
   return outcomeResponse(context.proxy, outcome);
 }
 
-export async function forwardV2(event: ProxyEvent, context: ProxyContext, deps: ForwardDeps): Promise<LambdaResponse> {
+export async function forwardV2(
+  event: ProxyEvent,
+  context: ProxyContext,
+  deps: ForwardDeps,
+): Promise<LambdaResponse> {
   const call = parseV2Call(context.proxy);
   checkTarget(deps.policy, call.baseUrl.href, call.db);
   const outcome = await deps.v2.call(call, callContext(event, context, deps.config));
   return outcomeResponse(context.proxy, outcome);
 }
 
-export async function forwardVersion(event: ProxyEvent, context: ProxyContext, deps: ForwardDeps): Promise<LambdaResponse> {
+export async function forwardVersion(
+  event: ProxyEvent,
+  context: ProxyContext,
+  deps: ForwardDeps,
+): Promise<LambdaResponse> {
   const target = parseVersionTarget(context.proxy);
   checkTarget(deps.policy, target.href);
   const version = await deps.versions.version(target, callContext(event, context, deps.config));

@@ -15,7 +15,12 @@ import {
   createLocalMetricsSource,
   type MetricsSource,
 } from './observability/metrics-source.ts';
-import { createLicenseSource, createProxyKeySource, type LicenseSource, type ProxyKeySource } from './secrets.ts';
+import {
+  createLicenseSource,
+  createProxyKeySource,
+  type LicenseSource,
+  type ProxyKeySource,
+} from './secrets.ts';
 import { createHttpClient, type HttpClient, type HttpClientOptions } from './upstream/http-client.ts';
 import { Json2Transport } from './upstream/json2-transport.ts';
 import { JsonRpcTransport } from './upstream/jsonrpc-transport.ts';

@@ -69,6 +69,20 @@ function serviceMetric(
   });
 }
 
+/**
+ * Every series of a service metric over a dimension set (dashboards only: alarms cannot use
+ * SEARCH). `Requests` carries `{api, outcome}`, `Errors` `{api, code}`, beside `service`.
+ */
+function searchExpression(metricName: string, dimensions: readonly string[]): MathExpression {
+  const schema = [METRICS_NAMESPACE, ...dimensions, 'service'].join(',');
+  return new MathExpression({
+    expression: `SEARCH('{${schema}} MetricName="${metricName}" service="${SERVICE_NAME}"', 'Sum', 300)`,
+    usingMetrics: {},
+    period: FIVE_MINUTES,
+    label: '',
+  });
+}
+
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
   readonly dashboard: Dashboard;
@@ -211,20 +225,13 @@ export class Monitoring extends Construct {
     );
     this.dashboard.addWidgets(
       new GraphWidget({
-        title: 'Requests by API',
-        left: apiNames.map((api) => serviceMetric('Requests', 'Sum', { api }, api)),
+        title: 'Requests by API and outcome',
+        left: [searchExpression('Requests', ['api', 'outcome'])],
         width: 8,
       }),
       new GraphWidget({
         title: 'Errors by API and code',
-        left: [
-          new MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},api,code,service} MetricName="Errors"', 'Sum', 300)`,
-            usingMetrics: {},
-            period: FIVE_MINUTES,
-            label: '',
-          }),
-        ],
+        left: [searchExpression('Errors', ['api', 'code'])],
         width: 8,
       }),
       new GraphWidget({

@@ -7,7 +7,9 @@ import { executeChain } from '../middleware/chain.ts';
 import { getRuntime, type Runtime } from '../runtime.ts';
 
 export function createHandler(runtime: Runtime) {
-  return executeChain(runtime, 'version').handler((event, context) => forwardVersion(event, context, runtime.forward));
+  return executeChain(runtime, 'version').handler((event, context) =>
+    forwardVersion(event, context, runtime.forward),
+  );
 }
 
 export const handler = createHandler(getRuntime());

@@ -19,7 +19,9 @@ export function apiKeyAuth(keys: ProxyKeySource, options: ApiKeyAuthOptions = {}
     const caller = findCallerKey(await keys.getKeys(), presented);
     if (!caller) {
       throw new AuthenticationError(
-        presented ? 'Authentication failed: the x-api-key header does not match a proxy key' : 'Authentication failed: the x-api-key header is missing',
+        presented
+          ? 'Authentication failed: the x-api-key header does not match a proxy key'
+          : 'Authentication failed: the x-api-key header is missing',
       );
     }
     request.context.proxy.callerKeyName = caller.name;

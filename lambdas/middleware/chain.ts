@@ -7,6 +7,7 @@
  */
 import middy from '@middy/core';
 import type { LambdaResponse } from '../envelope.ts';
+import { recordLicenseDaysLeft } from '../observability/metrics.ts';
 import type { ApiName, ProxyContext } from '../request-state.ts';
 import type { Runtime } from '../runtime.ts';
 import { apiKeyAuth } from './api-key-auth.ts';
@@ -23,7 +24,20 @@ export function baseChain(runtime: Runtime, api: ApiName) {
     .use(envelopeMiddleware());
 }
 
+/** How often a process reports `LicenseDaysLeft` (the expiry alarm needs it regularly, not per call). */
+const LICENSE_METRIC_INTERVAL_MS = 60_000;
+
 /** The full chain of the execute and version endpoints. */
 export function executeChain(runtime: Runtime, api: Exclude<ApiName, 'aux'>) {
-  return baseChain(runtime, api).use(lenientBody()).use(apiKeyAuth(runtime.keys)).use(licenseCheck(runtime.license));
+  let lastReported = Number.NEGATIVE_INFINITY;
+  const reportDaysLeft = (status: { days_left: number | null }): void => {
+    const now = Date.now();
+    if (status.days_left === null || now - lastReported < LICENSE_METRIC_INTERVAL_MS) return;
+    lastReported = now;
+    recordLicenseDaysLeft(runtime.metrics, status.days_left);
+  };
+  return baseChain(runtime, api)
+    .use(lenientBody())
+    .use(apiKeyAuth(runtime.keys))
+    .use(licenseCheck(runtime.license, { onStatus: reportDaysLeft }));
 }

@@ -8,7 +8,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { LicenseError } from '../errors.ts';
 import type { ProxyContext } from '../request-state.ts';
-import type { LicenseSource } from '../secrets.ts';
+import type { LicenseSource, LicenseStatus } from '../secrets.ts';
 
 /** The client-facing message for an invalid license. */
 export function licenseErrorMessage(reason: string | undefined): string {
@@ -25,10 +25,12 @@ export function licenseErrorMessage(reason: string | undefined): string {
  */
 export function licenseCheck(
   source: LicenseSource,
+  options: { readonly onStatus?: (status: LicenseStatus) => void } = {},
 ): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext> {
   return {
     before: async function licenseCheckBefore() {
       const license = await source.getLicense();
+      options.onStatus?.(license);
       if (!license.is_valid) throw new LicenseError(licenseErrorMessage(license.reason));
     },
   };

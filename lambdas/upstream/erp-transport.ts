@@ -64,7 +64,11 @@ export interface Exchange {
 }
 
 /** Sends one exchange with the headers every upstream call carries; records status and time. */
-export async function sendExchange(client: HttpClient, context: CallContext, exchange: Exchange): Promise<UpstreamResponse> {
+export async function sendExchange(
+  client: HttpClient,
+  context: CallContext,
+  exchange: Exchange,
+): Promise<UpstreamResponse> {
   const headers: Record<string, string> = {
     accept: 'application/json',
     'user-agent': USER_AGENT,

@@ -58,23 +58,14 @@ export interface HttpClientOptions {
   readonly tls?: { readonly ca?: string | Buffer };
 }
 
-/** Error codes that mean "the connection could not be made": the request never left. */
-const CONNECT_FAILURE_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_FAIL',
-  'EAI_NONAME',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'ENETDOWN',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ETIMEDOUT',
-]);
-
 /** Errors on an already-open (reused) socket before anything was written: retry once. */
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED']);
+const STALE_SOCKET_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNABORTED',
+]);
 
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -241,7 +232,11 @@ class UndiciHttpClient implements HttpClient {
       const cause = (failure as { error?: unknown }).error ?? failure;
       // A socket that dies before a single byte of this request was written is a stale
       // keep-alive socket: the ERP never saw the call, so one retry on a new connection is safe.
-      if (attempt?.wroteNothing && STALE_SOCKET_CODES.has(errorCode(cause) ?? '') && !request.signal.aborted) {
+      if (
+        attempt?.wroteNothing &&
+        STALE_SOCKET_CODES.has(errorCode(cause) ?? '') &&
+        !request.signal.aborted
+      ) {
         const fresh = this.newAgent();
         try {
           return await this.attempt(request, fresh).catch((again: unknown) => {

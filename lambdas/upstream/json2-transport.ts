@@ -53,8 +53,17 @@ export class Json2Transport implements ErpTransport {
     if (json.ok && (isJsonObject(json.value) || typeof json.value === 'string')) {
       const body = json.value;
       const message =
-        typeof body === 'string' ? body : typeof body.message === 'string' ? body.message : `ERP error (HTTP ${response.status})`;
-      return { kind: 'erp_error', code: response.status, message, data: scrubErrorData(body, context.stripDebug) };
+        typeof body === 'string'
+          ? body
+          : typeof body.message === 'string'
+            ? body.message
+            : `ERP error (HTTP ${response.status})`;
+      return {
+        kind: 'erp_error',
+        code: response.status,
+        message,
+        data: scrubErrorData(body, context.stripDebug),
+      };
     }
 
     if (response.status === 404) {
@@ -63,7 +72,7 @@ export class Json2Transport implements ErpTransport {
         throw new Json2UnavailableError(
           `v2 is unavailable on this target: the ERP could not select database "${call.db}" ` +
             '(it does not exist, or the server picks the database by hostname). This is a database or hostname ' +
-            'problem: check erp_instance.db, and on a multi-tenant host use the database\'s own hostname as erp_instance.url.',
+            "problem: check erp_instance.db, and on a multi-tenant host use the database's own hostname as erp_instance.url.",
         );
       }
       throw new Json2UnavailableError(

@@ -45,7 +45,8 @@ export class VersionClient {
     const cached = this.cache.get(key);
     if (cached && cached.expires > Date.now()) return cached.version;
 
-    const version = (await this.fromWebVersion(baseUrl, context)) ?? (await this.fromCommonVersion(baseUrl, context));
+    const version =
+      (await this.fromWebVersion(baseUrl, context)) ?? (await this.fromCommonVersion(baseUrl, context));
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(key, { version, expires: Date.now() + CACHE_TTL_MS });
     return version;
@@ -53,7 +54,10 @@ export class VersionClient {
 
   /** `undefined` when the route does not exist or is not Odoo 19's `{version_info, version}`. */
   private async fromWebVersion(baseUrl: URL, context: CallContext): Promise<ErpVersion | undefined> {
-    const response = await sendExchange(this.client, context, { method: 'GET', url: upstreamUrl(baseUrl, '/web/version') });
+    const response = await sendExchange(this.client, context, {
+      method: 'GET',
+      url: upstreamUrl(baseUrl, '/web/version'),
+    });
     const gateway = classifyGatewayAnswer(response);
     // Busy, unreachable or timed out: the fallback would fail the same way.
     if (gateway && response.status >= 400) throw gateway;

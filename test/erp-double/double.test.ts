@@ -105,7 +105,7 @@ describe('domain evaluator', () => {
         ],
         { order: 'id' },
       ),
-    ).toEqual([13, 15]);
+    ).toEqual([9, 10, 13, 16]);
     expect(search([['country_id', 'ilike', 'marino']])).toEqual([10]);
   });
 

@@ -371,8 +371,20 @@ describe('default context', () => {
       expect(watched.every((m) => m.Namespace === 'ErpProxy')).toBe(true);
     });
 
-    it('has a dashboard and, without alarmEmail, no topic', () => {
+    it('has a dashboard showing every service metric, and without alarmEmail no topic', () => {
       s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+      const body = JSON.stringify(Object.values(resources(s.template, 'AWS::CloudWatch::Dashboard'))[0]);
+      for (const metric of [
+        'Requests',
+        'Errors',
+        'UpstreamTimeouts',
+        'UpstreamLatency',
+        'ProxyOverhead',
+        'ResponseBytes',
+        'LicenseDaysLeft',
+      ]) {
+        expect(body).toContain(metric);
+      }
       s.template.resourceCountIs('AWS::SNS::Topic', 0);
     });
   });

@@ -62,7 +62,7 @@ describe('cdk-nag AwsSolutions, default context', () => {
         .sort(),
     ).toEqual(['ErpProxy/LicenseSecret', 'ErpProxy/ProxyKeysSecret']);
     expect(acks.filter((a) => a.id === 'AwsSolutions-IAM5[Resource::*]').map((a) => a.path)).toEqual([
-      'ErpProxy/Aux',
+      'ErpProxy/Aux/Role/DefaultPolicy',
     ]);
     expect(acks.every((a) => a.path !== 'ErpProxy' && a.path !== '')).toBe(true);
     for (const ack of acks) expect(ack.reason.length, ack.id).toBeGreaterThan(40);

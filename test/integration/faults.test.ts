@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -72,7 +72,10 @@ afterEach(() => {
 });
 afterAll(async () => proxy.close());
 
-async function callV1(url: string, timeoutSeconds = 1): Promise<{ status: number; envelope: Envelope; ms: number; headers: Headers }> {
+async function callV1(
+  url: string,
+  timeoutSeconds = 1,
+): Promise<{ status: number; envelope: Envelope; ms: number; headers: Headers }> {
   const started = performance.now();
   const answer = await proxy.post(
     '/api/erp/execute',
@@ -85,7 +88,12 @@ async function callV1(url: string, timeoutSeconds = 1): Promise<{ status: number
     },
     { 'x-request-timeout': String(timeoutSeconds) },
   );
-  return { status: answer.status, envelope: answer.json as Envelope, ms: performance.now() - started, headers: answer.headers };
+  return {
+    status: answer.status,
+    envelope: answer.json as Envelope,
+    ms: performance.now() - started,
+    headers: answer.headers,
+  };
 }
 
 async function callV2(url: string, timeoutSeconds = 1) {
@@ -207,22 +215,25 @@ describe('answers that are not ERP answers', () => {
     expect(v2.envelope.error?.code).toBe(-32005);
   });
 
-  it.each([301, 302, 307, 308])('a %s redirect is not followed → -32005 naming the Location', async (code) => {
-    let followed = false;
-    const target = await httpUpstream((_req, res) => {
-      followed = true;
-      jsonRpcOk(res);
-    });
-    const url = await httpUpstream((_req, res) => {
-      res.writeHead(code, { location: `${target}/elsewhere` });
-      res.end();
-    });
-    const { status, envelope } = await callV1(url);
-    expect(status).toBe(502);
-    expect(envelope.error?.code).toBe(-32005);
-    expect(envelope.error?.message).toContain(`${target}/elsewhere`);
-    expect(followed).toBe(false);
-  });
+  it.each([301, 302, 307, 308])(
+    'a %s redirect is not followed → -32005 naming the Location',
+    async (code) => {
+      let followed = false;
+      const target = await httpUpstream((_req, res) => {
+        followed = true;
+        jsonRpcOk(res);
+      });
+      const url = await httpUpstream((_req, res) => {
+        res.writeHead(code, { location: `${target}/elsewhere` });
+        res.end();
+      });
+      const { status, envelope } = await callV1(url);
+      expect(status).toBe(502);
+      expect(envelope.error?.code).toBe(-32005);
+      expect(envelope.error?.message).toContain(`${target}/elsewhere`);
+      expect(followed).toBe(false);
+    },
+  );
 });
 
 describe('front-proxy and overload answers', () => {
@@ -309,9 +320,25 @@ describe('TLS', () => {
     dir = mkdtempSync(join(tmpdir(), 'erp-proxy-tls-'));
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-        '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
       { stdio: 'ignore' },
     );
     cert = readFileSync(join(dir, 'cert.pem'));

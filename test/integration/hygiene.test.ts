@@ -107,7 +107,11 @@ describe('headers and data hygiene', () => {
 describe('compression', () => {
   let upstream: Awaited<ReturnType<typeof fakeUpstream>>;
   let proxy: ProxyHarness;
-  const records = Array.from({ length: 4000 }, (_, i) => ({ id: i, name: `Partner number ${i}`, email: false }));
+  const records = Array.from({ length: 4000 }, (_, i) => ({
+    id: i,
+    name: `Partner number ${i}`,
+    email: false,
+  }));
 
   beforeAll(async () => {
     upstream = await fakeUpstream((_req, _body, res) => {
@@ -132,7 +136,11 @@ describe('compression', () => {
       },
       body: JSON.stringify(v1Body(upstream.url)),
     });
-    return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+    return {
+      status: response.status,
+      headers: response.headers,
+      bytes: Buffer.from(await response.arrayBuffer()),
+    };
   };
 
   it('without Accept-Encoding the answer over MAX_RESPONSE_BYTES is -32009', async () => {
@@ -144,34 +152,47 @@ describe('compression', () => {
   it.each([
     ['gzip', gunzipSync],
     ['br', brotliDecompressSync],
-  ])('with Accept-Encoding: %s the answer is compressed and the limit applies to the compressed size', async (encoding, decode) => {
-    // Node's fetch decodes transparently; ask at the socket level to see the encoding.
-    const { request } = await import('node:http');
-    const body = JSON.stringify(v1Body(upstream.url));
-    const answer = await new Promise<{ status: number; encoding: string | undefined; data: Buffer }>((resolve, reject) => {
-      const req = request(
-        `${proxy.url}/api/erp/execute`,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': TEST_PROXY_KEY, 'accept-encoding': encoding },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, encoding: res.headers['content-encoding'], data: Buffer.concat(chunks) }),
+  ])(
+    'with Accept-Encoding: %s the answer is compressed and the limit applies to the compressed size',
+    async (encoding, decode) => {
+      // Node's fetch decodes transparently; ask at the socket level to see the encoding.
+      const { request } = await import('node:http');
+      const body = JSON.stringify(v1Body(upstream.url));
+      const answer = await new Promise<{ status: number; encoding: string | undefined; data: Buffer }>(
+        (resolve, reject) => {
+          const req = request(
+            `${proxy.url}/api/erp/execute`,
+            {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'x-api-key': TEST_PROXY_KEY,
+                'accept-encoding': encoding,
+              },
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (chunk: Buffer) => chunks.push(chunk));
+              res.on('end', () =>
+                resolve({
+                  status: res.statusCode ?? 0,
+                  encoding: res.headers['content-encoding'],
+                  data: Buffer.concat(chunks),
+                }),
+              );
+            },
           );
+          req.on('error', reject);
+          req.end(body);
         },
       );
-      req.on('error', reject);
-      req.end(body);
-    });
-    expect(answer.status).toBe(200);
-    expect(answer.encoding).toBe(encoding);
-    const envelope = JSON.parse(decode(answer.data).toString()) as Envelope;
-    expect(envelope.result).toEqual(records);
-    expect(answer.data.length).toBeLessThan(100 * 1024);
-  });
+      expect(answer.status).toBe(200);
+      expect(answer.encoding).toBe(encoding);
+      const envelope = JSON.parse(decode(answer.data).toString()) as Envelope;
+      expect(envelope.result).toEqual(records);
+      expect(answer.data.length).toBeLessThan(100 * 1024);
+    },
+  );
 
   it('q=0 turns an encoding off', async () => {
     const { status } = await raw('gzip;q=0');
@@ -211,7 +232,10 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
   it('refuses a host name that resolves to a loopback address unless listed (checked at connect time)', async () => {
     const proxy = await startProxy({ ERP_ALLOWED_TARGETS: '10.0.0.0/8' });
     try {
-      const answer = await proxy.post('/api/erp/execute', v1Body(double.url.replace('127.0.0.1', 'localhost')));
+      const answer = await proxy.post(
+        '/api/erp/execute',
+        v1Body(double.url.replace('127.0.0.1', 'localhost')),
+      );
       expect(answer.status).toBe(403);
       expect((answer.json as Envelope).error?.code).toBe(-32008);
     } finally {
@@ -222,7 +246,10 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
   it('the local server allows loopback by default', async () => {
     const proxy = await startProxy();
     try {
-      const answer = await proxy.post('/api/erp/execute', v1Body(double.url.replace('127.0.0.1', 'localhost')));
+      const answer = await proxy.post(
+        '/api/erp/execute',
+        v1Body(double.url.replace('127.0.0.1', 'localhost')),
+      );
       expect(answer.status).toBe(200);
     } finally {
       await proxy.close();

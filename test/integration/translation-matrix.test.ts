@@ -70,7 +70,9 @@ describe('v1 → v2 translation table', () => {
   });
 
   it('search_count: params [domain] = kwargs {domain}', async () => {
-    expect(await v1({ action: 'search_count', params: [domain] })).toEqual(await v2('search_count', { domain }));
+    expect(await v1({ action: 'search_count', params: [domain] })).toEqual(
+      await v2('search_count', { domain }),
+    );
   });
 
   it('read: params [ids, fields] = kwargs {ids, fields}', async () => {
@@ -82,7 +84,10 @@ describe('v1 → v2 translation table', () => {
   });
 
   it('fields_get: keyword {attributes} = kwargs {attributes, allfields}', async () => {
-    const a = await v1({ action: 'fields_get', keyword: { allfields: ['name', 'email'], attributes: ['type', 'string'] } });
+    const a = await v1({
+      action: 'fields_get',
+      keyword: { allfields: ['name', 'email'], attributes: ['type', 'string'] },
+    });
     const b = await v2('fields_get', { allfields: ['name', 'email'], attributes: ['type', 'string'] });
     expect(a).toEqual(b);
     expect(Object.keys(a as object).sort()).toEqual(['email', 'name']);

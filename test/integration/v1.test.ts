@@ -68,26 +68,43 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
     expect(double.requests.at(-1)!.path).toBe('/jsonrpc');
     expect(sent.params.service).toBe('object');
     expect(sent.params.method).toBe('execute_kw');
-    expect(sent.params.args).toEqual(['erp_a', admin.uid, admin.apiKey, 'res.partner', 'search', params, keyword]);
+    expect(sent.params.args).toEqual([
+      'erp_a',
+      admin.uid,
+      admin.apiKey,
+      'res.partner',
+      'search',
+      params,
+      keyword,
+    ]);
   });
 
   it('search returns ids, search_count an integer', async () => {
     const ids = (await execute({ action: 'search', model_id: 'res.partner', params: [[]] })).envelope.result;
-    const count = (await execute({ action: 'search_count', model_id: 'res.partner', params: [[]] })).envelope.result;
+    const count = (await execute({ action: 'search_count', model_id: 'res.partner', params: [[]] })).envelope
+      .result;
     expect(Array.isArray(ids)).toBe(true);
     expect((ids as unknown[]).every((id) => Number.isInteger(id))).toBe(true);
     expect(count).toBe((ids as unknown[]).length);
   });
 
   it('create, read, write and unlink work end to end', async () => {
-    const created = await execute({ action: 'create', model_id: 'res.partner', params: [{ name: `Proxy ${mode}` }] });
+    const created = await execute({
+      action: 'create',
+      model_id: 'res.partner',
+      params: [{ name: `Proxy ${mode}` }],
+    });
     expect(Number.isInteger(created.envelope.result)).toBe(true);
     const id = created.envelope.result as number;
 
     const read = await execute({ action: 'read', model_id: 'res.partner', params: [[id], ['name']] });
     expect(read.envelope.result).toEqual([expect.objectContaining({ id, name: `Proxy ${mode}` })]);
 
-    const written = await execute({ action: 'write', model_id: 'res.partner', params: [[id], { name: 'Renamed' }] });
+    const written = await execute({
+      action: 'write',
+      model_id: 'res.partner',
+      params: [[id], { name: 'Renamed' }],
+    });
     expect(written.envelope.result).toBe(true);
 
     const unlinked = await execute({ action: 'unlink', model_id: 'res.partner', params: [[id]] });
@@ -118,13 +135,24 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
   });
 
   it('call_method forwards fn_name; a method returning None gives result null', async () => {
-    const search = await execute({ action: 'call_method', fn_name: 'name_search', model_id: 'res.partner', keyword: { name: 'a' } });
+    const search = await execute({
+      action: 'call_method',
+      fn_name: 'name_search',
+      model_id: 'res.partner',
+      keyword: { name: 'a' },
+    });
     expect(search.envelope.error).toBeNull();
     expect(Array.isArray(search.envelope.result)).toBe(true);
 
-    const ids = (await execute({ action: 'search', model_id: 'res.partner', params: [[]], keyword: { limit: 1 } })).envelope
-      .result as number[];
-    const archived = await execute({ action: 'call_method', fn_name: 'action_archive', model_id: 'res.partner', params: [ids] });
+    const ids = (
+      await execute({ action: 'search', model_id: 'res.partner', params: [[]], keyword: { limit: 1 } })
+    ).envelope.result as number[];
+    const archived = await execute({
+      action: 'call_method',
+      fn_name: 'action_archive',
+      model_id: 'res.partner',
+      params: [ids],
+    });
     expect(archived.status).toBe(200);
     expect(archived.envelope).toEqual({ jsonrpc: '2.0', id: `req-${mode}`, result: null, error: null });
   });
@@ -229,7 +257,11 @@ describe('v1 proxy errors', () => {
     ['unknown action', { action: 'drop_table' }, 'action'],
     ['params not an array', { params: { a: 1 } }, 'params'],
     ['keyword not an object', { keyword: [1] }, 'keyword'],
-    ['user_id not an integer', { erp_instance: { url: 'http://127.0.0.1:1', db: 'a', user_id: '2', api_key: 'k' } }, 'user_id'],
+    [
+      'user_id not an integer',
+      { erp_instance: { url: 'http://127.0.0.1:1', db: 'a', user_id: '2', api_key: 'k' } },
+      'user_id',
+    ],
     ['url not a URL', { erp_instance: { url: 'erp', db: 'a', user_id: 2, api_key: 'k' } }, 'url'],
     ['missing erp_instance', { erp_instance: undefined }, 'erp_instance'],
     ['id not a string', { id: 42 }, 'id'],
@@ -252,7 +284,11 @@ describe('v1 proxy errors', () => {
     ['empty', ''],
     ['blank', '   '],
   ])('-32002 (400) for call_method with a %s fn_name', async (_name, fnName) => {
-    const answer = await proxy.post('/api/erp/execute', { ...valid(), action: 'call_method', fn_name: fnName });
+    const answer = await proxy.post('/api/erp/execute', {
+      ...valid(),
+      action: 'call_method',
+      fn_name: fnName,
+    });
     expect(answer.status).toBe(400);
     expect((answer.json as Envelope).error?.code).toBe(-32002);
     expect((answer.json as Envelope).id).toBe('e1');
@@ -268,11 +304,14 @@ describe('v1 proxy errors', () => {
   });
 
   it('-32603 (500) for an unexpected internal failure, with nothing internal shown', async () => {
-    const broken = await startProxy({}, {
-      keys: {
-        getKeys: () => Promise.reject(new Error('secret store exploded at /var/secret/path')),
+    const broken = await startProxy(
+      {},
+      {
+        keys: {
+          getKeys: () => Promise.reject(new Error('secret store exploded at /var/secret/path')),
+        },
       },
-    });
+    );
     try {
       const answer = await broken.post('/api/erp/execute', valid());
       expect(answer.status).toBe(500);
@@ -329,18 +368,21 @@ describe.each(['16', '17', '18', '19', '22'] as ErpMode[])('version endpoints ag
     await double.close();
   });
 
-  it.each(['/api/erp/version', '/v1/erp/version', '/v2/erp/version'])('%s answers version_info and version', async (path) => {
-    const answer = await proxy.post(path, { id: 'v', url: double.url });
-    expect(answer.status).toBe(200);
-    const envelope = answer.json as Envelope;
-    expect(envelope.error).toBeNull();
-    expect(envelope.id).toBe('v');
-    const result = envelope.result as { version_info: unknown[]; version: string };
-    expect(Object.keys(result).sort()).toEqual(['version', 'version_info']);
-    expect(result.version_info[0]).toBe(Number(mode));
-    expect(typeof result.version).toBe('string');
-    expect(result.version.startsWith(`${mode}.`)).toBe(true);
-  });
+  it.each(['/api/erp/version', '/v1/erp/version', '/v2/erp/version'])(
+    '%s answers version_info and version',
+    async (path) => {
+      const answer = await proxy.post(path, { id: 'v', url: double.url });
+      expect(answer.status).toBe(200);
+      const envelope = answer.json as Envelope;
+      expect(envelope.error).toBeNull();
+      expect(envelope.id).toBe('v');
+      const result = envelope.result as { version_info: unknown[]; version: string };
+      expect(Object.keys(result).sort()).toEqual(['version', 'version_info']);
+      expect(result.version_info[0]).toBe(Number(mode));
+      expect(typeof result.version).toBe('string');
+      expect(result.version.startsWith(`${mode}.`)).toBe(true);
+    },
+  );
 
   it('uses /web/version on 19+ and falls back to common.version before', async () => {
     const fresh = await startProxy();
@@ -368,7 +410,11 @@ describe('version endpoint errors', () => {
     const missing = await proxy.post('/api/erp/version', { id: 'v' });
     expect(missing.status).toBe(400);
     expect((missing.json as Envelope).error?.message).toContain('url');
-    const unauthenticated = await proxy.post('/v2/erp/version', { id: 'v', url: 'http://127.0.0.1:1' }, { 'x-api-key': 'x' });
+    const unauthenticated = await proxy.post(
+      '/v2/erp/version',
+      { id: 'v', url: 'http://127.0.0.1:1' },
+      { 'x-api-key': 'x' },
+    );
     expect(unauthenticated.status).toBe(401);
   });
 });
@@ -381,7 +427,11 @@ describe('local server as API Gateway', () => {
   afterAll(async () => proxy.close());
 
   it('answers unknown routes and wrong methods with 404 {"message":"Not Found"}', async () => {
-    for (const answer of [await proxy.get('/nope'), await proxy.get('/api/erp/execute'), await proxy.post('/api/erp/execute/x', {})]) {
+    for (const answer of [
+      await proxy.get('/nope'),
+      await proxy.get('/api/erp/execute'),
+      await proxy.post('/api/erp/execute/x', {}),
+    ]) {
       expect(answer.status).toBe(404);
       expect(answer.json).toEqual({ message: 'Not Found' });
     }

@@ -41,7 +41,12 @@ describe('v2 execute against ERP 19', () => {
 
   it('forwards to /json/2/<model>/<method> with the documented headers and kwargs as the body', async () => {
     double.requests.length = 0;
-    const kwargs = { domain: [['is_company', '=', true]], fields: ['name'], limit: 2, context: { lang: 'en_US' } };
+    const kwargs = {
+      domain: [['is_company', '=', true]],
+      fields: ['name'],
+      limit: 2,
+      context: { lang: 'en_US' },
+    };
     const { status, envelope } = await v2({ model_id: 'res.partner', method: 'search_read', kwargs });
     expect(status).toBe(200);
     expect(envelope.error).toBeNull();
@@ -59,13 +64,20 @@ describe('v2 execute against ERP 19', () => {
   });
 
   it('a v1-shaped erp_instance (with user_id) works unchanged', async () => {
-    const { envelope } = await v2({ model_id: 'res.partner', method: 'search_count', kwargs: { domain: [] } }, { user_id: 2 });
+    const { envelope } = await v2(
+      { model_id: 'res.partner', method: 'search_count', kwargs: { domain: [] } },
+      { user_id: 2 },
+    );
     expect(envelope.error).toBeNull();
     expect(Number.isInteger(envelope.result)).toBe(true);
   });
 
   it('create returns a list of ids; a method returning None gives result null', async () => {
-    const created = await v2({ model_id: 'res.partner', method: 'create', kwargs: { vals_list: [{ name: 'V2 one' }] } });
+    const created = await v2({
+      model_id: 'res.partner',
+      method: 'create',
+      kwargs: { vals_list: [{ name: 'V2 one' }] },
+    });
     expect(Array.isArray(created.envelope.result)).toBe(true);
     const ids = created.envelope.result as number[];
     const archived = await v2({ model_id: 'res.partner', method: 'action_archive', kwargs: { ids } });
@@ -74,30 +86,70 @@ describe('v2 execute against ERP 19', () => {
   });
 
   it.each([
-    ['invalid key', { kwargs: { domain: [] } }, { api_key: 'f'.repeat(40) }, 401, 'werkzeug.exceptions.Unauthorized'],
-    ['expired key', { kwargs: { domain: [] } }, { api_key: expired.apiKey }, 401, 'werkzeug.exceptions.Unauthorized'],
-    ['unknown model', { model_id: 'res.partnerx', kwargs: { domain: [] } }, {}, 404, 'werkzeug.exceptions.NotFound'],
+    [
+      'invalid key',
+      { kwargs: { domain: [] } },
+      { api_key: 'f'.repeat(40) },
+      401,
+      'werkzeug.exceptions.Unauthorized',
+    ],
+    [
+      'expired key',
+      { kwargs: { domain: [] } },
+      { api_key: expired.apiKey },
+      401,
+      'werkzeug.exceptions.Unauthorized',
+    ],
+    [
+      'unknown model',
+      { model_id: 'res.partnerx', kwargs: { domain: [] } },
+      {},
+      404,
+      'werkzeug.exceptions.NotFound',
+    ],
     ['unknown method', { method: 'does_not_exist', kwargs: {} }, {}, 404, 'werkzeug.exceptions.NotFound'],
     ['private method', { method: '_foo', kwargs: {} }, {}, 403, 'odoo.exceptions.AccessError'],
     ['unknown kwarg', { kwargs: { domain: [], foo: 1 } }, {}, 422, 'werkzeug.exceptions.UnprocessableEntity'],
     ['missing argument', { kwargs: {} }, {}, 422, 'werkzeug.exceptions.UnprocessableEntity'],
-    ['ids on a model method', { kwargs: { domain: [], ids: [1] } }, {}, 422, 'werkzeug.exceptions.UnprocessableEntity'],
+    [
+      'ids on a model method',
+      { kwargs: { domain: [], ids: [1] } },
+      {},
+      422,
+      'werkzeug.exceptions.UnprocessableEntity',
+    ],
     ['bad domain', { kwargs: { domain: ['is_company', '=', true] } }, {}, 500, 'builtins.ValueError'],
-    ['access error', { model_id: 'ir.config_parameter', method: 'search_read', kwargs: { domain: [] } }, { api_key: limited.apiKey }, 403, 'odoo.exceptions.AccessError'],
-  ])('ERP error (%s) → HTTP 200, error.code %s being the ERP status', async (_name, patch, instancePatch, code, name) => {
-    const { status, envelope } = await v2({ model_id: 'res.partner', method: 'search_count', ...patch }, instancePatch);
-    expect(status).toBe(200);
-    expect(envelope.result).toBeNull();
-    expect(envelope.error?.code).toBe(code);
-    const data = envelope.error?.data as Record<string, unknown>;
-    expect(data.name).toBe(name);
-    expect(envelope.error?.message).toBe(data.message);
-  });
+    [
+      'access error',
+      { model_id: 'ir.config_parameter', method: 'search_read', kwargs: { domain: [] } },
+      { api_key: limited.apiKey },
+      403,
+      'odoo.exceptions.AccessError',
+    ],
+  ])(
+    'ERP error (%s) → HTTP 200, error.code %s being the ERP status',
+    async (_name, patch, instancePatch, code, name) => {
+      const { status, envelope } = await v2(
+        { model_id: 'res.partner', method: 'search_count', ...patch },
+        instancePatch,
+      );
+      expect(status).toBe(200);
+      expect(envelope.result).toBeNull();
+      expect(envelope.error?.code).toBe(code);
+      const data = envelope.error?.data as Record<string, unknown>;
+      expect(data.name).toBe(name);
+      expect(envelope.error?.message).toBe(data.message);
+    },
+  );
 
   it('a missing record on write is 404 MissingError', async () => {
-    const { envelope } = await v2({ model_id: 'res.partner', method: 'write', kwargs: { ids: [999999], vals: { name: 'x' } } });
+    const { envelope } = await v2({
+      model_id: 'res.partner',
+      method: 'write',
+      kwargs: { ids: [999999], vals: { name: 'x' } },
+    });
     expect(envelope.error?.code).toBe(404);
-    expect((envelope.error?.data as Record<string, unknown>).name).toBe('odoo.exceptions.MissingError');
+    expect(envelope.error?.data).toHaveProperty('name', 'odoo.exceptions.MissingError');
   });
 
   describe('request shape errors are HTTP 400 text/plain naming the field', () => {
@@ -105,7 +157,11 @@ describe('v2 execute against ERP 19', () => {
       ['kwargs as an array', { kwargs: [[], ['name']] }, 'kwargs: expected object, received array'],
       ['kwargs missing', { kwargs: undefined }, 'kwargs: is required'],
       ['method mistyped', { method: 7 }, 'method: expected string, received number'],
-      ['erp_instance.db missing', { erp_instance: { url: 'http://127.0.0.1:1', api_key: 'k' } }, 'erp_instance.db: is required'],
+      [
+        'erp_instance.db missing',
+        { erp_instance: { url: 'http://127.0.0.1:1', api_key: 'k' } },
+        'erp_instance.db: is required',
+      ],
       ['id missing', { id: undefined }, 'id: is required'],
     ])('%s', async (_name, patch, message) => {
       const answer = await proxy.post('/v2/erp/execute', {
@@ -150,7 +206,12 @@ describe('v2 execute against ERP 19', () => {
       ['method empty', { method: '' }],
     ])('%s', async (_name, patch) => {
       double.requests.length = 0;
-      const { status, envelope } = await v2({ model_id: 'res.partner', method: 'search_count', kwargs: { domain: [] }, ...patch });
+      const { status, envelope } = await v2({
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+        ...patch,
+      });
       expect(status).toBe(400);
       expect(envelope.error?.code).toBe(-32007);
       expect(double.requests.length).toBe(0);
@@ -166,7 +227,10 @@ describe('v2 execute against ERP 19', () => {
       ['api_key with a trailing space', { api_key: `${admin.apiKey} ` }],
       ['api_key non-ASCII', { api_key: 'clé' }],
     ])('%s', async (_name, instancePatch) => {
-      const { status, envelope, text } = await v2({ model_id: 'res.partner', method: 'search_count', kwargs: { domain: [] } }, instancePatch);
+      const { status, envelope, text } = await v2(
+        { model_id: 'res.partner', method: 'search_count', kwargs: { domain: [] } },
+        instancePatch,
+      );
       expect(status).toBe(400);
       expect(envelope.error?.code).toBe(-32007);
       if ('api_key' in instancePatch) expect(text).not.toContain(String(instancePatch.api_key).trim());
@@ -180,7 +244,10 @@ describe('v2 execute against ERP 19', () => {
 
   describe('-32006 (502) when v2 is unavailable', () => {
     it('the database does not exist: says it is a database or hostname problem', async () => {
-      const { status, envelope } = await v2({ model_id: 'res.partner', method: 'search_count', kwargs: { domain: [] } }, { db: 'no_such_db' });
+      const { status, envelope } = await v2(
+        { model_id: 'res.partner', method: 'search_count', kwargs: { domain: [] } },
+        { db: 'no_such_db' },
+      );
       expect(status).toBe(502);
       expect(envelope.error?.code).toBe(-32006);
       expect(envelope.error?.message).toMatch(/database or hostname/);

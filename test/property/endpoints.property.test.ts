@@ -7,7 +7,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
-import { type HttpAnswer, type ProxyHarness, startProxy, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';
+import {
+  type HttpAnswer,
+  type ProxyHarness,
+  startProxy,
+  TEST_PROXY_KEY,
+  toAnswer,
+} from '../support/proxy-harness.ts';
 
 const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
 
@@ -68,7 +74,10 @@ function bodyFor(path: string, erpUrl: string): fc.Arbitrary<unknown> {
   );
   const id = fc.oneof(fc.string(), fc.integer(), fc.constant(null));
   if (path.endsWith('/version')) {
-    return fc.oneof(fc.record({ id, url: fc.oneof(fc.constant(erpUrl), fc.string(), jsonValue) }, { requiredKeys: [] }), jsonValue);
+    return fc.oneof(
+      fc.record({ id, url: fc.oneof(fc.constant(erpUrl), fc.string(), jsonValue) }, { requiredKeys: [] }),
+      jsonValue,
+    );
   }
   if (path === '/v2/erp/execute') {
     return fc.oneof(
@@ -76,7 +85,11 @@ function bodyFor(path: string, erpUrl: string): fc.Arbitrary<unknown> {
         {
           id,
           model_id: fc.oneof(fc.constant('res.partner'), fc.string(), jsonValue),
-          method: fc.oneof(fc.constantFrom('search_count', 'search_read', '_x', 'a/b'), fc.string(), jsonValue),
+          method: fc.oneof(
+            fc.constantFrom('search_count', 'search_read', '_x', 'a/b'),
+            fc.string(),
+            jsonValue,
+          ),
           kwargs: fc.oneof(fc.constant({ domain: [] }), fc.dictionary(fc.string(), jsonValue), jsonValue),
           erp_instance: fc.oneof(instance, jsonValue),
         },
@@ -89,7 +102,11 @@ function bodyFor(path: string, erpUrl: string): fc.Arbitrary<unknown> {
     fc.record(
       {
         id,
-        action: fc.oneof(fc.constantFrom('search_count', 'search', 'read', 'call_method', 'create'), fc.string(), jsonValue),
+        action: fc.oneof(
+          fc.constantFrom('search_count', 'search', 'read', 'call_method', 'create'),
+          fc.string(),
+          jsonValue,
+        ),
         model_id: fc.oneof(fc.constant('res.partner'), fc.string(), jsonValue),
         params: fc.oneof(fc.constant([[]]), fc.array(jsonValue), jsonValue),
         keyword: fc.oneof(fc.dictionary(fc.string(), jsonValue), jsonValue),
@@ -113,9 +130,15 @@ const headerValue = fc.stringMatching(/^[\x20-\x7e]{0,40}$/);
 const headers = fc.record(
   {
     'x-api-key': fc.oneof(fc.constant(TEST_PROXY_KEY), headerValue),
-    'x-request-timeout': fc.oneof(fc.constantFrom('0', '-1', '1', 'abc', '99999999999999', '1.5'), headerValue),
+    'x-request-timeout': fc.oneof(
+      fc.constantFrom('0', '-1', '1', 'abc', '99999999999999', '1.5'),
+      headerValue,
+    ),
     'accept-encoding': fc.oneof(fc.constantFrom('gzip', 'br', 'gzip;q=0', '*', 'identity'), headerValue),
-    'content-type': fc.oneof(fc.constantFrom('application/json', 'text/plain', 'application/octet-stream'), headerValue),
+    'content-type': fc.oneof(
+      fc.constantFrom('application/json', 'text/plain', 'application/octet-stream'),
+      headerValue,
+    ),
   },
   { requiredKeys: [] },
 );
@@ -154,7 +177,9 @@ describe('every endpoint answers random input with a documented, well-formed res
     await fc.assert(
       fc.asyncProperty(headers, async (requestHeaders) => {
         const answer = await toAnswer(
-          await fetch(`${proxy.url}${path}`, { headers: { 'accept-encoding': 'identity', ...requestHeaders } }),
+          await fetch(`${proxy.url}${path}`, {
+            headers: { 'accept-encoding': 'identity', ...requestHeaders },
+          }),
         );
         expect([200, 401]).toContain(answer.status);
         if (answer.status === 401) assertWellFormed(path, answer);

@@ -5,8 +5,8 @@
  * JSON log lines are kept out of the test output (they are scanned, then dropped).
  */
 import { afterAll, expect } from 'vitest';
-import { DOUBLE_USERS } from '../erp-double/index.ts';
-import { TEST_PROXY_KEY } from './proxy-harness.ts';
+import { DOUBLE_USERS } from '../erp-double/users.ts';
+import { TEST_PROXY_KEY } from './test-secrets.ts';
 
 /** Secrets used across the suites. Extend when a test introduces a new one. */
 export const KNOWN_SECRETS: readonly string[] = [
@@ -21,7 +21,8 @@ const leaks: string[] = [];
 let scanned = 0;
 
 function scan(chunk: unknown): string {
-  const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk);
+  const text =
+    typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk);
   scanned += text.length;
   for (const secret of KNOWN_SECRETS) {
     if (text.includes(secret)) leaks.push(`${secret.slice(0, 4)}… in: ${text.slice(0, 200)}`);

@@ -8,8 +8,9 @@ import { createLocalServer, type LocalServerOptions } from '../../bin/local-serv
 import { loadConfig } from '../../lambdas/config.ts';
 import { createRuntime, type Runtime, type RuntimeOverrides } from '../../lambdas/runtime.ts';
 
-/** The proxy key the harness configures (a test value, not a secret). */
-export const TEST_PROXY_KEY = 'test-proxy-key-0123456789abcdef';
+import { TEST_PROXY_KEY } from './test-secrets.ts';
+
+export { TEST_PROXY_KEY };
 
 export interface ProxyHarness {
   readonly url: string;
@@ -43,13 +44,20 @@ export async function startProxy(
   overrides: RuntimeOverrides = {},
   serverOptions: LocalServerOptions = {},
 ): Promise<ProxyHarness> {
-  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, // DEBUG: the leak guard (test/support/leak-guard.ts) scans every line the proxy logs.
-    LOG_LEVEL: 'DEBUG', ...env });
+  const config = loadConfig({
+    PROXY_API_KEY: TEST_PROXY_KEY, // DEBUG: the leak guard (test/support/leak-guard.ts) scans every line the proxy logs.
+    LOG_LEVEL: 'DEBUG',
+    ...env,
+  });
   const runtime = createRuntime(config, overrides);
   const server: Server = createLocalServer(runtime, serverOptions);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const post = async (path: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpAnswer> =>
+  const post = async (
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<HttpAnswer> =>
     toAnswer(
       await fetch(`${url}${path}`, {
         method: 'POST',

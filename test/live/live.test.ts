@@ -1,0 +1,126 @@
+/**
+ * The integration checks against a real ERP. Runs when ERP_LIVE_URL, ERP_LIVE_DB, ERP_LIVE_UID
+ * and ERP_LIVE_KEY are set; otherwise skipped with a one-line reason. Read-only, except one
+ * partner it creates, renames and deletes again (self-cleaning). Ids are discovered, never assumed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+
+const live = {
+  url: process.env.ERP_LIVE_URL ?? '',
+  db: process.env.ERP_LIVE_DB ?? '',
+  uid: Number(process.env.ERP_LIVE_UID ?? ''),
+  key: process.env.ERP_LIVE_KEY ?? '',
+};
+const missing = ['ERP_LIVE_URL', 'ERP_LIVE_DB', 'ERP_LIVE_UID', 'ERP_LIVE_KEY'].filter(
+  (name) => !process.env[name],
+);
+const reason = `skipped: set ${missing.join(', ')} to run the live suite against a real ERP`;
+if (missing.length > 0) process.stderr.write(`live suite ${reason}\n`);
+
+interface Envelope {
+  result: unknown;
+  error: { code: number; message: string; data: unknown } | null;
+}
+
+describe.skipIf(missing.length > 0)(
+  missing.length > 0 ? `live ERP (${reason})` : `live ERP at ${live.url}`,
+  () => {
+    let proxy: ProxyHarness;
+    let major = 0;
+
+    beforeAll(async () => {
+      proxy = await startProxy({
+        LOG_LEVEL: 'WARN',
+        ...(process.env.ERP_ALLOWED_TARGETS ? { ERP_ALLOWED_TARGETS: process.env.ERP_ALLOWED_TARGETS } : {}),
+      });
+      const version = (await proxy.post('/api/erp/version', { id: 'live-version', url: live.url }))
+        .json as Envelope;
+      expect(version.error).toBeNull();
+      const first = (version.result as { version_info: unknown[] }).version_info[0];
+      major = typeof first === 'number' ? first : Number(String(first).replace(/\D+/g, '')) || 0;
+    });
+    afterAll(async () => proxy?.close());
+
+    const v1 = async (body: Record<string, unknown>) =>
+      (
+        await proxy.post('/api/erp/execute', {
+          id: 'live-v1',
+          model_id: 'res.partner',
+          erp_instance: { url: live.url, db: live.db, user_id: live.uid, api_key: live.key },
+          ...body,
+        })
+      ).json as Envelope;
+    const v2 = async (method: string, kwargs: Record<string, unknown>) =>
+      (
+        await proxy.post('/v2/erp/execute', {
+          id: 'live-v2',
+          model_id: 'res.partner',
+          method,
+          kwargs,
+          erp_instance: { url: live.url, db: live.db, api_key: live.key },
+        })
+      ).json as Envelope;
+
+    it('v1 reads: search_count, search, read, search_read, fields_get', async () => {
+      const count = await v1({ action: 'search_count', params: [[]] });
+      expect(Number.isInteger(count.result)).toBe(true);
+      const ids = (await v1({ action: 'search', params: [[]], keyword: { limit: 3 } })).result as number[];
+      const read = await v1({ action: 'read', params: [ids, ['name']] });
+      expect((read.result as unknown[]).length).toBe(ids.length);
+      const rows = await v1({ action: 'search_read', params: [[]], keyword: { fields: ['name'], limit: 2 } });
+      expect(Array.isArray(rows.result)).toBe(true);
+      const fields = await v1({ action: 'fields_get', keyword: { attributes: ['type'] } });
+      expect((fields.result as Record<string, unknown>).name).toBeDefined();
+    });
+
+    it('v1 create, write and unlink clean up after themselves', async () => {
+      const name = `erp-proxy live ${Date.now()}`;
+      const created = await v1({ action: 'create', params: [{ name }] });
+      expect(created.error).toBeNull();
+      const id = created.result as number;
+      try {
+        expect((await v1({ action: 'write', params: [[id], { name: `${name} (renamed)` }] })).result).toBe(
+          true,
+        );
+      } finally {
+        expect((await v1({ action: 'unlink', params: [[id]] })).result).toBe(true);
+      }
+    });
+
+    it('a wrong ERP key is an ERP error, not a proxy error', async () => {
+      const answer = (
+        await proxy.post('/api/erp/execute', {
+          id: 'live-bad',
+          action: 'search_count',
+          model_id: 'res.partner',
+          params: [[]],
+          erp_instance: { url: live.url, db: live.db, user_id: live.uid, api_key: 'not-a-valid-key' },
+        })
+      ).json as Envelope;
+      expect(answer.error?.code).toBe(0);
+    });
+
+    it('v2 (ERP 19+) agrees with v1 and cleans up after itself', async () => {
+      if (major < 19) {
+        const unavailable = await v2('search_count', { domain: [] });
+        expect(unavailable.error?.code).toBe(-32006);
+        return;
+      }
+      const keyword = { fields: ['name'], limit: 3, order: 'id asc' };
+      const a = await v1({ action: 'search_read', params: [[]], keyword });
+      const b = await v2('search_read', { domain: [], ...keyword });
+      expect(b.result).toEqual(a.result);
+      const created = await v2('create', { vals_list: [{ name: `erp-proxy live v2 ${Date.now()}` }] });
+      const ids = created.result as number[];
+      try {
+        expect(ids.length).toBe(1);
+        expect((await v2('write', { ids, vals: { comment: 'live' } })).result).toBe(true);
+      } finally {
+        expect((await v2('unlink', { ids })).result).toBe(true);
+      }
+      const bad = await v2('search_count', { domain: [], no_such_argument: 1 });
+      expect(bad.error?.code).toBe(422);
+    });
+  },
+);

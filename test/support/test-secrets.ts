@@ -1,0 +1,8 @@
+/**
+ * Secrets the test suites use. Kept free of imports from the product code, so the leak guard
+ * (a setup file loaded before every test file) does not load product modules early and spoil
+ * a test file's `vi.mock`.
+ */
+
+/** The proxy key the harness configures (a test value, not a real secret). */
+export const TEST_PROXY_KEY = 'test-proxy-key-0123456789abcdef';

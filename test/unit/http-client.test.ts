@@ -1,0 +1,420 @@
+/**
+ * The upstream HTTP client over real loopback sockets (the one unit suite that uses the network,
+ * 127.0.0.1 only): keep-alive reuse, the response size limit, the line between "did not run"
+ * (-32004) and "may have run" (-32003), and the one retry on a stale keep-alive socket.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Dispatcher } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ProxyError,
+  ResponseTooLargeError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../../lambdas/errors.ts';
+import { createHttpClient, type HttpClient, type UpstreamRequest } from '../../lambdas/upstream/http-client.ts';
+
+interface SeenRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: string;
+}
+
+interface LoopbackServer {
+  readonly url: URL;
+  readonly requests: SeenRequest[];
+  readonly sockets: Socket[];
+  close(): Promise<void>;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, index: number) => void;
+
+const cleanups: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+/** A `node:http` server on 127.0.0.1 that records connections and requests (body read first). */
+async function startServer(handler: Handler): Promise<LoopbackServer> {
+  const requests: SeenRequest[] = [];
+  const sockets: Socket[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const index = requests.length;
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      handler(req, res, index);
+    });
+  });
+  server.on('connection', (socket: Socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const loopback: LoopbackServer = {
+    url: new URL(`http://127.0.0.1:${port}/odoo/jsonrpc`),
+    requests,
+    sockets,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  cleanups.push(loopback.close);
+  return loopback;
+}
+
+function newClient(): HttpClient {
+  // A long idle timeout: the tests decide when sockets go away, not a timer.
+  const client = createHttpClient({ idleTimeoutMs: 60_000 });
+  cleanups.push(() => client.close());
+  return client;
+}
+
+function upstreamRequest(url: URL, overrides: Partial<UpstreamRequest> = {}): UpstreamRequest {
+  return {
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json; charset=utf-8', accept: 'application/json' },
+    body: '{"jsonrpc":"2.0","method":"call","params":{},"id":1}',
+    signal: AbortSignal.timeout(10_000),
+    timeoutMs: 10_000,
+    maxResponseBytes: 1024 * 1024,
+    ...overrides,
+  };
+}
+
+async function failure(promise: Promise<unknown>): Promise<ProxyError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ProxyError);
+    return error as ProxyError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+const answerJson: Handler = (_req, res, index) => {
+  res.writeHead(200, { 'content-type': 'application/json', 'x-seen': String(index) });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: index }));
+};
+
+describe('HttpClient.send', () => {
+  it('sends the request as given and returns status, lower-cased headers and body', async () => {
+    // Prepare
+    const server = await startServer((_req, res) => {
+      res.setHeader('X-Multi', ['a', 'b']);
+      res.writeHead(201, { 'Content-Type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+    const client = newClient();
+    // Act
+    const response = await client.send(upstreamRequest(server.url, { headers: { 'x-forwarded-for': '203.0.113.9' } }));
+    // Assess
+    expect(response.status).toBe(201);
+    expect(response.headers['content-type']).toBe('application/json');
+    expect(response.headers['x-multi']).toBe('a, b');
+    expect(response.body.toString('utf8')).toBe('{"ok":true}');
+    expect(response.elapsedMs).toBeGreaterThanOrEqual(0);
+    const [seen] = server.requests;
+    expect(seen?.method).toBe('POST');
+    expect(seen?.path).toBe('/odoo/jsonrpc');
+    expect(seen?.headers['x-forwarded-for']).toBe('203.0.113.9');
+    expect(seen?.headers['content-length']).toBe(String(Buffer.byteLength(seen?.body ?? '')));
+    expect(seen?.body).toBe('{"jsonrpc":"2.0","method":"call","params":{},"id":1}');
+    expect(seen?.headers.cookie).toBeUndefined();
+  });
+
+  it('sends a GET without a body', async () => {
+    const server = await startServer(answerJson);
+    const client = newClient();
+    const { body: _body, ...withoutBody } = upstreamRequest(new URL('/web/version', server.url));
+    const response = await client.send({ ...withoutBody, method: 'GET' });
+    expect(response.status).toBe(200);
+    expect(server.requests[0]?.method).toBe('GET');
+    expect(server.requests[0]?.body).toBe('');
+  });
+
+  it('reuses one keep-alive connection for two calls', async () => {
+    // Prepare: one connection per origin (see the next test for the default pool).
+    const server = await startServer(answerJson);
+    const client = createHttpClient({ idleTimeoutMs: 60_000, connectionsPerOrigin: 1 });
+    cleanups.push(() => client.close());
+    // Act
+    const first = await client.send(upstreamRequest(server.url));
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess
+    expect(first.headers['x-seen']).toBe('0');
+    expect(second.headers['x-seen']).toBe('1');
+    expect(server.requests).toHaveLength(2);
+    expect(server.sockets).toHaveLength(1);
+  });
+
+  it('reuses keep-alive connections with the default pool', async () => {
+    // Prepare
+    const server = await startServer(answerJson);
+    const client = newClient();
+    // Act
+    for (let i = 0; i < 6; i += 1) await client.send(upstreamRequest(server.url));
+    // Assess: undici 7.30 checks an idle socket on the next tick before reusing it, so the
+    // default pool alternates between two connections; it must not open one per call.
+    expect(server.requests).toHaveLength(6);
+    expect(server.sockets.length).toBeLessThanOrEqual(2);
+  });
+
+  it('never follows a redirect', async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(302, { location: '/elsewhere' });
+      res.end();
+    });
+    const response = await newClient().send(upstreamRequest(server.url));
+    expect(response.status).toBe(302);
+    expect(response.headers.location).toBe('/elsewhere');
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('the response size limit', () => {
+  it('accepts a body of exactly the limit', async () => {
+    const server = await startServer((_req, res) => res.end('x'.repeat(100)));
+    const response = await newClient().send(upstreamRequest(server.url, { maxResponseBytes: 100 }));
+    expect(response.body.length).toBe(100);
+  });
+
+  it('refuses a declared content-length over the limit with -32009', async () => {
+    // Prepare
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '101' });
+      res.end('x'.repeat(101));
+    });
+    // Act
+    const error = await failure(newClient().send(upstreamRequest(server.url, { maxResponseBytes: 100 })));
+    // Assess
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.code).toBe(-32009);
+    expect(error.message).toMatch(/limit\/offset/);
+  });
+
+  it('refuses a streamed body once it passes the limit, without reading the rest', async () => {
+    // Prepare: a chunked answer the server would keep writing up to 64 MB.
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const total = 64 * 1024 * 1024;
+    let written = 0;
+    let closedEarly: () => void = () => undefined;
+    const serverGaveUp = new Promise<void>((resolve) => {
+      closedEarly = resolve;
+    });
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let stopped = false;
+      res.on('close', () => {
+        stopped = true;
+        closedEarly();
+      });
+      const pump = (): void => {
+        while (!stopped && written < total) {
+          written += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+        if (!stopped) res.end();
+      };
+      pump();
+    });
+    // Act
+    const error = await failure(newClient().send(upstreamRequest(server.url, { maxResponseBytes: 256 * 1024 })));
+    await serverGaveUp;
+    // Assess
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.code).toBe(-32009);
+    expect(written).toBeLessThan(total);
+  });
+});
+
+describe('deadlines and broken connections', () => {
+  it('a deadline already passed before connecting is -32004: the call did not run', async () => {
+    // Prepare
+    const server = await startServer(answerJson);
+    const aborted = AbortSignal.abort();
+    // Act
+    const error = await failure(newClient().send(upstreamRequest(server.url, { signal: aborted, timeoutMs: 15_000 })));
+    // Assess
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.code).toBe(-32004);
+    expect(error.message).toMatch(/did not run/);
+    expect(error.message).toContain('15 s');
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('a deadline passing after the request was sent is -32003: the call may have run', async () => {
+    // Prepare: the server reads the request and never answers.
+    const server = await startServer(() => undefined);
+    // Act
+    const error = await failure(
+      newClient().send(upstreamRequest(server.url, { signal: AbortSignal.timeout(200), timeoutMs: 200 })),
+    );
+    // Assess
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(error.code).toBe(-32003);
+    expect(error.message).toMatch(/may have run/);
+    expect(error.message).toContain('0.2 s');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a refused connection is -32004', async () => {
+    // Prepare: a port that was just free.
+    const server = await startServer(answerJson);
+    const url = server.url;
+    await server.close();
+    // Act
+    const error = await failure(newClient().send(upstreamRequest(url)));
+    // Assess
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(/refused the connection/);
+  });
+
+  it('a connection that breaks after the request was sent is -32003', async () => {
+    // Prepare: the server reads the whole request, then drops the connection.
+    const server = await startServer((req) => req.socket.destroy());
+    // Act
+    const error = await failure(newClient().send(upstreamRequest(server.url)));
+    // Assess
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(error.code).toBe(-32003);
+    expect(error.message).toMatch(/broke after the request was sent/);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('stale keep-alive sockets', () => {
+  it.each([
+    ['closes (FIN)', (socket: Socket) => socket.destroy()],
+    ['resets (RST)', (socket: Socket) => socket.resetAndDestroy()],
+  ])('a call after the ERP %s the idle socket goes out on a new connection', async (_label, drop) => {
+    // Prepare: the server drops the connection as soon as its first answer is out.
+    let firstSocketClosed: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => {
+      firstSocketClosed = resolve;
+    });
+    const server = await startServer((req, res, index) => {
+      answerJson(req, res, index);
+      if (index === 0) {
+        res.on('finish', () => {
+          req.socket.once('close', () => firstSocketClosed());
+          drop(req.socket);
+        });
+      }
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await closed;
+    // Act: at once, with no timer in between.
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess
+    expect(second.headers['x-seen']).toBe('1');
+    expect(server.sockets).toHaveLength(2);
+  });
+
+  /**
+   * The client's own retry: a socket that fails before a byte of the request was written.
+   * That race cannot be produced on demand over loopback (undici itself checks an idle socket
+   * before reusing it), so the pool is replaced by a dispatcher that fails the way undici does.
+   */
+  function failingPool(error: Error, options: { wroteRequest: boolean }): { pool: Dispatcher; dispatches: () => number } {
+    let dispatches = 0;
+    const pool = {
+      dispatch(
+        _options: Dispatcher.DispatchOptions,
+        handler: {
+          onConnect?: (abort: (reason?: Error) => void) => void;
+          onRequestSent?: () => void;
+          onError?: (error: Error) => void;
+        },
+      ): boolean {
+        dispatches += 1;
+        queueMicrotask(() => {
+          handler.onConnect?.(() => undefined);
+          if (options.wroteRequest) handler.onRequestSent?.();
+          handler.onError?.(error);
+        });
+        return true;
+      },
+      close: async (): Promise<void> => undefined,
+    };
+    return { pool: pool as unknown as Dispatcher, dispatches: () => dispatches };
+  }
+
+  function withPool(client: HttpClient, pool: Dispatcher): void {
+    const internals = client as unknown as { agent: Dispatcher };
+    const real = internals.agent;
+    cleanups.push(() => real.close());
+    internals.agent = pool;
+  }
+
+  const socketError = (code: string): Error => Object.assign(new Error('other side closed'), { code });
+
+  it.each(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED'])(
+    'retries once on a new connection when the socket failed with %s before anything was written',
+    async (code) => {
+      // Prepare
+      const server = await startServer(answerJson);
+      const client = newClient();
+      const stale = failingPool(socketError(code), { wroteRequest: false });
+      withPool(client, stale.pool);
+      // Act
+      const response = await client.send(upstreamRequest(server.url));
+      // Assess
+      expect(stale.dispatches()).toBe(1);
+      expect(response.status).toBe(200);
+      expect(server.requests).toHaveLength(1);
+    },
+  );
+
+  it('does not retry when the request was already written: -32003', async () => {
+    // Prepare
+    const server = await startServer(answerJson);
+    const client = newClient();
+    const broken = failingPool(socketError('ECONNRESET'), { wroteRequest: true });
+    withPool(client, broken.pool);
+    // Act
+    const error = await failure(client.send(upstreamRequest(server.url)));
+    // Assess
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(error.message).toMatch(/ECONNRESET/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('does not retry an error that is not a stale-socket error', async () => {
+    const server = await startServer(answerJson);
+    const client = newClient();
+    const refused = failingPool(socketError('ECONNREFUSED'), { wroteRequest: false });
+    withPool(client, refused.pool);
+    const error = await failure(client.send(upstreamRequest(server.url)));
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(/refused the connection/);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('reports the retry failing as such, not as the stale socket', async () => {
+    // Prepare: the retry goes to a port where nothing listens any more.
+    const server = await startServer(answerJson);
+    const url = server.url;
+    await server.close();
+    const client = newClient();
+    withPool(client, failingPool(socketError('ECONNRESET'), { wroteRequest: false }).pool);
+    // Act
+    const error = await failure(client.send(upstreamRequest(url)));
+    // Assess
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(/refused the connection/);
+  });
+});
