@@ -7,9 +7,9 @@
 import type { Config } from './config.ts';
 import { type LambdaResponse, negotiateEncoding, outcomeResponse } from './envelope.ts';
 import type { ProxyEvent } from './middleware/types.ts';
-import type { ProxyContext } from './request-state.ts';
+import type { ProxyContext, RequestState } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
-import type { CallContext, ErpTransport } from './upstream/erp-transport.ts';
+import type { CallContext, ErpCall, ErpTransport } from './upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from './upstream/target-policy.ts';
 import { Deadline, upstreamTimeoutMs } from './upstream/time-budget.ts';
 import type { VersionClient } from './upstream/version-client.ts';
@@ -49,26 +49,35 @@ export function callContext(event: ProxyEvent, context: ProxyContext, config: Co
   };
 }
 
-export async function forwardV1(
+/** Validation, target policy, the call, the envelope: the same steps for both execute APIs. */
+async function forwardExecute(
+  parse: (state: RequestState) => ErpCall,
+  transport: ErpTransport,
   event: ProxyEvent,
   context: ProxyContext,
-  deps: ForwardDeps,
+  config: Config,
+  policy: CompiledTargetPolicy,
 ): Promise<LambdaResponse> {
-  const call = parseV1Call(context.proxy);
-  checkTarget(deps.policy, call.baseUrl.href, call.db);
-  const outcome = await deps.v1.call(call, callContext(event, context, deps.config));
+  const call = parse(context.proxy);
+  checkTarget(policy, call.baseUrl.href, call.db);
+  const outcome = await transport.call(call, callContext(event, context, config));
   return outcomeResponse(context.proxy, outcome);
 }
 
-export async function forwardV2(
+export function forwardV1(
   event: ProxyEvent,
   context: ProxyContext,
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
-  const call = parseV2Call(context.proxy);
-  checkTarget(deps.policy, call.baseUrl.href, call.db);
-  const outcome = await deps.v2.call(call, callContext(event, context, deps.config));
-  return outcomeResponse(context.proxy, outcome);
+  return forwardExecute(parseV1Call, deps.v1, event, context, deps.config, deps.policy);
+}
+
+export function forwardV2(
+  event: ProxyEvent,
+  context: ProxyContext,
+  deps: ForwardDeps,
+): Promise<LambdaResponse> {
+  return forwardExecute(parseV2Call, deps.v2, event, context, deps.config, deps.policy);
 }
 
 export async function forwardVersion(
