@@ -5,15 +5,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { type ProxyHarness, startProxy, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
-const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
-
-interface Envelope {
-  result: unknown;
-  error: { code: number; message: string; data: Record<string, unknown> | null } | null;
-}
+const admin = USERS.adminA;
 
 async function fakeUpstream(handler: (req: IncomingMessage, body: string, res: ServerResponse) => void) {
   const server = createServer((req, res) => {
@@ -44,14 +40,13 @@ describe('headers and data hygiene', () => {
   let double: ErpDouble;
   let proxy: ProxyHarness;
 
-  beforeAll(async () => {
-    double = await startErpDouble({ mode: '19' });
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode: '19' },
+  );
 
   it('sends X-Forwarded-For with the client source IP and never a cookie', async () => {
     double.requests.length = 0;

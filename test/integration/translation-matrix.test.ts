@@ -3,29 +3,24 @@
  * and once through v2 against the same ERP double (ERP 19 speaks both), and the answers agree,
  * allowing for the documented difference (v1 `create` from one dict returns a bare id, v2 a list).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
-import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ErpDouble } from '../erp-double/index.ts';
+import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
+import type { ProxyHarness } from '../support/proxy-harness.ts';
 
-const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
-
-interface Envelope {
-  result: unknown;
-  error: { code: number; message: string } | null;
-}
+const admin = USERS.adminA;
 
 describe('v1 → v2 translation table', () => {
   let double: ErpDouble;
   let proxy: ProxyHarness;
 
-  beforeAll(async () => {
-    double = await startErpDouble({ mode: '19' });
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode: '19' },
+  );
   beforeEach(() => double.reset());
 
   const v1 = async (body: Record<string, unknown>): Promise<unknown> => {

@@ -3,20 +3,14 @@
  * front of the ERP double, both on loopback, across the ERP versions the double imitates.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOUBLE_USERS, type ErpDouble, type ErpMode, startErpDouble } from '../erp-double/index.ts';
+import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
+import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { type ProxyHarness, startProxy, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
-const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
+const admin = USERS.adminA;
 
 function instance(double: ErpDouble, overrides: Record<string, unknown> = {}) {
   return { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey, ...overrides };
-}
-
-interface Envelope {
-  jsonrpc: string;
-  id: string | null;
-  result: unknown;
-  error: { code: number; message: string; data: Record<string, unknown> | null } | null;
 }
 
 const MODES: ErpMode[] = ['16', '17', '18', '19'];
@@ -25,14 +19,13 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
   let double: ErpDouble;
   let proxy: ProxyHarness;
 
-  beforeAll(async () => {
-    double = await startErpDouble({ mode });
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode },
+  );
 
   const execute = async (body: Record<string, unknown>, path = '/api/erp/execute') => {
     const answer = await proxy.post(path, { id: `req-${mode}`, erp_instance: instance(double), ...body });
@@ -205,14 +198,13 @@ describe('v1 proxy errors', () => {
   let double: ErpDouble;
   let proxy: ProxyHarness;
 
-  beforeAll(async () => {
-    double = await startErpDouble({ mode: '19' });
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode: '19' },
+  );
 
   const valid = () => ({
     id: 'e1',
@@ -331,14 +323,13 @@ describe('v1 proxy errors', () => {
 describe('v1 against ERP 22 (no /jsonrpc)', () => {
   let double: ErpDouble;
   let proxy: ProxyHarness;
-  beforeAll(async () => {
-    double = await startErpDouble({ mode: '22' });
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode: '22' },
+  );
 
   it('-32005 (502) saying the target may be ERP 22 or later and to use v2', async () => {
     const answer = await proxy.post('/api/erp/execute', {
@@ -359,14 +350,13 @@ describe('v1 against ERP 22 (no /jsonrpc)', () => {
 describe.each(['16', '17', '18', '19', '22'] as ErpMode[])('version endpoints against ERP %s', (mode) => {
   let double: ErpDouble;
   let proxy: ProxyHarness;
-  beforeAll(async () => {
-    double = await startErpDouble({ mode });
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode },
+  );
 
   it.each(['/api/erp/version', '/v1/erp/version', '/v2/erp/version'])(
     '%s answers version_info and version',

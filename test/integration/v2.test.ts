@@ -1,34 +1,27 @@
 /**
  * v2 execute (JSON-2) over real HTTP: the local server in front of the ERP double.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { describe, expect, it } from 'vitest';
+import { type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 
-const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
-const adminB = DOUBLE_USERS.find((u) => u.db === 'erp_b' && u.uid === 2)!;
-const limited = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.limited)!;
-const expired = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.expired)!;
-
-interface Envelope {
-  jsonrpc: string;
-  id: string | null;
-  result: unknown;
-  error: { code: number; message: string; data: Record<string, unknown> | string | null } | null;
-}
+const admin = USERS.adminA;
+const adminB = USERS.adminB;
+const limited = USERS.limitedA;
+const expired = USERS.expiredA;
 
 describe('v2 execute against ERP 19', () => {
   let double: ErpDouble;
   let proxy: ProxyHarness;
 
-  beforeAll(async () => {
-    double = await startErpDouble({ mode: '19' });
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode: '19' },
+  );
 
   const v2 = async (body: Record<string, unknown>, instance: Record<string, unknown> = {}) => {
     const answer = await proxy.post('/v2/erp/execute', {

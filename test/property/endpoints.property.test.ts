@@ -4,18 +4,13 @@
  * with a documented status; never a 500, never a crash, never a hang.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.ts';
-import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
-import {
-  type HttpAnswer,
-  type ProxyHarness,
-  startProxy,
-  TEST_PROXY_KEY,
-  toAnswer,
-} from '../support/proxy-harness.ts';
+import type { ErpDouble } from '../erp-double/index.ts';
+import { USERS, useErpAndProxy } from '../support/fixtures.ts';
+import { type HttpAnswer, type ProxyHarness, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';
 
-const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
+const admin = USERS.adminA;
 
 /** Every (code, HTTP status) pair the proxy documents, plus ERP-side answers on 200. */
 const DOCUMENTED: Record<number, number> = {
@@ -147,14 +142,14 @@ describe('every endpoint answers random input with a documented, well-formed res
   let double: ErpDouble;
   let proxy: ProxyHarness;
 
-  beforeAll(async () => {
-    double = await startErpDouble({ mode: '19' });
-    proxy = await startProxy({ ERP_DEFAULT_TIMEOUT: '2', ERP_MAX_TIMEOUT: '2' });
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await double.close();
-  });
+  useErpAndProxy(
+    (d, p) => {
+      double = d;
+      proxy = p;
+    },
+    { mode: '19' },
+    { ERP_DEFAULT_TIMEOUT: '2', ERP_MAX_TIMEOUT: '2' },
+  );
 
   const postRoutes = ROUTES.filter((r) => r.method === 'POST');
 
