@@ -123,7 +123,7 @@ export function parseVersionTarget(state: RequestState): URL {
   return new URL(body.url);
 }
 
-/** Shows a name in a message with control and non-ASCII characters escaped, shortened. */
+/** Shows a name in a message with control characters (CR/LF included) escaped, shortened. */
 function printable(value: string): string {
   const shown = JSON.stringify(value.slice(0, 80)).slice(1, -1);
   return value.length > 80 ? `${shown}...` : shown;

@@ -54,6 +54,9 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   const http = createHttpClient({
     ...overrides.http,
     lookup: createPolicyLookup(policy),
+    // A Lambda instance serves one invocation at a time: one kept-alive socket per ERP is all it
+    // can use (undici would otherwise alternate between two, paying a second handshake).
+    connectionsPerOrigin: config.runtime === 'lambda' ? 1 : 16,
     connectTimeoutMs: (config.maxTimeoutSeconds + 1) * 1000,
   });
   // Locally, EMF records stay in this runtime's own store, which `/_/metrics` reads.

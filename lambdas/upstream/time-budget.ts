@@ -7,6 +7,8 @@
 /** Time kept back from the Lambda's remaining time so the proxy answers -32003 itself. */
 export const LAMBDA_SAFETY_MARGIN_MS = 1_500;
 
+const INT64_MAX = 2n ** 63n - 1n;
+
 /** Never hand the client less than this, even when Lambda time is nearly gone. */
 const MINIMUM_BUDGET_MS = 50;
 
@@ -26,7 +28,8 @@ export interface TimeBudgetInput {
 export function parseRequestTimeoutHeader(header: string | undefined): number | undefined {
   if (header === undefined) return undefined;
   const text = header.trim();
-  if (!/^\+?\d{1,12}$/.test(text)) return undefined;
+  // The spec types the header as int64: anything that fits is a number (and is capped later).
+  if (!/^\+?\d{1,19}$/.test(text) || BigInt(text.replace('+', '')) > INT64_MAX) return undefined;
   const seconds = Number(text);
   return seconds > 0 ? seconds : undefined;
 }

@@ -24,8 +24,8 @@ describe('parseRequestTimeoutHeader', () => {
     ['hex', '0x10'],
     ['number with a unit', '10s'],
     ['two numbers', '1 2'],
-    ['more digits than any sane timeout', '9'.repeat(13)],
-    ['beyond a safe integer', '99999999999999999999'],
+    ['beyond int64', '99999999999999999999'],
+    ['just beyond int64', '9223372036854775808'],
   ])('%s (%j) means "use the default"', (_label, header) => {
     // Prepare / Act
     const parsed = parseRequestTimeoutHeader(header);
@@ -53,6 +53,11 @@ describe('upstreamTimeoutMs', () => {
     expect(upstreamTimeoutMs({ ...base, header: undefined })).toBe(15_000);
     expect(upstreamTimeoutMs({ ...base, header: '0' })).toBe(15_000);
     expect(upstreamTimeoutMs({ ...base, header: 'soon' })).toBe(15_000);
+  });
+
+  it('caps any int64 value at the maximum, however long', () => {
+    expect(upstreamTimeoutMs({ ...base, header: '9999999999999' })).toBe(25_000);
+    expect(upstreamTimeoutMs({ ...base, header: '9223372036854775807' })).toBe(25_000);
   });
 
   it('uses the requested seconds when they are within the maximum', () => {

@@ -1,0 +1,245 @@
+/**
+ * Configuration from the environment: defaults (local and Lambda), readable failures that name
+ * the variable, and proxy-key documents whose errors never contain a key.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  LAMBDA_RESPONSE_LIMIT_BYTES,
+  LOCAL_DEFAULT_TARGETS,
+  loadConfig,
+  parseProxyKeys,
+} from '../../lambdas/config.ts';
+
+/** Test keys (not secrets); listed in the leak guard's known secrets. */
+const BILLING_KEY = 'billing-key-0123456789';
+const CRM_KEY = 'crm-key-0123456789abcd';
+
+const LAMBDA = { AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-execute-v1', PROXY_KEYS_SECRET_ID: 'erp-proxy/keys' };
+
+/** The message of what `fn` threw (fails the test when it did not throw). */
+function messageOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(Error);
+    return (error as Error).message;
+  }
+  throw new Error('expected an error');
+}
+
+describe('loadConfig defaults', () => {
+  it('runs locally with the documented defaults', () => {
+    // Act
+    const config = loadConfig({});
+    // Assess
+    expect(config.runtime).toBe('local');
+    expect(config.defaultTimeoutSeconds).toBe(15);
+    expect(config.maxTimeoutSeconds).toBeGreaterThanOrEqual(15);
+    expect(config.port).toBe(8787);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.allowedTargets).toEqual(LOCAL_DEFAULT_TARGETS);
+    expect(config.allowedDatabases).toEqual([]);
+    expect(config.stripDebug).toBe(false);
+    expect(config.maxResponseBytes).toBe(DEFAULT_MAX_RESPONSE_BYTES);
+    expect(config.auxPublic.size).toBe(0);
+    expect(config.secretsMaxAgeSeconds).toBe(300);
+    expect(config.logLevel).toBe('INFO');
+    expect(config.serviceName).toBe('erp-proxy');
+    expect(config.metricsNamespace).toBe('ErpProxy');
+  });
+
+  it('sizes the default response limit so that a fully escaped answer still fits 6 MB', () => {
+    expect(DEFAULT_MAX_RESPONSE_BYTES * 2).toBeLessThan(LAMBDA_RESPONSE_LIMIT_BYTES);
+  });
+
+  it('generates a key locally when none is configured', () => {
+    // Act
+    const first = loadConfig({});
+    const second = loadConfig({});
+    // Assess
+    expect(first.generatedKey).toMatch(/^local-[A-Za-z0-9_-]{32}$/);
+    expect(first.localKeys).toEqual([{ name: 'generated', key: first.generatedKey }]);
+    expect(second.generatedKey).not.toBe(first.generatedKey);
+  });
+
+  it('does not generate a key locally when a keys secret is configured', () => {
+    const config = loadConfig({ PROXY_KEYS_SECRET_ID: 'erp-proxy/keys' });
+    expect(config.generatedKey).toBeUndefined();
+    expect(config.localKeys).toEqual([]);
+  });
+
+  it('on Lambda: no generated key and no default targets', () => {
+    const config = loadConfig(LAMBDA);
+    expect(config.runtime).toBe('lambda');
+    expect(config.functionName).toBe('erp-proxy-execute-v1');
+    expect(config.generatedKey).toBeUndefined();
+    expect(config.localKeys).toEqual([]);
+    expect(config.allowedTargets).toEqual([]);
+  });
+
+  it('on Lambda without a keys secret: still no generated key', () => {
+    const config = loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'fn' });
+    expect(config.generatedKey).toBeUndefined();
+  });
+
+  it('uses PROXY_API_KEY locally, not a generated key', () => {
+    const config = loadConfig({ PROXY_API_KEY: BILLING_KEY });
+    expect(config.generatedKey).toBeUndefined();
+    expect(config.localKeys).toEqual([{ name: 'default', key: BILLING_KEY }]);
+  });
+
+  it('prefers PROXY_API_KEYS over PROXY_API_KEY', () => {
+    const config = loadConfig({
+      PROXY_API_KEY: BILLING_KEY,
+      PROXY_API_KEYS: JSON.stringify({ keys: [{ name: 'crm', key: CRM_KEY }] }),
+    });
+    expect(config.localKeys).toEqual([{ name: 'crm', key: CRM_KEY }]);
+  });
+
+  it('reads lists, flags and numbers', () => {
+    // Act
+    const config = loadConfig({
+      ERP_DEFAULT_TIMEOUT: '20',
+      ERP_MAX_TIMEOUT: ' 40 ',
+      ERP_ALLOWED_TARGETS: ' erp.example.com , *.odoo.com,,10.0.0.0/8 ',
+      ERP_ALLOWED_DATABASES: 'erp_a,erp_b',
+      ERP_STRIP_DEBUG: 'yes',
+      AUX_PUBLIC: 'license, metrics',
+      LOG_LEVEL: 'warn',
+      PORT: '9000',
+      HOST: '0.0.0.0',
+    });
+    // Assess
+    expect(config.defaultTimeoutSeconds).toBe(20);
+    expect(config.maxTimeoutSeconds).toBe(40);
+    expect(config.allowedTargets).toEqual(['erp.example.com', '*.odoo.com', '10.0.0.0/8']);
+    expect(config.allowedDatabases).toEqual(['erp_a', 'erp_b']);
+    expect(config.stripDebug).toBe(true);
+    expect([...config.auxPublic].sort()).toEqual(['license', 'metrics']);
+    expect(config.logLevel).toBe('WARN');
+    expect(config.port).toBe(9000);
+    expect(config.host).toBe('0.0.0.0');
+  });
+
+  it('replaces the local default targets when targets are configured', () => {
+    const config = loadConfig({ ERP_ALLOWED_TARGETS: 'erp.example.com' });
+    expect(config.allowedTargets).toEqual(['erp.example.com']);
+  });
+
+  it('treats empty values as unset', () => {
+    const config = loadConfig({ PORT: '', ERP_DEFAULT_TIMEOUT: '  ', HOST: ' ', ERP_STRIP_DEBUG: '' });
+    expect(config.port).toBe(8787);
+    expect(config.defaultTimeoutSeconds).toBe(15);
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.stripDebug).toBe(false);
+  });
+
+  it('is frozen', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.allowedTargets)).toBe(true);
+  });
+});
+
+describe('loadConfig failures name the variable', () => {
+  it.each([
+    [{ PORT: 'abc' }, 'PORT', 'positive integer'],
+    [{ PORT: '0' }, 'PORT', 'positive integer'],
+    [{ PORT: '70000' }, 'PORT', '65535'],
+    [{ ERP_MAX_TIMEOUT: '0' }, 'ERP_MAX_TIMEOUT', 'positive integer'],
+    [{ ERP_DEFAULT_TIMEOUT: '-5' }, 'ERP_DEFAULT_TIMEOUT', 'positive integer'],
+    [{ ERP_DEFAULT_TIMEOUT: '1.5' }, 'ERP_DEFAULT_TIMEOUT', 'positive integer'],
+    [{ MAX_RESPONSE_BYTES: '1MB' }, 'MAX_RESPONSE_BYTES', 'positive integer'],
+    [{ AUX_PUBLIC: 'foo' }, 'AUX_PUBLIC', 'license'],
+    [{ AUX_PUBLIC: 'license,about' }, 'AUX_PUBLIC', 'metrics'],
+    [{ ERP_STRIP_DEBUG: 'maybe' }, 'ERP_STRIP_DEBUG', 'true or false'],
+    [{ LOG_LEVEL: 'LOUD' }, 'LOG_LEVEL', ''],
+  ])('%j', (env, variable, hint) => {
+    // Act
+    const message = messageOf(() => loadConfig(env));
+    // Assess
+    expect(message).toMatch(/^Invalid configuration: /);
+    expect(message).toContain(variable);
+    expect(message).toContain(hint);
+  });
+
+  it('names every bad variable at once', () => {
+    const message = messageOf(() => loadConfig({ PORT: 'abc', ERP_MAX_TIMEOUT: '0' }));
+    expect(message).toContain('PORT');
+    expect(message).toContain('ERP_MAX_TIMEOUT');
+  });
+
+  it('refuses ERP_DEFAULT_TIMEOUT above ERP_MAX_TIMEOUT, with both values', () => {
+    const message = messageOf(() => loadConfig({ ERP_DEFAULT_TIMEOUT: '30', ERP_MAX_TIMEOUT: '20' }));
+    expect(message).toContain('ERP_DEFAULT_TIMEOUT (30)');
+    expect(message).toContain('ERP_MAX_TIMEOUT (20)');
+  });
+
+  it('refuses a default above the default maximum', () => {
+    const message = messageOf(() => loadConfig({ ERP_DEFAULT_TIMEOUT: '600' }));
+    expect(message).toContain('ERP_DEFAULT_TIMEOUT (600) is above ERP_MAX_TIMEOUT');
+  });
+
+  it('refuses a short PROXY_API_KEY without showing it', () => {
+    const shortKey = 'tooShort-Q7';
+    const message = messageOf(() => loadConfig({ PROXY_API_KEY: shortKey }));
+    expect(message).toMatch(/at least 16 characters/);
+    expect(message).not.toContain(shortKey);
+  });
+});
+
+describe('parseProxyKeys', () => {
+  it('reads one plain key, trimmed, under the default name', () => {
+    expect(parseProxyKeys(`  ${BILLING_KEY}\n`)).toEqual([{ name: 'default', key: BILLING_KEY }]);
+    expect(parseProxyKeys(BILLING_KEY, 'billing')).toEqual([{ name: 'billing', key: BILLING_KEY }]);
+  });
+
+  it('reads named keys from JSON', () => {
+    // Prepare
+    const raw = JSON.stringify({
+      keys: [
+        { name: 'billing', key: BILLING_KEY },
+        { name: 'crm', key: CRM_KEY },
+      ],
+    });
+    // Act
+    const keys = parseProxyKeys(raw);
+    // Assess
+    expect(keys).toEqual([
+      { name: 'billing', key: BILLING_KEY },
+      { name: 'crm', key: CRM_KEY },
+    ]);
+  });
+
+  it.each([
+    ['invalid JSON', `{"keys":[{"name":"billing","key":"${BILLING_KEY}"}`, 'not valid JSON'],
+    ['no keys', '{"keys":[]}', 'at least one key'],
+    ['a key without a name', `{"keys":[{"name":"","key":"${BILLING_KEY}"}]}`, 'needs a name'],
+    ['a short named key', '{"keys":[{"name":"crm","key":"short-SECRET-1"}]}', 'at least 16 characters'],
+    ['a key that is not a string', '{"keys":[{"name":"crm","key":12345678901234567890}]}', 'keys.0.key'],
+    ['a plain key that is too short', 'short-SECRET-2', 'at least 16 characters'],
+    ['nothing', '   ', 'at least 16 characters'],
+  ])('refuses %s without showing a key', (_label, raw, expected) => {
+    // Act
+    const message = messageOf(() => parseProxyKeys(raw));
+    // Assess
+    expect(message).toMatch(/^proxy keys: /);
+    expect(message).toContain(expected);
+    for (const secret of [BILLING_KEY, 'short-SECRET', '12345678901234567890']) {
+      expect(message).not.toContain(secret);
+    }
+  });
+
+  it('names the entry with the problem', () => {
+    const raw = JSON.stringify({
+      keys: [
+        { name: 'billing', key: BILLING_KEY },
+        { name: 'crm', key: 'short-SECRET-3' },
+      ],
+    });
+    const message = messageOf(() => parseProxyKeys(raw));
+    expect(message).toContain('keys.1.key');
+    expect(message).not.toContain('short-SECRET-3');
+  });
+});
