@@ -21,7 +21,7 @@ export const ESBUILD_TARGET = 'node24';
  * Bundled CommonJS dependencies (undici among them) call `require` for Node built-ins, which an
  * ES module does not have; esbuild's shim uses a global `require` when one exists.
  */
-const REQUIRE_SHIM =
+export const REQUIRE_SHIM =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
 export interface FunctionVpcPlacement {

@@ -1,0 +1,172 @@
+/**
+ * The deployable artifacts work: each handler is bundled with the stack's own esbuild settings
+ * (ESM, minified, `@aws-sdk/*` external, the `require` shim), imported from the bundle, and
+ * invoked in Lambda mode with an API Gateway payload 2.0 event against the ERP double.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ESBUILD_TARGET, REQUIRE_SHIM } from '../../lib/proxy-function.ts';
+import { type FunctionName, HANDLER_ENTRIES, ROUTES, routeKey } from '../../lib/routes.ts';
+import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+
+type Handler = (
+  event: unknown,
+  context: unknown,
+) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+
+const KEY = 'bundle-proxy-key-0123456789';
+const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
+
+function event(path: string, body?: unknown) {
+  const route = ROUTES.find((r) => r.path === path)!;
+  return {
+    version: '2.0',
+    routeKey: routeKey(route),
+    rawPath: path,
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: {
+        method: route.method,
+        path,
+        protocol: 'HTTP/1.1',
+        sourceIp: '203.0.113.7',
+        userAgent: 'bundle-test',
+      },
+      requestId: `req-${path}`,
+      routeKey: routeKey(route),
+      stage: '$default',
+      time: '21/Nov/2026:00:00:00 +0000',
+      timeEpoch: 0,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    isBase64Encoded: false,
+  };
+}
+
+const context = (fn: string) => ({
+  functionName: `erp-proxy-${fn}`,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:erp-proxy-${fn}`,
+  memoryLimitInMB: '512',
+  awsRequestId: 'aws-req',
+  logGroupName: 'g',
+  logStreamName: 's',
+  callbackWaitsForEmptyEventLoop: true,
+  getRemainingTimeInMillis: () => 28_000,
+});
+
+describe('bundled handlers, invoked as Lambda would', () => {
+  let dir: string;
+  let double: ErpDouble;
+  const handlers = {} as Record<FunctionName, Handler>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'erp-proxy-bundle-'));
+    double = await startErpDouble({ mode: '19' });
+    const license = join(dir, 'license.json');
+    writeFileSync(license, JSON.stringify({ licensee: 'Bundle test', valid_until: '2999-12-31' }));
+    // Lambda mode: the runtime reads these at import (cold start).
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'erp-proxy-bundle-test');
+    vi.stubEnv('PROXY_API_KEY', KEY);
+    vi.stubEnv('LICENSE_FILE', license);
+    vi.stubEnv('ERP_ALLOWED_TARGETS', '127.0.0.0/8');
+    vi.stubEnv('LOG_LEVEL', 'ERROR');
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
+    for (const [fn, entry] of Object.entries(HANDLER_ENTRIES) as Array<[FunctionName, string]>) {
+      const outfile = join(dir, fn, 'index.mjs');
+      await build({
+        entryPoints: [resolve(entry)],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: ESBUILD_TARGET,
+        minify: true,
+        sourcemap: true,
+        sourcesContent: false,
+        mainFields: ['module', 'main'],
+        external: ['@aws-sdk/*'],
+        banner: { js: REQUIRE_SHIM },
+        logLevel: 'silent',
+      });
+      handlers[fn] = ((await import(pathToFileURL(outfile).href)) as { handler: Handler }).handler;
+    }
+  });
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    await double.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('execute-v1 answers a search_count', async () => {
+    const response = await handlers['execute-v1'](
+      event('/api/erp/execute', {
+        id: 'b1',
+        action: 'search_count',
+        model_id: 'res.partner',
+        params: [[]],
+        erp_instance: { url: double.url, db: 'erp_a', user_id: 2, api_key: admin.apiKey },
+      }),
+      context('execute-v1'),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 'b1',
+      result: expect.any(Number),
+      error: null,
+    });
+    expect(double.requests.at(-1)?.headers['x-forwarded-for']).toBe('203.0.113.7');
+  });
+
+  it('execute-v2 answers a search_count', async () => {
+    const response = await handlers['execute-v2'](
+      event('/v2/erp/execute', {
+        id: 'b2',
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+        erp_instance: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+      }),
+      context('execute-v2'),
+    );
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body).result).toEqual(expect.any(Number));
+  });
+
+  it('version answers the ERP version', async () => {
+    const response = await handlers.version(
+      event('/v2/erp/version', { id: 'b3', url: double.url }),
+      context('version'),
+    );
+    expect(JSON.parse(response.body).result).toEqual({
+      version_info: [19, 0, 0, 'final', 0, ''],
+      version: '19.0',
+    });
+  });
+
+  it('aux answers /_/about, with the Lambda function name', async () => {
+    const response = await handlers.aux(event('/_/about'), context('aux'));
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body).runtime).toEqual(
+      expect.objectContaining({ function_name: 'erp-proxy-bundle-test' }),
+    );
+  });
+
+  it('refuses a wrong x-api-key with 401', async () => {
+    const response = await handlers['execute-v1'](
+      { ...event('/api/erp/execute', { id: 'b4' }), headers: { 'x-api-key': 'wrong' } },
+      context('execute-v1'),
+    );
+    expect(response.statusCode).toBe(401);
+  });
+});
