@@ -18,8 +18,17 @@ import { type FunctionName, findRoute, routeKey } from '../lib/routes.ts';
 
 /** Lambda's synchronous invocation payload limit; API Gateway answers 413 above it here. */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
-/** The emulated function timeout (the deployed functions use the same default). */
-export const LOCAL_FUNCTION_TIMEOUT_MS = 29_000;
+/** The emulated function timeout (the deployed execute functions default to 28 s). */
+export const LOCAL_FUNCTION_TIMEOUT_MS = 28_000;
+
+/** Lambda stops a function at its timeout; API Gateway then answers 500, as `onCrash` does here. */
+function withFunctionTimeout<T>(invocation: Promise<T>, timeoutMs: number, fn: FunctionName): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${fn}: function timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([invocation, timeout]).finally(() => clearTimeout(timer));
+}
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<unknown>;
 
@@ -216,8 +225,9 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
       .then(async (body) => {
         if (body === undefined) return;
         const event = buildEvent(req, body, routeKey(route));
-        const context = buildContext(route.fn, event.requestContext.requestId, options.functionTimeoutMs);
-        writeResult(res, await handlers[route.fn](event, context));
+        const timeoutMs = options.functionTimeoutMs ?? LOCAL_FUNCTION_TIMEOUT_MS;
+        const context = buildContext(route.fn, event.requestContext.requestId, timeoutMs);
+        writeResult(res, await withFunctionTimeout(handlers[route.fn](event, context), timeoutMs, route.fn));
       })
       .catch((error: unknown) => {
         options.onCrash?.(error);

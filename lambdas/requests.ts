@@ -12,6 +12,7 @@ import {
   ParseError,
   V2RequestShapeError,
 } from './errors.ts';
+import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from './json.ts';
 import type { RequestState } from './request-state.ts';
 import {
   describeIssues,
@@ -28,8 +29,11 @@ function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T):
   if (state.body === undefined) {
     throw new ParseError(`Parse error: ${state.bodyError ?? 'the request body is not valid JSON'}`);
   }
-  if (state.body === null || typeof state.body !== 'object' || Array.isArray(state.body)) {
+  if (!isJsonObject(state.body)) {
     throw new InvalidRequestError('Invalid request: the body must be a JSON object');
+  }
+  if (exceedsDepth(state.body)) {
+    throw new InvalidRequestError(`Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   const parsed = schema.safeParse(state.body);
   if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}`);
@@ -74,10 +78,12 @@ export function parseV2Call(state: RequestState): ErpCall {
   if (state.body === undefined) {
     throw new V2RequestShapeError(`body: ${state.bodyError ?? 'the request body is not valid JSON'}`);
   }
-  if (state.body === null || typeof state.body !== 'object' || Array.isArray(state.body)) {
+  if (!isJsonObject(state.body)) {
     const received = state.body === null ? 'null' : Array.isArray(state.body) ? 'array' : typeof state.body;
     throw new V2RequestShapeError(`body: expected object, received ${received}`);
   }
+  if (exceedsDepth(state.body))
+    throw new V2RequestShapeError(`body: nests deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = V2ExecuteSchema.safeParse(state.body);
   if (!parsed.success) throw new V2RequestShapeError(describeIssues(parsed.error));
   const body = parsed.data;

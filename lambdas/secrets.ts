@@ -10,7 +10,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
+import { getSecret, SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { type Config, type NamedKey, parseProxyKeys } from './config.ts';
 import { addUtcYears, daysUntil, evaluateLicense, type LicenseStatus } from './license.ts';
 
@@ -29,12 +30,38 @@ export interface LicenseSource {
 /** `licensee` of the license a local run uses when none is configured. */
 export const DEVELOPMENT_LICENSEE = 'Development license (local, not for production)';
 
+/** Connect and per-attempt limits for Secrets Manager calls (the SDK's own default is no limit). */
+const SECRETS_CONNECT_TIMEOUT_MS = 1_500;
+const SECRETS_REQUEST_TIMEOUT_MS = 3_000;
+
+/**
+ * Makes Powertools' default secrets provider (the one `getSecret` and `clearCaches` use) talk to
+ * Secrets Manager through a client with timeouts: an unreachable endpoint (a VPC without an
+ * endpoint or NAT) then fails the request in a few seconds (-32603, logged) instead of hanging
+ * every call until Lambda itself times out and API Gateway answers with a bare error.
+ */
+function useBoundedSecretsClient(): void {
+  if (Object.hasOwn(DEFAULT_PROVIDERS, 'secrets')) return;
+  DEFAULT_PROVIDERS.secrets = new SecretsProvider({
+    clientConfig: {
+      maxAttempts: 2,
+      // Without throwOnRequestTimeout, current smithy handlers only log a warning when it passes.
+      requestHandler: {
+        connectionTimeout: SECRETS_CONNECT_TIMEOUT_MS,
+        requestTimeout: SECRETS_REQUEST_TIMEOUT_MS,
+        throwOnRequestTimeout: true,
+      },
+    },
+  });
+}
+
 /**
  * Reads a secret's current value through the shared Parameters cache.
  * `undefined` when the secret has no value (no `AWSCURRENT` version, or an empty string).
  * Throws what Parameters throws (`GetParameterError`, with the SDK error as `cause`).
  */
 async function readSecretText(secretId: string, maxAgeSeconds: number): Promise<string | undefined> {
+  useBoundedSecretsClient();
   const value: unknown = await getSecret(secretId, { maxAge: maxAgeSeconds });
   if (typeof value === 'string') return value;
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
@@ -194,7 +221,9 @@ function secretLicenseSource(
   maxAgeSeconds: number,
   publicKey: string | undefined,
 ): LicenseSource {
-  const placeholder = `no license configured: put the license JSON in secret ${secretId}`;
+  // The secret's ARN names the account: it goes to the operator docs and logs, not to clients.
+  const placeholder =
+    'no license configured: put the license JSON in the license secret (stack output LicenseSecretArn)';
   // Parameters does not cache "no value", so remember it here for the same age: otherwise every
   // request of an unlicensed deployment would call Secrets Manager.
   let absentUntil = 0;

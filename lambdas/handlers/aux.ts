@@ -4,8 +4,8 @@
  */
 import { isPublicAuxRequest, serveAux } from '../aux.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
-import { baseChain } from '../middleware/chain.ts';
-import { getRuntime, type Runtime } from '../runtime.ts';
+import { baseChain, lambdaHandler } from '../middleware/chain.ts';
+import type { Runtime } from '../runtime.ts';
 
 export function createHandler(runtime: Runtime) {
   return baseChain(runtime, 'aux')
@@ -13,4 +13,4 @@ export function createHandler(runtime: Runtime) {
     .handler((event, context) => serveAux(event, context, runtime));
 }
 
-export const handler = createHandler(getRuntime());
+export const handler = lambdaHandler(createHandler);

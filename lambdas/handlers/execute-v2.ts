@@ -3,11 +3,11 @@
  * `POST /v2/erp/execute`: v2 execute through JSON-2 (ERP 19 and later).
  */
 import { forwardV2 } from '../forward.ts';
-import { executeChain } from '../middleware/chain.ts';
-import { getRuntime, type Runtime } from '../runtime.ts';
+import { executeChain, lambdaHandler } from '../middleware/chain.ts';
+import type { Runtime } from '../runtime.ts';
 
 export function createHandler(runtime: Runtime) {
   return executeChain(runtime, 'v2').handler((event, context) => forwardV2(event, context, runtime.forward));
 }
 
-export const handler = createHandler(getRuntime());
+export const handler = lambdaHandler(createHandler);

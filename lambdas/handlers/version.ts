@@ -3,8 +3,8 @@
  * `POST /api/erp/version`, `/v1/erp/version`, `/v2/erp/version`: the target ERP's version.
  */
 import { forwardVersion } from '../forward.ts';
-import { executeChain } from '../middleware/chain.ts';
-import { getRuntime, type Runtime } from '../runtime.ts';
+import { executeChain, lambdaHandler } from '../middleware/chain.ts';
+import type { Runtime } from '../runtime.ts';
 
 export function createHandler(runtime: Runtime) {
   return executeChain(runtime, 'version').handler((event, context) =>
@@ -12,4 +12,4 @@ export function createHandler(runtime: Runtime) {
   );
 }
 
-export const handler = createHandler(getRuntime());
+export const handler = lambdaHandler(createHandler);

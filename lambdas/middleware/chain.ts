@@ -9,7 +9,7 @@ import middy from '@middy/core';
 import type { LambdaResponse } from '../envelope.ts';
 import { recordLicenseDaysLeft } from '../observability/metrics.ts';
 import type { ApiName, ProxyContext } from '../request-state.ts';
-import type { Runtime } from '../runtime.ts';
+import { getRuntime, type Runtime } from '../runtime.ts';
 import { apiKeyAuth } from './api-key-auth.ts';
 import { envelopeMiddleware } from './envelope.ts';
 import { lenientBody } from './lenient-body.ts';
@@ -40,4 +40,19 @@ export function executeChain(runtime: Runtime, api: Exclude<ApiName, 'aux'>) {
     .use(lenientBody())
     .use(apiKeyAuth(runtime.keys))
     .use(licenseCheck(runtime.license, { onStatus: reportDaysLeft }));
+}
+
+/**
+ * The exported Lambda handler: builds the process-wide runtime on the first invocation (the cold
+ * start) and the chain once. Importing a handler module therefore has no side effects, so the
+ * local server and the tests can compose handlers over runtimes of their own.
+ */
+export function lambdaHandler<TEvent, TContext, TResult>(
+  create: (runtime: Runtime) => (event: TEvent, context: TContext) => Promise<TResult>,
+): (event: TEvent, context: TContext) => Promise<TResult> {
+  let built: ((event: TEvent, context: TContext) => Promise<TResult>) | undefined;
+  return (event, context) => {
+    built ??= create(getRuntime());
+    return built(event, context);
+  };
 }

@@ -4,6 +4,7 @@
  * is later refused (bad key, bad license, invalid fields). Parse failures are recorded on the
  * request state and reported by the handler's validation step, after authentication.
  */
+import { isJsonObject } from '../json.ts';
 import type { ProxyMiddleware, ProxyRequest } from './types.ts';
 
 /** Decodes an API Gateway payload 2.0 body to text. */
@@ -23,14 +24,13 @@ export function lenientBody(): ProxyMiddleware {
     try {
       state.body = JSON.parse(text);
     } catch (error) {
-      state.bodyError = `the request body is not valid JSON (${error instanceof Error ? error.message : 'parse error'})`;
+      // Node's messages quote the text around the error, which may be part of a key: keep only
+      // the position.
+      const position = error instanceof Error ? /position (\d+)/.exec(error.message)?.[1] : undefined;
+      state.bodyError = `the request body is not valid JSON${position ? ` (error at position ${position})` : ''}`;
       return;
     }
-    const body = state.body;
-    if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
-      const id = (body as { id?: unknown }).id;
-      if (typeof id === 'string') state.envelopeId = id;
-    }
+    if (isJsonObject(state.body) && typeof state.body.id === 'string') state.envelopeId = state.body.id;
   };
   return { before: lenientBodyBefore };
 }

@@ -18,7 +18,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { InternalError, ProxyError } from '../errors.ts';
-import { recordRequest } from '../observability/metrics.ts';
+import { recordRequest, roundMs } from '../observability/metrics.ts';
 import type { ApiName, Outcome, ProxyContext, RequestState } from '../request-state.ts';
 
 export interface ObserveOptions {
@@ -32,8 +32,17 @@ type ObserveRequest = middy.Request<APIGatewayProxyEventV2, APIGatewayProxyResul
 /**
  * The fields of the request log line, snake_case. `null` means unknown or not applicable; Powertools
  * leaves such keys out of the printed line (it drops `null`, `undefined` and `''` values).
+ *
+ * The `function_*` fields carry the request's own Lambda context. Powertools prints the same keys
+ * from the context last given to `logger.addContext`, which the local server's concurrent requests
+ * share on one Logger; explicit fields override those (same keys, same place in the line). Only
+ * `cold_start` comes from Powertools: it is per execution environment, not per request.
  */
 export type RequestLogFields = {
+  function_request_id: string | null;
+  function_name: string | null;
+  function_arn: string | null;
+  function_memory_size: string | number | null;
   envelope_id: string | null;
   request_id: string | null;
   api: ApiName;
@@ -54,8 +63,22 @@ export type RequestLogFields = {
 /** `InternalError` (DESIGN section 3): a bug, logged at ERROR with its stack. */
 const INTERNAL_ERROR_CODE = -32603;
 
-function roundMs(ms: number): number {
-  return Math.round(ms * 100) / 100;
+function nonEmptyString(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** The request's own Lambda context values, as Powertools names them in a log line. */
+function lambdaContextFields(
+  context: Partial<ProxyContext> | undefined,
+): Pick<RequestLogFields, 'function_request_id' | 'function_name' | 'function_arn' | 'function_memory_size'> {
+  // `memoryLimitInMB` is a string in a real context; Powertools prints it as given.
+  const memory: unknown = context?.memoryLimitInMB;
+  return {
+    function_request_id: nonEmptyString(context?.awsRequestId),
+    function_name: nonEmptyString(context?.functionName),
+    function_arn: nonEmptyString(context?.invokedFunctionArn),
+    function_memory_size: typeof memory === 'string' || typeof memory === 'number' ? memory : null,
+  };
 }
 
 function requestIdOf(event: APIGatewayProxyEventV2 | undefined): string | null {
@@ -105,9 +128,13 @@ function lastResort(what: string, error: unknown): void {
 }
 
 /**
- * Observability middleware factory. `before` creates `context.proxy` and sets the API Gateway
- * request id as the Logger's correlation id; `after` and `onError` write the request line,
- * record the metrics and publish them.
+ * Observability middleware factory. `before` creates `context.proxy`, gives the Logger the
+ * Lambda context (for `cold_start`) and sets the API Gateway request id as its correlation id;
+ * `after` and `onError` write the request line, record the metrics and publish them.
+ *
+ * Outcome and error code: the envelope helpers always set both. The fallbacks below (for a
+ * chain that failed before the envelope middleware could) are the only ones; `recordRequest`
+ * takes what this middleware decided.
  *
  * @example
  * const handler = middy<APIGatewayProxyEventV2, LambdaResponse, Error, ProxyContext>()
@@ -126,11 +153,13 @@ export function observe(
     const state: RequestState = { api, startedAt: performance.now(), envelopeId: null, body: undefined };
     request.context.proxy = state;
     try {
+      // Once per request: `addContext` also flips Powertools' cold-start flag. The request line
+      // writes this request's own context values explicitly (the Logger is shared locally).
       if (typeof request.context.awsRequestId === 'string') logger.addContext(request.context);
       const requestId = requestIdOf(request.event);
       if (requestId !== null) logger.setCorrelationId(requestId);
     } catch (error) {
-      lastResort('setting the correlation id', error);
+      lastResort('setting the Lambda context and correlation id', error);
     }
   };
 
@@ -155,6 +184,7 @@ export function observe(
     const error: unknown = request.error ?? undefined;
     const response = request.response;
     const httpStatus = httpStatusOf(response, error);
+    // The one fallback for a chain whose envelope middleware did not set these.
     const errorCode =
       state.errorCode ??
       (error === undefined ? undefined : error instanceof ProxyError ? error.code : INTERNAL_ERROR_CODE);
@@ -166,6 +196,7 @@ export function observe(
       // Set again right before the line: locally, concurrent requests share the Logger.
       if (requestId !== null) logger.setCorrelationId(requestId);
       const fields: RequestLogFields = {
+        ...lambdaContextFields(request.context),
         envelope_id: state.envelopeId,
         request_id: requestId,
         api: state.api,

@@ -14,13 +14,14 @@ import type { Config } from '../config.ts';
 import {
   API_NAMES,
   Dimension,
+  LICENSE_CODE,
   type LocalMetricsStore,
-  localMetricsStore,
   METRIC_SPECS,
   METRICS_NAMESPACE,
   type MetricName,
   type MetricSpec,
   OUTCOMES,
+  UNKNOWN_CODE,
 } from './metrics.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -29,8 +30,11 @@ export interface MetricsSource {
   snapshot(): Promise<MetricFamily[]>;
 }
 
-/** The local source: the aggregate of the EMF records this process published. */
-export function createLocalMetricsSource(store: LocalMetricsStore = localMetricsStore): MetricsSource {
+/**
+ * The local source: the aggregate of the EMF records published into `store`, which must be the
+ * store the local Metrics instance was created with (`createMetrics(config, { store })`).
+ */
+export function createLocalMetricsSource(store: LocalMetricsStore): MetricsSource {
   return {
     snapshot: async () => store.families(),
   };
@@ -208,12 +212,27 @@ function reduceValues(values: readonly number[], reduce: 'sum' | 'latest'): numb
   return reduce === 'sum' ? finite.reduce((total, value) => total + value, 0) : finite[0];
 }
 
+/** `code` values that are not numbers (see `errorCodeDimension`). */
+const NAMED_CODES: ReadonlySet<string> = new Set([LICENSE_CODE, UNKNOWN_CODE]);
+
 function parseErrorsLabel(label: string | undefined): { api: string; code: string } | undefined {
   if (label === undefined) return undefined;
   const [api, code, ...rest] = label.split(LABEL_SEPARATOR);
   if (rest.length > 0 || api === undefined || code === undefined) return undefined;
-  if (!(API_NAMES as readonly string[]).includes(api) || !/^(-?\d+|unknown)$/.test(code)) return undefined;
+  if (!(API_NAMES as readonly string[]).includes(api)) return undefined;
+  if (!/^-?\d+$/.test(code) && !NAMED_CODES.has(code)) return undefined;
   return { api, code };
+}
+
+/** Numeric codes in numeric order, then named codes (`license`, `unknown`) alphabetically. */
+function compareCodes(a: string, b: string): number {
+  const left = Number(a);
+  const right = Number(b);
+  const leftNumeric = !NAMED_CODES.has(a);
+  const rightNumeric = !NAMED_CODES.has(b);
+  if (leftNumeric && rightNumeric) return left - right;
+  if (leftNumeric !== rightNumeric) return leftNumeric ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Turns `GetMetricData` results into families, in catalogue order. */
@@ -253,7 +272,7 @@ export function familiesFromResults(
     if (labels === undefined || value === undefined) continue;
     errors.push({ ...labels, value });
   }
-  errors.sort((a, b) => (a.api === b.api ? Number(a.code) - Number(b.code) : a.api < b.api ? -1 : 1));
+  errors.sort((a, b) => (a.api === b.api ? compareCodes(a.code, b.code) : a.api < b.api ? -1 : 1));
   for (const { api, code, value } of errors) push('Errors', { labels: { api, code }, value });
 
   const window = `Over the last ${windowSeconds} s, from CloudWatch.`;

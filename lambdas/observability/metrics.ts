@@ -27,7 +27,10 @@ export const METRICS_NAMESPACE = 'ErpProxy';
 export const MetricName = {
   /** Count; dimensions api, outcome. */
   Requests: 'Requests',
-  /** Count of requests that ended with an error (proxy or ERP); dimensions api, code. */
+  /**
+   * Count of requests that ended with an error (proxy or ERP); dimensions api, code. `code` is
+   * the error code, `license` for a license refusal, `unknown` when none was set.
+   */
   Errors: 'Errors',
   /** Count of requests that ended with -32003; dimension api. */
   UpstreamTimeouts: 'UpstreamTimeouts',
@@ -84,7 +87,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'counter',
     prometheusName: 'erp_proxy_errors_total',
     dimensions: [Dimension.Api, Dimension.Code],
-    help: 'Requests that ended with an error, by API and error code (proxy codes and ERP codes).',
+    help: 'Requests that ended with an error, by API and error code (proxy codes, license, ERP codes).',
   },
   {
     name: MetricName.UpstreamTimeouts,
@@ -325,9 +328,6 @@ function compareLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<s
   return left < right ? -1 : left > right ? 1 : 0;
 }
 
-/** The process-wide store the local Metrics instances write into and `/_/metrics` reads. */
-export const localMetricsStore = new LocalMetricsStore();
-
 // ---------------------------------------------------------------------------------------------
 // The Metrics instance
 
@@ -382,13 +382,19 @@ function quietMetricsLogger(target: MetricsLogger): MetricsLogger {
 export interface CreateMetricsOptions {
   /** Receives Powertools' own warnings (except the empty-publish one). Default: stderr. */
   readonly logger?: MetricsLogger;
-  /** Local runtime: the store EMF records go to (default: the process-wide `localMetricsStore`). */
+  /**
+   * The store EMF records go to. Required when `config.runtime === 'local'` (there is no
+   * process-wide default: the caller owns the store and hands the same one to the local
+   * metrics source); ignored on Lambda.
+   */
   readonly store?: LocalMetricsStore;
 }
 
 /**
  * Creates the Powertools Metrics instance: namespace and service from config. On Lambda, EMF
- * goes to stdout; locally, records go to the in-process store and nothing is printed.
+ * goes to stdout; locally, records go to `options.store` and nothing is printed.
+ *
+ * @throws Error when `config.runtime === 'local'` and no `options.store` is given.
  */
 export function createMetrics(
   config: Pick<Config, 'runtime' | 'serviceName' | 'metricsNamespace'>,
@@ -401,19 +407,45 @@ export function createMetrics(
     logger: quietMetricsLogger(warnings),
   };
   if (config.runtime !== 'local') return new Metrics(metricsOptions);
-  const store = options.store ?? localMetricsStore;
+  const { store } = options;
+  if (store === undefined) {
+    throw new Error(
+      'createMetrics: the local runtime needs options.store (the LocalMetricsStore /_/metrics reads)',
+    );
+  }
   const sink: EmfConsole = { log: (line: string) => store.ingestLine(line) };
   return new LocalCapturingMetrics(metricsOptions, sink);
 }
 
-/** The `code` dimension value: the error code, or `unknown` when the chain did not set one. */
-export function errorCodeDimension(code: number | undefined): string {
-  return code !== undefined && Number.isInteger(code) ? String(code) : 'unknown';
+/** The `code` dimension value of a license refusal (`LicenseError`, code 0 with HTTP 403). */
+export const LICENSE_CODE = 'license';
+/** The `code` dimension value when the chain set no error code. */
+export const UNKNOWN_CODE = 'unknown';
+
+/**
+ * The `code` dimension value of a failed request. A license refusal and a v1 ERP error both
+ * carry code 0 in the envelope; the outcome tells them apart, so the refusal is counted as
+ * `license` (outcome `proxy_error`) and the ERP error stays `0` (outcome `erp_error`). Otherwise
+ * the error code itself, or `unknown` when the chain did not set one.
+ */
+export function errorCodeDimension(outcome: Outcome, code: number | undefined): string {
+  if (code === undefined || !Number.isInteger(code)) return UNKNOWN_CODE;
+  if (code === 0 && outcome === 'proxy_error') return LICENSE_CODE;
+  return String(code);
 }
 
-function roundMs(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
+/** Milliseconds rounded to a hundredth, for log fields and metric values alike. */
+export function roundMs(ms: number): number {
+  return Math.round(ms * 100) / 100;
 }
+
+/**
+ * What one request's metrics are made of. `outcome` is required: the envelope helpers always
+ * set it, and the observe middleware supplies the one fallback when a chain did not.
+ */
+export type RequestMetrics = Pick<RequestState, 'api' | 'errorCode' | 'upstreamMs' | 'responseBytes'> & {
+  readonly outcome: Outcome;
+};
 
 /**
  * Records one request's metrics. `Requests` (with `outcome`) and `Errors` (with `code`) are
@@ -423,9 +455,8 @@ function roundMs(ms: number): number {
  * with `metrics.publishStoredMetrics()` right after, in the same tick, so requests running
  * concurrently in the local server cannot mix their stored metrics.
  */
-export function recordRequest(metrics: Metrics, state: RequestState, durationMs: number): void {
-  const api = state.api;
-  const outcome: Outcome = state.outcome ?? (state.errorCode === undefined ? 'success' : 'proxy_error');
+export function recordRequest(metrics: Metrics, state: RequestMetrics, durationMs: number): void {
+  const { api, outcome } = state;
 
   metrics
     .singleMetric()
@@ -437,7 +468,7 @@ export function recordRequest(metrics: Metrics, state: RequestState, durationMs:
     metrics
       .singleMetric()
       .addDimension(Dimension.Api, api)
-      .addDimension(Dimension.Code, errorCodeDimension(state.errorCode))
+      .addDimension(Dimension.Code, errorCodeDimension(outcome, state.errorCode))
       .addMetric(MetricName.Errors, MetricUnit.Count, 1);
   }
 

@@ -11,6 +11,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../errors.ts';
+import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from '../json.ts';
 import { USER_AGENT } from '../package-info.ts';
 import type { RequestState } from '../request-state.ts';
 import type { HttpClient, UpstreamResponse } from './http-client.ts';
@@ -98,16 +99,21 @@ export type JsonBody = { readonly ok: true; readonly value: unknown } | { readon
 /** Parses a JSON body; an empty or non-JSON body is `{ok: false}`. */
 export function parseJsonBody(response: UpstreamResponse): JsonBody {
   if (response.body.length === 0) return { ok: false };
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(response.body.toString('utf8')) };
+    value = JSON.parse(response.body.toString('utf8'));
   } catch {
     return { ok: false };
   }
+  if (exceedsDepth(value)) {
+    throw new BadUpstreamResponseError(
+      `The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`,
+    );
+  }
+  return { ok: true, value };
 }
 
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+export { isJsonObject };
 
 /** `HTTP 404 text/html ("404 Not Found")`: what came back, without echoing the whole body. */
 export function describeAnswer(response: UpstreamResponse): string {

@@ -14,8 +14,9 @@
  *      `undefined`), `db` must be one of them (exact, case-sensitive match). `db === undefined`
  *      means "this call selects no database" (e.g. `common.version`) and is not checked: callers
  *      must pass the database whenever the call selects one;
- *    - a literal IP host (IPv4, bracketed IPv6, IPv4-mapped IPv6) is checked right away with the
- *      address rules below, because `net.connect` never calls `lookup` for an IP literal;
+ *    - a literal IP host (IPv4, bracketed IPv6, IPv4-mapped IPv6, an IPv6 form carrying an IPv4
+ *      address such as `[64:ff9b::a00:5]`) is checked right away with the address rules below,
+ *      because `net.connect` never calls `lookup` for an IP literal;
  *    - a host name, when `allowedTargets` has entries but no CIDR entry, must match a host-name
  *      entry (nothing else could allow it). When the list has a CIDR entry, a name that matches no
  *      host-name entry passes pre-flight and the resolved address decides.
@@ -24,19 +25,45 @@
  *    address: when any one is refused, the connection fails, so a DNS answer mixing a public and a
  *    metadata address is refused. A DNS name that resolves to 169.254.169.254 is refused here.
  *
- * Address rules (an IPv4-mapped IPv6 address, `::ffff:a.b.c.d` or `::ffff:7f00:1`, is judged as
- * the IPv4 address it maps to):
+ * Address rules:
  *
- * - **Always refused**, even when listed: link-local, metadata and unspecified addresses
- *   ({@link ALWAYS_REFUSED_RANGES}: 0.0.0.0/8, 169.254.0.0/16, ::/128, fe80::/10,
- *   fd00:ec2::254/128).
+ * - **Always refused**, even when listed: link-local, metadata, unspecified, multicast and
+ *   reserved addresses ({@link ALWAYS_REFUSED_RANGES}: 0.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4
+ *   multicast, 240.0.0.0/4 reserved and broadcast, ::/128, fe80::/10, fd00:ec2::254/128,
+ *   ff00::/8 multicast). An ERP speaks TCP to one host: it is never at a multicast or broadcast
+ *   address, so refusing them only closes odd paths.
  * - **Private and loopback** ({@link PRIVATE_RANGES}: 10/8, 172.16/12, 192.168/16, 100.64/10
- *   CGNAT, 127/8, ::1/128, fc00::/7) are refused unless listed: a CIDR entry contains the address,
- *   or the URL's host name matches a host-name entry (exact or wildcard; listing the name, e.g.
- *   `localhost` or `*.erp.internal`, is the operator's consent).
+ *   CGNAT, 127/8, ::1/128, fc00::/7, fec0::/10 site-local, 64:ff9b:1::/48 local-use NAT64,
+ *   2001::/32 Teredo) are refused unless listed: a CIDR entry contains the address, or the URL's
+ *   host name matches a host-name entry (exact or wildcard; listing the name, e.g. `localhost` or
+ *   `*.erp.internal`, is the operator's consent).
  * - **Public** addresses: allowed when `allowedTargets` is empty. When it is not empty, the
  *   target must match at least one entry: the host name matches a host-name entry, or a CIDR
  *   entry contains the address.
+ *
+ * IPv6 addresses that carry an IPv4 address (a NAT64 gateway, a dual-stack socket or a 6to4
+ * relay turns them into a connection to that IPv4 address; on AWS a VPC Lambda behind a NAT
+ * gateway with DNS64 reaches `10.0.0.5` as `[64:ff9b::a00:5]`):
+ *
+ * - **IPv4-mapped** `::ffff:0:0/96` (`::ffff:a.b.c.d`, `::ffff:7f00:1`) is parsed as the IPv4
+ *   address it maps to ({@link parseIp} returns an IPv4 address): it IS that address.
+ * - **NAT64** `64:ff9b::/96` (RFC 6052), **IPv4-compatible** `::/96` (deprecated; `::` and `::1`
+ *   keep their own meaning), **SIIT** `::ffff:0:a.b.c.d` (`::ffff:0:0:0/96`) and **6to4**
+ *   `2002::/16` (the relay's IPv4 address in bits 16-47) stay IPv6 addresses, and
+ *   {@link embeddedIPv4} gives the IPv4 address they carry. Such an address is classed as the
+ *   more restrictive of itself and its IPv4 address ({@link classifyAddress}):
+ *   `64:ff9b::169.254.169.254` is always refused, `64:ff9b::10.0.0.5` private,
+ *   `64:ff9b::8.8.8.8` public. A CIDR entry lists it when it contains the carried IPv4 address
+ *   (so `10.0.0.0/8` lists `64:ff9b::10.0.0.5`, as it lists `::ffff:10.0.0.5`). A CIDR entry
+ *   that contains only the IPv6 form (`64:ff9b::/96`, `2002::/16`, `::/0`) lists it only when
+ *   the carried IPv4 address is public: an IPv6 entry is never consent to reach a private IPv4
+ *   address. In general each private side (the IPv6 address, the IPv4 address) must be contained
+ *   in a CIDR entry of its own.
+ * - **Local-use NAT64** `64:ff9b:1::/48` (RFC 8215: where the IPv4 address sits depends on the
+ *   operator's prefix length, /48 to /96) and **Teredo** `2001::/32` (the client IPv4 address is
+ *   the last 32 bits XOR 0xffffffff, the server's in bits 32-63) are not decoded: they are private
+ *   (refused unless listed), which is at least as strict as any address they could carry except
+ *   the always-refused ones, and no ERP is reached through them in practice.
  *
  * `allowedTargets` entries (`ERP_ALLOWED_TARGETS`), compiled once by {@link compileTargetPolicy}:
  *
@@ -46,7 +73,9 @@
  *   `a.b.example.com`) but not the apex `example.com`;
  * - a CIDR, `10.0.0.0/8`, `fd12::/16`, or a bare IP (`/32` or `/128`): matches the address. Host
  *   bits are ignored (`10.1.2.3/8` is `10.0.0.0/8`). An IPv4-mapped IPv6 CIDR with a prefix of 96
- *   or more (`::ffff:10.0.0.0/104`) is the IPv4 CIDR it maps to.
+ *   or more (`::ffff:10.0.0.0/104`) is the IPv4 CIDR it maps to. Any other IPv6 CIDR, including
+ *   one inside `64:ff9b::/96` or `2002::/16`, stays IPv6: to allow a private IPv4 address reached
+ *   through NAT64 or 6to4, list the IPv4 range (see above).
  *
  * An invalid entry makes {@link compileTargetPolicy} throw an `Error` naming it (cold start).
  *
@@ -67,7 +96,10 @@ export interface TargetPolicy {
   readonly allowedDatabases: readonly string[];
 }
 
-/** An IP address as a number. IPv4-mapped IPv6 addresses are stored as IPv4 (see {@link parseIp}). */
+/**
+ * An IP address as a number. IPv4-mapped IPv6 addresses are stored as IPv4 (see {@link parseIp});
+ * other IPv6 forms that carry an IPv4 address stay IPv6 (see {@link embeddedIPv4}).
+ */
 export interface IpAddress {
   readonly family: 4 | 6;
   readonly value: bigint;
@@ -94,16 +126,22 @@ export interface CompiledTargetPolicy {
 /** How {@link classifyAddress} sees an address. */
 export type AddressClass = 'public' | 'private' | 'always-refused';
 
-/** Link-local, metadata and unspecified ranges: refused even when listed. */
+/** Link-local, metadata, unspecified, multicast and reserved ranges: refused even when listed. */
 export const ALWAYS_REFUSED_RANGES: readonly string[] = Object.freeze([
   '0.0.0.0/8',
   '169.254.0.0/16',
+  '224.0.0.0/4', // multicast
+  '240.0.0.0/4', // reserved, and the broadcast 255.255.255.255
   '::/128',
   'fe80::/10',
   'fd00:ec2::254/128',
+  'ff00::/8', // multicast
 ]);
 
-/** Private, CGNAT and loopback ranges: refused unless listed. */
+/**
+ * Private, CGNAT, loopback and site-local ranges, and the IPv6 forms that carry an IPv4 address
+ * the policy does not decode (local-use NAT64, Teredo): refused unless listed.
+ */
 export const PRIVATE_RANGES: readonly string[] = Object.freeze([
   '10.0.0.0/8',
   '172.16.0.0/12',
@@ -112,6 +150,9 @@ export const PRIVATE_RANGES: readonly string[] = Object.freeze([
   '127.0.0.0/8',
   '::1/128',
   'fc00::/7',
+  'fec0::/10', // site-local (deprecated, still routed inside some sites)
+  '64:ff9b:1::/48', // local-use NAT64 (RFC 8215)
+  '2001::/32', // Teredo
 ]);
 
 // ---------------------------------------------------------------------------------------------
@@ -119,6 +160,9 @@ export const PRIVATE_RANGES: readonly string[] = Object.freeze([
 // ---------------------------------------------------------------------------------------------
 
 const V4_MAPPED_PREFIX = 0xffffn; // ::ffff:0:0/96, the upper 96 bits
+const SIIT_PREFIX = 0xffff_0000n; // ::ffff:0:0:0/96, the upper 96 bits
+const NAT64_PREFIX = 0x0064_ff9b_0000_0000_0000_0000n; // 64:ff9b::/96, the upper 96 bits
+const SIX_TO_FOUR_PREFIX = 0x2002n; // 2002::/16, the upper 16 bits
 const U32 = 0xffff_ffffn;
 
 /** Parses a strict dotted-decimal IPv4 address (no leading zeros) to a 32-bit number. */
@@ -187,7 +231,9 @@ export function parseIPv6(text: string): bigint | undefined {
 
 /**
  * Parses an IPv4 or IPv6 address, with or without `[` `]`. An IPv4-mapped IPv6 address
- * (`::ffff:0:0/96`, in either notation) is returned as the IPv4 address it maps to.
+ * (`::ffff:0:0/96`, in either notation) is returned as the IPv4 address it maps to. Other forms
+ * that carry an IPv4 address (NAT64, IPv4-compatible, SIIT, 6to4) are returned as IPv6: see
+ * {@link embeddedIPv4}.
  */
 export function parseIp(text: string): IpAddress | undefined {
   const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
@@ -240,11 +286,43 @@ export function cidrContains(cidr: Cidr, ip: IpAddress): boolean {
 const ALWAYS_REFUSED_CIDRS = ALWAYS_REFUSED_RANGES.map(parseCidr);
 const PRIVATE_CIDRS = PRIVATE_RANGES.map(parseCidr);
 
-/** Classifies an address: always refused, private/loopback, or public. */
-export function classifyAddress(ip: IpAddress): AddressClass {
+/**
+ * The IPv4 address an IPv6 address carries, for the forms the policy decodes: NAT64
+ * `64:ff9b::/96` (RFC 6052), IPv4-compatible `::/96` (except `::` and `::1`), SIIT
+ * `::ffff:0:0:0/96` (the last 32 bits) and 6to4 `2002::/16` (bits 16-47, the relay's address).
+ * `undefined` for an IPv4 address (IPv4-mapped addresses are parsed as IPv4) and for any other
+ * IPv6 address.
+ */
+export function embeddedIPv4(ip: IpAddress): IpAddress | undefined {
+  if (ip.family !== 6) return undefined;
+  const upper96 = ip.value >> 32n;
+  if (upper96 === NAT64_PREFIX || upper96 === SIIT_PREFIX || (upper96 === 0n && ip.value > 1n)) {
+    return { family: 4, value: ip.value & U32 };
+  }
+  if (ip.value >> 112n === SIX_TO_FOUR_PREFIX) return { family: 4, value: (ip.value >> 80n) & U32 };
+  return undefined;
+}
+
+/** The class of the address itself, from the ranges only. */
+function classifyOwn(ip: IpAddress): AddressClass {
   if (ALWAYS_REFUSED_CIDRS.some((cidr) => cidrContains(cidr, ip))) return 'always-refused';
   if (PRIVATE_CIDRS.some((cidr) => cidrContains(cidr, ip))) return 'private';
   return 'public';
+}
+
+const STRICTNESS: Readonly<Record<AddressClass, number>> = { public: 0, private: 1, 'always-refused': 2 };
+
+/**
+ * Classifies an address: always refused, private/loopback, or public. An IPv6 address that
+ * carries an IPv4 address ({@link embeddedIPv4}) is the more restrictive of its own class and the
+ * class of that IPv4 address.
+ */
+export function classifyAddress(ip: IpAddress): AddressClass {
+  const own = classifyOwn(ip);
+  const carried = embeddedIPv4(ip);
+  if (carried === undefined) return own;
+  const inner = classifyOwn(carried);
+  return STRICTNESS[inner] > STRICTNESS[own] ? inner : own;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -322,9 +400,16 @@ type Verdict = 'ok' | 'always-refused' | 'private' | 'not-listed';
 function judge(policy: CompiledTargetPolicy, ip: IpAddress, hostName: string | undefined): Verdict {
   const kind = classifyAddress(ip);
   if (kind === 'always-refused') return 'always-refused';
+  if (hostName !== undefined && nameListed(policy, hostName)) return 'ok';
+  const carried = embeddedIPv4(ip);
+  const inOwn = policy.cidrs.some((cidr) => cidrContains(cidr, ip));
+  const inCarried = carried !== undefined && policy.cidrs.some((cidr) => cidrContains(cidr, carried));
+  // Each private side must be contained in a CIDR entry of its own: `::/0` or `64:ff9b::/96` is
+  // no consent to reach 10.0.0.5 through NAT64, while `10.0.0.0/8` is (as for `::ffff:10.0.0.5`).
   const listed =
-    (hostName !== undefined && nameListed(policy, hostName)) ||
-    policy.cidrs.some((cidr) => cidrContains(cidr, ip));
+    (inOwn || inCarried) &&
+    (inOwn || classifyOwn(ip) === 'public') &&
+    (inCarried || carried === undefined || classifyOwn(carried) === 'public');
   if (listed) return 'ok';
   if (kind === 'private') return 'private';
   return policy.restricted ? 'not-listed' : 'ok';
@@ -403,7 +488,7 @@ export function checkTarget(policy: CompiledTargetPolicy, url: string, db?: stri
 function reason(verdict: Exclude<Verdict, 'ok'>, verb: 'is' | 'resolves to'): string {
   switch (verdict) {
     case 'always-refused':
-      return `${verb === 'is' ? 'it is' : 'it resolves to'} a link-local, metadata or unspecified address, which is never allowed`;
+      return `${verb === 'is' ? 'it is' : 'it resolves to'} a link-local, metadata, unspecified, multicast or reserved address, which is never allowed`;
     case 'private':
       return `${verb === 'is' ? 'it is' : 'it resolves to'} a private or loopback address not listed in ERP_ALLOWED_TARGETS`;
     case 'not-listed':

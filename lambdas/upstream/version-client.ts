@@ -4,7 +4,7 @@
  * (every ERP up to 21). Results are cached per URL for a few minutes: a version only changes
  * when the target is upgraded.
  */
-import { BadUpstreamResponseError } from '../errors.ts';
+import { BadUpstreamResponseError, type ProxyError } from '../errors.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
@@ -45,15 +45,22 @@ export class VersionClient {
     const cached = this.cache.get(key);
     if (cached && cached.expires > Date.now()) return cached.version;
 
+    const web = await this.fromWebVersion(baseUrl, context);
     const version =
-      (await this.fromWebVersion(baseUrl, context)) ?? (await this.fromCommonVersion(baseUrl, context));
+      'version' in web ? web.version : await this.fromCommonVersion(baseUrl, context, web.redirect);
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(key, { version, expires: Date.now() + CACHE_TTL_MS });
     return version;
   }
 
-  /** `undefined` when the route does not exist or is not Odoo 19's `{version_info, version}`. */
-  private async fromWebVersion(baseUrl: URL, context: CallContext): Promise<ErpVersion | undefined> {
+  /**
+   * Odoo 19's `{version_info, version}`, or nothing when the route does not exist (older ERPs).
+   * A redirect is kept: if the fallback fails too, the client learns where it pointed.
+   */
+  private async fromWebVersion(
+    baseUrl: URL,
+    context: CallContext,
+  ): Promise<{ version: ErpVersion } | { redirect?: ProxyError }> {
     const response = await sendExchange(this.client, context, {
       method: 'GET',
       url: upstreamUrl(baseUrl, '/web/version'),
@@ -61,20 +68,26 @@ export class VersionClient {
     const gateway = classifyGatewayAnswer(response);
     // Busy, unreachable or timed out: the fallback would fail the same way.
     if (gateway && response.status >= 400) throw gateway;
-    if (response.status !== 200) return undefined;
+    if (gateway) return { redirect: gateway };
+    if (response.status !== 200) return {};
     const json = parseJsonBody(response);
-    if (!json.ok || !isJsonObject(json.value)) return undefined;
+    if (!json.ok || !isJsonObject(json.value)) return {};
     const { version_info, version } = json.value;
-    if (!isVersionInfo(version_info) || typeof version !== 'string') return undefined;
-    return { version_info, version };
+    if (!isVersionInfo(version_info) || typeof version !== 'string') return {};
+    return { version: { version_info, version } };
   }
 
-  private async fromCommonVersion(baseUrl: URL, context: CallContext): Promise<ErpVersion> {
+  private async fromCommonVersion(
+    baseUrl: URL,
+    context: CallContext,
+    redirect?: ProxyError,
+  ): Promise<ErpVersion> {
     let outcome: Awaited<ReturnType<typeof callJsonRpc>>;
     try {
       outcome = await callJsonRpc(this.client, context, baseUrl, 'common', 'version', []);
     } catch (error) {
       if (error instanceof BadUpstreamResponseError) {
+        if (redirect) throw redirect;
         throw new BadUpstreamResponseError(
           'The target answered neither GET /web/version nor /jsonrpc common.version like an ERP. Check erp_instance.url / url.',
           { cause: error },

@@ -375,3 +375,17 @@ describe('TLS', () => {
     }
   });
 });
+
+describe('version endpoint behind a redirect', () => {
+  it('names where the redirect points (http → https is the usual cause)', async () => {
+    const url = await httpUpstream((req, res) => {
+      res.writeHead(301, { location: `https://erp.example.com${req.url}` });
+      res.end();
+    });
+    const answer = await proxy.post('/api/erp/version', { id: 'v', url });
+    expect(answer.status).toBe(502);
+    const envelope = answer.json as Envelope;
+    expect(envelope.error?.code).toBe(-32005);
+    expect(envelope.error?.message).toContain('https://erp.example.com/web/version');
+  });
+});

@@ -272,3 +272,50 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
     }
   });
 });
+
+describe('hostile bodies', () => {
+  let double: ErpDouble;
+  let proxy: ProxyHarness;
+  useErpAndProxy((d, p) => {
+    double = d;
+    proxy = p;
+  });
+  const deep = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+  it('a deeply nested request is -32600 on v1 and plain text on v2, never -32603', async () => {
+    const v1 = await proxy.post(
+      '/api/erp/execute',
+      `{"id":"deep","action":"search","model_id":"res.partner","params":${deep(200_000)},"erp_instance":{"url":"${double.url}","db":"erp_a","user_id":2,"api_key":"k"}}`,
+    );
+    expect(v1.status).toBe(400);
+    expect((v1.json as Envelope).error?.code).toBe(-32600);
+    expect((v1.json as Envelope).id).toBe('deep');
+    const v2 = await proxy.post('/v2/erp/execute', `{"id":"deep","kwargs":{"x":${deep(5_000)}}}`);
+    expect(v2.status).toBe(400);
+    expect(v2.text).toMatch(/nests deeper/);
+  });
+
+  it('a deeply nested ERP answer is -32005, not -32603', async () => {
+    const upstream = await fakeUpstream((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"jsonrpc":"2.0","id":1,"result":${deep(100_000)}}`);
+    });
+    try {
+      const answer = await proxy.post('/api/erp/execute', v1Body(upstream.url));
+      expect(answer.status).toBe(502);
+      expect((answer.json as Envelope).error?.code).toBe(-32005);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('a body that is not JSON is refused without quoting it back (it may hold a key)', async () => {
+    const secretish = 'sk-live-9f8e7d6c5b4a';
+    const v1 = await proxy.post('/api/erp/execute', `{"erp_instance":{"api_key":${secretish}}}`);
+    expect((v1.json as Envelope).error?.code).toBe(-32700);
+    expect(v1.text).not.toContain(secretish);
+    const v2 = await proxy.post('/v2/erp/execute', secretish);
+    expect(v2.status).toBe(400);
+    expect(v2.text).not.toContain(secretish);
+  });
+});

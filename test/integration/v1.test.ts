@@ -455,3 +455,22 @@ describe('local server as API Gateway', () => {
     }
   });
 });
+
+describe('local server function timeout', () => {
+  it('answers 500 like API Gateway when a handler outlives the function timeout', async () => {
+    const crashes: unknown[] = [];
+    const stuck = await startProxy(
+      {},
+      { keys: { getKeys: () => new Promise(() => undefined) } },
+      { functionTimeoutMs: 300, onCrash: (error) => crashes.push(error) },
+    );
+    try {
+      const answer = await stuck.post('/api/erp/version', { id: 't', url: 'http://127.0.0.1:1' });
+      expect(answer.status).toBe(500);
+      expect(answer.json).toEqual({ message: 'Internal Server Error' });
+      expect(String(crashes[0])).toMatch(/timed out/);
+    } finally {
+      await stuck.close();
+    }
+  });
+});

@@ -15,7 +15,7 @@ import {
 
 type Octets = readonly [number, number, number, number];
 
-const refAlwaysRefused = ([a, b]: Octets): boolean => a === 0 || (a === 169 && b === 254);
+const refAlwaysRefused = ([a, b]: Octets): boolean => a === 0 || (a === 169 && b === 254) || a >= 224;
 
 const refPrivate = ([a, b]: Octets): boolean =>
   a === 10 ||
@@ -43,9 +43,10 @@ function refCidr(network: Octets, prefix: number): RefCidr {
 
 const octet = fc.integer({ min: 0, max: 255 });
 /** Biased towards the interesting first octets so the special ranges are actually hit. */
-const firstOctet = fc.oneof(fc.constantFrom(0, 10, 100, 127, 169, 172, 192), octet);
+const firstOctet = fc.oneof(fc.constantFrom(0, 10, 100, 127, 169, 172, 192, 223, 224, 239, 240, 255), octet);
 const secondOctet = fc.oneof(fc.constantFrom(0, 15, 16, 31, 32, 63, 64, 127, 128, 168, 254, 255), octet);
 const ipv4 = fc.tuple(firstOctet, secondOctet, octet, octet) as fc.Arbitrary<Octets>;
+const group = fc.integer({ min: 0, max: 0xffff });
 
 const SPECIAL_CIDRS: RefCidr[] = [
   refCidr([10, 0, 0, 0], 8),
@@ -55,6 +56,8 @@ const SPECIAL_CIDRS: RefCidr[] = [
   refCidr([127, 0, 0, 0], 8),
   refCidr([169, 254, 0, 0], 16),
   refCidr([0, 0, 0, 0], 8),
+  refCidr([224, 0, 0, 0], 4),
+  refCidr([240, 0, 0, 0], 4),
 ];
 const randomCidr = fc
   .tuple(ipv4, fc.integer({ min: 0, max: 32 }))
@@ -148,6 +151,96 @@ describe('target policy on random IPv4 addresses', () => {
     );
   });
 
+  it('IPv6 forms carrying an IPv4 address (NAT64, IPv4-compatible, SIIT, 6to4) are judged like it', () => {
+    fc.assert(
+      fc.property(ipv4, cidrList, nameEntries, group, group, (ip, cidrs, names, g1, g2) => {
+        const [a, b, c, d] = ip;
+        const high = hex(a * 256 + b);
+        const low = hex(c * 256 + d);
+        const dotted = ip.join('.');
+        const spellings = [
+          `64:ff9b::${dotted}`,
+          `64:ff9b::${high}:${low}`,
+          `64:FF9B:0:0:0:0:${high.toUpperCase()}:${low}`,
+          `::ffff:0:${dotted}`,
+          `0:0:0:0:ffff:0:${high}:${low}`,
+          `2002:${high}:${low}::${hex(g1)}`,
+          `2002:${high}:${low}:${hex(g1)}:${hex(g2)}:0:0:1`,
+        ];
+        // `::` and `::1` keep their own meaning (unspecified, loopback): judged by the IPv6 rules.
+        const ownMeaning = a === 0 && b === 0 && c === 0 && d <= 1;
+        if (!ownMeaning) spellings.push(`::${dotted}`, `::${high}:${low}`);
+        for (const { entries, policy, expected } of policiesFor(ip, cidrs, names)) {
+          for (const address of spellings) {
+            const resolved = isRefused(() => checkResolvedAddress(policy, 'random.test', address));
+            expect(resolved, `${address} with [${entries.join(', ')}]`).toBe(expected);
+            const literal = isRefused(() => checkTarget(policy, `http://[${address}]:8069/jsonrpc`));
+            expect(literal, `[${address}] with [${entries.join(', ')}]`).toBe(expected);
+          }
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('an IPv6 entry containing the IPv6 form never consents to a private or refused IPv4 inside it', () => {
+    const v6Entries = ['64:ff9b::/96', '::/96', '::ffff:0:0:0/96', '2002::/16', '::/0'];
+    const policy = compileTargetPolicy({ allowedTargets: v6Entries, allowedDatabases: [] });
+    fc.assert(
+      fc.property(ipv4, (ip) => {
+        const [a, b, c, d] = ip;
+        fc.pre(!(a === 0 && b === 0 && c === 0 && d <= 1));
+        const v4 = `${hex(a * 256 + b)}:${hex(c * 256 + d)}`;
+        // Listed as IPv6 (so a public one passes the non-empty list); the IPv4 inside decides.
+        const expected = refAlwaysRefused(ip) || refPrivate(ip);
+        for (const address of [`64:ff9b::${v4}`, `::${v4}`, `::ffff:0:${v4}`, `2002:${v4}::1`]) {
+          expect(
+            isRefused(() => checkResolvedAddress(policy, 'random.test', address)),
+            address,
+          ).toBe(expected);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('local-use NAT64 and Teredo are not decoded: private whatever they carry, listed by IPv6 only', () => {
+    fc.assert(
+      fc.property(ipv4, cidrList, group, group, (ip, cidrs, g1, g2) => {
+        const [a, b, c, d] = ip;
+        // Teredo: server IPv4 in bits 32-63, client IPv4 inverted in the last 32 bits.
+        const teredo = `2001:0:${hex(a * 256 + b)}:${hex(c * 256 + d)}:${hex(g1)}:${hex(g2)}:${hex(
+          (255 - a) * 256 + (255 - b),
+        )}:${hex((255 - c) * 256 + (255 - d))}`;
+        // Local-use NAT64 with a /96 prefix: the IPv4 address in the last 32 bits.
+        const localNat64 = `64:ff9b:1:${hex(g1)}:${hex(g2)}::${ip.join('.')}`;
+        const byV4 = compileTargetPolicy({
+          allowedTargets: ['0.0.0.0/0', ...cidrs.map((cidr) => cidr.text)],
+          allowedDatabases: [],
+        });
+        const byV6 = compileTargetPolicy({
+          allowedTargets: ['2001::/32', '64:ff9b:1::/48'],
+          allowedDatabases: [],
+        });
+        for (const address of [teredo, localNat64]) {
+          expect(
+            isRefused(() => checkResolvedAddress(EMPTY_POLICY, 'random.test', address)),
+            address,
+          ).toBe(true);
+          expect(
+            isRefused(() => checkResolvedAddress(byV4, 'random.test', address)),
+            address,
+          ).toBe(true);
+          expect(
+            isRefused(() => checkResolvedAddress(byV6, 'random.test', address)),
+            address,
+          ).toBe(false);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('a listed host name allows any address except the always-refused ones', () => {
     fc.assert(
       fc.property(ipv4, cidrList, (ip, cidrs) => {
@@ -168,44 +261,126 @@ describe('target policy on random IPv4 addresses', () => {
 });
 
 describe('target policy on random IPv6 addresses', () => {
-  const group = fc.integer({ min: 0, max: 0xffff });
-  const ipv6 = fc.tuple(
-    fc.oneof(fc.constantFrom(0, 0xfc00, 0xfd00, 0xfe80, 0xfebf, 0xfec0, 0x2001), group),
-    fc.array(group, { minLength: 7, maxLength: 7 }),
-  );
-  it('follows a reference on the first group (fe80::/10 always refused, fc00::/7 private, others public)', () => {
+  type RefClass = 'public' | 'private' | 'always';
+  const rank: Record<RefClass, number> = { public: 0, private: 1, always: 2 };
+  const stricter = (x: RefClass, y: RefClass): RefClass => (rank[x] >= rank[y] ? x : y);
+  const zeros = (groups: readonly number[], from: number, to: number): boolean =>
+    groups.slice(from, to).every((g) => g === 0);
+
+  /** The class of the IPv6 address itself, from its groups. */
+  function refOwnClass(g: readonly number[]): RefClass {
+    const [g0 = 0, g1 = 0, g2 = 0] = g;
+    if (zeros(g, 0, 7) && g[7] === 0) return 'always'; // ::
+    if (zeros(g, 0, 7) && g[7] === 1) return 'private'; // ::1
+    if (g.join(':') === [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254].join(':')) return 'always';
+    if (g0 >= 0xff00) return 'always'; // ff00::/8
+    if (g0 >= 0xfe80 && g0 <= 0xfebf) return 'always'; // fe80::/10
+    if (g0 >= 0xfec0 && g0 <= 0xfeff) return 'private'; // fec0::/10
+    if (g0 >= 0xfc00 && g0 <= 0xfdff) return 'private'; // fc00::/7
+    if (g0 === 0x64 && g1 === 0xff9b && g2 === 1) return 'private'; // 64:ff9b:1::/48
+    if (g0 === 0x2001 && g1 === 0) return 'private'; // Teredo 2001::/32
+    return 'public';
+  }
+
+  /** The IPv4 address the groups carry, as octets, for the decoded forms. */
+  function refCarried(g: readonly number[]): Octets | undefined {
+    const octets = (hi: number, lo: number): Octets => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff];
+    const [g0 = 0, g1 = 0, g2 = 0, , , g5 = 0, g6 = 0, g7 = 0] = g;
+    if (zeros(g, 0, 5) && g5 === 0xffff) return octets(g6, g7); // IPv4-mapped
+    if (g0 === 0x64 && g1 === 0xff9b && zeros(g, 2, 6)) return octets(g6, g7); // NAT64
+    if (zeros(g, 0, 4) && g[4] === 0xffff && g5 === 0) return octets(g6, g7); // SIIT
+    if (zeros(g, 0, 6) && !(g6 === 0 && g7 <= 1)) return octets(g6, g7); // IPv4-compatible
+    if (g0 === 0x2002) return octets(g1, g2); // 6to4
+    return undefined;
+  }
+
+  const refV4Class = (ip: Octets): RefClass =>
+    refAlwaysRefused(ip) ? 'always' : refPrivate(ip) ? 'private' : 'public';
+
+  /** An IPv6 CIDR as a predicate on groups, bit by bit. */
+  const refV6Cidr =
+    (network: readonly number[], prefix: number) =>
+    (g: readonly number[]): boolean =>
+      network.every((n, i) => {
+        const bits = Math.min(16, Math.max(0, prefix - 16 * i));
+        const size = 2 ** (16 - bits);
+        return Math.floor(n / size) === Math.floor((g[i] ?? 0) / size);
+      });
+
+  const LISTED_V6 = ['fc00::/7', 'fe80::/10', 'fec0::/10', '2001::/32', 'ff00::/8'];
+  const listedV6 = [
+    refV6Cidr([0xfc00, 0, 0, 0, 0, 0, 0, 0], 7),
+    refV6Cidr([0xfe80, 0, 0, 0, 0, 0, 0, 0], 10),
+    refV6Cidr([0xfec0, 0, 0, 0, 0, 0, 0, 0], 10),
+    refV6Cidr([0x2001, 0, 0, 0, 0, 0, 0, 0], 32),
+    refV6Cidr([0xff00, 0, 0, 0, 0, 0, 0, 0], 8),
+  ];
+  const LISTED_V4 = refCidr([10, 0, 0, 0], 8);
+
+  /** Refused, per the reference, with the IPv6 `listed` predicates and IPv4 `v4Cidrs` entries. */
+  function refRefusedV6(
+    g: readonly number[],
+    listed: ReadonlyArray<(g: readonly number[]) => boolean>,
+    v4Cidrs: readonly RefCidr[],
+    restricted: boolean,
+  ): boolean {
+    const own = refOwnClass(g);
+    const carried = refCarried(g);
+    const inner = carried === undefined ? 'public' : refV4Class(carried);
+    const kind = stricter(own, inner);
+    if (kind === 'always') return true;
+    const inOwn = listed.some((contains) => contains(g));
+    const inCarried = carried !== undefined && v4Cidrs.some((cidr) => cidr.contains(carried));
+    // Each private side needs an entry of its own family; at least one side must be listed.
+    const ok = (inOwn || inCarried) && (inOwn || own === 'public') && (inCarried || inner === 'public');
+    if (ok) return false;
+    return kind === 'private' || restricted;
+  }
+
+  const prefixes: ReadonlyArray<readonly number[]> = [
+    [],
+    [0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0xffff, 0],
+    [0, 0, 0, 0, 0, 0xffff],
+    [0x64, 0xff9b, 0, 0, 0, 0],
+    [0x64, 0xff9b, 1],
+    [0x2002],
+    [0x2001, 0],
+    [0xfec0],
+    [0xff02],
+    [0xfd00, 0xec2, 0, 0, 0, 0, 0],
+  ];
+  const ipv6 = fc
+    .tuple(
+      fc.constantFrom(...prefixes),
+      fc.oneof(
+        fc.constantFrom(0, 0xfc00, 0xfd00, 0xfe80, 0xfebf, 0xfec0, 0xfeff, 0xff00, 0x2001, 0x2002, 0x64),
+        group,
+      ),
+      fc.array(fc.oneof(fc.constantFrom(0, 1, 0xa00, 0xa9fe, 0x254), group), { minLength: 8, maxLength: 8 }),
+    )
+    .map(([prefix, first, rest]) => {
+      const tail = prefix.length === 0 ? [first, ...rest] : rest;
+      return [...prefix, ...tail].slice(0, 8);
+    });
+
+  it('follows a reference (own ranges, the IPv4 address carried, IPv4 and IPv6 entries)', () => {
+    const listed = compileTargetPolicy({
+      allowedTargets: [...LISTED_V6, LISTED_V4.text],
+      allowedDatabases: [],
+    });
     fc.assert(
-      fc.property(ipv6, ([first, rest]) => {
-        const groups = [first, ...rest];
+      fc.property(ipv6, (groups) => {
         const text = groups.map(hex).join(':');
-        const isMapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
-        const allZeroButLast = groups.slice(0, 7).every((g) => g === 0);
-        fc.pre(!isMapped && !allZeroButLast && text !== 'fd00:ec2:0:0:0:0:0:254');
-        const expected =
-          first >= 0xfe80 && first <= 0xfebf
-            ? 'always'
-            : first >= 0xfc00 && first <= 0xfdff
-              ? 'private'
-              : 'public';
-        const open = compileTargetPolicy({ allowedTargets: [], allowedDatabases: [] });
-        const listed = compileTargetPolicy({
-          allowedTargets: ['fc00::/7', 'fe80::/10'],
-          allowedDatabases: [],
-        });
-        const outcome = (policy: typeof open): boolean => {
-          try {
-            checkResolvedAddress(policy, 'random.test', text);
-            return false;
-          } catch (error) {
-            expect(error).toBeInstanceOf(TargetRefusedError);
-            return true;
-          }
-        };
-        expect(outcome(open)).toBe(expected !== 'public');
+        const outcome = (policy: typeof listed): boolean =>
+          isRefused(() => checkResolvedAddress(policy, 'random.test', text));
+        expect(outcome(EMPTY_POLICY), text).toBe(refRefusedV6(groups, [], [], false));
         // A non-empty list also restricts public addresses to its entries.
-        expect(outcome(listed)).toBe(expected !== 'private');
+        expect(outcome(listed), text).toBe(refRefusedV6(groups, listedV6, [LISTED_V4], true));
+        const literal = isRefused(() => checkTarget(listed, `http://[${text}]/`));
+        expect(literal, `[${text}]`).toBe(refRefusedV6(groups, listedV6, [LISTED_V4], true));
       }),
-      { numRuns: 1000 },
+      { numRuns: 3000 },
     );
   });
 

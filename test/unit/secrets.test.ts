@@ -310,7 +310,8 @@ describe('createLicenseSource: Secrets Manager', () => {
       licensee: '',
       valid_until: '',
       is_valid: false,
-      reason: `no license configured: put the license JSON in secret ${LICENSE_SECRET}`,
+      reason:
+        'no license configured: put the license JSON in the license secret (stack output LicenseSecretArn)',
       days_left: null,
     });
   });
@@ -334,7 +335,9 @@ describe('createLicenseSource: Secrets Manager', () => {
     await source.getLicense();
 
     // Assess
-    expect(first.reason).toBe(`no license configured: put the license JSON in secret ${LICENSE_SECRET}`);
+    expect(first.reason).toBe(
+      'no license configured: put the license JSON in the license secret (stack output LicenseSecretArn)',
+    );
     expect(secretCalls(LICENSE_SECRET)).toBe(2);
   });
 

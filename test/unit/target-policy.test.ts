@@ -15,6 +15,7 @@ import {
   classifyAddress,
   compileTargetPolicy,
   createPolicyLookup,
+  embeddedIPv4,
   findTargetRefusal,
   parseCidr,
   parseIPv4,
@@ -100,6 +101,47 @@ describe('IP helpers', () => {
     expect(parseIp('example.com')).toBeUndefined();
   });
 
+  it('parseIp keeps the other IPv4-carrying forms as IPv6', () => {
+    expect(parseIp('[64:ff9b::a00:5]')).toEqual({ family: 6, value: (0x64ff9bn << 96n) | 0x0a000005n });
+    expect(parseIp('::10.0.0.5')).toEqual({ family: 6, value: 0x0a000005n });
+  });
+
+  it.each([
+    // NAT64 64:ff9b::/96 (RFC 6052): the last 32 bits
+    ['64:ff9b::169.254.169.254', 0xa9fea9fen],
+    ['64:ff9b::a00:5', 0x0a000005n],
+    ['64:FF9B:0:0:0:0:808:808', 0x08080808n],
+    ['64:ff9b::', 0n],
+    // IPv4-compatible ::/96 (deprecated), except :: and ::1
+    ['::10.0.0.5', 0x0a000005n],
+    ['::a9fe:a9fe', 0xa9fea9fen],
+    ['::2', 2n],
+    ['::ffff', 0xffffn],
+    // SIIT ::ffff:0:0:0/96
+    ['::ffff:0:10.0.0.5', 0x0a000005n],
+    ['0:0:0:0:ffff:0:a9fe:a9fe', 0xa9fea9fen],
+    // 6to4 2002::/16: the relay's IPv4 address in bits 16-47
+    ['2002:a00:5::1', 0x0a000005n],
+    ['2002:a9fe:a9fe:1:2:3:4:5', 0xa9fea9fen],
+    ['2002::', 0n],
+  ])('embeddedIPv4(%s)', (text, value) => {
+    expect(embeddedIPv4(parseIp(text)!)).toEqual({ family: 4, value });
+  });
+
+  it.each([
+    '::',
+    '::1',
+    '10.0.0.5',
+    '::ffff:10.0.0.5', // parsed as IPv4 already
+    '64:ff9b:0:1::a00:5', // outside 64:ff9b::/96
+    '64:ff9b:1::a00:5', // local-use NAT64: not decoded
+    '2001:0:4136:e378:8000:63bf:f5ff:fffa', // Teredo: not decoded
+    '2003:a00:5::1',
+    '0:0:0:1::a00:5',
+    '::1:0:0:a00:5',
+    '2001:db8::a00:5',
+  ])('embeddedIPv4(%s) is undefined', (text) => expect(embeddedIPv4(parseIp(text)!)).toBeUndefined());
+
   it('parseCidr and cidrContains', () => {
     expect(parseCidr('10.1.2.3/8')).toEqual({ family: 4, network: 0x0a000000n, prefix: 8 });
     expect(parseCidr('::1')).toEqual({ family: 6, network: 1n, prefix: 128 });
@@ -157,8 +199,46 @@ describe('IP helpers', () => {
     ['169.253.255.255', 'public'],
     ['1.0.0.0', 'public'],
     ['2001:4860:4860::8888', 'public'],
-    ['fec0::1', 'public'],
-    ['::2', 'public'],
+    // Multicast, reserved and broadcast
+    ['224.0.0.1', 'always-refused'],
+    ['239.255.255.255', 'always-refused'],
+    ['240.0.0.1', 'always-refused'],
+    ['255.255.255.255', 'always-refused'],
+    ['::ffff:255.255.255.255', 'always-refused'],
+    ['ff02::1', 'always-refused'],
+    ['ff0e::1', 'always-refused'],
+    ['223.255.255.255', 'public'],
+    ['feff::1', 'private'],
+    ['fec0::1', 'private'], // site-local; was 'public' before site-local joined PRIVATE_RANGES
+    ['fefe:ffff::1', 'private'],
+    // IPv4-carrying IPv6 forms: the more restrictive of the address and the IPv4 it carries
+    ['64:ff9b::169.254.169.254', 'always-refused'],
+    ['64:ff9b::a00:5', 'private'],
+    ['64:ff9b::7f00:1', 'private'],
+    ['64:ff9b::808:808', 'public'],
+    ['64:ff9b::', 'always-refused'],
+    ['64:ff9b::e000:1', 'always-refused'],
+    ['::169.254.169.254', 'always-refused'],
+    ['::10.0.0.5', 'private'],
+    ['::127.0.0.1', 'private'],
+    ['::8.8.8.8', 'public'],
+    ['::2', 'always-refused'], // ::0.0.0.2 is in 0.0.0.0/8; was 'public' before ::/96 was decoded
+    ['::ffff:0:169.254.169.254', 'always-refused'],
+    ['::ffff:0:10.0.0.5', 'private'],
+    ['::ffff:0:8.8.8.8', 'public'],
+    ['2002:a9fe:a9fe::1', 'always-refused'],
+    ['2002:a00:5::1', 'private'],
+    ['2002:c0a8:101:1::1', 'private'],
+    ['2002:808:808::1', 'public'],
+    ['2002::1', 'always-refused'], // relay 0.0.0.0
+    // Not decoded: private whatever they carry
+    ['64:ff9b:1::808:808', 'private'],
+    ['64:ff9b:1:ffff::1', 'private'],
+    ['2001:0:4136:e378:8000:63bf:f5ff:fffa', 'private'], // Teredo
+    ['2001::1', 'private'],
+    ['2001:1::1', 'public'],
+    ['64:ff9b:2::1', 'public'],
+    ['2003::1', 'public'],
   ])('classifyAddress(%s) is %s', (text, kind) => expect(classifyAddress(parseIp(text)!)).toBe(kind));
 });
 
@@ -307,6 +387,28 @@ describe('checkTarget: literal IP hosts', () => {
     'http://[0:0:0:0:0:ffff:a9fe:a9fe]/',
     'http://[::ffff:0.0.0.0]/',
     'http://[::ffff:0:0]/',
+    // multicast, reserved and broadcast
+    'http://224.0.0.1/',
+    'http://239.1.2.3/',
+    'http://240.0.0.1/',
+    'http://255.255.255.255/',
+    'http://4294967295/', // decimal 255.255.255.255
+    'http://[ff02::1]/',
+    'http://[FF05::1:3]/',
+    'http://[::ffff:224.0.0.1]/',
+    // IPv6 forms carrying a metadata, unspecified or multicast IPv4 address
+    'http://[64:ff9b::169.254.169.254]/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+    'http://[64:ff9b::]/',
+    'http://[64:ff9b::224.0.0.1]/',
+    'http://[::169.254.169.254]/',
+    'http://[::a9fe:a9fe]/',
+    'http://[::2]/',
+    'http://[::ffff:0:169.254.169.254]/',
+    'http://[::ffff:0:0:0]/',
+    'http://[2002:a9fe:a9fe::]/',
+    'http://[2002:a9fe:a9fe:1::8069]/',
+    'http://[2002::1]/',
   ];
   for (const [name, policy] of [
     ['open', OPEN],
@@ -343,6 +445,24 @@ describe('checkTarget: literal IP hosts', () => {
     ['http://[::ffff:7f00:1]/', '127.0.0.0/8'],
     ['http://[::ffff:10.1.2.3]/', '::ffff:10.0.0.0/104'],
     ['http://[::ffff:c0a8:101]/', '192.168.1.1'],
+    // IPv4-carrying IPv6 forms are listed by the IPv4 range they carry, as IPv4-mapped ones are
+    ['http://[64:ff9b::10.0.0.5]/', '10.0.0.0/8'],
+    ['http://[64:ff9b::a00:5]:8069/', '10.0.0.5'],
+    ['http://[64:ff9b::127.0.0.1]/', '127.0.0.0/8'],
+    ['http://[64:ff9b::ac10:1]/', '::ffff:172.16.0.0/108'],
+    ['http://[::10.0.0.5]/', '10.0.0.0/8'],
+    ['http://[::7f00:1]/', '127.0.0.0/8'],
+    ['http://[::ffff:0:10.0.0.5]/', '10.0.0.0/8'],
+    ['http://[::ffff:0:c0a8:101]/', '192.168.0.0/16'],
+    ['http://[2002:a00:5::1]/', '10.0.0.0/8'],
+    ['http://[2002:6440:1::1]/', '100.64.0.0/10'],
+    // New private IPv6 ranges: listed by an IPv6 CIDR
+    ['http://[fec0::1]/', 'fec0::/10'],
+    ['http://[feff::1]/', 'fec0::/10'],
+    ['http://[64:ff9b:1::a00:5]/', '64:ff9b:1::/48'],
+    ['http://[64:ff9b:1::808:808]/', '64:ff9b:1::/64'],
+    ['http://[2001:0:4136:e378:8000:63bf:f5ff:fffa]/', '2001::/32'],
+    ['http://[2001::1]/', '2001::/32'],
   ];
   it.each(privates)('%s is refused when not listed', (url) => {
     expect(refusal(() => checkTarget(OPEN, url))?.message).toMatch(/private or loopback address not listed/);
@@ -374,9 +494,54 @@ describe('checkTarget: literal IP hosts', () => {
     'http://[2001:db8::1]/',
     'http://172.32.0.1/',
     'http://100.128.0.1/',
-    'http://[fec0::1]/',
+    'http://223.255.255.255/',
+    'http://[64:ff9b::8.8.8.8]/',
+    'http://[::8.8.8.8]/',
+    'http://[::ffff:0:8.8.8.8]/',
+    'http://[2002:808:808::1]/',
+    'http://[2001:1::1]/',
   ])('%s (public) is allowed when the list is empty', (url) => {
     expect(checkTarget(OPEN, url)).toBeInstanceOf(URL);
+  });
+
+  it('an IPv6 entry is no consent to reach a private IPv4 address carried inside it', () => {
+    for (const [url, entry] of [
+      ['http://[64:ff9b::10.0.0.5]/', '64:ff9b::/96'],
+      ['http://[64:ff9b::10.0.0.5]/', '64:ff9b::a00:0/104'],
+      ['http://[64:ff9b::10.0.0.5]/', '::/0'],
+      ['http://[::10.0.0.5]/', '::/0'],
+      ['http://[::10.0.0.5]/', '::/96'],
+      ['http://[::ffff:0:10.0.0.5]/', '::ffff:0:0:0/96'],
+      ['http://[2002:a00:5::1]/', '2002::/16'],
+      ['http://[2002:7f00:1::1]/', '::/0'],
+    ]) {
+      const policy = compile([entry!]);
+      expect(refusal(() => checkTarget(policy, url!))?.message, `${url} with ${entry}`).toMatch(
+        /private or loopback address not listed/,
+      );
+    }
+    const metadata = compile(['64:ff9b::/96', '::/0', '0.0.0.0/0', '169.254.0.0/16']);
+    expect(refusal(() => checkTarget(metadata, 'http://[64:ff9b::a9fe:a9fe]/'))?.message).toMatch(
+      /never allowed/,
+    );
+  });
+
+  it('a non-empty list allows a public carried IPv4 address through its IPv4 or its IPv6 range', () => {
+    const byV4 = compile(['203.0.113.0/24']);
+    for (const url of [
+      'http://[64:ff9b::203.0.113.7]/',
+      'http://[::203.0.113.7]/',
+      'http://[::ffff:0:203.0.113.7]/',
+      'http://[2002:cb00:7107::1]/',
+    ]) {
+      expect(checkTarget(byV4, url), url).toBeInstanceOf(URL);
+    }
+    expect(refusal(() => checkTarget(byV4, 'http://[64:ff9b::203.0.114.7]/'))?.message).toMatch(/not listed/);
+    const byV6 = compile(['64:ff9b::/96', '2002::/16']);
+    expect(checkTarget(byV6, 'http://[64:ff9b::8.8.8.8]/')).toBeInstanceOf(URL);
+    expect(checkTarget(byV6, 'http://[2002:808:808::1]/')).toBeInstanceOf(URL);
+    expect(refusal(() => checkTarget(byV6, 'http://8.8.8.8/'))?.message).toMatch(/not listed/);
+    expect(refusal(() => checkTarget(byV6, 'http://[::8.8.8.8]/'))?.message).toMatch(/not listed/);
   });
 
   it('a non-empty list restricts public literal IPs to its CIDRs', () => {
@@ -468,11 +633,31 @@ describe('checkResolvedAddress', () => {
     '::ffff:169.254.169.254',
     '::ffff:a9fe:a9fe',
     '::ffff:0.0.0.0',
+    '224.0.0.251',
+    '255.255.255.255',
+    '240.1.2.3',
+    'ff02::fb',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::169.254.169.254',
+    '64:ff9b::',
+    '::a9fe:a9fe',
+    '::ffff:0:a9fe:a9fe',
+    '2002:a9fe:a9fe::1',
+    '2002:e000:1::1',
   ])('%s is always refused, even when the name and the range are listed', (address) => {
-    const policy = compile(['meta.test', '*.test', '0.0.0.0/0', '::/0', '169.254.0.0/16', 'fe80::/10']);
+    const policy = compile([
+      'meta.test',
+      '*.test',
+      '0.0.0.0/0',
+      '::/0',
+      '169.254.0.0/16',
+      'fe80::/10',
+      '224.0.0.0/4',
+      'ff00::/8',
+    ]);
     const err = refusal(() => checkResolvedAddress(policy, 'meta.test', address));
     expect(err?.message).toBe(
-      'Target meta.test refused: it resolves to a link-local, metadata or unspecified address, which is never allowed',
+      'Target meta.test refused: it resolves to a link-local, metadata, unspecified, multicast or reserved address, which is never allowed',
     );
     expect(err?.message).not.toContain(address);
   });
@@ -488,6 +673,15 @@ describe('checkResolvedAddress', () => {
     ['::ffff:127.0.0.1', '127.0.0.0/8'],
     ['::ffff:7f00:1', '127.0.0.1/32'],
     ['::ffff:a01:203', '10.0.0.0/8'],
+    ['64:ff9b::a00:5', '10.0.0.0/8'],
+    ['64:ff9b::10.0.0.5', '10.0.0.5'],
+    ['64:ff9b::c0a8:101', '192.168.0.0/16'],
+    ['::a00:5', '10.0.0.0/8'],
+    ['::ffff:0:7f00:1', '127.0.0.0/8'],
+    ['2002:a00:5::1', '10.0.0.0/8'],
+    ['fec0::1', 'fec0::/10'],
+    ['64:ff9b:1::a00:5', '64:ff9b:1::/48'],
+    ['2001:0:4136:e378:8000:63bf:f5ff:fffa', '2001::/32'],
   ])('private %s: refused unless a CIDR (%s) or the name is listed', (address, cidr) => {
     expect(refusal(() => checkResolvedAddress(OPEN, 'erp.internal', address))?.message).toBe(
       'Target erp.internal refused: it resolves to a private or loopback address not listed in ERP_ALLOWED_TARGETS',
@@ -521,8 +715,17 @@ describe('checkResolvedAddress', () => {
   it('public addresses: any when the list is empty; otherwise the name or a CIDR must match', () => {
     expect(refusal(() => checkResolvedAddress(OPEN, 'erp.example.com', '93.184.216.34'))).toBeUndefined();
     expect(refusal(() => checkResolvedAddress(OPEN, 'erp.example.com', '2606:2800::1'))).toBeUndefined();
+    for (const address of ['64:ff9b::5db8:d822', '::ffff:0:5db8:d822', '2002:5db8:d822::1']) {
+      expect(
+        refusal(() => checkResolvedAddress(OPEN, 'erp.example.com', address)),
+        address,
+      ).toBeUndefined();
+    }
     const policy = compile(['erp.example.com', '203.0.113.0/24']);
     expect(refusal(() => checkResolvedAddress(policy, 'erp.example.com', '93.184.216.34'))).toBeUndefined();
+    expect(
+      refusal(() => checkResolvedAddress(policy, 'other.example.com', '64:ff9b::cb00:7109')),
+    ).toBeUndefined();
     expect(refusal(() => checkResolvedAddress(policy, 'other.example.com', '203.0.113.9'))).toBeUndefined();
     expect(refusal(() => checkResolvedAddress(policy, 'other.example.com', '93.184.216.34'))?.message).toBe(
       'Target other.example.com refused: it resolves to an address not listed in ERP_ALLOWED_TARGETS',
@@ -559,6 +762,14 @@ const FAKE_DNS: Record<string, string[]> = {
   'mixed6.test': ['::1', '::ffff:169.254.169.254'],
   'public.test': ['93.184.216.34', '2606:2800::1'],
   'publicmeta.test': ['93.184.216.34', 'fd00:ec2::254'],
+  // DNS64 answers: synthesized NAT64 addresses
+  'nat64meta.test': ['64:ff9b::a9fe:a9fe'],
+  'nat64private.test': ['64:ff9b::a00:5'],
+  'nat64public.test': ['64:ff9b::5db8:d822'],
+  'mixednat64.test': ['93.184.216.34', '64:ff9b::a00:5'],
+  'sixtofour.test': ['2002:a00:5::1'],
+  'teredo.test': ['2001:0:4136:e378:8000:63bf:f5ff:fffa'],
+  'multicast.test': ['224.0.0.251', 'ff02::fb'],
   'empty.test': [],
 };
 
@@ -640,11 +851,34 @@ describe('createPolicyLookup', () => {
     ['mixed6.test', LOCAL],
     ['publicmeta.test', OPEN],
     ['ok.test', OPEN],
+    ['nat64meta.test', OPEN],
+    ['nat64meta.test', compile(['*.test', '::/0', '0.0.0.0/0'])],
+    ['nat64private.test', OPEN],
+    ['nat64private.test', compile(['64:ff9b::/96'])],
+    ['mixednat64.test', OPEN],
+    ['sixtofour.test', OPEN],
+    ['teredo.test', OPEN],
+    ['teredo.test', compile(['10.0.0.0/8', '0.0.0.0/0'])],
+    ['multicast.test', compile(['multicast.test'])],
   ])('refuses %s when ANY resolved address is refused, in both forms', async (hostname, policy) => {
     for (const options of [{ all: true }, {}] as LookupOptions[]) {
       const { err } = await runLookup(policy, hostname, options);
       expect(err).toBeInstanceOf(TargetRefusedError);
       expect(err?.message).toMatch(new RegExp(`^Target ${hostname.replace('.', '\\.')} refused`));
+    }
+  });
+
+  it.each([
+    ['nat64public.test', OPEN],
+    ['nat64private.test', compile(['10.0.0.0/8'])],
+    ['nat64private.test', compile(['nat64private.test'])],
+    ['mixednat64.test', compile(['93.184.216.34', '10.0.0.5'])],
+    ['sixtofour.test', compile(['10.0.0.0/8'])],
+    ['teredo.test', compile(['2001::/32'])],
+  ])('allows DNS64/6to4/Teredo answers for %s when the policy does', async (hostname, policy) => {
+    for (const options of [{ all: true }, {}] as LookupOptions[]) {
+      const { err } = await runLookup(policy, hostname, options);
+      expect(err, JSON.stringify(options)).toBeNull();
     }
   });
 

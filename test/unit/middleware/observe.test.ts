@@ -3,7 +3,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../lambdas/config.ts';
-import { ProxyError, UpstreamTimeoutError } from '../../../lambdas/errors.ts';
+import { LicenseError, ProxyError, UpstreamTimeoutError } from '../../../lambdas/errors.ts';
 import { observe } from '../../../lambdas/middleware/observe.ts';
 import { createLogger } from '../../../lambdas/observability/logger.ts';
 import { createMetrics, LocalMetricsStore } from '../../../lambdas/observability/metrics.ts';
@@ -37,7 +37,7 @@ afterEach(() => {
 const PROXY_KEY = 'proxy-key-0123456789abcdef-SECRET';
 const ERP_KEY = 'erp-api-key-abcdef-SECRET';
 
-function event(): APIGatewayProxyEventV2 {
+function event(requestId = 'apigw-req-123'): APIGatewayProxyEventV2 {
   return {
     version: '2.0',
     routeKey: 'POST /api/erp/execute',
@@ -56,7 +56,7 @@ function event(): APIGatewayProxyEventV2 {
         sourceIp: '127.0.0.1',
         userAgent: 't',
       },
-      requestId: 'apigw-req-123',
+      requestId,
       routeKey: 'POST /api/erp/execute',
       stage: '$default',
       time: '21/Nov/2026:10:00:00 +0000',
@@ -73,9 +73,14 @@ function event(): APIGatewayProxyEventV2 {
   };
 }
 
-function context(): ProxyContext {
+function context(awsRequestId = 'lambda-req-1', functionName = 'erp-proxy-execute-v1'): ProxyContext {
   // Only the fields the chain reads; `proxy` is created by observe's before.
-  return { awsRequestId: 'lambda-req-1', functionName: 'erp-proxy-execute-v1' } as unknown as ProxyContext;
+  return {
+    awsRequestId,
+    functionName,
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '512',
+  } as unknown as ProxyContext;
 }
 
 type Handler = (event: APIGatewayProxyEventV2, context: ProxyContext) => Promise<APIGatewayProxyResultV2>;
@@ -154,6 +159,10 @@ describe('observe middleware', () => {
       message: 'request',
       service: 'erp-proxy',
       correlation_id: 'apigw-req-123',
+      function_request_id: 'lambda-req-1',
+      function_name: 'erp-proxy-execute-v1',
+      function_arn: 'arn:aws:lambda:local:000000000000:function:erp-proxy-execute-v1',
+      function_memory_size: '512',
       envelope_id: 'env-7',
       request_id: 'apigw-req-123',
       api: 'v1',
@@ -209,6 +218,62 @@ describe('observe middleware', () => {
     ]);
     expect(families.find((f) => f.name === 'erp_proxy_upstream_timeouts_total')?.samples).toEqual([
       { labels: { api: 'v1' }, value: 1 },
+    ]);
+  });
+
+  it('gives each of two overlapping requests its own Lambda context and correlation id', async () => {
+    // Prepare: the local server's situation, one Logger shared by requests that overlap.
+    const lines = captureLogLines();
+    let releaseSlow: () => void = () => {};
+    const slowGate = new Promise<void>((resolve) => {
+      releaseSlow = resolve;
+    });
+    const { handle } = chain(async (ev) => {
+      if (ev.requestContext.requestId === 'apigw-slow') await slowGate;
+      return { statusCode: 200, body: '{}' };
+    });
+
+    // Act: the slow request starts, the fast one runs start to end, then the slow one ends.
+    const slow = handle(event('apigw-slow'), context('lambda-slow', 'erp-proxy-execute-v1'));
+    await new Promise((resolve) => setImmediate(resolve));
+    await handle(event('apigw-fast'), context('lambda-fast', 'erp-proxy-execute-v2'));
+    releaseSlow();
+    await slow;
+
+    // Assess
+    const logged = lines();
+    expect(logged.map((line) => line.request_id)).toEqual(['apigw-fast', 'apigw-slow']);
+    expect(logged[0]).toMatchObject({
+      correlation_id: 'apigw-fast',
+      function_request_id: 'lambda-fast',
+      function_name: 'erp-proxy-execute-v2',
+      function_arn: 'arn:aws:lambda:local:000000000000:function:erp-proxy-execute-v2',
+    });
+    expect(logged[1]).toMatchObject({
+      correlation_id: 'apigw-slow',
+      function_request_id: 'lambda-slow',
+      function_name: 'erp-proxy-execute-v1',
+      function_arn: 'arn:aws:lambda:local:000000000000:function:erp-proxy-execute-v1',
+    });
+  });
+
+  it('counts a license refusal under code "license", not "0"', async () => {
+    const lines = captureLogLines();
+    const { handle, store } = chain(async () => {
+      throw new LicenseError('The license has expired');
+    });
+
+    const response = await handle(event(), context());
+
+    expect(response).toMatchObject({ statusCode: 403 });
+    expect(lines()[0]).toMatchObject({
+      level: 'WARN',
+      outcome: 'proxy_error',
+      error_code: 0,
+      http_status: 403,
+    });
+    expect(store.families().find((f) => f.name === 'erp_proxy_errors_total')?.samples).toEqual([
+      { labels: { api: 'v1', code: 'license' }, value: 1 },
     ]);
   });
 

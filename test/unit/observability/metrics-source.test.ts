@@ -45,6 +45,10 @@ const RESULTS: MetricDataResult[] = [
   { Id: 'license_days_left', Values: [42] },
   { Id: 'errors_by_code', Label: 'v1|-32003', Values: [1] },
   { Id: 'errors_by_code', Label: 'v2|422', Values: [2, 1] },
+  { Id: 'errors_by_code', Label: 'v1|license', Values: [4] },
+  { Id: 'errors_by_code', Label: 'v1|0', Values: [2] },
+  { Id: 'errors_by_code', Label: 'v1|unknown', Values: [1] },
+  { Id: 'errors_by_code', Label: 'v1|other', Values: [7] },
   { Id: 'errors_by_code', Label: 'not a parsable label', Values: [9] },
 ];
 
@@ -132,6 +136,9 @@ describe('CloudWatch metrics source', () => {
       [
         '# TYPE erp_proxy_errors_total gauge',
         'erp_proxy_errors_total{api="v1",code="-32003"} 1',
+        'erp_proxy_errors_total{api="v1",code="0"} 2',
+        'erp_proxy_errors_total{api="v1",code="license"} 4',
+        'erp_proxy_errors_total{api="v1",code="unknown"} 1',
         'erp_proxy_errors_total{api="v2",code="422"} 3',
         '# HELP',
       ].join('\n'),
@@ -153,6 +160,7 @@ describe('CloudWatch metrics source', () => {
     expect(text).toContain('# TYPE erp_proxy_license_days_left gauge\nerp_proxy_license_days_left 42\n');
     expect(text).toContain('Over the last 300 s, from CloudWatch.');
     expect(text).not.toContain('not a parsable label');
+    expect(text).not.toContain('code="other"');
   });
 
   it('serves scrapes within the cache period from one call, and calls again after it', async () => {

@@ -6,12 +6,13 @@ import {
   LocalMetricsStore,
   METRIC_SPECS,
   MetricName,
+  type RequestMetrics,
   recordLicenseDaysLeft,
   recordRequest,
+  roundMs,
 } from '../../../lambdas/observability/metrics.ts';
 import { createLocalMetricsSource } from '../../../lambdas/observability/metrics-source.ts';
 import { renderPrometheus } from '../../../lambdas/observability/prometheus.ts';
-import type { RequestState } from '../../../lambdas/request-state.ts';
 
 /** Powertools writes EMF and warnings through private Consoles, so spy on the streams. */
 function captureStreams(): { stdout: string[]; stderr: string[] } {
@@ -28,8 +29,8 @@ function captureStreams(): { stdout: string[]; stderr: string[] } {
   return { stdout, stderr };
 }
 
-function state(overrides: Partial<RequestState>): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId: '1', body: undefined, ...overrides };
+function state(overrides: Partial<RequestMetrics> & Pick<RequestMetrics, 'outcome'>): RequestMetrics {
+  return { api: 'v1', ...overrides };
 }
 
 const localConfig = loadConfig({});
@@ -47,11 +48,7 @@ describe('local EMF capture', () => {
     const metrics = createMetrics(localConfig, { store });
 
     // Act: three requests, published as the observe middleware does.
-    recordRequest(
-      metrics,
-      state({ outcome: 'success', upstreamMs: 40, responseBytes: 300, upstreamStatus: 200 }),
-      50,
-    );
+    recordRequest(metrics, state({ outcome: 'success', upstreamMs: 40, responseBytes: 300 }), 50);
     metrics.publishStoredMetrics();
     recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: -32003, upstreamMs: 15000 }), 15004);
     metrics.publishStoredMetrics();
@@ -88,7 +85,7 @@ describe('local EMF capture', () => {
         'erp_proxy_requests_total{api="v1",outcome="proxy_error"} 1',
         'erp_proxy_requests_total{api="v1",outcome="success"} 1',
         'erp_proxy_requests_total{api="v2",outcome="erp_error"} 1',
-        '# HELP erp_proxy_errors_total Requests that ended with an error, by API and error code (proxy codes and ERP codes).',
+        '# HELP erp_proxy_errors_total Requests that ended with an error, by API and error code (proxy codes, license, ERP codes).',
         '# TYPE erp_proxy_errors_total counter',
         'erp_proxy_errors_total{api="v1",code="-32003"} 1',
         'erp_proxy_errors_total{api="v2",code="422"} 1',
@@ -132,6 +129,40 @@ describe('local EMF capture', () => {
     expect(dimensionsOf('Errors')).toEqual([['service', 'api', 'code']]);
     expect(dimensionsOf('ProxyOverhead')).toEqual([['service', 'api']]);
     expect(dimensionsOf('UpstreamTimeouts')).toEqual([['service', 'api']]);
+  });
+
+  it('counts a license refusal as code "license" and keeps "0" for a v1 ERP error', () => {
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(localConfig, { store });
+
+    // LicenseError: code 0, HTTP 403, outcome proxy_error. v1 ERP error: code 0, HTTP 200.
+    recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: 0 }), 1);
+    metrics.publishStoredMetrics();
+    recordRequest(metrics, state({ outcome: 'erp_error', errorCode: 0, upstreamMs: 3 }), 5);
+    metrics.publishStoredMetrics();
+    recordRequest(metrics, state({ outcome: 'erp_error', errorCode: 0, upstreamMs: 3 }), 5);
+    metrics.publishStoredMetrics();
+    recordRequest(metrics, state({ api: 'aux', outcome: 'proxy_error' }), 1);
+    metrics.publishStoredMetrics();
+
+    const text = renderPrometheus(store.families());
+    const errors = text.split('\n').filter((line) => line.startsWith('erp_proxy_errors_total{'));
+    expect(errors).toEqual([
+      'erp_proxy_errors_total{api="aux",code="unknown"} 1',
+      'erp_proxy_errors_total{api="v1",code="0"} 2',
+      'erp_proxy_errors_total{api="v1",code="license"} 1',
+    ]);
+  });
+
+  it('needs a store for the local runtime: there is no process-wide default', () => {
+    expect(() => createMetrics(localConfig)).toThrow(/local runtime needs options\.store/);
+    expect(() => createMetrics(localConfig, {})).toThrow(/options\.store/);
+  });
+
+  it('rounds milliseconds to a hundredth', () => {
+    expect(roundMs(12.3449)).toBe(12.34);
+    expect(roundMs(0.004)).toBe(0);
+    expect(roundMs(15000)).toBe(15000);
   });
 
   it('aggregates hand-written EMF records: array values, gauges keep the last value, junk is skipped', () => {
@@ -212,6 +243,16 @@ describe('local EMF capture', () => {
 });
 
 describe('on Lambda', () => {
+  it('needs no store', () => {
+    const out = captureStreams();
+    const metrics = createMetrics(lambdaConfig);
+
+    recordRequest(metrics, state({ outcome: 'success' }), 1);
+    metrics.publishStoredMetrics();
+
+    expect(out.stdout.join('')).toContain('"Requests":1');
+  });
+
   it('prints EMF to stdout and keeps nothing in process', () => {
     const out = captureStreams();
     const store = new LocalMetricsStore();
