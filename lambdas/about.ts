@@ -6,8 +6,8 @@
  */
 
 import { ROUTES, type Route } from '../lib/routes.ts';
-import pkg from '../package.json' with { type: 'json' };
 import type { Config } from './config.ts';
+import { PROXY_DESCRIPTION, PROXY_VERSION } from './package-info.ts';
 
 export interface AboutRoute {
   method: Route['method'];
@@ -55,8 +55,8 @@ export function effectiveAuth(
 export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): About {
   return {
     name: 'erp-proxy',
-    version: pkg.version,
-    description: pkg.description,
+    version: PROXY_VERSION,
+    description: PROXY_DESCRIPTION,
     api_versions: {
       v1: { erp: 'up to 21', upstream: 'POST /jsonrpc execute_kw' },
       v2: { erp: '19 and later', upstream: 'POST /json/2/<model>/<method>' },

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { parsePublicKey } from './license.ts';
 
 /** Lambda's synchronous response limit (6 MB), for the whole serialized response. */
 export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -183,6 +184,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     localKeys = [{ name: 'generated', key: generatedKey }];
   }
 
+  // A bad verification key would otherwise refuse every call at run time: fail at cold start.
+  if (e.LICENSE_PUBLIC_KEY !== undefined && parsePublicKey(e.LICENSE_PUBLIC_KEY) === undefined) {
+    throw new Error('Invalid configuration: LICENSE_PUBLIC_KEY: not an Ed25519 public key (base64 or PEM)');
+  }
+
   if (e.ERP_DEFAULT_TIMEOUT > e.ERP_MAX_TIMEOUT) {
     throw new Error(
       `Invalid configuration: ERP_DEFAULT_TIMEOUT (${e.ERP_DEFAULT_TIMEOUT}) is above ERP_MAX_TIMEOUT (${e.ERP_MAX_TIMEOUT})`,
@@ -232,9 +238,4 @@ let cached: Config | undefined;
 export function getConfig(): Config {
   cached ??= loadConfig();
   return cached;
-}
-
-/** Replaces the process-wide configuration (local server and tests). */
-export function setConfig(config: Config): void {
-  cached = config;
 }

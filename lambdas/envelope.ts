@@ -43,16 +43,8 @@ const RESPONSE_OVERHEAD_BYTES = 8 * 1024;
 const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 export function envelope(id: string | null, outcome: ProxyOutcome | EnvelopeError): Envelope {
-  if ('kind' in outcome) {
-    if (outcome.kind === 'result') {
-      return { jsonrpc: '2.0', id, result: outcome.value ?? null, error: null };
-    }
-    return {
-      jsonrpc: '2.0',
-      id,
-      result: null,
-      error: { code: outcome.code, message: outcome.message, data: outcome.data ?? null },
-    };
+  if ('kind' in outcome && outcome.kind === 'result') {
+    return { jsonrpc: '2.0', id, result: outcome.value ?? null, error: null };
   }
   return {
     jsonrpc: '2.0',

@@ -120,20 +120,3 @@ export class V2RequestShapeError extends ProxyError {
   readonly code = -32600;
   readonly httpStatus = 400;
 }
-
-/** Every code the proxy itself may answer with, for docs and tests. */
-export const PROXY_ERROR_CLASSES = [
-  ParseError,
-  InvalidRequestError,
-  AuthenticationError,
-  LicenseError,
-  MissingFunctionNameError,
-  UpstreamTimeoutError,
-  UpstreamUnavailableError,
-  BadUpstreamResponseError,
-  Json2UnavailableError,
-  InvalidV2TargetError,
-  TargetRefusedError,
-  ResponseTooLargeError,
-  InternalError,
-] as const;

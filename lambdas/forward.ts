@@ -11,7 +11,7 @@ import type { ProxyContext, RequestState } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
 import type { CallContext, ErpCall, ErpTransport } from './upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from './upstream/target-policy.ts';
-import { Deadline, upstreamTimeoutMs } from './upstream/time-budget.ts';
+import { upstreamTimeoutMs } from './upstream/time-budget.ts';
 import type { VersionClient } from './upstream/version-client.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
@@ -38,11 +38,13 @@ export function callContext(event: ProxyEvent, context: ProxyContext, config: Co
   });
   const compressed = negotiateEncoding(event.headers?.['accept-encoding']) !== undefined;
   return {
-    signal: new Deadline(timeoutMs).signal(),
+    // One signal for the whole request: every upstream exchange of it shares the budget.
+    signal: AbortSignal.timeout(timeoutMs),
     timeoutMs,
     maxResponseBytes: compressed
       ? Math.min(config.maxResponseBytes * COMPRESSED_READ_FACTOR, COMPRESSED_READ_CEILING_BYTES)
       : config.maxResponseBytes,
+    compressedResponse: compressed,
     clientIp: event.requestContext?.http?.sourceIp,
     stripDebug: config.stripDebug,
     state: context.proxy,

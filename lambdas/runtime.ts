@@ -57,7 +57,9 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     // A Lambda instance serves one invocation at a time: one kept-alive socket per ERP is all it
     // can use (undici would otherwise alternate between two, paying a second handshake).
     connectionsPerOrigin: config.runtime === 'lambda' ? 1 : 16,
-    connectTimeoutMs: (config.maxTimeoutSeconds + 1) * 1000,
+    // The request deadline answers the client; this bounds how long a connection attempt that
+    // never completes keeps its pool slot (undici cannot abort a request before it connects).
+    connectTimeoutMs: Math.min(10, config.maxTimeoutSeconds) * 1000,
   });
   // Locally, EMF records stay in this runtime's own store, which `/_/metrics` reads.
   const store = new LocalMetricsStore();

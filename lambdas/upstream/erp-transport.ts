@@ -36,6 +36,8 @@ export interface CallContext {
   readonly signal: AbortSignal;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
+  /** The response will be compressed (the client sent Accept-Encoding: gzip or br). */
+  readonly compressedResponse: boolean;
   /** The client's source IP, sent as `X-Forwarded-For`. */
   readonly clientIp: string | undefined;
   /** Remove `debug` (server tracebacks) from ERP error data. */
@@ -86,6 +88,7 @@ export async function sendExchange(
       signal: context.signal,
       timeoutMs: context.timeoutMs,
       maxResponseBytes: context.maxResponseBytes,
+      compressedResponse: context.compressedResponse,
     });
     context.state.upstreamStatus = response.status;
     return response;

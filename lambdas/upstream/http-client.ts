@@ -26,6 +26,8 @@ export interface UpstreamRequest {
   readonly timeoutMs: number;
   /** Read at most this many body bytes; more is -32009. */
   readonly maxResponseBytes: number;
+  /** The client asked for a compressed response (the -32009 message then does not suggest it). */
+  readonly compressedResponse?: boolean;
 }
 
 export interface UpstreamResponse {
@@ -33,7 +35,6 @@ export interface UpstreamResponse {
   /** Lower-cased header names; repeated headers joined with `, `. */
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Buffer;
-  readonly elapsedMs: number;
 }
 
 /** The port the transports depend on. */
@@ -152,10 +153,10 @@ function deadlineError(request: UpstreamRequest, sent: boolean): ProxyError {
   );
 }
 
-function tooLarge(limit: number): ResponseTooLargeError {
+function tooLarge(request: UpstreamRequest): ResponseTooLargeError {
   return new ResponseTooLargeError(
-    `The ERP answer is larger than the proxy can return (over ${limit} bytes). ` +
-      'Ask for less: use limit/offset, fewer fields, or send Accept-Encoding: gzip.',
+    `The ERP answer is larger than the proxy can return (over ${request.maxResponseBytes} bytes). ` +
+      `Ask for less: use limit/offset${request.compressedResponse ? ' or fewer fields.' : ', fewer fields, or send Accept-Encoding: gzip.'}`,
   );
 }
 
@@ -254,7 +255,6 @@ class UndiciHttpClient implements HttpClient {
   }
 
   private attempt(request: UpstreamRequest, dispatcher: Dispatcher): Promise<UpstreamResponse> {
-    const started = performance.now();
     return new Promise<UpstreamResponse>((resolve, reject) => {
       let sent = false;
       let wroteNothing = true;
@@ -302,7 +302,7 @@ class UndiciHttpClient implements HttpClient {
           headers = headersToRecord(rawHeaders);
           const declared = Number(headers['content-length']);
           if (Number.isFinite(declared) && declared > request.maxResponseBytes) {
-            fail(tooLarge(request.maxResponseBytes), false);
+            fail(tooLarge(request), false);
             return false;
           }
           return true;
@@ -311,7 +311,7 @@ class UndiciHttpClient implements HttpClient {
           received += chunk.length;
           if (received > request.maxResponseBytes) {
             // Stop reading at once; the rest of the body is never buffered.
-            fail(tooLarge(request.maxResponseBytes), false);
+            fail(tooLarge(request), false);
             return false;
           }
           chunks.push(chunk);
@@ -325,7 +325,6 @@ class UndiciHttpClient implements HttpClient {
             status,
             headers,
             body: Buffer.concat(chunks, received),
-            elapsedMs: performance.now() - started,
           });
         },
         onError: (error) => fail(error),

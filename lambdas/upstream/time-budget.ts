@@ -43,29 +43,3 @@ export function upstreamTimeoutMs(input: TimeBudgetInput): number {
   }
   return Math.max(MINIMUM_BUDGET_MS, Math.floor(budget));
 }
-
-/** A fixed point in time by which the whole upstream exchange (connect, headers, body) must end. */
-export class Deadline {
-  readonly timeoutMs: number;
-  readonly expiresAt: number;
-
-  constructor(timeoutMs: number, now: number = performance.now()) {
-    this.timeoutMs = timeoutMs;
-    this.expiresAt = now + timeoutMs;
-  }
-
-  /** Milliseconds left, never negative. */
-  remainingMs(now: number = performance.now()): number {
-    return Math.max(0, this.expiresAt - now);
-  }
-
-  /** An `AbortSignal` that fires when the deadline passes. */
-  signal(): AbortSignal {
-    return AbortSignal.timeout(Math.max(1, Math.ceil(this.remainingMs())));
-  }
-
-  /** Whole seconds of the budget, for messages. */
-  get seconds(): number {
-    return Math.round(this.timeoutMs / 100) / 10;
-  }
-}

@@ -189,6 +189,22 @@ describe('compression', () => {
     },
   );
 
+  it('when even the compressed read limit is exceeded, -32009 does not suggest compression again', async () => {
+    const small = await startProxy({ MAX_RESPONSE_BYTES: '4096' });
+    try {
+      const answer = await small.post('/api/erp/execute', v1Body(upstream.url), {
+        'accept-encoding': 'gzip',
+      });
+      expect(answer.status).toBe(502);
+      const envelope = answer.json as Envelope;
+      expect(envelope.error?.code).toBe(-32009);
+      expect(envelope.error?.message).toMatch(/limit\/offset/);
+      expect(envelope.error?.message).not.toMatch(/Accept-Encoding/);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('q=0 turns an encoding off', async () => {
     const { status } = await raw('gzip;q=0');
     expect(status).toBe(502);

@@ -10,6 +10,7 @@ import {
   loadConfig,
   parseProxyKeys,
 } from '../../lambdas/config.ts';
+import { generateKeyPair } from '../../lambdas/license.ts';
 
 /** Test keys (not secrets); listed in the leak guard's known secrets. */
 const BILLING_KEY = 'billing-key-0123456789';
@@ -241,5 +242,18 @@ describe('parseProxyKeys', () => {
     const message = messageOf(() => parseProxyKeys(raw));
     expect(message).toContain('keys.1.key');
     expect(message).not.toContain('short-SECRET-3');
+  });
+});
+
+describe('LICENSE_PUBLIC_KEY', () => {
+  it('is checked at cold start: a key that is not Ed25519 stops the service with a clear message', () => {
+    expect(() => loadConfig({ LICENSE_PUBLIC_KEY: 'not-a-key' })).toThrow(
+      /LICENSE_PUBLIC_KEY: not an Ed25519 public key/,
+    );
+  });
+
+  it('accepts the one-line base64 key the license CLI prints', () => {
+    const { publicKeyBase64 } = generateKeyPair();
+    expect(loadConfig({ LICENSE_PUBLIC_KEY: publicKeyBase64 }).licensePublicKey).toBe(publicKeyBase64);
   });
 });

@@ -18,7 +18,7 @@ import {
 import type { UpstreamResponse } from '../../lambdas/upstream/http-client.ts';
 
 function answer(status: number, headers: Record<string, string> = {}, body = ''): UpstreamResponse {
-  return { status, headers, body: Buffer.from(body, 'utf8'), elapsedMs: 1 };
+  return { status, headers, body: Buffer.from(body, 'utf8') };
 }
 
 describe('upstreamUrl', () => {

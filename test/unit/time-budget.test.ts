@@ -1,10 +1,9 @@
 /**
  * The upstream time budget: `x-request-timeout` parsing (spec, Limits), the caps by
- * `ERP_MAX_TIMEOUT` and by the Lambda time left, and the `Deadline` built from it.
+ * `ERP_MAX_TIMEOUT` and by the Lambda time left.
  */
 import { describe, expect, it } from 'vitest';
 import {
-  Deadline,
   LAMBDA_SAFETY_MARGIN_MS,
   parseRequestTimeoutHeader,
   upstreamTimeoutMs,
@@ -102,48 +101,5 @@ describe('upstreamTimeoutMs', () => {
   it('returns whole milliseconds', () => {
     const budget = upstreamTimeoutMs({ ...base, header: '20', remainingMs: 9_999.7 });
     expect(budget).toBe(8_499);
-  });
-});
-
-describe('Deadline', () => {
-  it('counts down from the time it was made', () => {
-    // Prepare
-    const deadline = new Deadline(2_000, 1_000);
-    // Act / Assess
-    expect(deadline.expiresAt).toBe(3_000);
-    expect(deadline.timeoutMs).toBe(2_000);
-    expect(deadline.remainingMs(1_000)).toBe(2_000);
-    expect(deadline.remainingMs(2_500)).toBe(500);
-  });
-
-  it('never reports negative time left', () => {
-    const deadline = new Deadline(1_000, 0);
-    expect(deadline.remainingMs(5_000)).toBe(0);
-  });
-
-  it('reports the budget in seconds with one decimal', () => {
-    expect(new Deadline(15_000, 0).seconds).toBe(15);
-    expect(new Deadline(1_250, 0).seconds).toBe(1.3);
-    expect(new Deadline(50, 0).seconds).toBe(0.1);
-  });
-
-  it('gives a signal that is not aborted yet and fires once the time is up', async () => {
-    // Prepare
-    const deadline = new Deadline(30);
-    // Act
-    const signal = deadline.signal();
-    const early = signal.aborted;
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    // Assess
-    expect(early).toBe(false);
-    expect(signal.aborted).toBe(true);
-    expect((signal.reason as Error).name).toBe('TimeoutError');
-  });
-
-  it('gives a signal that fires almost at once when the deadline has passed', async () => {
-    const deadline = new Deadline(10, performance.now() - 1_000);
-    const signal = deadline.signal();
-    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-    expect(signal.aborted).toBe(true);
   });
 });
