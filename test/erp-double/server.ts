@@ -87,12 +87,13 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      requests.push({
-        method: request.method ?? 'GET',
-        path: request.url ?? '/',
-        headers: { ...request.headers },
-        body,
-      });
+      if (options.recordRequests !== false)
+        requests.push({
+          method: request.method ?? 'GET',
+          path: request.url ?? '/',
+          headers: { ...request.headers },
+          body,
+        });
       let answer: DoubleResponse;
       try {
         answer = route(state, request, body);
@@ -115,7 +116,7 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

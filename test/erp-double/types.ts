@@ -32,6 +32,10 @@ export interface ErpDoubleOptions {
   dbfilter?: string;
   /** Users and keys. Default {@link DOUBLE_USERS}. */
   users?: ErpUser[];
+  /** Port on 127.0.0.1. Default 0 (any free port). */
+  port?: number;
+  /** Keep every request in `requests`. Default true; a long-running demo turns it off. */
+  recordRequests?: boolean;
 }
 
 /** A request as received by the double, for asserting what the proxy sent. */

@@ -1,0 +1,44 @@
+/**
+ * `npm run erp-double`: the Odoo imitation the tests use, on 127.0.0.1 (port `ERP_DOUBLE_PORT`,
+ * default 8069), so the proxy can be tried without a real ERP. Prints the databases, users and
+ * keys to put in `erp_instance`. Test data only: the keys are fixed, public test values.
+ */
+import { DOUBLE_USERS, type ErpMode, startErpDouble } from './index.ts';
+
+const port = Number(process.env.ERP_DOUBLE_PORT ?? 8069);
+const mode = (process.env.ERP_DOUBLE_MODE ?? '19') as ErpMode;
+if (!['16', '17', '18', '19', '22'].includes(mode)) {
+  process.stderr.write('ERP_DOUBLE_MODE must be one of 16, 17, 18, 19, 22\n');
+  process.exit(2);
+}
+
+try {
+  const double = await startErpDouble({ mode, port, recordRequests: false });
+  const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired);
+  const lines = [
+    `ERP double (imitating Odoo ${mode}) listening on ${double.url}`,
+    'Databases: erp_a (demo partners), erp_b. Users for erp_instance:',
+    ...DOUBLE_USERS.map(
+      (u) =>
+        `  db ${u.db}  user_id ${u.uid}  api_key ${u.apiKey}  (${u.expired ? 'expired key' : u.limited ? 'limited user' : 'admin'})`,
+    ),
+    '',
+    'With `npm start` running in another terminal (use the proxy key it prints):',
+    `  curl -s http://127.0.0.1:8787/api/erp/execute -H 'content-type: application/json' -H 'x-api-key: <PROXY_KEY>' \\`,
+    `    -d '{"id":"1","action":"search_read","model_id":"res.partner","params":[[["is_company","=",true]]],` +
+      `"keyword":{"fields":["name"],"limit":3},"erp_instance":{"url":"${double.url}","db":"erp_a","user_id":2,"api_key":"${admin?.apiKey}"}}'`,
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+  const stop = (): void => {
+    double.close().finally(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+} catch (error) {
+  const code = (error as NodeJS.ErrnoException).code;
+  process.stderr.write(
+    `erp-double: cannot listen on 127.0.0.1:${port}${code === 'EADDRINUSE' ? ' (in use: set ERP_DOUBLE_PORT)' : ''}\n`,
+  );
+  process.exit(1);
+}
