@@ -55,10 +55,10 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     ...overrides.http,
     lookup: createPolicyLookup(policy),
     // A Lambda instance serves one invocation at a time: one kept-alive socket per ERP is all it
-    // can use (undici would otherwise alternate between two, paying a second handshake).
+    // can use.
     connectionsPerOrigin: config.runtime === 'lambda' ? 1 : 16,
-    // The request deadline answers the client; this bounds how long a connection attempt that
-    // never completes keeps its pool slot (undici cannot abort a request before it connects).
+    // The request deadline answers the client and ends the attempt; this caps a connection
+    // attempt on its own, whatever the deadline.
     connectTimeoutMs: Math.min(10, config.maxTimeoutSeconds) * 1000,
   });
   // Locally, EMF records stay in this runtime's own store, which `/_/metrics` reads.

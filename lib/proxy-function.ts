@@ -18,7 +18,7 @@ export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
 export const ESBUILD_TARGET = 'node24';
 
 /**
- * Bundled CommonJS dependencies (undici among them) call `require` for Node built-ins, which an
+ * Bundled CommonJS dependencies may call `require` for Node built-ins, which an
  * ES module does not have; esbuild's shim uses a global `require` when one exists.
  */
 export const REQUIRE_SHIM =

@@ -1,12 +1,19 @@
 /**
  * @module http-client
- * The one HTTP client both transports use, on undici 7. It owns the failure classes of
+ * The one HTTP client both transports use, on Node's own `node:http`/`node:https` (keep-alive
+ * agents; nothing to bundle: undici's Agent alone would be 285 KB minified). It owns the failure classes of
  * DESIGN.md section 3: whether a failure happened before the request left the proxy (the call
  * certainly did not run: -32004, retry is safe) or after (it may have run: -32003), and the
  * response size limit (-32009). It never follows redirects and never sends or keeps cookies.
  */
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Agent, type Dispatcher } from 'undici';
 import {
   ProxyError,
   ResponseTooLargeError,
@@ -60,13 +67,7 @@ export interface HttpClientOptions {
 }
 
 /** Errors on an already-open (reused) socket before anything was written: retry once. */
-const STALE_SOCKET_CODES = new Set([
-  'ECONNRESET',
-  'EPIPE',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'ECONNABORTED',
-]);
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -122,7 +123,7 @@ function classify(error: unknown, request: UpstreamRequest, sent: boolean): Prox
         { cause: error },
       );
     }
-    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
+    if (code === 'ETIMEDOUT') {
       return new UpstreamUnavailableError(
         `Connecting to ${host} timed out. The call did not run; retrying is safe.`,
         { cause: error },
@@ -160,202 +161,219 @@ function tooLarge(request: UpstreamRequest): ResponseTooLargeError {
   );
 }
 
-function headersToRecord(raw: Buffer[] | string[] | null): Record<string, string> {
+function headersToRecord(raw: IncomingHttpHeaders): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (!raw) return headers;
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = String(raw[i]).toLowerCase();
-    const value = String(raw[i + 1]);
-    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  for (const [name, value] of Object.entries(raw)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
 }
 
-/**
- * undici 7 still calls `onRequestSent` on legacy handlers once the whole request was handed to
- * the socket (lib/core/request.js), but its types dropped it. It is the line between "did not
- * run" and "may have run".
- */
-interface SendAwareHandler extends Dispatcher.DispatchHandler {
-  onRequestSent?: () => void;
-}
-
 interface Attempt {
+  /** The whole request was handed to the OS ('finish'). */
   readonly sent: boolean;
-  readonly wroteNothing: boolean;
+  /** The socket came from the keep-alive pool. */
+  readonly reused: boolean;
+  /** Response headers arrived. */
+  readonly responded: boolean;
 }
 
-class UndiciHttpClient implements HttpClient {
-  private agent: Agent;
+/** The failing call was the socket write itself: the kernel took none of that write. */
+function isWriteFailure(error: unknown): boolean {
+  return (error as { syscall?: unknown } | null)?.syscall === 'write';
+}
+
+/** A failed attempt: the error and what was known about the request when it failed. */
+class AttemptFailure extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly attempt: Attempt,
+  ) {
+    super('upstream attempt failed');
+  }
+}
+
+class NodeHttpClient implements HttpClient {
+  private agents: { readonly http: HttpAgent; readonly https: HttpsAgent };
   private lastActivity = 0;
   private readonly idleTimeoutMs: number;
 
   constructor(private readonly options: HttpClientOptions) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? 4_000;
-    this.agent = this.newAgent();
+    this.agents = this.newAgents();
   }
 
-  private newAgent(): Agent {
-    return new Agent({
-      connections: this.options.connectionsPerOrigin ?? 16,
-      keepAliveTimeout: this.idleTimeoutMs,
-      keepAliveMaxTimeout: this.idleTimeoutMs,
-      // The server's own keep-alive hint is trusted minus this margin.
-      keepAliveTimeoutThreshold: 1_000,
-      pipelining: 1,
-      connect: {
-        timeout: this.options.connectTimeoutMs ?? 30_000,
-        ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
-        ...(this.options.tls?.ca ? { ca: this.options.tls.ca } : {}),
-      },
-    });
+  private newAgents(): { http: HttpAgent; https: HttpsAgent } {
+    const pool = {
+      keepAlive: true,
+      maxSockets: this.options.connectionsPerOrigin ?? 16,
+      maxFreeSockets: this.options.connectionsPerOrigin ?? 16,
+      // Free sockets time out (and are destroyed by the agent) after this long idle.
+      timeout: this.idleTimeoutMs,
+      // Reuse the most recently used socket: the one least likely to have been closed.
+      scheduling: 'lifo' as const,
+    };
+    return {
+      http: new HttpAgent(pool),
+      https: new HttpsAgent({ ...pool, ...(this.options.tls?.ca ? { ca: this.options.tls.ca } : {}) }),
+    };
   }
 
   /**
-   * After a pause longer than the idle timeout (a Lambda freeze), undici's idle timers may not
-   * have fired yet; drop the whole pool rather than risk writing into a dead socket.
+   * After a pause longer than the idle timeout (a Lambda freeze), the idle timers have not run
+   * yet: drop the whole pool rather than risk writing into a socket the ERP closed meanwhile.
    */
-  private freshAgentIfIdle(now: number): void {
+  private freshAgentsIfIdle(now: number): void {
     if (this.lastActivity !== 0 && now - this.lastActivity > this.idleTimeoutMs) {
-      const old = this.agent;
-      this.agent = this.newAgent();
-      old.close().catch(() => undefined);
+      this.agents.http.destroy();
+      this.agents.https.destroy();
+      this.agents = this.newAgents();
     }
     this.lastActivity = now;
   }
 
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    this.freshAgentIfIdle(Date.now());
+    this.freshAgentsIfIdle(Date.now());
     try {
-      return await this.attempt(request, this.agent);
+      return await this.attempt(request, this.agents);
     } catch (failure) {
-      const attempt = (failure as { attempt?: Attempt }).attempt;
-      const cause = (failure as { error?: unknown }).error ?? failure;
-      // A socket that dies before a single byte of this request was written is a stale
-      // keep-alive socket: the ERP never saw the call, so one retry on a new connection is safe.
-      if (
-        attempt?.wroteNothing &&
-        STALE_SOCKET_CODES.has(errorCode(cause) ?? '') &&
-        !request.signal.aborted
-      ) {
-        const fresh = this.newAgent();
+      if (!(failure instanceof AttemptFailure)) throw failure;
+      // A kept-alive socket whose very write fails (the kernel refused it: the ERP had reset the
+      // connection) is a stale socket: not a byte of this call left, so one retry on a new
+      // connection is safe. Any other failure after the write is never retried.
+      const stale = failure.attempt.reused && !failure.attempt.responded && isWriteFailure(failure.error);
+      if (stale && STALE_SOCKET_CODES.has(errorCode(failure.error) ?? '') && !request.signal.aborted) {
+        const fresh = this.newAgents();
         try {
           return await this.attempt(request, fresh).catch((again: unknown) => {
-            const a = (again as { attempt?: Attempt }).attempt;
-            throw classify((again as { error?: unknown }).error ?? again, request, a?.sent ?? false);
+            throw again instanceof AttemptFailure
+              ? classify(again.error, request, again.attempt.sent)
+              : again;
           });
         } finally {
-          fresh.close().catch(() => undefined);
+          fresh.http.destroy();
+          fresh.https.destroy();
         }
       }
-      throw classify(cause, request, attempt?.sent ?? false);
+      throw classify(failure.error, request, failure.attempt.sent);
     } finally {
       this.lastActivity = Date.now();
     }
   }
 
-  private attempt(request: UpstreamRequest, dispatcher: Dispatcher): Promise<UpstreamResponse> {
+  private attempt(
+    request: UpstreamRequest,
+    agents: { http: HttpAgent; https: HttpsAgent },
+  ): Promise<UpstreamResponse> {
     return new Promise<UpstreamResponse>((resolve, reject) => {
+      const secure = request.url.protocol === 'https:';
       let sent = false;
-      let wroteNothing = true;
+      let reused = false;
+      let responded = false;
       let settled = false;
-      let abortRequest: ((reason?: Error) => void) | undefined;
-      let status = 0;
-      let headers: Record<string, string> = {};
       const chunks: Buffer[] = [];
       let received = 0;
 
-      const fail = (error: unknown, rawFailure = true): void => {
+      const settle = (outcome: { value: UpstreamResponse } | { error: unknown }): void => {
         if (settled) return;
         settled = true;
         request.signal.removeEventListener('abort', onDeadline);
-        if (rawFailure) reject({ attempt: { sent, wroteNothing }, error });
-        else reject(error);
-        abortRequest?.(error instanceof Error ? error : new Error('aborted'));
+        if ('value' in outcome) resolve(outcome.value);
+        else reject(outcome.error);
       };
+      const fail = (error: ProxyError): void => {
+        settle({ error });
+        req.destroy();
+      };
+      const onDeadline = (): void => fail(deadlineError(request, sent));
 
-      const onDeadline = (): void => fail(deadlineError(request, sent), false);
+      const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
+      const req = (secure ? httpsRequest : httpRequest)({
+        protocol: request.url.protocol,
+        // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants none.
+        hostname: request.url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: request.url.port || (secure ? 443 : 80),
+        path: `${request.url.pathname}${request.url.search}`,
+        method: request.method,
+        headers: { ...request.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
+        agent: secure ? agents.https : agents.http,
+        ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
+        ...(secure && this.options.tls?.ca ? { ca: this.options.tls.ca } : {}),
+        timeout: this.options.connectTimeoutMs ?? 30_000,
+      });
+
+      req.on('socket', (socket) => {
+        reused = req.reusedSocket;
+        // Until it connects, the socket timeout bounds the connection attempt; after that the
+        // request deadline governs.
+        socket.once(secure ? 'secureConnect' : 'connect', () => socket.setTimeout(0));
+      });
+      // The whole request was handed to the OS: from here on the ERP may run the call.
+      req.on('finish', () => {
+        sent = true;
+      });
+      req.on('timeout', () => {
+        if (!sent)
+          fail(classify(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' }), request, false));
+      });
+      req.on('error', (error) => {
+        if (!settled) settle({ error: new AttemptFailure(error, { sent, reused, responded }) });
+      });
+      req.on('response', (res: IncomingMessage) => {
+        sent = true;
+        responded = true;
+        const headers = headersToRecord(res.headers);
+        const declared = Number(headers['content-length']);
+        if (Number.isFinite(declared) && declared > request.maxResponseBytes) {
+          fail(tooLarge(request));
+          return;
+        }
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          // Stop reading at once; the rest of the body is never buffered.
+          if (received > request.maxResponseBytes) fail(tooLarge(request));
+          else chunks.push(chunk);
+        });
+        res.on('end', () =>
+          settle({ value: { status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks, received) } }),
+        );
+        res.on('error', (error) => {
+          if (!settled) settle({ error: new AttemptFailure(error, { sent: true, reused, responded: true }) });
+        });
+        res.on('aborted', () => {
+          if (!settled)
+            settle({
+              error: new AttemptFailure(new Error('response aborted'), {
+                sent: true,
+                reused,
+                responded: true,
+              }),
+            });
+        });
+      });
+
       if (request.signal.aborted) {
         onDeadline();
         return;
       }
       request.signal.addEventListener('abort', onDeadline, { once: true });
-
-      const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
-      const handler: SendAwareHandler = {
-        onConnect: (abort) => {
-          abortRequest = abort;
-          if (settled) abort(new Error('request already settled'));
-        },
-        onBodySent: () => {
-          wroteNothing = false;
-        },
-        onRequestSent: () => {
-          sent = true;
-          wroteNothing = false;
-        },
-        onHeaders: (statusCode, rawHeaders) => {
-          // Headers arriving proves the request went out, even if onRequestSent raced.
-          sent = true;
-          wroteNothing = false;
-          status = statusCode;
-          headers = headersToRecord(rawHeaders);
-          const declared = Number(headers['content-length']);
-          if (Number.isFinite(declared) && declared > request.maxResponseBytes) {
-            fail(tooLarge(request), false);
-            return false;
-          }
-          return true;
-        },
-        onData: (chunk) => {
-          received += chunk.length;
-          if (received > request.maxResponseBytes) {
-            // Stop reading at once; the rest of the body is never buffered.
-            fail(tooLarge(request), false);
-            return false;
-          }
-          chunks.push(chunk);
-          return true;
-        },
-        onComplete: () => {
-          if (settled) return;
-          settled = true;
-          request.signal.removeEventListener('abort', onDeadline);
-          resolve({
-            status,
-            headers,
-            body: Buffer.concat(chunks, received),
-          });
-        },
-        onError: (error) => fail(error),
-      };
-
       try {
-        dispatcher.dispatch(
-          {
-            origin: request.url.origin,
-            path: `${request.url.pathname}${request.url.search}`,
-            method: request.method,
-            headers: { ...request.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
-            body: body ?? null,
-            // The deadline is enforced by this module; undici's own timers only back it up.
-            headersTimeout: request.timeoutMs + 1_000,
-            bodyTimeout: request.timeoutMs + 1_000,
-          },
-          handler,
-        );
+        req.end(body);
       } catch (error) {
-        fail(error);
+        // A write into a socket the peer already reset can throw here, before anything was sent.
+        settle({ error: new AttemptFailure(error, { sent, reused, responded }) });
+        req.destroy();
       }
     });
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 }
 
 /** Creates the HTTP client (one per process: connections are reused across invocations). */
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
-  return new UndiciHttpClient(options);
+  return new NodeHttpClient(options);
 }

@@ -20,7 +20,7 @@
  *    - a host name, when `allowedTargets` has entries but no CIDR entry, must match a host-name
  *      entry (nothing else could allow it). When the list has a CIDR entry, a name that matches no
  *      host-name entry passes pre-flight and the resolved address decides.
- * 2. **At connect time**, {@link createPolicyLookup} wraps `dns.lookup` for the undici `Agent`
+ * 2. **At connect time**, {@link createPolicyLookup} wraps `dns.lookup` for the HTTP client's connections
  *    (`connect: { lookup }`) and runs {@link checkResolvedAddress} on **every** resolved
  *    address: when any one is refused, the connection fails, so a DNS answer mixing a public and a
  *    metadata address is refused. A DNS name that resolves to 169.254.169.254 is refused here.
@@ -533,7 +533,7 @@ export type BaseLookup = (
 ) => void;
 
 /**
- * A `lookup` for `net.connect` / undici `Agent({ connect: { lookup } })` that resolves with
+ * A `lookup` for `net.connect` / `http.request({ lookup })` that resolves with
  * `baseLookup` (all addresses) and fails with a `TargetRefusedError` when ANY resolved address is
  * refused. With `options.all` it answers the array, otherwise the first address and its family.
  */
@@ -570,7 +570,7 @@ export function createPolicyLookup(
 }
 
 /**
- * Digs the `TargetRefusedError` out of an error thrown by undici (or `net`): the error itself,
+ * Digs the `TargetRefusedError` out of an error thrown by the socket layer: the error itself,
  * its `cause` chain, or the `errors` of an `AggregateError`. `undefined` when there is none.
  */
 export function findTargetRefusal(err: unknown): TargetRefusedError | undefined {

@@ -2,10 +2,10 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_DEFAULT_TARGETS } from '../../lambdas/config.ts';
 import { TargetRefusedError } from '../../lambdas/errors.ts';
+import { createHttpClient, type HttpClient } from '../../lambdas/upstream/http-client.ts';
 import {
   type BaseLookup,
   type CompiledTargetPolicy,
@@ -950,10 +950,10 @@ describe('findTargetRefusal', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// undici integration on loopback
+// The proxy's HTTP client with the policy lookup, on loopback
 // ---------------------------------------------------------------------------------------------
 
-describe('undici Agent with the policy lookup', () => {
+describe('the HTTP client with the policy lookup', () => {
   let server: http.Server;
   let port: number;
   beforeAll(async () => {
@@ -963,85 +963,70 @@ describe('undici Agent with the policy lookup', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  async function get(agent: Agent, url: string): Promise<string | unknown> {
+  async function get(client: HttpClient, url: string): Promise<string | unknown> {
     try {
-      const response = await request(url, { dispatcher: agent });
-      return `${response.statusCode} ${await response.body.text()}`;
+      const response = await client.send({
+        method: 'GET',
+        url: new URL(url),
+        headers: {},
+        signal: AbortSignal.timeout(5_000),
+        timeoutMs: 5_000,
+        maxResponseBytes: 1_000,
+      });
+      return `${response.status} ${response.body.toString('utf8')}`;
     } catch (error) {
       return error;
+    } finally {
+      await client.close();
     }
   }
 
   it('uses the lookup for names and fails with the TargetRefusedError itself', async () => {
     const calls: Array<{ hostname: string; options: LookupOptions }> = [];
-    const agent = new Agent({ connect: { lookup: createPolicyLookup(LOCAL, fakeLookup(calls)) } });
-    try {
-      expect(await get(agent, `http://ok.test:${port}/`)).toBe('200 ok');
+    const client = (): HttpClient =>
+      createHttpClient({ lookup: createPolicyLookup(LOCAL, fakeLookup(calls)) });
+    expect(await get(client(), `http://ok.test:${port}/`)).toBe('200 ok');
 
-      const meta = await get(agent, `http://meta.test:${port}/`);
-      // undici's request() rejects with the very error the lookup passed to its callback.
-      expect(meta).toBeInstanceOf(TargetRefusedError);
-      expect(findTargetRefusal(meta)).toBe(meta);
-      expect((meta as TargetRefusedError).code).toBe(-32008);
-      expect((meta as TargetRefusedError).cause).toBeUndefined();
+    const meta = await get(client(), `http://meta.test:${port}/`);
+    expect(meta).toBeInstanceOf(TargetRefusedError);
+    expect((meta as TargetRefusedError).code).toBe(-32008);
 
-      expect(await get(agent, `http://mixed.test:${port}/`)).toBeInstanceOf(TargetRefusedError);
-      // https goes through tls.connect with the same lookup
-      expect(await get(agent, `https://meta.test:${port}/`)).toBeInstanceOf(TargetRefusedError);
+    expect(await get(client(), `http://mixed.test:${port}/`)).toBeInstanceOf(TargetRefusedError);
+    // https goes through tls.connect with the same lookup
+    expect(await get(client(), `https://meta.test:${port}/`)).toBeInstanceOf(TargetRefusedError);
 
-      const nx = await get(agent, `http://nx.test:${port}/`);
-      expect(findTargetRefusal(nx)).toBeUndefined();
-      expect((nx as NodeJS.ErrnoException).code).toBe('ENOTFOUND');
+    // A name that does not resolve is a DNS failure (-32004), not a refusal.
+    const nx = await get(client(), `http://nx.test:${port}/`);
+    expect(findTargetRefusal(nx)).toBeUndefined();
+    expect((nx as { code?: number }).code).toBe(-32004);
 
-      expect(calls.map((c) => c.hostname)).toEqual([
-        'ok.test',
-        'meta.test',
-        'mixed.test',
-        'meta.test',
-        'nx.test',
-      ]);
-      expect(calls[0]?.options.all).toBe(true);
-    } finally {
-      await agent.close();
-    }
+    expect(calls.map((c) => c.hostname)).toEqual([
+      'ok.test',
+      'meta.test',
+      'mixed.test',
+      'meta.test',
+      'nx.test',
+    ]);
   });
 
   it('uses the real dns.lookup for localhost: allowed by the local defaults, refused by an empty list', async () => {
-    const local = new Agent({ connect: { lookup: createPolicyLookup(LOCAL) } });
-    const open = new Agent({ connect: { lookup: createPolicyLookup(OPEN) } });
-    try {
-      expect(await get(local, `http://localhost:${port}/`)).toBe('200 ok');
-      const err = await get(open, `http://localhost:${port}/`);
-      expect(findTargetRefusal(err)?.message).toBe(
-        'Target localhost refused: it resolves to a private or loopback address not listed in ERP_ALLOWED_TARGETS',
-      );
-    } finally {
-      await Promise.all([local.close(), open.close()]);
-    }
-  });
-
-  it('fetch() wraps it: TypeError "fetch failed" with the TargetRefusedError as cause', async () => {
-    const { fetch } = await import('undici');
-    const agent = new Agent({ connect: { lookup: createPolicyLookup(LOCAL, fakeLookup()) } });
-    try {
-      const err = await fetch(`http://meta.test:${port}/`, { dispatcher: agent }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(TypeError);
-      expect((err as Error).cause).toBeInstanceOf(TargetRefusedError);
-      expect(findTargetRefusal(err)).toBe((err as Error).cause);
-    } finally {
-      await agent.close();
-    }
+    expect(
+      await get(createHttpClient({ lookup: createPolicyLookup(LOCAL) }), `http://localhost:${port}/`),
+    ).toBe('200 ok');
+    const err = await get(
+      createHttpClient({ lookup: createPolicyLookup(OPEN) }),
+      `http://localhost:${port}/`,
+    );
+    expect(findTargetRefusal(err)?.message).toBe(
+      'Target localhost refused: it resolves to a private or loopback address not listed in ERP_ALLOWED_TARGETS',
+    );
   });
 
   it('a literal IP skips the lookup: checkTarget is what refuses it', async () => {
     const calls: Array<{ hostname: string; options: LookupOptions }> = [];
-    const agent = new Agent({ connect: { lookup: createPolicyLookup(OPEN, fakeLookup(calls)) } });
-    try {
-      expect(await get(agent, `http://127.0.0.1:${port}/`)).toBe('200 ok');
-      expect(calls).toEqual([]);
-      expect(refusal(() => checkTarget(OPEN, `http://127.0.0.1:${port}/`))).toBeDefined();
-    } finally {
-      await agent.close();
-    }
+    const client = createHttpClient({ lookup: createPolicyLookup(OPEN, fakeLookup(calls)) });
+    expect(await get(client, `http://127.0.0.1:${port}/`)).toBe('200 ok');
+    expect(calls).toEqual([]);
+    expect(refusal(() => checkTarget(OPEN, `http://127.0.0.1:${port}/`))).toBeDefined();
   });
 });
