@@ -14,11 +14,18 @@ export type LambdaResponse = APIGatewayProxyStructuredResultV2 & {
   statusCode: number;
   headers: Record<string, string>;
   body: string;
+  /**
+   * The body as bytes, when it was assembled from the ERP's raw answer; `finalizeResponse`
+   * turns it into `body` (text or compressed base64) and removes it.
+   */
+  bodyBytes?: Buffer;
 };
 
 /** What an execute or version call produced, before it becomes an envelope. */
 export type ProxyOutcome =
   | { readonly kind: 'result'; readonly value: unknown }
+  /** A result passed on as the ERP's own JSON bytes (already validated), never parsed. */
+  | { readonly kind: 'raw_result'; readonly json: Buffer }
   | { readonly kind: 'erp_error'; readonly code: number; readonly message: string; readonly data: unknown };
 
 export interface EnvelopeError {
@@ -42,7 +49,10 @@ const RESPONSE_OVERHEAD_BYTES = 8 * 1024;
 /** Bodies smaller than this are not worth compressing. */
 const COMPRESSION_THRESHOLD_BYTES = 1024;
 
-export function envelope(id: string | null, outcome: ProxyOutcome | EnvelopeError): Envelope {
+export function envelope(
+  id: string | null,
+  outcome: Exclude<ProxyOutcome, { kind: 'raw_result' }> | EnvelopeError,
+): Envelope {
   if ('kind' in outcome && outcome.kind === 'result') {
     return { jsonrpc: '2.0', id, result: outcome.value ?? null, error: null };
   }
@@ -64,8 +74,17 @@ function jsonResponse(
 
 /** The HTTP 200 response for a call that reached the ERP (successful or ERP-side error). */
 export function outcomeResponse(state: RequestState, outcome: ProxyOutcome): LambdaResponse {
-  state.outcome = outcome.kind === 'result' ? 'success' : 'erp_error';
+  state.outcome = outcome.kind === 'erp_error' ? 'erp_error' : 'success';
   if (outcome.kind === 'erp_error') state.errorCode = outcome.code;
+  if (outcome.kind === 'raw_result') {
+    // The same bytes JSON.stringify(envelope) would give, with the ERP's JSON spliced in as is.
+    const bodyBytes = Buffer.concat([
+      Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(state.envelopeId)},"result":`, 'utf8'),
+      outcome.json,
+      Buffer.from(',"error":null}', 'utf8'),
+    ]);
+    return { statusCode: 200, headers: { 'content-type': JSON_TYPE }, body: '', bodyBytes };
+  }
   return jsonResponse(200, envelope(state.envelopeId, outcome));
 }
 
@@ -139,7 +158,32 @@ function headerBytes(headers: Record<string, string>): number {
 
 /** The serialized size of the response as Lambda returns it (the body string is JSON-escaped). */
 export function lambdaPayloadBytes(response: LambdaResponse): number {
-  return Buffer.byteLength(JSON.stringify(response.body), 'utf8') + headerBytes(response.headers) + 64;
+  // Base64 has nothing to escape.
+  const body = response.isBase64Encoded ? response.body.length + 2 : escapedJsonStringBytes(response.body);
+  return body + headerBytes(response.headers) + 64;
+}
+
+/**
+ * UTF-8 size of `JSON.stringify(text)`, without building it (for a multi-megabyte body that is
+ * a whole copy): every `"` and `\` gains a backslash, control characters become escapes.
+ */
+export function escapedJsonStringBytes(text: string): number {
+  let extra = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22 || code === 0x5c) extra += 1;
+    else if (code < 0x20)
+      extra += code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d ? 1 : 5;
+    // Lone surrogates are written as \uXXXX escapes (6 bytes instead of 3).
+    else if (code >= 0xd800 && code <= 0xdfff) {
+      const pairs =
+        code <= 0xdbff
+          ? (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+          : i > 0 && (text.charCodeAt(i - 1) & 0xfc00) === 0xd800;
+      if (!pairs) extra += 3;
+    }
+  }
+  return Buffer.byteLength(text, 'utf8') + 2 + extra;
 }
 
 /**
@@ -151,24 +195,25 @@ export function finalizeResponse(
   response: LambdaResponse,
   acceptEncoding: string | undefined,
 ): LambdaResponse {
-  let final = response;
+  const { bodyBytes, ...plain } = response;
+  let final: LambdaResponse = plain;
   const encoding = negotiateEncoding(acceptEncoding);
-  if (
-    encoding &&
-    !response.isBase64Encoded &&
-    Buffer.byteLength(response.body) >= COMPRESSION_THRESHOLD_BYTES
-  ) {
-    const raw = Buffer.from(response.body, 'utf8');
+  const size = bodyBytes ? bodyBytes.length : Buffer.byteLength(response.body);
+  if (encoding && !response.isBase64Encoded && size >= COMPRESSION_THRESHOLD_BYTES) {
+    const raw = bodyBytes ?? Buffer.from(response.body, 'utf8');
+    // gzip level 3: on a 5 MB search_read 18 ms against 42 ms at the default 6, 8% larger.
     const compressed =
       encoding === 'gzip'
-        ? gzipSync(raw, { level: 6 })
-        : brotliCompressSync(raw, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } });
+        ? gzipSync(raw, { level: 3 })
+        : brotliCompressSync(raw, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } });
     final = {
-      ...response,
-      headers: { ...response.headers, 'content-encoding': encoding, vary: 'accept-encoding' },
+      ...plain,
+      headers: { ...plain.headers, 'content-encoding': encoding, vary: 'accept-encoding' },
       body: compressed.toString('base64'),
       isBase64Encoded: true,
     };
+  } else if (bodyBytes) {
+    final = { ...plain, body: bodyBytes.toString('utf8') };
   }
   if (lambdaPayloadBytes(final) + RESPONSE_OVERHEAD_BYTES > LAMBDA_RESPONSE_LIMIT_BYTES) {
     const tooLarge = new ResponseTooLargeError(

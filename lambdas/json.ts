@@ -29,3 +29,204 @@ export function exceedsDepth(value: unknown, maxDepth: number = MAX_JSON_DEPTH):
   }
   return false;
 }
+
+/** Where a top-level member's value sits in the scanned bytes (`end` exclusive). */
+export interface ValueSpan {
+  readonly start: number;
+  readonly end: number;
+}
+
+export type JsonScan =
+  | { readonly ok: true; readonly members: ReadonlyMap<string, ValueSpan> | undefined }
+  | { readonly ok: false; readonly reason: 'syntax' | 'depth' };
+
+const OBJECT = 1;
+const ARRAY = 2;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function isWhitespace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+}
+
+function isDigit(byte: number | undefined): boolean {
+  return byte !== undefined && byte >= 0x30 && byte <= 0x39;
+}
+
+function isHex(byte: number | undefined): boolean {
+  return (
+    byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x66))
+  );
+}
+
+class JsonSyntaxError extends Error {}
+
+/** Bytes that end the fast path inside a string: `"`, `\` and control characters. */
+const STRING_STOP = new Uint8Array(256);
+for (let byte = 0; byte < 0x20; byte += 1) STRING_STOP[byte] = 1;
+STRING_STOP[QUOTE] = 1;
+STRING_STOP[BACKSLASH] = 1;
+
+/** End index of the string that opens at `start`, validating escapes and control characters. */
+function scanString(bytes: Buffer, start: number): number {
+  const length = bytes.length;
+  let i = start + 1;
+  while (i < length) {
+    // Most string bytes are plain: one table load per byte until something needs a look.
+    while (i < length && STRING_STOP[bytes[i] as number] === 0) i += 1;
+    if (i >= length) break;
+    const byte = bytes[i] as number;
+    if (byte === QUOTE) return i + 1;
+    if (byte === BACKSLASH) {
+      const escaped = bytes[i + 1];
+      if (escaped === 0x75) {
+        if (!(isHex(bytes[i + 2]) && isHex(bytes[i + 3]) && isHex(bytes[i + 4]) && isHex(bytes[i + 5]))) {
+          throw new JsonSyntaxError();
+        }
+        i += 6;
+        continue;
+      }
+      // " \ / b f n r t
+      if (
+        escaped !== QUOTE &&
+        escaped !== BACKSLASH &&
+        escaped !== 0x2f &&
+        escaped !== 0x62 &&
+        escaped !== 0x66 &&
+        escaped !== 0x6e &&
+        escaped !== 0x72 &&
+        escaped !== 0x74
+      ) {
+        throw new JsonSyntaxError();
+      }
+      i += 2;
+      continue;
+    }
+    if (byte < 0x20) throw new JsonSyntaxError();
+    i += 1;
+  }
+  throw new JsonSyntaxError();
+}
+
+/** End index of the number that starts at `start` (strict JSON grammar). */
+function scanNumber(bytes: Buffer, start: number): number {
+  let i = start;
+  if (bytes[i] === 0x2d) i += 1;
+  if (bytes[i] === 0x30) i += 1;
+  else if (isDigit(bytes[i])) while (isDigit(bytes[i])) i += 1;
+  else throw new JsonSyntaxError();
+  if (bytes[i] === 0x2e) {
+    i += 1;
+    if (!isDigit(bytes[i])) throw new JsonSyntaxError();
+    while (isDigit(bytes[i])) i += 1;
+  }
+  if (bytes[i] === 0x65 || bytes[i] === 0x45) {
+    i += 1;
+    if (bytes[i] === 0x2b || bytes[i] === 0x2d) i += 1;
+    if (!isDigit(bytes[i])) throw new JsonSyntaxError();
+    while (isDigit(bytes[i])) i += 1;
+  }
+  return i;
+}
+
+function scanLiteral(bytes: Buffer, start: number, literal: string): number {
+  for (let k = 0; k < literal.length; k += 1) {
+    if (bytes[start + k] !== literal.charCodeAt(k)) throw new JsonSyntaxError();
+  }
+  return start + literal.length;
+}
+
+/**
+ * Validates JSON bytes without building any object (a large ERP answer is passed on as the
+ * bytes it came in, so neither memory nor time is spent on parsing and re-serializing it), and
+ * bounds its nesting. With `topLevelMembers`, also returns where each member of a top-level
+ * object sits (a JSON-RPC envelope's `result` or `error`).
+ */
+export function scanJson(
+  bytes: Buffer,
+  options: { readonly maxDepth?: number; readonly topLevelMembers?: boolean } = {},
+): JsonScan {
+  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
+  const members = options.topLevelMembers ? new Map<string, ValueSpan>() : undefined;
+  const length = bytes.length;
+  const stack: number[] = [];
+  let i = 0;
+  let memberKey: string | undefined;
+  let memberStart = 0;
+
+  const skipWhitespace = (): void => {
+    while (i < length && isWhitespace(bytes[i] as number)) i += 1;
+  };
+
+  try {
+    skipWhitespace();
+    let expectValue = true;
+    for (;;) {
+      if (expectValue) {
+        const byte = bytes[i];
+        if (byte === 0x7b || byte === 0x5b) {
+          stack.push(byte === 0x7b ? OBJECT : ARRAY);
+          if (stack.length > maxDepth) return { ok: false, reason: 'depth' };
+          i += 1;
+          skipWhitespace();
+          if (bytes[i] === (byte === 0x7b ? 0x7d : 0x5d)) {
+            i += 1;
+            stack.pop();
+            expectValue = false;
+          } else if (byte === 0x7b) {
+            i = scanKey();
+          }
+          continue;
+        }
+        if (byte === QUOTE) i = scanString(bytes, i);
+        else if (byte === 0x74) i = scanLiteral(bytes, i, 'true');
+        else if (byte === 0x66) i = scanLiteral(bytes, i, 'false');
+        else if (byte === 0x6e) i = scanLiteral(bytes, i, 'null');
+        else if (byte === 0x2d || isDigit(byte)) i = scanNumber(bytes, i);
+        else throw new JsonSyntaxError();
+        expectValue = false;
+        continue;
+      }
+      // A value just ended at `i`.
+      if (members && memberKey !== undefined && stack.length === 1) {
+        members.set(memberKey, { start: memberStart, end: i });
+        memberKey = undefined;
+      }
+      skipWhitespace();
+      if (stack.length === 0) {
+        if (i !== length) throw new JsonSyntaxError();
+        return { ok: true, members };
+      }
+      const container = stack[stack.length - 1];
+      const byte = bytes[i];
+      if (byte === 0x2c) {
+        i += 1;
+        skipWhitespace();
+        if (container === OBJECT) i = scanKey();
+        expectValue = true;
+      } else if ((byte === 0x7d && container === OBJECT) || (byte === 0x5d && container === ARRAY)) {
+        i += 1;
+        stack.pop();
+      } else {
+        throw new JsonSyntaxError();
+      }
+    }
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return { ok: false, reason: 'syntax' };
+    throw error;
+  }
+
+  /** Scans `"key" :` at `i` and the whitespace after it; returns where the value starts. */
+  function scanKey(): number {
+    if (bytes[i] !== QUOTE) throw new JsonSyntaxError();
+    const keyStart = i;
+    let j = scanString(bytes, i);
+    if (members && stack.length === 1) memberKey = JSON.parse(bytes.toString('utf8', keyStart, j)) as string;
+    while (j < length && isWhitespace(bytes[j] as number)) j += 1;
+    if (bytes[j] !== 0x3a) throw new JsonSyntaxError();
+    j += 1;
+    while (j < length && isWhitespace(bytes[j] as number)) j += 1;
+    if (members && stack.length === 1) memberStart = j;
+    return j;
+  }
+}

@@ -167,6 +167,19 @@ export function classifyGatewayAnswer(response: UpstreamResponse): ProxyError | 
   return undefined;
 }
 
+/** -32005 for a 200 answer whose JSON is broken, or nests too deep to pass on. */
+export function unusableAnswer(
+  response: UpstreamResponse,
+  reason: 'syntax' | 'depth',
+  path: string,
+): BadUpstreamResponseError {
+  return new BadUpstreamResponseError(
+    reason === 'depth'
+      ? `The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`
+      : `The target did not answer like an ERP on ${path} (${describeAnswer(response)}). Check erp_instance.url.`,
+  );
+}
+
 /** Removes `debug` (a server traceback) from ERP error data when configured to. */
 export function scrubErrorData(data: unknown, stripDebug: boolean): unknown {
   if (!stripDebug || !isJsonObject(data) || !('debug' in data)) return data ?? null;

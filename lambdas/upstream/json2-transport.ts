@@ -5,6 +5,7 @@
  */
 import type { ProxyOutcome } from '../envelope.ts';
 import { BadUpstreamResponseError, Json2UnavailableError } from '../errors.ts';
+import { scanJson } from '../json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
@@ -15,6 +16,7 @@ import {
   parseJsonBody,
   scrubErrorData,
   sendExchange,
+  unusableAnswer,
   upstreamUrl,
 } from './erp-transport.ts';
 import type { HttpClient } from './http-client.ts';
@@ -37,15 +39,14 @@ export class Json2Transport implements ErpTransport {
       body: JSON.stringify(call.kwargs),
     });
 
-    const json = parseJsonBody(response);
     if (response.status === 200) {
-      if (!json.ok) {
-        throw new BadUpstreamResponseError(
-          `The target did not answer like an ERP on /json/2 (${describeAnswer(response)}). Check erp_instance.url.`,
-        );
-      }
-      return { kind: 'result', value: json.value };
+      // The body is the result: validated, then passed on as it came (never parsed).
+      const scan = scanJson(response.body);
+      if (!scan.ok) throw unusableAnswer(response, scan.reason, '/json/2');
+      return { kind: 'raw_result', json: response.body };
     }
+
+    const json = parseJsonBody(response);
 
     const gateway = classifyGatewayAnswer(response);
     if (gateway) throw gateway;

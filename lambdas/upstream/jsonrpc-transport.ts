@@ -4,6 +4,7 @@
  */
 import type { ProxyOutcome } from '../envelope.ts';
 import { BadUpstreamResponseError } from '../errors.ts';
+import { scanJson } from '../json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
@@ -11,9 +12,9 @@ import {
   type ErpCall,
   type ErpTransport,
   isJsonObject,
-  parseJsonBody,
   scrubErrorData,
   sendExchange,
+  unusableAnswer,
   upstreamUrl,
 } from './erp-transport.ts';
 import type { HttpClient } from './http-client.ts';
@@ -48,26 +49,39 @@ export async function callJsonRpc(
         'which removed /jsonrpc: use v2 (/v2/erp/execute). Otherwise check erp_instance.url.',
     );
   }
-  const json = parseJsonBody(response);
-  if (response.status !== 200 || !json.ok || !isJsonObject(json.value)) {
-    throw new BadUpstreamResponseError(
-      `The target did not answer like an ERP on /jsonrpc (${describeAnswer(response)}). Check erp_instance.url.`,
-    );
+  // Validated without parsing: only a (small) error is parsed; a result is passed on as it came.
+  const scan = response.status === 200 ? scanJson(response.body, { topLevelMembers: true }) : undefined;
+  if (!scan?.ok || scan.members === undefined || firstByte(response.body) !== 0x7b) {
+    throw unusableAnswer(response, scan && !scan.ok ? scan.reason : 'syntax', '/jsonrpc');
   }
-  const answer = json.value;
-  if (isJsonObject(answer.error)) {
-    const data = isJsonObject(answer.error.data) ? answer.error.data : null;
+  const errorSpan = scan.members.get('error');
+  const error = errorSpan ? JSON.parse(response.body.toString('utf8', errorSpan.start, errorSpan.end)) : null;
+  if (isJsonObject(error)) {
+    const data = isJsonObject(error.data) ? error.data : null;
     // Odoo's top-level message is always "Odoo Server Error"; the useful text is in data.message.
     const message =
       (data && typeof data.message === 'string' && data.message) ||
-      (typeof answer.error.message === 'string' ? answer.error.message : 'ERP error');
+      (typeof error.message === 'string' ? error.message : 'ERP error');
     return { kind: 'erp_error', code: 0, message, data: scrubErrorData(data, context.stripDebug) };
   }
-  if ('error' in answer && answer.error !== null && answer.error !== undefined) {
+  if (error !== null) {
     throw new BadUpstreamResponseError('The ERP answered /jsonrpc with an error that is not an object.');
   }
+  const resultSpan = scan.members.get('result');
   // A method that returned None gives an envelope with neither result nor error.
-  return { kind: 'result', value: 'result' in answer ? answer.result : null };
+  if (!resultSpan) return { kind: 'result', value: null };
+  return { kind: 'raw_result', json: response.body.subarray(resultSpan.start, resultSpan.end) };
+}
+
+/** The first byte that is not JSON whitespace. */
+function firstByte(bytes: Buffer): number | undefined {
+  let i = 0;
+  while (
+    i < bytes.length &&
+    (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)
+  )
+    i += 1;
+  return bytes[i];
 }
 
 export class JsonRpcTransport implements ErpTransport {

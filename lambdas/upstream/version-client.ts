@@ -95,8 +95,14 @@ export class VersionClient {
       }
       throw error;
     }
-    if (outcome.kind === 'result' && isJsonObject(outcome.value)) {
-      const { server_version_info, server_version } = outcome.value;
+    const value =
+      outcome.kind === 'raw_result'
+        ? JSON.parse(outcome.json.toString('utf8'))
+        : outcome.kind === 'result'
+          ? outcome.value
+          : undefined;
+    if (isJsonObject(value)) {
+      const { server_version_info, server_version } = value;
       if (isVersionInfo(server_version_info) && typeof server_version === 'string') {
         return { version_info: server_version_info, version: server_version };
       }
