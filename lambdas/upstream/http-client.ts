@@ -299,22 +299,27 @@ class NodeHttpClient implements HttpClient {
         agent: secure ? agents.https : agents.http,
         ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
         ...(secure && this.options.tls?.ca ? { ca: this.options.tls.ca } : {}),
-        timeout: this.options.connectTimeoutMs ?? 30_000,
       });
 
       req.on('socket', (socket) => {
         reused = req.reusedSocket;
-        // Until it connects, the socket timeout bounds the connection attempt; after that the
-        // request deadline governs.
-        socket.once(secure ? 'secureConnect' : 'connect', () => socket.setTimeout(0));
+        // A connection attempt has its own cap; once connected (or on a kept-alive socket) only
+        // the request deadline governs. Listeners go on new sockets only: a reused socket never
+        // connects again, so they would pile up on it.
+        if (!socket.connecting) return;
+        const connectTimer = setTimeout(() => {
+          if (!sent)
+            fail(
+              classify(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' }), request, false),
+            );
+        }, this.options.connectTimeoutMs ?? 30_000);
+        const connected = (): void => clearTimeout(connectTimer);
+        socket.once(secure ? 'secureConnect' : 'connect', connected);
+        socket.once('close', connected);
       });
       // The whole request was handed to the OS: from here on the ERP may run the call.
       req.on('finish', () => {
         sent = true;
-      });
-      req.on('timeout', () => {
-        if (!sent)
-          fail(classify(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' }), request, false));
       });
       req.on('error', (error) => {
         if (!settled) settle({ error: new AttemptFailure(error, { sent, reused, responded }) });

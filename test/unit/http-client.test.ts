@@ -173,6 +173,31 @@ describe('HttpClient.send', () => {
     expect(server.sockets.length).toBeLessThanOrEqual(2);
   });
 
+  it('adds no listener per call to a kept-alive socket (no MaxListenersExceededWarning)', async () => {
+    // Prepare
+    const server = await startServer(answerJson);
+    const client = createHttpClient({ idleTimeoutMs: 60_000, connectionsPerOrigin: 1 });
+    cleanups.push(() => client.close());
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      // Act: more calls on one socket than the default listener limit (10).
+      for (let i = 0; i < 25; i += 1) {
+        await client.send(upstreamRequest(server.url));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    // Assess
+    expect(server.sockets).toHaveLength(1);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('never follows a redirect', async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(302, { location: '/elsewhere' });

@@ -1,0 +1,204 @@
+/**
+ * Cold start and bundle size: each handler is bundled with the stack's esbuild settings
+ * (lib/proxy-function.ts: ESM, minified, `@aws-sdk/*` external, the `require` shim, source maps),
+ * then each run spawns a fresh `node` that imports the bundle and completes one invocation in
+ * Lambda mode against a loopback upstream of this (parent) process. Cold start = the child's wall
+ * time (spawn to exit) minus the wall time of a bare `node -e ""`, medians over the runs, bare and
+ * bundle runs interleaved so that drift in the machine's load affects both alike.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { ESBUILD_TARGET, REQUIRE_SHIM } from '../lib/proxy-function.ts';
+import { type FunctionName, HANDLER_ENTRIES } from '../lib/routes.ts';
+import { BENCH_PROXY_KEY, postEvent, smallBody } from './fixtures.ts';
+import { median, progress } from './stats.ts';
+import { startSmallUpstream } from './upstreams.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..');
+/**
+ * Inside the project's node_modules, so the external `@aws-sdk/*` imports resolve as they do on
+ * Lambda (where the runtime provides the SDK).
+ */
+export const BUNDLE_DIR = join(ROOT, 'node_modules', '.cache', 'erp-proxy-bench');
+
+export const FUNCTIONS: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'aux'];
+
+export interface BundleRow {
+  readonly fn: FunctionName;
+  readonly bytes: number;
+  readonly mapBytes: number;
+  readonly coldStartMs: number;
+  readonly wallMs: number;
+  readonly importMs: number;
+  readonly invokeMs: number;
+}
+
+export interface ColdStartResult {
+  readonly runs: number;
+  readonly bareNodeMs: number;
+  readonly bundles: BundleRow[];
+  /** A fresh process that only imports the two external `@aws-sdk/*` clients, minus bare node. */
+  readonly sdkImportMs: number;
+}
+
+/** What the bundles import from outside themselves (the Lambda runtime provides these). */
+const SDK_IMPORT =
+  "await import('@aws-sdk/client-secrets-manager'); await import('@aws-sdk/client-cloudwatch');";
+
+/** Bundles the four handlers exactly as the stack does (see test/infra/bundle.test.ts). */
+export async function buildBundles(): Promise<Record<FunctionName, string>> {
+  rmSync(BUNDLE_DIR, { recursive: true, force: true });
+  const out = {} as Record<FunctionName, string>;
+  for (const fn of FUNCTIONS) {
+    const outfile = join(BUNDLE_DIR, fn, 'index.mjs');
+    await build({
+      entryPoints: [resolve(ROOT, HANDLER_ENTRIES[fn])],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: ESBUILD_TARGET,
+      minify: true,
+      sourcemap: true,
+      sourcesContent: false,
+      mainFields: ['module', 'main'],
+      external: ['@aws-sdk/*'],
+      banner: { js: REQUIRE_SHIM },
+      logLevel: 'silent',
+    });
+    out[fn] = outfile;
+  }
+  return out;
+}
+
+interface ChildRun {
+  readonly wallMs: number;
+  readonly report: string;
+}
+
+function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
+  return new Promise((resolvePromise, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
+    });
+    let report = '';
+    child.stdio[3]?.on('data', (chunk: Buffer) => {
+      report += chunk.toString('utf8');
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const wallMs = performance.now() - started;
+      if (code !== 0) reject(new Error(`node ${args.join(' ').slice(0, 120)} exited with ${code}`));
+      else resolvePromise({ wallMs, report });
+    });
+  });
+}
+
+export async function measureColdStart(options: { runs: number }): Promise<ColdStartResult> {
+  progress('  bundling the 4 handlers with the stack esbuild settings');
+  const bundles = await buildBundles();
+  const upstream = await startSmallUpstream();
+  const license = join(BUNDLE_DIR, 'license.json');
+  mkdirSync(BUNDLE_DIR, { recursive: true });
+  writeFileSync(license, JSON.stringify({ licensee: 'Benchmark', valid_until: '2999-12-31' }));
+  // Lambda mode, as deployed (NODE_OPTIONS as the stack sets it); nothing of this shell's env.
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? '',
+    NODE_OPTIONS: '--enable-source-maps',
+    AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-bench',
+    AWS_REGION: 'eu-west-1',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    PROXY_API_KEY: BENCH_PROXY_KEY,
+    LICENSE_FILE: license,
+    ERP_ALLOWED_TARGETS: '127.0.0.0/8',
+    LOG_LEVEL: 'INFO',
+  };
+  const events: Record<FunctionName, string> = {
+    'execute-v1': JSON.stringify(
+      postEvent('/api/erp/execute', JSON.stringify(smallBody('v1', upstream.url)), 'cs-1'),
+    ),
+    'execute-v2': JSON.stringify(
+      postEvent('/v2/erp/execute', JSON.stringify(smallBody('v2', upstream.url)), 'cs-2'),
+    ),
+    version: JSON.stringify(
+      postEvent('/v2/erp/version', JSON.stringify(smallBody('version', upstream.url)), 'cs-3'),
+    ),
+    aux: JSON.stringify(aboutEvent()),
+  };
+  const child = join(HERE, 'cold-start-child.mjs');
+  const bare: number[] = [];
+  const sdk: number[] = [];
+  const walls = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
+  const imports = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
+  const invokes = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
+  try {
+    // One unmeasured round first: the OS file cache, not Node, is what differs on a first run.
+    for (let run = -1; run < options.runs; run++) {
+      const bareRun = await runNode(['-e', ''], env);
+      if (run >= 0) bare.push(bareRun.wallMs);
+      const sdkRun = await runNode(['--input-type=module', '-e', SDK_IMPORT], env);
+      if (run >= 0) sdk.push(sdkRun.wallMs);
+      for (const fn of FUNCTIONS) {
+        const result = await runNode([child, bundles[fn], events[fn], fn], env);
+        const report = JSON.parse(result.report) as {
+          importMs: number;
+          invokeMs: number;
+          statusCode: number;
+          body: string;
+        };
+        if (report.statusCode !== 200 || (fn !== 'aux' && !report.body.endsWith('"error":null}'))) {
+          throw new Error(`cold start ${fn}: unexpected answer ${report.statusCode} ${report.body}`);
+        }
+        if (run >= 0) {
+          walls.get(fn)?.push(result.wallMs);
+          imports.get(fn)?.push(report.importMs);
+          invokes.get(fn)?.push(report.invokeMs);
+        }
+      }
+      if (run >= 0 && (run + 1) % 5 === 0) progress(`  cold start: ${run + 1}/${options.runs} rounds`);
+    }
+  } finally {
+    await upstream.close();
+  }
+  const bareNodeMs = median(bare);
+  return {
+    runs: options.runs,
+    bareNodeMs,
+    sdkImportMs: median(sdk) - bareNodeMs,
+    bundles: FUNCTIONS.map((fn) => {
+      const wallMs = median(walls.get(fn) ?? []);
+      return {
+        fn,
+        bytes: statSync(bundles[fn]).size,
+        mapBytes: statSync(`${bundles[fn]}.map`).size,
+        wallMs,
+        coldStartMs: wallMs - bareNodeMs,
+        importMs: median(imports.get(fn) ?? []),
+        invokeMs: median(invokes.get(fn) ?? []),
+      };
+    }),
+  };
+}
+
+/** `GET /_/about`, the aux function's public route. */
+function aboutEvent() {
+  const event = postEvent('/_/about', '', 'cs-4');
+  const { body: _body, ...rest } = event;
+  return {
+    ...rest,
+    routeKey: 'GET /_/about',
+    headers: { host: '127.0.0.1:8787', 'user-agent': 'erp-proxy-bench', accept: 'application/json' },
+    requestContext: {
+      ...rest.requestContext,
+      routeKey: 'GET /_/about',
+      http: { ...rest.requestContext.http, method: 'GET' },
+    },
+  };
+}

@@ -1,0 +1,295 @@
+/**
+ * The benchmark's one table (printed and written to BENCHMARKS.md) with each measurement, its
+ * budget and whether it was met, plus the machine description and the method.
+ */
+import { arch, cpus, platform, release, totalmem } from 'node:os';
+import type { ColdStartResult } from './cold-start.ts';
+import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
+import type { OverheadResult } from './handler-overhead.ts';
+import type { LargeAnswerRow } from './large-answers.ts';
+import { kib, mib, ms } from './stats.ts';
+
+/** The budgets of the issue, for this machine. */
+export const BUDGETS = {
+  overheadMedianMs: 0.3,
+  overheadP99Ms: 1.5,
+  throughputRatio: 0.85,
+  coldStartMs: 100,
+  /** 250 KB, counted as KiB. */
+  executeBundleBytes: 250 * 1024,
+  largeAddedMs: 60,
+  largePeakFactor: 4,
+} as const;
+
+export interface Results {
+  readonly startedAt: Date;
+  readonly seconds: number;
+  readonly loadAverage: readonly number[];
+  readonly overhead: OverheadResult;
+  readonly overheadSettings: { warmup: number; iterations: number };
+  readonly endToEnd: EndToEndRow[];
+  readonly endToEndSettings: { warmupSeconds: number; seconds: number; concurrency: number };
+  readonly coldStart: ColdStartResult;
+  readonly largeAnswers: LargeAnswerRow[];
+  readonly largeRuns: number;
+}
+
+interface Row {
+  readonly area: string;
+  readonly measurement: string;
+  readonly result: string;
+  readonly budget: string;
+  /** `true` met, `false` not met, `undefined` no budget. */
+  readonly met?: boolean;
+  readonly note?: string;
+}
+
+const status = (row: Row): string =>
+  row.met === undefined
+    ? (row.note ?? '—')
+    : row.met
+      ? 'met'
+      : `**NOT met**${row.note ? ` (${row.note})` : ''}`;
+
+function overheadRows(r: Results): Row[] {
+  return r.overhead.rows.map((o) => {
+    const medianOk = o.medianMs <= BUDGETS.overheadMedianMs;
+    const p99Ok = o.p99Ms <= BUDGETS.overheadP99Ms;
+    const misses = [
+      medianOk ? '' : `median +${(o.medianMs - BUDGETS.overheadMedianMs).toFixed(3)} ms`,
+      p99Ok ? '' : `p99 +${(o.p99Ms - BUDGETS.overheadP99Ms).toFixed(3)} ms`,
+    ].filter(Boolean);
+    return {
+      area: 'Handler overhead',
+      measurement: o.label,
+      result: `median ${ms(o.medianMs)}, p99 ${ms(o.p99Ms)} (upstream median ${ms(o.upstreamMedianMs)})`,
+      budget: `median ≤ ${BUDGETS.overheadMedianMs} ms, p99 ≤ ${BUDGETS.overheadP99Ms} ms`,
+      met: medianOk && p99Ok,
+      note: misses.join(', '),
+    };
+  });
+}
+
+function endToEndRows(r: Results): Row[] {
+  const find = (upstream: UpstreamName, path: Path) =>
+    r.endToEnd.find((e) => e.upstream === upstream && e.path === path);
+  const rows: Row[] = [];
+  const c = r.endToEndSettings.concurrency;
+  for (const upstream of ['fast', 'double'] as const) {
+    const name = upstream === 'fast' ? 'fast upstream' : 'ERP double';
+    for (const path of ['direct', 'floor', 'proxy'] as const) {
+      const e = find(upstream, path);
+      if (!e) continue;
+      const label =
+        path === 'direct' ? 'direct to upstream' : path === 'floor' ? 'pass-through floor' : 'erp-proxy (v1)';
+      rows.push({
+        area: `End to end, ${name}`,
+        measurement: label,
+        result: `c=1: median ${ms(e.latencyMedianMs)}, p99 ${ms(e.latencyP99Ms)}; c=${c}: ${Math.round(e.rps)} req/s`,
+        budget: '—',
+      });
+    }
+    const proxy = find(upstream, 'proxy');
+    const floor = find(upstream, 'floor');
+    const direct = find(upstream, 'direct');
+    if (proxy && floor && direct) {
+      const ratio = proxy.rps / floor.rps;
+      const budgeted = upstream === 'fast';
+      rows.push({
+        area: `End to end, ${name}`,
+        measurement: `proxy ÷ floor throughput (c=${c})${budgeted ? '' : ', informative'}`,
+        result:
+          `${(ratio * 100).toFixed(1)} % (proxy − direct latency at c=1: ` +
+          `+${ms(proxy.latencyMedianMs - direct.latencyMedianMs)} median)`,
+        budget: budgeted ? `≥ ${BUDGETS.throughputRatio * 100} %` : '— (budget uses the fast upstream)',
+        ...(budgeted
+          ? {
+              met: ratio >= BUDGETS.throughputRatio,
+              note: `${((BUDGETS.throughputRatio - ratio) * 100).toFixed(1)} points short`,
+            }
+          : {}),
+      });
+    }
+  }
+  return rows;
+}
+
+function coldStartRows(r: Results): Row[] {
+  const rows: Row[] = [
+    {
+      area: 'Cold start',
+      measurement: 'bare `node -e ""` (subtracted below)',
+      result: `${ms(r.coldStart.bareNodeMs)} wall`,
+      budget: '—',
+    },
+    {
+      area: 'Cold start',
+      measurement: 'importing the external `@aws-sdk/*` clients alone',
+      result: `${ms(r.coldStart.sdkImportMs)} over bare node`,
+      budget: '— (part of every bundle below)',
+    },
+  ];
+  for (const b of r.coldStart.bundles) {
+    rows.push({
+      area: 'Cold start',
+      measurement: `${b.fn} bundle: import + first invocation`,
+      result: `${ms(b.coldStartMs)} over bare node (import ${ms(b.importMs)}, first invocation ${ms(b.invokeMs)})`,
+      budget: `≤ ${BUDGETS.coldStartMs} ms`,
+      met: b.coldStartMs <= BUDGETS.coldStartMs,
+      note: `+${ms(b.coldStartMs - BUDGETS.coldStartMs)}`,
+    });
+  }
+  for (const b of r.coldStart.bundles) {
+    const budgeted = b.fn === 'execute-v1' || b.fn === 'execute-v2';
+    rows.push({
+      area: 'Bundle size',
+      measurement: `${b.fn}/index.mjs (minified)`,
+      result: `${kib(b.bytes)} (${b.bytes} bytes; source map ${kib(b.mapBytes)})`,
+      budget: budgeted ? `≤ 250 KB (${BUDGETS.executeBundleBytes} bytes)` : '—',
+      ...(budgeted
+        ? {
+            met: b.bytes <= BUDGETS.executeBundleBytes,
+            note: `+${kib(b.bytes - BUDGETS.executeBundleBytes)}`,
+          }
+        : {}),
+    });
+  }
+  return rows;
+}
+
+function largeRows(r: Results): Row[] {
+  return r.largeAnswers.map((l) => {
+    const factor = l.peakGrowthBytes / l.answerBytes;
+    const label = `${l.kind} search_read ${l.size === '1mb' ? '1 MB' : '5 MB'} (${mib(l.answerBytes)}), ${l.gzip ? 'gzip' : 'no compression'}`;
+    if (l.errorCode !== null) {
+      return {
+        area: 'Large answers',
+        measurement: label,
+        result: `refused with ${l.errorCode} (HTTP ${l.statusCode}) after +${ms(l.addedMedianMs)}, peak +${mib(l.peakGrowthBytes)}`,
+        budget: '— (by design: above MAX_RESPONSE_BYTES)',
+        note: 'expected outcome',
+      };
+    }
+    const budgeted = l.size === '5mb' && l.gzip;
+    const addedOk = l.addedMedianMs <= BUDGETS.largeAddedMs;
+    const memoryOk = factor <= BUDGETS.largePeakFactor;
+    const misses = [
+      addedOk ? '' : `+${ms(l.addedMedianMs - BUDGETS.largeAddedMs)} over`,
+      memoryOk ? '' : `${factor.toFixed(1)}× > ${BUDGETS.largePeakFactor}×`,
+    ].filter(Boolean);
+    return {
+      area: 'Large answers',
+      measurement: label,
+      result:
+        `+${ms(l.addedMedianMs)} (upstream ${ms(l.upstreamMedianMs)}), peak RSS +${mib(l.peakGrowthBytes)} ` +
+        `= ${factor.toFixed(1)}× the answer; response ${kib(l.responseBytes)}`,
+      budget: budgeted ? `≤ ${BUDGETS.largeAddedMs} ms, peak ≤ ${BUDGETS.largePeakFactor}×` : '—',
+      ...(budgeted ? { met: addedOk && memoryOk, note: misses.join(', ') } : {}),
+    };
+  });
+}
+
+function escapeCell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
+
+/** A pipe table, padded so that it also reads well in a terminal. */
+export function renderTable(rows: readonly Row[]): string {
+  const header = ['Area', 'Measurement', 'Result', 'Budget', 'Status'];
+  const cells = rows.map((row) =>
+    [row.area, row.measurement, row.result, row.budget, status(row)].map(escapeCell),
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
+  const line = (values: string[]) => `| ${values.map((v, i) => v.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+export function allRows(r: Results): Row[] {
+  return [...overheadRows(r), ...endToEndRows(r), ...coldStartRows(r), ...largeRows(r)];
+}
+
+export function machine(): string {
+  const cpu = cpus();
+  return (
+    `${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${cpu.length} cores, ` +
+    `${(totalmem() / 1024 ** 3).toFixed(1)} GB RAM, Node ${process.version}, ${platform()} ${release()} ${arch()}`
+  );
+}
+
+export function summary(rows: readonly Row[]): string {
+  const budgeted = rows.filter((row) => row.met !== undefined);
+  const failed = budgeted.filter((row) => row.met === false);
+  return failed.length === 0
+    ? `All ${budgeted.length} budgets met.`
+    : `${budgeted.length - failed.length} of ${budgeted.length} budgets met; not met: ` +
+        failed.map((row) => `${row.area} / ${row.measurement}`).join('; ') +
+        '.';
+}
+
+export function renderMarkdown(r: Results): string {
+  const rows = allRows(r);
+  const o = r.overheadSettings;
+  const e = r.endToEndSettings;
+  return `# Benchmarks
+
+Generated by \`npm run bench\` (bench/run.ts) on ${r.startedAt.toISOString()} in ${Math.round(r.seconds)} s.
+Numbers are for this machine only: compare runs on the same machine, never across machines.
+
+**Machine:** ${machine()}; load average at start ${r.loadAverage.map((v) => v.toFixed(2)).join(' / ')}.
+
+## Results
+
+${renderTable(rows)}
+
+${summary(rows)}
+
+## Method
+
+- **Handler overhead.** The execute-v1, execute-v2 and version handlers (\`createHandler(runtime)\`)
+  are called in-process with payload 2.0 events shaped like the local server's \`buildEvent\`, over a
+  runtime built as the local server builds it (\`createRuntime(loadConfig(...))\`, LOG_LEVEL INFO, the
+  production default, local metrics). The upstream is a \`node:http\` server on 127.0.0.1 in the same
+  process that answers a fixed JSON-RPC, JSON-2 or \`/web/version\` body at once. ${o.warmup} calls of
+  warm-up, then ${o.iterations} measured calls per handler; per call, overhead = handler wall time −
+  \`context.proxy.upstreamMs\` (the time the handler itself records as spent on the upstream). The
+  version handler caches versions per URL, so it is measured twice: with a new URL per call (cache
+  miss, the upstream is called) and with one URL (cached, no upstream call). While measuring,
+  \`process.stdout.write\` is replaced by a no-op that still receives every string: the logger does all
+  its formatting work (${r.overhead.logWrites} log lines, ${mib(r.overhead.logBytes)}), but terminal I/O
+  is not measured.
+- **End to end over loopback.** autocannon (programmatic, in the benchmark process) sends the same
+  small call, v1 \`search_count\` on \`res.partner\`: straight to the upstream (\`/jsonrpc\`
+  execute_kw), through the local proxy (the real handlers behind \`createLocalServer\`, LOG_LEVEL INFO
+  instead of the test harness's DEBUG, log lines written to /dev/null), and through a minimal
+  pass-through proxy written only for the benchmark (\`node:http\`, keep-alive \`http.Agent\` with 16
+  sockets, forwards the POST body and pipes the answer back: the floor for any Node proxy). The
+  upstreams run in one child process and the proxy and floors in another, so the load generator
+  shares no event loop with them (3 processes on ${cpus().length} cores). Each run: ${e.warmupSeconds} s warm-up, then
+  ${e.seconds} s measured; latency at concurrency 1 (median and p99 of every answer's own response time,
+  which autocannon reports in fractional ms but rounds to whole ms in its histogram), requests per
+  second at concurrency ${e.concurrency} (2xx answers ÷ elapsed time; any error or non-2xx fails the run). Two
+  upstreams: the ERP double (Odoo 19 mode, realistic but slower) and the fast fixed-answer upstream.
+  **The throughput budget uses the fast upstream**, so that the ratio measures the proxy's own cost
+  rather than the upstream's; the ERP double ratio is informative.
+- **Cold start.** Each of the 4 handlers is bundled with the stack's esbuild settings
+  (lib/proxy-function.ts: ESM, minified, \`@aws-sdk/*\` external, the \`require\` shim, source maps)
+  into node_modules/.cache/erp-proxy-bench (so the external SDK resolves, as the Lambda runtime
+  provides it). Each run spawns a fresh \`node\` (NODE_OPTIONS=--enable-source-maps, as deployed;
+  Lambda mode through AWS_LAMBDA_FUNCTION_NAME, PROXY_API_KEY, LICENSE_FILE, ERP_ALLOWED_TARGETS,
+  LOG_LEVEL INFO) running bench/cold-start-child.mjs, which imports the bundle and completes one
+  invocation against a loopback upstream of the parent process, then exits. Cold start = median wall
+  time (spawn to exit) of ${r.coldStart.runs} runs minus the median wall time of a bare \`node -e ""\` (spawned
+  the same way, interleaved with the bundle runs, after one unmeasured round). Bundle size = bytes of
+  index.mjs (KB = 1024 bytes); the budget applies to the two execute bundles.
+- **Large answers.** An upstream in the parent process serves pre-built \`search_read\` answers of
+  partner records: 1 MB and 5 MB of JSON (MB = 1,048,576 bytes), as a JSON-RPC envelope (v1) or a bare
+  array (v2). Each case (v1/v2 × size × gzip or not) runs in a fresh child process that calls the
+  handler in-process (\`createHandler\`, local runtime, LOG_LEVEL INFO), first 5 times with 16 KB
+  answers (warm-up), then ${r.largeRuns} times with the large answer. Added latency = median of handler time −
+  upstream time (the upstream time includes reading the body off the socket). Peak memory =
+  growth of \`process.resourceUsage().maxRSS\` during the first large call over its value just before
+  it (after warm-up and two forced GCs), as a multiple of the answer's size. Without compression,
+  answers above MAX_RESPONSE_BYTES (default 3,080,192 bytes, from Lambda's 6 MB response limit) are
+  refused with -32009 by design, so the 5 MB budget applies to the gzip case.
+`;
+}

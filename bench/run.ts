@@ -1,0 +1,69 @@
+/**
+ * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
+ * start and bundle size, large answers), prints one table with each budget met or not, and
+ * writes it to BENCHMARKS.md with the machine description and the date. About 2–2.5 minutes
+ * on 2 cores. Not part of `npm test`.
+ */
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { measureColdStart } from './cold-start.ts';
+import { measureEndToEnd } from './end-to-end.ts';
+import { measureHandlerOverhead } from './handler-overhead.ts';
+import { measureLargeAnswers } from './large-answers.ts';
+import { allRows, machine, type Results, renderMarkdown, renderTable, summary } from './report.ts';
+import { progress } from './stats.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const OVERHEAD = { warmup: 500, iterations: 3000 };
+const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
+const COLD_START_RUNS = 15;
+const LARGE_RUNS = 5;
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const loadAverage = loadavg();
+  const t0 = performance.now();
+  progress(`machine: ${machine()}`);
+
+  progress(`1/4 handler overhead (${OVERHEAD.iterations} calls per handler, in-process)`);
+  const overhead = await measureHandlerOverhead(OVERHEAD);
+
+  progress(`2/4 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
+  const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
+
+  progress('3/4 large answers (1 MB and 5 MB, v1 and v2, with and without gzip; one child process each)');
+  const largeAnswers = await measureLargeAnswers({ runs: LARGE_RUNS });
+
+  progress(`4/4 end to end over loopback (autocannon, ${END_TO_END.seconds} s per run; 12 runs, about 75 s)`);
+  const endToEnd = await measureEndToEnd(END_TO_END);
+
+  const results: Results = {
+    startedAt,
+    seconds: (performance.now() - t0) / 1000,
+    loadAverage,
+    overhead,
+    overheadSettings: OVERHEAD,
+    endToEnd,
+    endToEndSettings: END_TO_END,
+    coldStart,
+    largeAnswers,
+    largeRuns: LARGE_RUNS,
+  };
+  const rows = allRows(results);
+  writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderMarkdown(results));
+  process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n`);
+  progress(`wrote BENCHMARKS.md (${Math.round(results.seconds)} s)`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,35 @@
+/**
+ * Small statistics and formatting helpers shared by the benchmark modules.
+ */
+
+/** The value at quantile `q` (0..1) of `values`, by the nearest-rank method. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+export const median = (values: readonly number[]): number => quantile(values, 0.5);
+export const p99 = (values: readonly number[]): number => quantile(values, 0.99);
+
+/** Milliseconds with a precision that suits their size. */
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  if (Math.abs(value) < 10) return `${value.toFixed(3)} ms`;
+  if (Math.abs(value) < 100) return `${value.toFixed(1)} ms`;
+  return `${Math.round(value)} ms`;
+}
+
+export function kib(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KB`;
+}
+
+export function mib(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(2)} MB`;
+}
+
+/** Progress for the person waiting; stderr, so it never mixes with the table on stdout. */
+export function progress(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
