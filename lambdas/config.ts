@@ -5,8 +5,8 @@
  * variable and the problem.
  */
 import { randomBytes } from 'node:crypto';
-import * as z from 'zod';
 import { parsePublicKey } from './license.ts';
+import { z } from './zod.ts';
 
 /** Lambda's synchronous response limit (6 MB), for the whole serialized response. */
 export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;

@@ -15,7 +15,7 @@ import {
   sign,
   verify,
 } from 'node:crypto';
-import * as z from 'zod';
+import { z } from './zod.ts';
 
 /** What `GET /_/license` answers (plus `days_left`, used by the alarm and the CLI). */
 export interface LicenseStatus {

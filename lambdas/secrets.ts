@@ -10,8 +10,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
-import { getSecret, SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { BaseProvider, DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type Config, type NamedKey, parseProxyKeys } from './config.ts';
 import { addUtcYears, daysUntil, evaluateLicense, type LicenseStatus } from './license.ts';
 
@@ -35,15 +35,25 @@ const SECRETS_CONNECT_TIMEOUT_MS = 1_500;
 const SECRETS_REQUEST_TIMEOUT_MS = 3_000;
 
 /**
- * Makes Powertools' default secrets provider (the one `getSecret` and `clearCaches` use) talk to
- * Secrets Manager through a client with timeouts: an unreachable endpoint (a VPC without an
- * endpoint or NAT) then fails the request in a few seconds (-32603, logged) instead of hanging
- * every call until Lambda itself times out and API Gateway answers with a bare error.
+ * A Powertools Parameters provider for Secrets Manager (caching, `maxAge`, `forceFetch` and
+ * `clearCaches()` are Powertools' own) that loads the AWS SDK on its first fetch instead of at
+ * import: the SDK costs about 150 ms of cold start on this class of machine, and a run whose keys
+ * and license come from the environment never needs it. (Powertools' own `SecretsProvider`
+ * imports the SDK at module load, and esbuild hoists that import to the top of the bundle.)
+ *
+ * Its client has timeouts: an unreachable endpoint (a VPC without an endpoint or NAT) fails the
+ * read in a few seconds (-32603, logged) instead of hanging every call until Lambda times out.
  */
-function useBoundedSecretsClient(): void {
-  if (Object.hasOwn(DEFAULT_PROVIDERS, 'secrets')) return;
-  DEFAULT_PROVIDERS.secrets = new SecretsProvider({
-    clientConfig: {
+class LazySecretsProvider extends BaseProvider {
+  #client: SecretsManagerClient | undefined;
+
+  constructor() {
+    super({});
+  }
+
+  protected async _get(name: string): Promise<string | Uint8Array | undefined> {
+    const sdk = await import('@aws-sdk/client-secrets-manager');
+    this.#client ??= new sdk.SecretsManagerClient({
       maxAttempts: 2,
       // Without throwOnRequestTimeout, current smithy handlers only log a warning when it passes.
       requestHandler: {
@@ -51,8 +61,23 @@ function useBoundedSecretsClient(): void {
         requestTimeout: SECRETS_REQUEST_TIMEOUT_MS,
         throwOnRequestTimeout: true,
       },
-    },
-  });
+    });
+    const output = await this.#client.send(new sdk.GetSecretValueCommand({ SecretId: name }));
+    return output.SecretString ?? output.SecretBinary;
+  }
+
+  protected _getMultiple(): Promise<Record<string, unknown> | undefined> {
+    return Promise.reject(new Error('reading several secrets at once is not supported'));
+  }
+}
+
+/** The shared provider, registered where Powertools' `clearCaches()` finds it. */
+function secretsProvider(): BaseProvider {
+  const existing = DEFAULT_PROVIDERS.secrets;
+  if (existing instanceof LazySecretsProvider) return existing;
+  const provider = new LazySecretsProvider();
+  DEFAULT_PROVIDERS.secrets = provider;
+  return provider;
 }
 
 /**
@@ -61,8 +86,7 @@ function useBoundedSecretsClient(): void {
  * Throws what Parameters throws (`GetParameterError`, with the SDK error as `cause`).
  */
 async function readSecretText(secretId: string, maxAgeSeconds: number): Promise<string | undefined> {
-  useBoundedSecretsClient();
-  const value: unknown = await getSecret(secretId, { maxAge: maxAgeSeconds });
+  const value: unknown = await secretsProvider().get(secretId, { maxAge: maxAgeSeconds });
   if (typeof value === 'string') return value;
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
   return undefined;

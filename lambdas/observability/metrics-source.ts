@@ -4,12 +4,9 @@
  * from CloudWatch `GetMetricData` over a recent window. Both produce the same metric families
  * (same names and labels), rendered by `prometheus.ts`.
  */
-import {
-  CloudWatchClient,
-  GetMetricDataCommand,
-  type MetricDataQuery,
-  type MetricDataResult,
-} from '@aws-sdk/client-cloudwatch';
+// Types only: the client is imported on the first scrape (it costs cold start; only the aux
+// function on AWS ever needs it).
+import type { CloudWatchClient, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import type { Config } from '../config.ts';
 import {
   API_NAMES,
@@ -319,12 +316,13 @@ export function createCloudWatchMetricsSource(
   let cached: { readonly expiresAt: number; readonly families: Promise<MetricFamily[]> } | undefined;
 
   const fetchFamilies = async (): Promise<MetricFamily[]> => {
-    cloudWatch ??= new CloudWatchClient(config.region ? { region: config.region } : {});
+    const sdk = await import('@aws-sdk/client-cloudwatch');
+    cloudWatch ??= new sdk.CloudWatchClient(config.region ? { region: config.region } : {});
     const endTime = Math.floor(now() / 60_000) * 60_000;
     let results: MetricDataResult[];
     try {
       const output = await cloudWatch.send(
-        new GetMetricDataCommand({
+        new sdk.GetMetricDataCommand({
           MetricDataQueries: plan.queries,
           StartTime: new Date(endTime - plan.periodSeconds * 1000),
           EndTime: new Date(endTime),
