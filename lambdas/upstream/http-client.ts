@@ -333,15 +333,31 @@ class NodeHttpClient implements HttpClient {
           fail(tooLarge(request));
           return;
         }
+        // With a declared length the body is copied into one buffer as it arrives: no list of
+        // chunks plus a concatenated copy of them (for a 5 MB answer, 5 MB less at the peak).
+        const whole = Number.isInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+        let copied = 0;
         res.on('data', (chunk: Buffer) => {
-          received += chunk.length;
           // Stop reading at once; the rest of the body is never buffered.
-          if (received > request.maxResponseBytes) fail(tooLarge(request));
-          else chunks.push(chunk);
+          if (received + chunk.length > request.maxResponseBytes) {
+            fail(tooLarge(request));
+            return;
+          }
+          // Bytes beyond the declared length (the parser should not allow any) keep their order.
+          if (whole && chunks.length === 0 && received + chunk.length <= whole.length) {
+            chunk.copy(whole, received);
+            copied += chunk.length;
+          } else {
+            chunks.push(chunk);
+          }
+          received += chunk.length;
         });
-        res.on('end', () =>
-          settle({ value: { status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks, received) } }),
-        );
+        res.on('end', () => {
+          const head = whole?.subarray(0, copied);
+          const body =
+            chunks.length === 0 && head ? head : Buffer.concat(head ? [head, ...chunks] : chunks, received);
+          settle({ value: { status: res.statusCode ?? 0, headers, body } });
+        });
         res.on('error', (error) => {
           if (!settled) settle({ error: new AttemptFailure(error, { sent: true, reused, responded: true }) });
         });
