@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parsePublicKey } from './license.ts';
-import { z } from './zod.ts';
+import './zod.ts';
+import * as z from 'zod';
 
 /** Lambda's synchronous response limit (6 MB), for the whole serialized response. */
 export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;

@@ -15,7 +15,8 @@ import {
   sign,
   verify,
 } from 'node:crypto';
-import { z } from './zod.ts';
+import './zod.ts';
+import * as z from 'zod';
 
 /** What `GET /_/license` answers (plus `days_left`, used by the alarm and the CLI). */
 export interface LicenseStatus {

@@ -3,7 +3,8 @@
  * zod schemas of the request bodies (spec, "Resources and their fields") and the one function
  * that turns a zod failure into a short, field-naming message.
  */
-import { z } from './zod.ts';
+import './zod.ts';
+import * as z from 'zod';
 
 /** The 9 v1 actions (spec). */
 export const V1_ACTIONS = [

@@ -3,7 +3,7 @@
  * (ESM, minified, `@aws-sdk/*` external, the `require` shim), imported from the bundle, and
  * invoked in Lambda mode with an API Gateway payload 2.0 event against the ERP double.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -105,6 +105,15 @@ describe('bundled handlers, invoked as Lambda would', () => {
     vi.unstubAllEnvs();
     await double.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the execute bundles within the 250 KB budget (issue 7), with no AWS SDK loaded at import', () => {
+    for (const fn of ['execute-v1', 'execute-v2'] as const) {
+      const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
+      expect(Buffer.byteLength(code), fn).toBeLessThanOrEqual(250 * 1024);
+      // The SDK is imported when a secret is first read, never at module load (cold start).
+      expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
+    }
   });
 
   it('execute-v1 answers a search_count', async () => {
