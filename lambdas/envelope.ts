@@ -6,6 +6,7 @@
  */
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { wrapBytes } from './buffers.ts';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from './config.ts';
 import { InternalError, ProxyError, ResponseTooLargeError, V2RequestShapeError } from './errors.ts';
 import type { RequestState } from './request-state.ts';
@@ -78,11 +79,11 @@ export function outcomeResponse(state: RequestState, outcome: ProxyOutcome): Lam
   if (outcome.kind === 'erp_error') state.errorCode = outcome.code;
   if (outcome.kind === 'raw_result') {
     // The same bytes JSON.stringify(envelope) would give, with the ERP's JSON spliced in as is.
-    const bodyBytes = Buffer.concat([
+    const bodyBytes = wrapBytes(
       Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(state.envelopeId)},"result":`, 'utf8'),
       outcome.json,
       Buffer.from(',"error":null}', 'utf8'),
-    ]);
+    );
     return { statusCode: 200, headers: { 'content-type': JSON_TYPE }, body: '', bodyBytes };
   }
   return jsonResponse(200, envelope(state.envelopeId, outcome));

@@ -14,6 +14,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { allocateWithRoom } from '../buffers.ts';
 import {
   ProxyError,
   ResponseTooLargeError,
@@ -335,7 +336,7 @@ class NodeHttpClient implements HttpClient {
         }
         // With a declared length the body is copied into one buffer as it arrives: no list of
         // chunks plus a concatenated copy of them (for a 5 MB answer, 5 MB less at the peak).
-        const whole = Number.isInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
+        const whole = Number.isInteger(declared) && declared > 0 ? allocateWithRoom(declared) : undefined;
         let copied = 0;
         res.on('data', (chunk: Buffer) => {
           // Stop reading at once; the rest of the body is never buffered.
