@@ -17,9 +17,9 @@ describe('wrapBytes', () => {
     const answer = allocateWithRoom(30);
     answer.write('{"jsonrpc":"2.0","result":[7]}');
     const span = answer.subarray(26, 29);
-    expect(wrapBytes(Buffer.from('{"x":"a much longer head than before","result":'), span, suffix).toString()).toBe(
-      '{"x":"a much longer head than before","result":[7]}',
-    );
+    expect(
+      wrapBytes(Buffer.from('{"x":"a much longer head than before","result":'), span, suffix).toString(),
+    ).toBe('{"x":"a much longer head than before","result":[7]}');
   });
 
   it('copies when the room is too small, and never writes around a buffer it did not allocate', () => {
