@@ -249,8 +249,9 @@ ${summary(rows)}
   are called in-process with payload 2.0 events shaped like the local server's \`buildEvent\`, over a
   runtime built as the local server builds it (\`createRuntime(loadConfig(...))\`, LOG_LEVEL INFO, the
   production default, local metrics). The upstream is a \`node:http\` server on 127.0.0.1 in the same
-  process that answers a fixed JSON-RPC, JSON-2 or \`/web/version\` body at once. ${o.warmup} calls of
-  warm-up, then ${o.iterations} measured calls per handler; per call, overhead = handler wall time −
+  process that answers a fixed JSON-RPC, JSON-2 or \`/web/version\` body at once. ${o.warmup} rounds of
+  warm-up interleaved across all cases (so shared code is equally warm for each), then ${o.iterations}
+  measured calls per handler; per call, overhead = handler wall time −
   \`context.proxy.upstreamMs\` (the time the handler itself records as spent on the upstream). The
   version handler caches versions per URL, so it is measured twice: with a new URL per call (cache
   miss, the upstream is called) and with one URL (cached, no upstream call). While measuring,
