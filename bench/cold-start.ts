@@ -11,7 +11,7 @@ import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { ESBUILD_TARGET, REQUIRE_SHIM } from '../lib/proxy-function.ts';
+import { esbuildOptions } from '../lib/proxy-function.ts';
 import { type FunctionName, HANDLER_ENTRIES } from '../lib/routes.ts';
 import { BENCH_PROXY_KEY, postEvent, smallBody } from './fixtures.ts';
 import { median, progress } from './stats.ts';
@@ -55,21 +55,7 @@ export async function buildBundles(): Promise<Record<FunctionName, string>> {
   const out = {} as Record<FunctionName, string>;
   for (const fn of FUNCTIONS) {
     const outfile = join(BUNDLE_DIR, fn, 'index.mjs');
-    await build({
-      entryPoints: [resolve(ROOT, HANDLER_ENTRIES[fn])],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: ESBUILD_TARGET,
-      minify: true,
-      sourcemap: true,
-      sourcesContent: false,
-      mainFields: ['module', 'main'],
-      external: ['@aws-sdk/*'],
-      banner: { js: REQUIRE_SHIM },
-      logLevel: 'silent',
-    });
+    await build(esbuildOptions(resolve(ROOT, HANDLER_ENTRIES[fn]), outfile));
     out[fn] = outfile;
   }
   return out;

@@ -11,6 +11,7 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { BuildOptions } from 'esbuild';
 import { acknowledge } from './nag.ts';
 
 /** Node 24 is the newest LTS line Lambda and this CDK version offer (cdk-nag L1 checks it too). */
@@ -23,6 +24,40 @@ export const ESBUILD_TARGET = 'node24';
  */
 export const REQUIRE_SHIM =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+/**
+ * How every function is bundled. The stack uses it, and so do the bundle test and the cold-start
+ * benchmark (through {@link esbuildOptions}), so they test and measure what is deployed.
+ */
+export const BUNDLE = Object.freeze({
+  target: ESBUILD_TARGET,
+  minify: true,
+  // The map names files and lines; the sources themselves stay out of the zip.
+  sourcesContent: false,
+  mainFields: Object.freeze(['module', 'main']),
+  // The Node.js 24 runtime ships AWS SDK v3; bundling it would add ~300 KB per function.
+  external: Object.freeze(['@aws-sdk/*']),
+  banner: REQUIRE_SHIM,
+});
+
+/** {@link BUNDLE} as esbuild `build()` options, to bundle a handler the way the stack does. */
+export function esbuildOptions(entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: BUNDLE.target,
+    minify: BUNDLE.minify,
+    sourcemap: true,
+    sourcesContent: BUNDLE.sourcesContent,
+    mainFields: [...BUNDLE.mainFields],
+    external: [...BUNDLE.external],
+    banner: { js: BUNDLE.banner },
+    logLevel: 'silent',
+  };
+}
 
 export interface FunctionVpcPlacement {
   readonly vpc: IVpc;
@@ -95,16 +130,14 @@ export class ProxyFunction extends Construct {
         : {}),
       bundling: {
         format: OutputFormat.ESM,
-        target: ESBUILD_TARGET,
-        minify: true,
+        target: BUNDLE.target,
+        minify: BUNDLE.minify,
         sourceMap: true,
         sourceMapMode: SourceMapMode.DEFAULT,
-        // The map names files and lines; the sources themselves stay out of the zip.
-        sourcesContent: false,
-        mainFields: ['module', 'main'],
-        // The Node.js 24 runtime ships AWS SDK v3; bundling it would add ~300 KB per function.
-        externalModules: ['@aws-sdk/*'],
-        banner: REQUIRE_SHIM,
+        sourcesContent: BUNDLE.sourcesContent,
+        mainFields: [...BUNDLE.mainFields],
+        externalModules: [...BUNDLE.external],
+        banner: BUNDLE.banner,
         forceDockerBundling: false,
       },
     });

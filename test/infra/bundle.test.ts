@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ESBUILD_TARGET, REQUIRE_SHIM } from '../../lib/proxy-function.ts';
+import { esbuildOptions } from '../../lib/proxy-function.ts';
 import { type FunctionName, HANDLER_ENTRIES, ROUTES, routeKey } from '../../lib/routes.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 
@@ -83,21 +83,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     for (const [fn, entry] of Object.entries(HANDLER_ENTRIES) as Array<[FunctionName, string]>) {
       const outfile = join(dir, fn, 'index.mjs');
-      await build({
-        entryPoints: [resolve(entry)],
-        outfile,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: ESBUILD_TARGET,
-        minify: true,
-        sourcemap: true,
-        sourcesContent: false,
-        mainFields: ['module', 'main'],
-        external: ['@aws-sdk/*'],
-        banner: { js: REQUIRE_SHIM },
-        logLevel: 'silent',
-      });
+      await build(esbuildOptions(resolve(entry), outfile));
       handlers[fn] = ((await import(pathToFileURL(outfile).href)) as { handler: Handler }).handler;
     }
   });
