@@ -1,8 +1,12 @@
 /**
- * Replays the real Odoo 19 captures in `../shared/odoo/captures/` against the ERP double and checks
- * that status, content type and body shape match. Where the double and a capture differ, the double is wrong.
+ * Replays the real Odoo 19 captures against the ERP double and checks that status, content type
+ * and body shape match. Where the double and a capture differ, the double is wrong.
+ *
+ * The captures are a copy of `../shared/odoo/captures/` (keys redacted) kept beside this file, so
+ * the suite needs nothing outside the repository; when `../shared` is there, a test checks that
+ * the copy has not drifted from it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +19,8 @@ import {
   startErpDouble,
 } from './index.ts';
 
-const CAPTURES_DIR = new URL('../../../shared/odoo/captures/', import.meta.url);
+const CAPTURES_DIR = new URL('./captures/', import.meta.url);
+const SHARED_CAPTURES_DIR = new URL('../../../shared/odoo/captures/', import.meta.url);
 const KEY_PLACEHOLDER = '<ERP_USER_API_KEY>';
 
 /** Keys the real server had but the double does not know (so they fail like the captures show). */
@@ -319,4 +324,21 @@ describe.each(replayed)('capture %s', (file) => {
     if (capture.request.path.endsWith('/version'))
       expect(Object.keys(asRecord(actual))).toEqual(Object.keys(wantObject));
   });
+});
+
+describe('the copy of the captures', () => {
+  const shared = existsSync(SHARED_CAPTURES_DIR);
+  it.skipIf(!shared)(
+    'matches ../shared/odoo/captures file for file (skipped when ../shared is absent)',
+    () => {
+      const names = readdirSync(SHARED_CAPTURES_DIR).sort();
+      expect(readdirSync(CAPTURES_DIR).sort()).toEqual(names);
+      for (const name of names) {
+        expect(
+          readFileSync(new URL(name, CAPTURES_DIR)).equals(readFileSync(new URL(name, SHARED_CAPTURES_DIR))),
+          name,
+        ).toBe(true);
+      }
+    },
+  );
 });
