@@ -161,13 +161,13 @@ export function addUtcYears(now: Date, years: number): string {
  */
 export function evaluateLicense(raw: unknown, options: EvaluateOptions = {}): LicenseStatus {
   const now = options.now ?? new Date();
-  const parsed = parseLicense(raw);
-  if (!parsed.ok)
-    return { licensee: '', valid_until: '', is_valid: false, reason: parsed.reason, days_left: null };
+  const document = checkDocument(raw, options.publicKey);
+  if (!document.ok)
+    return { licensee: '', valid_until: '', is_valid: false, reason: document.reason, days_left: null };
 
-  const { licensee, valid_until, signature } = parsed.license;
+  const { licensee, valid_until, problem } = document;
   const days_left = daysUntil(valid_until, now);
-  // Built in one place so every status has the same field order: {licensee, valid_until, is_valid, reason?, days_left}.
+  // Same field order in every status: {licensee, valid_until, is_valid, reason?, days_left}.
   const invalid = (reason: string): LicenseStatus => ({
     licensee,
     valid_until,
@@ -175,16 +175,50 @@ export function evaluateLicense(raw: unknown, options: EvaluateOptions = {}): Li
     reason,
     days_left,
   });
-
-  if (options.publicKey !== undefined) {
-    const key = parsePublicKey(options.publicKey);
-    if (!key) return invalid('LICENSE_PUBLIC_KEY is not a valid Ed25519 public key');
-    if (signature === undefined || signature.trim() === '') return invalid('license signature is missing');
-    if (!verifySignature(key, licensee, valid_until, signature))
-      return invalid('license signature does not verify');
-  }
+  if (problem !== undefined) return invalid(problem);
   if (days_left < 0) return invalid(`license expired on ${valid_until}`);
   return { licensee, valid_until, is_valid: true, days_left };
+}
+
+/** What a license document says regardless of the date: its fields, or why it cannot be valid. */
+type DocumentCheck =
+  | { readonly ok: true; readonly licensee: string; readonly valid_until: string; readonly problem?: string }
+  | { readonly ok: false; readonly reason: string };
+
+let lastDocument:
+  | { readonly raw: string; readonly publicKey: string | undefined; readonly check: DocumentCheck }
+  | undefined;
+
+/**
+ * Parsing, the key and the signature depend only on the document text and the key, yet the
+ * license is evaluated on every call: the result for the last text is kept, and only the date is
+ * checked again each time.
+ */
+function checkDocument(raw: unknown, publicKey: string | undefined): DocumentCheck {
+  if (typeof raw === 'string' && lastDocument?.raw === raw && lastDocument.publicKey === publicKey) {
+    return lastDocument.check;
+  }
+  const check = checkDocumentUncached(raw, publicKey);
+  if (typeof raw === 'string') lastDocument = { raw, publicKey, check };
+  return check;
+}
+
+function checkDocumentUncached(raw: unknown, publicKey: string | undefined): DocumentCheck {
+  const parsed = parseLicense(raw);
+  if (!parsed.ok) return { ok: false, reason: parsed.reason };
+  const { licensee, valid_until, signature } = parsed.license;
+  if (publicKey === undefined) return { ok: true, licensee, valid_until };
+  const key = parsePublicKey(publicKey);
+  const problem = !key
+    ? 'LICENSE_PUBLIC_KEY is not a valid Ed25519 public key'
+    : signature === undefined || signature.trim() === ''
+      ? 'license signature is missing'
+      : !verifySignature(key, licensee, valid_until, signature)
+        ? 'license signature does not verify'
+        : undefined;
+  return problem === undefined
+    ? { ok: true, licensee, valid_until }
+    : { ok: true, licensee, valid_until, problem };
 }
 
 function verifySignature(key: KeyObject, licensee: string, validUntil: string, signature: string): boolean {

@@ -17,6 +17,7 @@ import { Console } from 'node:console';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MetricsOptions } from '@aws-lambda-powertools/metrics/types';
 import type { Config } from '../config.ts';
+import { isJsonObject } from '../json.ts';
 import type { ApiName, Outcome, RequestState } from '../request-state.ts';
 import type { MetricFamily, MetricSample } from './prometheus.ts';
 
@@ -193,16 +194,20 @@ export class LocalMetricsStore {
 
   /** Adds one EMF record (`_aws.CloudWatchMetrics[].Metrics[]` plus top-level values). */
   ingestRecord(record: unknown): void {
-    if (!isObject(record) || !isObject(record._aws) || !Array.isArray(record._aws.CloudWatchMetrics)) {
+    if (
+      !isJsonObject(record) ||
+      !isJsonObject(record._aws) ||
+      !Array.isArray(record._aws.CloudWatchMetrics)
+    ) {
       this.#malformedRecords += 1;
       return;
     }
     this.#recent.push(record);
     if (this.#recent.length > MAX_RECENT_RECORDS) this.#recent.shift();
     for (const directive of record._aws.CloudWatchMetrics) {
-      if (!isObject(directive) || !Array.isArray(directive.Metrics)) continue;
+      if (!isJsonObject(directive) || !Array.isArray(directive.Metrics)) continue;
       for (const definition of directive.Metrics) {
-        if (!isObject(definition) || typeof definition.Name !== 'string') continue;
+        if (!isJsonObject(definition) || typeof definition.Name !== 'string') continue;
         const spec = SPEC_BY_NAME.get(definition.Name);
         if (spec === undefined) continue;
         const values = numericValues(record[definition.Name]);
@@ -280,10 +285,6 @@ export class LocalMetricsStore {
     }
     return series;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** EMF values are a number, or an array when the same metric was added several times. */

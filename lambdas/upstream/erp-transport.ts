@@ -116,8 +116,6 @@ export function parseJsonBody(response: UpstreamResponse): JsonBody {
   return { ok: true, value };
 }
 
-export { isJsonObject };
-
 /** `HTTP 404 text/html ("404 Not Found")`: what came back, without echoing the whole body. */
 export function describeAnswer(response: UpstreamResponse): string {
   const type = (response.headers['content-type'] ?? 'no content type').split(';')[0]?.trim();

@@ -5,14 +5,13 @@
  */
 import type { ProxyOutcome } from '../envelope.ts';
 import { BadUpstreamResponseError, Json2UnavailableError } from '../errors.ts';
-import { scanJson } from '../json.ts';
+import { isJsonObject, scanJson } from '../json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
   describeAnswer,
   type ErpCall,
   type ErpTransport,
-  isJsonObject,
   parseJsonBody,
   scrubErrorData,
   sendExchange,

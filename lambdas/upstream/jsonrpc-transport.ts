@@ -4,14 +4,13 @@
  */
 import type { ProxyOutcome } from '../envelope.ts';
 import { BadUpstreamResponseError } from '../errors.ts';
-import { scanJson } from '../json.ts';
+import { isJsonObject, scanJson } from '../json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
   describeAnswer,
   type ErpCall,
   type ErpTransport,
-  isJsonObject,
   scrubErrorData,
   sendExchange,
   unusableAnswer,

@@ -5,10 +5,10 @@
  * when the target is upgraded.
  */
 import { BadUpstreamResponseError, type ProxyError } from '../errors.ts';
+import { isJsonObject } from '../json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
-  isJsonObject,
   parseJsonBody,
   sendExchange,
   upstreamUrl,
