@@ -142,6 +142,19 @@ export class ErpProxyStack extends Stack {
     for (const fn of Object.values(this.functions)) {
       this.proxyKeysSecret.grantRead(fn.function);
       this.licenseSecret.grantRead(fn.function);
+      // Imported secrets under a customer-managed key: decrypt through Secrets Manager only. (An
+      // imported key's policy cannot be changed, so `grantRead` with an `encryptionKey` adds
+      // nothing; the key policy must delegate to IAM, as the default key policy does.)
+      if (config.secretsKmsKeyArn) {
+        fn.function.addToRolePolicy(
+          new PolicyStatement({
+            sid: 'DecryptImportedSecrets',
+            actions: ['kms:Decrypt'],
+            resources: [config.secretsKmsKeyArn],
+            conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${this.region}.amazonaws.com` } },
+          }),
+        );
+      }
     }
     const aux = this.functions.aux;
     aux.function.addToRolePolicy(

@@ -89,6 +89,12 @@ export interface StackConfig {
   readonly proxyKeysSecretArn: string | undefined;
   /** Existing license secret (complete ARN). Undefined: the stack creates a placeholder. */
   readonly licenseSecretArn: string | undefined;
+  /**
+   * The customer-managed KMS key that encrypts the imported secrets, when it is not the account's
+   * default `aws/secretsmanager` key: the functions then need `kms:Decrypt` on it (through
+   * Secrets Manager only) to read them.
+   */
+  readonly secretsKmsKeyArn: string | undefined;
   /** `LICENSE_PUBLIC_KEY`: Ed25519 public key that license signatures must verify against. */
   readonly licensePublicKey: string | undefined;
   readonly vpc: VpcAttachment | undefined;
@@ -142,6 +148,7 @@ const IPV6 = /^[0-9a-f:]+(%\w+)?$/i;
 const DATABASE_NAME = /^[A-Za-z0-9_.-]+$/;
 const SECRET_ARN =
   /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
@@ -359,6 +366,25 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   }
 
   const arnHelp = 'the complete secret ARN, including the 6-character suffix Secrets Manager adds';
+  const proxyKeysSecretArn = p.string('proxyKeysSecretArn', SECRET_ARN, arnHelp);
+  const licenseSecretArn = p.string('licenseSecretArn', SECRET_ARN, arnHelp);
+  const secretsKmsKeyArn = p.string(
+    'secretsKmsKeyArn',
+    KMS_KEY_ARN,
+    'a KMS key ARN (arn:aws:kms:...:key/...)',
+  );
+  if (
+    secretsKmsKeyArn !== undefined &&
+    proxyKeysSecretArn === undefined &&
+    licenseSecretArn === undefined &&
+    // (an ARN that was given but is malformed is reported already)
+    !p.problems.some((problem) => /^(proxyKeys|license)SecretArn:/.test(problem))
+  ) {
+    p.problems.push(
+      'secretsKmsKeyArn applies to imported secrets only: set proxyKeysSecretArn and/or licenseSecretArn too ' +
+        '(the secrets the stack creates use the default aws/secretsmanager key)',
+    );
+  }
   const config: StackConfig = {
     allowedTargets,
     allowedDatabases,
@@ -376,8 +402,9 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     maxResponseBytes: p.integer('maxResponseBytes', undefined, 1024, 6 * 1024 * 1024, ' bytes'),
     secretsMaxAgeSeconds: p.integer('secretsMaxAge', d.secretsMaxAge, 1, 86_400, ' seconds'),
     auxPublic,
-    proxyKeysSecretArn: p.string('proxyKeysSecretArn', SECRET_ARN, arnHelp),
-    licenseSecretArn: p.string('licenseSecretArn', SECRET_ARN, arnHelp),
+    proxyKeysSecretArn,
+    licenseSecretArn,
+    secretsKmsKeyArn,
     licensePublicKey: p.string('licensePublicKey'),
     vpc,
     domain,

@@ -13,6 +13,7 @@ import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../li
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
 const SECRET_ARN_PROXY = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
 const SECRET_ARN_LICENSE = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+const SECRETS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/0b7a3c2e-1111-2222-3333-444455556666';
 
 interface Synth {
   readonly stack: ErpProxyStack;
@@ -408,6 +409,7 @@ describe('full context', () => {
       maxResponseBytes: 2_000_000,
       proxyKeysSecretArn: SECRET_ARN_PROXY,
       licenseSecretArn: SECRET_ARN_LICENSE,
+      secretsKmsKeyArn: SECRETS_KEY_ARN,
       licensePublicKey: 'MCowBQYDK2VwAyEAexample',
       vpcId: 'vpc-0123456789abcdef0',
       vpcSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210',
@@ -454,6 +456,28 @@ describe('full context', () => {
     expect([...resourcesRead].sort()).toEqual(
       [JSON.stringify(SECRET_ARN_PROXY), JSON.stringify(SECRET_ARN_LICENSE)].sort(),
     );
+  });
+
+  it('lets each function decrypt the imported secrets with their KMS key, through Secrets Manager only', () => {
+    for (const name of FUNCTION_NAMES) {
+      const roleId = roleOf(s.template, s.fnIds[name]);
+      const decrypts = policiesOfRole(s.template, roleId)
+        .flatMap(statementsOf)
+        .filter((st) => actions(st).includes('kms:Decrypt'));
+      expect(decrypts, name).toHaveLength(1);
+      expect(decrypts[0]).toMatchObject({
+        Effect: 'Allow',
+        Resource: SECRETS_KEY_ARN,
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': {
+              'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
+            },
+          },
+        },
+      });
+      expect(actions(decrypts[0] as Statement), name).toEqual(['kms:Decrypt']);
+    }
   });
 
   it('attaches every function to the VPC subnets with a created egress-only security group', () => {

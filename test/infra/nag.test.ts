@@ -73,6 +73,7 @@ describe('cdk-nag AwsSolutions, VPC, imported secrets, custom domain and alarm e
   const { app } = nagApp({
     proxyKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf',
     licenseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl',
+    secretsKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/0b7a3c2e-1111-2222-3333-444455556666',
     vpcId: 'vpc-0123456789abcdef0',
     vpcSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210',
     domainName: 'erp-proxy.example.com',

@@ -173,4 +173,21 @@ describe('parseStackConfig', () => {
     expect(config.proxyKeysSecretArn).toMatch(/-AbCdEf$/);
     expect(config.licenseSecretArn).toMatch(/-123456$/);
   });
+
+  it('takes a KMS key for imported secrets only', () => {
+    const key = 'arn:aws:kms:eu-west-1:123456789012:key/0b7a3c2e-1111-2222-3333-444455556666';
+    const licenseSecretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:license-123456';
+    expect(parseStackConfig(read({ licenseSecretArn, secretsKmsKeyArn: key })).secretsKmsKeyArn).toBe(key);
+    expect(parseStackConfig(read({})).secretsKmsKeyArn).toBeUndefined();
+    expect(problemsOf({ secretsKmsKeyArn: key })).toEqual([
+      expect.stringMatching(/^secretsKmsKeyArn applies to imported secrets only/),
+    ]);
+    expect(problemsOf({ licenseSecretArn, secretsKmsKeyArn: 'alias/erp-proxy' })).toEqual([
+      'secretsKmsKeyArn: expected a KMS key ARN (arn:aws:kms:...:key/...), got "alias/erp-proxy"',
+    ]);
+    // A malformed secret ARN is reported once, not again as "no imported secret".
+    expect(problemsOf({ licenseSecretArn: 'license', secretsKmsKeyArn: key })).toEqual([
+      expect.stringMatching(/^licenseSecretArn: expected the complete secret ARN/),
+    ]);
+  });
 });
