@@ -18,6 +18,7 @@ import {
   type MetricName,
   type MetricSpec,
   OUTCOMES,
+  toPrometheusUnit,
   UNKNOWN_CODE,
 } from './metrics.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
@@ -232,7 +233,11 @@ function compareCodes(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Turns `GetMetricData` results into families, in catalogue order. */
+/**
+ * Turns `GetMetricData` results into families, in catalogue order. Values, quantiles and
+ * `_sum` are converted to the family's Prometheus unit (milliseconds to seconds for latency);
+ * `_count` stays a count.
+ */
 export function familiesFromResults(
   plan: MetricDataPlan,
   results: readonly MetricDataResult[],
@@ -279,7 +284,9 @@ export function familiesFromResults(
     // A count over a sliding window goes up and down, so it is a gauge here (rate() on it would
     // see false counter resets); latency is a summary with quantiles instead of buckets.
     type: spec.kind === 'counter' ? 'gauge' : spec.kind === 'histogram' ? 'summary' : spec.kind,
-    samples: dropEmptySummaries(spec, samples.get(spec.name) ?? []),
+    samples: dropEmptySummaries(spec, samples.get(spec.name) ?? []).map((sample) =>
+      sample.suffix === '_count' ? sample : { ...sample, value: toPrometheusUnit(spec, sample.value) },
+    ),
   }));
 }
 

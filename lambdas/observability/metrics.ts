@@ -19,7 +19,7 @@ import type { MetricsOptions } from '@aws-lambda-powertools/metrics/types';
 import type { Config } from '../config.ts';
 import { isJsonObject } from '../json.ts';
 import type { ApiName, Outcome, RequestState } from '../request-state.ts';
-import type { MetricFamily, MetricSample } from './prometheus.ts';
+import { formatSampleValue, type MetricFamily, type MetricSample } from './prometheus.ts';
 
 /** Default CloudWatch namespace (`POWERTOOLS_METRICS_NAMESPACE` overrides it through config). */
 export const METRICS_NAMESPACE = 'ErpProxy';
@@ -67,8 +67,15 @@ export interface MetricSpec {
   readonly kind: MetricKind;
   /** Prometheus family name, the same locally and on AWS. */
   readonly prometheusName: string;
+  /**
+   * What one unit of the CloudWatch metric is in the Prometheus family's base unit (`0.001`:
+   * milliseconds exposed as seconds); 1 when omitted. Applies to values, quantiles, `_sum` and
+   * bucket bounds, never to `_count` (see `toPrometheusUnit`).
+   */
+  readonly prometheusScale?: number;
   /** Dimensions besides `service`, in label order. */
   readonly dimensions: readonly string[];
+  /** Prometheus HELP text, in the Prometheus family's unit. */
   readonly help: string;
 }
 
@@ -102,17 +109,19 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     name: MetricName.UpstreamLatency,
     unit: MetricUnit.Milliseconds,
     kind: 'histogram',
-    prometheusName: 'erp_proxy_upstream_latency_milliseconds',
+    prometheusName: 'erp_proxy_upstream_latency_seconds',
+    prometheusScale: 0.001,
     dimensions: [Dimension.Api],
-    help: 'Time spent waiting on the ERP per request, in milliseconds.',
+    help: 'Time spent waiting on the ERP per request, in seconds.',
   },
   {
     name: MetricName.ProxyOverhead,
     unit: MetricUnit.Milliseconds,
     kind: 'histogram',
-    prometheusName: 'erp_proxy_proxy_overhead_milliseconds',
+    prometheusName: 'erp_proxy_proxy_overhead_seconds',
+    prometheusScale: 0.001,
     dimensions: [Dimension.Api],
-    help: 'Handler time minus upstream time per request, in milliseconds.',
+    help: 'Handler time minus upstream time per request, in seconds.',
   },
   {
     name: MetricName.ResponseBytes,
@@ -134,7 +143,20 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
 
 const SPEC_BY_NAME: ReadonlyMap<string, MetricSpec> = new Map(METRIC_SPECS.map((spec) => [spec.name, spec]));
 
-/** Upper bounds (ms) of the local latency histogram buckets; `+Inf` is implied. */
+/**
+ * A value of `spec` (in its CloudWatch unit) in the unit of its Prometheus family: times
+ * `prometheusScale`, cut to 15 significant digits so the float noise of the scaling does not
+ * show (250 ms is `0.25`, 5 ms is `0.005`, not `0.005000000000000001`). Not for `_count`.
+ */
+export function toPrometheusUnit(spec: MetricSpec, value: number): number {
+  const scale = spec.prometheusScale ?? 1;
+  return scale === 1 ? value : Number((value * scale).toPrecision(15));
+}
+
+/**
+ * Upper bounds (ms, the unit of the EMF values they sort) of the local latency histogram
+ * buckets; `+Inf` is implied. Exposed in seconds (`le="0.005"` … `le="60"`).
+ */
 export const LATENCY_BUCKETS_MS: readonly number[] = Object.freeze([
   5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000,
 ]);
@@ -233,7 +255,7 @@ export class LocalMetricsStore {
         name: spec.prometheusName,
         help: spec.help,
         type: spec.kind,
-        samples: series.flatMap((aggregate) => samplesOf(spec.kind, aggregate)),
+        samples: series.flatMap((aggregate) => samplesOf(spec, aggregate)),
       };
     });
   }
@@ -307,19 +329,24 @@ function addValues(kind: MetricKind, series: SeriesAggregate, values: readonly n
   }
 }
 
-function samplesOf(kind: MetricKind, series: SeriesAggregate): MetricSample[] {
+/** The Prometheus samples of one series, in the family's unit (see `toPrometheusUnit`). */
+function samplesOf(spec: MetricSpec, series: SeriesAggregate): MetricSample[] {
+  const { kind } = spec;
   const { labels } = series;
-  if (kind === 'counter' || kind === 'gauge') return [{ labels, value: series.value }];
+  if (kind === 'counter' || kind === 'gauge') {
+    return [{ labels, value: toPrometheusUnit(spec, series.value) }];
+  }
   const samples: MetricSample[] = [];
   if (kind === 'histogram') {
     let cumulative = 0;
     for (let i = 0; i <= LATENCY_BUCKETS_MS.length; i += 1) {
       cumulative += series.buckets[i] ?? 0;
-      const le = i < LATENCY_BUCKETS_MS.length ? String(LATENCY_BUCKETS_MS[i]) : '+Inf';
+      const bound = LATENCY_BUCKETS_MS[i];
+      const le = bound === undefined ? '+Inf' : formatSampleValue(toPrometheusUnit(spec, bound));
       samples.push({ labels: { ...labels, le }, value: cumulative, suffix: '_bucket' });
     }
   }
-  samples.push({ labels, value: series.sum, suffix: '_sum' });
+  samples.push({ labels, value: toPrometheusUnit(spec, series.sum), suffix: '_sum' });
   samples.push({ labels, value: series.count, suffix: '_count' });
   return samples;
 }

@@ -73,7 +73,10 @@ describe('operator endpoints', () => {
     expect(answer.text).toContain('# TYPE erp_proxy_requests_total counter');
     expect(answer.text).toMatch(/^erp_proxy_requests_total\{api="v1",outcome="success"\} 3$/m);
     expect(answer.text).toMatch(/^erp_proxy_errors_total\{api="v1",code="-32700"\} 1$/m);
-    expect(answer.text).toMatch(/^erp_proxy_upstream_latency_milliseconds_count\{api="v1"\} 3$/m);
+    expect(answer.text).toMatch(/^erp_proxy_upstream_latency_seconds_count\{api="v1"\} 3$/m);
+    expect(answer.text).toMatch(/^erp_proxy_upstream_latency_seconds_bucket\{api="v1",le="60"\} 3$/m);
+    expect(answer.text).toMatch(/^erp_proxy_proxy_overhead_seconds_sum\{api="v1"\} \d+(\.\d+)?(e-\d+)?$/m);
+    expect(answer.text).not.toContain('_milliseconds');
   });
 });
 

@@ -40,6 +40,10 @@ const RESULTS: MetricDataResult[] = [
   { Id: 'upstream_v1_p99', Values: [15000], StatusCode: 'Complete' },
   { Id: 'upstream_v1_sum', Values: [16000] },
   { Id: 'upstream_v1_count', Values: [8] },
+  { Id: 'overhead_v1_p50', Values: [0.3] },
+  { Id: 'overhead_v1_p99', Values: [25] },
+  { Id: 'overhead_v1_sum', Values: [7.77, 5] },
+  { Id: 'overhead_v1_count', Values: [8] },
   { Id: 'bytes_v1_sum', Values: [4096] },
   { Id: 'bytes_v1_count', Values: [8] },
   { Id: 'license_days_left', Values: [42] },
@@ -146,14 +150,22 @@ describe('CloudWatch metrics source', () => {
     expect(text).toContain('erp_proxy_upstream_timeouts_total{api="v1"} 1\n');
     expect(text).toContain(
       [
-        '# TYPE erp_proxy_upstream_latency_milliseconds summary',
-        'erp_proxy_upstream_latency_milliseconds{api="v1",quantile="0.5"} 120.5',
-        'erp_proxy_upstream_latency_milliseconds{api="v1",quantile="0.99"} 15000',
-        'erp_proxy_upstream_latency_milliseconds_sum{api="v1"} 16000',
-        'erp_proxy_upstream_latency_milliseconds_count{api="v1"} 8',
-        '# HELP erp_proxy_proxy_overhead_milliseconds',
+        '# HELP erp_proxy_upstream_latency_seconds Time spent waiting on the ERP per request, in seconds. Over the last 300 s, from CloudWatch.',
+        '# TYPE erp_proxy_upstream_latency_seconds summary',
+        'erp_proxy_upstream_latency_seconds{api="v1",quantile="0.5"} 0.1205',
+        'erp_proxy_upstream_latency_seconds{api="v1",quantile="0.99"} 15',
+        'erp_proxy_upstream_latency_seconds_sum{api="v1"} 16',
+        'erp_proxy_upstream_latency_seconds_count{api="v1"} 8',
+        '# HELP erp_proxy_proxy_overhead_seconds Handler time minus upstream time per request, in seconds. Over the last 300 s, from CloudWatch.',
+        '# TYPE erp_proxy_proxy_overhead_seconds summary',
+        'erp_proxy_proxy_overhead_seconds{api="v1",quantile="0.5"} 0.0003',
+        'erp_proxy_proxy_overhead_seconds{api="v1",quantile="0.99"} 0.025',
+        'erp_proxy_proxy_overhead_seconds_sum{api="v1"} 0.01277',
+        'erp_proxy_proxy_overhead_seconds_count{api="v1"} 8',
+        '# HELP erp_proxy_response_bytes',
       ].join('\n'),
     );
+    expect(text).not.toContain('_milliseconds');
     expect(text).toContain(
       'erp_proxy_response_bytes_sum{api="v1"} 4096\nerp_proxy_response_bytes_count{api="v1"} 8\n',
     );

@@ -10,6 +10,7 @@ import {
   recordLicenseDaysLeft,
   recordRequest,
   roundMs,
+  toPrometheusUnit,
 } from '../../../lambdas/observability/metrics.ts';
 import { createLocalMetricsSource } from '../../../lambdas/observability/metrics-source.ts';
 import { renderPrometheus } from '../../../lambdas/observability/prometheus.ts';
@@ -95,18 +96,35 @@ describe('local EMF capture', () => {
         'erp_proxy_upstream_timeouts_total{api="v2"} 0',
       ].join('\n'),
     );
-    expect(text).toContain('# TYPE erp_proxy_upstream_latency_milliseconds histogram\n');
-    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="25"} 0\n');
-    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="50"} 1\n');
-    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="10000"} 1\n');
-    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="30000"} 2\n');
-    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_bucket{api="v1",le="+Inf"} 2\n');
-    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_sum{api="v1"} 15040\n');
-    expect(text).toContain('erp_proxy_upstream_latency_milliseconds_count{api="v1"} 2\n');
-    // Overhead = duration - upstream: 10 + 4 on v1, 7 on v2 (no upstream).
-    expect(text).toContain('erp_proxy_proxy_overhead_milliseconds_sum{api="v1"} 14\n');
-    expect(text).toContain('erp_proxy_proxy_overhead_milliseconds_sum{api="v2"} 7\n');
-    expect(text).not.toContain('erp_proxy_upstream_latency_milliseconds_count{api="v2"}');
+    // Latencies are exposed in seconds (the EMF values stay milliseconds: 40 ms and 15000 ms).
+    expect(text).toContain(
+      '# HELP erp_proxy_upstream_latency_seconds Time spent waiting on the ERP per request, in seconds.\n' +
+        '# TYPE erp_proxy_upstream_latency_seconds histogram\n',
+    );
+    expect(text).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.025"} 0\n');
+    expect(text).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.05"} 1\n');
+    expect(text).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="10"} 1\n');
+    expect(text).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="30"} 2\n');
+    expect(text).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="+Inf"} 2\n');
+    expect(text).toContain('erp_proxy_upstream_latency_seconds_sum{api="v1"} 15.04\n');
+    expect(text).toContain('erp_proxy_upstream_latency_seconds_count{api="v1"} 2\n');
+    // Overhead = duration - upstream: 10 + 4 ms on v1, 7 ms on v2 (no upstream).
+    expect(text).toContain(
+      '# HELP erp_proxy_proxy_overhead_seconds Handler time minus upstream time per request, in seconds.\n' +
+        '# TYPE erp_proxy_proxy_overhead_seconds histogram\n',
+    );
+    expect(text).toContain('erp_proxy_proxy_overhead_seconds_sum{api="v1"} 0.014\n');
+    expect(text).toContain('erp_proxy_proxy_overhead_seconds_sum{api="v2"} 0.007\n');
+    expect(text).toContain('erp_proxy_proxy_overhead_seconds_count{api="v2"} 1\n');
+    expect(text).not.toContain('erp_proxy_upstream_latency_seconds_count{api="v2"}');
+    expect(text).not.toContain('_milliseconds');
+    // The CloudWatch metrics themselves stay in milliseconds.
+    const perApi = records.find((record) => record.UpstreamLatency !== undefined);
+    expect(perApi).toMatchObject({ UpstreamLatency: 40, ProxyOverhead: 10 });
+    expect(perApi._aws.CloudWatchMetrics[0].Metrics).toContainEqual({
+      Name: 'UpstreamLatency',
+      Unit: 'Milliseconds',
+    });
     expect(text).toContain('# TYPE erp_proxy_response_bytes summary\n');
     expect(text).toContain('erp_proxy_response_bytes_sum{api="v1"} 300\n');
     expect(text).toContain('erp_proxy_response_bytes_count{api="v2"} 1\n');
@@ -199,15 +217,19 @@ describe('local EMF capture', () => {
     store.ingestLine('{"no":"emf"}');
 
     const families = store.families();
-    const latency = families.find((f) => f.name === 'erp_proxy_upstream_latency_milliseconds');
-    expect(latency?.samples).toContainEqual({ labels: { api: 'aux', le: '5' }, value: 1, suffix: '_bucket' });
+    const latency = families.find((f) => f.name === 'erp_proxy_upstream_latency_seconds');
     expect(latency?.samples).toContainEqual({
-      labels: { api: 'aux', le: '10' },
+      labels: { api: 'aux', le: '0.005' },
+      value: 1,
+      suffix: '_bucket',
+    });
+    expect(latency?.samples).toContainEqual({
+      labels: { api: 'aux', le: '0.01' },
       value: 2,
       suffix: '_bucket',
     });
     expect(latency?.samples).toContainEqual({
-      labels: { api: 'aux', le: '60000' },
+      labels: { api: 'aux', le: '60' },
       value: 2,
       suffix: '_bucket',
     });
@@ -216,13 +238,81 @@ describe('local EMF capture', () => {
       value: 3,
       suffix: '_bucket',
     });
-    expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 70008, suffix: '_sum' });
+    expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 70.008, suffix: '_sum' });
+    expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 3, suffix: '_count' });
     expect(latency?.samples).toHaveLength(LATENCY_BUCKETS_MS.length + 3);
     expect(families.find((f) => f.name === 'erp_proxy_license_days_left')?.samples).toEqual([
       { labels: {}, value: 8 },
     ]);
     expect(families.map((f) => f.name)).toEqual(METRIC_SPECS.map((s) => s.prometheusName));
     expect(store.stats()).toMatchObject({ malformedRecords: 2 });
+  });
+
+  it('exposes latency in seconds: 250 ms lands in the le="0.25" bucket and sums to 0.25', () => {
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(localConfig, { store });
+
+    recordRequest(metrics, state({ outcome: 'success', upstreamMs: 250 }), 250.5);
+    metrics.publishStoredMetrics();
+
+    const lines = renderPrometheus(store.families()).split('\n');
+    expect(lines).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.1"} 0');
+    expect(lines).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.25"} 1');
+    expect(lines).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.5"} 1');
+    expect(lines).toContain('erp_proxy_upstream_latency_seconds_sum{api="v1"} 0.25');
+    expect(lines).toContain('erp_proxy_upstream_latency_seconds_count{api="v1"} 1');
+    expect(lines).toContain('erp_proxy_proxy_overhead_seconds_bucket{api="v1",le="0.005"} 1');
+    expect(lines).toContain('erp_proxy_proxy_overhead_seconds_sum{api="v1"} 0.0005');
+  });
+
+  it('renders every bucket bound as a short decimal in seconds, the same bounds as in milliseconds', () => {
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(localConfig, { store });
+    recordRequest(metrics, state({ outcome: 'success', upstreamMs: 1 }), 2);
+    metrics.publishStoredMetrics();
+
+    const text = renderPrometheus(store.families());
+    for (const family of ['erp_proxy_upstream_latency_seconds', 'erp_proxy_proxy_overhead_seconds']) {
+      const bounds = [
+        ...text.matchAll(new RegExp(`^${family}_bucket\\{api="v1",le="([^"]*)"\\} `, 'gm')),
+      ].map((match) => match[1]);
+      expect(bounds).toEqual([
+        '0.005',
+        '0.01',
+        '0.025',
+        '0.05',
+        '0.1',
+        '0.25',
+        '0.5',
+        '1',
+        '2.5',
+        '5',
+        '10',
+        '30',
+        '60',
+        '+Inf',
+      ]);
+      for (const bound of bounds.slice(0, -1)) {
+        expect(bound).toMatch(/^\d+(\.\d{1,3})?$/);
+      }
+      expect(bounds.slice(0, -1).map((bound) => Number(bound) * 1000)).toEqual(
+        LATENCY_BUCKETS_MS.map((ms) => expect.closeTo(ms, 9)),
+      );
+    }
+  });
+
+  it('converts to the Prometheus unit without float noise, and leaves other units alone', () => {
+    const latency = METRIC_SPECS.find((spec) => spec.name === MetricName.UpstreamLatency);
+    const bytes = METRIC_SPECS.find((spec) => spec.name === MetricName.ResponseBytes);
+    if (latency === undefined || bytes === undefined) throw new Error('catalogue changed');
+    expect(toPrometheusUnit(latency, 5)).toBe(0.005);
+    expect(toPrometheusUnit(latency, 0.3)).toBe(0.0003);
+    expect(toPrometheusUnit(latency, 15040.37)).toBe(15.04037);
+    expect(String(toPrometheusUnit(latency, 0.1 + 0.2))).toBe('0.0003');
+    expect(toPrometheusUnit(bytes, 4096)).toBe(4096);
+    expect(
+      METRIC_SPECS.filter((spec) => spec.prometheusScale !== undefined).map((s) => s.prometheusName),
+    ).toEqual(['erp_proxy_upstream_latency_seconds', 'erp_proxy_proxy_overhead_seconds']);
   });
 
   it('does not warn "No application metrics to publish" on an empty publish', () => {
