@@ -102,7 +102,10 @@ const ProxyKeysJson = z.object({
         key: z.string().min(16, 'a proxy key must be at least 16 characters'),
       }),
     )
-    .min(1, 'at least one key is needed'),
+    .min(1, 'at least one key is needed')
+    // Names identify callers in logs; a key under two names would make that ambiguous.
+    .refine((keys) => new Set(keys.map((k) => k.name)).size === keys.length, 'key names must be unique')
+    .refine((keys) => new Set(keys.map((k) => k.key)).size === keys.length, 'a key appears twice'),
 });
 
 /**
@@ -178,8 +181,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   let localKeys: NamedKey[] = [];
   let generatedKey: string | undefined;
-  if (e.PROXY_API_KEYS) localKeys = parseProxyKeys(e.PROXY_API_KEYS);
-  else if (e.PROXY_API_KEY) localKeys = parseProxyKeys(e.PROXY_API_KEY);
+  const keyVariables = (['PROXY_API_KEY', 'PROXY_API_KEYS', 'PROXY_KEYS_SECRET_ID'] as const).filter(
+    (name) => e[name] !== undefined,
+  );
+  if (keyVariables.length > 1) {
+    throw new Error(
+      `Invalid configuration: ${keyVariables.join(' and ')} are set; each is a complete source of proxy keys, so set only one`,
+    );
+  }
+  const keysFrom = (name: 'PROXY_API_KEY' | 'PROXY_API_KEYS', raw: string): NamedKey[] => {
+    try {
+      return parseProxyKeys(raw);
+    } catch (error) {
+      // parseProxyKeys promises messages without keys.
+      const why = (error instanceof Error ? error.message : String(error)).replace(/^proxy keys: /, '');
+      throw new Error(`Invalid configuration: ${name}: ${why}`);
+    }
+  };
+  if (e.PROXY_API_KEYS) localKeys = keysFrom('PROXY_API_KEYS', e.PROXY_API_KEYS);
+  else if (e.PROXY_API_KEY) localKeys = keysFrom('PROXY_API_KEY', e.PROXY_API_KEY);
   else if (runtime === 'local' && !e.PROXY_KEYS_SECRET_ID) {
     generatedKey = `local-${randomBytes(24).toString('base64url')}`;
     localKeys = [{ name: 'generated', key: generatedKey }];

@@ -8,6 +8,8 @@
  * parser accepts both (`"25"` and `25`, `"a,b"` and `["a","b"]`, `"true"` and `true`).
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { parsePublicKey } from '../lambdas/license.ts';
+import { compileTargetPolicy } from '../lambdas/upstream/target-policy.ts';
 
 /**
  * Integration timeout of every route. API Gateway HTTP APIs cut an integration off after 30 s at
@@ -143,8 +145,6 @@ export type ContextReader = (key: string) => unknown;
 
 const HOST_LABEL = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
 const HOST_NAME = new RegExp(`^(\\*\\.)?(${HOST_LABEL}\\.)*${HOST_LABEL}$`, 'i');
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const IPV6 = /^[0-9a-f:]+(%\w+)?$/i;
 const DATABASE_NAME = /^[A-Za-z0-9_.-]+$/;
 const SECRET_ARN =
   /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
@@ -152,18 +152,18 @@ const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
-/** A host name (with an optional `*.` prefix), an IP address, or a CIDR. */
+/**
+ * Whether the runtime accepts an `ERP_ALLOWED_TARGETS` entry: the check is the runtime's own
+ * (`compileTargetPolicy`), so an entry the synth lets through can never fail every function at
+ * cold start.
+ */
 function isTargetPattern(entry: string): boolean {
-  const [address, prefix, ...rest] = entry.split('/');
-  if (rest.length > 0 || address === undefined) return false;
-  if (prefix !== undefined) {
-    if (!/^\d{1,3}$/.test(prefix)) return false;
-    if (IPV4.test(address)) return Number(prefix) <= 32;
-    return address.includes(':') && IPV6.test(address) && Number(prefix) <= 128;
+  try {
+    compileTargetPolicy({ allowedTargets: [entry], allowedDatabases: [] });
+    return true;
+  } catch {
+    return false;
   }
-  if (IPV4.test(address)) return true;
-  if (address.includes(':')) return IPV6.test(address);
-  return HOST_NAME.test(address) && address.length <= 253;
 }
 
 class ContextParser {
@@ -183,12 +183,18 @@ class ContextParser {
     return undefined;
   }
 
-  string(key: string, pattern?: RegExp, expected = 'a string'): string | undefined {
+  string(
+    key: string,
+    pattern?: RegExp,
+    expected = 'a string',
+    check?: (text: string) => boolean,
+  ): string | undefined {
     const value = this.raw(key);
     if (value === undefined) return undefined;
     if (typeof value !== 'string') return this.fail(key, expected, value);
     const text = value.trim();
     if (pattern && !pattern.test(text)) return this.fail(key, expected, value);
+    if (check && !check(text)) return this.fail(key, expected, value);
     return text;
   }
 
@@ -405,7 +411,12 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     proxyKeysSecretArn,
     licenseSecretArn,
     secretsKmsKeyArn,
-    licensePublicKey: p.string('licensePublicKey'),
+    licensePublicKey: p.string(
+      'licensePublicKey',
+      undefined,
+      'an Ed25519 public key (base64 or PEM, from npm run license -- keygen)',
+      (text) => parsePublicKey(text) !== undefined,
+    ),
     vpc,
     domain,
     alarms: {

@@ -13,6 +13,8 @@ import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../li
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
 const SECRET_ARN_PROXY = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
 const SECRET_ARN_LICENSE = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+/** A real Ed25519 public key (SPKI, base64): the synth checks it as the runtime would. */
+const LICENSE_PUBLIC_KEY = 'MCowBQYDK2VwAyEAc+y+QGkkayUI0b4Oe1Z82/om+eD0cbnQ+8HXovD6xag=';
 const SECRETS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/0b7a3c2e-1111-2222-3333-444455556666';
 
 interface Synth {
@@ -410,7 +412,7 @@ describe('full context', () => {
       proxyKeysSecretArn: SECRET_ARN_PROXY,
       licenseSecretArn: SECRET_ARN_LICENSE,
       secretsKmsKeyArn: SECRETS_KEY_ARN,
-      licensePublicKey: 'MCowBQYDK2VwAyEAexample',
+      licensePublicKey: LICENSE_PUBLIC_KEY,
       vpcId: 'vpc-0123456789abcdef0',
       vpcSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210',
       domainName: 'erp-proxy.example.com',
@@ -431,7 +433,7 @@ describe('full context', () => {
       ERP_MAX_TIMEOUT: '20',
       LOG_LEVEL: 'DEBUG',
       MAX_RESPONSE_BYTES: '2000000',
-      LICENSE_PUBLIC_KEY: 'MCowBQYDK2VwAyEAexample',
+      LICENSE_PUBLIC_KEY: LICENSE_PUBLIC_KEY,
       PROXY_KEYS_SECRET_ID: SECRET_ARN_PROXY,
       LICENSE_SECRET_ID: SECRET_ARN_LICENSE,
       BUILD_COMMIT: 'abc1234',

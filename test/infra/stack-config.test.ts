@@ -2,6 +2,7 @@
  * Context parsing: defaults, CLI strings and cdk.json values alike, and one readable error that
  * names every bad key.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { parseStackConfig, StackConfigError } from '../../lib/stack-config.ts';
@@ -172,6 +173,33 @@ describe('parseStackConfig', () => {
     );
     expect(config.proxyKeysSecretArn).toMatch(/-AbCdEf$/);
     expect(config.licenseSecretArn).toMatch(/-123456$/);
+  });
+
+  it('refuses at synth every target entry and public key the runtime would refuse at cold start', () => {
+    // Each of these parses as a host name or address by a looser rule, and would make every
+    // function fail on its first call (compileTargetPolicy / loadConfig throw).
+    for (const entry of ['10.0.0.300', 'a:b:c:d:e:f:0:1:2:3/64', '127.1', '0x7f.1', 'fe80::1%eth0']) {
+      expect(problemsOf({ allowedTargets: entry }), entry).toEqual([
+        expect.stringMatching(
+          new RegExp(`^allowedTargets: "${entry.replace(/[.*]/g, '\\$&')}" is not valid`),
+        ),
+      ]);
+    }
+    expect(problemsOf({ licensePublicKey: 'not-a-key' })).toEqual([
+      'licensePublicKey: expected an Ed25519 public key (base64 or PEM, from npm run license -- keygen), got "not-a-key"',
+    ]);
+    // An RSA key is a public key, but not the kind licenses are signed with.
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({
+      type: 'spki',
+      format: 'pem',
+    });
+    expect(problemsOf({ licensePublicKey: String(rsa) })).toHaveLength(1);
+    const ed25519 = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'der' });
+    const key = ed25519.toString('base64');
+    expect(parseStackConfig(read({ licensePublicKey: key })).licensePublicKey).toBe(key);
+    expect(
+      parseStackConfig(read({ allowedTargets: '[::1],::1/128,*.erp.internal' })).allowedTargets,
+    ).toHaveLength(3);
   });
 
   it('takes a KMS key for imported secrets only', () => {

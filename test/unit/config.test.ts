@@ -90,12 +90,51 @@ describe('loadConfig defaults', () => {
     expect(config.localKeys).toEqual([{ name: 'default', key: BILLING_KEY }]);
   });
 
-  it('prefers PROXY_API_KEYS over PROXY_API_KEY', () => {
-    const config = loadConfig({
-      PROXY_API_KEY: BILLING_KEY,
-      PROXY_API_KEYS: JSON.stringify({ keys: [{ name: 'crm', key: CRM_KEY }] }),
-    });
+  it('reads PROXY_API_KEYS', () => {
+    const config = loadConfig({ PROXY_API_KEYS: JSON.stringify({ keys: [{ name: 'crm', key: CRM_KEY }] }) });
     expect(config.localKeys).toEqual([{ name: 'crm', key: CRM_KEY }]);
+  });
+
+  it('refuses two proxy-key sources at once instead of silently using one', () => {
+    const keys = JSON.stringify({ keys: [{ name: 'crm', key: CRM_KEY }] });
+    expect(() => loadConfig({ PROXY_API_KEY: BILLING_KEY, PROXY_API_KEYS: keys })).toThrow(
+      'Invalid configuration: PROXY_API_KEY and PROXY_API_KEYS are set; each is a complete source of proxy keys, so set only one',
+    );
+    expect(() => loadConfig({ PROXY_API_KEY: BILLING_KEY, PROXY_KEYS_SECRET_ID: 'erp-proxy/keys' })).toThrow(
+      /PROXY_API_KEY and PROXY_KEYS_SECRET_ID are set/,
+    );
+    // An empty variable counts as unset.
+    expect(loadConfig({ PROXY_API_KEY: '', PROXY_API_KEYS: keys }).localKeys).toEqual([
+      { name: 'crm', key: CRM_KEY },
+    ]);
+  });
+
+  it('names the variable when a proxy key is unusable, never the key', () => {
+    expect(() => loadConfig({ PROXY_API_KEY: 'short-key' })).toThrow(
+      'Invalid configuration: PROXY_API_KEY: a proxy key must be at least 16 characters',
+    );
+    expect(() => loadConfig({ PROXY_API_KEYS: '{"keys":' })).toThrow(
+      'Invalid configuration: PROXY_API_KEYS: the JSON form is not valid JSON',
+    );
+    const twice = (entries: Array<{ name: string; key: string }>) =>
+      loadConfig({ PROXY_API_KEYS: JSON.stringify({ keys: entries }) });
+    expect(() =>
+      twice([
+        { name: 'crm', key: CRM_KEY },
+        { name: 'crm', key: BILLING_KEY },
+      ]),
+    ).toThrow('Invalid configuration: PROXY_API_KEYS: keys: key names must be unique');
+    let error: unknown;
+    try {
+      twice([
+        { name: 'crm', key: CRM_KEY },
+        { name: 'billing', key: CRM_KEY },
+      ]);
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as Error).message).toBe('Invalid configuration: PROXY_API_KEYS: keys: a key appears twice');
+    expect((error as Error).message).not.toContain(CRM_KEY);
   });
 
   it('reads lists, flags and numbers', () => {
