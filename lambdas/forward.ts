@@ -53,14 +53,14 @@ export function callContext(event: ProxyEvent, context: ProxyContext, config: Co
 
 /** Validation, target policy, the call, the envelope: the same steps for both execute APIs. */
 async function forwardExecute(
-  parse: (state: RequestState) => ErpCall,
+  parse: (state: RequestState, presentedProxyKey: string | undefined) => ErpCall,
   transport: ErpTransport,
   event: ProxyEvent,
   context: ProxyContext,
   config: Config,
   policy: CompiledTargetPolicy,
 ): Promise<LambdaResponse> {
-  const call = parse(context.proxy);
+  const call = parse(context.proxy, event.headers?.['x-api-key']);
   checkTarget(policy, call.baseUrl.href, call.db);
   const outcome = await transport.call(call, callContext(event, context, config));
   return outcomeResponse(context.proxy, outcome);

@@ -12,7 +12,7 @@ import {
   ParseError,
   V2RequestShapeError,
 } from './errors.ts';
-import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from './json.ts';
+import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, scanJson } from './json.ts';
 import type { RequestState } from './request-state.ts';
 import {
   describeIssues,
@@ -23,6 +23,7 @@ import {
   V2ExecuteSchema,
   VersionSchema,
 } from './schemas.ts';
+import { sameSecret } from './secret-compare.ts';
 import type { ErpCall } from './upstream/erp-transport.ts';
 
 function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T): z.infer<T> {
@@ -40,6 +41,23 @@ function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T):
   return parsed.data;
 }
 
+/**
+ * The JSON text of top-level members of the (already parsed and validated) body, as the client
+ * wrote it: forwarded byte for byte, so `1.0`, `1e400` or a 20-digit integer reach the ERP
+ * unchanged. A repeated member is the last one, as in `JSON.parse`.
+ */
+function rawMembers(state: RequestState): (name: string) => string | undefined {
+  const bytes = Buffer.from(state.bodyText ?? '', 'utf8');
+  const scan = scanJson(bytes, { topLevelMembers: true });
+  // The same text parsed and passed the depth check, so this cannot fail short of a bug.
+  if (!scan.ok || scan.members === undefined) throw new Error('the parsed request body did not scan as JSON');
+  const { members } = scan;
+  return (name) => {
+    const span = members.get(name);
+    return span === undefined ? undefined : bytes.toString('utf8', span.start, span.end);
+  };
+}
+
 function recordTarget(state: RequestState, url: string, db?: string): void {
   try {
     state.erpHost = new URL(url).host;
@@ -49,8 +67,22 @@ function recordTarget(state: RequestState, url: string, db?: string): void {
   if (db !== undefined) state.erpDb = db;
 }
 
-/** v1 execute body → call. */
-export function parseV1Call(state: RequestState): ErpCall {
+/**
+ * The proxy key (`x-api-key`) and the ERP key are never the same value (spec, "Two different
+ * secrets"). A client that put its proxy key into `erp_instance.api_key` would send it to the ERP;
+ * it is refused instead. Only the caller's own key is compared: comparing with every proxy key
+ * would tell a caller whether some string is another caller's key.
+ */
+function isCallersProxyKey(erpApiKey: string, presentedProxyKey: string | undefined): boolean {
+  return sameSecret(erpApiKey, presentedProxyKey);
+}
+
+const PROXY_KEY_AS_ERP_KEY =
+  "erp_instance.api_key is the proxy key sent in x-api-key; it must be the ERP user's own API key " +
+  '(the proxy key is never sent to an ERP)';
+
+/** v1 execute body → call. `presentedProxyKey` is the request's `x-api-key`. */
+export function parseV1Call(state: RequestState, presentedProxyKey?: string): ErpCall {
   const body = parseEnvelopeBody(state, V1ExecuteSchema);
   state.model = body.model_id;
   recordTarget(state, body.erp_instance.url, body.erp_instance.db);
@@ -61,6 +93,10 @@ export function parseV1Call(state: RequestState): ErpCall {
     method = fnName;
   }
   state.action = method;
+  if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
+    throw new InvalidRequestError(`Invalid request: ${PROXY_KEY_AS_ERP_KEY}`);
+  }
+  const raw = rawMembers(state);
   return {
     baseUrl: new URL(body.erp_instance.url),
     db: body.erp_instance.db,
@@ -68,13 +104,13 @@ export function parseV1Call(state: RequestState): ErpCall {
     uid: body.erp_instance.user_id,
     model: body.model_id,
     method,
-    args: body.params,
-    kwargs: body.keyword,
+    argsJson: raw('params') ?? '[]',
+    kwargsJson: raw('keyword') ?? '{}',
   };
 }
 
 /** v2 execute body → call. Shape errors are plain text (spec, Behaviours 4). */
-export function parseV2Call(state: RequestState): ErpCall {
+export function parseV2Call(state: RequestState, presentedProxyKey?: string): ErpCall {
   if (state.body === undefined) {
     throw new V2RequestShapeError(`body: ${state.bodyError ?? 'the request body is not valid JSON'}`);
   }
@@ -112,13 +148,17 @@ export function parseV2Call(state: RequestState): ErpCall {
       'Invalid erp_instance.api_key: it must be non-empty printable ASCII without spaces around it (it is sent in the Authorization header).',
     );
   }
+  if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
+    throw new InvalidV2TargetError(`Invalid ${PROXY_KEY_AS_ERP_KEY}`);
+  }
   return {
     baseUrl: new URL(body.erp_instance.url),
     db: body.erp_instance.db,
     apiKey: body.erp_instance.api_key,
     model: body.model_id,
     method: body.method,
-    kwargs: body.kwargs,
+    // Present: the schema requires kwargs.
+    kwargsJson: rawMembers(state)('kwargs') as string,
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import './zod.ts';
 import * as z from 'zod';
+import { isJsonObject } from './json.ts';
 
 /** The 9 v1 actions (spec). */
 export const V1_ACTIONS = [
@@ -49,7 +50,13 @@ function describe(input: unknown): string {
 }
 
 const requiredString = z.string({ error: (issue) => typeError(issue.input, 'string') });
-const jsonObject = z.record(z.string(), z.unknown(), { error: (issue) => typeError(issue.input, 'object') });
+/**
+ * A JSON object, kept as the very object that was parsed: `params`, `keyword` and `kwargs` pass
+ * through untouched (a `z.record` would copy it and drop an own `__proto__` key on the way).
+ */
+const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, {
+  error: (issue) => typeError(issue.input, 'object'),
+});
 
 const ErpInstanceV1 = z.object(
   {
@@ -85,7 +92,8 @@ export const V1ExecuteSchema = z.object({
   model_id: requiredString.min(1, 'must not be empty'),
   params: z.array(z.unknown(), { error: (issue) => typeError(issue.input, 'array') }).default([]),
   keyword: jsonObject.default({}),
-  fn_name: z.string({ error: (issue) => typeError(issue.input, 'string') }).optional(),
+  // Only read for call_method; null counts as absent (-32002 there, ignored otherwise).
+  fn_name: z.string({ error: (issue) => typeError(issue.input, 'string') }).nullish(),
   erp_instance: ErpInstanceV1,
 });
 export type V1ExecuteRequest = z.infer<typeof V1ExecuteSchema>;

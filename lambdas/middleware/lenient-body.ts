@@ -23,6 +23,7 @@ export function lenientBody(): ProxyMiddleware {
     }
     try {
       state.body = JSON.parse(text);
+      state.bodyText = text;
     } catch (error) {
       // Node's messages quote the text around the error, which may be part of a key: keep only
       // the position.

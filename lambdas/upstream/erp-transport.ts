@@ -25,10 +25,10 @@ export interface ErpCall {
   readonly uid?: number;
   readonly model: string;
   readonly method: string;
-  /** v1 only: positional arguments, passed through untouched. */
-  readonly args?: readonly unknown[];
-  /** Named arguments (v1 `keyword`, v2 `kwargs`), passed through untouched. */
-  readonly kwargs: Readonly<Record<string, unknown>>;
+  /** v1 only: positional arguments (`params`), the JSON text of an array, as the client wrote it. */
+  readonly argsJson?: string;
+  /** Named arguments (v1 `keyword`, v2 `kwargs`): the JSON text of an object, as the client wrote it. */
+  readonly kwargsJson: string;
 }
 
 /** Per-request settings every upstream exchange needs. */
@@ -168,13 +168,17 @@ export function classifyGatewayAnswer(response: UpstreamResponse): ProxyError | 
 /** -32005 for a 200 answer whose JSON is broken, or nests too deep to pass on. */
 export function unusableAnswer(
   response: UpstreamResponse,
-  reason: 'syntax' | 'depth',
+  reason: 'syntax' | 'depth' | 'not_jsonrpc',
   path: string,
 ): BadUpstreamResponseError {
+  if (reason === 'depth') {
+    return new BadUpstreamResponseError(
+      `The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`,
+    );
+  }
+  const what = reason === 'not_jsonrpc' ? 'JSON that is not a JSON-RPC 2.0 answer, ' : '';
   return new BadUpstreamResponseError(
-    reason === 'depth'
-      ? `The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`
-      : `The target did not answer like an ERP on ${path} (${describeAnswer(response)}). Check erp_instance.url.`,
+    `The target did not answer like an ERP on ${path} (${what}${describeAnswer(response)}). Check erp_instance.url.`,
   );
 }
 

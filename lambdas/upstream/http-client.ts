@@ -268,6 +268,11 @@ class NodeHttpClient implements HttpClient {
   ): Promise<UpstreamResponse> {
     return new Promise<UpstreamResponse>((resolve, reject) => {
       const secure = request.url.protocol === 'https:';
+      // The request counts as sent once it was flushed ('finish') over an established connection.
+      // On a new TLS socket 'finish' can come before the handshake ends (the TLS layer holds the
+      // bytes): a handshake that then fails has sent nothing, and the call did not run.
+      let finished = false;
+      let established = true;
       let sent = false;
       let reused = false;
       let responded = false;
@@ -308,19 +313,25 @@ class NodeHttpClient implements HttpClient {
         // the request deadline governs. Listeners go on new sockets only: a reused socket never
         // connects again, so they would pile up on it.
         if (!socket.connecting) return;
+        established = false;
         const connectTimer = setTimeout(() => {
           if (!sent)
             fail(
               classify(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' }), request, false),
             );
         }, this.options.connectTimeoutMs ?? 30_000);
-        const connected = (): void => clearTimeout(connectTimer);
-        socket.once(secure ? 'secureConnect' : 'connect', connected);
-        socket.once('close', connected);
+        const stopTimer = (): void => clearTimeout(connectTimer);
+        socket.once(secure ? 'secureConnect' : 'connect', () => {
+          stopTimer();
+          established = true;
+          sent = finished;
+        });
+        socket.once('close', stopTimer);
       });
       // The whole request was handed to the OS: from here on the ERP may run the call.
       req.on('finish', () => {
-        sent = true;
+        finished = true;
+        sent = established;
       });
       req.on('error', (error) => {
         if (!settled) settle({ error: new AttemptFailure(error, { sent, reused, responded }) });

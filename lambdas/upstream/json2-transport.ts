@@ -35,7 +35,7 @@ export class Json2Transport implements ErpTransport {
         'x-odoo-database': call.db,
         'content-type': 'application/json; charset=utf-8',
       },
-      body: JSON.stringify(call.kwargs),
+      body: call.kwargsJson,
     });
 
     if (response.status === 200) {
@@ -50,7 +50,9 @@ export class Json2Transport implements ErpTransport {
     const gateway = classifyGatewayAnswer(response);
     if (gateway) throw gateway;
 
-    if (json.ok && (isJsonObject(json.value) || typeof json.value === 'string')) {
+    // An ERP error is a 4xx or 5xx with a JSON object (or, from early JSON-2 builds, a JSON
+    // string); any other status (a 201, a 206) is not something the ERP answers.
+    if (response.status >= 400 && json.ok && (isJsonObject(json.value) || typeof json.value === 'string')) {
       const body = json.value;
       const message =
         typeof body === 'string'

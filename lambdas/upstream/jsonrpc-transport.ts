@@ -30,14 +30,14 @@ export async function callJsonRpc(
   baseUrl: URL,
   service: 'object' | 'common',
   method: string,
-  args: readonly unknown[],
+  argsJson: string,
 ): Promise<ProxyOutcome> {
   const id = nextRpcId++;
   const response = await sendExchange(client, context, {
     method: 'POST',
     url: upstreamUrl(baseUrl, '/jsonrpc'),
     headers: { 'content-type': 'application/json; charset=utf-8' },
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'call', params: { service, method, args }, id }),
+    body: `{"jsonrpc":"2.0","method":"call","params":{"service":${JSON.stringify(service)},"method":${JSON.stringify(method)},"args":${argsJson}},"id":${id}}`,
   });
 
   const gateway = classifyGatewayAnswer(response);
@@ -53,6 +53,12 @@ export async function callJsonRpc(
   if (!scan?.ok || scan.members === undefined || firstByte(response.body) !== 0x7b) {
     throw unusableAnswer(response, scan && !scan.ok ? scan.reason : 'syntax', '/jsonrpc');
   }
+  // Odoo always answers with "jsonrpc":"2.0"; any other JSON object (a health check, another
+  // API at that URL) is not an ERP answer, and must not pass for a call that returned None.
+  const versionSpan = scan.members.get('jsonrpc');
+  if (!versionSpan || response.body.toString('latin1', versionSpan.start, versionSpan.end) !== '"2.0"') {
+    throw unusableAnswer(response, 'not_jsonrpc', '/jsonrpc');
+  }
   const errorSpan = scan.members.get('error');
   const error = errorSpan ? JSON.parse(response.body.toString('utf8', errorSpan.start, errorSpan.end)) : null;
   if (isJsonObject(error)) {
@@ -61,7 +67,8 @@ export async function callJsonRpc(
     const message =
       (data && typeof data.message === 'string' && data.message) ||
       (typeof error.message === 'string' ? error.message : 'ERP error');
-    return { kind: 'erp_error', code: 0, message, data: scrubErrorData(data, context.stripDebug) };
+    // `data` is passed on whatever JSON it is (Odoo always sends an object).
+    return { kind: 'erp_error', code: 0, message, data: scrubErrorData(error.data, context.stripDebug) };
   }
   if (error !== null) {
     throw new BadUpstreamResponseError('The ERP answered /jsonrpc with an error that is not an object.');
@@ -87,14 +94,9 @@ export class JsonRpcTransport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
 
   call(call: ErpCall, context: CallContext): Promise<ProxyOutcome> {
-    return callJsonRpc(this.client, context, call.baseUrl, 'object', 'execute_kw', [
-      call.db,
-      call.uid,
-      call.apiKey,
-      call.model,
-      call.method,
-      call.args ?? [],
-      call.kwargs,
-    ]);
+    // execute_kw(db, uid, key, model, method, args, kwargs); args and kwargs as the client wrote them.
+    const fixed = JSON.stringify([call.db, call.uid, call.apiKey, call.model, call.method]).slice(0, -1);
+    const argsJson = `${fixed},${call.argsJson ?? '[]'},${call.kwargsJson}]`;
+    return callJsonRpc(this.client, context, call.baseUrl, 'object', 'execute_kw', argsJson);
   }
 }

@@ -84,7 +84,7 @@ export class VersionClient {
   ): Promise<ErpVersion> {
     let outcome: Awaited<ReturnType<typeof callJsonRpc>>;
     try {
-      outcome = await callJsonRpc(this.client, context, baseUrl, 'common', 'version', []);
+      outcome = await callJsonRpc(this.client, context, baseUrl, 'common', 'version', '[]');
     } catch (error) {
       if (error instanceof BadUpstreamResponseError) {
         if (redirect) throw redirect;

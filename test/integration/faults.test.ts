@@ -205,6 +205,49 @@ describe('answers that are not ERP answers', () => {
     expect(v2.envelope.error?.code).toBe(-32005);
   });
 
+  it.each([
+    ['a health check', '{"status":"ok"}'],
+    ['an empty object', '{}'],
+    ['another JSON-RPC version', '{"jsonrpc":"1.0","id":1}'],
+  ])(
+    'a JSON object that is not a JSON-RPC 2.0 answer (%s) → -32005, not result null',
+    async (_label, body) => {
+      const url = await httpUpstream((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      });
+      const { status, envelope } = await callV1(url);
+      expect(status).toBe(502);
+      expect(envelope.error?.code).toBe(-32005);
+      expect(envelope.error?.message).toContain('not a JSON-RPC 2.0 answer');
+      expect(envelope.result).toBeNull();
+    },
+  );
+
+  it('an ERP error whose data is not an object passes that data on', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"jsonrpc":"2.0","id":1,"error":{"code":200,"message":"Odoo Server Error","data":"boom"}}');
+    });
+    const { status, envelope } = await callV1(url);
+    expect(status).toBe(200);
+    expect(envelope.error).toEqual({ code: 0, message: 'Odoo Server Error', data: 'boom' });
+  });
+
+  it.each([201, 206, 299])(
+    'a JSON answer with status %s on /json/2 → -32005 (only 4xx/5xx are ERP errors)',
+    async (code) => {
+      const url = await httpUpstream((_req, res) => {
+        res.writeHead(code, { 'content-type': 'application/json' });
+        res.end('{"name":"x","message":"not an ERP error"}');
+      });
+      const v2 = await callV2(url);
+      expect(v2.status).toBe(502);
+      expect(v2.envelope.error?.code).toBe(-32005);
+      expect(v2.envelope.error?.message).toContain(`HTTP ${code}`);
+    },
+  );
+
   it('a 415 HTML answer on /json/2 → -32005 (not -32006)', async () => {
     const url = await httpUpstream((_req, res) => {
       res.writeHead(415, { 'content-type': 'text/html' });
@@ -354,6 +397,33 @@ describe('TLS', () => {
     expect(envelope.error?.code).toBe(-32004);
     expect(envelope.error?.message).toMatch(/TLS/);
     expect(ms).toBeLessThan(3_000);
+  });
+
+  it('an https:// URL on a plain HTTP port (the handshake fails) → -32004 / 503: the call did not run', async () => {
+    let requests = 0;
+    const url = await httpUpstream((_req, res) => {
+      requests += 1;
+      jsonRpcOk(res);
+    });
+    const { status, envelope, ms } = await callV1(url.replace('http:', 'https:'), 5);
+    expect(status).toBe(503);
+    expect(envelope.error?.code).toBe(-32004);
+    expect(envelope.error?.message).toMatch(/TLS handshake/);
+    expect(envelope.error?.message).toMatch(/did not run/);
+    expect(requests).toBe(0);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('a server that answers the TLS hello with garbage and closes → -32004 / 503', async () => {
+    const url = await tcpUpstream((socket) => {
+      socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n'));
+    });
+    const v1 = await callV1(url.replace('http:', 'https:'), 5);
+    expect(v1.status).toBe(503);
+    expect(v1.envelope.error?.code).toBe(-32004);
+    const v2 = await callV2(url.replace('http:', 'https:'), 5);
+    expect(v2.status).toBe(503);
+    expect(v2.envelope.error?.code).toBe(-32004);
   });
 
   it('the same server works once its certificate is trusted', async () => {

@@ -56,6 +56,64 @@ describe('headers and data hygiene', () => {
     expect(sent.headers.cookie).toBeUndefined();
   });
 
+  it("refuses to send the caller's own proxy key to the ERP (v1 -32600, v2 -32007)", async () => {
+    double.requests.length = 0;
+    const v1 = await proxy.post(
+      '/api/erp/execute',
+      v1Body(double.url, {
+        erp_instance: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: TEST_PROXY_KEY },
+      }),
+    );
+    expect(v1.status).toBe(400);
+    expect((v1.json as Envelope).error?.code).toBe(-32600);
+    expect((v1.json as Envelope).error?.message).toContain('erp_instance.api_key is the proxy key');
+    const v2 = await proxy.post('/v2/erp/execute', {
+      id: 'h2',
+      model_id: 'res.partner',
+      method: 'search_count',
+      kwargs: { domain: [] },
+      erp_instance: { url: double.url, db: 'erp_a', api_key: TEST_PROXY_KEY },
+    });
+    expect(v2.status).toBe(400);
+    expect((v2.json as Envelope).error?.code).toBe(-32007);
+    expect(double.requests).toHaveLength(0);
+    expect(JSON.stringify([v1.json, v2.json])).not.toContain(TEST_PROXY_KEY);
+  });
+
+  it('passes params, keyword and kwargs on as written: every key (__proto__ included), every number', async () => {
+    const received: string[] = [];
+    const upstream = await fakeUpstream((req, body, res) => {
+      received.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(req.url === '/jsonrpc' ? '{"jsonrpc":"2.0","id":1,"result":1}' : '1');
+    });
+    const odd = '{"domain":[],"__proto__":{"polluted":1},"constructor":1,"n":1.0,"big":12345678901234567890}';
+    try {
+      const v1 = await proxy.post(
+        '/api/erp/execute',
+        `{"id":"p1","action":"search_count","model_id":"res.partner","params":[[]],"keyword":${odd},` +
+          `"erp_instance":{"url":"${upstream.url}","db":"erp_a","user_id":2,"api_key":"${admin.apiKey}"}}`,
+      );
+      const v2 = await proxy.post(
+        '/v2/erp/execute',
+        `{"id":"p2","model_id":"res.partner","method":"search_count","kwargs":${odd},` +
+          `"erp_instance":{"url":"${upstream.url}","db":"erp_a","api_key":"${admin.apiKey}"}}`,
+      );
+      expect([v1.status, v2.status]).toEqual([200, 200]);
+      // Byte for byte: numbers keep their spelling (a parse and re-serialization would send 1 and
+      // 12345678901234567000).
+      expect(received[0]).toContain(
+        `"args":["erp_a",2,"${admin.apiKey}","res.partner","search_count",[[]],${odd}]`,
+      );
+      expect(received[1]).toBe(odd);
+      const keyword = JSON.parse(received[0] as string).params.args[6];
+      expect(Object.keys(keyword)).toEqual(['domain', '__proto__', 'constructor', 'n', 'big']);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    } finally {
+      await upstream.close();
+    }
+  });
+
   it('never passes a Set-Cookie from the ERP back to the client', async () => {
     const upstream = await fakeUpstream((_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': 'session_id=leak; Path=/' });

@@ -12,8 +12,11 @@ import { V1_ACTIONS } from '../../lambdas/schemas.ts';
 
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 
-function stateWith(body: unknown): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId: null, body };
+/** The state `lenientBody` leaves for a body sent as `JSON.stringify(body, null, indent)`. */
+function stateWith(body: unknown, indent = 0): RequestState {
+  if (body === undefined) return { api: 'v1', startedAt: 0, envelopeId: null, body };
+  const bodyText = JSON.stringify(body, null, indent);
+  return { api: 'v1', startedAt: 0, envelopeId: null, body: JSON.parse(bodyText), bodyText };
 }
 
 /** What a parser did with a body: returned, threw a ProxyError, or threw something else. */
@@ -124,6 +127,52 @@ describe.each(PARSERS)('%s on arbitrary JSON', (_name, parse) => {
         } catch (error) {
           expect((error as Error).message).not.toContain(ERP_KEY);
         }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('params, keyword and kwargs are forwarded as the client wrote them', () => {
+  const instance = { url: 'https://erp.example.com', db: 'erp_a', user_id: 2, api_key: ERP_KEY };
+  const jsonObject = fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 4 }));
+
+  it('v1: the forwarded text is the JSON of exactly what was validated', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue({ maxDepth: 4 }), { maxLength: 4 }),
+        jsonObject,
+        fc.integer({ min: 0, max: 3 }),
+        (params, keyword, indent) => {
+          const state = stateWith(
+            {
+              id: 'p',
+              action: 'search_read',
+              model_id: 'res.partner',
+              params,
+              keyword,
+              erp_instance: instance,
+            },
+            indent,
+          );
+          const call = parseV1Call(state);
+          const parsed = state.body as { params: unknown; keyword: unknown };
+          expect(JSON.parse(call.argsJson ?? '')).toEqual(parsed.params);
+          expect(JSON.parse(call.kwargsJson)).toEqual(parsed.keyword);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('v2: the forwarded text is the JSON of exactly what was validated', () => {
+    fc.assert(
+      fc.property(jsonObject, fc.integer({ min: 0, max: 3 }), (kwargs, indent) => {
+        const state = stateWith(
+          { id: 'p', model_id: 'res.partner', method: 'search', kwargs, erp_instance: instance },
+          indent,
+        );
+        expect(JSON.parse(parseV2Call(state).kwargsJson)).toEqual((state.body as { kwargs: unknown }).kwargs);
       }),
       { numRuns: 500 },
     );

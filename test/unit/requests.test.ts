@@ -19,14 +19,21 @@ import { V1_ACTIONS } from '../../lambdas/schemas.ts';
 /** A marker ERP key: it must never show up in any error message. */
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 
+/** The state `lenientBody` leaves: the parsed body and the text it came from. */
 function stateWith(body: unknown, bodyError?: string): RequestState {
   return {
     api: 'v1',
     startedAt: 0,
     envelopeId: null,
     body,
+    ...(body === undefined ? {} : { bodyText: JSON.stringify(body) }),
     ...(bodyError === undefined ? {} : { bodyError }),
   };
+}
+
+/** The state for a body given as text (`lenientBody` parses it the same way). */
+function stateOfText(text: string): RequestState {
+  return { api: 'v1', startedAt: 0, envelopeId: null, body: JSON.parse(text), bodyText: text };
 }
 
 /** Runs `fn` and returns what it threw (fails the test when it did not throw). */
@@ -74,8 +81,8 @@ describe('parseV1Call', () => {
       uid: 2,
       model: 'res.partner',
       method: 'search_count',
-      args: [[]],
-      kwargs: { limit: 5 },
+      argsJson: '[[]]',
+      kwargsJson: '{"limit":5}',
     });
     expect(state.model).toBe('res.partner');
     expect(state.action).toBe('search_count');
@@ -89,8 +96,17 @@ describe('parseV1Call', () => {
 
   it('defaults params to [] and keyword to {}', () => {
     const call = parseV1Call(stateWith(v1Body({ params: undefined, keyword: undefined })));
-    expect(call.args).toEqual([]);
-    expect(call.kwargs).toEqual({});
+    expect(call.argsJson).toBe('[]');
+    expect(call.kwargsJson).toBe('{}');
+  });
+
+  it('forwards params and keyword as the client wrote them (numbers, escapes, the last of a repeated member)', () => {
+    const params = '[[["amount", ">", 1.0], ["id", "=", 12345678901234567890]], 1e400, -0, "\\u00e9"]';
+    const keyword = '{"fields" : ["name"], "limit":5.50}';
+    const text = `{"id":"t","action":"search_read","model_id":"res.partner","params":[],"params":${params},"keyword":${keyword},"erp_instance":${JSON.stringify(v1Instance)}}`;
+    const call = parseV1Call(stateOfText(text));
+    expect(call.argsJson).toBe(params);
+    expect(call.kwargsJson).toBe(keyword);
   });
 
   it('keeps the host with its port for the log', () => {
@@ -106,12 +122,26 @@ describe('parseV1Call', () => {
     expect(state.action).toBe('action_confirm');
   });
 
-  it('ignores fn_name for the other actions', () => {
+  it('ignores fn_name for the other actions, null included', () => {
     expect(parseV1Call(stateWith(v1Body({ fn_name: 'unlink' }))).method).toBe('search_count');
+    expect(parseV1Call(stateWith(v1Body({ fn_name: null }))).method).toBe('search_count');
+  });
+
+  it("refuses the caller's proxy key as the ERP key with -32600, without echoing it", () => {
+    const body = v1Body();
+    const erpKey = (body.erp_instance as { api_key: string }).api_key;
+    const error = thrown(() => parseV1Call(stateWith(body), erpKey));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect(error.message).toMatch(/erp_instance\.api_key is the proxy key/);
+    expect(error.message).not.toContain(erpKey);
+    // Another caller's key, or no key, is not compared.
+    expect(parseV1Call(stateWith(v1Body()), `${erpKey}x`).apiKey).toBe(erpKey);
+    expect(parseV1Call(stateWith(v1Body()), undefined).apiKey).toBe(erpKey);
   });
 
   it.each([
     ['missing', undefined],
+    ['null', null],
     ['empty', ''],
     ['blank', '   '],
     ['a tab and a newline', '\t\n'],
@@ -235,6 +265,14 @@ describe('parseV1Call', () => {
 });
 
 describe('parseV2Call', () => {
+  it("refuses the caller's proxy key as the ERP key with -32007, without echoing it", () => {
+    const error = thrown(() => parseV2Call(stateWith(v2Body()), ERP_KEY));
+    expect(error).toBeInstanceOf(InvalidV2TargetError);
+    expect(error.message).toMatch(/erp_instance\.api_key is the proxy key/);
+    expect(error.message).not.toContain(ERP_KEY);
+    expect(parseV2Call(stateWith(v2Body()), 'another-proxy-key-0123456789').apiKey).toBe(ERP_KEY);
+  });
+
   it('turns a valid body into a call and records the target', () => {
     // Prepare
     const state = stateWith(v2Body());
@@ -247,12 +285,19 @@ describe('parseV2Call', () => {
       apiKey: ERP_KEY,
       model: 'res.partner',
       method: 'search_count',
-      kwargs: { domain: [] },
+      kwargsJson: '{"domain":[]}',
     });
     expect(state.model).toBe('res.partner');
     expect(state.action).toBe('search_count');
     expect(state.erpHost).toBe('erp.example.com');
     expect(state.erpDb).toBe('erp_a');
+  });
+
+  it('forwards kwargs as the client wrote them', () => {
+    const kwargs =
+      '{ "vals_list": [{"name": "N\\u00e9", "credit_limit": 1.0, "ref": 98765432109876543210}] }';
+    const text = `{"id":"t","model_id":"res.partner","method":"create","kwargs":${kwargs},"erp_instance":${JSON.stringify(v2Instance)}}`;
+    expect(parseV2Call(stateOfText(text)).kwargsJson).toBe(kwargs);
   });
 
   it('accepts a v1-shaped instance and ignores its user_id', () => {
