@@ -281,6 +281,10 @@ describe.each(replayed)('capture %s', (file) => {
     const wwwAuthenticate = headerValue(expected.headers, 'www-authenticate');
     // Odoo sends `Bearer ` with a trailing space; HTTP parsers (Node's included) trim header values.
     if (wwwAuthenticate !== undefined) expect(reply.headers['www-authenticate']).toBe(wwwAuthenticate.trim());
+    // Odoo sends X-Content-Type-Options on some answers only (JSON-RPC results, not JSON-RPC errors).
+    expect(reply.headers['x-content-type-options'], `${capture.caseText}: X-Content-Type-Options`).toBe(
+      headerValue(expected.headers, 'x-content-type-options'),
+    );
 
     if (expectedType !== 'application/json') {
       const expectedText = String(expected.body);

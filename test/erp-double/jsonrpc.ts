@@ -22,6 +22,7 @@ import {
   type DoubleResponse,
   htmlResponse,
   jsonResponse,
+  NOSNIFF_HEADER,
   unsupportedMediaType,
 } from './responses.ts';
 import { type DoubleState, dbFilter } from './state.ts';
@@ -57,27 +58,32 @@ export function handleJsonRpc(
   try {
     payload = JSON.parse(request.body);
   } catch {
-    return htmlResponse(400, 'Invalid JSON data');
+    return htmlResponse(400, 'Invalid JSON data', { ...NOSNIFF_HEADER });
   }
-  if (!isPlainObject(payload)) return htmlResponse(400, 'Invalid JSON-RPC data');
+  if (!isPlainObject(payload)) return htmlResponse(400, 'Invalid JSON-RPC data', { ...NOSNIFF_HEADER });
   const id = payload.id ?? null;
   const params = payload.params ?? {};
-  if (!isPlainObject(params)) return htmlResponse(400, 'Invalid JSON-RPC data');
+  if (!isPlainObject(params)) return htmlResponse(400, 'Invalid JSON-RPC data', { ...NOSNIFF_HEADER });
   try {
     const result = runRoute(state, route, params, request.host);
     // A None result leaves the envelope with neither result nor error (capture v1-action_archive-ok).
     return jsonResponse(200, result === undefined ? { jsonrpc: '2.0', id } : { jsonrpc: '2.0', id, result });
   } catch (thrown) {
     const error = toOdooError(thrown);
-    return jsonResponse(200, {
-      jsonrpc: '2.0',
-      id,
-      error: {
-        code: jsonRpcErrorCode(state.mode),
-        message: 'Odoo Server Error',
-        data: serializeException(error, state.mode),
+    return jsonResponse(
+      200,
+      {
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: jsonRpcErrorCode(state.mode),
+          message: 'Odoo Server Error',
+          data: serializeException(error, state.mode),
+        },
       },
-    });
+      {},
+      { nosniff: false },
+    );
   }
 }
 

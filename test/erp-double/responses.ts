@@ -14,13 +14,21 @@ export interface DoubleResponse {
 const SERVER_HEADER = 'Werkzeug/2.2.2 Python/3.11.2';
 const HTML = 'text/html; charset=utf-8';
 
+/**
+ * Odoo 19 adds `X-Content-Type-Options: nosniff` to the answers of its `Response` class (JSON-RPC
+ * and JSON-2 results, `/web/version`, redirects, werkzeug 400 pages of the JSON-RPC dispatcher),
+ * but not to JSON-RPC errors nor to error statuses of JSON-2 (captures).
+ */
+export const NOSNIFF_HEADER: Readonly<Record<string, string>> = { 'X-Content-Type-Options': 'nosniff' };
+
 /** `make_json_response(value)`: `application/json; charset=utf-8`. */
 export function jsonResponse(
   status: number,
   value: unknown,
   headers: Record<string, string> = {},
+  options: { readonly nosniff?: boolean } = {},
 ): DoubleResponse {
-  const extra: Record<string, string> = status === 200 ? { 'X-Content-Type-Options': 'nosniff' } : {};
+  const extra: Record<string, string> = (options.nosniff ?? status === 200) ? { ...NOSNIFF_HEADER } : {};
   return {
     status,
     headers: {
@@ -113,5 +121,5 @@ export function redirect(location: string): DoubleResponse {
   const page =
     '<!doctype html>\n<html lang=en>\n<title>Redirecting...</title>\n<h1>Redirecting...</h1>\n' +
     `<p>You should be redirected automatically to the target URL: <a href="${location}">${location}</a>. If not, click the link.\n`;
-  return htmlResponse(303, page, { Location: location });
+  return htmlResponse(303, page, { Location: location, ...NOSNIFF_HEADER });
 }
