@@ -45,6 +45,8 @@ export type RequestLogFields = {
   function_memory_size: string | number | null;
   envelope_id: string | null;
   request_id: string | null;
+  /** The API Gateway route (`POST /v2/erp/version`): which path and alias the client used. */
+  route: string | null;
   api: ApiName;
   action: string | null;
   model: string | null;
@@ -199,6 +201,7 @@ export function observe(
         ...lambdaContextFields(request.context),
         envelope_id: state.envelopeId,
         request_id: requestId,
+        route: nonEmptyString(request.event?.routeKey),
         api: state.api,
         action: state.action ?? null,
         model: state.model ?? null,

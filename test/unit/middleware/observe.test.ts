@@ -165,6 +165,7 @@ describe('observe middleware', () => {
       function_memory_size: '512',
       envelope_id: 'env-7',
       request_id: 'apigw-req-123',
+      route: 'POST /api/erp/execute',
       api: 'v1',
       action: 'search_read',
       model: 'res.partner',
