@@ -39,7 +39,10 @@ export const API_DIMENSIONS: Readonly<Record<FunctionName, string>> = Object.fre
   aux: 'aux',
 });
 
-/** APIs that call an ERP, so may time out upstream. */
+/** The `code` dimension of `Errors` for a license refusal (the runtime's `LICENSE_CODE`). */
+export const LICENSE_REFUSAL_CODE = 'license';
+
+/** APIs that call an ERP, so may time out upstream (and that a bad license refuses). */
 const UPSTREAM_APIS = ['v1', 'v2', 'version'] as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -178,6 +181,29 @@ export class Monitoring extends Construct {
       threshold: settings.licenseWarningDays,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+    });
+
+    // LicenseDaysLeft says nothing when the license cannot be read at all (the empty placeholder,
+    // a bad signature, a malformed document): every call is then refused, so alarm on that too.
+    const licenseRefusalsByApi = Object.fromEntries(
+      UPSTREAM_APIS.map((api) => [
+        api,
+        serviceMetric('Errors', 'Sum', { api, code: LICENSE_REFUSAL_CODE }, api),
+      ]),
+    );
+    this.addAlarm('LicenseRefusals', {
+      description:
+        'Calls were refused because the license is missing, invalid or expired (HTTP 403, code 0) in the last 5 minutes. ' +
+        'GET /_/license says why; put a valid license into the license secret (docs/deployment.md).',
+      metric: new MathExpression({
+        expression: UPSTREAM_APIS.map((api) => `FILL(${api}, 0)`).join(' + '),
+        usingMetrics: licenseRefusalsByApi,
+        period: FIVE_MINUTES,
+        label: 'License refusals',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
 
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });

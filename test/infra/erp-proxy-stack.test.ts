@@ -6,7 +6,9 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LICENSE_CODE } from '../../lambdas/observability/metrics.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
+import { LICENSE_REFUSAL_CODE } from '../../lib/monitoring.ts';
 import { type FunctionName, ROUTES, routeKey } from '../../lib/routes.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../lib/stack-config.ts';
 
@@ -324,6 +326,7 @@ describe('default context', () => {
           'ErpProxy-UpstreamTimeouts',
           'ErpProxy-ApiLatencyP99',
           'ErpProxy-LicenseExpiring',
+          'ErpProxy-LicenseRefusals',
           ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
             `ErpProxy-${f}Throttles`,
@@ -372,6 +375,35 @@ describe('default context', () => {
         'version',
       ]);
       expect(watched.every((m) => m.Namespace === 'ErpProxy')).toBe(true);
+    });
+
+    it('alarms on license refusals with the code dimension the runtime counts them under', () => {
+      expect(LICENSE_REFUSAL_CODE).toBe(LICENSE_CODE);
+      const alarm = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).find(
+        (a) => a.Properties.AlarmName === 'ErpProxy-LicenseRefusals',
+      );
+      expect(alarm?.Properties).toMatchObject({
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+      const metrics = alarm?.Properties.Metrics as {
+        MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string; Value: string }[] } };
+      }[];
+      const watched = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+      expect(watched.map((m) => m.MetricName)).toEqual(['Errors', 'Errors', 'Errors']);
+      for (const metric of watched) {
+        expect(metric.Dimensions).toEqual(
+          expect.arrayContaining([
+            { Name: 'code', Value: LICENSE_CODE },
+            { Name: 'service', Value: 'erp-proxy' },
+          ]),
+        );
+      }
+      expect(watched.map((m) => m.Dimensions.find((d) => d.Name === 'api')?.Value).sort()).toEqual([
+        'v1',
+        'v2',
+        'version',
+      ]);
     });
 
     it('has a dashboard showing every service metric, and without alarmEmail no topic', () => {
