@@ -202,11 +202,18 @@ export function finalizeResponse(
   const size = bodyBytes ? bodyBytes.length : Buffer.byteLength(response.body);
   if (encoding && !response.isBase64Encoded && size >= COMPRESSION_THRESHOLD_BYTES) {
     const raw = bodyBytes ?? Buffer.from(response.body, 'utf8');
-    // gzip level 3: on a 5 MB search_read 18 ms against 42 ms at the default 6, 8% larger.
+    // The fastest settings: on a 5 MB search_read (this machine) gzip level 1 takes 22 ms for
+    // 584 KB (level 3: 28 ms, 561 KB; the default 6: 55 ms, 508 KB), brotli quality 1 13.5 ms
+    // for 462 KB (quality 4: 54 ms, 367 KB). The answer is sent once; CPU time is latency.
     const compressed =
       encoding === 'gzip'
-        ? gzipSync(raw, { level: 3 })
-        : brotliCompressSync(raw, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } });
+        ? gzipSync(raw, { level: 1 })
+        : brotliCompressSync(raw, {
+            params: {
+              [zlibConstants.BROTLI_PARAM_QUALITY]: 1,
+              [zlibConstants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+            },
+          });
     final = {
       ...plain,
       headers: { ...plain.headers, 'content-encoding': encoding, vary: 'accept-encoding' },
