@@ -23,7 +23,6 @@ import {
   V2ExecuteSchema,
   VersionSchema,
 } from './schemas.ts';
-import { sameSecret } from './secret-compare.ts';
 import type { ErpCall } from './upstream/erp-transport.ts';
 
 function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T): z.infer<T> {
@@ -71,10 +70,12 @@ function recordTarget(state: RequestState, url: string, db?: string): void {
  * The proxy key (`x-api-key`) and the ERP key are never the same value (spec, "Two different
  * secrets"). A client that put its proxy key into `erp_instance.api_key` would send it to the ERP;
  * it is refused instead. Only the caller's own key is compared: comparing with every proxy key
- * would tell a caller whether some string is another caller's key.
+ * would tell a caller whether some string is another caller's key. Both values come from this
+ * very request, so a plain comparison tells the caller nothing it does not know (no constant
+ * time needed, unlike the key check against the configured keys).
  */
 function isCallersProxyKey(erpApiKey: string, presentedProxyKey: string | undefined): boolean {
-  return sameSecret(erpApiKey, presentedProxyKey);
+  return presentedProxyKey !== undefined && presentedProxyKey !== '' && erpApiKey === presentedProxyKey;
 }
 
 const PROXY_KEY_AS_ERP_KEY =

@@ -8,12 +8,12 @@
  * cache entry is older than `SECRETS_MAX_AGE`, without a restart or a redeploy. Error messages
  * name the secret, never its content.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { BaseProvider, DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type Config, type NamedKey, parseProxyKeys } from './config.ts';
 import { addUtcYears, daysUntil, evaluateLicense, type LicenseStatus } from './license.ts';
-import { sameDigest, secretDigest } from './secret-compare.ts';
 
 export type { LicenseStatus } from './license.ts';
 
@@ -155,9 +155,14 @@ export function createProxyKeySource(config: Config): ProxyKeySource {
 
 const digestCache = new WeakMap<readonly NamedKey[], readonly Buffer[]>();
 
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
 /**
- * Finds the proxy key a caller presented, in constant time: its digest is compared with every
- * key's (`secret-compare.ts`), without an early exit (so the position of the match does not leak).
+ * Finds the proxy key a caller presented, in constant time: both sides are hashed to 32 bytes
+ * (so lengths do not leak) and compared with `timingSafeEqual` against every key, without an
+ * early exit (so the position of the match does not leak).
  *
  * @example
  * findCallerKey([{ name: 'billing', key: 'k'.repeat(32) }], event.headers['x-api-key'])?.name
@@ -169,15 +174,15 @@ export function findCallerKey(
   let digests = digestCache.get(keys);
   // Key lists are frozen in practice; the length check only guards against a caller's mutable array.
   if (!digests || digests.length !== keys.length) {
-    digests = keys.map((k) => secretDigest(k.key));
+    digests = keys.map((k) => sha256(k.key));
     digestCache.set(keys, digests);
   }
   // An absent header is compared too (as a digest no key has), so the work is the same.
-  const presentedDigest = secretDigest(presented ?? '');
+  const presentedDigest = sha256(presented ?? '');
   const hasPresented = presented !== undefined && presented.length > 0;
   let found: NamedKey | undefined;
   for (let i = 0; i < keys.length; i++) {
-    const equal = sameDigest(presentedDigest, digests[i] as Buffer);
+    const equal = timingSafeEqual(presentedDigest, digests[i] as Buffer);
     if (equal && hasPresented && found === undefined) found = keys[i];
   }
   return found;
