@@ -102,10 +102,8 @@ const ProxyKeysJson = z.object({
         key: z.string().min(16, 'a proxy key must be at least 16 characters'),
       }),
     )
-    .min(1, 'at least one key is needed')
-    // Names identify callers in logs; a key under two names would make that ambiguous.
-    .refine((keys) => new Set(keys.map((k) => k.name)).size === keys.length, 'key names must be unique')
-    .refine((keys) => new Set(keys.map((k) => k.key)).size === keys.length, 'a key appears twice'),
+    // A name may repeat: a caller's old and new key during a rotation.
+    .min(1, 'at least one key is needed'),
 });
 
 /**

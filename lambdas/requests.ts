@@ -47,8 +47,10 @@ function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T):
  */
 function rawMembers(state: RequestState): (name: string) => string | undefined {
   const bytes = Buffer.from(state.bodyText ?? '', 'utf8');
-  const scan = scanJson(bytes, { topLevelMembers: true });
-  // The same text parsed and passed the depth check, so this cannot fail short of a bug.
+  // No depth bound here: the depth check ran on the parsed value, and a repeated member that
+  // JSON.parse dropped may nest deeper without harm (the scanner's stack is an array).
+  const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
+  // The same text parsed, so this cannot fail short of a bug.
   if (!scan.ok || scan.members === undefined) throw new Error('the parsed request body did not scan as JSON');
   const { members } = scan;
   return (name) => {

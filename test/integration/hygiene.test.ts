@@ -356,6 +356,22 @@ describe('hostile bodies', () => {
   });
   const deep = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 
+  it('a repeated member that nests too deep but is overridden is accepted, as JSON.parse reads it, never -32603', async () => {
+    const instance = `"erp_instance":{"url":"${double.url}","db":"erp_a","user_id":${admin.uid},"api_key":"${admin.apiKey}"}`;
+    const v1 = await proxy.post(
+      '/api/erp/execute',
+      `{"id":"dup","action":"search_count","model_id":"res.partner","params":${deep(120)},"params":[[]],"x":${deep(150)},"x":1,${instance}}`,
+    );
+    expect(v1.status).toBe(200);
+    expect(typeof (v1.json as Envelope).result).toBe('number');
+    const v2 = await proxy.post(
+      '/v2/erp/execute',
+      `{"id":"dup2","model_id":"res.partner","method":"search_count","kwargs":{"domain":${deep(120)},"domain":[]},${instance}}`,
+    );
+    expect(v2.status).toBe(200);
+    expect(typeof (v2.json as Envelope).result).toBe('number');
+  });
+
   it('a deeply nested request is -32600 on v1 and plain text on v2, never -32603', async () => {
     const v1 = await proxy.post(
       '/api/erp/execute',
