@@ -20,6 +20,10 @@ import { type FunctionName, findRoute, routeKey } from '../lib/routes.ts';
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
 /** The emulated function timeout (the deployed execute functions default to 28 s). */
 export const LOCAL_FUNCTION_TIMEOUT_MS = 28_000;
+/** API Gateway HTTP API quota: request line and headers together, 10 240 bytes. */
+export const MAX_REQUEST_HEADER_BYTES = 10 * 1024;
+/** A request (headers and body) must arrive within this; Node then answers 408 and closes. */
+export const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 
 /** Lambda stops a function at its timeout; API Gateway then answers 500, as `onCrash` does here. */
 function withFunctionTimeout<T>(invocation: Promise<T>, timeoutMs: number, fn: FunctionName): Promise<T> {
@@ -159,9 +163,12 @@ function writeResult(res: ServerResponse, result: unknown): void {
   send(res, structured.statusCode ?? 200, headers, body);
 }
 
-/** Reads the body up to the limit; `undefined` once it is over (413 already sent). */
+/**
+ * Reads the body up to the limit; `undefined` once it is over (413 already sent) or when the
+ * client went away mid-body (nothing to answer: on AWS such a request never reaches Lambda).
+ */
 function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const tooLarge = (): void => {
       send(
         res,
@@ -193,7 +200,8 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
     req.on('end', () => {
       if (!over) resolve(Buffer.concat(chunks, size));
     });
-    req.on('error', reject);
+    // 'aborted' / ECONNRESET: the client closed the connection before its body was complete.
+    req.on('error', () => resolve(undefined));
   });
 }
 
@@ -213,12 +221,20 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
     aux: createAuxHandler(runtime) as unknown as LambdaHandler,
   };
 
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_REQUEST_HEADER_BYTES }, (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const route = findRoute(req.method ?? 'GET', path);
     if (!route) {
+      // A body sent to an unknown route is not read: the connection closes after the 404.
+      const hasBody =
+        req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
       req.resume();
-      send(res, 404, { 'content-type': 'application/json' }, '{"message":"Not Found"}');
+      send(
+        res,
+        404,
+        { 'content-type': 'application/json', ...(hasBody ? { connection: 'close' } : {}) },
+        '{"message":"Not Found"}',
+      );
       return;
     }
     readBody(req, res)
@@ -235,5 +251,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
       });
   });
   server.keepAliveTimeout = 5_000;
+  server.requestTimeout = REQUEST_RECEIVE_TIMEOUT_MS;
+  server.headersTimeout = Math.min(server.headersTimeout, REQUEST_RECEIVE_TIMEOUT_MS);
   return server;
 }

@@ -3,10 +3,16 @@
  * request (loopback), and the Lambda-like context.
  */
 import { createServer, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildContext, buildEvent, LOCAL_FUNCTION_TIMEOUT_MS } from '../../bin/local-server.ts';
+import {
+  buildContext,
+  buildEvent,
+  LOCAL_FUNCTION_TIMEOUT_MS,
+  MAX_REQUEST_HEADER_BYTES,
+} from '../../bin/local-server.ts';
+import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 
 const ROUTE = 'POST /api/erp/execute';
 
@@ -218,5 +224,58 @@ describe('buildContext', () => {
     const context = buildContext('aux', 'r', 5);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(context.getRemainingTimeInMillis()).toBe(0);
+  });
+});
+
+describe('the local server at the HTTP level (as API Gateway answers before any Lambda runs)', () => {
+  const crashes: unknown[] = [];
+  let proxy: ProxyHarness;
+  let proxyPort = 0;
+
+  beforeAll(async () => {
+    proxy = await startProxy({}, {}, { onCrash: (error) => crashes.push(error) });
+    proxyPort = Number(new URL(proxy.url).port);
+  });
+  afterAll(async () => proxy.close());
+
+  /** Writes raw bytes on a fresh connection; resolves with what came back when it closed. */
+  function raw(bytes: string, closeAfterMs?: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(proxyPort, '127.0.0.1', () => {
+        socket.write(bytes);
+        if (closeAfterMs !== undefined) setTimeout(() => socket.destroy(), closeAfterMs);
+      });
+      let received = '';
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+      });
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+  }
+
+  it('a client that goes away mid-body is no crash, and the server keeps serving', async () => {
+    const head = 'POST /api/erp/execute HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n';
+    await raw(`${head}Content-Length: 1000\r\n\r\n{"id":"gone",`, 50);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(crashes).toEqual([]);
+    const after = await proxy.get('/_/about');
+    expect(after.status).toBe(200);
+  });
+
+  it('answers a body sent to an unknown route with 404 and closes the connection without reading it', async () => {
+    const answer = await raw(
+      'POST /nope HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(answer).toContain('{"message":"Not Found"}');
+  });
+
+  it('refuses request headers over the API Gateway quota (10 240 bytes) with 431', async () => {
+    const big = await proxy.get('/_/about', { 'x-padding': 'p'.repeat(MAX_REQUEST_HEADER_BYTES) });
+    expect(big.status).toBe(431);
+    const fits = await proxy.get('/_/about', { 'x-padding': 'p'.repeat(8 * 1024) });
+    expect(fits.status).toBe(200);
   });
 });
