@@ -112,6 +112,17 @@ export function parseV1Call(state: RequestState, presentedProxyKey?: string): Er
   };
 }
 
+/**
+ * Longest model or method name forwarded (they become the upstream path): far above any real
+ * ERP name, far below what a front proxy refuses.
+ */
+export const MAX_V2_NAME_LENGTH = 256;
+/**
+ * Longest `db` or `api_key` forwarded (they travel as header values: servers refuse header
+ * lines over 8 KB or so with 431, which would look like an ERP failure after sending).
+ */
+export const MAX_V2_HEADER_VALUE_LENGTH = 4096;
+
 /** v2 execute body → call. Shape errors are plain text (spec, Behaviours 4). */
 export function parseV2Call(state: RequestState, presentedProxyKey?: string): ErpCall {
   if (state.body === undefined) {
@@ -130,6 +141,12 @@ export function parseV2Call(state: RequestState, presentedProxyKey?: string): Er
   state.action = body.method;
   recordTarget(state, body.erp_instance.url, body.erp_instance.db);
 
+  if (body.model_id.length > MAX_V2_NAME_LENGTH) {
+    throw new InvalidV2TargetError(`Invalid model_id: longer than ${MAX_V2_NAME_LENGTH} characters.`);
+  }
+  if (body.method.length > MAX_V2_NAME_LENGTH) {
+    throw new InvalidV2TargetError(`Invalid method: longer than ${MAX_V2_NAME_LENGTH} characters.`);
+  }
   if (!MODEL_NAME.test(body.model_id)) {
     throw new InvalidV2TargetError(
       `Invalid model_id "${printable(body.model_id)}": expected an ERP model name such as res.partner (letters, digits, _ and single dots).`,
@@ -138,6 +155,16 @@ export function parseV2Call(state: RequestState, presentedProxyKey?: string): Er
   if (!METHOD_NAME.test(body.method)) {
     throw new InvalidV2TargetError(
       `Invalid method "${printable(body.method)}": expected an ERP method name (letters, digits and _, not starting with a digit).`,
+    );
+  }
+  if (body.erp_instance.db.length > MAX_V2_HEADER_VALUE_LENGTH) {
+    throw new InvalidV2TargetError(
+      `Invalid erp_instance.db: longer than ${MAX_V2_HEADER_VALUE_LENGTH} characters (it is sent as the X-Odoo-Database header).`,
+    );
+  }
+  if (body.erp_instance.api_key.length > MAX_V2_HEADER_VALUE_LENGTH) {
+    throw new InvalidV2TargetError(
+      `Invalid erp_instance.api_key: longer than ${MAX_V2_HEADER_VALUE_LENGTH} characters (it is sent in the Authorization header).`,
     );
   }
   if (!HEADER_SAFE.test(body.erp_instance.db)) {

@@ -16,7 +16,15 @@ export function bodyText(event: { body?: string; isBase64Encoded?: boolean }): s
 export function lenientBody(): ProxyMiddleware {
   const lenientBodyBefore = (request: ProxyRequest): void => {
     const state = request.context.proxy;
-    const text = bodyText(request.event);
+    const encoding = request.event.headers?.['content-encoding']?.trim();
+    if (encoding && encoding.toLowerCase() !== 'identity') {
+      // API Gateway passes a compressed body on as it came; nothing here decompresses it.
+      state.bodyError = `the request body is compressed (Content-Encoding: ${encoding.slice(0, 40)}); send it uncompressed`;
+      return;
+    }
+    // A leading byte order mark is ignored, as RFC 8259 allows.
+    const sent = bodyText(request.event);
+    const text = sent.charCodeAt(0) === 0xfeff ? sent.slice(1) : sent;
     if (text.trim() === '') {
       state.bodyError = 'the request body is empty';
       return;

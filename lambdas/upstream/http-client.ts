@@ -142,8 +142,18 @@ function classify(error: unknown, request: UpstreamRequest, sent: boolean): Prox
   );
 }
 
-function deadlineError(request: UpstreamRequest, sent: boolean): ProxyError {
+function deadlineError(
+  request: UpstreamRequest,
+  sent: boolean,
+  waitingForSocket: { readonly poolSize: number } | undefined,
+): ProxyError {
   const host = request.url.host;
+  if (waitingForSocket) {
+    return new UpstreamUnavailableError(
+      `No connection to ${host} became free within ${seconds(request.timeoutMs)}: the proxy's ` +
+        `${waitingForSocket.poolSize} connections to this ERP were all busy with other calls. The call did not run; retrying is safe.`,
+    );
+  }
   if (!sent) {
     return new UpstreamUnavailableError(
       `Could not connect to ${host} within ${seconds(request.timeoutMs)}. The call did not run; retrying is safe.`,
@@ -204,11 +214,15 @@ class NodeHttpClient implements HttpClient {
     this.agents = this.newAgents();
   }
 
+  private get poolSize(): number {
+    return this.options.connectionsPerOrigin ?? 16;
+  }
+
   private newAgents(): { http: HttpAgent; https: HttpsAgent } {
     const pool = {
       keepAlive: true,
-      maxSockets: this.options.connectionsPerOrigin ?? 16,
-      maxFreeSockets: this.options.connectionsPerOrigin ?? 16,
+      maxSockets: this.poolSize,
+      maxFreeSockets: this.poolSize,
       // Free sockets time out (and are destroyed by the agent) after this long idle.
       timeout: this.idleTimeoutMs,
       // Reuse the most recently used socket: the one least likely to have been closed.
@@ -275,6 +289,9 @@ class NodeHttpClient implements HttpClient {
       let established = true;
       let sent = false;
       let reused = false;
+      // The pool was full when the call was made, and the agent has not handed it a socket yet.
+      let queued = false;
+      let gotSocket = false;
       let responded = false;
       let settled = false;
       const chunks: Buffer[] = [];
@@ -291,10 +308,12 @@ class NodeHttpClient implements HttpClient {
         settle({ error });
         req.destroy();
       };
-      const onDeadline = (): void => fail(deadlineError(request, sent));
+      const onDeadline = (): void =>
+        fail(deadlineError(request, sent, queued && !gotSocket ? { poolSize: this.poolSize } : undefined));
 
       const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
-      const req = (secure ? httpsRequest : httpRequest)({
+      const agent = secure ? agents.https : agents.http;
+      const options = {
         protocol: request.url.protocol,
         // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants none.
         hostname: request.url.hostname.replace(/^\[(.*)\]$/, '$1'),
@@ -302,12 +321,18 @@ class NodeHttpClient implements HttpClient {
         path: `${request.url.pathname}${request.url.search}`,
         method: request.method,
         headers: { ...request.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
-        agent: secure ? agents.https : agents.http,
+        agent,
         ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
         ...(secure && this.options.tls?.ca ? { ca: this.options.tls.ca } : {}),
-      });
+      };
+      // Every connection to this origin busy: the call waits in the agent's queue for one.
+      // (The request normalizes `hostname` into `host` before the agent names the origin.)
+      const origin = agent.getName({ ...options, host: options.hostname });
+      queued = (agent.sockets[origin]?.length ?? 0) >= this.poolSize;
+      const req = (secure ? httpsRequest : httpRequest)(options);
 
       req.on('socket', (socket) => {
+        gotSocket = true;
         reused = req.reusedSocket;
         // A connection attempt has its own cap; once connected (or on a kept-alive socket) only
         // the request deadline governs. Listeners go on new sockets only: a reused socket never

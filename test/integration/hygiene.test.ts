@@ -3,7 +3,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
@@ -370,6 +370,43 @@ describe('hostile bodies', () => {
     );
     expect(v2.status).toBe(200);
     expect(typeof (v2.json as Envelope).result).toBe('number');
+  });
+
+  it('ignores a leading byte order mark', async () => {
+    const instance = `"erp_instance":{"url":"${double.url}","db":"erp_a","user_id":${admin.uid},"api_key":"${admin.apiKey}"}`;
+    const v1 = await proxy.post(
+      '/api/erp/execute',
+      `\ufeff{"id":"bom","action":"search_count","model_id":"res.partner","params":[[]],${instance}}`,
+    );
+    expect(v1.status).toBe(200);
+    expect((v1.json as Envelope).id).toBe('bom');
+    const v2 = await proxy.post(
+      '/v2/erp/execute',
+      `\ufeff{"id":"bom2","model_id":"res.partner","method":"search_count","kwargs":{"domain":[]},${instance}}`,
+    );
+    expect(v2.status).toBe(200);
+  });
+
+  it('refuses a compressed request body with a message naming Content-Encoding', async () => {
+    const body = gzipSync(JSON.stringify(v1Body(double.url)));
+    const send = (path: string) =>
+      fetch(`${proxy.url}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'x-api-key': TEST_PROXY_KEY,
+        },
+        body,
+      });
+    const v1 = await send('/api/erp/execute');
+    expect(v1.status).toBe(400);
+    const envelope = (await v1.json()) as Envelope;
+    expect(envelope.error?.code).toBe(-32700);
+    expect(envelope.error?.message).toContain('Content-Encoding: gzip');
+    const v2 = await send('/v2/erp/execute');
+    expect(v2.status).toBe(400);
+    expect(await v2.text()).toContain('Content-Encoding: gzip');
   });
 
   it('a deeply nested request is -32600 on v1 and plain text on v2, never -32603', async () => {

@@ -303,6 +303,28 @@ describe('deadlines and broken connections', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('a call that waits for a free connection past its deadline is -32004, saying the pool was busy', async () => {
+    // Prepare: one connection per origin, held by a call the server never answers.
+    const server = await startServer(() => undefined);
+    const client = createHttpClient({ idleTimeoutMs: 60_000, connectionsPerOrigin: 1 });
+    cleanups.push(() => client.close());
+    const holding = client.send(
+      upstreamRequest(server.url, { signal: AbortSignal.timeout(2_000), timeoutMs: 2_000 }),
+    );
+    holding.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Act
+    const error = await failure(
+      client.send(upstreamRequest(server.url, { signal: AbortSignal.timeout(200), timeoutMs: 200 })),
+    );
+    // Assess
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.code).toBe(-32004);
+    expect(error.message).toMatch(/1 connections to this ERP were all busy/);
+    expect(error.message).toMatch(/did not run/);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('a refused connection is -32004', async () => {
     // Prepare: a port that was just free.
     const server = await startServer(answerJson);

@@ -13,7 +13,13 @@ import {
   V2RequestShapeError,
 } from '../../lambdas/errors.ts';
 import type { RequestState } from '../../lambdas/request-state.ts';
-import { parseV1Call, parseV2Call, parseVersionTarget } from '../../lambdas/requests.ts';
+import {
+  MAX_V2_HEADER_VALUE_LENGTH,
+  MAX_V2_NAME_LENGTH,
+  parseV1Call,
+  parseV2Call,
+  parseVersionTarget,
+} from '../../lambdas/requests.ts';
 import { V1_ACTIONS } from '../../lambdas/schemas.ts';
 
 /** A marker ERP key: it must never show up in any error message. */
@@ -293,6 +299,38 @@ describe('parseV2Call', () => {
     expect(state.erpDb).toBe('erp_a');
   });
 
+  it.each([
+    ['model_id', { model_id: `x.${'a'.repeat(MAX_V2_NAME_LENGTH)}` }, /model_id: longer than 256/],
+    ['method', { method: 'a'.repeat(MAX_V2_NAME_LENGTH + 1) }, /method: longer than 256/],
+    [
+      'db',
+      { erp_instance: { ...v2Instance, db: 'd'.repeat(MAX_V2_HEADER_VALUE_LENGTH + 1) } },
+      /db: longer than 4096/,
+    ],
+    [
+      'api_key',
+      { erp_instance: { ...v2Instance, api_key: 'k'.repeat(MAX_V2_HEADER_VALUE_LENGTH + 1) } },
+      /api_key: longer than 4096/,
+    ],
+  ])('refuses an over-long %s with -32007 before anything is sent', (_field, override, message) => {
+    const error = thrown(() => parseV2Call(stateWith(v2Body(override))));
+    expect(error).toBeInstanceOf(InvalidV2TargetError);
+    expect(error.message).toMatch(message);
+    expect(error.message.length).toBeLessThan(200);
+  });
+
+  it('accepts names and header values at the length limits', () => {
+    const call = parseV2Call(
+      stateWith(
+        v2Body({
+          method: 'a'.repeat(MAX_V2_NAME_LENGTH),
+          erp_instance: { ...v2Instance, db: 'd'.repeat(MAX_V2_HEADER_VALUE_LENGTH) },
+        }),
+      ),
+    );
+    expect(call.method).toHaveLength(MAX_V2_NAME_LENGTH);
+  });
+
   it('forwards kwargs as the client wrote them', () => {
     const kwargs =
       '{ "vals_list": [{"name": "N\\u00e9", "credit_limit": 1.0, "ref": 98765432109876543210}] }';
@@ -455,7 +493,7 @@ describe('parseV2Call', () => {
   });
 
   it('shortens a long refused name in the message', () => {
-    const error = thrown(() => parseV2Call(stateWith(v2Body({ method: `${'a'.repeat(300)}/` }))));
+    const error = thrown(() => parseV2Call(stateWith(v2Body({ method: `${'a'.repeat(200)}/` }))));
     expect(error.message).toContain(`${'a'.repeat(80)}...`);
     expect(error.message).not.toContain('a'.repeat(81));
   });
