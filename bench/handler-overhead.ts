@@ -47,6 +47,9 @@ interface Case {
   readonly expectUpstream: boolean;
 }
 
+/** Rounds of the measurement: each case's calls are spread over this many blocks. */
+export const OVERHEAD_ROUNDS = 6;
+
 export async function measureHandlerOverhead(options: {
   warmup: number;
   iterations: number;
@@ -87,39 +90,53 @@ export async function measureHandlerOverhead(options: {
         await handlers[c.kind](postEvent(path, body, requestId), buildContext(fn, requestId) as ProxyContext);
       }
     }
-    for (const c of cases) {
-      const { path, fn } = ROUTE_OF[c.kind];
-      const handler = handlers[c.kind];
-      const fixedBody = JSON.stringify(smallBody(c.kind, c.url(0)));
-      const overhead: number[] = [];
-      const upstreamMs: number[] = [];
-      const handlerMs: number[] = [];
-      const total = options.iterations;
-      for (let i = 0; i < total; i++) {
-        const body =
-          c.kind === 'version' && c.expectUpstream ? JSON.stringify(smallBody(c.kind, c.url(i))) : fixedBody;
-        const requestId = `bench-${++requestNo}`;
-        const event = postEvent(path, body, requestId);
-        const context = buildContext(fn, requestId) as ProxyContext;
-        const started = performance.now();
-        const response = await handler(event, context);
-        const elapsed = performance.now() - started;
-        if (response.statusCode !== 200 || !response.body.endsWith('"error":null}')) {
-          throw new Error(
-            `${c.label}: unexpected answer ${response.statusCode} ${response.body.slice(0, 300)}`,
-          );
+    // Measured in blocks of consecutive calls of one handler (as a Lambda function runs only its
+    // own), the blocks of all cases taking turns over several rounds: a slow spell of the machine
+    // (this VM's speed drifts by tens of percent over seconds) then hits every case alike
+    // instead of whichever case was being measured at that moment.
+    const samples = cases.map(() => ({
+      overhead: [] as number[],
+      upstreamMs: [] as number[],
+      handlerMs: [] as number[],
+    }));
+    const fixedBodies = cases.map((c) => JSON.stringify(smallBody(c.kind, c.url(0))));
+    const perBlock = Math.ceil(options.iterations / OVERHEAD_ROUNDS);
+    for (let round = 0; round < OVERHEAD_ROUNDS; round++) {
+      for (const [index, c] of cases.entries()) {
+        for (let k = 0; k < perBlock; k++) {
+          const i = round * perBlock + k;
+          const { path, fn } = ROUTE_OF[c.kind];
+          const body =
+            c.kind === 'version' && c.expectUpstream
+              ? JSON.stringify(smallBody(c.kind, c.url(i)))
+              : (fixedBodies[index] as string);
+          const requestId = `bench-${++requestNo}`;
+          const event = postEvent(path, body, requestId);
+          const context = buildContext(fn, requestId) as ProxyContext;
+          const started = performance.now();
+          const response = await handlers[c.kind](event, context);
+          const elapsed = performance.now() - started;
+          if (response.statusCode !== 200 || !response.body.endsWith('"error":null}')) {
+            throw new Error(
+              `${c.label}: unexpected answer ${response.statusCode} ${response.body.slice(0, 300)}`,
+            );
+          }
+          const waited = context.proxy.upstreamMs ?? 0;
+          if (c.expectUpstream && context.proxy.upstreamMs === undefined) {
+            throw new Error(`${c.label}: the handler did not call the upstream`);
+          }
+          const sample = samples[index] as (typeof samples)[number];
+          sample.overhead.push(elapsed - waited);
+          sample.upstreamMs.push(waited);
+          sample.handlerMs.push(elapsed);
         }
-        const waited = context.proxy.upstreamMs ?? 0;
-        if (c.expectUpstream && context.proxy.upstreamMs === undefined) {
-          throw new Error(`${c.label}: the handler did not call the upstream`);
-        }
-        overhead.push(elapsed - waited);
-        upstreamMs.push(waited);
-        handlerMs.push(elapsed);
       }
+    }
+    for (const [index, c] of cases.entries()) {
+      const { overhead, upstreamMs, handlerMs } = samples[index] as (typeof samples)[number];
       rows.push({
         label: c.label,
-        iterations: options.iterations,
+        iterations: overhead.length,
         medianMs: median(overhead),
         p99Ms: p99(overhead),
         upstreamMedianMs: median(upstreamMs),

@@ -5,7 +5,7 @@
 import { arch, cpus, platform, release, totalmem } from 'node:os';
 import type { ColdStartResult } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
-import type { OverheadResult } from './handler-overhead.ts';
+import { OVERHEAD_ROUNDS, type OverheadResult } from './handler-overhead.ts';
 import type { LargeAnswerRow } from './large-answers.ts';
 import { kib, mib, ms } from './stats.ts';
 
@@ -251,7 +251,9 @@ ${summary(rows)}
   production default, local metrics). The upstream is a \`node:http\` server on 127.0.0.1 in the same
   process that answers a fixed JSON-RPC, JSON-2 or \`/web/version\` body at once. ${o.warmup} rounds of
   warm-up interleaved across all cases (so shared code is equally warm for each), then ${o.iterations}
-  measured calls per handler; per call, overhead = handler wall time −
+  measured calls per handler, in ${OVERHEAD_ROUNDS} rounds: each round runs a block of consecutive calls of each
+  handler in turn (consecutive, as a Lambda function runs only its own handler; in rounds, so that
+  this VM's drifts in speed hit every handler alike). Per call, overhead = handler wall time −
   \`context.proxy.upstreamMs\` (the time the handler itself records as spent on the upstream). The
   version handler caches versions per URL, so it is measured twice: with a new URL per call (cache
   miss, the upstream is called) and with one URL (cached, no upstream call). While measuring,
