@@ -89,6 +89,9 @@ export async function forwardVersion(
 ): Promise<LambdaResponse> {
   const target = parseVersionTarget(context.proxy);
   checkTarget(deps.policy, target.href);
-  const version = await deps.versions.version(target, callContext(event, context, deps.config));
+  const version = await deps.versions.version(target, {
+    ...callContext(event, context, deps.config),
+    readOnly: true,
+  });
   return outcomeResponse(context.proxy, { kind: 'result', value: version });
 }

@@ -42,6 +42,8 @@ export interface CallContext {
   readonly clientIp: string | undefined;
   /** Remove `debug` (server tracebacks) from ERP error data. */
   readonly stripDebug: boolean;
+  /** Every exchange of this request only reads (the version endpoints). */
+  readonly readOnly?: boolean;
   readonly state: RequestState;
 }
 
@@ -89,6 +91,7 @@ export async function sendExchange(
       timeoutMs: context.timeoutMs,
       maxResponseBytes: context.maxResponseBytes,
       compressedResponse: context.compressedResponse,
+      ...(context.readOnly ? { readOnly: true } : {}),
     });
     context.state.upstreamStatus = response.status;
     return response;

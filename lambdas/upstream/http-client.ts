@@ -36,6 +36,8 @@ export interface UpstreamRequest {
   readonly maxResponseBytes: number;
   /** The client asked for a compressed response (the -32009 message then does not suggest it). */
   readonly compressedResponse?: boolean;
+  /** The call only reads (a version lookup): after a timeout, retrying is safe all the same. */
+  readonly readOnly?: boolean;
 }
 
 export interface UpstreamResponse {
@@ -93,6 +95,13 @@ function isTlsFailure(code: string | undefined, error: unknown): boolean {
   );
 }
 
+/** What a client should do about a call that may have reached the ERP. */
+function afterSending(request: UpstreamRequest): string {
+  return request.readOnly
+    ? 'The call only reads (a version lookup), so retrying is safe.'
+    : 'The call may have run on the ERP: check before retrying.';
+}
+
 function seconds(ms: number): string {
   const s = Math.round(ms / 100) / 10;
   return `${s} s`;
@@ -136,8 +145,7 @@ function classify(error: unknown, request: UpstreamRequest, sent: boolean): Prox
     );
   }
   return new UpstreamTimeoutError(
-    `The connection to ${host} broke after the request was sent (${code ?? 'network error'}). ` +
-      'The call may have run on the ERP: check before retrying.',
+    `The connection to ${host} broke after the request was sent (${code ?? 'network error'}). ${afterSending(request)}`,
     { cause: error },
   );
 }
@@ -160,8 +168,8 @@ function deadlineError(
     );
   }
   return new UpstreamTimeoutError(
-    `The ERP at ${host} did not answer within ${seconds(request.timeoutMs)}. ` +
-      'The call may have run on the ERP: check before retrying. Raise x-request-timeout for slow calls.',
+    `The ERP at ${host} did not answer within ${seconds(request.timeoutMs)}. ${afterSending(request)} ` +
+      'Raise x-request-timeout for slow calls.',
   );
 }
 

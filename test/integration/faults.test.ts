@@ -127,6 +127,20 @@ describe('timeouts and broken connections', () => {
     expect(ms).toBeLessThan(4_000);
   });
 
+  it('a version lookup that times out is -32003 too, but says retrying is safe (it only reads)', async () => {
+    const url = await tcpUpstream((socket) => readRequest(socket, () => undefined));
+    const answer = await proxy.post(
+      '/v2/erp/version',
+      { id: 'slow-version', url },
+      { 'x-request-timeout': '1' },
+    );
+    expect(answer.status).toBe(504);
+    const envelope = answer.json as Envelope;
+    expect(envelope.error?.code).toBe(-32003);
+    expect(envelope.error?.message).toMatch(/only reads \(a version lookup\), so retrying is safe/);
+    expect(envelope.error?.message).not.toMatch(/may have run/);
+  });
+
   it('a refused connection → -32004 / 503, quickly', async () => {
     const server = createNetServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
