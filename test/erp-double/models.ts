@@ -39,6 +39,14 @@ export interface FieldDef {
 /** Who may do an operation: anybody authenticated, or admins only. */
 export type AccessLevel = 'user' | 'admin';
 
+/** The usual access rights of the imitated models: any user reads, only an admin changes. */
+const USERS_READ_ADMINS_WRITE: ModelDef['access'] = Object.freeze({
+  read: 'user',
+  write: 'admin',
+  create: 'admin',
+  unlink: 'admin',
+});
+
 /** One model of the imitated Odoo. */
 export interface ModelDef {
   name: string;
@@ -84,7 +92,7 @@ const PARTNER: ModelDef = {
   name: 'res.partner',
   description: 'Contact',
   order: 'complete_name asc, id desc',
-  access: { read: 'user', write: 'admin', create: 'admin', unlink: 'admin' },
+  access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Contact/Creation',
   firstFreeId: 43,
   fields: {
@@ -148,7 +156,7 @@ const USERS: ModelDef = {
   name: 'res.users',
   description: 'User',
   order: 'name asc, login asc',
-  access: { read: 'user', write: 'admin', create: 'admin', unlink: 'admin' },
+  access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Role / Administrator',
   firstFreeId: 8,
   fields: {
@@ -212,7 +220,7 @@ const COUNTRY: ModelDef = {
   name: 'res.country',
   description: 'Country',
   order: 'name asc',
-  access: { read: 'user', write: 'admin', create: 'admin', unlink: 'admin' },
+  access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Role / Administrator',
   fields: {
     id: ID,
@@ -226,7 +234,7 @@ const COMPANY: ModelDef = {
   name: 'res.company',
   description: 'Companies',
   order: 'sequence asc, name asc',
-  access: { read: 'user', write: 'admin', create: 'admin', unlink: 'admin' },
+  access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Role / Administrator',
   fields: {
     id: ID,
@@ -242,7 +250,7 @@ const CURRENCY: ModelDef = {
   name: 'res.currency',
   description: 'Currency',
   order: 'active desc, name asc',
-  access: { read: 'user', write: 'admin', create: 'admin', unlink: 'admin' },
+  access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Role / Administrator',
   fields: {
     id: ID,
@@ -257,7 +265,7 @@ const CURRENCY_RATE: ModelDef = {
   name: 'res.currency.rate',
   description: 'Currency Rate',
   order: 'name desc',
-  access: { read: 'user', write: 'admin', create: 'admin', unlink: 'admin' },
+  access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Role / Administrator',
   fields: {
     id: ID,
@@ -275,7 +283,7 @@ const PARTNER_CATEGORY: ModelDef = {
   name: 'res.partner.category',
   description: 'Partner Tags',
   order: 'complete_name asc',
-  access: { read: 'user', write: 'admin', create: 'admin', unlink: 'admin' },
+  access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Contact/Creation',
   fields: {
     id: ID,
