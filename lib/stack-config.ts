@@ -314,7 +314,7 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   const throttleRateLimit = p.number('throttleRateLimit', d.throttleRateLimit, 1, 1_000_000);
   const throttleBurstLimit = p.integer('throttleBurstLimit', d.throttleBurstLimit, 1, 1_000_000);
 
-  const retentionDays = p.integer('logRetentionDays', d.logRetentionDays, 1, 3653, ' days');
+  const retentionDays = p.integer('logRetentionDays', d.logRetentionDays, 1, RetentionDays.INFINITE, ' days');
   let logRetention = RetentionDays.ONE_MONTH;
   if (RETENTION_VALUES.has(retentionDays)) logRetention = retentionDays as RetentionDays;
   else {

@@ -78,6 +78,14 @@ describe('parseStackConfig', () => {
     expect(fromCli.stripDebug).toBe(true);
   });
 
+  it('accepts every CloudWatch retention value, 9999 (never expire) included', () => {
+    expect(parseStackConfig(read({ logRetentionDays: 9999 })).logRetention).toBe(RetentionDays.INFINITE);
+    expect(parseStackConfig(read({ logRetentionDays: 3653 })).logRetention).toBe(RetentionDays.TEN_YEARS);
+    expect(problemsOf({ logRetentionDays: 10_000 })[0]).toMatch(
+      /^logRetentionDays: expected an integer from 1 to 9999 days/,
+    );
+  });
+
   it('treats an empty string as not set', () => {
     expect(parseStackConfig(read({ maxTimeout: '', alarmEmail: ' ' })).maxTimeoutSeconds).toBe(25);
   });
