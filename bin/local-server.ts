@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { Config } from '../lambdas/config.ts';
 import { createHandler as createAuxHandler } from '../lambdas/handlers/aux.ts';
 import { createHandler as createExecuteV1Handler } from '../lambdas/handlers/execute-v1.ts';
 import { createHandler as createExecuteV2Handler } from '../lambdas/handlers/execute-v2.ts';
@@ -20,6 +21,17 @@ import { type FunctionName, findRoute, routeKey } from '../lib/routes.ts';
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
 /** The emulated function timeout (the deployed execute functions default to 28 s). */
 export const LOCAL_FUNCTION_TIMEOUT_MS = 28_000;
+/** How far the deployed defaults keep the Lambda timeout above `ERP_MAX_TIMEOUT` (28 s vs 25 s). */
+const FUNCTION_TIMEOUT_HEADROOM_MS = 3_000;
+
+/**
+ * The emulated function timeout for a configuration: 28 s as deployed, or longer when
+ * `ERP_MAX_TIMEOUT` asks for more. Locally no API Gateway limit applies, so a configured maximum
+ * of 60 s must give 60 s, not the 26.5 s a 28 s function would leave.
+ */
+export function localFunctionTimeoutMs(config: Pick<Config, 'maxTimeoutSeconds'>): number {
+  return Math.max(LOCAL_FUNCTION_TIMEOUT_MS, config.maxTimeoutSeconds * 1000 + FUNCTION_TIMEOUT_HEADROOM_MS);
+}
 /** API Gateway HTTP API quota: request line and headers together, 10 240 bytes. */
 export const MAX_REQUEST_HEADER_BYTES = 10 * 1024;
 /** A request (headers and body) must arrive within this; Node then answers 408 and closes. */
@@ -206,7 +218,7 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
 }
 
 export interface LocalServerOptions {
-  /** Emulated Lambda timeout per invocation. */
+  /** Emulated Lambda timeout per invocation; default `localFunctionTimeoutMs(runtime.config)`. */
   readonly functionTimeoutMs?: number;
   /** Called for a handler crash (the client only sees API Gateway's generic 500). */
   readonly onCrash?: (error: unknown) => void;
@@ -221,6 +233,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
     aux: createAuxHandler(runtime) as unknown as LambdaHandler,
   };
 
+  const functionTimeoutMs = options.functionTimeoutMs ?? localFunctionTimeoutMs(runtime.config);
   const server = createServer({ maxHeaderSize: MAX_REQUEST_HEADER_BYTES }, (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const route = findRoute(req.method ?? 'GET', path);
@@ -241,9 +254,11 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
       .then(async (body) => {
         if (body === undefined) return;
         const event = buildEvent(req, body, routeKey(route));
-        const timeoutMs = options.functionTimeoutMs ?? LOCAL_FUNCTION_TIMEOUT_MS;
-        const context = buildContext(route.fn, event.requestContext.requestId, timeoutMs);
-        writeResult(res, await withFunctionTimeout(handlers[route.fn](event, context), timeoutMs, route.fn));
+        const context = buildContext(route.fn, event.requestContext.requestId, functionTimeoutMs);
+        writeResult(
+          res,
+          await withFunctionTimeout(handlers[route.fn](event, context), functionTimeoutMs, route.fn),
+        );
       })
       .catch((error: unknown) => {
         options.onCrash?.(error);

@@ -54,6 +54,17 @@ const optionalString = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
 
+/** A log level name, any case; empty means not set. */
+const logLevel = optionalString
+  .transform((value) => value?.toUpperCase())
+  .pipe(
+    z
+      .enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'], {
+        error: 'expected TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL or SILENT',
+      })
+      .optional(),
+  );
+
 const EnvSchema = z.object({
   ERP_DEFAULT_TIMEOUT: positiveInt(15),
   ERP_MAX_TIMEOUT: positiveInt(25),
@@ -70,11 +81,9 @@ const EnvSchema = z.object({
   SECRETS_MAX_AGE: positiveInt(300),
   METRICS_WINDOW_SECONDS: positiveInt(300),
   METRICS_CACHE_SECONDS: positiveInt(60),
-  LOG_LEVEL: z
-    .string()
-    .optional()
-    .transform((v) => (v ?? 'INFO').toUpperCase())
-    .pipe(z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'])),
+  // Powertools' own variable wins over LOG_LEVEL, as in Powertools itself.
+  POWERTOOLS_LOG_LEVEL: logLevel,
+  LOG_LEVEL: logLevel,
   POWERTOOLS_SERVICE_NAME: optionalString,
   POWERTOOLS_METRICS_NAMESPACE: optionalString,
   PORT: positiveInt(8787).pipe(z.number().max(65535, 'expected a port number up to 65535')),
@@ -236,7 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secretsMaxAgeSeconds: e.SECRETS_MAX_AGE,
     metricsWindowSeconds: e.METRICS_WINDOW_SECONDS,
     metricsCacheSeconds: e.METRICS_CACHE_SECONDS,
-    logLevel: e.LOG_LEVEL,
+    logLevel: e.POWERTOOLS_LOG_LEVEL ?? e.LOG_LEVEL ?? 'INFO',
     serviceName: e.POWERTOOLS_SERVICE_NAME ?? 'erp-proxy',
     metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE ?? 'ErpProxy',
     port: e.PORT,

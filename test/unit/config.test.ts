@@ -128,6 +128,16 @@ describe('loadConfig defaults', () => {
     expect(rotating.localKeys.map((k) => k.name)).toEqual(['crm', 'crm']);
   });
 
+  it('takes the log level from POWERTOOLS_LOG_LEVEL first, then LOG_LEVEL, then INFO (as Powertools does)', () => {
+    expect(loadConfig({}).logLevel).toBe('INFO');
+    expect(loadConfig({ LOG_LEVEL: 'warn' }).logLevel).toBe('WARN');
+    expect(loadConfig({ POWERTOOLS_LOG_LEVEL: 'debug', LOG_LEVEL: 'warn' }).logLevel).toBe('DEBUG');
+    expect(loadConfig({ POWERTOOLS_LOG_LEVEL: ' ', LOG_LEVEL: 'error' }).logLevel).toBe('ERROR');
+    expect(messageOf(() => loadConfig({ POWERTOOLS_LOG_LEVEL: 'loud' }))).toMatch(
+      /POWERTOOLS_LOG_LEVEL: expected TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL or SILENT/,
+    );
+  });
+
   it('reads lists, flags and numbers', () => {
     // Act
     const config = loadConfig({

@@ -10,8 +10,10 @@ import {
   buildContext,
   buildEvent,
   LOCAL_FUNCTION_TIMEOUT_MS,
+  localFunctionTimeoutMs,
   MAX_REQUEST_HEADER_BYTES,
 } from '../../bin/local-server.ts';
+import { upstreamTimeoutMs } from '../../lambdas/upstream/time-budget.ts';
 import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 
 const ROUTE = 'POST /api/erp/execute';
@@ -206,6 +208,22 @@ describe('buildContext', () => {
     const remaining = buildContext('version', 'r').getRemainingTimeInMillis();
     expect(remaining).toBeLessThanOrEqual(LOCAL_FUNCTION_TIMEOUT_MS);
     expect(remaining).toBeGreaterThan(LOCAL_FUNCTION_TIMEOUT_MS - 1_000);
+  });
+
+  it('lasts 28 s as deployed, longer when ERP_MAX_TIMEOUT asks for more than a 28 s function leaves', () => {
+    expect(localFunctionTimeoutMs({ maxTimeoutSeconds: 25 })).toBe(LOCAL_FUNCTION_TIMEOUT_MS);
+    expect(localFunctionTimeoutMs({ maxTimeoutSeconds: 5 })).toBe(LOCAL_FUNCTION_TIMEOUT_MS);
+    expect(localFunctionTimeoutMs({ maxTimeoutSeconds: 60 })).toBe(63_000);
+    // What the handler then computes: x-request-timeout 40 under ERP_MAX_TIMEOUT=60 gets 40 s,
+    // not the 26.5 s a 28 s function would leave.
+    const context = buildContext('execute-v1', 'r', localFunctionTimeoutMs({ maxTimeoutSeconds: 60 }));
+    const budget = upstreamTimeoutMs({
+      header: '40',
+      defaultSeconds: 15,
+      maxSeconds: 60,
+      remainingMs: context.getRemainingTimeInMillis(),
+    });
+    expect(budget).toBe(40_000);
   });
 
   it('counts the remaining time down', async () => {
