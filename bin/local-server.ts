@@ -6,6 +6,7 @@
  * answers for unknown routes (404) and oversized bodies (413). This is the only code that
  * knows both HTTP and the event shape.
  */
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
@@ -54,7 +55,7 @@ const TEXT_TYPES =
 function isTextual(contentType: string | undefined, body: Buffer): boolean {
   if (contentType) return TEXT_TYPES.test(contentType.trim());
   // No content type: pass valid UTF-8 through as text, like API Gateway does for JSON clients.
-  return Buffer.from(body.toString('utf8'), 'utf8').equals(body);
+  return isUtf8(body);
 }
 
 function clfTime(date: Date): string {
