@@ -262,6 +262,30 @@ describe('answers that are not ERP answers', () => {
     },
   );
 
+  it.each([400, 405, 500])(
+    'a JSON object with status %s on /json/2 is the ERP error it reports (HTTP 200, error.code = status)',
+    async (code) => {
+      const body = { name: 'werkzeug.exceptions.BadRequest', message: `refused with ${code}`, arguments: [] };
+      const url = await httpUpstream((_req, res) => {
+        res.writeHead(code, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+      const v2 = await callV2(url);
+      expect(v2.status).toBe(200);
+      expect(v2.envelope.error).toEqual({ code, message: `refused with ${code}`, data: body });
+    },
+  );
+
+  it('a bare JSON string error (early JSON-2 builds) is the message and the data', async () => {
+    const url = await httpUpstream((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end('"Invalid apikey"');
+    });
+    const v2 = await callV2(url);
+    expect(v2.status).toBe(200);
+    expect(v2.envelope.error).toEqual({ code: 401, message: 'Invalid apikey', data: 'Invalid apikey' });
+  });
+
   it('a 415 HTML answer on /json/2 → -32005 (not -32006)', async () => {
     const url = await httpUpstream((_req, res) => {
       res.writeHead(415, { 'content-type': 'text/html' });

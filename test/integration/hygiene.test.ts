@@ -298,6 +298,33 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
     }
   });
 
+  it('applies the same policy on v2 execute and on every version endpoint, before any request leaves', async () => {
+    const proxy = await startProxy({ ERP_ALLOWED_TARGETS: 'erp.example.com' });
+    double.requests.length = 0;
+    try {
+      // IP literals are never resolved, so the connect-time check alone would not catch them.
+      for (const url of [double.url, 'http://169.254.169.254', 'http://[::ffff:169.254.169.254]']) {
+        for (const path of ['/api/erp/version', '/v1/erp/version', '/v2/erp/version']) {
+          const answer = await proxy.post(path, { id: 'v', url });
+          expect(answer.status, `${path} ${url}`).toBe(403);
+          expect((answer.json as Envelope).error?.code).toBe(-32008);
+        }
+        const v2 = await proxy.post('/v2/erp/execute', {
+          id: 'p',
+          model_id: 'res.partner',
+          method: 'search_count',
+          kwargs: { domain: [] },
+          erp_instance: { url, db: 'erp_a', api_key: admin.apiKey },
+        });
+        expect(v2.status, `v2 ${url}`).toBe(403);
+        expect((v2.json as Envelope).error?.code).toBe(-32008);
+      }
+      expect(double.requests.length).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('refuses a host name that resolves to a loopback address unless listed (checked at connect time)', async () => {
     const proxy = await startProxy({ ERP_ALLOWED_TARGETS: '10.0.0.0/8' });
     try {

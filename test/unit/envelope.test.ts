@@ -337,6 +337,24 @@ describe('finalizeResponse', () => {
       expect(state.responseBytes).toBe(Buffer.byteLength(final.body));
     });
 
+    it('keeps 8 KB of room for the gateway wrapper: 4 KB under 6 MB is refused, 16 KB under passes', () => {
+      // Prepare: plain bodies (nothing to escape) whose Lambda payload is just under the limit.
+      const sized = (payloadBytes: number): LambdaResponse => {
+        const probe = jsonResponse('');
+        return jsonResponse('a'.repeat(payloadBytes - lambdaPayloadBytes(probe)));
+      };
+      const nearly = sized(LAMBDA_RESPONSE_LIMIT_BYTES - 4 * 1024);
+      const roomy = sized(LAMBDA_RESPONSE_LIMIT_BYTES - 16 * 1024);
+      expect(lambdaPayloadBytes(nearly)).toBe(LAMBDA_RESPONSE_LIMIT_BYTES - 4 * 1024);
+      // Act
+      const refused = finalizeResponse(newState(), nearly, undefined);
+      const passed = finalizeResponse(newState(), roomy, undefined);
+      // Assess
+      expect(envelopeOf(refused).error?.code).toBe(-32009);
+      expect(passed.statusCode).toBe(200);
+      expect(passed.body).toBe(roomy.body);
+    });
+
     it('lets a body of the same raw size through when it needs no escaping', () => {
       const state = newState();
       const final = finalizeResponse(state, jsonResponse('a'.repeat(3_200_000)), undefined);

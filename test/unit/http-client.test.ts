@@ -217,6 +217,24 @@ describe('the response size limit', () => {
     expect(response.body.length).toBe(100);
   });
 
+  it('holds a chunked body (no content-length) to the exact limit: 100 bytes pass, 101 are -32009', async () => {
+    // Prepare: two chunks, so the limit is crossed by the second one, not by a declared length.
+    const chunked = (total: number) => (_req: IncomingMessage, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('x'.repeat(60));
+      setTimeout(() => res.end('x'.repeat(total - 60)), 5);
+    };
+    const exact = await startServer(chunked(100));
+    const over = await startServer(chunked(101));
+    // Act
+    const response = await newClient().send(upstreamRequest(exact.url, { maxResponseBytes: 100 }));
+    const error = await failure(newClient().send(upstreamRequest(over.url, { maxResponseBytes: 100 })));
+    // Assess
+    expect(response.body.length).toBe(100);
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.code).toBe(-32009);
+  });
+
   it('refuses a declared content-length over the limit with -32009', async () => {
     // Prepare
     const server = await startServer((_req, res) => {
@@ -323,6 +341,26 @@ describe('deadlines and broken connections', () => {
     expect(error.message).toMatch(/1 connections to this ERP were all busy/);
     expect(error.message).toMatch(/did not run/);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('a connection attempt past its own cap is -32004 (did not run), before the request deadline', async () => {
+    // Prepare: a lookup that never answers keeps the socket connecting.
+    const client = createHttpClient({ lookup: () => undefined, connectTimeoutMs: 50 });
+    cleanups.push(() => client.close());
+    const started = performance.now();
+    // Act
+    const error = await failure(
+      client.send(
+        upstreamRequest(new URL('http://erp.invalid:8069'), {
+          signal: AbortSignal.timeout(5_000),
+          timeoutMs: 5_000,
+        }),
+      ),
+    );
+    // Assess
+    expect(error.code).toBe(-32004);
+    expect(error.message).toMatch(/timed out\. The call did not run/);
+    expect(performance.now() - started).toBeLessThan(4_000);
   });
 
   it('a refused connection is -32004', async () => {

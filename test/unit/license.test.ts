@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   addUtcYears,
+  canonicalLicenseMessage,
   evaluateLicense,
   generateKeyPair,
   isIsoDate,
@@ -138,6 +139,32 @@ describe('evaluateLicense: dates (UTC)', () => {
 });
 
 describe('evaluateLicense: signature', () => {
+  it('verifies the documented example license: the signed text (licensee, newline, date) is fixed', () => {
+    // The key and license of docs/operators-license.md: licenses already issued must keep
+    // verifying, whatever changes in how the proxy builds the signed text.
+    const documented = {
+      licensee: 'ACME GmbH',
+      valid_until: '2027-03-31',
+      signature: 'HLyrmEr/G3aP6L+NXhJh26K/SfOzMpLp73gkWN+97M7iowJXW4ra19BuretG1QssPA9tHVek0kXbQd77Q+eiDg==',
+    };
+    const publicKey = 'MCowBQYDK2VwAyEATu7nxub9qN7/AOG7oV2iaQo///dE077j4MUrD/iEVOU=';
+    expect(canonicalLicenseMessage('ACME GmbH', '2027-03-31').toString('utf8')).toBe('ACME GmbH\n2027-03-31');
+    expect(evaluateLicense(JSON.stringify(documented), { publicKey, now: NOW }).is_valid).toBe(true);
+    expect(
+      evaluateLicense(JSON.stringify({ ...documented, licensee: 'ACME AG' }), { publicKey, now: NOW }),
+    ).toMatchObject({ is_valid: false, reason: 'license signature does not verify' });
+  });
+
+  it('judges the same text again under another key (the kept result is per text and key)', () => {
+    const text = JSON.stringify(signLicense('ACME GmbH', '2026-12-31', pair.privateKeyPem));
+    expect(evaluateLicense(text, { publicKey: pair.publicKeyBase64, now: NOW }).is_valid).toBe(true);
+    expect(evaluateLicense(text, { publicKey: otherPair.publicKeyBase64, now: NOW })).toMatchObject({
+      is_valid: false,
+      reason: 'license signature does not verify',
+    });
+    expect(evaluateLicense(text, { publicKey: pair.publicKeyBase64, now: NOW }).is_valid).toBe(true);
+  });
+
   it('verifies a license signed with the matching key (round trip)', () => {
     // Prepare
     const license = signLicense('ACME GmbH', '2026-12-31', pair.privateKeyPem);

@@ -146,6 +146,9 @@ describe('IP helpers', () => {
     expect(parseCidr('10.1.2.3/8')).toEqual({ family: 4, network: 0x0a000000n, prefix: 8 });
     expect(parseCidr('::1')).toEqual({ family: 6, network: 1n, prefix: 128 });
     expect(parseCidr('::ffff:10.0.0.0/104')).toEqual({ family: 4, network: 0x0a000000n, prefix: 8 });
+    // The boundary: from /96 on, an IPv4-mapped CIDR is the IPv4 CIDR it carries.
+    expect(parseCidr('::ffff:10.0.0.0/96')).toEqual({ family: 4, network: 0n, prefix: 0 });
+    expect(parseCidr('::ffff:0.0.0.0/95').family).toBe(6);
     expect(parseCidr('0.0.0.0/0')).toEqual({ family: 4, network: 0n, prefix: 0 });
     const ten = parseCidr('10.0.0.0/8');
     expect(cidrContains(ten, parseIp('10.255.255.255')!)).toBe(true);

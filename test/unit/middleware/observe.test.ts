@@ -3,7 +3,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../lambdas/config.ts';
-import { LicenseError, ProxyError, UpstreamTimeoutError } from '../../../lambdas/errors.ts';
+import { InternalError, LicenseError, ProxyError, UpstreamTimeoutError } from '../../../lambdas/errors.ts';
 import { observe } from '../../../lambdas/middleware/observe.ts';
 import { createLogger } from '../../../lambdas/observability/logger.ts';
 import { createMetrics, LocalMetricsStore } from '../../../lambdas/observability/metrics.ts';
@@ -299,6 +299,26 @@ describe('observe middleware', () => {
     });
     const error = (logged[0]?.error ?? {}) as Record<string, unknown>;
     expect(String(error.stack)).toContain('TypeError');
+  });
+
+  it('logs the cause an InternalError wraps, with its stack, not the wrapper', async () => {
+    const lines = captureLogLines();
+    const { handle } = chain(async () => {
+      throw new InternalError(new RangeError('the real failure'));
+    });
+
+    const response = await handle(event(), context());
+
+    expect(response).toMatchObject({ statusCode: 500 });
+    const logged = lines();
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({
+      level: 'ERROR',
+      error_code: -32603,
+      error: { name: 'RangeError', message: 'the real failure' },
+    });
+    const error = (logged[0]?.error ?? {}) as Record<string, unknown>;
+    expect(String(error.stack)).toContain('RangeError: the real failure');
   });
 
   it('never breaks a response when logging or metrics fail', async () => {
