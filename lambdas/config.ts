@@ -54,16 +54,14 @@ const optionalString = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
 
+/** The log levels Powertools Logger knows, lowest first (the stack's `logLevel` uses them too). */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
 /** A log level name, any case; empty means not set. */
 const logLevel = optionalString
   .transform((value) => value?.toUpperCase())
-  .pipe(
-    z
-      .enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'], {
-        error: 'expected TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL or SILENT',
-      })
-      .optional(),
-  );
+  .pipe(z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).optional());
 
 const EnvSchema = z.object({
   ERP_DEFAULT_TIMEOUT: positiveInt(15),
@@ -157,7 +155,7 @@ export interface Config {
   readonly secretsMaxAgeSeconds: number;
   readonly metricsWindowSeconds: number;
   readonly metricsCacheSeconds: number;
-  readonly logLevel: string;
+  readonly logLevel: LogLevelName;
   readonly serviceName: string;
   readonly metricsNamespace: string;
   readonly port: number;

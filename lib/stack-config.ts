@@ -8,6 +8,7 @@
  * parser accepts both (`"25"` and `25`, `"a,b"` and `["a","b"]`, `"true"` and `true`).
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LOG_LEVELS, type LogLevelName } from '../lambdas/config.ts';
 import { parsePublicKey } from '../lambdas/license.ts';
 import { compileTargetPolicy } from '../lambdas/upstream/target-policy.ts';
 
@@ -23,8 +24,7 @@ export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 29;
  */
 export const MIN_ANSWER_MARGIN_SECONDS = 2;
 
-export type LogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'CRITICAL' | 'SILENT';
-const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'];
+export type LogLevel = LogLevelName;
 
 export type AuxPublicEndpoint = 'license' | 'metrics';
 const AUX_PUBLIC_ENDPOINTS: readonly AuxPublicEndpoint[] = ['license', 'metrics'];

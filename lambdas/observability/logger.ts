@@ -6,7 +6,6 @@
  * redaction is the safety net, not the policy.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { LogLevel } from '@aws-lambda-powertools/logger/types';
 import type { Config } from '../config.ts';
 
 /** What a redacted value is replaced with. */
@@ -33,16 +32,6 @@ const SECRET_KEYS: ReadonlySet<string> = new Set([
  */
 const SECRET_KEY_PATTERN = /secret|token|password|api[-_]?key/i;
 
-const LOG_LEVELS: ReadonlySet<string> = new Set([
-  'TRACE',
-  'DEBUG',
-  'INFO',
-  'WARN',
-  'ERROR',
-  'CRITICAL',
-  'SILENT',
-]);
-
 /** Whether a property name names a secret. */
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase()) || SECRET_KEY_PATTERN.test(key);
@@ -62,11 +51,6 @@ export function redactSecrets(key: string, value: unknown): unknown {
   return isSecretKey(key) ? REDACTED : value;
 }
 
-function toLogLevel(level: string): LogLevel {
-  const upper = level.toUpperCase();
-  return (LOG_LEVELS.has(upper) ? upper : 'INFO') as LogLevel;
-}
-
 /**
  * Creates the service's Logger: service name and level from config, secrets redacted.
  * Powertools writes to a private `Console` on stdout/stderr (the global console when
@@ -75,7 +59,7 @@ function toLogLevel(level: string): LogLevel {
 export function createLogger(config: Pick<Config, 'serviceName' | 'logLevel'>): Logger {
   return new Logger({
     serviceName: config.serviceName,
-    logLevel: toLogLevel(config.logLevel),
+    logLevel: config.logLevel,
     jsonReplacerFn: redactSecrets,
   });
 }

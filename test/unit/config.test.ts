@@ -134,7 +134,7 @@ describe('loadConfig defaults', () => {
     expect(loadConfig({ POWERTOOLS_LOG_LEVEL: 'debug', LOG_LEVEL: 'warn' }).logLevel).toBe('DEBUG');
     expect(loadConfig({ POWERTOOLS_LOG_LEVEL: ' ', LOG_LEVEL: 'error' }).logLevel).toBe('ERROR');
     expect(messageOf(() => loadConfig({ POWERTOOLS_LOG_LEVEL: 'loud' }))).toMatch(
-      /POWERTOOLS_LOG_LEVEL: expected TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL or SILENT/,
+      /POWERTOOLS_LOG_LEVEL: expected one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT/,
     );
   });
 
