@@ -278,47 +278,40 @@ describe('observe middleware', () => {
     ]);
   });
 
-  it('logs an unexpected error at ERROR with its stack, in the same single line', async () => {
+  it.each([
+    [
+      'an unexpected error',
+      () => new TypeError('Cannot read properties of undefined (reading "x")'),
+      'TypeError',
+    ],
+    [
+      'the cause an InternalError wraps (not the wrapper)',
+      () => new InternalError(new RangeError('the real failure')),
+      'RangeError',
+    ],
+  ])('logs %s at ERROR with its stack, in the same single line', async (_label, makeError, name) => {
+    const thrown = makeError();
+    const logged = thrown instanceof InternalError ? (thrown.cause as Error) : thrown;
     const lines = captureLogLines();
     const { handle } = chain(async () => {
-      throw new TypeError('Cannot read properties of undefined (reading "x")');
+      throw thrown;
     });
 
     const response = await handle(event(), context());
 
     expect(response).toMatchObject({ statusCode: 500 });
-    const logged = lines();
-    expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({
+    const written = lines();
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatchObject({
       level: 'ERROR',
       message: 'request',
       outcome: 'proxy_error',
       error_code: -32603,
       http_status: 500,
-      error: { name: 'TypeError', message: 'Cannot read properties of undefined (reading "x")' },
+      error: { name, message: logged.message },
     });
-    const error = (logged[0]?.error ?? {}) as Record<string, unknown>;
-    expect(String(error.stack)).toContain('TypeError');
-  });
-
-  it('logs the cause an InternalError wraps, with its stack, not the wrapper', async () => {
-    const lines = captureLogLines();
-    const { handle } = chain(async () => {
-      throw new InternalError(new RangeError('the real failure'));
-    });
-
-    const response = await handle(event(), context());
-
-    expect(response).toMatchObject({ statusCode: 500 });
-    const logged = lines();
-    expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({
-      level: 'ERROR',
-      error_code: -32603,
-      error: { name: 'RangeError', message: 'the real failure' },
-    });
-    const error = (logged[0]?.error ?? {}) as Record<string, unknown>;
-    expect(String(error.stack)).toContain('RangeError: the real failure');
+    const error = (written[0]?.error ?? {}) as Record<string, unknown>;
+    expect(String(error.stack)).toContain(`${name}: ${logged.message}`);
   });
 
   it('never breaks a response when logging or metrics fail', async () => {
