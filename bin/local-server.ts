@@ -58,15 +58,25 @@ function isTextual(contentType: string | undefined, body: Buffer): boolean {
   return isUtf8(body);
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
 function clfTime(date: Date): string {
-  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
   const pad = (n: number): string => String(n).padStart(2, '0');
-  return `${pad(date.getUTCDate())}/${months[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
+  return `${pad(date.getUTCDate())}/${MONTHS[date.getUTCMonth()]}/${date.getUTCFullYear()}:${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} +0000`;
+}
+
+/** The request target as a URL (the host part is a placeholder; only path and query are used). */
+function requestUrl(req: IncomingMessage): URL {
+  return new URL(req.url ?? '/', 'http://localhost');
 }
 
 /** Builds an API Gateway HTTP API payload 2.0 event from a Node request. */
-export function buildEvent(req: IncomingMessage, body: Buffer, route: string): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+export function buildEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  route: string,
+  url: URL = requestUrl(req),
+): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   let cookies: string[] | undefined;
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
@@ -236,8 +246,8 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
 
   const functionTimeoutMs = options.functionTimeoutMs ?? localFunctionTimeoutMs(runtime.config);
   const server = createServer({ maxHeaderSize: MAX_REQUEST_HEADER_BYTES }, (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const route = findRoute(req.method ?? 'GET', path);
+    const url = requestUrl(req);
+    const route = findRoute(req.method ?? 'GET', url.pathname);
     if (!route) {
       // A body sent to an unknown route is not read: the connection closes after the 404.
       const hasBody =
@@ -254,7 +264,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
     readBody(req, res)
       .then(async (body) => {
         if (body === undefined) return;
-        const event = buildEvent(req, body, routeKey(route));
+        const event = buildEvent(req, body, routeKey(route), url);
         const context = buildContext(route.fn, event.requestContext.requestId, functionTimeoutMs);
         writeResult(
           res,

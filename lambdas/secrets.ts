@@ -8,7 +8,7 @@
  * cache entry is older than `SECRETS_MAX_AGE`, without a restart or a redeploy. Error messages
  * name the secret, never its content.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { BaseProvider, DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -156,7 +156,8 @@ export function createProxyKeySource(config: Config): ProxyKeySource {
 const digestCache = new WeakMap<readonly NamedKey[], readonly Buffer[]>();
 
 function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  // One-shot `hash` (Node 20.12+): no Hash object per call, unlike createHash().update().digest().
+  return hash('sha256', text, 'buffer');
 }
 
 /**

@@ -1,0 +1,107 @@
+/**
+ * The call context of one request (lambdas/forward.ts): its upstream deadline fires when the
+ * budget is spent, and its timer is gone as soon as the call settles (no timer per request left
+ * behind for the rest of the budget).
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { buildContext } from '../../bin/local-server.ts';
+import { loadConfig } from '../../lambdas/config.ts';
+import { withCallContext } from '../../lambdas/forward.ts';
+import type { ProxyContext } from '../../lambdas/request-state.ts';
+import type { CallContext } from '../../lambdas/upstream/erp-transport.ts';
+import { LAMBDA_SAFETY_MARGIN_MS } from '../../lambdas/upstream/time-budget.ts';
+import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
+
+const config = loadConfig({
+  PROXY_API_KEY: TEST_PROXY_KEY,
+  ERP_DEFAULT_TIMEOUT: '10',
+  ERP_MAX_TIMEOUT: '25',
+});
+
+function event(headers: Record<string, string> = {}): APIGatewayProxyEventV2 {
+  return {
+    headers,
+    requestContext: { http: { sourceIp: '192.0.2.7' } },
+  } as unknown as APIGatewayProxyEventV2;
+}
+
+function context(functionTimeoutMs = 28_000): ProxyContext {
+  const ctx = buildContext('execute-v1', 'req-1', functionTimeoutMs) as ProxyContext;
+  ctx.proxy = { api: 'v1', startedAt: 0, envelopeId: null, body: undefined };
+  return ctx;
+}
+
+describe('withCallContext', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('aborts the signal with a TimeoutError once the budget is spent, not a millisecond before', async () => {
+    // Prepare
+    let seen: CallContext | undefined;
+    const pending = withCallContext(event({ 'x-request-timeout': '3' }), context(), config, (call) => {
+      seen = call;
+      return new Promise<string>((_resolve, reject) => {
+        call.signal.addEventListener('abort', () => reject(call.signal.reason));
+      });
+    });
+    const outcome = pending.then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    // Act
+    await vi.advanceTimersByTimeAsync(2_999);
+    const abortedEarly = seen?.signal.aborted;
+    await vi.advanceTimersByTimeAsync(1);
+    // Assess
+    expect(seen?.timeoutMs).toBe(3_000);
+    expect(abortedEarly).toBe(false);
+    expect(await outcome).toMatchObject({ name: 'TimeoutError' });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it.each([
+    ['resolves', () => Promise.resolve('ok')],
+    ['rejects', () => Promise.reject(new Error('upstream failed'))],
+  ])('leaves no timer behind when the call %s', async (_label, settle) => {
+    // Prepare
+    let signal: AbortSignal | undefined;
+    // Act
+    await withCallContext(event(), context(), config, (call) => {
+      signal = call.signal;
+      return settle();
+    }).catch(() => undefined);
+    // Assess
+    expect(vi.getTimerCount()).toBe(0);
+    expect(signal?.aborted).toBe(false);
+  });
+
+  it('computes the budget, read limit and client identity once for the call', async () => {
+    // Prepare
+    const calls: CallContext[] = [];
+    const record = (call: CallContext): Promise<void> => {
+      calls.push(call);
+      return Promise.resolve();
+    };
+    // Act
+    await withCallContext(event(), context(), config, record);
+    await withCallContext(event({ 'x-request-timeout': '60' }), context(), config, record);
+    await withCallContext(event({ 'x-request-timeout': '20' }), context(5_000), config, record);
+    await withCallContext(event({ 'accept-encoding': 'gzip' }), context(), config, record);
+    // Assess
+    expect(calls.map((c) => c.timeoutMs)).toEqual([10_000, 25_000, 5_000 - LAMBDA_SAFETY_MARGIN_MS, 10_000]);
+    expect(calls[0]).toMatchObject({
+      maxResponseBytes: config.maxResponseBytes,
+      compressedResponse: false,
+      clientIp: '192.0.2.7',
+    });
+    expect(calls[3]).toMatchObject({
+      maxResponseBytes: config.maxResponseBytes * 10,
+      compressedResponse: true,
+    });
+  });
+});
