@@ -1,7 +1,8 @@
 // One cold start, in a fresh Node process: import a built Lambda bundle and complete one
 // invocation of its `handler` with the payload 2.0 event given as JSON in argv, as Lambda would.
-// The parent measures this process's wall time; the timings below (import, first invocation)
-// and the answer go to fd 3. Usage: node cold-start-child.mjs <bundle.mjs> <event-json> <fn>
+// The timings (import, first invocation), the moment the invocation ended (`at`, epoch ms on the
+// clock the parent noted the spawn with) and the answer go to fd 3.
+// Usage: node cold-start-child.mjs <bundle.mjs> <event-json> <fn>
 import { writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -25,6 +26,7 @@ const invoked = performance.now();
 writeSync(
   3,
   JSON.stringify({
+    at: performance.timeOrigin + invoked,
     importMs: imported - started,
     invokeMs: invoked - imported,
     statusCode: response.statusCode,

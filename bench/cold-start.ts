@@ -2,9 +2,12 @@
  * Cold start and bundle size: each handler is bundled with the stack's esbuild settings
  * (lib/proxy-function.ts: ESM, minified, `@aws-sdk/*` external, the `require` shim, source maps),
  * then each run spawns a fresh `node` that imports the bundle and completes one invocation in
- * Lambda mode against a loopback upstream of this (parent) process. Cold start = the child's wall
- * time (spawn to exit) minus the wall time of a bare `node -e ""`, medians over the runs, bare and
- * bundle runs interleaved so that drift in the machine's load affects both alike.
+ * Lambda mode against a loopback upstream of this (parent) process. Cold start = the time from
+ * the spawn to the end of that invocation, minus the time from the spawn of a bare `node` to its
+ * first line of (ES module) code; medians over the runs, bare and bundle runs interleaved so that
+ * drift in the machine's load affects both alike. Both ends are read on one clock: the parent
+ * notes the spawn, the child reports `performance.timeOrigin + performance.now()`. Process exit
+ * is not part of a cold start (Lambda keeps the process), so it is not counted.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -32,7 +35,10 @@ export interface BundleRow {
   readonly bytes: number;
   readonly mapBytes: number;
   readonly coldStartMs: number;
-  readonly wallMs: number;
+  /** Median time from the spawn to the end of the first invocation. */
+  readonly readyMs: number;
+  /** Median time from the end of the first invocation to the exit of the process (not counted). */
+  readonly exitMs: number;
   readonly importMs: number;
   readonly invokeMs: number;
 }
@@ -46,8 +52,12 @@ export interface ColdStartResult {
 }
 
 /** What the bundles import from outside themselves (the Lambda runtime provides these). */
-const SDK_IMPORT =
-  "await import('@aws-sdk/client-secrets-manager'); await import('@aws-sdk/client-cloudwatch');";
+/** Reports on fd 3 when the code got there, on the clock the parent reads (epoch milliseconds). */
+const REPORT_NOW =
+  "(await import('node:fs')).writeSync(3, JSON.stringify({ at: performance.timeOrigin + performance.now() }));";
+/** A bare node: ready as soon as its first line of ES module code runs. */
+const BARE_READY = REPORT_NOW;
+const SDK_IMPORT = `await import('@aws-sdk/client-secrets-manager'); await import('@aws-sdk/client-cloudwatch'); ${REPORT_NOW}`;
 
 /** Bundles the four handlers exactly as the stack does (see test/infra/bundle.test.ts). */
 export async function buildBundles(): Promise<Record<FunctionName, string>> {
@@ -62,13 +72,17 @@ export async function buildBundles(): Promise<Record<FunctionName, string>> {
 }
 
 interface ChildRun {
-  readonly wallMs: number;
-  readonly report: string;
+  /** Milliseconds from the spawn to the moment the child reported (`at`). */
+  readonly readyMs: number;
+  /** Milliseconds from that moment until the parent saw the child exit. */
+  readonly exitMs: number;
+  readonly report: Record<string, unknown>;
 }
 
+/** Runs a child that writes one JSON object with `at` (epoch ms) to fd 3 and exits 0. */
 function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
   return new Promise((resolvePromise, reject) => {
-    const started = performance.now();
+    const spawnedAt = performance.timeOrigin + performance.now();
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env,
@@ -80,9 +94,17 @@ function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
     });
     child.on('error', reject);
     child.on('exit', (code) => {
-      const wallMs = performance.now() - started;
-      if (code !== 0) reject(new Error(`node ${args.join(' ').slice(0, 120)} exited with ${code}`));
-      else resolvePromise({ wallMs, report });
+      const exitedAt = performance.timeOrigin + performance.now();
+      if (code !== 0) return reject(new Error(`node ${args.join(' ').slice(0, 120)} exited with ${code}`));
+      try {
+        const parsed = JSON.parse(report) as Record<string, unknown>;
+        if (typeof parsed.at !== 'number') throw new Error('no "at" in the report');
+        resolvePromise({ readyMs: parsed.at - spawnedAt, exitMs: exitedAt - parsed.at, report: parsed });
+      } catch (error) {
+        reject(
+          new Error(`node ${args.join(' ').slice(0, 120)}: bad report ${report.slice(0, 200)} (${error})`),
+        );
+      }
     });
   });
 }
@@ -121,19 +143,20 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
   const child = join(HERE, 'cold-start-child.mjs');
   const bare: number[] = [];
   const sdk: number[] = [];
-  const walls = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
+  const readies = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
+  const exits = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
   const imports = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
   const invokes = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
   try {
     // One unmeasured round first: the OS file cache, not Node, is what differs on a first run.
     for (let run = -1; run < options.runs; run++) {
-      const bareRun = await runNode(['-e', ''], env);
-      if (run >= 0) bare.push(bareRun.wallMs);
+      const bareRun = await runNode(['--input-type=module', '-e', BARE_READY], env);
+      if (run >= 0) bare.push(bareRun.readyMs);
       const sdkRun = await runNode(['--input-type=module', '-e', SDK_IMPORT], env);
-      if (run >= 0) sdk.push(sdkRun.wallMs);
+      if (run >= 0) sdk.push(sdkRun.readyMs);
       for (const fn of FUNCTIONS) {
         const result = await runNode([child, bundles[fn], events[fn], fn], env);
-        const report = JSON.parse(result.report) as {
+        const report = result.report as {
           importMs: number;
           invokeMs: number;
           statusCode: number;
@@ -143,7 +166,8 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
           throw new Error(`cold start ${fn}: unexpected answer ${report.statusCode} ${report.body}`);
         }
         if (run >= 0) {
-          walls.get(fn)?.push(result.wallMs);
+          readies.get(fn)?.push(result.readyMs);
+          exits.get(fn)?.push(result.exitMs);
           imports.get(fn)?.push(report.importMs);
           invokes.get(fn)?.push(report.invokeMs);
         }
@@ -159,13 +183,14 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
     bareNodeMs,
     sdkImportMs: median(sdk) - bareNodeMs,
     bundles: FUNCTIONS.map((fn) => {
-      const wallMs = median(walls.get(fn) ?? []);
+      const readyMs = median(readies.get(fn) ?? []);
       return {
         fn,
         bytes: statSync(bundles[fn]).size,
         mapBytes: statSync(`${bundles[fn]}.map`).size,
-        wallMs,
-        coldStartMs: wallMs - bareNodeMs,
+        readyMs,
+        exitMs: median(exits.get(fn) ?? []),
+        coldStartMs: readyMs - bareNodeMs,
         importMs: median(imports.get(fn) ?? []),
         invokeMs: median(invokes.get(fn) ?? []),
       };

@@ -4,8 +4,9 @@
  * - `upstreams`: the ERP double (Odoo 19 mode, not recording requests) and the fast fixed-answer
  *   upstream; reports `{ doubleUrl, fastUrl }`.
  * - `proxies <doubleUrl> <fastUrl>`: the local proxy (the real handlers behind the local server,
- *   LOG_LEVEL INFO, log lines to this process's stdout, which the parent points at /dev/null) and
- *   one pass-through floor per upstream; reports `{ proxyUrl, floorDoubleUrl, floorFastUrl }`.
+ *   LOG_LEVEL INFO, log lines to this process's stdout, which the parent points at /dev/null),
+ *   one pass-through floor per upstream, and the observed floor (the floor plus erp-proxy's
+ *   request logging and metrics) for the fast upstream; reports their URLs.
  * Both report over IPC and stop when the parent disconnects.
  */
 import { startErpDouble } from '../test/erp-double/index.ts';
@@ -30,12 +31,19 @@ if (role === 'upstreams') {
   const proxy = await startProxy({ LOG_LEVEL: 'INFO', PROXY_API_KEY: BENCH_PROXY_KEY });
   const floorDouble = await startFloorProxy(doubleUrl);
   const floorFast = await startFloorProxy(fastUrl);
+  const observedFloorFast = await startFloorProxy(fastUrl, { observed: true });
   closers.push(
     () => proxy.close(),
     () => floorDouble.close(),
     () => floorFast.close(),
+    () => observedFloorFast.close(),
   );
-  process.send?.({ proxyUrl: proxy.url, floorDoubleUrl: floorDouble.url, floorFastUrl: floorFast.url });
+  process.send?.({
+    proxyUrl: proxy.url,
+    floorDoubleUrl: floorDouble.url,
+    floorFastUrl: floorFast.url,
+    observedFloorFastUrl: observedFloorFast.url,
+  });
 } else {
   throw new Error(`usage: e2e-servers-child.ts upstreams | proxies <doubleUrl> <fastUrl> (got ${role})`);
 }

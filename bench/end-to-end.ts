@@ -15,7 +15,8 @@ import { median, p99, progress } from './stats.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-export type Path = 'direct' | 'proxy' | 'floor';
+/** `observed`: the floor plus erp-proxy's own request logging and metrics (fast upstream only). */
+export type Path = 'direct' | 'proxy' | 'floor' | 'observed';
 export type UpstreamName = 'double' | 'fast';
 
 export interface EndToEndRow {
@@ -139,7 +140,7 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
   const upstreams = await startChild<{ doubleUrl: string; fastUrl: string }>(['upstreams']);
   let proxies: {
     child: ChildProcess;
-    info: { proxyUrl: string; floorDoubleUrl: string; floorFastUrl: string };
+    info: { proxyUrl: string; floorDoubleUrl: string; floorFastUrl: string; observedFloorFastUrl: string };
   };
   try {
     proxies = await startChild(['proxies', upstreams.info.doubleUrl, upstreams.info.fastUrl]);
@@ -149,7 +150,7 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
   }
   const json = { 'content-type': 'application/json' };
   const direct = directJsonRpcBody();
-  const targets: Record<UpstreamName, Record<Path, Target>> = {
+  const targets: Record<UpstreamName, Partial<Record<Path, Target>>> = {
     double: {
       direct: { url: `${upstreams.info.doubleUrl}/jsonrpc`, headers: json, body: direct },
       proxy: {
@@ -167,13 +168,15 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
         body: JSON.stringify(smallBody('v1', upstreams.info.fastUrl)),
       },
       floor: { url: `${proxies.info.floorFastUrl}/jsonrpc`, headers: json, body: direct },
+      observed: { url: `${proxies.info.observedFloorFastUrl}/jsonrpc`, headers: json, body: direct },
     },
   };
   const rows: EndToEndRow[] = [];
   try {
     for (const upstream of ['fast', 'double'] as const) {
-      for (const path of ['direct', 'floor', 'proxy'] as const) {
+      for (const path of ['direct', 'floor', 'observed', 'proxy'] as const) {
         const target = targets[upstream][path];
+        if (!target) continue;
         await checkTarget(`${path} (${upstream})`, target);
         await cannon(target, 1, options.warmupSeconds);
         const latency = await cannon(target, 1, options.seconds);

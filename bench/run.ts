@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   progress('3/4 large answers (1 MB and 5 MB, v1 and v2, with and without gzip; one child process each)');
   const largeAnswers = await measureLargeAnswers({ runs: LARGE_RUNS });
 
-  progress(`4/4 end to end over loopback (autocannon, ${END_TO_END.seconds} s per run; 12 runs, about 75 s)`);
+  progress(`4/4 end to end over loopback (autocannon, ${END_TO_END.seconds} s per run; 14 runs, about 85 s)`);
   const endToEnd = await measureEndToEnd(END_TO_END);
 
   const results: Results = {
