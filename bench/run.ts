@@ -13,7 +13,7 @@ import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
 import { allRows, machine, type Results, renderMarkdown, renderTable, summary } from './report.ts';
-import { progress } from './stats.ts';
+import { progress, speedReference } from './stats.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -29,6 +29,8 @@ async function main(): Promise<void> {
   const loadAverage = loadavg();
   const t0 = performance.now();
   progress(`machine: ${machine()}`);
+  const speedAtStart = speedReference();
+  progress(`speed reference: ${speedAtStart.toFixed(1)} ms`);
 
   progress(`1/4 handler overhead (${OVERHEAD.iterations} calls per handler, in-process)`);
   const overhead = await measureHandlerOverhead(OVERHEAD);
@@ -41,11 +43,13 @@ async function main(): Promise<void> {
 
   progress(`4/4 end to end over loopback (autocannon, ${END_TO_END.seconds} s per run; 14 runs, about 85 s)`);
   const endToEnd = await measureEndToEnd(END_TO_END);
+  const speedAtEnd = speedReference();
 
   const results: Results = {
     startedAt,
     seconds: (performance.now() - t0) / 1000,
     loadAverage,
+    speedReferenceMs: [speedAtStart, speedAtEnd],
     overhead,
     overheadSettings: OVERHEAD,
     endToEnd,

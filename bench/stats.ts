@@ -29,6 +29,35 @@ export function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(2)} MB`;
 }
 
+/** A fixed object for {@link speedReference}: a few hundred keys of mixed JSON values. */
+const REFERENCE_DOCUMENT = Array.from({ length: 60 }, (_, i) => ({
+  id: i,
+  name: `Partner ${i} SA`,
+  email: `contact${i}@example.com`,
+  active: i % 3 !== 0,
+  tags: ['a', 'b', String(i)],
+  score: i * 1.25,
+}));
+
+/**
+ * This machine's speed right now: the median time of a fixed CPU-only workload (JSON
+ * serialization and parsing of a fixed document, 2000 round trips), over 5 runs. Taken at the
+ * start and at the end of a benchmark run, it tells a quiet spell of the VM from a slow one, so
+ * that runs are compared knowing how fast the machine itself was.
+ */
+export function speedReference(): number {
+  const times: number[] = [];
+  let sink = 0;
+  for (let run = 0; run < 5; run++) {
+    const started = performance.now();
+    for (let i = 0; i < 2000; i++)
+      sink += (JSON.parse(JSON.stringify(REFERENCE_DOCUMENT)) as unknown[]).length;
+    times.push(performance.now() - started);
+  }
+  if (sink === 0) throw new Error('speed reference: nothing was parsed');
+  return median(times);
+}
+
 /** Progress for the person waiting; stderr, so it never mixes with the table on stdout. */
 export function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
