@@ -51,12 +51,12 @@ export interface ColdStartResult {
   readonly sdkImportMs: number;
 }
 
-/** What the bundles import from outside themselves (the Lambda runtime provides these). */
 /** Reports on fd 3 when the code got there, on the clock the parent reads (epoch milliseconds). */
 const REPORT_NOW =
   "(await import('node:fs')).writeSync(3, JSON.stringify({ at: performance.timeOrigin + performance.now() }));";
 /** A bare node: ready as soon as its first line of ES module code runs. */
 const BARE_READY = REPORT_NOW;
+/** What the bundles import from outside themselves (the Lambda runtime provides these). */
 const SDK_IMPORT = `await import('@aws-sdk/client-secrets-manager'); await import('@aws-sdk/client-cloudwatch'); ${REPORT_NOW}`;
 
 /** Bundles the four handlers exactly as the stack does (see test/infra/bundle.test.ts). */

@@ -26,9 +26,10 @@ export interface FloorProxyOptions {
   readonly observed?: boolean;
 }
 
-/** The observe middleware's `before` and `after` around one pass-through request. */
+/** Ends the observation of one request: the upstream's status, its time and the answer's size. */
 type Done = (status: number, upstreamMs: number, responseBytes: number) => void;
 
+/** The observe middleware's `before` (at the start) and `after` (at `Done`) of each request. */
 function observer(erpHost: string): (method: string, path: string) => Done {
   const runtime = createRuntime(loadConfig({ PROXY_API_KEY: BENCH_PROXY_KEY, LOG_LEVEL: 'INFO' }));
   const middleware = observe({ logger: runtime.logger, metrics: runtime.metrics, api: 'v1' });
