@@ -150,24 +150,23 @@ export async function measureEndToEnd(options: EndToEndOptions): Promise<EndToEn
   }
   const json = { 'content-type': 'application/json' };
   const direct = directJsonRpcBody();
-  const targets: Record<UpstreamName, Partial<Record<Path, Target>>> = {
-    double: {
-      direct: { url: `${upstreams.info.doubleUrl}/jsonrpc`, headers: json, body: direct },
-      proxy: {
-        url: `${proxies.info.proxyUrl}/api/erp/execute`,
-        headers: { ...json, 'x-api-key': BENCH_PROXY_KEY },
-        body: JSON.stringify(smallBody('v1', upstreams.info.doubleUrl)),
-      },
-      floor: { url: `${proxies.info.floorDoubleUrl}/jsonrpc`, headers: json, body: direct },
+  /** The same small call straight to an upstream, through the local proxy, and through a floor. */
+  const targetsOf = (
+    upstreamUrl: string,
+    floorUrl: string,
+  ): Record<'direct' | 'proxy' | 'floor', Target> => ({
+    direct: { url: `${upstreamUrl}/jsonrpc`, headers: json, body: direct },
+    proxy: {
+      url: `${proxies.info.proxyUrl}/api/erp/execute`,
+      headers: { ...json, 'x-api-key': BENCH_PROXY_KEY },
+      body: JSON.stringify(smallBody('v1', upstreamUrl)),
     },
+    floor: { url: `${floorUrl}/jsonrpc`, headers: json, body: direct },
+  });
+  const targets: Record<UpstreamName, Partial<Record<Path, Target>>> = {
+    double: targetsOf(upstreams.info.doubleUrl, proxies.info.floorDoubleUrl),
     fast: {
-      direct: { url: `${upstreams.info.fastUrl}/jsonrpc`, headers: json, body: direct },
-      proxy: {
-        url: `${proxies.info.proxyUrl}/api/erp/execute`,
-        headers: { ...json, 'x-api-key': BENCH_PROXY_KEY },
-        body: JSON.stringify(smallBody('v1', upstreams.info.fastUrl)),
-      },
-      floor: { url: `${proxies.info.floorFastUrl}/jsonrpc`, headers: json, body: direct },
+      ...targetsOf(upstreams.info.fastUrl, proxies.info.floorFastUrl),
       observed: { url: `${proxies.info.observedFloorFastUrl}/jsonrpc`, headers: json, body: direct },
     },
   };
