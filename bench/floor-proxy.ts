@@ -12,11 +12,11 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, createServer, request } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { buildContext } from '../bin/local-server.ts';
-import { loadConfig } from '../lambdas/config.ts';
+import { createRuntime } from '../lambdas/handlers/runtime.ts';
+import { buildContext } from '../lambdas/local/server.ts';
 import { observe } from '../lambdas/middleware/observe.ts';
 import type { ProxyRequest } from '../lambdas/middleware/types.ts';
-import { createRuntime } from '../lambdas/runtime.ts';
+import { loadConfig } from '../lambdas/platform/config.ts';
 import { BENCH_PROXY_KEY } from './fixtures.ts';
 import { listen, type RunningServer } from './upstreams.ts';
 

@@ -5,13 +5,14 @@
  * handler wall time − `context.proxy.upstreamMs` (the time the handler spent waiting on the
  * upstream, as the handler itself measures it).
  */
-import { buildContext } from '../bin/local-server.ts';
-import { loadConfig } from '../lambdas/config.ts';
+
+import type { ProxyContext } from '../lambdas/core/request-state.ts';
 import { createHandler as createV1 } from '../lambdas/handlers/execute-v1.ts';
 import { createHandler as createV2 } from '../lambdas/handlers/execute-v2.ts';
+import { createRuntime } from '../lambdas/handlers/runtime.ts';
 import { createHandler as createVersion } from '../lambdas/handlers/version.ts';
-import type { ProxyContext } from '../lambdas/request-state.ts';
-import { createRuntime } from '../lambdas/runtime.ts';
+import { buildContext } from '../lambdas/local/server.ts';
+import { loadConfig } from '../lambdas/platform/config.ts';
 import { BENCH_PROXY_KEY, type CallKind, postEvent, ROUTE_OF, smallBody } from './fixtures.ts';
 import { median, p99, progress } from './stats.ts';
 import { sinkStdout } from './stdout-sink.ts';

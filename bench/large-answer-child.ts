@@ -6,12 +6,13 @@
  * its value just before the first large call; latency is taken over that call and a few more.
  * Usage: large-answer-child.ts <v1|v2> <size> <gzip|identity> <upstream-url> <runs>
  */
-import { buildContext } from '../bin/local-server.ts';
-import { loadConfig } from '../lambdas/config.ts';
+
+import type { ProxyContext } from '../lambdas/core/request-state.ts';
 import { createHandler as createV1 } from '../lambdas/handlers/execute-v1.ts';
 import { createHandler as createV2 } from '../lambdas/handlers/execute-v2.ts';
-import type { ProxyContext } from '../lambdas/request-state.ts';
-import { createRuntime } from '../lambdas/runtime.ts';
+import { createRuntime } from '../lambdas/handlers/runtime.ts';
+import { buildContext } from '../lambdas/local/server.ts';
+import { loadConfig } from '../lambdas/platform/config.ts';
 import { BENCH_PROXY_KEY, postEvent, ROUTE_OF, searchReadBody } from './fixtures.ts';
 
 type Invoke = (

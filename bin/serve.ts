@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 
 async function main(): Promise<void> {
   // Loaded here, not statically, so a configuration error prints a message instead of a trace.
-  const { getConfig } = await import('../lambdas/config.ts');
+  const { getConfig } = await import('../lambdas/platform/config.ts');
   let config: ReturnType<typeof getConfig>;
   try {
     config = getConfig();
@@ -15,8 +15,8 @@ async function main(): Promise<void> {
     process.stderr.write(`erp-proxy: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   }
-  const { getRuntime } = await import('../lambdas/runtime.ts');
-  const { createLocalServer } = await import('./local-server.ts');
+  const { getRuntime } = await import('../lambdas/handlers/runtime.ts');
+  const { createLocalServer } = await import('../lambdas/local/server.ts');
   const runtime = getRuntime();
   const server = createLocalServer(runtime, {
     onCrash: (error) => runtime.logger.error('local server: handler crashed', { error: error as Error }),

@@ -25,10 +25,16 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
+import {
+  type FunctionName,
+  HANDLER_ENTRIES,
+  ROUTES,
+  type Route,
+  routeKey,
+} from '../lambdas/platform/routes.ts';
 import { METRICS_NAMESPACE, Monitoring, SERVICE_NAME } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
 import { type FunctionVpcPlacement, ProxyFunction } from './proxy-function.ts';
-import { type FunctionName, HANDLER_ENTRIES, ROUTES, type Route, routeKey } from './routes.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-config.ts';
 
 /** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
@@ -252,7 +258,7 @@ export class ErpProxyStack extends Stack {
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
 
-  /** Environment shared by all functions (runtime contract: lambdas/config.ts). */
+  /** Environment shared by all functions (runtime contract: lambdas/platform/config.ts). */
   private functionEnvironment(config: StackConfig): Record<string, string> {
     const env: Record<string, string> = {
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,

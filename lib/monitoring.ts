@@ -23,7 +23,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { FunctionName } from './routes.ts';
+import type { FunctionName } from '../lambdas/platform/routes.ts';
 import type { AlarmSettings } from './stack-config.ts';
 
 /** `POWERTOOLS_SERVICE_NAME`; also the `service` dimension of every service metric. */

@@ -42,7 +42,7 @@ export const BUNDLE = Object.freeze({
   // Middy loads `node:stream/web` for a streaming mode these functions never use: ~7 ms of every
   // cold start. The shim keeps `instanceof ReadableStream` exact without loading it.
   alias: Object.freeze({
-    'node:stream/web': fileURLToPath(new URL('../lambdas/shims/stream-web.ts', import.meta.url)),
+    'node:stream/web': fileURLToPath(new URL('../lambdas/platform/shims/stream-web.ts', import.meta.url)),
   }),
 });
 

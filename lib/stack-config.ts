@@ -8,8 +8,8 @@
  * parser accepts both (`"25"` and `25`, `"a,b"` and `["a","b"]`, `"true"` and `true`).
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { LOG_LEVELS, type LogLevelName } from '../lambdas/config.ts';
-import { parsePublicKey } from '../lambdas/license.ts';
+import { LOG_LEVELS, type LogLevelName } from '../lambdas/platform/config.ts';
+import { parsePublicKey } from '../lambdas/platform/license.ts';
 import { compileTargetPolicy } from '../lambdas/upstream/target-policy.ts';
 
 /**

@@ -2,9 +2,9 @@
  * @module handlers/version
  * `POST /api/erp/version`, `/v1/erp/version`, `/v2/erp/version`: the target ERP's version.
  */
-import { forwardVersion } from '../forward.ts';
-import { executeChain, lambdaHandler } from '../middleware/chain.ts';
-import type { Runtime } from '../runtime.ts';
+import { forwardVersion } from '../core/forward.ts';
+import { executeChain, lambdaHandler } from './chain.ts';
+import type { Runtime } from './runtime.ts';
 
 export function createHandler(runtime: Runtime) {
   return executeChain(runtime, 'version').handler((event, context) =>

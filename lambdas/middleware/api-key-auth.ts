@@ -3,8 +3,8 @@
  * `x-api-key` authentication (DESIGN.md section 5): the presented key is compared in constant
  * time against every configured proxy key; the matching key's name is recorded for logs.
  */
-import { AuthenticationError } from '../errors.ts';
-import { findCallerKey, type ProxyKeySource } from '../secrets.ts';
+import { AuthenticationError } from '../platform/errors.ts';
+import { findCallerKey, type ProxyKeySource } from '../platform/secrets.ts';
 import type { ProxyMiddleware, ProxyRequest } from './types.ts';
 
 export interface ApiKeyAuthOptions {

@@ -4,7 +4,7 @@
  * is later refused (bad key, bad license, invalid fields). Parse failures are recorded on the
  * request state and reported by the handler's validation step, after authentication.
  */
-import { isJsonObject } from '../json.ts';
+import { isJsonObject } from '../platform/json.ts';
 import type { ProxyMiddleware, ProxyRequest } from './types.ts';
 
 /** Decodes an API Gateway payload 2.0 body to text. */

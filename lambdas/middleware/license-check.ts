@@ -1,14 +1,14 @@
 /**
- * @module license-check
+ * @module middleware/license-check
  * Refuses execute and version calls while the license is not valid (DESIGN section 6): HTTP 403,
  * `error.code` 0, and a message that says why. The aux endpoints do not use it, so
  * `GET /_/license` keeps answering and operators can see what is wrong.
  */
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { LicenseError } from '../errors.ts';
-import type { ProxyContext } from '../request-state.ts';
-import type { LicenseSource, LicenseStatus } from '../secrets.ts';
+import type { ProxyContext } from '../core/request-state.ts';
+import { LicenseError } from '../platform/errors.ts';
+import type { LicenseSource, LicenseStatus } from '../platform/secrets.ts';
 
 /** The client-facing message for an invalid license. */
 export function licenseErrorMessage(reason: string | undefined): string {

@@ -17,9 +17,9 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { InternalError, ProxyError } from '../errors.ts';
-import { recordRequest, roundMs } from '../observability/metrics.ts';
-import type { ApiName, Outcome, ProxyContext, RequestState } from '../request-state.ts';
+import type { ApiName, Outcome, ProxyContext, RequestState } from '../core/request-state.ts';
+import { InternalError, ProxyError } from '../platform/errors.ts';
+import { recordRequest, roundMs } from '../platform/metrics.ts';
 
 export interface ObserveOptions {
   readonly logger: Logger;

@@ -4,8 +4,8 @@
  */
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { LambdaResponse } from '../envelope.ts';
-import type { ProxyContext } from '../request-state.ts';
+import type { LambdaResponse } from '../core/envelope.ts';
+import type { ProxyContext } from '../core/request-state.ts';
 
 export type ProxyEvent = APIGatewayProxyEventV2;
 export type ProxyMiddleware = middy.MiddlewareObj<ProxyEvent, LambdaResponse, Error, ProxyContext>;

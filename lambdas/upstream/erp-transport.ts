@@ -1,19 +1,19 @@
 /**
- * @module erp-transport
+ * @module upstream/erp-transport
  * The port both upstream protocols implement, and what they share: sending one exchange
  * (common headers, timing, the request state) and classifying answers that are not ERP
  * answers (redirects, front-proxy errors, HTML pages).
  */
-import type { ProxyOutcome } from '../envelope.ts';
+import type { ProxyOutcome } from '../core/envelope.ts';
+import type { RequestState } from '../core/request-state.ts';
 import {
   BadUpstreamResponseError,
   type ProxyError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
-} from '../errors.ts';
-import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from '../json.ts';
-import { USER_AGENT } from '../package-info.ts';
-import type { RequestState } from '../request-state.ts';
+} from '../platform/errors.ts';
+import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from '../platform/json.ts';
+import { USER_AGENT } from '../platform/package-info.ts';
 import type { HttpClient, UpstreamResponse } from './http-client.ts';
 
 /** One call to a target ERP, protocol-neutral. */

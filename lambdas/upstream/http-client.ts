@@ -1,5 +1,5 @@
 /**
- * @module http-client
+ * @module upstream/http-client
  * The one HTTP client both transports use, on Node's own `node:http`/`node:https` (keep-alive
  * agents; nothing to bundle: undici's Agent alone would be 285 KB minified). It owns the failure classes of
  * DESIGN.md section 3: whether a failure happened before the request left the proxy (the call
@@ -14,13 +14,13 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { allocateWithRoom } from '../buffers.ts';
+import { allocateWithRoom } from '../platform/buffers.ts';
 import {
   ProxyError,
   ResponseTooLargeError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
-} from '../errors.ts';
+} from '../platform/errors.ts';
 import { findTargetRefusal } from './target-policy.ts';
 
 export interface UpstreamRequest {

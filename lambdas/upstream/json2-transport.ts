@@ -1,11 +1,11 @@
 /**
- * @module json2-transport
+ * @module upstream/json2-transport
  * v2: `POST {url}/json/2/<model>/<method>` (DESIGN.md section 4, wire-reference section 2).
  * The model and method were validated as identifiers before (-32007), so the path is safe.
  */
-import type { ProxyOutcome } from '../envelope.ts';
-import { BadUpstreamResponseError, Json2UnavailableError } from '../errors.ts';
-import { isJsonObject, scanJson } from '../json.ts';
+import type { ProxyOutcome } from '../core/envelope.ts';
+import { BadUpstreamResponseError, Json2UnavailableError } from '../platform/errors.ts';
+import { isJsonObject, scanJson } from '../platform/json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,

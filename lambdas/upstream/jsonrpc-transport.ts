@@ -1,10 +1,10 @@
 /**
- * @module jsonrpc-transport
+ * @module upstream/jsonrpc-transport
  * v1: `POST {url}/jsonrpc` with `execute_kw` (DESIGN.md section 4, wire-reference section 1).
  */
-import type { ProxyOutcome } from '../envelope.ts';
-import { BadUpstreamResponseError } from '../errors.ts';
-import { isJsonObject, scanJson } from '../json.ts';
+import type { ProxyOutcome } from '../core/envelope.ts';
+import { BadUpstreamResponseError } from '../platform/errors.ts';
+import { isJsonObject, scanJson } from '../platform/json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,

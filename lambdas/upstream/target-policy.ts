@@ -86,7 +86,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
-import { TargetRefusedError } from '../errors.ts';
+import { TargetRefusedError } from '../platform/errors.ts';
 
 /** The target policy as configured (`Config.allowedTargets`, `Config.allowedDatabases`). */
 export interface TargetPolicy {

@@ -1,5 +1,5 @@
 /**
- * @module time-budget
+ * @module upstream/time-budget
  * The upstream deadline of one request, computed once from `x-request-timeout`, the configured
  * default and maximum, and the Lambda time left, then passed down to the HTTP client.
  */

@@ -1,11 +1,11 @@
 /**
- * @module version-client
+ * @module upstream/version-client
  * The target's version: `GET {url}/web/version` (ERP 19+), else `/jsonrpc` `common.version`
  * (every ERP up to 21). Results are cached per URL for a few minutes: a version only changes
  * when the target is upgraded.
  */
-import { BadUpstreamResponseError, type ProxyError } from '../errors.ts';
-import { isJsonObject } from '../json.ts';
+import { BadUpstreamResponseError, type ProxyError } from '../platform/errors.ts';
+import { isJsonObject } from '../platform/json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,

@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type FunctionName, HANDLER_ENTRIES, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
 import { esbuildOptions } from '../../lib/proxy-function.ts';
-import { type FunctionName, HANDLER_ENTRIES, ROUTES, routeKey } from '../../lib/routes.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 
 type Handler = (

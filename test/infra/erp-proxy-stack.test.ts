@@ -6,10 +6,10 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LICENSE_CODE } from '../../lambdas/observability/metrics.ts';
+import { LICENSE_CODE } from '../../lambdas/platform/metrics.ts';
+import { type FunctionName, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
 import { LICENSE_REFUSAL_CODE } from '../../lib/monitoring.ts';
-import { type FunctionName, ROUTES, routeKey } from '../../lib/routes.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../lib/stack-config.ts';
 
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];

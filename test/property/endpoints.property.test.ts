@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lib/routes.ts';
+import { ROUTES } from '../../lambdas/platform/routes.ts';
 import type { ErpDouble } from '../erp-double/index.ts';
 import { USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { type HttpAnswer, type ProxyHarness, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exceedsDepth, scanJson } from '../../lambdas/json.ts';
+import { exceedsDepth, scanJson } from '../../lambdas/platform/json.ts';
 
 function parses(text: string): boolean {
   try {

@@ -5,10 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidV2TargetError, ProxyError } from '../../lambdas/errors.ts';
-import type { RequestState } from '../../lambdas/request-state.ts';
-import { parseV1Call, parseV2Call, parseVersionTarget } from '../../lambdas/requests.ts';
-import { V1_ACTIONS } from '../../lambdas/schemas.ts';
+import type { RequestState } from '../../lambdas/core/request-state.ts';
+import { parseV1Call, parseV2Call, parseVersionTarget } from '../../lambdas/core/requests.ts';
+import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
+import { InvalidV2TargetError, ProxyError } from '../../lambdas/platform/errors.ts';
 
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TargetRefusedError } from '../../lambdas/errors.ts';
+import { TargetRefusedError } from '../../lambdas/platform/errors.ts';
 import {
   checkResolvedAddress,
   checkTarget,

@@ -4,9 +4,9 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLocalServer, type LocalServerOptions } from '../../bin/local-server.ts';
-import { loadConfig } from '../../lambdas/config.ts';
-import { createRuntime, type Runtime, type RuntimeOverrides } from '../../lambdas/runtime.ts';
+import { createRuntime, type Runtime, type RuntimeOverrides } from '../../lambdas/handlers/runtime.ts';
+import { createLocalServer, type LocalServerOptions } from '../../lambdas/local/server.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
 
 import { TEST_PROXY_KEY } from './test-secrets.ts';
 

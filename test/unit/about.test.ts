@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildAbout } from '../../lambdas/about.ts';
-import { loadConfig } from '../../lambdas/config.ts';
-import { ROUTES } from '../../lib/routes.ts';
+import { buildAbout } from '../../lambdas/operator/about.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
+import { ROUTES } from '../../lambdas/platform/routes.ts';
 import pkg from '../../package.json' with { type: 'json' };
 
 describe('buildAbout', () => {

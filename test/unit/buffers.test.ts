@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allocateWithRoom, HEAD_ROOM, wrapBytes } from '../../lambdas/buffers.ts';
+import { allocateWithRoom, HEAD_ROOM, wrapBytes } from '../../lambdas/platform/buffers.ts';
 
 describe('wrapBytes', () => {
   const prefix = Buffer.from('{"result":');

@@ -9,8 +9,8 @@ import {
   LOCAL_DEFAULT_TARGETS,
   loadConfig,
   parseProxyKeys,
-} from '../../lambdas/config.ts';
-import { generateKeyPair } from '../../lambdas/license.ts';
+} from '../../lambdas/platform/config.ts';
+import { generateKeyPair } from '../../lambdas/platform/license.ts';
 
 /** Test keys (not secrets); listed in the leak guard's known secrets. */
 const BILLING_KEY = 'billing-key-0123456789';

@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lambdas/config.ts';
 import {
   type Envelope,
   errorResponse,
@@ -14,7 +13,9 @@ import {
   lambdaPayloadBytes,
   negotiateEncoding,
   outcomeResponse,
-} from '../../lambdas/envelope.ts';
+} from '../../lambdas/core/envelope.ts';
+import type { RequestState } from '../../lambdas/core/request-state.ts';
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lambdas/platform/config.ts';
 import {
   AuthenticationError,
   BadUpstreamResponseError,
@@ -31,8 +32,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
   V2RequestShapeError,
-} from '../../lambdas/errors.ts';
-import type { RequestState } from '../../lambdas/request-state.ts';
+} from '../../lambdas/platform/errors.ts';
 
 function newState(envelopeId: string | null = 'req-1'): RequestState {
   return { api: 'v1', startedAt: 0, envelopeId, body: undefined };

@@ -8,7 +8,7 @@ import {
   BadUpstreamResponseError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
-} from '../../lambdas/errors.ts';
+} from '../../lambdas/platform/errors.ts';
 import {
   classifyGatewayAnswer,
   describeAnswer,

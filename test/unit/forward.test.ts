@@ -1,14 +1,14 @@
 /**
- * The call context of one request (lambdas/forward.ts): its upstream deadline fires when the
+ * The call context of one request (lambdas/core/forward.ts): its upstream deadline fires when the
  * budget is spent, and its timer is gone as soon as the call settles (no timer per request left
  * behind for the rest of the budget).
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { buildContext } from '../../bin/local-server.ts';
-import { loadConfig } from '../../lambdas/config.ts';
-import { withCallContext } from '../../lambdas/forward.ts';
-import type { ProxyContext } from '../../lambdas/request-state.ts';
+import { withCallContext } from '../../lambdas/core/forward.ts';
+import type { ProxyContext } from '../../lambdas/core/request-state.ts';
+import { buildContext } from '../../lambdas/local/server.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
 import type { CallContext } from '../../lambdas/upstream/erp-transport.ts';
 import { LAMBDA_SAFETY_MARGIN_MS } from '../../lambdas/upstream/time-budget.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';

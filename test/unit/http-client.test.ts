@@ -11,7 +11,7 @@ import {
   ResponseTooLargeError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
-} from '../../lambdas/errors.ts';
+} from '../../lambdas/platform/errors.ts';
 import {
   createHttpClient,
   type HttpClient,

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runLicenseCli } from '../../lambdas/license-cli.ts';
+import { runLicenseCli } from '../../lambdas/operator/license-cli.ts';
 
 interface Captured {
   code: number;

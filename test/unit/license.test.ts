@@ -8,7 +8,7 @@ import {
   isIsoDate,
   parsePublicKey,
   signLicense,
-} from '../../lambdas/license.ts';
+} from '../../lambdas/platform/license.ts';
 
 const NOW = new Date('2026-01-15T10:00:00Z');
 const pair = generateKeyPair();

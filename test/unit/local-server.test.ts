@@ -12,7 +12,7 @@ import {
   LOCAL_FUNCTION_TIMEOUT_MS,
   localFunctionTimeoutMs,
   MAX_REQUEST_HEADER_BYTES,
-} from '../../bin/local-server.ts';
+} from '../../lambdas/local/server.ts';
 import { upstreamTimeoutMs } from '../../lambdas/upstream/time-budget.ts';
 import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 

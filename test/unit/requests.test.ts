@@ -1,9 +1,18 @@
 /**
- * Request bodies to calls (`lambdas/requests.ts` over the zod schemas of `lambdas/schemas.ts`):
+ * Request bodies to calls (`lambdas/core/requests.ts` over the zod schemas of `lambdas/core/schemas.ts`):
  * every error class, field-naming messages, -32002 for `call_method`, the v2 plain-text shape
  * errors and the -32007 checks on what travels upstream in a path or a header.
  */
 import { describe, expect, it } from 'vitest';
+import type { RequestState } from '../../lambdas/core/request-state.ts';
+import {
+  MAX_V2_HEADER_VALUE_LENGTH,
+  MAX_V2_NAME_LENGTH,
+  parseV1Call,
+  parseV2Call,
+  parseVersionTarget,
+} from '../../lambdas/core/requests.ts';
+import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
 import {
   InvalidRequestError,
   InvalidV2TargetError,
@@ -11,16 +20,7 @@ import {
   ParseError,
   ProxyError,
   V2RequestShapeError,
-} from '../../lambdas/errors.ts';
-import type { RequestState } from '../../lambdas/request-state.ts';
-import {
-  MAX_V2_HEADER_VALUE_LENGTH,
-  MAX_V2_NAME_LENGTH,
-  parseV1Call,
-  parseV2Call,
-  parseVersionTarget,
-} from '../../lambdas/requests.ts';
-import { V1_ACTIONS } from '../../lambdas/schemas.ts';
+} from '../../lambdas/platform/errors.ts';
 
 /** A marker ERP key: it must never show up in any error message. */
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';

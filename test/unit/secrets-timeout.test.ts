@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../lambdas/config.ts';
-import { createProxyKeySource } from '../../lambdas/secrets.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
+import { createProxyKeySource } from '../../lambdas/platform/secrets.ts';
 
 let server: Server;
 const sockets = new Set<Socket>();

@@ -10,14 +10,14 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type Config, loadConfig, type NamedKey } from '../../lambdas/config.ts';
-import { generateKeyPair, signLicense } from '../../lambdas/license.ts';
+import { type Config, loadConfig, type NamedKey } from '../../lambdas/platform/config.ts';
+import { generateKeyPair, signLicense } from '../../lambdas/platform/license.ts';
 import {
   createLicenseSource,
   createProxyKeySource,
   DEVELOPMENT_LICENSEE,
   findCallerKey,
-} from '../../lambdas/secrets.ts';
+} from '../../lambdas/platform/secrets.ts';
 
 // A pass-through spy, to count the constant-time comparisons.
 vi.mock('node:crypto', async (importOriginal) => {

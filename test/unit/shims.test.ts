@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { describe, expect, it } from 'vitest';
-import { ReadableStream } from '../../lambdas/shims/stream-web.ts';
+import { ReadableStream } from '../../lambdas/platform/shims/stream-web.ts';
 
 describe('shims/stream-web ReadableStream', () => {
   it('recognises a web ReadableStream and nothing else', () => {

@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_DEFAULT_TARGETS } from '../../lambdas/config.ts';
-import { TargetRefusedError } from '../../lambdas/errors.ts';
+import { LOCAL_DEFAULT_TARGETS } from '../../lambdas/platform/config.ts';
+import { TargetRefusedError } from '../../lambdas/platform/errors.ts';
 import { createHttpClient, type HttpClient } from '../../lambdas/upstream/http-client.ts';
 import {
   type BaseLookup,

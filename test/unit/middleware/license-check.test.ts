@@ -1,11 +1,11 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { LicenseError } from '../../../lambdas/errors.ts';
-import type { LicenseStatus } from '../../../lambdas/license.ts';
+import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
 import { licenseCheck } from '../../../lambdas/middleware/license-check.ts';
-import type { ProxyContext } from '../../../lambdas/request-state.ts';
-import type { LicenseSource } from '../../../lambdas/secrets.ts';
+import { LicenseError } from '../../../lambdas/platform/errors.ts';
+import type { LicenseStatus } from '../../../lambdas/platform/license.ts';
+import type { LicenseSource } from '../../../lambdas/platform/secrets.ts';
 
 function sourceOf(status: LicenseStatus): LicenseSource {
   return { getLicense: async () => status };

@@ -2,12 +2,17 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../../lambdas/config.ts';
-import { InternalError, LicenseError, ProxyError, UpstreamTimeoutError } from '../../../lambdas/errors.ts';
+import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
 import { observe } from '../../../lambdas/middleware/observe.ts';
-import { createLogger } from '../../../lambdas/observability/logger.ts';
-import { createMetrics, LocalMetricsStore } from '../../../lambdas/observability/metrics.ts';
-import type { ProxyContext } from '../../../lambdas/request-state.ts';
+import { loadConfig } from '../../../lambdas/platform/config.ts';
+import {
+  InternalError,
+  LicenseError,
+  ProxyError,
+  UpstreamTimeoutError,
+} from '../../../lambdas/platform/errors.ts';
+import { createLogger } from '../../../lambdas/platform/logger.ts';
+import { createMetrics, LocalMetricsStore } from '../../../lambdas/platform/metrics.ts';
 
 /**
  * The Logger prints through a private `Console` on `process.stdout` (INFO) and `process.stderr`

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../../lambdas/config.ts';
-import { createLogger, isSecretKey, REDACTED, redactSecrets } from '../../../lambdas/observability/logger.ts';
+import { loadConfig } from '../../../lambdas/platform/config.ts';
+import { createLogger, isSecretKey, REDACTED, redactSecrets } from '../../../lambdas/platform/logger.ts';
 
 /**
  * Powertools Logger prints through a private `Console` bound to `process.stdout` /

@@ -1,12 +1,12 @@
 import { CloudWatchClient, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../lambdas/config.ts';
 import {
   buildMetricDataQueries,
   createCloudWatchMetricsSource,
-} from '../../../lambdas/observability/metrics-source.ts';
-import { renderPrometheus } from '../../../lambdas/observability/prometheus.ts';
+} from '../../../lambdas/operator/metrics-source.ts';
+import { renderPrometheus } from '../../../lambdas/operator/prometheus.ts';
+import { loadConfig } from '../../../lambdas/platform/config.ts';
 
 const cloudWatch = mockClient(CloudWatchClient);
 

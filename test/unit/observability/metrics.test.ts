@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../../lambdas/config.ts';
+import { createLocalMetricsSource } from '../../../lambdas/operator/metrics-source.ts';
+import { renderPrometheus } from '../../../lambdas/operator/prometheus.ts';
+import { loadConfig } from '../../../lambdas/platform/config.ts';
 import {
   createMetrics,
   LATENCY_BUCKETS_MS,
@@ -11,9 +13,7 @@ import {
   recordRequest,
   roundMs,
   toPrometheusUnit,
-} from '../../../lambdas/observability/metrics.ts';
-import { createLocalMetricsSource } from '../../../lambdas/observability/metrics-source.ts';
-import { renderPrometheus } from '../../../lambdas/observability/prometheus.ts';
+} from '../../../lambdas/platform/metrics.ts';
 
 /** Powertools writes EMF and warnings through private Consoles, so spy on the streams. */
 function captureStreams(): { stdout: string[]; stderr: string[] } {

@@ -5,7 +5,7 @@ import {
   type MetricFamily,
   PROMETHEUS_CONTENT_TYPE,
   renderPrometheus,
-} from '../../../lambdas/observability/prometheus.ts';
+} from '../../../lambdas/operator/prometheus.ts';
 
 describe('renderPrometheus', () => {
   it('renders a small fixture exactly', () => {

@@ -1,5 +1,5 @@
 /**
- * @module license-cli
+ * @module operator/license-cli
  * `npm run license -- keygen | issue | verify`: create a signing key pair, issue a signed
  * license, check one. In-process (`runLicenseCli`) so tests drive it without a child process;
  * `bin/license.ts` only wires `process.argv` and the exit code.
@@ -18,7 +18,7 @@ import {
   isIsoDate,
   parsePublicKey,
   signLicense,
-} from './license.ts';
+} from '../platform/license.ts';
 
 /** Where the CLI writes; `process.stdout` / `process.stderr` fit. */
 export interface CliIo {

@@ -1,5 +1,5 @@
 /**
- * @module requests
+ * @module core/requests
  * Turns a request body (already read by `lenientBody`) into a protocol-neutral call, or the
  * right error: -32700 / -32600 / -32002 on v1 and version endpoints; on v2 the plain-text
  * shape error, then -32007 for names and header values that cannot travel safely upstream.
@@ -11,8 +11,9 @@ import {
   MissingFunctionNameError,
   ParseError,
   V2RequestShapeError,
-} from './errors.ts';
-import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, scanJson } from './json.ts';
+} from '../platform/errors.ts';
+import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, scanJson } from '../platform/json.ts';
+import type { ErpCall } from '../upstream/erp-transport.ts';
 import type { RequestState } from './request-state.ts';
 import {
   describeIssues,
@@ -23,7 +24,6 @@ import {
   V2ExecuteSchema,
   VersionSchema,
 } from './schemas.ts';
-import type { ErpCall } from './upstream/erp-transport.ts';
 
 function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T): z.infer<T> {
   if (state.body === undefined) {

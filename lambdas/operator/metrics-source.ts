@@ -1,5 +1,5 @@
 /**
- * @module observability/metrics-source
+ * @module operator/metrics-source
  * Where `GET /_/metrics` gets its numbers: locally from the in-process EMF aggregate, on AWS
  * from CloudWatch `GetMetricData` over a recent window. Both produce the same metric families
  * (same names and labels), rendered by `prometheus.ts`.
@@ -7,7 +7,7 @@
 // Types only: the client is imported on the first scrape (it costs cold start; only the aux
 // function on AWS ever needs it).
 import type { CloudWatchClient, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
-import type { Config } from '../config.ts';
+import type { Config } from '../platform/config.ts';
 import {
   API_NAMES,
   Dimension,
@@ -20,7 +20,7 @@ import {
   OUTCOMES,
   toPrometheusUnit,
   UNKNOWN_CODE,
-} from './metrics.ts';
+} from '../platform/metrics.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
 /** A source of metric families for one scrape. */

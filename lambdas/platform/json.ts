@@ -1,5 +1,5 @@
 /**
- * @module json
+ * @module platform/json
  * Small JSON helpers shared by request validation and the transports.
  */
 

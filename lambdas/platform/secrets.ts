@@ -1,5 +1,5 @@
 /**
- * @module secrets
+ * @module platform/secrets
  * Proxy keys and the license: from Secrets Manager through Powertools Parameters (cached for
  * `SECRETS_MAX_AGE`) when deployed, from the environment and `LICENSE_FILE` locally
  * (DESIGN sections 5 and 6).

@@ -1,5 +1,5 @@
 /**
- * @module errors
+ * @module platform/errors
  * The one error hierarchy of the proxy. Every failure the proxy itself reports is a
  * `ProxyError` with a JSON-RPC-style `code`, an HTTP status and a message that is safe to show
  * (it never carries a secret). `lambdas/middleware/envelope.ts` is the only place that turns

@@ -1,5 +1,5 @@
 /**
- * @module observability/prometheus
+ * @module operator/prometheus
  * Renders metric families as Prometheus text exposition format 0.0.4. The input is a neutral
  * structure (no Powertools, no CloudWatch types), so the local EMF aggregate and the CloudWatch
  * source feed the same renderer and the same metric names come out in both modes.

@@ -1,5 +1,5 @@
 /**
- * @module shims/stream-web
+ * @module platform/shims/stream-web
  * Stands in for `node:stream/web` in the Lambda bundles (esbuild `alias`, lib/proxy-function.ts).
  * Middy imports `ReadableStream` from it at load time but uses it only in `streamifyResponse`
  * mode, which these functions never use; loading Node's web streams cost about 7 ms of every

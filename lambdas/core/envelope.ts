@@ -1,14 +1,14 @@
 /**
- * @module envelope
+ * @module core/envelope
  * The response envelope `{jsonrpc, id, result, error}` and the HTTP responses built from it.
  * `errorResponse` is the one mapping from errors to responses: a `ProxyError` keeps its code,
  * status and message; anything else is a bug and becomes -32603 with nothing internal shown.
  */
 import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { wrapBytes } from './buffers.ts';
-import { LAMBDA_RESPONSE_LIMIT_BYTES } from './config.ts';
-import { InternalError, ProxyError, ResponseTooLargeError, V2RequestShapeError } from './errors.ts';
+import { wrapBytes } from '../platform/buffers.ts';
+import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../platform/config.ts';
+import { InternalError, ProxyError, ResponseTooLargeError, V2RequestShapeError } from '../platform/errors.ts';
 import type { RequestState } from './request-state.ts';
 
 export type LambdaResponse = APIGatewayProxyStructuredResultV2 & {

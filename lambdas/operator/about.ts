@@ -1,13 +1,13 @@
 /**
- * @module about
+ * @module operator/about
  * The body of `GET /_/about`: what this service is, which API versions it speaks to which ERP
  * versions, its routes and how each is authenticated, and the build and runtime it runs on.
  * Nothing secret: the route is public.
  */
 
-import { ROUTES, type Route } from '../lib/routes.ts';
-import type { Config } from './config.ts';
-import { PROXY_DESCRIPTION, PROXY_VERSION } from './package-info.ts';
+import type { Config } from '../platform/config.ts';
+import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
+import { ROUTES, type Route } from '../platform/routes.ts';
 
 export interface AboutRoute {
   method: Route['method'];

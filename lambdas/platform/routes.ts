@@ -1,5 +1,5 @@
 /**
- * @module routes
+ * @module platform/routes
  * The one route table of the service. The CDK stack builds its API Gateway routes from it and
  * the local server dispatches with it, so the two cannot drift apart.
  */
@@ -82,5 +82,5 @@ export const HANDLER_ENTRIES: Readonly<Record<FunctionName, string>> = Object.fr
   'execute-v1': 'lambdas/handlers/execute-v1.ts',
   'execute-v2': 'lambdas/handlers/execute-v2.ts',
   version: 'lambdas/handlers/version.ts',
-  aux: 'lambdas/handlers/aux.ts',
+  aux: 'lambdas/handlers/operator.ts',
 });

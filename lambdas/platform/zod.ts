@@ -1,5 +1,5 @@
 /**
- * @module zod
+ * @module platform/zod
  * zod's configuration for the proxy, applied by importing this module for its side effect
  * (`import './zod.ts'`) next to `import * as z from 'zod'`. (Re-exporting the `z` namespace from
  * here would make it a value esbuild cannot tree-shake: the bundle grew from 194 to 558 KB.)

@@ -1,5 +1,5 @@
 /**
- * @module buffers
+ * @module platform/buffers
  * Buffers with private room around them, so an answer of several megabytes can be wrapped in
  * its envelope where it lies instead of being copied (one copy less: for a 5 MB answer, 5 MB
  * less at the peak).

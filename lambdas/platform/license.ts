@@ -1,5 +1,5 @@
 /**
- * @module license
+ * @module platform/license
  * The license document and its evaluation (DESIGN section 6). Pure logic: no I/O, no clock
  * unless the caller leaves `now` out. A license is JSON
  * `{"licensee":"...","valid_until":"YYYY-MM-DD","signature":"<base64>"}`; the signature is

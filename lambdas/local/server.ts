@@ -1,5 +1,5 @@
 /**
- * @module local-server
+ * @module local/server
  * Runs the Lambda handlers behind `node:http`, the way API Gateway (HTTP API, payload 2.0)
  * would: routes from the shared route table, events with lower-cased headers and a string (or
  * base64) body, a Lambda-like context with `getRemainingTimeInMillis`, and API Gateway's own
@@ -10,13 +10,13 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { Config } from '../lambdas/config.ts';
-import { createHandler as createAuxHandler } from '../lambdas/handlers/aux.ts';
-import { createHandler as createExecuteV1Handler } from '../lambdas/handlers/execute-v1.ts';
-import { createHandler as createExecuteV2Handler } from '../lambdas/handlers/execute-v2.ts';
-import { createHandler as createVersionHandler } from '../lambdas/handlers/version.ts';
-import type { Runtime } from '../lambdas/runtime.ts';
-import { type FunctionName, findRoute, routeKey } from '../lib/routes.ts';
+import { createHandler as createExecuteV1Handler } from '../handlers/execute-v1.ts';
+import { createHandler as createExecuteV2Handler } from '../handlers/execute-v2.ts';
+import { createHandler as createAuxHandler } from '../handlers/operator.ts';
+import type { Runtime } from '../handlers/runtime.ts';
+import { createHandler as createVersionHandler } from '../handlers/version.ts';
+import type { Config } from '../platform/config.ts';
+import { type FunctionName, findRoute, routeKey } from '../platform/routes.ts';
 
 /** Lambda's synchronous invocation payload limit; API Gateway answers 413 above it here. */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;

@@ -1,11 +1,11 @@
 /**
- * @module schemas
+ * @module core/schemas
  * zod schemas of the request bodies (spec, "Resources and their fields") and the one function
  * that turns a zod failure into a short, field-naming message.
  */
-import './zod.ts';
+import '../platform/zod.ts';
 import * as z from 'zod';
-import { isJsonObject } from './json.ts';
+import { isJsonObject } from '../platform/json.ts';
 
 /** The 9 v1 actions (spec). */
 export const V1_ACTIONS = [

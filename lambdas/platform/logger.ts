@@ -1,12 +1,12 @@
 /**
- * @module observability/logger
+ * @module platform/logger
  * The service's Powertools Logger. Every line goes through `redactSecrets` (as the Logger's
  * `jsonReplacerFn`), so a secret-looking key is masked at any depth, in objects and in arrays,
  * whatever a caller passes in. Callers still never pass `params`, `kwargs`, results or bodies:
  * redaction is the safety net, not the policy.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 
 /** What a redacted value is replaced with. */
 export const REDACTED = '[REDACTED]';

@@ -1,17 +1,17 @@
 /**
- * @module aux
+ * @module operator/endpoints
  * The operator endpoints: `/_/about` (public), `/_/license` and `/_/metrics` (`x-api-key`
  * unless listed in `AUX_PUBLIC`).
  */
 
-import { findRoute } from '../lib/routes.ts';
+import { type LambdaResponse, plainJsonResponse, textResponse } from '../core/envelope.ts';
+import type { ProxyContext } from '../core/request-state.ts';
+import type { Runtime } from '../handlers/runtime.ts';
+import type { ProxyEvent } from '../middleware/types.ts';
+import { InternalError } from '../platform/errors.ts';
+import { findRoute } from '../platform/routes.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
-import { type LambdaResponse, plainJsonResponse, textResponse } from './envelope.ts';
-import { InternalError } from './errors.ts';
-import type { ProxyEvent } from './middleware/types.ts';
-import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './observability/prometheus.ts';
-import type { ProxyContext } from './request-state.ts';
-import type { Runtime } from './runtime.ts';
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
 
 /** Whether an aux request may skip `x-api-key`. Unknown paths are never public. */
 export function isPublicAuxRequest(event: ProxyEvent, runtime: Runtime): boolean {

@@ -1,31 +1,31 @@
 /**
- * @module runtime
+ * @module handlers/runtime
  * The per-process objects every handler shares, created once at cold start: config, logger,
  * metrics, secret sources, the HTTP client (its connections outlive one invocation) and the
  * transports. Tests and the local server may build their own with `createRuntime(config)`.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { type Config, getConfig } from './config.ts';
-import type { ForwardDeps } from './forward.ts';
-import { createLogger } from './observability/logger.ts';
-import { createMetrics, LocalMetricsStore } from './observability/metrics.ts';
+import type { ForwardDeps } from '../core/forward.ts';
 import {
   createCloudWatchMetricsSource,
   createLocalMetricsSource,
   type MetricsSource,
-} from './observability/metrics-source.ts';
+} from '../operator/metrics-source.ts';
+import { type Config, getConfig } from '../platform/config.ts';
+import { createLogger } from '../platform/logger.ts';
+import { createMetrics, LocalMetricsStore } from '../platform/metrics.ts';
 import {
   createLicenseSource,
   createProxyKeySource,
   type LicenseSource,
   type ProxyKeySource,
-} from './secrets.ts';
-import { createHttpClient, type HttpClient, type HttpClientOptions } from './upstream/http-client.ts';
-import { Json2Transport } from './upstream/json2-transport.ts';
-import { JsonRpcTransport } from './upstream/jsonrpc-transport.ts';
-import { compileTargetPolicy, createPolicyLookup } from './upstream/target-policy.ts';
-import { VersionClient } from './upstream/version-client.ts';
+} from '../platform/secrets.ts';
+import { createHttpClient, type HttpClient, type HttpClientOptions } from '../upstream/http-client.ts';
+import { Json2Transport } from '../upstream/json2-transport.ts';
+import { JsonRpcTransport } from '../upstream/jsonrpc-transport.ts';
+import { compileTargetPolicy, createPolicyLookup } from '../upstream/target-policy.ts';
+import { VersionClient } from '../upstream/version-client.ts';
 
 export interface Runtime {
   readonly config: Config;

@@ -1,21 +1,21 @@
 /**
- * @module middleware/chain
+ * @module handlers/chain
  * The Middy chain every execute and version handler shares, in the order DESIGN.md section 3
  * fixes: observe (log + metrics, outermost), envelope shaping (the only error → response
  * mapping), lenient body read (to echo `id`), `x-api-key`, license. Validation, target policy
  * and the upstream call follow in the handler's own function.
  */
 import middy from '@middy/core';
-import type { LambdaResponse } from '../envelope.ts';
-import { recordLicenseDaysLeft } from '../observability/metrics.ts';
-import type { ApiName, ProxyContext } from '../request-state.ts';
-import { getRuntime, type Runtime } from '../runtime.ts';
-import { apiKeyAuth } from './api-key-auth.ts';
-import { envelopeMiddleware } from './envelope.ts';
-import { lenientBody } from './lenient-body.ts';
-import { licenseCheck } from './license-check.ts';
-import { observe } from './observe.ts';
-import type { ProxyEvent } from './types.ts';
+import type { LambdaResponse } from '../core/envelope.ts';
+import type { ApiName, ProxyContext } from '../core/request-state.ts';
+import { apiKeyAuth } from '../middleware/api-key-auth.ts';
+import { envelopeMiddleware } from '../middleware/envelope.ts';
+import { lenientBody } from '../middleware/lenient-body.ts';
+import { licenseCheck } from '../middleware/license-check.ts';
+import { observe } from '../middleware/observe.ts';
+import type { ProxyEvent } from '../middleware/types.ts';
+import { recordLicenseDaysLeft } from '../platform/metrics.ts';
+import { getRuntime, type Runtime } from './runtime.ts';
 
 /** observe → envelope: the part every handler has, the aux one included. */
 export function baseChain(runtime: Runtime, api: ApiName) {

@@ -1,5 +1,5 @@
 /**
- * @module config
+ * @module platform/config
  * The service configuration, parsed once from the environment with zod. This is the only module
  * that reads `process.env`. A bad value fails fast at cold start with a message naming the
  * variable and the problem.

@@ -1,8 +1,8 @@
 /**
- * @module package-info
+ * @module platform/package-info
  * Name, version and description of the proxy, from `package.json` (bundled by esbuild).
  */
-import pkg from '../package.json' with { type: 'json' };
+import pkg from '../../package.json' with { type: 'json' };
 
 export const PROXY_NAME: string = pkg.name;
 export const PROXY_VERSION: string = pkg.version;

@@ -1,5 +1,5 @@
 /**
- * @module request-state
+ * @module core/request-state
  * What one request learns on its way through the Middy chain. Middlewares fill it in; the
  * envelope middleware, the request log and the metrics read it. Never holds a secret, `params`,
  * `kwargs` or a result.

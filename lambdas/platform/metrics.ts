@@ -1,5 +1,5 @@
 /**
- * @module observability/metrics
+ * @module platform/metrics
  * The service's metrics: names, units and dimensions in one catalogue, a factory for the
  * Powertools `Metrics` instance, and the functions that record one request.
  *
@@ -16,10 +16,10 @@
 import { Console } from 'node:console';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MetricsOptions } from '@aws-lambda-powertools/metrics/types';
-import type { Config } from '../config.ts';
-import { isJsonObject } from '../json.ts';
-import type { ApiName, Outcome, RequestState } from '../request-state.ts';
-import { formatSampleValue, type MetricFamily, type MetricSample } from './prometheus.ts';
+import type { ApiName, Outcome, RequestState } from '../core/request-state.ts';
+import { formatSampleValue, type MetricFamily, type MetricSample } from '../operator/prometheus.ts';
+import type { Config } from './config.ts';
+import { isJsonObject } from './json.ts';
 
 /** Default CloudWatch namespace (`POWERTOOLS_METRICS_NAMESPACE` overrides it through config). */
 export const METRICS_NAMESPACE = 'ErpProxy';

@@ -1,18 +1,19 @@
 /**
- * @module forward
+ * @module core/forward
  * What each endpoint does once the caller is authenticated and licensed: validate, apply the
  * target policy, call the ERP within the time budget, and shape the answer. Knows nothing of
  * Middy; handlers compose it.
  */
-import type { Config } from './config.ts';
+
+import type { ProxyEvent } from '../middleware/types.ts';
+import type { Config } from '../platform/config.ts';
+import type { CallContext, ErpCall, ErpTransport } from '../upstream/erp-transport.ts';
+import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
+import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
+import type { VersionClient } from '../upstream/version-client.ts';
 import { type LambdaResponse, negotiateEncoding, outcomeResponse } from './envelope.ts';
-import type { ProxyEvent } from './middleware/types.ts';
 import type { ProxyContext, RequestState } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
-import type { CallContext, ErpCall, ErpTransport } from './upstream/erp-transport.ts';
-import { type CompiledTargetPolicy, checkTarget } from './upstream/target-policy.ts';
-import { upstreamTimeoutMs } from './upstream/time-budget.ts';
-import type { VersionClient } from './upstream/version-client.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
 const COMPRESSED_READ_FACTOR = 10;

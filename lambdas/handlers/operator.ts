@@ -1,11 +1,12 @@
 /**
- * @module handlers/aux
+ * @module handlers/operator
  * `GET /_/about`, `GET /_/license`, `GET /_/metrics`: the operator endpoints.
  */
-import { isPublicAuxRequest, serveAux } from '../aux.ts';
+
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
-import { baseChain, lambdaHandler } from '../middleware/chain.ts';
-import type { Runtime } from '../runtime.ts';
+import { isPublicAuxRequest, serveAux } from '../operator/endpoints.ts';
+import { baseChain, lambdaHandler } from './chain.ts';
+import type { Runtime } from './runtime.ts';
 
 export function createHandler(runtime: Runtime) {
   return baseChain(runtime, 'aux')
