@@ -5,14 +5,14 @@
  * Middy; handlers compose it.
  */
 
-import type { ProxyEvent } from '../middleware/types.ts';
 import type { Config } from '../platform/config.ts';
 import type { CallContext, ErpCall, ErpTransport } from '../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import { type LambdaResponse, negotiateEncoding, outcomeResponse } from './envelope.ts';
-import type { ProxyContext, RequestState } from './request-state.ts';
+import type { InboundBody, InboundCall } from './inbound-call.ts';
+import type { RequestState } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
@@ -35,20 +35,19 @@ export interface ForwardDeps {
  * them under load, each a little more work for the garbage collector).
  */
 export async function withCallContext<T>(
-  event: ProxyEvent,
-  context: ProxyContext,
+  inbound: InboundCall,
+  state: RequestState,
   config: Config,
   call: (callContext: CallContext) => Promise<T>,
 ): Promise<T> {
-  const remaining =
-    typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
+  const remaining = inbound.remainingMs?.();
   const timeoutMs = upstreamTimeoutMs({
-    header: event.headers?.['x-request-timeout'],
+    header: inbound.requestTimeout,
     defaultSeconds: config.defaultTimeoutSeconds,
     maxSeconds: config.maxTimeoutSeconds,
     remainingMs: remaining,
   });
-  const compressed = negotiateEncoding(event.headers?.['accept-encoding']) !== undefined;
+  const compressed = negotiateEncoding(inbound.acceptEncoding) !== undefined;
   const deadline = new AbortController();
   const timer = setTimeout(
     () => deadline.abort(new DOMException('The upstream time budget is spent.', 'TimeoutError')),
@@ -62,9 +61,9 @@ export async function withCallContext<T>(
         ? Math.min(config.maxResponseBytes * COMPRESSED_READ_FACTOR, COMPRESSED_READ_CEILING_BYTES)
         : config.maxResponseBytes,
       compressedResponse: compressed,
-      clientIp: event.requestContext?.http?.sourceIp,
+      clientIp: inbound.sourceIp,
       stripDebug: config.stripDebug,
-      state: context.proxy,
+      state,
     });
   } finally {
     clearTimeout(timer);
@@ -73,44 +72,48 @@ export async function withCallContext<T>(
 
 /** Validation, target policy, the call, the envelope: the same steps for both execute APIs. */
 async function forwardExecute(
-  parse: (state: RequestState, presentedProxyKey: string | undefined) => ErpCall,
+  parse: (body: InboundBody, state: RequestState, presentedProxyKey: string | undefined) => ErpCall,
   transport: ErpTransport,
-  event: ProxyEvent,
-  context: ProxyContext,
-  config: Config,
-  policy: CompiledTargetPolicy,
+  inbound: InboundCall,
+  state: RequestState,
+  deps: ForwardDeps,
 ): Promise<LambdaResponse> {
-  const call = parse(context.proxy, event.headers?.['x-api-key']);
-  checkTarget(policy, call.baseUrl.href, call.db);
-  const outcome = await withCallContext(event, context, config, (callCtx) => transport.call(call, callCtx));
-  return outcomeResponse(context.proxy, outcome);
+  const call = parse(inbound.body, state, inbound.presentedProxyKey);
+  checkTarget(deps.policy, call.baseUrl.href, call.db);
+  const outcome = await withCallContext(inbound, state, deps.config, (callCtx) =>
+    transport.call(call, callCtx),
+  );
+  return outcomeResponse(state, outcome);
 }
 
+/** `POST /api/erp/execute`: a v1 call over `/jsonrpc` execute_kw. */
 export function forwardV1(
-  event: ProxyEvent,
-  context: ProxyContext,
+  inbound: InboundCall,
+  state: RequestState,
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
-  return forwardExecute(parseV1Call, deps.v1, event, context, deps.config, deps.policy);
+  return forwardExecute(parseV1Call, deps.v1, inbound, state, deps);
 }
 
+/** `POST /v2/erp/execute`: a v2 call over JSON-2. */
 export function forwardV2(
-  event: ProxyEvent,
-  context: ProxyContext,
+  inbound: InboundCall,
+  state: RequestState,
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
-  return forwardExecute(parseV2Call, deps.v2, event, context, deps.config, deps.policy);
+  return forwardExecute(parseV2Call, deps.v2, inbound, state, deps);
 }
 
+/** The version endpoints: the target's version, through `/web/version` or `common.version`. */
 export async function forwardVersion(
-  event: ProxyEvent,
-  context: ProxyContext,
+  inbound: InboundCall,
+  state: RequestState,
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
-  const target = parseVersionTarget(context.proxy);
+  const target = parseVersionTarget(inbound.body, state);
   checkTarget(deps.policy, target.href);
-  const version = await withCallContext(event, context, deps.config, (callCtx) =>
+  const version = await withCallContext(inbound, state, deps.config, (callCtx) =>
     deps.versions.version(target, { ...callCtx, readOnly: true }),
   );
-  return outcomeResponse(context.proxy, { kind: 'result', value: version });
+  return outcomeResponse(state, { kind: 'result', value: version });
 }

@@ -15,16 +15,6 @@ export interface RequestState {
   readonly startedAt: number;
   /** The envelope `id` to echo; `null` when the body could not be read. */
   envelopeId: string | null;
-  /** The body parsed as JSON, or `undefined` when it is not valid JSON. */
-  body: unknown;
-  /**
-   * The body text the JSON was parsed from: `params`, `keyword` and `kwargs` are forwarded as
-   * this text spells them (numbers such as `1.0` or 20-digit integers would not survive a parse
-   * and re-serialization).
-   */
-  bodyText?: string;
-  /** Why the body is not JSON (for -32700 / the v2 plain-text error). */
-  bodyError?: string;
   /** Name of the proxy key that authenticated the caller. */
   callerKeyName?: string;
   /** v1 action, or v2 method. */

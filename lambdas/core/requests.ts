@@ -1,6 +1,7 @@
 /**
  * @module core/requests
- * Turns a request body (already read by `lenientBody`) into a protocol-neutral call, or the
+ * Turns a request body (already read by the middleware, after authentication) into a
+ * protocol-neutral call, or the
  * right error: -32700 / -32600 / -32002 on v1 and version endpoints; on v2 the plain-text
  * shape error, then -32007 for names and header values that cannot travel safely upstream.
  */
@@ -14,6 +15,7 @@ import {
 } from '../platform/errors.ts';
 import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, scanJson } from '../platform/json.ts';
 import type { ErpCall } from '../upstream/erp-transport.ts';
+import type { InboundBody } from './inbound-call.ts';
 import type { RequestState } from './request-state.ts';
 import {
   describeIssues,
@@ -25,17 +27,17 @@ import {
   VersionSchema,
 } from './schemas.ts';
 
-function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T): z.infer<T> {
-  if (state.body === undefined) {
-    throw new ParseError(`Parse error: ${state.bodyError ?? 'the request body is not valid JSON'}`);
+function parseEnvelopeBody<T extends z.ZodType>(body: InboundBody, schema: T): z.infer<T> {
+  if (!body.ok) {
+    throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
   }
-  if (!isJsonObject(state.body)) {
+  if (!isJsonObject(body.value)) {
     throw new InvalidRequestError('Invalid request: the body must be a JSON object');
   }
-  if (exceedsDepth(state.body)) {
+  if (exceedsDepth(body.value)) {
     throw new InvalidRequestError(`Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
-  const parsed = schema.safeParse(state.body);
+  const parsed = schema.safeParse(body.value);
   if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}`);
   return parsed.data;
 }
@@ -45,8 +47,8 @@ function parseEnvelopeBody<T extends z.ZodType>(state: RequestState, schema: T):
  * wrote it: forwarded byte for byte, so `1.0`, `1e400` or a 20-digit integer reach the ERP
  * unchanged. A repeated member is the last one, as in `JSON.parse`.
  */
-function rawMembers(state: RequestState): (name: string) => string | undefined {
-  const bytes = Buffer.from(state.bodyText ?? '', 'utf8');
+function rawMembers(text: string): (name: string) => string | undefined {
+  const bytes = Buffer.from(text, 'utf8');
   // No depth bound here: the depth check ran on the parsed value, and a repeated member that
   // JSON.parse dropped may nest deeper without harm (the scanner's stack is an array).
   const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
@@ -85,8 +87,8 @@ const PROXY_KEY_AS_ERP_KEY =
   '(the proxy key is never sent to an ERP)';
 
 /** v1 execute body → call. `presentedProxyKey` is the request's `x-api-key`. */
-export function parseV1Call(state: RequestState, presentedProxyKey?: string): ErpCall {
-  const body = parseEnvelopeBody(state, V1ExecuteSchema);
+export function parseV1Call(inbound: InboundBody, state: RequestState, presentedProxyKey?: string): ErpCall {
+  const body = parseEnvelopeBody(inbound, V1ExecuteSchema);
   state.model = body.model_id;
   recordTarget(state, body.erp_instance.url, body.erp_instance.db);
   let method: string = body.action;
@@ -99,7 +101,8 @@ export function parseV1Call(state: RequestState, presentedProxyKey?: string): Er
   if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
     throw new InvalidRequestError(`Invalid request: ${PROXY_KEY_AS_ERP_KEY}`);
   }
-  const raw = rawMembers(state);
+  // A valid body was read: parseEnvelopeBody would have thrown otherwise.
+  const raw = rawMembers(inbound.ok ? inbound.text : '');
   return {
     baseUrl: new URL(body.erp_instance.url),
     db: body.erp_instance.db,
@@ -124,17 +127,17 @@ export const MAX_V2_NAME_LENGTH = 256;
 export const MAX_V2_HEADER_VALUE_LENGTH = 4096;
 
 /** v2 execute body → call. Shape errors are plain text (spec, Behaviours 4). */
-export function parseV2Call(state: RequestState, presentedProxyKey?: string): ErpCall {
-  if (state.body === undefined) {
-    throw new V2RequestShapeError(`body: ${state.bodyError ?? 'the request body is not valid JSON'}`);
+export function parseV2Call(inbound: InboundBody, state: RequestState, presentedProxyKey?: string): ErpCall {
+  if (!inbound.ok) {
+    throw new V2RequestShapeError(`body: ${inbound.problem ?? 'the request body is not valid JSON'}`);
   }
-  if (!isJsonObject(state.body)) {
-    const received = state.body === null ? 'null' : Array.isArray(state.body) ? 'array' : typeof state.body;
+  const value = inbound.value;
+  if (!isJsonObject(value)) {
+    const received = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
     throw new V2RequestShapeError(`body: expected object, received ${received}`);
   }
-  if (exceedsDepth(state.body))
-    throw new V2RequestShapeError(`body: nests deeper than ${MAX_JSON_DEPTH} levels`);
-  const parsed = V2ExecuteSchema.safeParse(state.body);
+  if (exceedsDepth(value)) throw new V2RequestShapeError(`body: nests deeper than ${MAX_JSON_DEPTH} levels`);
+  const parsed = V2ExecuteSchema.safeParse(value);
   if (!parsed.success) throw new V2RequestShapeError(describeIssues(parsed.error));
   const body = parsed.data;
   state.model = body.model_id;
@@ -188,13 +191,13 @@ export function parseV2Call(state: RequestState, presentedProxyKey?: string): Er
     model: body.model_id,
     method: body.method,
     // Present: the schema requires kwargs.
-    kwargsJson: rawMembers(state)('kwargs') as string,
+    kwargsJson: rawMembers(inbound.text)('kwargs') as string,
   };
 }
 
 /** Version body → target base URL. */
-export function parseVersionTarget(state: RequestState): URL {
-  const body = parseEnvelopeBody(state, VersionSchema);
+export function parseVersionTarget(inbound: InboundBody, state: RequestState): URL {
+  const body = parseEnvelopeBody(inbound, VersionSchema);
   recordTarget(state, body.url);
   return new URL(body.url);
 }

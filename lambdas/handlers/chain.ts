@@ -1,16 +1,18 @@
 /**
  * @module handlers/chain
- * The Middy chain every execute and version handler shares, in the order DESIGN.md section 3
- * fixes: observe (log + metrics, outermost), envelope shaping (the only error → response
- * mapping), lenient body read (to echo `id`), `x-api-key`, license. Validation, target policy
- * and the upstream call follow in the handler's own function.
+ * The Middy chain every execute and version handler shares, in the order of checks the README
+ * documents (docs/design.md explains why): observe (log + metrics, outermost), envelope shaping
+ * (the only error → response mapping), a bounded look for the envelope `id`, `x-api-key`,
+ * license, and only then the body parse. Validation, target policy and the upstream call follow
+ * in the handler's own function.
  */
 import middy from '@middy/core';
 import type { LambdaResponse } from '../core/envelope.ts';
 import type { ApiName, ProxyContext } from '../core/request-state.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { envelopeMiddleware } from '../middleware/envelope.ts';
-import { lenientBody } from '../middleware/lenient-body.ts';
+import { envelopeIdPeek } from '../middleware/envelope-id.ts';
+import { jsonBody } from '../middleware/json-body.ts';
 import { licenseCheck } from '../middleware/license-check.ts';
 import { observe } from '../middleware/observe.ts';
 import type { ProxyEvent } from '../middleware/types.ts';
@@ -37,9 +39,10 @@ export function executeChain(runtime: Runtime, api: Exclude<ApiName, 'aux'>) {
     recordLicenseDaysLeft(runtime.metrics, status.days_left);
   };
   return baseChain(runtime, api)
-    .use(lenientBody())
+    .use(envelopeIdPeek())
     .use(apiKeyAuth(runtime.keys))
-    .use(licenseCheck(runtime.license, { onStatus: reportDaysLeft }));
+    .use(licenseCheck(runtime.license, { onStatus: reportDaysLeft }))
+    .use(jsonBody());
 }
 
 /**

@@ -152,7 +152,7 @@ export function observe(
   const reported = new WeakSet<RequestState>();
 
   const observeBefore = (request: ObserveRequest): void => {
-    const state: RequestState = { api, startedAt: performance.now(), envelopeId: null, body: undefined };
+    const state: RequestState = { api, startedAt: performance.now(), envelopeId: null };
     request.context.proxy = state;
     try {
       // Once per request: `addContext` also flips Powertools' cold-start flag. The request line
@@ -177,7 +177,7 @@ export function observe(
     let state = request.context?.proxy;
     if (state === undefined) {
       // `before` did not run (the middleware was registered after one that returned early).
-      state = { api, startedAt: performance.now(), envelopeId: null, body: undefined };
+      state = { api, startedAt: performance.now(), envelopeId: null };
     }
     if (reported.has(state)) return;
     reported.add(state);

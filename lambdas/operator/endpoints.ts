@@ -1,47 +1,59 @@
 /**
  * @module operator/endpoints
  * The operator endpoints: `/_/about` (public), `/_/license` and `/_/metrics` (`x-api-key`
- * unless listed in `AUX_PUBLIC`).
+ * unless listed in `AUX_PUBLIC`). They take the path and what they read (config, license,
+ * metrics), never the API Gateway event or the whole runtime.
  */
-
 import { type LambdaResponse, plainJsonResponse, textResponse } from '../core/envelope.ts';
-import type { ProxyContext } from '../core/request-state.ts';
-import type { Runtime } from '../handlers/runtime.ts';
-import type { ProxyEvent } from '../middleware/types.ts';
+import type { RequestState } from '../core/request-state.ts';
+import type { Config } from '../platform/config.ts';
 import { InternalError } from '../platform/errors.ts';
 import { findRoute } from '../platform/routes.ts';
+import type { LicenseSource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
+import type { MetricsSource } from './metrics-source.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
 
-/** Whether an aux request may skip `x-api-key`. Unknown paths are never public. */
-export function isPublicAuxRequest(event: ProxyEvent, runtime: Runtime): boolean {
-  const route = findRoute(event.requestContext.http.method, event.rawPath);
-  return route !== undefined && effectiveAuth(route, runtime.config) === 'public';
+/** What the operator endpoints read. */
+export interface OperatorDeps {
+  readonly config: Config;
+  readonly license: LicenseSource;
+  readonly metricsSource: MetricsSource;
 }
 
-export async function serveAux(
-  event: ProxyEvent,
-  context: ProxyContext,
-  runtime: Runtime,
+/** Whether an operator request may skip `x-api-key`. Unknown paths are never public. */
+export function isPublicOperatorRequest(
+  method: string,
+  path: string,
+  config: Pick<Config, 'auxPublic'>,
+): boolean {
+  const route = findRoute(method, path);
+  return route !== undefined && effectiveAuth(route, config) === 'public';
+}
+
+/** Answers `GET /_/about`, `/_/license` or `/_/metrics`. */
+export async function serveOperator(
+  path: string,
+  state: RequestState,
+  deps: OperatorDeps,
 ): Promise<LambdaResponse> {
-  const state = context.proxy;
-  state.action = event.rawPath;
-  switch (event.rawPath) {
+  state.action = path;
+  switch (path) {
     case '/_/about':
-      return plainJsonResponse(state, buildAbout(runtime.config));
+      return plainJsonResponse(state, buildAbout(deps.config));
     case '/_/license': {
-      const status = await runtime.license.getLicense();
+      const status = await deps.license.getLicense();
       const { licensee, valid_until, is_valid, reason } = status;
       return plainJsonResponse(state, { licensee, valid_until, is_valid, ...(reason ? { reason } : {}) });
     }
     case '/_/metrics':
       return textResponse(
         state,
-        renderPrometheus(await runtime.metricsSource.snapshot()),
+        renderPrometheus(await deps.metricsSource.snapshot()),
         PROMETHEUS_CONTENT_TYPE,
       );
     default:
       // API Gateway only routes the three paths above here.
-      throw new InternalError(new Error(`aux: no route for ${event.rawPath}`));
+      throw new InternalError(new Error(`operator endpoints: no route for ${path}`));
   }
 }

@@ -5,22 +5,36 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
 import type { RequestState } from '../../lambdas/core/request-state.ts';
-import { parseV1Call, parseV2Call, parseVersionTarget } from '../../lambdas/core/requests.ts';
+import * as requests from '../../lambdas/core/requests.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
 import { InvalidV2TargetError, ProxyError } from '../../lambdas/platform/errors.ts';
 
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 
-/** The state `lenientBody` leaves for a body sent as `JSON.stringify(body, null, indent)`. */
-function stateWith(body: unknown, indent = 0): RequestState {
-  if (body === undefined) return { api: 'v1', startedAt: 0, envelopeId: null, body };
-  const bodyText = JSON.stringify(body, null, indent);
-  return { api: 'v1', startedAt: 0, envelopeId: null, body: JSON.parse(bodyText), bodyText };
+/** A body as the middleware hands it to the core, the request state, and the parsed value. */
+interface ReadBody {
+  readonly inbound: InboundBody;
+  readonly state: RequestState;
+  readonly body: unknown;
 }
 
+/** What `jsonBody` reads from a body sent as `JSON.stringify(body, null, indent)`. */
+function stateWith(body: unknown, indent = 0): ReadBody {
+  const state: RequestState = { api: 'v1', startedAt: 0, envelopeId: null };
+  if (body === undefined) return { inbound: { ok: false }, state, body };
+  const text = JSON.stringify(body, null, indent);
+  const value: unknown = JSON.parse(text);
+  return { inbound: { ok: true, value, text }, state, body: value };
+}
+
+const parseV1Call = (read: ReadBody) => requests.parseV1Call(read.inbound, read.state);
+const parseV2Call = (read: ReadBody) => requests.parseV2Call(read.inbound, read.state);
+const parseVersionTarget = (read: ReadBody) => requests.parseVersionTarget(read.inbound, read.state);
+
 /** What a parser did with a body: returned, threw a ProxyError, or threw something else. */
-function outcomeOf(parse: (state: RequestState) => unknown, body: unknown): 'call' | 'proxy_error' | 'crash' {
+function outcomeOf(parse: (read: ReadBody) => unknown, body: unknown): 'call' | 'proxy_error' | 'crash' {
   try {
     parse(stateWith(body));
     return 'call';

@@ -35,7 +35,7 @@ import {
 } from '../../lambdas/platform/errors.ts';
 
 function newState(envelopeId: string | null = 'req-1'): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId, body: undefined };
+  return { api: 'v1', startedAt: 0, envelopeId };
 }
 
 function envelopeOf(response: LambdaResponse): Envelope {

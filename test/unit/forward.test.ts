@@ -3,11 +3,10 @@
  * budget is spent, and its timer is gone as soon as the call settles (no timer per request left
  * behind for the rest of the budget).
  */
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { withCallContext } from '../../lambdas/core/forward.ts';
-import type { ProxyContext } from '../../lambdas/core/request-state.ts';
-import { buildContext } from '../../lambdas/local/server.ts';
+import type { InboundCall } from '../../lambdas/core/inbound-call.ts';
+import type { RequestState } from '../../lambdas/core/request-state.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
 import type { CallContext } from '../../lambdas/upstream/erp-transport.ts';
 import { LAMBDA_SAFETY_MARGIN_MS } from '../../lambdas/upstream/time-budget.ts';
@@ -19,17 +18,20 @@ const config = loadConfig({
   ERP_MAX_TIMEOUT: '25',
 });
 
-function event(headers: Record<string, string> = {}): APIGatewayProxyEventV2 {
+/** One call as the edge hands it to the core: headers, source address, time left. No event. */
+function inbound(headers: Record<string, string> = {}, functionTimeoutMs = 28_000): InboundCall {
   return {
-    headers,
-    requestContext: { http: { sourceIp: '192.0.2.7' } },
-  } as unknown as APIGatewayProxyEventV2;
+    body: { ok: false },
+    presentedProxyKey: TEST_PROXY_KEY,
+    requestTimeout: headers['x-request-timeout'],
+    acceptEncoding: headers['accept-encoding'],
+    sourceIp: '192.0.2.7',
+    remainingMs: () => functionTimeoutMs,
+  };
 }
 
-function context(functionTimeoutMs = 28_000): ProxyContext {
-  const ctx = buildContext('execute-v1', 'req-1', functionTimeoutMs) as ProxyContext;
-  ctx.proxy = { api: 'v1', startedAt: 0, envelopeId: null, body: undefined };
-  return ctx;
+function state(): RequestState {
+  return { api: 'v1', startedAt: 0, envelopeId: null };
 }
 
 describe('withCallContext', () => {
@@ -43,7 +45,7 @@ describe('withCallContext', () => {
   it('aborts the signal with a TimeoutError once the budget is spent, not a millisecond before', async () => {
     // Prepare
     let seen: CallContext | undefined;
-    const pending = withCallContext(event({ 'x-request-timeout': '3' }), context(), config, (call) => {
+    const pending = withCallContext(inbound({ 'x-request-timeout': '3' }), state(), config, (call) => {
       seen = call;
       return new Promise<string>((_resolve, reject) => {
         call.signal.addEventListener('abort', () => reject(call.signal.reason));
@@ -71,7 +73,7 @@ describe('withCallContext', () => {
     // Prepare
     let signal: AbortSignal | undefined;
     // Act
-    await withCallContext(event(), context(), config, (call) => {
+    await withCallContext(inbound(), state(), config, (call) => {
       signal = call.signal;
       return settle();
     }).catch(() => undefined);
@@ -88,10 +90,10 @@ describe('withCallContext', () => {
       return Promise.resolve();
     };
     // Act
-    await withCallContext(event(), context(), config, record);
-    await withCallContext(event({ 'x-request-timeout': '60' }), context(), config, record);
-    await withCallContext(event({ 'x-request-timeout': '20' }), context(5_000), config, record);
-    await withCallContext(event({ 'accept-encoding': 'gzip' }), context(), config, record);
+    await withCallContext(inbound(), state(), config, record);
+    await withCallContext(inbound({ 'x-request-timeout': '60' }), state(), config, record);
+    await withCallContext(inbound({ 'x-request-timeout': '20' }, 5_000), state(), config, record);
+    await withCallContext(inbound({ 'accept-encoding': 'gzip' }), state(), config, record);
     // Assess
     expect(calls.map((c) => c.timeoutMs)).toEqual([10_000, 25_000, 5_000 - LAMBDA_SAFETY_MARGIN_MS, 10_000]);
     expect(calls[0]).toMatchObject({

@@ -4,14 +4,10 @@
  * errors and the -32007 checks on what travels upstream in a path or a header.
  */
 import { describe, expect, it } from 'vitest';
+import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
 import type { RequestState } from '../../lambdas/core/request-state.ts';
-import {
-  MAX_V2_HEADER_VALUE_LENGTH,
-  MAX_V2_NAME_LENGTH,
-  parseV1Call,
-  parseV2Call,
-  parseVersionTarget,
-} from '../../lambdas/core/requests.ts';
+import * as requests from '../../lambdas/core/requests.ts';
+import { MAX_V2_HEADER_VALUE_LENGTH, MAX_V2_NAME_LENGTH } from '../../lambdas/core/requests.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
 import {
   InvalidRequestError,
@@ -25,22 +21,28 @@ import {
 /** A marker ERP key: it must never show up in any error message. */
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 
-/** The state `lenientBody` leaves: the parsed body and the text it came from. */
-function stateWith(body: unknown, bodyError?: string): RequestState {
-  return {
-    api: 'v1',
-    startedAt: 0,
-    envelopeId: null,
-    body,
-    ...(body === undefined ? {} : { bodyText: JSON.stringify(body) }),
-    ...(bodyError === undefined ? {} : { bodyError }),
-  };
+/** A request state, with the body as the middleware (`jsonBody`) hands it to the core. */
+type ReadState = RequestState & { readonly inbound: InboundBody };
+
+/** What `jsonBody` reads from `JSON.stringify(body)`; `undefined` with `bodyError`: a body it could not read. */
+function stateWith(body: unknown, bodyError?: string): ReadState {
+  const inbound: InboundBody =
+    body === undefined
+      ? { ok: false, ...(bodyError === undefined ? {} : { problem: bodyError }) }
+      : { ok: true, value: body, text: JSON.stringify(body) };
+  return { api: 'v1', startedAt: 0, envelopeId: null, inbound };
 }
 
-/** The state for a body given as text (`lenientBody` parses it the same way). */
-function stateOfText(text: string): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId: null, body: JSON.parse(text), bodyText: text };
+/** What `jsonBody` reads from a body given as text (parsed the same way). */
+function stateOfText(text: string): ReadState {
+  return { api: 'v1', startedAt: 0, envelopeId: null, inbound: { ok: true, value: JSON.parse(text), text } };
 }
+
+const parseV1Call = (read: ReadState, presentedProxyKey?: string) =>
+  requests.parseV1Call(read.inbound, read, presentedProxyKey);
+const parseV2Call = (read: ReadState, presentedProxyKey?: string) =>
+  requests.parseV2Call(read.inbound, read, presentedProxyKey);
+const parseVersionTarget = (read: ReadState) => requests.parseVersionTarget(read.inbound, read);
 
 /** Runs `fn` and returns what it threw (fails the test when it did not throw). */
 function thrown(fn: () => unknown): ProxyError {

@@ -21,7 +21,7 @@ function chain(source: LicenseSource) {
     });
   const event = { rawPath: '/v1/erp/execute' } as APIGatewayProxyEventV2;
   const context = {
-    proxy: { api: 'v1', startedAt: 0, envelopeId: null, body: undefined },
+    proxy: { api: 'v1', startedAt: 0, envelopeId: null },
   } as unknown as ProxyContext;
   return { invoke: () => handler(event, context), calls: () => handlerCalls };
 }

@@ -1,0 +1,29 @@
+/**
+ * @module core/inbound-call
+ * What the core needs of one inbound HTTP call, and nothing else: the middleware layer builds it
+ * from the API Gateway event (`middleware/inbound-call.ts`), so the core never sees an event and
+ * its tests need no fake events.
+ */
+
+/**
+ * The request body, read once after the caller was authenticated: the parsed JSON and the text
+ * it was parsed from (`params`, `keyword` and `kwargs` are forwarded as that text spells them),
+ * or why it could not be read.
+ */
+export type InboundBody =
+  | { readonly ok: true; readonly value: unknown; readonly text: string }
+  | { readonly ok: false; readonly problem?: string };
+
+export interface InboundCall {
+  readonly body: InboundBody;
+  /** `x-api-key` as the caller sent it: an `erp_instance.api_key` equal to it is refused. */
+  readonly presentedProxyKey: string | undefined;
+  /** `x-request-timeout` as sent (integer seconds, parsed by the time budget). */
+  readonly requestTimeout: string | undefined;
+  /** `Accept-Encoding` as sent: a client that accepts gzip or br may receive larger answers. */
+  readonly acceptEncoding: string | undefined;
+  /** The caller's address, passed to the ERP as `X-Forwarded-For`. */
+  readonly sourceIp: string | undefined;
+  /** Milliseconds left before the function is cut off, read when the call starts; none locally in tests. */
+  readonly remainingMs: (() => number) | undefined;
+}

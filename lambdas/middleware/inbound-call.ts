@@ -1,0 +1,26 @@
+/**
+ * @module middleware/inbound-call
+ * The edge: the only place an execute or version call's API Gateway event is read for the core.
+ * It takes the headers the core needs, the source address, the function's remaining time and the
+ * body `jsonBody` read, and hands the core an {@link InboundCall}.
+ */
+import type { InboundCall } from '../core/inbound-call.ts';
+import type { ProxyContext } from '../core/request-state.ts';
+import { parsedBodyOf } from './json-body.ts';
+import type { ProxyEvent } from './types.ts';
+
+/** Builds the core's view of one call. API Gateway (and the local server) lower-case header names. */
+export function toInboundCall(event: ProxyEvent, context: ProxyContext): InboundCall {
+  const headers = event.headers ?? {};
+  return {
+    body: parsedBodyOf(event),
+    presentedProxyKey: headers['x-api-key'],
+    requestTimeout: headers['x-request-timeout'],
+    acceptEncoding: headers['accept-encoding'],
+    sourceIp: event.requestContext?.http?.sourceIp,
+    remainingMs:
+      typeof context.getRemainingTimeInMillis === 'function'
+        ? () => context.getRemainingTimeInMillis()
+        : undefined,
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * @module middleware/json-body
+ * Reads the request body, once, after the caller is authenticated and licensed (no unbounded work
+ * happens for a caller without a valid key). Parsing is `@middy/http-json-body-parser`'s; around
+ * it, this module keeps what the README documents and the package does not do:
+ *
+ * - a `Content-Encoding` other than `identity` is refused (API Gateway passes a compressed body on
+ *   as it came, and nothing here decompresses it);
+ * - a leading byte order mark is ignored, as RFC 8259 allows;
+ * - the body is parsed whatever its `Content-Type` (callers such as `curl -d` send none or a
+ *   form type; the package's content-type check is turned off);
+ * - the text the JSON was parsed from is kept, so `params`, `keyword` and `kwargs` are forwarded
+ *   byte for byte;
+ * - a body that cannot be read is not an error here: its reason is kept, and the core answers it
+ *   in the API's own way (-32700 on v1 and version, a plain-text 400 on v2).
+ */
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { InboundBody } from '../core/inbound-call.ts';
+import { isJsonObject } from '../platform/json.ts';
+import type { ProxyEvent, ProxyMiddleware, ProxyRequest } from './types.ts';
+
+/**
+ * `disableContentTypeCheck` is an option of the package's code and documentation (6.4.5) that its
+ * type declarations leave out.
+ */
+type ParserOptions = NonNullable<Parameters<typeof httpJsonBodyParser>[0]> & {
+  readonly disableContentTypeCheck?: boolean;
+};
+const parserOptions: ParserOptions = { disableContentTypeCheck: true };
+/** The package's parser: `before` replaces `event.body` with the parsed value, or throws. */
+const parser = httpJsonBodyParser<ProxyEvent>(parserOptions);
+
+const bodies = new WeakMap<ProxyEvent, InboundBody>();
+
+/** The body as `jsonBody` read it; `{ ok: false }` when the middleware did not run. */
+export function parsedBodyOf(event: ProxyEvent): InboundBody {
+  return bodies.get(event) ?? { ok: false, problem: 'the request body was not read' };
+}
+
+/** Decodes an API Gateway payload 2.0 body to text. */
+function bodyText(event: { body?: string; isBase64Encoded?: boolean }): string {
+  if (event.body === undefined || event.body === null) return '';
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+/** Why the package refused the text: Node's message names a position; the text around it may be a key. */
+function parseProblem(error: unknown): string {
+  const cause: unknown = error instanceof Error ? error.cause : undefined;
+  const message = isJsonObject(cause) && typeof cause.message === 'string' ? cause.message : '';
+  const position = /position (\d+)/.exec(message)?.[1];
+  return `the request body is not valid JSON${position ? ` (error at position ${position})` : ''}`;
+}
+
+async function readBody(request: ProxyRequest): Promise<InboundBody> {
+  const { event } = request;
+  const encoding = event.headers?.['content-encoding']?.trim();
+  if (encoding && encoding.toLowerCase() !== 'identity') {
+    return {
+      ok: false,
+      problem: `the request body is compressed (Content-Encoding: ${encoding.slice(0, 40)}); send it uncompressed`,
+    };
+  }
+  const sent = bodyText(event);
+  const text = sent.charCodeAt(0) === 0xfeff ? sent.slice(1) : sent;
+  if (text.trim() === '') return { ok: false, problem: 'the request body is empty' };
+  // The package reads `event.body` (decoding base64 itself): hand it the text without the BOM.
+  event.body = text;
+  event.isBase64Encoded = false;
+  try {
+    await parser.before?.(request);
+  } catch (error) {
+    return { ok: false, problem: parseProblem(error) };
+  }
+  // `before` replaced the text with the parsed value.
+  const value: unknown = event.body;
+  return { ok: true, value, text };
+}
+
+/** Middy middleware: reads the body (see the module comment). Register it after `licenseCheck`. */
+export function jsonBody(): ProxyMiddleware {
+  const jsonBodyBefore = async (request: ProxyRequest): Promise<void> => {
+    const body = await readBody(request);
+    bodies.set(request.event, body);
+    // The whole body is known now: its `id` is the one to echo, even where the bounded look found
+    // another (a repeated member) or none (past the look's reach); none when it cannot be read.
+    const id = body.ok && isJsonObject(body.value) ? body.value.id : undefined;
+    request.context.proxy.envelopeId = typeof id === 'string' ? id : null;
+  };
+  return { before: jsonBodyBefore };
+}
