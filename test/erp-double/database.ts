@@ -29,13 +29,47 @@ export class Database {
     return this.tables.get(name)?.def;
   }
 
-  /** Inserts a row with its `id` as given (seeding) or the next free id; returns the id. */
+  /** Inserts a row with its `id` as given (seeding, {@link reserveId}) or the next free id; returns the id. */
   insert(model: string, row: Row): number {
     const table = this.table(model);
     const id = typeof row.id === 'number' ? row.id : table.nextId;
     table.rows.set(id, { ...row, id });
     table.nextId = Math.max(table.nextId, id + 1);
     return id;
+  }
+
+  /**
+   * Takes the next id of a model's sequence, as PostgreSQL's `nextval` does when an INSERT starts:
+   * the id stays used even when the INSERT then fails a constraint or the transaction rolls back
+   * (the bridge captures skip the ids of the failed creates).
+   */
+  reserveId(model: string): number {
+    const table = this.table(model);
+    const id = table.nextId;
+    table.nextId += 1;
+    return id;
+  }
+
+  /**
+   * Runs `action` as one transaction: when it throws, every table gets its rows back, like Odoo's
+   * rollback of the request's cursor. Sequences are not rolled back (PostgreSQL's are not either).
+   */
+  transaction<T>(action: () => T): T {
+    // Rows are flat records whose values are replaced, never mutated in place (arrays included),
+    // so a shallow copy of each row is a full snapshot.
+    const saved = [...this.tables.values()].map((table) => ({
+      table,
+      rows: [...table.rows.values()].map((row) => ({ ...row })),
+    }));
+    try {
+      return action();
+    } catch (error) {
+      for (const { table, rows } of saved) {
+        table.rows.clear();
+        for (const row of rows) table.rows.set(Number(row.id), row);
+      }
+      throw error;
+    }
   }
 
   /** The row with that id, or undefined. */

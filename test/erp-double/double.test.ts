@@ -105,7 +105,7 @@ describe('domain evaluator', () => {
         ],
         { order: 'id' },
       ),
-    ).toEqual([9, 10, 13, 16]);
+    ).toEqual([10, 11, 13, 16]); // Gemini Furniture, Ready Mat, LightsUp, Lumber Inc (ids as captured)
     expect(search([['country_id', 'ilike', 'marino']])).toEqual([10]);
   });
 
@@ -260,6 +260,15 @@ describe.each(['16', '17', '18'] as const)('mode %s (legacy only)', (mode) => {
     });
     expect(reply.status).toBe(400);
     expect(reply.contentType).toMatch(/^text\/html/);
+  });
+
+  it('copies one record into a bare id up to 17, into a list of ids from 18', async () => {
+    const url = erp(mode).url;
+    const result = parse(await post(`${url}/jsonrpc`, executeKw('res.partner', 'copy', [[15]]))).result;
+    expect(result).toEqual(mode === '18' ? [43] : 43);
+    const many = await post(`${url}/jsonrpc`, executeKw('res.partner', 'copy', [[15, 16]]));
+    if (mode === '18') expect(parse(many).result).toEqual([44, 45]);
+    else expect(errorOf(many).data.message).toBe('Expected singleton: res.partner(15, 16)');
   });
 
   it('words unknown methods like its version', async () => {
@@ -432,6 +441,228 @@ describe('mode 19', () => {
       await post(`${double.url}/jsonrpc`, executeKw('res.partner', 'read', [[15]], { fields: ['name'] })),
     );
     expect(read.result).toEqual([{ id: 15, name: 'Azure Interior' }]);
+  });
+});
+
+describe('mode 19: ORM beyond the basics', () => {
+  const json2 = (url: string, method: string, body: unknown) =>
+    post(`${url}/json/2/res.partner/${method}`, JSON.stringify(body), {
+      Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+      'X-Odoo-Database': 'erp_a',
+    });
+
+  it('copies records: a list of new ids both ways, "(copy)" unless default names it', async () => {
+    const url = erp('19').url;
+    const rpc = parse(
+      await post(`${url}/jsonrpc`, executeKw('res.partner', 'copy', [[15], { name: 'Twin' }])),
+    );
+    expect(rpc.result).toEqual([43]);
+    expect(JSON.parse((await json2(url, 'copy', { ids: [15] })).text)).toEqual([44]);
+    const read = JSON.parse((await json2(url, 'read', { ids: [43, 44], fields: ['name', 'email'] })).text);
+    expect(read).toEqual([
+      { id: 43, name: 'Twin', email: 'azure.Interior24@example.com' },
+      { id: 44, name: 'Azure Interior (copy)', email: 'azure.Interior24@example.com' },
+    ]);
+    const missing = await json2(url, 'copy', { ids: [999999] });
+    expect(missing.status).toBe(404);
+  });
+
+  it('groups with the deprecated read_group, lazy or not', async () => {
+    const url = erp('19').url;
+    const lazy = parse(
+      await post(
+        `${url}/jsonrpc`,
+        executeKw('res.partner', 'read_group', [[['is_company', '=', true]], ['country_id'], ['country_id']]),
+      ),
+    ).result as Record<string, unknown>[];
+    expect(lazy.map((group) => group.country_id_count)).toEqual([1, 1, 1, 7]);
+    expect(lazy[3]).toEqual({
+      country_id: [233, 'United States'],
+      country_id_count: 7,
+      __domain: ['&', ['is_company', '=', true], ['country_id', '=', 233]],
+    });
+    const strict = JSON.parse(
+      (
+        await json2(url, 'read_group', {
+          domain: [['parent_id', '=', 15]],
+          fields: ['id:count'],
+          groupby: ['parent_id', 'country_id'],
+          lazy: false,
+        })
+      ).text,
+    );
+    expect(strict).toEqual([
+      {
+        parent_id: [15, 'Azure Interior'],
+        country_id: [233, 'United States'],
+        id: 3,
+        __count: 3,
+        __domain: ['&', '&', ['parent_id', '=', 15], ['parent_id', '=', 15], ['country_id', '=', 233]],
+      },
+    ]);
+    const unknown = await json2(url, 'read_group', { domain: [], fields: [], groupby: ['nope'] });
+    expect(JSON.parse(unknown.text).message).toBe("Invalid field 'nope' on model 'res.partner'");
+    const byDate = await json2(url, 'read_group', { domain: [], fields: [], groupby: ['create_date:month'] });
+    expect(JSON.parse(byDate.text).message).toContain('not imitated');
+  });
+
+  it('rolls a failed call back, keeping the ids its INSERTs took', async () => {
+    const url = erp('19').url;
+    const failed = await json2(url, 'create', { vals_list: [{ name: 'Kept?' }, {}] });
+    expect(failed.status).toBe(422);
+    const byName = errorOf(
+      await post(
+        `${url}/jsonrpc`,
+        executeKw('res.partner', 'create', [], { vals_list: [{ name: 'Kept?' }] }),
+      ),
+    );
+    expect(byName.data.name).toBe('builtins.IndexError');
+    expect(JSON.parse((await json2(url, 'search_count', { domain: [['name', '=', 'Kept?']] })).text)).toBe(0);
+    expect(JSON.parse((await json2(url, 'create', { vals_list: [{ name: 'Next' }] })).text)).toEqual([46]);
+  });
+
+  it('refuses every access to bus.bus, even to the admin', async () => {
+    const data = errorOf(
+      await post(`${erp('19').url}/jsonrpc`, executeKw('bus.bus', 'search_count', [[]])),
+    ).data;
+    expect(data.name).toBe('odoo.exceptions.AccessError');
+    expect(data.message).toContain('No group currently allows this operation.');
+  });
+});
+
+/** A raw HTTP exchange (fetch would add `Cache-Control: no-cache` to conditional requests). */
+function exchange(
+  url: string,
+  headers: Record<string, string>,
+  options: { method?: string; body?: string } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: options.method ?? 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: String(res.headers['content-type'] ?? ''),
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+describe('/doc-bearer (api_doc)', () => {
+  const ADMIN = { Authorization: `bearer ${ERP_A_ADMIN_KEY}`, 'X-Odoo-Database': 'erp_a' };
+  const doc = (double: ErpDouble, path: string, headers: Record<string, string> = {}, options = {}) =>
+    exchange(`${double.url}/doc-bearer/${path}`, { ...ADMIN, ...headers }, options);
+
+  it('serves a document per model, built from the double when not captured', async () => {
+    const double = erp('19');
+    const reply = await doc(double, 'res.country.json');
+    expect(reply.status).toBe(200);
+    expect(reply.headers['cache-control']).toBe('no-cache, private');
+    const country = JSON.parse(reply.text);
+    expect([country.model, country.name, country.doc]).toEqual(['res.country', 'Country', null]);
+    expect(country.fields.id.module).toBeNull();
+    expect(country.fields.name).toMatchObject({ string: 'Country Name', type: 'char', module: 'base' });
+    expect(Object.keys(country.methods)).toContain('search_read');
+    expect(Object.keys(country.methods)).not.toContain('read_group');
+    expect(country.methods.create.api).toEqual(['model']);
+    const partner = await doc(double, 'res.partner.json');
+    expect(JSON.parse(partner.text).fields.message_ids.module).toBe('mail'); // the captured document
+    expect(partner.headers.etag).toBe(reply.headers.etag); // not per model
+    const onB = await exchange(`${double.url}/doc-bearer/res.partner.json`, {
+      Authorization: `bearer ${ERP_B_ADMIN_KEY}`,
+      'X-Odoo-Database': 'erp_b',
+    });
+    expect(onB.headers.etag).toMatch(/^[0-9a-f]{64}$/);
+    expect(onB.headers.etag).not.toBe(partner.headers.etag); // per database
+  });
+
+  it('revalidates with If-None-Match in any form, unless the request says no-cache', async () => {
+    const double = erp('19');
+    const etag = String((await doc(double, 'res.users.json')).headers.etag);
+    const statusWith = async (headers: Record<string, string>, options = {}) =>
+      (await doc(double, 'res.users.json', headers, options)).status;
+    for (const form of [etag, `"${etag}"`, `W/"${etag}"`, '*', `"other", ${etag}`])
+      expect(await statusWith({ 'If-None-Match': form }), form).toBe(304);
+    expect(await statusWith({ 'If-None-Match': '"stale-etag"' })).toBe(200);
+    expect(await statusWith({ 'If-None-Match': etag, 'Cache-Control': 'no-cache' })).toBe(200);
+    // The check reads headers only: a POST revalidates too.
+    expect(await statusWith({ 'If-None-Match': etag }, { method: 'POST' })).toBe(304);
+    const notModified = await doc(double, 'res.users.json', { 'If-None-Match': etag });
+    expect(notModified.text).toBe('');
+    expect(notModified.headers['content-type']).toBeUndefined();
+    expect(notModified.headers.etag).toBeUndefined();
+    expect(notModified.headers['content-length']).toBeUndefined();
+  });
+
+  it('checks content type, key, body, the documentation group, the model and its ACL, in that order', async () => {
+    const double = erp('19');
+    const status = async (path: string, headers: Record<string, string>, body?: string) =>
+      (await exchange(`${double.url}/doc-bearer/${path}`, headers, { method: 'POST', body })).status;
+    const limited = { Authorization: `bearer ${ERP_A_LIMITED_KEY}`, 'X-Odoo-Database': 'erp_a' };
+    expect(await status('res.partner.json', { ...ADMIN, 'Content-Type': 'text/plain' }, 'x')).toBe(415);
+    expect(await status('res.partner.json', { 'X-Odoo-Database': 'erp_a' })).toBe(401);
+    expect(await status('res.partner.json', { ...ADMIN, 'Content-Type': 'application/json' }, '{x')).toBe(
+      400,
+    );
+    expect(
+      await status('res.partner.json', { ...ADMIN, 'Content-Type': 'application/json' }, '{"a": 1}'),
+    ).toBe(200);
+    expect(await status('res.partnerx.json', limited)).toBe(403);
+    expect(await status('res.partnerx.json', ADMIN)).toBe(404);
+    expect(await status('bus.bus.json', ADMIN)).toBe(403);
+    expect(await status('res.partner', ADMIN)).toBe(404);
+    const noDb = await exchange(`${double.url}/doc-bearer/res.partner.json`, {
+      Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+    });
+    expect(noDb.text).toContain('No database is selected');
+  });
+
+  it('keeps the index in an attachment, revalidated by ETag or date', async () => {
+    const double = erp('19');
+    const attachments = async () =>
+      parse(await post(`${double.url}/jsonrpc`, executeKw('ir.attachment', 'search_count', [[]]))).result;
+    const before = await attachments();
+    const first = await doc(double, 'index.json');
+    expect(first.status).toBe(200);
+    expect(first.headers.etag).toMatch(/^"[0-9a-f]{64}"$/);
+    expect(first.headers['content-security-policy']).toBe("default-src 'none'");
+    const index = JSON.parse(first.text);
+    expect(index.modules).toContain('api_doc');
+    const models = index.models.map((entry: { model: string }) => entry.model);
+    expect(models).toContain('res.partner');
+    expect(models).not.toContain('bus.bus');
+    expect(index.models[0].fields.name).toEqual({ string: 'Name' });
+    expect(await doc(double, 'index.json')).toMatchObject({ status: 200, text: first.text });
+    expect(await attachments()).toBe(Number(before) + 1);
+    expect((await doc(double, 'index.json', { 'If-None-Match': String(first.headers.etag) })).status).toBe(
+      304,
+    );
+    const since = { 'If-Modified-Since': String(first.headers['last-modified']) };
+    expect((await doc(double, 'index.json', since)).status).toBe(304);
+    expect((await doc(double, 'index.json', since, { method: 'POST' })).status).toBe(200);
+    const fresh = await doc(double, 'index.json', { 'Cache-Control': 'no-cache' });
+    expect(fresh.headers['cache-control']).toBe('no-store');
+    expect(fresh.headers.etag).toBeUndefined();
+    expect(JSON.parse(fresh.text)).toEqual(index);
+    const limited = await exchange(`${double.url}/doc-bearer/index.json`, {
+      Authorization: `bearer ${ERP_A_LIMITED_KEY}`,
+      'X-Odoo-Database': 'erp_a',
+    });
+    expect(limited.status).toBe(403);
+  });
+
+  it('exists in 19 and 22 only', async () => {
+    for (const mode of MODES) {
+      const reply = await doc(erp(mode), 'res.partner.json');
+      expect(reply.status, mode).toBe(Number(mode) >= 19 ? 200 : 404);
+      if (reply.status === 404) expect(reply.contentType).toMatch(/^text\/html/);
+    }
   });
 });
 

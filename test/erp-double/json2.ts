@@ -9,6 +9,7 @@ import { bindNamed, checkContext, type Env, METHODS, normalizeIds } from './orm.
 import { isPlainObject, type JsonObject } from './py.ts';
 import { type DoubleResponse, jsonResponse, unsupportedMediaType } from './responses.ts';
 import { type DoubleState, userByKey } from './state.ts';
+import type { ErpUser } from './types.ts';
 
 /** The parts of the HTTP request JSON-2 looks at. */
 export interface Json2Request {
@@ -22,7 +23,8 @@ export interface Json2Request {
 const MAIN_ROUTE = /^\/json\/2\/([^/]+)\/([^/]+)$/;
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer ' };
 
-function errorResponse(error: OdooError): DoubleResponse {
+/** The JSON-2 error answer: the serialized exception as the body, the status of its class. */
+export function json2ErrorResponse(error: OdooError): DoubleResponse {
   // JSON-2 always uses the 19 key order: name, message, arguments, context, debug.
   return jsonResponse(error.json2Status, serializeException(error, '19'), error.headers);
 }
@@ -48,51 +50,75 @@ function jsonDecodeReason(body: string, error: unknown): string {
 }
 
 /**
+ * `Json2Dispatcher.is_compatible_with`: a body must be `application/json`; otherwise the 415 page
+ * naming the matched route `rule`. Undefined when the request is acceptable.
+ */
+export function json2MediaTypeRefusal(
+  request: Pick<Json2Request, 'contentType' | 'body'>,
+  rule: string,
+): DoubleResponse | undefined {
+  const mimetype = (request.contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (mimetype === 'application/json' || request.body.length === 0) return undefined;
+  return unsupportedMediaType(['http'], rule, 'json2', 'application/json');
+}
+
+/** `auth='bearer'`: the key's user on `db`, or the 401 answer (no header, or a wrong/expired/other-db key). */
+export function json2BearerUser(
+  state: DoubleState,
+  db: Database,
+  authorization: string | undefined,
+): { user: ErpUser } | { response: DoubleResponse } {
+  const bearer = /^bearer\s+(.+)$/i.exec(authorization ?? '');
+  if (!bearer) {
+    const description = 'User not authenticated, use an API Key with a Bearer Authorization header.';
+    return {
+      response: json2ErrorResponse(werkzeugError('Unauthorized', 401, description, WWW_AUTHENTICATE)),
+    };
+  }
+  const user = userByKey(state, db.name, bearer[1]?.trim() ?? '');
+  if (user) return { user };
+  return {
+    response: json2ErrorResponse(werkzeugError('Unauthorized', 401, 'Invalid apikey', WWW_AUTHENTICATE)),
+  };
+}
+
+/**
+ * `Json2Dispatcher.dispatch`: the body's parameters, `{}` without a body, or the 400 answer.
+ * A body that is JSON but not an object is silently ignored (`jsonrequest | args`, wire-reference 2.6).
+ */
+export function json2Params(body: string): { params: JsonObject } | { response: DoubleResponse } {
+  if (body.length === 0) return { params: {} };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch (error) {
+    const description = `could not parse the body as json: ${jsonDecodeReason(body, error)}`;
+    return { response: json2ErrorResponse(werkzeugError('BadRequest', 400, description)) };
+  }
+  return { params: isPlainObject(parsed) ? parsed : {} };
+}
+
+/**
  * Handles a `/json/2...` request once a database is selected (the caller answers the no-db 404).
  * Order as in Odoo: route match, content type (415 HTML), bearer auth (401), body (400), then the call.
  */
 export function handleJson2(state: DoubleState, db: Database, request: Json2Request): DoubleResponse {
   const match = request.method === 'POST' ? MAIN_ROUTE.exec(request.path) : null;
-  const mimetype = (request.contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (mimetype !== 'application/json' && request.body.length > 0) {
-    const rule = match ? '/json/2/<__model__>/<__method__>' : '/json/2/<path:subpath>';
-    return unsupportedMediaType(['http'], rule, 'json2', 'application/json');
-  }
-  if (!match) return errorResponse(notFound('Did you mean POST /json/2/<model>/<method>?'));
+  const refusal = json2MediaTypeRefusal(
+    request,
+    match ? '/json/2/<__model__>/<__method__>' : '/json/2/<path:subpath>',
+  );
+  if (refusal) return refusal;
+  if (!match) return json2ErrorResponse(notFound('Did you mean POST /json/2/<model>/<method>?'));
   const model = decodeURIComponent(match[1] ?? '');
   const method = decodeURIComponent(match[2] ?? '');
 
-  const bearer = /^bearer\s+(.+)$/i.exec(request.authorization ?? '');
-  if (!bearer) {
-    return errorResponse(
-      werkzeugError(
-        'Unauthorized',
-        401,
-        'User not authenticated, use an API Key with a Bearer Authorization header.',
-        WWW_AUTHENTICATE,
-      ),
-    );
-  }
-  const user = userByKey(state, db.name, bearer[1]?.trim() ?? '');
-  if (!user) return errorResponse(werkzeugError('Unauthorized', 401, 'Invalid apikey', WWW_AUTHENTICATE));
-
-  let params: JsonObject = {};
-  if (request.body.length > 0) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(request.body);
-    } catch (error) {
-      return errorResponse(
-        werkzeugError(
-          'BadRequest',
-          400,
-          `could not parse the body as json: ${jsonDecodeReason(request.body, error)}`,
-        ),
-      );
-    }
-    // `jsonrequest | args` fails for a non-object body, which is then silently ignored (wire-reference 2.6).
-    if (isPlainObject(parsed)) params = parsed;
-  }
+  const auth = json2BearerUser(state, db, request.authorization);
+  if ('response' in auth) return auth.response;
+  const { user } = auth;
+  const body = json2Params(request.body);
+  if ('response' in body) return body.response;
+  const { params } = body;
 
   try {
     return jsonResponse(
@@ -100,7 +126,7 @@ export function handleJson2(state: DoubleState, db: Database, request: Json2Requ
       call(state, db, { uid: user.uid, limited: user.limited === true }, model, method, params) ?? null,
     );
   } catch (thrown) {
-    return errorResponse(toOdooError(thrown));
+    return json2ErrorResponse(toOdooError(thrown));
   }
 }
 
@@ -133,8 +159,10 @@ function call(
     mode: state.mode,
   };
   checkContext(env);
-  const result = spec.run(env, def, ids, binding.args);
-  // A recordset result becomes its ids: create always answers a list on JSON-2.
-  if (method === 'create' && typeof result === 'number') return [result];
-  return result;
+  const args = binding.args;
+  // A recordset result becomes its ids: create answers a list even for a single dict (unlike
+  // JSON-RPC). One transaction per call: an error undoes whatever the method wrote before it.
+  return spec.readonly === true
+    ? spec.run(env, def, ids, args)
+    : db.transaction(() => spec.run(env, def, ids, args));
 }

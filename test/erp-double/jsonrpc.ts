@@ -336,10 +336,21 @@ function callModel(
   let ids: number[] = [];
   let positional = args;
   if (!spec.model) {
+    // call_kw: `ids, args = args[0], args[1:]`, so ids can only come positionally (bridge-named-*).
     if (args.length === 0) throw pyError('IndexError', 'list index out of range');
     ids = normalizeIds(args[0]);
     positional = args.slice(1);
   }
   const bound = bindPositional(method, spec, positional, namedArgs);
-  return spec.run(env, def, ids, bound);
+  const run = (): unknown => {
+    const result = spec.run(env, def, ids, bound);
+    if (method !== 'create') return result;
+    // call_kw's special case, read after the call: `result.id if isinstance(args[0], Mapping)
+    // else result.ids`. With vals_list passed by name there is no args[0]: the records are
+    // created, then IndexError rolls them back (bridge-named-create-vals_list-*).
+    if (args.length === 0) throw pyError('IndexError', 'list index out of range');
+    return isPlainObject(args[0]) && Array.isArray(result) ? result[0] : result;
+  };
+  // One transaction per call: an error undoes whatever the method wrote before it.
+  return spec.readonly === true ? run() : db.transaction(run);
 }

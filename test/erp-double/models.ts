@@ -2,6 +2,7 @@
  * @module erp-double/models
  * Model and field definitions of the imitated Odoo, and the seed data of each database.
  */
+import { createHash } from 'node:crypto';
 import type { Database, Row } from './database.ts';
 import { validationError } from './errors.ts';
 import type { ErpUser } from './types.ts';
@@ -36,8 +37,8 @@ export interface FieldDef {
   computed?: (row: Row, db: Database) => unknown;
 }
 
-/** Who may do an operation: anybody authenticated, or admins only. */
-export type AccessLevel = 'user' | 'admin';
+/** Who may do an operation: anybody authenticated, admins only, or nobody (no ACL grants it). */
+export type AccessLevel = 'user' | 'admin' | 'none';
 
 /** The usual access rights of the imitated models: any user reads, only an admin changes. */
 const USERS_READ_ADMINS_WRITE: ModelDef['access'] = Object.freeze({
@@ -58,12 +59,16 @@ export interface ModelDef {
   access: Readonly<Record<'read' | 'write' | 'create' | 'unlink', AccessLevel>>;
   /** Group named in the AccessError for admin-only operations. */
   adminGroup: string;
+  /** `_module` of the model: the module its stored fields come from (`/doc-bearer` documents). Default `base`. */
+  module?: string;
   /** First id handed out by `create` after the seed. */
   firstFreeId?: number;
   /** Values set on create when absent. */
   defaults?: (db: Database) => Row;
   /** Raises a ValidationError when the values are not acceptable. */
   validateCreate?: (values: Row, db: Database) => void;
+  /** `copy_data` overrides of the model: values `copy()` sets when `default` does not name them. */
+  copyDefaults?: (row: Row) => Row;
 }
 
 const ID: FieldDef = { type: 'integer', string: 'ID', readonly: true };
@@ -144,6 +149,8 @@ const PARTNER: ModelDef = {
     write_date: WRITE_DATE,
   },
   defaults: () => ({ active: true, is_company: false, type: 'contact' }),
+  // res.partner.copy_data: the copy is named "<name> (copy)".
+  copyDefaults: (row) => ({ name: `${nameOf(row)} (copy)` }),
   validateCreate: (values) => {
     if (typeof values.name !== 'string' || values.name === '') {
       // A check constraint on the table; retrying() turns the IntegrityError into this (captures).
@@ -190,6 +197,11 @@ const USERS: ModelDef = {
     notification_type: 'email',
     company_id: 1,
     company_ids: [1],
+  }),
+  // res.users.copy_data: both the name and the login get " (copy)", the login being unique.
+  copyDefaults: (row) => ({
+    name: `${nameOf(row)} (copy)`,
+    login: `${typeof row.login === 'string' ? row.login : ''} (copy)`,
   }),
   validateCreate: (values, db) => {
     if (db.rows('res.users').some((row) => row.login === values.login)) {
@@ -339,6 +351,27 @@ const ATTACHMENT: ModelDef = {
   },
 };
 
+/**
+ * `bus.bus`: exists, but no ACL grants any access to it, not even to the admin (capture
+ * doc-bearer-bus.bus-admin-403), so every call on it is an AccessError.
+ */
+const BUS: ModelDef = {
+  name: 'bus.bus',
+  description: 'Communication Bus',
+  order: 'id',
+  access: { read: 'none', write: 'none', create: 'none', unlink: 'none' },
+  adminGroup: 'Role / Administrator',
+  module: 'bus',
+  fields: {
+    id: ID,
+    display_name: displayNameField(() => ''),
+    channel: { type: 'char', string: 'Channel' },
+    message: { type: 'char', string: 'Message' },
+    create_date: CREATE_DATE,
+    write_date: WRITE_DATE,
+  },
+};
+
 /** Every model the double serves. */
 export const MODELS: readonly ModelDef[] = [
   PARTNER,
@@ -350,6 +383,7 @@ export const MODELS: readonly ModelDef[] = [
   CURRENCY_RATE,
   PARTNER_CATEGORY,
   ATTACHMENT,
+  BUS,
 ];
 
 /** Methods that exist on every model but may not be called remotely in 19+ (`@api.private`). */
@@ -403,16 +437,21 @@ function basePartners(): Row[] {
   ];
 }
 
-/** Demo partners (the first database only), shaped after the captures' erp_a. */
+/**
+ * Demo partners (the first database only), shaped after the captures' erp_a: the names and emails
+ * of ids 9, 10, 11, 13, 15, 27, 28 and 34 are as captured, and so is the companies' spread over
+ * countries (7 United States, one each in Liechtenstein, Montenegro and San Marino:
+ * bridge-read_group-*), though which company is the one in Liechtenstein is a guess.
+ */
 function demoPartners(): Row[] {
   return [
     company(8, 'Wood Corner', 'wood.corner26@example.com', 233),
-    company(9, 'Ready Mat', 'ready.mat28@example.com', 233),
+    company(9, 'Acme Corporation', 'acme_corp@yourcompany.example.com', 233),
     company(10, 'Gemini Furniture', 'gemini_furniture@fake.geminifurniture.com', 203),
-    company(11, 'The Jackson Group', 'jackson.group82@example.com', 233),
-    company(12, 'OpenWood', 'openwood@example.com', 21),
+    company(11, 'Ready Mat', 'ready.mat28@example.com', 233),
+    company(12, 'OpenWood', 'openwood@example.com', 128),
     company(13, 'LightsUp', 'lightsup@example.com', 139),
-    company(14, 'Acme Corporation', 'acme@example.com', 21),
+    company(14, 'The Jackson Group', 'jackson.group82@example.com', 233),
     company(15, 'Azure Interior', 'azure.Interior24@example.com', 233, {
       phone: '(870)-931-0505',
       image_1920: TINY_PNG,
@@ -428,9 +467,9 @@ function demoPartners(): Row[] {
       email: 'brandon.freeman55@example.com',
       country_id: 233,
     }),
-    partner(28, 'Colleen Diaz', { parent_id: 15, email: 'colleen.diaz83@example.com', country_id: 233 }),
+    partner(28, 'Nicole Ford', { parent_id: 15, email: 'nicole.ford75@example.com', country_id: 233 }),
     partner(33, 'Tom Ruiz', { parent_id: 8, email: 'tom.ruiz89@example.com', country_id: 233 }),
-    partner(34, 'Nicole Ford', { parent_id: 15, email: 'nicole.ford75@example.com', country_id: 233 }),
+    partner(34, 'Colleen Diaz', { parent_id: 15, email: 'colleen.diaz83@example.com', country_id: 233 }),
     partner(42, 'Limited User', { create_date: '2026-11-21 21:00:58', write_date: '2026-11-21 21:00:58' }),
   ];
 }
@@ -457,6 +496,7 @@ function seedRecords(db: Database, options: { demo: boolean; users: readonly Erp
     db.insert('res.partner', row);
   for (const [id, name, code] of [
     [21, 'Belgium', 'BE'],
+    [128, 'Liechtenstein', 'LI'],
     [139, 'Montenegro', 'ME'],
     [203, 'San Marino', 'SM'],
     [233, 'United States', 'US'],
@@ -483,6 +523,13 @@ function seedRecords(db: Database, options: { demo: boolean; users: readonly Erp
     value: `${db.name}-0000-4000-8000-000000000000`,
   });
   db.insert('ir.config_parameter', { id: 3, key: 'base.login_cooldown_after', value: '5' });
+  // The HMAC key of `odoo.tools.hmac` (the /doc-bearer ETags). Random in Odoo; fixed per database
+  // here, so a double answers the same ETags after a restart.
+  db.insert('ir.config_parameter', {
+    id: 4,
+    key: 'database.secret',
+    value: createHash('sha256').update(`erp-double database.secret ${db.name}`).digest('hex').slice(0, 36),
+  });
 
   db.insert('res.users', {
     id: 1,

@@ -123,3 +123,21 @@ export function redirect(location: string): DoubleResponse {
     `<p>You should be redirected automatically to the target URL: <a href="${location}">${location}</a>. If not, click the link.\n`;
   return htmlResponse(303, page, { Location: location, ...NOSNIFF_HEADER });
 }
+
+/**
+ * `make_response('', status=304)`: werkzeug strips the entity headers of a 304 (no Content-Type,
+ * no Content-Length), Odoo's `Response` still adds nosniff (captures doc-bearer-*-304).
+ */
+export function notModified(): DoubleResponse {
+  return { status: 304, headers: { Server: SERVER_HEADER, ...NOSNIFF_HEADER }, body: '' };
+}
+
+/** A body that is already serialized, e.g. an attachment streamed as stored. */
+export function rawResponse(
+  status: number,
+  contentType: string,
+  body: string,
+  headers: Record<string, string> = {},
+): DoubleResponse {
+  return { status, headers: { Server: SERVER_HEADER, ...headers, 'Content-Type': contentType }, body };
+}

@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { handleDocBearer } from './doc-bearer.ts';
 import { handleJson2 } from './json2.ts';
 import { handleJsonRpc, type JsonRpcRoute } from './jsonrpc.ts';
 import { type DoubleResponse, jsonResponse, notFoundPage, redirect, werkzeugNotFound } from './responses.ts';
@@ -43,6 +44,21 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
     return jsonResponse(200, { version_info: [...release.versionInfo], version: release.version });
   }
   const db = modern ? selectDatabase(state, header(request, 'x-odoo-database'), host) : undefined;
+  // api_doc (19+): routes of the per-database routing map only, like JSON-2; 16-18 have no such route.
+  if (modern && path.startsWith('/doc-bearer/')) {
+    if (!db) return notFoundPage(true);
+    return handleDocBearer(state, db, {
+      method,
+      path,
+      contentType: header(request, 'content-type'),
+      authorization: header(request, 'authorization'),
+      ifNoneMatch: header(request, 'if-none-match'),
+      ifMatch: header(request, 'if-match'),
+      ifModifiedSince: header(request, 'if-modified-since'),
+      cacheControl: header(request, 'cache-control'),
+      body,
+    });
+  }
   if (path === '/json/2' || path.startsWith('/json/2/')) {
     if (!modern) return werkzeugNotFound();
     // Without a database the JSON-2 routes are not in the routing map at all (wire-reference 2.5).
@@ -105,7 +121,9 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
         };
       }
       const payload = Buffer.from(answer.body, 'utf8');
-      response.writeHead(answer.status, { ...answer.headers, 'Content-Length': String(payload.length) });
+      // A 304 carries no entity headers, Content-Length included (werkzeug strips them).
+      const length = answer.status === 304 ? {} : { 'Content-Length': String(payload.length) };
+      response.writeHead(answer.status, { ...answer.headers, ...length });
       response.end(payload);
     });
   });

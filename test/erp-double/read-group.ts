@@ -1,0 +1,241 @@
+/**
+ * @module erp-double/read-group
+ * `read_group(domain, fields, groupby, offset=0, limit=None, orderby=False, lazy=True)`: deprecated
+ * in Odoo 19 (so absent from `/doc-bearer`) but still callable over both protocols
+ * (captures bridge-read_group-undocumented-*). Grouping by plain stored fields only; date
+ * granularities, x2many groups and other orders are not imitated and say so.
+ */
+import type { Database, Row } from './database.ts';
+import { pyError } from './errors.ts';
+import type { ModelDef } from './models.ts';
+import { type JsonObject, pyRepr } from './py.ts';
+
+const AGGREGATES: ReadonlySet<string> = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'count',
+  'count_distinct',
+  'bool_and',
+  'bool_or',
+  'array_agg',
+]);
+
+/** One aggregate of the `fields` argument: `name`, `name:agg` or `alias:agg(name)`. */
+interface Aggregate {
+  key: string;
+  field: string;
+  func: string;
+}
+
+/** A limitation of the double, not an Odoo error: surfaces as an "erp-double internal error". */
+function notImitated(what: string): Error {
+  return new Error(`read_group ${what} is not imitated`);
+}
+
+function invalidField(def: ModelDef, name: string): Error {
+  return pyError('ValueError', `Invalid field ${pyRepr(name)} on model ${pyRepr(def.name)}`);
+}
+
+function groupbyFields(def: ModelDef, groupby: unknown): string[] {
+  const specs = typeof groupby === 'string' ? [groupby] : Array.isArray(groupby) ? groupby : [];
+  return specs.map((spec) => {
+    if (typeof spec !== 'string') throw invalidField(def, String(spec));
+    const [name = '', granularity] = spec.split(':');
+    const field = def.fields[name];
+    if (!field || field.computed) throw invalidField(def, name);
+    if (granularity !== undefined || field.type === 'date' || field.type === 'datetime')
+      throw notImitated(`by date (${spec})`);
+    if (field.type === 'one2many' || field.type === 'many2many' || field.type === 'binary')
+      throw notImitated(`by a ${field.type} field (${spec})`);
+    return name;
+  });
+}
+
+function aggregates(def: ModelDef, fields: unknown, grouped: readonly string[]): Aggregate[] {
+  const specs = Array.isArray(fields) ? fields : [];
+  const result: Aggregate[] = [];
+  for (const spec of specs) {
+    const match = typeof spec === 'string' ? /^(\w+)(?::(\w+)(?:\((\w+)\))?)?$/.exec(spec.trim()) : null;
+    if (!match) throw pyError('ValueError', `Invalid field specification ${pyRepr(spec)}.`);
+    const [, first = '', func, inner] = match;
+    const field = inner ?? first;
+    const fieldDef = def.fields[field];
+    if (!fieldDef) throw invalidField(def, field);
+    if (func !== undefined) {
+      if (!AGGREGATES.has(func)) throw pyError('ValueError', `Invalid aggregation function ${pyRepr(func)}.`);
+      result.push({ key: first, field, func });
+      continue;
+    }
+    // A bare name aggregates with the field's default aggregator: sum for numbers, none otherwise
+    // (the grouped fields themselves and `id` are skipped).
+    if (grouped.includes(field) || field === 'id') continue;
+    if (fieldDef.type === 'integer' || fieldDef.type === 'float')
+      result.push({ key: field, field, func: 'sum' });
+  }
+  return result;
+}
+
+function aggregate(values: readonly unknown[], func: string): unknown {
+  const present = values.filter((value) => value !== false && value !== null && value !== undefined);
+  const numbers = present.filter((value): value is number => typeof value === 'number');
+  switch (func) {
+    case 'count':
+      return present.length;
+    case 'count_distinct':
+      return new Set(present.map((value) => JSON.stringify(value))).size;
+    case 'sum':
+      return numbers.reduce((total, value) => total + value, 0);
+    case 'avg':
+      return numbers.length === 0
+        ? false
+        : numbers.reduce((total, value) => total + value, 0) / numbers.length;
+    case 'min':
+      return numbers.length === 0 ? false : Math.min(...numbers);
+    case 'max':
+      return numbers.length === 0 ? false : Math.max(...numbers);
+    case 'bool_and':
+      return present.every((value) => value === true);
+    case 'bool_or':
+      return present.some((value) => value === true);
+    default:
+      return present;
+  }
+}
+
+/** `normalize_domain`: the implicit ANDs of a list domain made explicit. */
+function normalizeDomain(domain: readonly unknown[]): unknown[] {
+  const result: unknown[] = [];
+  let expected = 1;
+  for (const token of domain) {
+    if (expected === 0) {
+      result.unshift('&');
+      expected = 1;
+    }
+    if (Array.isArray(token)) expected -= 1;
+    else expected += token === '!' ? 0 : token === '&' || token === '|' ? 1 : -1;
+    result.push(token);
+  }
+  return result;
+}
+
+/** `Domain.AND(domains)` as a list: empty domains drop out, one `&` per extra operand (capture shape). */
+function andDomains(domains: readonly (readonly unknown[])[]): unknown[] {
+  const parts = domains.filter((domain) => domain.length > 0).map(normalizeDomain);
+  return [...Array<string>(Math.max(parts.length - 1, 0)).fill('&'), ...parts.flat()];
+}
+
+/** The group value as `read_group` prints it: many2one as `[id, display_name]`, empty as false. */
+function groupValue(db: Database, def: ModelDef, field: string, raw: unknown): unknown {
+  const fieldDef = def.fields[field];
+  if (fieldDef?.type === 'many2one') {
+    return typeof raw === 'number' ? [raw, db.displayName(fieldDef.relation ?? '', raw)] : false;
+  }
+  if (fieldDef?.type === 'boolean') return raw === true;
+  return raw === undefined || raw === null || raw === '' ? false : raw;
+}
+
+/** Sort key of a group value: many2one groups follow the comodel's name, empty groups come last. */
+function sortKey(db: Database, def: ModelDef, field: string, raw: unknown): string | number | null {
+  const fieldDef = def.fields[field];
+  if (fieldDef?.type === 'many2one')
+    return typeof raw === 'number' ? db.displayName(fieldDef.relation ?? '', raw) : null;
+  if (typeof raw === 'boolean') return raw ? 1 : 0;
+  return typeof raw === 'number' || typeof raw === 'string' ? raw : null;
+}
+
+function compare(left: string | number | null, right: string | number | null): number {
+  if (left === null || right === null) return left === right ? 0 : left === null ? 1 : -1;
+  if (typeof left === 'number' && typeof right === 'number') return left - right;
+  return String(left).localeCompare(String(right), 'en');
+}
+
+interface Group {
+  raws: unknown[];
+  rows: Row[];
+}
+
+interface OrderTerm {
+  index: number | 'count';
+  descending: boolean;
+}
+
+function orderTerms(orderby: unknown, fields: readonly string[], countKey: string): OrderTerm[] {
+  if (orderby === undefined || orderby === null || orderby === false || orderby === '')
+    return fields.map((_, index) => ({ index, descending: false }));
+  if (typeof orderby !== 'string') throw notImitated(`with orderby ${pyRepr(orderby)}`);
+  return orderby.split(',').map((part) => {
+    const [name = '', direction = 'asc'] = part.trim().split(/\s+/);
+    const index = name === '__count' || name === countKey ? 'count' : fields.indexOf(name);
+    if (index === -1 || !/^(asc|desc)$/i.test(direction))
+      throw notImitated(`with orderby ${pyRepr(orderby)}`);
+    return { index, descending: direction.toLowerCase() === 'desc' };
+  });
+}
+
+/**
+ * Groups `ids` (the records matching `args.domain`, archived ones already left out) like
+ * `read_group`. Lazy (the default) groups by the first groupby only, counts in `<field>_count` and
+ * passes the other groupbys in `__context`; non-lazy groups by all and counts in `__count`.
+ */
+export function readGroup(
+  db: Database,
+  def: ModelDef,
+  ids: readonly number[],
+  args: JsonObject,
+): JsonObject[] {
+  const allGroupby = groupbyFields(def, args.groupby);
+  const lazy = args.lazy !== false;
+  const grouped = lazy ? allGroupby.slice(0, 1) : allGroupby;
+  const countKey = lazy && grouped[0] !== undefined ? `${grouped[0]}_count` : '__count';
+  const specs = aggregates(def, args.fields, allGroupby);
+  const domain = Array.isArray(args.domain) ? args.domain : [];
+
+  const groups = new Map<string, Group>();
+  for (const id of ids) {
+    const row = db.row(def.name, id);
+    if (!row) continue;
+    const raws = grouped.map((field) => db.fieldValue(def.name, row, field) ?? false);
+    const key = JSON.stringify(raws);
+    const group = groups.get(key) ?? { raws, rows: [] };
+    group.rows.push(row);
+    groups.set(key, group);
+  }
+
+  const terms = orderTerms(args.orderby, grouped, countKey);
+  const sorted = [...groups.values()].sort((a, b) => {
+    for (const term of terms) {
+      const result =
+        term.index === 'count'
+          ? a.rows.length - b.rows.length
+          : compare(
+              sortKey(db, def, grouped[term.index] ?? '', a.raws[term.index]),
+              sortKey(db, def, grouped[term.index] ?? '', b.raws[term.index]),
+            );
+      if (result !== 0) return term.descending ? -result : result;
+    }
+    return 0;
+  });
+  const offset = typeof args.offset === 'number' ? args.offset : 0;
+  const limit = typeof args.limit === 'number' ? args.limit : undefined;
+  const page = sorted.slice(offset, limit === undefined ? undefined : offset + limit);
+
+  return page.map((group) => {
+    const result: JsonObject = {};
+    grouped.forEach((field, index) => {
+      result[field] = groupValue(db, def, field, group.raws[index]);
+    });
+    for (const spec of specs) {
+      result[spec.key] = aggregate(
+        group.rows.map((row) => db.fieldValue(def.name, row, spec.field)),
+        spec.func,
+      );
+    }
+    result[countKey] = group.rows.length;
+    const conditions = grouped.map((field, index) => [field, '=', group.raws[index]]);
+    result.__domain = andDomains([domain, ...conditions.map((condition) => [condition])]);
+    if (lazy && allGroupby.length > 1) result.__context = { group_by: allGroupby.slice(1) };
+    return result;
+  });
+}
