@@ -6,6 +6,7 @@
  */
 
 import type { Config } from '../platform/config.ts';
+import { isAuxPublicName, SERVICE_NAME } from '../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
 
@@ -18,7 +19,7 @@ export interface AboutRoute {
 }
 
 export interface About {
-  name: 'erp-proxy';
+  name: typeof SERVICE_NAME;
   version: string;
   description: string;
   api_versions: {
@@ -42,11 +43,7 @@ export function effectiveAuth(
 ): AboutRoute['auth'] {
   if (route.auth === 'aux-configurable') {
     const name = auxName(route.path);
-    return name === 'license' || name === 'metrics'
-      ? config.auxPublic.has(name)
-        ? 'public'
-        : 'api-key'
-      : 'api-key';
+    return isAuxPublicName(name) && config.auxPublic.has(name) ? 'public' : 'api-key';
   }
   return route.auth;
 }
@@ -54,7 +51,7 @@ export function effectiveAuth(
 /** Builds the `GET /_/about` body. */
 export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): About {
   return {
-    name: 'erp-proxy',
+    name: SERVICE_NAME,
     version: PROXY_VERSION,
     description: PROXY_DESCRIPTION,
     api_versions: {

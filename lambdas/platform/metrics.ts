@@ -16,13 +16,11 @@
 import { Console } from 'node:console';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MetricsOptions } from '@aws-lambda-powertools/metrics/types';
-import type { ApiName, Outcome, RequestState } from '../core/request-state.ts';
+import type { Outcome, RequestState } from '../core/request-state.ts';
 import { formatSampleValue, type MetricFamily, type MetricSample } from '../operator/prometheus.ts';
 import type { Config } from './config.ts';
 import { isJsonObject } from './json.ts';
-
-/** Default CloudWatch namespace (`POWERTOOLS_METRICS_NAMESPACE` overrides it through config). */
-export const METRICS_NAMESPACE = 'ErpProxy';
+import { METRICS_NAMESPACE } from './names.ts';
 
 /** CloudWatch metric names. */
 export const MetricName = {
@@ -53,10 +51,6 @@ export const Dimension = {
   Outcome: 'outcome',
   Code: 'code',
 } as const;
-
-/** The closed sets of dimension values, for queries that must name every series. */
-export const API_NAMES: readonly ApiName[] = Object.freeze(['v1', 'v2', 'version', 'aux']);
-export const OUTCOMES: readonly Outcome[] = Object.freeze(['success', 'erp_error', 'proxy_error']);
 
 /** How a metric is aggregated locally (and which Prometheus type it becomes). */
 export type MetricKind = 'counter' | 'gauge' | 'histogram' | 'summary';
@@ -459,7 +453,10 @@ export function createMetrics(
   return new LocalCapturingMetrics(metricsOptions, store);
 }
 
-/** The `code` dimension value of a license refusal (`LicenseError`, code 0 with HTTP 403). */
+/**
+ * The `code` dimension value of a license refusal. The refusal's envelope code (0) is also the
+ * code of every v1 ERP error, so it is counted under its own name (see `errorCodeDimension`).
+ */
 export const LICENSE_CODE = 'license';
 /** The `code` dimension value when the chain set no error code. */
 export const UNKNOWN_CODE = 'unknown';
