@@ -23,7 +23,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { Dimension, LICENSE_CODE, MetricName } from '../lambdas/platform/metrics.ts';
+import { Dimension, LICENSE_CODE, MetricName } from '../lambdas/platform/metrics/catalogue.ts';
 import {
   API_NAMES,
   type ApiName,

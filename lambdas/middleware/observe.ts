@@ -19,7 +19,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import type { ApiName, Outcome, ProxyContext, RequestState } from '../core/request-state.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
-import { recordRequest, roundMs } from '../platform/metrics.ts';
+import { recordRequest, roundMs } from '../platform/metrics/record.ts';
 
 export interface ObserveOptions {
   readonly logger: Logger;

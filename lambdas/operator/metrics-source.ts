@@ -11,14 +11,14 @@ import type { Config } from '../platform/config.ts';
 import {
   Dimension,
   LICENSE_CODE,
-  type LocalMetricsStore,
   METRIC_SPECS,
   MetricName,
   type MetricSpec,
   toPrometheusUnit,
   UNKNOWN_CODE,
-} from '../platform/metrics.ts';
+} from '../platform/metrics/catalogue.ts';
 import { API_NAMES, METRICS_NAMESPACE, OUTCOMES } from '../platform/names.ts';
+import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
 /** A source of metric families for one scrape. */

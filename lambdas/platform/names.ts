@@ -3,8 +3,8 @@
  * The names that cross module boundaries, each defined once: the service name, the metric
  * namespace, the APIs, the Lambda functions, the request outcomes and the operator endpoints
  * `AUX_PUBLIC` may open. The runtime, the CDK stack (`lib/`) and the operator endpoints all
- * read them from here, so a rename is one edit. Metric names, units and dimensions are in the
- * metric catalogue (`metrics.ts`).
+ * read them from here, so a rename is one edit. Metric names, units and dimensions are in
+ * `metrics/catalogue.ts`.
  */
 
 /**
