@@ -23,6 +23,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { PROXY_ERRORS, serverErrorCodes } from '../lambdas/platform/error-table.ts';
 import { Dimension, LICENSE_CODE, MetricName } from '../lambdas/platform/metrics/catalogue.ts';
 import {
   API_NAMES,
@@ -35,6 +36,9 @@ import type { AlarmSettings } from './stack-config.ts';
 
 /** APIs that call an ERP, so may time out upstream (and that a bad license refuses). */
 const UPSTREAM_APIS: readonly ApiName[] = API_NAMES.filter((api) => api !== 'aux');
+
+/** `-32003`, as the alarms and graphs name it. */
+const TIMEOUT_CODE = PROXY_ERRORS.upstreamTimeout.code;
 
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -108,7 +112,7 @@ export class Monitoring extends Construct {
       label: '5xx rate (%)',
     });
     this.addAlarm('Api5xxRate', {
-      description: `More than ${settings.serverErrorRatePercent}% of requests answered 5xx (proxy errors -32003/-32004/-32005/-32006/-32009/-32603, or gateway errors) in 2 of the last 3 periods of 5 minutes.`,
+      description: `More than ${settings.serverErrorRatePercent}% of requests answered 5xx (proxy errors ${serverErrorCodes().join('/')}, or gateway errors) in 2 of the last 3 periods of 5 minutes.`,
       metric: serverErrorRate,
       threshold: settings.serverErrorRatePercent,
       evaluationPeriods: 3,
@@ -125,10 +129,10 @@ export class Monitoring extends Construct {
       expression: UPSTREAM_APIS.map((api) => `FILL(${api}, 0)`).join(' + '),
       usingMetrics: upstreamTimeoutsByApi,
       period: FIVE_MINUTES,
-      label: 'Upstream timeouts (-32003)',
+      label: `Upstream timeouts (${TIMEOUT_CODE})`,
     });
     this.addAlarm('UpstreamTimeouts', {
-      description: `At least ${settings.upstreamTimeouts} upstream timeouts (-32003) in 5 minutes: an ERP is slow or unreachable after connect.`,
+      description: `At least ${settings.upstreamTimeouts} upstream timeouts (${TIMEOUT_CODE}) in 5 minutes: an ERP is slow or unreachable after connect.`,
       metric: upstreamTimeouts,
       threshold: settings.upstreamTimeouts,
       evaluationPeriods: 1,
@@ -259,7 +263,7 @@ export class Monitoring extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Upstream timeouts (-32003)',
+        title: `Upstream timeouts (${TIMEOUT_CODE})`,
         left: Object.values(upstreamTimeoutsByApi),
         leftAnnotations: [{ value: settings.upstreamTimeouts, label: 'alarm (sum)' }],
         width: 8,

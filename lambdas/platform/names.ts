@@ -4,7 +4,7 @@
  * namespace, the APIs, the Lambda functions, the request outcomes and the operator endpoints
  * `AUX_PUBLIC` may open. The runtime, the CDK stack (`lib/`) and the operator endpoints all
  * read them from here, so a rename is one edit. Metric names, units and dimensions are in
- * `metrics/catalogue.ts`.
+ * `metrics/catalogue.ts`; error codes in `error-table.ts`.
  */
 
 /**

@@ -9,6 +9,7 @@
  * `code` on Errors. Never a host, database, model or key name.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { PROXY_ERRORS } from '../error-table.ts';
 
 /** CloudWatch metric names. */
 export const MetricName = {
@@ -93,7 +94,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'counter',
     prometheusName: 'erp_proxy_upstream_timeouts_total',
     dimensions: [Dimension.Api],
-    help: 'Requests that ended with -32003: the ERP timed out or the connection broke; the call may have run.',
+    help: `Requests that ended with ${PROXY_ERRORS.upstreamTimeout.code}: the ERP timed out or the connection broke; the call may have run.`,
   },
   {
     name: MetricName.UpstreamLatency,

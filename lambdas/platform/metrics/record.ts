@@ -5,6 +5,7 @@
  * `recordRequest` once per request and publishes right after.
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { PROXY_ERRORS } from '../error-table.ts';
 import type { ApiName, Outcome } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.ts';
 
@@ -16,7 +17,7 @@ import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.t
  */
 export function errorCodeDimension(outcome: Outcome, code: number | undefined): string {
   if (code === undefined || !Number.isInteger(code)) return UNKNOWN_CODE;
-  if (code === 0 && outcome === 'proxy_error') return LICENSE_CODE;
+  if (code === PROXY_ERRORS.license.code && outcome === 'proxy_error') return LICENSE_CODE;
   return String(code);
 }
 
@@ -100,7 +101,8 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
     state.upstreamMs !== undefined && Number.isFinite(state.upstreamMs) ? state.upstreamMs : undefined;
   metrics.addDimension(Dimension.Api, api);
   // Always emitted (0 or 1), so the timeout alarm and the counter have data even when all is well.
-  metrics.addMetric(MetricName.UpstreamTimeouts, MetricUnit.Count, state.errorCode === -32003 ? 1 : 0);
+  const timedOut = state.errorCode === PROXY_ERRORS.upstreamTimeout.code;
+  metrics.addMetric(MetricName.UpstreamTimeouts, MetricUnit.Count, timedOut ? 1 : 0);
   if (upstreamMs !== undefined) {
     metrics.addMetric(MetricName.UpstreamLatency, MetricUnit.Milliseconds, roundMs(upstreamMs));
   }
