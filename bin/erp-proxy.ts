@@ -6,6 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { App } from 'aws-cdk-lib';
+import { SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { ErpProxyStack } from '../lib/erp-proxy-stack.ts';
 import { addNagChecks } from '../lib/nag.ts';
 import { parseStackConfig, StackConfigError } from '../lib/stack-config.ts';
@@ -53,5 +54,5 @@ new ErpProxyStack(app, stackName, {
   ...(process.env.CDK_DEFAULT_ACCOUNT && process.env.CDK_DEFAULT_REGION
     ? { env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } }
     : {}),
-  tags: { service: 'erp-proxy' },
+  tags: { service: SERVICE_NAME },
 });

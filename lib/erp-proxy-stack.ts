@@ -26,13 +26,13 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import {
+  FUNCTION_NAMES,
   type FunctionName,
-  HANDLER_ENTRIES,
-  ROUTES,
-  type Route,
-  routeKey,
-} from '../lambdas/platform/routes.ts';
-import { METRICS_NAMESPACE, Monitoring, SERVICE_NAME } from './monitoring.ts';
+  METRICS_NAMESPACE,
+  SERVICE_NAME,
+} from '../lambdas/platform/names.ts';
+import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
+import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
 import { type FunctionVpcPlacement, ProxyFunction } from './proxy-function.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-config.ts';
@@ -199,7 +199,7 @@ export class ErpProxyStack extends Stack {
     });
 
     const integrations = Object.fromEntries(
-      (Object.keys(this.functions) as FunctionName[]).map((name) => [
+      FUNCTION_NAMES.map((name) => [
         name,
         new HttpLambdaIntegration(`${FUNCTION_IDS[name]}Integration`, this.functions[name].function, {
           payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
@@ -229,7 +229,7 @@ export class ErpProxyStack extends Stack {
         aux: this.functions.aux.function,
       },
       alarms: config.alarms,
-      dashboardName: `${this.stackName}-erp-proxy`,
+      dashboardName: `${this.stackName}-${SERVICE_NAME}`,
       ...(topic ? { topic } : {}),
     });
 
@@ -249,7 +249,7 @@ export class ErpProxyStack extends Stack {
     new CfnOutput(this, 'ProxyKeysSecretArn', { value: this.proxyKeysSecret.secretArn });
     new CfnOutput(this, 'LicenseSecretArn', { value: this.licenseSecret.secretArn });
     new CfnOutput(this, 'AccessLogGroup', { value: this.accessLogs.logGroupName });
-    for (const name of Object.keys(FUNCTION_IDS) as FunctionName[]) {
+    for (const name of FUNCTION_NAMES) {
       new CfnOutput(this, `${FUNCTION_IDS[name]}LogGroup`, {
         value: this.functions[name].logGroup.logGroupName,
         description: `Logs of the ${name} function (one JSON line per request)`,

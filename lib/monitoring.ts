@@ -23,27 +23,22 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { FunctionName } from '../lambdas/platform/routes.ts';
+import { PROXY_ERRORS, serverErrorCodes } from '../lambdas/platform/error-table.ts';
+import { Dimension, LICENSE_CODE, MetricName } from '../lambdas/platform/metrics/catalogue.ts';
+import {
+  API_NAMES,
+  type ApiName,
+  type FunctionName,
+  METRICS_NAMESPACE,
+  SERVICE_NAME,
+} from '../lambdas/platform/names.ts';
 import type { AlarmSettings } from './stack-config.ts';
 
-/** `POWERTOOLS_SERVICE_NAME`; also the `service` dimension of every service metric. */
-export const SERVICE_NAME = 'erp-proxy';
-/** `POWERTOOLS_METRICS_NAMESPACE`. */
-export const METRICS_NAMESPACE = 'ErpProxy';
-
-/** The values of the `api` dimension, as the runtime emits them. */
-export const API_DIMENSIONS: Readonly<Record<FunctionName, string>> = Object.freeze({
-  'execute-v1': 'v1',
-  'execute-v2': 'v2',
-  version: 'version',
-  aux: 'aux',
-});
-
-/** The `code` dimension of `Errors` for a license refusal (the runtime's `LICENSE_CODE`). */
-export const LICENSE_REFUSAL_CODE = 'license';
-
 /** APIs that call an ERP, so may time out upstream (and that a bad license refuses). */
-const UPSTREAM_APIS = ['v1', 'v2', 'version'] as const;
+const UPSTREAM_APIS: readonly ApiName[] = API_NAMES.filter((api) => api !== 'aux');
+
+/** `-32003`, as the alarms and graphs name it. */
+const TIMEOUT_CODE = PROXY_ERRORS.upstreamTimeout.code;
 
 const FIVE_MINUTES = Duration.minutes(5);
 
@@ -67,7 +62,7 @@ function serviceMetric(
     metricName,
     statistic,
     period: FIVE_MINUTES,
-    dimensionsMap: { service: SERVICE_NAME, ...dimensions },
+    dimensionsMap: { [Dimension.Service]: SERVICE_NAME, ...dimensions },
     ...(label ? { label } : {}),
   });
 }
@@ -77,9 +72,9 @@ function serviceMetric(
  * SEARCH). `Requests` carries `{api, outcome}`, `Errors` `{api, code}`, beside `service`.
  */
 function searchExpression(metricName: string, dimensions: readonly string[]): MathExpression {
-  const schema = [METRICS_NAMESPACE, ...dimensions, 'service'].join(',');
+  const schema = [METRICS_NAMESPACE, ...dimensions, Dimension.Service].join(',');
   return new MathExpression({
-    expression: `SEARCH('{${schema}} MetricName="${metricName}" service="${SERVICE_NAME}"', 'Sum', 300)`,
+    expression: `SEARCH('{${schema}} MetricName="${metricName}" ${Dimension.Service}="${SERVICE_NAME}"', 'Sum', 300)`,
     usingMetrics: {},
     period: FIVE_MINUTES,
     label: '',
@@ -117,7 +112,7 @@ export class Monitoring extends Construct {
       label: '5xx rate (%)',
     });
     this.addAlarm('Api5xxRate', {
-      description: `More than ${settings.serverErrorRatePercent}% of requests answered 5xx (proxy errors -32003/-32004/-32005/-32006/-32009/-32603, or gateway errors) in 2 of the last 3 periods of 5 minutes.`,
+      description: `More than ${settings.serverErrorRatePercent}% of requests answered 5xx (proxy errors ${serverErrorCodes().join('/')}, or gateway errors) in 2 of the last 3 periods of 5 minutes.`,
       metric: serverErrorRate,
       threshold: settings.serverErrorRatePercent,
       evaluationPeriods: 3,
@@ -125,16 +120,19 @@ export class Monitoring extends Construct {
     });
 
     const upstreamTimeoutsByApi = Object.fromEntries(
-      UPSTREAM_APIS.map((api) => [api, serviceMetric('UpstreamTimeouts', 'Sum', { api }, api)]),
+      UPSTREAM_APIS.map((api) => [
+        api,
+        serviceMetric(MetricName.UpstreamTimeouts, 'Sum', { [Dimension.Api]: api }, api),
+      ]),
     );
     const upstreamTimeouts = new MathExpression({
       expression: UPSTREAM_APIS.map((api) => `FILL(${api}, 0)`).join(' + '),
       usingMetrics: upstreamTimeoutsByApi,
       period: FIVE_MINUTES,
-      label: 'Upstream timeouts (-32003)',
+      label: `Upstream timeouts (${TIMEOUT_CODE})`,
     });
     this.addAlarm('UpstreamTimeouts', {
-      description: `At least ${settings.upstreamTimeouts} upstream timeouts (-32003) in 5 minutes: an ERP is slow or unreachable after connect.`,
+      description: `At least ${settings.upstreamTimeouts} upstream timeouts (${TIMEOUT_CODE}) in 5 minutes: an ERP is slow or unreachable after connect.`,
       metric: upstreamTimeouts,
       threshold: settings.upstreamTimeouts,
       evaluationPeriods: 1,
@@ -169,10 +167,10 @@ export class Monitoring extends Construct {
 
     const licenseDaysLeft = new Metric({
       namespace: METRICS_NAMESPACE,
-      metricName: 'LicenseDaysLeft',
+      metricName: MetricName.LicenseDaysLeft,
       statistic: 'Minimum',
       period: Duration.hours(1),
-      dimensionsMap: { service: SERVICE_NAME },
+      dimensionsMap: { [Dimension.Service]: SERVICE_NAME },
       label: 'License days left',
     });
     this.addAlarm('LicenseExpiring', {
@@ -188,7 +186,12 @@ export class Monitoring extends Construct {
     const licenseRefusalsByApi = Object.fromEntries(
       UPSTREAM_APIS.map((api) => [
         api,
-        serviceMetric('Errors', 'Sum', { api, code: LICENSE_REFUSAL_CODE }, api),
+        serviceMetric(
+          MetricName.Errors,
+          'Sum',
+          { [Dimension.Api]: api, [Dimension.Code]: LICENSE_CODE },
+          api,
+        ),
       ]),
     );
     this.addAlarm('LicenseRefusals', {
@@ -207,7 +210,6 @@ export class Monitoring extends Construct {
     });
 
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
-    const apiNames = Object.values(API_DIMENSIONS);
     const fnEntries = Object.entries(functions) as [FunctionName, IFunction][];
     const perFunction = (make: (fn: IFunction) => IMetric, label: string): IMetric[] =>
       fnEntries.map(([name, fn]) => {
@@ -218,8 +220,8 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       new TextWidget({
         markdown: [
-          `# erp-proxy (${stackName})`,
-          `Gateway metrics: AWS/ApiGateway. Service metrics: \`${METRICS_NAMESPACE}\`, dimension \`api\` = ${apiNames.join(', ')}.`,
+          `# ${SERVICE_NAME} (${stackName})`,
+          `Gateway metrics: AWS/ApiGateway. Service metrics: \`${METRICS_NAMESPACE}\`, dimension \`${Dimension.Api}\` = ${API_NAMES.join(', ')}.`,
           'Logs: one log group per function (JSON lines, one per request) and the API access log group.',
         ].join('\n\n'),
         width: 24,
@@ -252,16 +254,16 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Requests by API and outcome',
-        left: [searchExpression('Requests', ['api', 'outcome'])],
+        left: [searchExpression(MetricName.Requests, [Dimension.Api, Dimension.Outcome])],
         width: 8,
       }),
       new GraphWidget({
         title: 'Errors by API and code',
-        left: [searchExpression('Errors', ['api', 'code'])],
+        left: [searchExpression(MetricName.Errors, [Dimension.Api, Dimension.Code])],
         width: 8,
       }),
       new GraphWidget({
-        title: 'Upstream timeouts (-32003)',
+        title: `Upstream timeouts (${TIMEOUT_CODE})`,
         left: Object.values(upstreamTimeoutsByApi),
         leftAnnotations: [{ value: settings.upstreamTimeouts, label: 'alarm (sum)' }],
         width: 8,
@@ -271,19 +273,23 @@ export class Monitoring extends Construct {
       new GraphWidget({
         title: 'Upstream latency (ms)',
         left: UPSTREAM_APIS.flatMap((api) => [
-          serviceMetric('UpstreamLatency', 'p50', { api }, `${api} p50`),
-          serviceMetric('UpstreamLatency', 'p99', { api }, `${api} p99`),
+          serviceMetric(MetricName.UpstreamLatency, 'p50', { [Dimension.Api]: api }, `${api} p50`),
+          serviceMetric(MetricName.UpstreamLatency, 'p99', { [Dimension.Api]: api }, `${api} p99`),
         ]),
         width: 8,
       }),
       new GraphWidget({
         title: 'Proxy overhead p99 (ms)',
-        left: apiNames.map((api) => serviceMetric('ProxyOverhead', 'p99', { api }, api)),
+        left: API_NAMES.map((api) =>
+          serviceMetric(MetricName.ProxyOverhead, 'p99', { [Dimension.Api]: api }, api),
+        ),
         width: 8,
       }),
       new GraphWidget({
         title: 'Response bytes (max)',
-        left: apiNames.map((api) => serviceMetric('ResponseBytes', 'Maximum', { api }, api)),
+        left: API_NAMES.map((api) =>
+          serviceMetric(MetricName.ResponseBytes, 'Maximum', { [Dimension.Api]: api }, api),
+        ),
         width: 8,
       }),
     );

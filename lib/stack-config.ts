@@ -10,6 +10,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { LOG_LEVELS, type LogLevelName } from '../lambdas/platform/config.ts';
 import { parsePublicKey } from '../lambdas/platform/license.ts';
+import { AUX_PUBLIC_NAMES, type AuxPublicName, isAuxPublicName } from '../lambdas/platform/names.ts';
 import { compileTargetPolicy } from '../lambdas/upstream/target-policy.ts';
 
 /**
@@ -25,9 +26,6 @@ export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 29;
 export const MIN_ANSWER_MARGIN_SECONDS = 2;
 
 export type LogLevel = LogLevelName;
-
-export type AuxPublicEndpoint = 'license' | 'metrics';
-const AUX_PUBLIC_ENDPOINTS: readonly AuxPublicEndpoint[] = ['license', 'metrics'];
 
 export interface VpcAttachment {
   readonly vpcId: string;
@@ -86,7 +84,7 @@ export interface StackConfig {
   /** `MAX_RESPONSE_BYTES`; undefined keeps the runtime default. */
   readonly maxResponseBytes: number | undefined;
   readonly secretsMaxAgeSeconds: number;
-  readonly auxPublic: readonly AuxPublicEndpoint[];
+  readonly auxPublic: readonly AuxPublicName[];
   /** Existing proxy-keys secret (complete ARN). Undefined: the stack generates one. */
   readonly proxyKeysSecretArn: string | undefined;
   /** Existing license secret (complete ARN). Undefined: the stack creates a placeholder. */
@@ -330,9 +328,9 @@ export function parseStackConfig(read: ContextReader): StackConfig {
 
   const auxPublic = p.list(
     'auxPublic',
-    (entry) => (AUX_PUBLIC_ENDPOINTS as readonly string[]).includes(entry),
-    '"license" and/or "metrics"',
-  ) as AuxPublicEndpoint[];
+    isAuxPublicName,
+    AUX_PUBLIC_NAMES.map((name) => `"${name}"`).join(' and/or '),
+  ) as AuxPublicName[];
 
   const vpcId = p.string('vpcId', /^vpc-[0-9a-f]{8,17}$/, 'a VPC id (vpc-...)');
   const subnetIds = p.list(

@@ -8,7 +8,7 @@ import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:z
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { wrapBytes } from '../platform/buffers.ts';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../platform/config.ts';
-import { InternalError, ProxyError, ResponseTooLargeError, V2RequestShapeError } from '../platform/errors.ts';
+import { InternalError, ProxyError, ResponseTooLargeError } from '../platform/errors.ts';
 import type { RequestState } from './request-state.ts';
 
 export type LambdaResponse = APIGatewayProxyStructuredResultV2 & {
@@ -108,8 +108,9 @@ export function errorResponse(state: RequestState | undefined, error: unknown): 
     state.outcome = 'proxy_error';
     state.errorCode = proxyError.code;
   }
-  if (proxyError instanceof V2RequestShapeError) {
-    // Spec, Behaviours 4: a v2 body that cannot be decoded is answered in plain text.
+  if (proxyError.row.answer === 'text') {
+    // The error table says which errors are no envelope: a v2 body that cannot be decoded is
+    // answered in plain text (README, "Responses and errors").
     return {
       statusCode: proxyError.httpStatus,
       headers: { 'content-type': TEXT_TYPE },

@@ -5,9 +5,9 @@
  * `kwargs` or a result.
  */
 import type { Context } from 'aws-lambda';
+import type { ApiName, Outcome } from '../platform/names.ts';
 
-export type ApiName = 'v1' | 'v2' | 'version' | 'aux';
-export type Outcome = 'success' | 'erp_error' | 'proxy_error';
+export type { ApiName, Outcome };
 
 export interface RequestState {
   readonly api: ApiName;

@@ -16,7 +16,7 @@ import { jsonBody } from '../middleware/json-body.ts';
 import { licenseCheck } from '../middleware/license-check.ts';
 import { observe } from '../middleware/observe.ts';
 import type { ProxyEvent } from '../middleware/types.ts';
-import { recordLicenseDaysLeft } from '../platform/metrics.ts';
+import { recordLicenseDaysLeft } from '../platform/metrics/record.ts';
 import { getRuntime, type Runtime } from './runtime.ts';
 
 /** observe → envelope: the part every handler has, the aux one included. */

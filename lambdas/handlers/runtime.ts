@@ -7,6 +7,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { ForwardDeps } from '../core/forward.ts';
+import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import {
   createCloudWatchMetricsSource,
   createLocalMetricsSource,
@@ -14,7 +15,7 @@ import {
 } from '../operator/metrics-source.ts';
 import { type Config, getConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { createMetrics, LocalMetricsStore } from '../platform/metrics.ts';
+import { createMetrics } from '../platform/metrics/powertools.ts';
 import {
   createLicenseSource,
   createProxyKeySource,

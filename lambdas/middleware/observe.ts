@@ -18,8 +18,9 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import type { ApiName, Outcome, ProxyContext, RequestState } from '../core/request-state.ts';
+import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
-import { recordRequest, roundMs } from '../platform/metrics.ts';
+import { recordRequest, roundMs } from '../platform/metrics/record.ts';
 
 export interface ObserveOptions {
   readonly logger: Logger;
@@ -62,8 +63,8 @@ export type RequestLogFields = {
   response_bytes: number | null;
 };
 
-/** `InternalError` (DESIGN section 3): a bug, logged at ERROR with its stack. */
-const INTERNAL_ERROR_CODE = -32603;
+/** `InternalError`: a bug, logged at ERROR with its stack. */
+const INTERNAL_ERROR_CODE = PROXY_ERRORS.internal.code;
 
 function nonEmptyString(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
@@ -95,7 +96,8 @@ function httpStatusOf(response: APIGatewayProxyResultV2 | null | undefined, erro
     return 200;
   }
   if (error instanceof ProxyError) return error.httpStatus;
-  return error ? 500 : null;
+  // Any other error is answered as an InternalError.
+  return error ? PROXY_ERRORS.internal.httpStatus : null;
 }
 
 function bodyBytesOf(response: APIGatewayProxyResultV2 | null | undefined): number | null {

@@ -1,11 +1,13 @@
 /**
  * @module operator/about
  * The body of `GET /_/about`: what this service is, which API versions it speaks to which ERP
- * versions, its routes and how each is authenticated, and the build and runtime it runs on.
- * Nothing secret: the route is public.
+ * versions, its routes and how each is authenticated, the proxy's error codes, and the build
+ * and runtime it runs on. Nothing secret: the route is public.
  */
 
 import type { Config } from '../platform/config.ts';
+import { mayHaveRun, PROXY_ERROR_ROWS } from '../platform/error-table.ts';
+import { isAuxPublicName, SERVICE_NAME } from '../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
 
@@ -17,8 +19,17 @@ export interface AboutRoute {
   summary: string;
 }
 
+/** One proxy error code, from the error table (`platform/error-table.ts`). */
+export interface AboutErrorCode {
+  code: number;
+  http_status: number;
+  /** Whether the ERP call may have run: when `false`, a retry is safe. */
+  may_have_run: boolean;
+  meaning: string;
+}
+
 export interface About {
-  name: 'erp-proxy';
+  name: typeof SERVICE_NAME;
   version: string;
   description: string;
   api_versions: {
@@ -26,6 +37,11 @@ export interface About {
     v2: { erp: string; upstream: string };
   };
   routes: AboutRoute[];
+  /**
+   * The proxy's own errors, in the order of the README's table, then the v2 plain-text answer
+   * (a second -32600, whose code the client never sees: the body is not an envelope).
+   */
+  error_codes: AboutErrorCode[];
   build: { commit: string | null; time: string | null };
   runtime: { node: string; region: string | null; function_name: string | null };
 }
@@ -42,19 +58,25 @@ export function effectiveAuth(
 ): AboutRoute['auth'] {
   if (route.auth === 'aux-configurable') {
     const name = auxName(route.path);
-    return name === 'license' || name === 'metrics'
-      ? config.auxPublic.has(name)
-        ? 'public'
-        : 'api-key'
-      : 'api-key';
+    return isAuxPublicName(name) && config.auxPublic.has(name) ? 'public' : 'api-key';
   }
   return route.auth;
+}
+
+/** The `error_codes` of `GET /_/about`, read from the error table. */
+function aboutErrorCodes(): AboutErrorCode[] {
+  return PROXY_ERROR_ROWS.map((row) => ({
+    code: row.code,
+    http_status: row.httpStatus,
+    may_have_run: mayHaveRun(row),
+    meaning: row.meaning,
+  }));
 }
 
 /** Builds the `GET /_/about` body. */
 export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): About {
   return {
-    name: 'erp-proxy',
+    name: SERVICE_NAME,
     version: PROXY_VERSION,
     description: PROXY_DESCRIPTION,
     api_versions: {
@@ -67,6 +89,7 @@ export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): A
       auth: effectiveAuth(route, config),
       summary: route.summary,
     })),
+    error_codes: aboutErrorCodes(),
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {
       node: process.version,

@@ -9,18 +9,16 @@
 import type { CloudWatchClient, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import type { Config } from '../platform/config.ts';
 import {
-  API_NAMES,
   Dimension,
   LICENSE_CODE,
-  type LocalMetricsStore,
   METRIC_SPECS,
-  METRICS_NAMESPACE,
-  type MetricName,
+  MetricName,
   type MetricSpec,
-  OUTCOMES,
   toPrometheusUnit,
   UNKNOWN_CODE,
-} from '../platform/metrics.ts';
+} from '../platform/metrics/catalogue.ts';
+import { API_NAMES, METRICS_NAMESPACE, OUTCOMES } from '../platform/names.ts';
+import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
 /** A source of metric families for one scrape. */
@@ -139,20 +137,20 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
   for (const api of API_NAMES) {
     const id = api.replace(/[^a-z0-9]/g, '_');
     for (const outcome of OUTCOMES) {
-      add(`requests_${id}_${outcome}`, 'Requests', { api, outcome }, 'Sum', {
+      add(`requests_${id}_${outcome}`, MetricName.Requests, { api, outcome }, 'Sum', {
         suffix: '',
         reduce: 'sum',
         zeroWhenEmpty: true,
       });
     }
-    add(`timeouts_${id}`, 'UpstreamTimeouts', { api }, 'Sum', {
+    add(`timeouts_${id}`, MetricName.UpstreamTimeouts, { api }, 'Sum', {
       suffix: '',
       reduce: 'sum',
       zeroWhenEmpty: true,
     });
     for (const [prefix, metric] of [
-      ['upstream', 'UpstreamLatency'],
-      ['overhead', 'ProxyOverhead'],
+      ['upstream', MetricName.UpstreamLatency],
+      ['overhead', MetricName.ProxyOverhead],
     ] as const) {
       for (const { stat, quantile } of LATENCY_QUANTILES) {
         add(`${prefix}_${id}_${stat}`, metric, { api }, stat, {
@@ -173,26 +171,26 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
         zeroWhenEmpty: false,
       });
     }
-    add(`bytes_${id}_sum`, 'ResponseBytes', { api }, 'Sum', {
+    add(`bytes_${id}_sum`, MetricName.ResponseBytes, { api }, 'Sum', {
       suffix: '_sum',
       reduce: 'sum',
       zeroWhenEmpty: false,
     });
-    add(`bytes_${id}_count`, 'ResponseBytes', { api }, 'SampleCount', {
+    add(`bytes_${id}_count`, MetricName.ResponseBytes, { api }, 'SampleCount', {
       suffix: '_count',
       reduce: 'sum',
       zeroWhenEmpty: false,
     });
   }
   // The most pessimistic value in the window: an alert on "days left" should not lag.
-  add('license_days_left', 'LicenseDaysLeft', {}, 'Minimum', {
+  add('license_days_left', MetricName.LicenseDaysLeft, {}, 'Minimum', {
     suffix: '',
     reduce: 'latest',
     zeroWhenEmpty: false,
   });
 
   const schema = `{${searchQuoted(namespace)},${Dimension.Api},${Dimension.Code},${Dimension.Service}}`;
-  const terms = `MetricName="Errors" ${Dimension.Service}=${searchQuoted(config.serviceName)}`;
+  const terms = `MetricName="${MetricName.Errors}" ${Dimension.Service}=${searchQuoted(config.serviceName)}`;
   queries.push({
     Id: ERRORS_SEARCH_ID,
     Expression: `SEARCH('${schema} ${terms}', 'Sum', ${periodSeconds})`,
@@ -275,7 +273,7 @@ export function familiesFromResults(
     errors.push({ ...labels, value });
   }
   errors.sort((a, b) => (a.api === b.api ? compareCodes(a.code, b.code) : a.api < b.api ? -1 : 1));
-  for (const { api, code, value } of errors) push('Errors', { labels: { api, code }, value });
+  for (const { api, code, value } of errors) push(MetricName.Errors, { labels: { api, code }, value });
 
   const window = `Over the last ${windowSeconds} s, from CloudWatch.`;
   return METRIC_SPECS.map((spec) => ({

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parsePublicKey } from './license.ts';
+import { AUX_PUBLIC_NAMES, type AuxPublicName, METRICS_NAMESPACE, SERVICE_NAME } from './names.ts';
 import './zod.ts';
 import * as z from 'zod';
 
@@ -74,7 +75,11 @@ const EnvSchema = z.object({
   LICENSE_SECRET_ID: optionalString,
   LICENSE_PUBLIC_KEY: optionalString,
   AUX_PUBLIC: csv.pipe(
-    z.array(z.enum(['license', 'metrics'], { error: 'AUX_PUBLIC lists only "license" and "metrics"' })),
+    z.array(
+      z.enum(AUX_PUBLIC_NAMES, {
+        error: `AUX_PUBLIC lists only ${AUX_PUBLIC_NAMES.map((name) => `"${name}"`).join(' and ')}`,
+      }),
+    ),
   ),
   SECRETS_MAX_AGE: positiveInt(300),
   METRICS_WINDOW_SECONDS: positiveInt(300),
@@ -151,7 +156,7 @@ export interface Config {
   readonly proxyKeysSecretId: string | undefined;
   readonly licenseSecretId: string | undefined;
   readonly licensePublicKey: string | undefined;
-  readonly auxPublic: ReadonlySet<'license' | 'metrics'>;
+  readonly auxPublic: ReadonlySet<AuxPublicName>;
   readonly secretsMaxAgeSeconds: number;
   readonly metricsWindowSeconds: number;
   readonly metricsCacheSeconds: number;
@@ -244,8 +249,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metricsWindowSeconds: e.METRICS_WINDOW_SECONDS,
     metricsCacheSeconds: e.METRICS_CACHE_SECONDS,
     logLevel: e.POWERTOOLS_LOG_LEVEL ?? e.LOG_LEVEL ?? 'INFO',
-    serviceName: e.POWERTOOLS_SERVICE_NAME ?? 'erp-proxy',
-    metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE ?? 'ErpProxy',
+    serviceName: e.POWERTOOLS_SERVICE_NAME ?? SERVICE_NAME,
+    metricsNamespace: e.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
     port: e.PORT,
     host: e.HOST ?? '127.0.0.1',
     localKeys: Object.freeze(localKeys),

@@ -3,16 +3,28 @@
  * The one error hierarchy of the proxy. Every failure the proxy itself reports is a
  * `ProxyError` with a JSON-RPC-style `code`, an HTTP status and a message that is safe to show
  * (it never carries a secret). `lambdas/middleware/envelope.ts` is the only place that turns
- * these into responses. One subclass per row of DESIGN.md section 3.
+ * these into responses. One subclass per row of the error table (`error-table.ts`), which
+ * gives each its code, status and answer shape.
  */
+import { PROXY_ERRORS, type ProxyErrorRow } from './error-table.ts';
 
 export abstract class ProxyError extends Error {
-  abstract readonly code: number;
-  abstract readonly httpStatus: number;
+  /**
+   * The class's row of the error table. Every concrete subclass sets it; the constructor copies
+   * its code and status onto the instance.
+   */
+  declare static readonly row: ProxyErrorRow;
+
   /** Extra response headers (e.g. `Retry-After`). */
   readonly headers: Readonly<Record<string, string>>;
   /** Optional `error.data` for the envelope. */
   readonly data: unknown;
+  /** From the class's table row (an own field: the error log line shows it). */
+  readonly code: number;
+  /** From the class's table row. */
+  readonly httpStatus: number;
+  // A private field: the log line does not print a whole row for each error.
+  readonly #row: ProxyErrorRow;
 
   constructor(
     message: string,
@@ -22,25 +34,31 @@ export abstract class ProxyError extends Error {
     this.name = new.target.name;
     this.headers = Object.freeze({ ...(options.headers ?? {}) });
     this.data = options.data ?? null;
+    const { row } = new.target;
+    this.#row = row;
+    this.code = row.code;
+    this.httpStatus = row.httpStatus;
+  }
+
+  /** The error's row of the error table: answer shape, whether the call may have run. */
+  get row(): ProxyErrorRow {
+    return this.#row;
   }
 }
 
 /** -32700: the body is not valid JSON (v1 and version endpoints). */
 export class ParseError extends ProxyError {
-  readonly code = -32700;
-  readonly httpStatus = 400;
+  static override readonly row = PROXY_ERRORS.parse;
 }
 
 /** -32600: JSON, but not a valid request (missing or mistyped field, unknown action...). */
 export class InvalidRequestError extends ProxyError {
-  readonly code = -32600;
-  readonly httpStatus = 400;
+  static override readonly row = PROXY_ERRORS.invalidRequest;
 }
 
 /** -32000: `x-api-key` missing or not one of the configured proxy keys. */
 export class AuthenticationError extends ProxyError {
-  readonly code = -32000;
-  readonly httpStatus = 401;
+  static override readonly row = PROXY_ERRORS.authentication;
   constructor(message = 'Authentication failed') {
     super(message);
   }
@@ -48,14 +66,12 @@ export class AuthenticationError extends ProxyError {
 
 /** 0 with HTTP 403: the license is missing, invalid or expired. */
 export class LicenseError extends ProxyError {
-  readonly code = 0;
-  readonly httpStatus = 403;
+  static override readonly row = PROXY_ERRORS.license;
 }
 
 /** -32002: v1 `call_method` with `fn_name` missing or empty. */
 export class MissingFunctionNameError extends ProxyError {
-  readonly code = -32002;
-  readonly httpStatus = 400;
+  static override readonly row = PROXY_ERRORS.missingFunctionName;
   constructor(message = 'call_method needs a non-empty fn_name: the name of the ERP method to call') {
     super(message);
   }
@@ -63,50 +79,42 @@ export class MissingFunctionNameError extends ProxyError {
 
 /** -32003: upstream timed out or the connection broke after the request was sent; the call may have run. */
 export class UpstreamTimeoutError extends ProxyError {
-  readonly code = -32003;
-  readonly httpStatus = 504;
+  static override readonly row = PROXY_ERRORS.upstreamTimeout;
 }
 
 /** -32004: retryable; the call certainly did not run. */
 export class UpstreamUnavailableError extends ProxyError {
-  readonly code = -32004;
-  readonly httpStatus = 503;
+  static override readonly row = PROXY_ERRORS.upstreamUnavailable;
 }
 
 /** -32005: the upstream answered with something that is not an ERP answer. */
 export class BadUpstreamResponseError extends ProxyError {
-  readonly code = -32005;
-  readonly httpStatus = 502;
+  static override readonly row = PROXY_ERRORS.badUpstreamResponse;
 }
 
 /** -32006: v2 (JSON-2) unavailable on the target. */
 export class Json2UnavailableError extends ProxyError {
-  readonly code = -32006;
-  readonly httpStatus = 502;
+  static override readonly row = PROXY_ERRORS.json2Unavailable;
 }
 
 /** -32007: v2 model or method name invalid, or `db` / `api_key` not valid in an HTTP header. */
 export class InvalidV2TargetError extends ProxyError {
-  readonly code = -32007;
-  readonly httpStatus = 400;
+  static override readonly row = PROXY_ERRORS.invalidV2Target;
 }
 
 /** -32008: the target is refused by the proxy's target policy. */
 export class TargetRefusedError extends ProxyError {
-  readonly code = -32008;
-  readonly httpStatus = 403;
+  static override readonly row = PROXY_ERRORS.targetRefused;
 }
 
 /** -32009: the upstream answer is too large for the gateway. */
 export class ResponseTooLargeError extends ProxyError {
-  readonly code = -32009;
-  readonly httpStatus = 502;
+  static override readonly row = PROXY_ERRORS.responseTooLarge;
 }
 
 /** -32603: unexpected internal error (a bug). Its message is generic; the cause is only logged. */
 export class InternalError extends ProxyError {
-  readonly code = -32603;
-  readonly httpStatus = 500;
+  static override readonly row = PROXY_ERRORS.internal;
   constructor(cause?: unknown) {
     super('Internal error', { cause });
   }
@@ -114,9 +122,9 @@ export class InternalError extends ProxyError {
 
 /**
  * A v2 request body that cannot be decoded into the request shape. Not an envelope: answered as
- * HTTP 400 `text/plain` (spec, Behaviours 4). Its message names the field and the problem.
+ * HTTP 400 `text/plain` (its table row says so; see the README, "Responses and errors"). Its
+ * message names the field and the problem.
  */
 export class V2RequestShapeError extends ProxyError {
-  readonly code = -32600;
-  readonly httpStatus = 400;
+  static override readonly row = PROXY_ERRORS.v2RequestShape;
 }

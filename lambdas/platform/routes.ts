@@ -4,8 +4,10 @@
  * the local server dispatches with it, so the two cannot drift apart.
  */
 
-/** The four Lambda functions of the service. */
-export type FunctionName = 'execute-v1' | 'execute-v2' | 'version' | 'aux';
+import type { FunctionName } from './names.ts';
+
+// Re-exported for the modules that take it together with the route table (the local server).
+export type { FunctionName };
 
 /** How a route is authenticated. `aux-configurable` routes are public when listed in `AUX_PUBLIC`. */
 export type RouteAuth = 'api-key' | 'public' | 'aux-configurable';

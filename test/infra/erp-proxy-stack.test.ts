@@ -6,10 +6,11 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LICENSE_CODE } from '../../lambdas/platform/metrics.ts';
+import { LicenseError } from '../../lambdas/platform/errors.ts';
+import { LICENSE_CODE } from '../../lambdas/platform/metrics/catalogue.ts';
+import { errorCodeDimension } from '../../lambdas/platform/metrics/record.ts';
 import { type FunctionName, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
-import { LICENSE_REFUSAL_CODE } from '../../lib/monitoring.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../lib/stack-config.ts';
 
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
@@ -378,7 +379,8 @@ describe('default context', () => {
     });
 
     it('alarms on license refusals with the code dimension the runtime counts them under', () => {
-      expect(LICENSE_REFUSAL_CODE).toBe(LICENSE_CODE);
+      // The stack and the runtime share LICENSE_CODE; this checks the runtime counts a refusal under it.
+      expect(errorCodeDimension('proxy_error', new LicenseError('refused').code)).toBe(LICENSE_CODE);
       const alarm = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).find(
         (a) => a.Properties.AlarmName === 'ErpProxy-LicenseRefusals',
       );

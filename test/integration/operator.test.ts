@@ -34,6 +34,12 @@ describe('operator endpoints', () => {
     });
     expect((about.routes as unknown[]).length).toBe(ROUTES.length);
     expect(about.runtime).toEqual(expect.objectContaining({ node: process.version }));
+    expect(about.error_codes).toContainEqual({
+      code: -32003,
+      http_status: 504,
+      may_have_run: true,
+      meaning: expect.stringContaining('may have run'),
+    });
   });
 
   it('/_/license and /_/metrics need x-api-key: -32000 envelope with 401', async () => {

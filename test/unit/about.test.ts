@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildAbout } from '../../lambdas/operator/about.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
+import { PROXY_ERROR_ROWS, PROXY_ERRORS } from '../../lambdas/platform/error-table.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
 import pkg from '../../package.json' with { type: 'json' };
 
@@ -60,6 +61,39 @@ describe('buildAbout', () => {
     // Assess
     expect(about.routes.find((r) => r.path === '/_/license')?.auth).toBe(license);
     expect(about.routes.find((r) => r.path === '/_/metrics')?.auth).toBe(metrics);
+  });
+
+  it('lists the proxy error codes from the error table: status, whether the call may have run, meaning', () => {
+    // Act
+    const about = buildAbout(loadConfig({}));
+
+    // Assess
+    expect(about.error_codes).toHaveLength(PROXY_ERROR_ROWS.length);
+    expect(about.error_codes.map((entry) => entry.code)).toEqual(PROXY_ERROR_ROWS.map((row) => row.code));
+    for (const entry of about.error_codes) {
+      expect(Object.keys(entry)).toEqual(['code', 'http_status', 'may_have_run', 'meaning']);
+      expect(entry.meaning).toMatch(/^\S.*\.$/);
+    }
+    expect(about.error_codes).toContainEqual({
+      code: -32003,
+      http_status: 504,
+      may_have_run: true,
+      meaning: PROXY_ERRORS.upstreamTimeout.meaning,
+    });
+    expect(about.error_codes).toContainEqual({
+      code: -32004,
+      http_status: 503,
+      may_have_run: false,
+      meaning: PROXY_ERRORS.upstreamUnavailable.meaning,
+    });
+    expect(about.error_codes.find((entry) => entry.code === 0)).toMatchObject({
+      http_status: 403,
+      may_have_run: false,
+    });
+    expect(about.error_codes.find((entry) => entry.code === -32603)).toMatchObject({
+      http_status: 500,
+      may_have_run: true,
+    });
   });
 
   it('is plain JSON', () => {

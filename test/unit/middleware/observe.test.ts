@@ -4,6 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
 import { observe } from '../../../lambdas/middleware/observe.ts';
+import { LocalMetricsStore } from '../../../lambdas/operator/local-metrics-store.ts';
 import { loadConfig } from '../../../lambdas/platform/config.ts';
 import {
   InternalError,
@@ -12,7 +13,7 @@ import {
   UpstreamTimeoutError,
 } from '../../../lambdas/platform/errors.ts';
 import { createLogger } from '../../../lambdas/platform/logger.ts';
-import { createMetrics, LocalMetricsStore } from '../../../lambdas/platform/metrics.ts';
+import { createMetrics } from '../../../lambdas/platform/metrics/powertools.ts';
 
 /**
  * The Logger prints through a private `Console` on `process.stdout` (INFO) and `process.stderr`

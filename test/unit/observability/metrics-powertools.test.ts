@@ -1,19 +1,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LocalMetricsStore } from '../../../lambdas/operator/local-metrics-store.ts';
 import { createLocalMetricsSource } from '../../../lambdas/operator/metrics-source.ts';
 import { renderPrometheus } from '../../../lambdas/operator/prometheus.ts';
 import { loadConfig } from '../../../lambdas/platform/config.ts';
+import { MetricName } from '../../../lambdas/platform/metrics/catalogue.ts';
+import { createMetrics } from '../../../lambdas/platform/metrics/powertools.ts';
 import {
-  createMetrics,
-  LATENCY_BUCKETS_MS,
-  LocalMetricsStore,
-  METRIC_SPECS,
-  MetricName,
   type RequestMetrics,
   recordLicenseDaysLeft,
   recordRequest,
-  roundMs,
-  toPrometheusUnit,
-} from '../../../lambdas/platform/metrics.ts';
+} from '../../../lambdas/platform/metrics/record.ts';
 
 /** Powertools writes EMF and warnings through private Consoles, so spy on the streams. */
 function captureStreams(): { stdout: string[]; stderr: string[] } {
@@ -132,187 +128,9 @@ describe('local EMF capture', () => {
     expect(text.endsWith('\n')).toBe(true);
   });
 
-  it('puts the code dimension on Errors only, and outcome on Requests only', () => {
-    const store = new LocalMetricsStore();
-    const metrics = createMetrics(localConfig, { store });
-
-    recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: -32000 }), 3);
-    metrics.publishStoredMetrics();
-
-    const records = store.recentRecords().map((line) => JSON.parse(line));
-    const dimensionsOf = (name: string): string[][] =>
-      records.find((r) => r._aws.CloudWatchMetrics[0].Metrics.some((m: { Name: string }) => m.Name === name))
-        ._aws.CloudWatchMetrics[0].Dimensions;
-    expect(dimensionsOf('Requests')).toEqual([['service', 'api', 'outcome']]);
-    expect(dimensionsOf('Errors')).toEqual([['service', 'api', 'code']]);
-    expect(dimensionsOf('ProxyOverhead')).toEqual([['service', 'api']]);
-    expect(dimensionsOf('UpstreamTimeouts')).toEqual([['service', 'api']]);
-  });
-
-  it('counts a license refusal as code "license" and keeps "0" for a v1 ERP error', () => {
-    const store = new LocalMetricsStore();
-    const metrics = createMetrics(localConfig, { store });
-
-    // LicenseError: code 0, HTTP 403, outcome proxy_error. v1 ERP error: code 0, HTTP 200.
-    recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: 0 }), 1);
-    metrics.publishStoredMetrics();
-    recordRequest(metrics, state({ outcome: 'erp_error', errorCode: 0, upstreamMs: 3 }), 5);
-    metrics.publishStoredMetrics();
-    recordRequest(metrics, state({ outcome: 'erp_error', errorCode: 0, upstreamMs: 3 }), 5);
-    metrics.publishStoredMetrics();
-    recordRequest(metrics, state({ api: 'aux', outcome: 'proxy_error' }), 1);
-    metrics.publishStoredMetrics();
-
-    const text = renderPrometheus(store.families());
-    const errors = text.split('\n').filter((line) => line.startsWith('erp_proxy_errors_total{'));
-    expect(errors).toEqual([
-      'erp_proxy_errors_total{api="aux",code="unknown"} 1',
-      'erp_proxy_errors_total{api="v1",code="0"} 2',
-      'erp_proxy_errors_total{api="v1",code="license"} 1',
-    ]);
-  });
-
   it('needs a store for the local runtime: there is no process-wide default', () => {
     expect(() => createMetrics(localConfig)).toThrow(/local runtime needs options\.store/);
     expect(() => createMetrics(localConfig, {})).toThrow(/options\.store/);
-  });
-
-  it('rounds milliseconds to a hundredth', () => {
-    expect(roundMs(12.3449)).toBe(12.34);
-    expect(roundMs(0.004)).toBe(0);
-    expect(roundMs(15000)).toBe(15000);
-  });
-
-  it('aggregates hand-written EMF records: array values, gauges keep the last value, junk is skipped', () => {
-    const store = new LocalMetricsStore();
-    const emf = (
-      body: Record<string, unknown>,
-      metrics: { Name: string; Unit: string }[],
-      dims: string[][],
-    ) =>
-      JSON.stringify({
-        _aws: {
-          Timestamp: 0,
-          CloudWatchMetrics: [{ Namespace: 'ErpProxy', Dimensions: dims, Metrics: metrics }],
-        },
-        service: 'erp-proxy',
-        ...body,
-      });
-
-    store.ingestLine(
-      emf(
-        { api: 'aux', UpstreamLatency: [1, 7, 70000] },
-        [{ Name: 'UpstreamLatency', Unit: 'Milliseconds' }],
-        [['service', 'api']],
-      ),
-    );
-    store.ingestLine(
-      emf({ LicenseDaysLeft: 9 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]),
-    );
-    store.ingestLine(
-      emf({ LicenseDaysLeft: 8 }, [{ Name: 'LicenseDaysLeft', Unit: 'Count' }], [['service']]),
-    );
-    store.ingestLine(emf({ Other: 1 }, [{ Name: 'Other', Unit: 'Count' }], [['service']]));
-    store.ingestLine('not json');
-    store.ingestLine('{"no":"emf"}');
-
-    const families = store.families();
-    const latency = families.find((f) => f.name === 'erp_proxy_upstream_latency_seconds');
-    expect(latency?.samples).toContainEqual({
-      labels: { api: 'aux', le: '0.005' },
-      value: 1,
-      suffix: '_bucket',
-    });
-    expect(latency?.samples).toContainEqual({
-      labels: { api: 'aux', le: '0.01' },
-      value: 2,
-      suffix: '_bucket',
-    });
-    expect(latency?.samples).toContainEqual({
-      labels: { api: 'aux', le: '60' },
-      value: 2,
-      suffix: '_bucket',
-    });
-    expect(latency?.samples).toContainEqual({
-      labels: { api: 'aux', le: '+Inf' },
-      value: 3,
-      suffix: '_bucket',
-    });
-    expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 70.008, suffix: '_sum' });
-    expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 3, suffix: '_count' });
-    expect(latency?.samples).toHaveLength(LATENCY_BUCKETS_MS.length + 3);
-    expect(families.find((f) => f.name === 'erp_proxy_license_days_left')?.samples).toEqual([
-      { labels: {}, value: 8 },
-    ]);
-    expect(families.map((f) => f.name)).toEqual(METRIC_SPECS.map((s) => s.prometheusName));
-    expect(store.stats()).toMatchObject({ malformedRecords: 2 });
-  });
-
-  it('exposes latency in seconds: 250 ms lands in the le="0.25" bucket and sums to 0.25', () => {
-    const store = new LocalMetricsStore();
-    const metrics = createMetrics(localConfig, { store });
-
-    recordRequest(metrics, state({ outcome: 'success', upstreamMs: 250 }), 250.5);
-    metrics.publishStoredMetrics();
-
-    const lines = renderPrometheus(store.families()).split('\n');
-    expect(lines).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.1"} 0');
-    expect(lines).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.25"} 1');
-    expect(lines).toContain('erp_proxy_upstream_latency_seconds_bucket{api="v1",le="0.5"} 1');
-    expect(lines).toContain('erp_proxy_upstream_latency_seconds_sum{api="v1"} 0.25');
-    expect(lines).toContain('erp_proxy_upstream_latency_seconds_count{api="v1"} 1');
-    expect(lines).toContain('erp_proxy_proxy_overhead_seconds_bucket{api="v1",le="0.005"} 1');
-    expect(lines).toContain('erp_proxy_proxy_overhead_seconds_sum{api="v1"} 0.0005');
-  });
-
-  it('renders every bucket bound as a short decimal in seconds, the same bounds as in milliseconds', () => {
-    const store = new LocalMetricsStore();
-    const metrics = createMetrics(localConfig, { store });
-    recordRequest(metrics, state({ outcome: 'success', upstreamMs: 1 }), 2);
-    metrics.publishStoredMetrics();
-
-    const text = renderPrometheus(store.families());
-    for (const family of ['erp_proxy_upstream_latency_seconds', 'erp_proxy_proxy_overhead_seconds']) {
-      const bounds = [
-        ...text.matchAll(new RegExp(`^${family}_bucket\\{api="v1",le="([^"]*)"\\} `, 'gm')),
-      ].map((match) => match[1]);
-      expect(bounds).toEqual([
-        '0.005',
-        '0.01',
-        '0.025',
-        '0.05',
-        '0.1',
-        '0.25',
-        '0.5',
-        '1',
-        '2.5',
-        '5',
-        '10',
-        '30',
-        '60',
-        '+Inf',
-      ]);
-      for (const bound of bounds.slice(0, -1)) {
-        expect(bound).toMatch(/^\d+(\.\d{1,3})?$/);
-      }
-      expect(bounds.slice(0, -1).map((bound) => Number(bound) * 1000)).toEqual(
-        LATENCY_BUCKETS_MS.map((ms) => expect.closeTo(ms, 9)),
-      );
-    }
-  });
-
-  it('converts to the Prometheus unit without float noise, and leaves other units alone', () => {
-    const latency = METRIC_SPECS.find((spec) => spec.name === MetricName.UpstreamLatency);
-    const bytes = METRIC_SPECS.find((spec) => spec.name === MetricName.ResponseBytes);
-    if (latency === undefined || bytes === undefined) throw new Error('catalogue changed');
-    expect(toPrometheusUnit(latency, 5)).toBe(0.005);
-    expect(toPrometheusUnit(latency, 0.3)).toBe(0.0003);
-    expect(toPrometheusUnit(latency, 15040.37)).toBe(15.04037);
-    expect(String(toPrometheusUnit(latency, 0.1 + 0.2))).toBe('0.0003');
-    expect(toPrometheusUnit(bytes, 4096)).toBe(4096);
-    expect(
-      METRIC_SPECS.filter((spec) => spec.prometheusScale !== undefined).map((s) => s.prometheusName),
-    ).toEqual(['erp_proxy_upstream_latency_seconds', 'erp_proxy_proxy_overhead_seconds']);
   });
 
   it('does not warn "No application metrics to publish" on an empty publish', () => {

@@ -1,0 +1,169 @@
+/**
+ * @module platform/error-table
+ * The proxy's own error codes as data: one row per kind of failure the proxy reports, with its
+ * HTTP status, the shape of the answer, whether the ERP call may have run (so whether a retry
+ * is safe) and a short meaning. Everything that needs a code or a status reads it from here:
+ * the error classes (`errors.ts`), the response mapping (`core/envelope.ts`), the request
+ * metrics and log, the CloudWatch alarms (`lib/monitoring.ts`) and `GET /_/about`.
+ *
+ * Adding an error code touches this table, the class that throws it and the README's "Proxy
+ * errors" table; `test/unit/error-table.test.ts` fails when the README row is missing or says
+ * another HTTP status.
+ *
+ * ERP errors are not here: they are passed on with HTTP 200 and the ERP's own code (see the
+ * README, "Responses and errors").
+ */
+
+/** Whether the ERP call ran when the proxy answered with this error. */
+export type CallRan =
+  /** Certainly not: the failure came before anything was sent. A retry is safe. */
+  | 'no'
+  /** Perhaps: the request was sent, or the proxy cannot tell. Check before retrying a write. */
+  | 'maybe'
+  /** Yes: the ERP answered, but not with something the proxy can pass on. */
+  | 'yes';
+
+/** One kind of proxy failure. */
+export interface ProxyErrorRow {
+  /** The envelope's `error.code`; also `error_code` in the request log and `code` on `Errors`. */
+  readonly code: number;
+  readonly httpStatus: number;
+  /** `envelope`: a JSON envelope with `error`; `text`: a `text/plain` body, no envelope. */
+  readonly answer: 'envelope' | 'text';
+  readonly callRan: CallRan;
+  /** One sentence for callers (shown by `GET /_/about`); no markup. */
+  readonly meaning: string;
+}
+
+/**
+ * Every proxy error, by the name of the class that throws it. The order is the README's, with
+ * the v2 plain-text answer last (it shares -32600 with `invalidRequest`).
+ */
+export const PROXY_ERRORS = deepFreeze({
+  parse: {
+    code: -32700,
+    httpStatus: 400,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning: 'The body is not valid JSON (v1 and version endpoints).',
+  },
+  invalidRequest: {
+    code: -32600,
+    httpStatus: 400,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning:
+      'The body is JSON but not a valid request: a field is missing or mistyped, an unknown action, a bad erp_instance (v1 and version endpoints).',
+  },
+  authentication: {
+    code: -32000,
+    httpStatus: 401,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning: 'The x-api-key header is missing or not one of the proxy keys.',
+  },
+  license: {
+    code: 0,
+    httpStatus: 403,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning: 'The license is missing, invalid or expired (execute and version endpoints).',
+  },
+  missingFunctionName: {
+    code: -32002,
+    httpStatus: 400,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning: 'v1 call_method without a non-empty fn_name.',
+  },
+  upstreamTimeout: {
+    code: -32003,
+    httpStatus: 504,
+    answer: 'envelope',
+    callRan: 'maybe',
+    meaning:
+      'The ERP did not answer in time, or the connection broke after the request was sent: the call may have run.',
+  },
+  upstreamUnavailable: {
+    code: -32004,
+    httpStatus: 503,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning:
+      'The ERP could not be reached or turned the call away (DNS, connect, TLS, 429, 503): the call certainly did not run; retry with back-off.',
+  },
+  badUpstreamResponse: {
+    code: -32005,
+    httpStatus: 502,
+    answer: 'envelope',
+    callRan: 'yes',
+    meaning:
+      'The upstream answered with something that is not an ERP answer (an HTML page, an unexpected status, a redirect, no /jsonrpc).',
+  },
+  json2Unavailable: {
+    code: -32006,
+    httpStatus: 502,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning:
+      'v2 (JSON-2) is unavailable on the target: an ERP older than 19, or the database cannot be selected.',
+  },
+  invalidV2Target: {
+    code: -32007,
+    httpStatus: 400,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning: 'v2: the model or method name is invalid, or db or api_key is not valid in an HTTP header.',
+  },
+  targetRefused: {
+    code: -32008,
+    httpStatus: 403,
+    answer: 'envelope',
+    callRan: 'no',
+    meaning: "The target is refused by the proxy's target policy.",
+  },
+  responseTooLarge: {
+    code: -32009,
+    httpStatus: 502,
+    answer: 'envelope',
+    callRan: 'yes',
+    meaning: "The ERP's answer is too large for the gateway (6 MB): ask for less, or accept gzip.",
+  },
+  internal: {
+    code: -32603,
+    httpStatus: 500,
+    answer: 'envelope',
+    // A bug can strike before or after the ERP call: nothing says which.
+    callRan: 'maybe',
+    meaning: 'Unexpected internal error (a bug; the details are only in the logs).',
+  },
+  v2RequestShape: {
+    code: -32600,
+    httpStatus: 400,
+    answer: 'text',
+    callRan: 'no',
+    meaning:
+      'v2: the body cannot be decoded into the request shape; answered in plain text naming the field, not an envelope.',
+  },
+} as const satisfies Record<string, ProxyErrorRow>);
+
+/** The name of a row of `PROXY_ERRORS`. */
+export type ProxyErrorKind = keyof typeof PROXY_ERRORS;
+
+/** The rows of `PROXY_ERRORS`, in table order. */
+export const PROXY_ERROR_ROWS: readonly ProxyErrorRow[] = Object.freeze(Object.values(PROXY_ERRORS));
+
+/** Whether the ERP call may have run (`maybe` or `yes`): a retry is safe only when not. */
+export function mayHaveRun(row: Pick<ProxyErrorRow, 'callRan'>): boolean {
+  return row.callRan !== 'no';
+}
+
+/** The distinct codes answered with an HTTP 5xx status, in table order. */
+export function serverErrorCodes(): number[] {
+  return [...new Set(PROXY_ERROR_ROWS.filter((row) => row.httpStatus >= 500).map((row) => row.code))];
+}
+
+function deepFreeze<T extends Record<string, object>>(table: T): T {
+  for (const row of Object.values(table)) Object.freeze(row);
+  return Object.freeze(table);
+}

@@ -1,0 +1,158 @@
+/**
+ * @module platform/metrics/catalogue
+ * The service's metrics as data: names, units, dimensions, how each is aggregated, its
+ * Prometheus family name and help text, and the latency buckets. The recording code
+ * (`record.ts`), the local store and the CloudWatch source behind `GET /_/metrics`
+ * (`operator/`) and the alarms and dashboard (`lib/monitoring.ts`) all read it from here.
+ *
+ * Dimensions are low-cardinality only: `service` (always), `api`, and `outcome` on Requests,
+ * `code` on Errors. Never a host, database, model or key name.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { PROXY_ERRORS } from '../error-table.ts';
+
+/** CloudWatch metric names. */
+export const MetricName = {
+  /** Count; dimensions api, outcome. */
+  Requests: 'Requests',
+  /**
+   * Count of requests that ended with an error (proxy or ERP); dimensions api, code. `code` is
+   * the error code, `license` for a license refusal, `unknown` when none was set.
+   */
+  Errors: 'Errors',
+  /** Count of requests that ended with -32003; dimension api. */
+  UpstreamTimeouts: 'UpstreamTimeouts',
+  /** Milliseconds spent waiting on the ERP; dimension api. */
+  UpstreamLatency: 'UpstreamLatency',
+  /** Milliseconds of handler time minus upstream time; dimension api. */
+  ProxyOverhead: 'ProxyOverhead',
+  /** Bytes of the response body sent to the client; dimension api. */
+  ResponseBytes: 'ResponseBytes',
+  /** Days until the license expires (negative once expired); no extra dimension. */
+  LicenseDaysLeft: 'LicenseDaysLeft',
+} as const;
+export type MetricName = (typeof MetricName)[keyof typeof MetricName];
+
+/** Dimension names. `service` is a Powertools default dimension on every record. */
+export const Dimension = {
+  Service: 'service',
+  Api: 'api',
+  Outcome: 'outcome',
+  Code: 'code',
+} as const;
+
+/**
+ * The `code` dimension value of a license refusal. The refusal's envelope code (0) is also the
+ * code of every v1 ERP error, so it is counted under its own name (see `errorCodeDimension`).
+ */
+export const LICENSE_CODE = 'license';
+/** The `code` dimension value when the chain set no error code. */
+export const UNKNOWN_CODE = 'unknown';
+
+/** How a metric is aggregated locally (and which Prometheus type it becomes). */
+export type MetricKind = 'counter' | 'gauge' | 'histogram' | 'summary';
+
+export interface MetricSpec {
+  readonly name: MetricName;
+  readonly unit: (typeof MetricUnit)[keyof typeof MetricUnit];
+  readonly kind: MetricKind;
+  /** Prometheus family name, the same locally and on AWS. */
+  readonly prometheusName: string;
+  /**
+   * What one unit of the CloudWatch metric is in the Prometheus family's base unit (`0.001`:
+   * milliseconds exposed as seconds); 1 when omitted. Applies to values, quantiles, `_sum` and
+   * bucket bounds, never to `_count` (see `toPrometheusUnit`).
+   */
+  readonly prometheusScale?: number;
+  /** Dimensions besides `service`, in label order. */
+  readonly dimensions: readonly string[];
+  /** Prometheus HELP text, in the Prometheus family's unit. */
+  readonly help: string;
+}
+
+/** Every metric of the service, in exposition order. */
+export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
+  {
+    name: MetricName.Requests,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_requests_total',
+    dimensions: [Dimension.Api, Dimension.Outcome],
+    help: 'Requests handled, by API and outcome (success, erp_error, proxy_error).',
+  },
+  {
+    name: MetricName.Errors,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_errors_total',
+    dimensions: [Dimension.Api, Dimension.Code],
+    help: 'Requests that ended with an error, by API and error code (proxy codes, license, ERP codes).',
+  },
+  {
+    name: MetricName.UpstreamTimeouts,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_upstream_timeouts_total',
+    dimensions: [Dimension.Api],
+    help: `Requests that ended with ${PROXY_ERRORS.upstreamTimeout.code}: the ERP timed out or the connection broke; the call may have run.`,
+  },
+  {
+    name: MetricName.UpstreamLatency,
+    unit: MetricUnit.Milliseconds,
+    kind: 'histogram',
+    prometheusName: 'erp_proxy_upstream_latency_seconds',
+    prometheusScale: 0.001,
+    dimensions: [Dimension.Api],
+    help: 'Time spent waiting on the ERP per request, in seconds.',
+  },
+  {
+    name: MetricName.ProxyOverhead,
+    unit: MetricUnit.Milliseconds,
+    kind: 'histogram',
+    prometheusName: 'erp_proxy_proxy_overhead_seconds',
+    prometheusScale: 0.001,
+    dimensions: [Dimension.Api],
+    help: 'Handler time minus upstream time per request, in seconds.',
+  },
+  {
+    name: MetricName.ResponseBytes,
+    unit: MetricUnit.Bytes,
+    kind: 'summary',
+    prometheusName: 'erp_proxy_response_bytes',
+    dimensions: [Dimension.Api],
+    help: 'Size of the response body sent to the client, in bytes.',
+  },
+  {
+    name: MetricName.LicenseDaysLeft,
+    unit: MetricUnit.Count,
+    kind: 'gauge',
+    prometheusName: 'erp_proxy_license_days_left',
+    dimensions: [],
+    help: 'Days until the license expires (negative once expired).',
+  },
+] satisfies MetricSpec[]);
+
+const SPEC_BY_NAME: ReadonlyMap<string, MetricSpec> = new Map(METRIC_SPECS.map((spec) => [spec.name, spec]));
+
+/** The catalogue entry of a metric name, or `undefined` for a metric outside the catalogue. */
+export function findMetricSpec(name: string): MetricSpec | undefined {
+  return SPEC_BY_NAME.get(name);
+}
+
+/**
+ * A value of `spec` (in its CloudWatch unit) in the unit of its Prometheus family: times
+ * `prometheusScale`, cut to 15 significant digits so the float noise of the scaling does not
+ * show (250 ms is `0.25`, 5 ms is `0.005`, not `0.005000000000000001`). Not for `_count`.
+ */
+export function toPrometheusUnit(spec: MetricSpec, value: number): number {
+  const scale = spec.prometheusScale ?? 1;
+  return scale === 1 ? value : Number((value * scale).toPrecision(15));
+}
+
+/**
+ * Upper bounds (ms, the unit of the EMF values they sort) of the local latency histogram
+ * buckets; `+Inf` is implied. Exposed in seconds (`le="0.005"` … `le="60"`).
+ */
+export const LATENCY_BUCKETS_MS: readonly number[] = Object.freeze([
+  5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000,
+]);

@@ -1,0 +1,42 @@
+/**
+ * @module platform/names
+ * The names that cross module boundaries, each defined once: the service name, the metric
+ * namespace, the APIs, the Lambda functions, the request outcomes and the operator endpoints
+ * `AUX_PUBLIC` may open. The runtime, the CDK stack (`lib/`) and the operator endpoints all
+ * read them from here, so a rename is one edit. Metric names, units and dimensions are in
+ * `metrics/catalogue.ts`; error codes in `error-table.ts`.
+ */
+
+/**
+ * The service name: the default of `POWERTOOLS_SERVICE_NAME` (so the `service` field of every
+ * log line and the `service` dimension of every metric), the stack's `service` tag and the
+ * `name` of `GET /_/about`.
+ */
+export const SERVICE_NAME = 'erp-proxy';
+
+/** The CloudWatch namespace of the service metrics (default of `POWERTOOLS_METRICS_NAMESPACE`). */
+export const METRICS_NAMESPACE = 'ErpProxy';
+
+/** The APIs a request is counted under: the `api` field of the log line and metric dimension. */
+export const API_NAMES = Object.freeze(['v1', 'v2', 'version', 'aux'] as const);
+export type ApiName = (typeof API_NAMES)[number];
+
+/** How a request ended: the `outcome` field of the log line and metric dimension. */
+export const OUTCOMES = Object.freeze(['success', 'erp_error', 'proxy_error'] as const);
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** The four Lambda functions of the service (the local server emulates the same four). */
+export const FUNCTION_NAMES = Object.freeze(['execute-v1', 'execute-v2', 'version', 'aux'] as const);
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+/**
+ * The operator endpoints `AUX_PUBLIC` may make public (`/_/license`, `/_/metrics`); every
+ * other aux route is either always public (`/_/about`) or always keyed.
+ */
+export const AUX_PUBLIC_NAMES = Object.freeze(['license', 'metrics'] as const);
+export type AuxPublicName = (typeof AUX_PUBLIC_NAMES)[number];
+
+/** Whether `name` is one of `AUX_PUBLIC_NAMES`. */
+export function isAuxPublicName(name: string): name is AuxPublicName {
+  return (AUX_PUBLIC_NAMES as readonly string[]).includes(name);
+}

@@ -1,0 +1,158 @@
+/**
+ * The error table (`lambdas/platform/error-table.ts`) against the README's "Proxy errors" table
+ * and against the error classes: adding an error code touches the table, the class that throws
+ * it and the README row, and these tests fail when one of the three is missing.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { errorResponse } from '../../lambdas/core/envelope.ts';
+import type { RequestState } from '../../lambdas/core/request-state.ts';
+import {
+  mayHaveRun,
+  PROXY_ERROR_ROWS,
+  PROXY_ERRORS,
+  type ProxyErrorRow,
+  serverErrorCodes,
+} from '../../lambdas/platform/error-table.ts';
+import * as errors from '../../lambdas/platform/errors.ts';
+
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README_HEADER = '| code | HTTP | meaning | what to do |';
+
+/** The `code` and `HTTP` cells of every row of the README's "Proxy errors" table. */
+function readmeErrorRows(markdown: string): { code: number; httpStatus: number }[] {
+  const lines = markdown.split('\n');
+  const start = lines.indexOf(README_HEADER);
+  if (start === -1) throw new Error(`README.md has no line "${README_HEADER}"`);
+  const rows: { code: number; httpStatus: number }[] = [];
+  // Skip the header and the |---| line; the table ends at the first line that is not a row.
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
+    const match = /^\| (-?\d+) \| (\d{3}) \|/.exec(line);
+    if (match === null) throw new Error(`README.md "Proxy errors": a row without a code and status: ${line}`);
+    rows.push({ code: Number(match[1]), httpStatus: Number(match[2]) });
+  }
+  return rows;
+}
+
+/** A concrete error class: every one takes a message (or a cause, for InternalError) first. */
+type ErrorClass = (new (message: string) => errors.ProxyError) & { readonly row: ProxyErrorRow };
+
+/** The concrete error classes exported by `errors.ts`. */
+const ERROR_CLASSES: ErrorClass[] = Object.values(errors).flatMap((value): ErrorClass[] =>
+  value !== errors.ProxyError && value.prototype instanceof errors.ProxyError ? [value as ErrorClass] : [],
+);
+
+function instantiate(errorClass: ErrorClass): errors.ProxyError {
+  return new errorClass('a message');
+}
+
+function state(): RequestState {
+  return { api: 'v1', startedAt: 0, envelopeId: 'id-1', body: undefined };
+}
+
+describe('the README "Proxy errors" table', () => {
+  const readme = readmeErrorRows(README);
+
+  it('is found and parsed', () => {
+    expect(readme.length).toBeGreaterThan(0);
+  });
+
+  it('has one row per code', () => {
+    const codes = readme.map((row) => row.code);
+    expect(new Set(codes).size).toBe(codes.length);
+  });
+
+  it.each(PROXY_ERROR_ROWS.map((row) => [row.code, row.httpStatus]))(
+    'has a row for %s with HTTP %s',
+    (code, httpStatus) => {
+      expect(readme).toContainEqual({ code, httpStatus });
+    },
+  );
+
+  it('lists no code the error table does not know', () => {
+    const known = new Set(PROXY_ERROR_ROWS.map((row) => row.code));
+    expect(readme.filter((row) => !known.has(row.code))).toEqual([]);
+  });
+});
+
+describe('the error table', () => {
+  it('gives one HTTP status per code', () => {
+    for (const row of PROXY_ERROR_ROWS) {
+      const first = PROXY_ERROR_ROWS.find((other) => other.code === row.code);
+      expect([row.code, row.httpStatus]).toEqual([row.code, first?.httpStatus]);
+    }
+  });
+
+  it('answers only the v2 request-shape error in plain text', () => {
+    expect(PROXY_ERROR_ROWS.filter((row) => row.answer === 'text')).toEqual([PROXY_ERRORS.v2RequestShape]);
+    expect(PROXY_ERRORS.v2RequestShape).toMatchObject({ code: -32600, httpStatus: 400 });
+  });
+
+  it('says whether the call may have run, so whether a retry is safe', () => {
+    const ran = (row: ProxyErrorRow): [number, boolean] => [row.code, mayHaveRun(row)];
+    expect(ran(PROXY_ERRORS.upstreamTimeout)).toEqual([-32003, true]);
+    expect(ran(PROXY_ERRORS.upstreamUnavailable)).toEqual([-32004, false]);
+    expect(ran(PROXY_ERRORS.badUpstreamResponse)).toEqual([-32005, true]);
+    expect(ran(PROXY_ERRORS.json2Unavailable)).toEqual([-32006, false]);
+    expect(ran(PROXY_ERRORS.responseTooLarge)).toEqual([-32009, true]);
+    expect(ran(PROXY_ERRORS.internal)).toEqual([-32603, true]);
+    for (const row of [
+      PROXY_ERRORS.parse,
+      PROXY_ERRORS.invalidRequest,
+      PROXY_ERRORS.authentication,
+      PROXY_ERRORS.license,
+      PROXY_ERRORS.missingFunctionName,
+      PROXY_ERRORS.invalidV2Target,
+      PROXY_ERRORS.targetRefused,
+      PROXY_ERRORS.v2RequestShape,
+    ]) {
+      expect(ran(row)).toEqual([row.code, false]);
+    }
+  });
+
+  it('lists the codes answered with 5xx in table order', () => {
+    expect(serverErrorCodes()).toEqual([-32003, -32004, -32005, -32006, -32009, -32603]);
+  });
+
+  it('is frozen', () => {
+    expect(Object.isFrozen(PROXY_ERRORS)).toBe(true);
+    expect(PROXY_ERROR_ROWS.every((row) => Object.isFrozen(row))).toBe(true);
+  });
+});
+
+describe('the error classes', () => {
+  it('cover every row of the table, one class per row', () => {
+    const rows = ERROR_CLASSES.map((errorClass) => errorClass.row);
+    expect(new Set(rows).size).toBe(rows.length);
+    expect(new Set(rows)).toEqual(new Set(PROXY_ERROR_ROWS));
+  });
+
+  it.each(ERROR_CLASSES.map((errorClass) => [errorClass.name, errorClass]))(
+    '%s takes its code and status from its row',
+    (_name, errorClass) => {
+      const error = instantiate(errorClass);
+      expect(error.row).toBe(errorClass.row);
+      expect(error.code).toBe(errorClass.row.code);
+      expect(error.httpStatus).toBe(errorClass.row.httpStatus);
+      // Own fields, as before the table: the error log line prints them.
+      expect(Object.keys(error)).toEqual(expect.arrayContaining(['code', 'httpStatus']));
+      expect(Object.keys(error)).not.toContain('row');
+    },
+  );
+
+  it.each(ERROR_CLASSES.map((errorClass) => [errorClass.name, errorClass]))(
+    '%s is answered with its status, as its row says (envelope or plain text)',
+    (_name, errorClass) => {
+      const { row } = errorClass;
+      const response = errorResponse(state(), instantiate(errorClass));
+      expect(response.statusCode).toBe(row.httpStatus);
+      if (row.answer === 'text') {
+        expect(response.headers['content-type']).toBe('text/plain; charset=utf-8');
+      } else {
+        expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(JSON.parse(response.body)).toMatchObject({ id: 'id-1', error: { code: row.code } });
+      }
+    },
+  );
+});

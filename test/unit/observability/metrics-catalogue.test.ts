@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { METRIC_SPECS, MetricName, toPrometheusUnit } from '../../../lambdas/platform/metrics/catalogue.ts';
+
+describe('metric catalogue', () => {
+  it('converts to the Prometheus unit without float noise, and leaves other units alone', () => {
+    const latency = METRIC_SPECS.find((spec) => spec.name === MetricName.UpstreamLatency);
+    const bytes = METRIC_SPECS.find((spec) => spec.name === MetricName.ResponseBytes);
+    if (latency === undefined || bytes === undefined) throw new Error('catalogue changed');
+    expect(toPrometheusUnit(latency, 5)).toBe(0.005);
+    expect(toPrometheusUnit(latency, 0.3)).toBe(0.0003);
+    expect(toPrometheusUnit(latency, 15040.37)).toBe(15.04037);
+    expect(String(toPrometheusUnit(latency, 0.1 + 0.2))).toBe('0.0003');
+    expect(toPrometheusUnit(bytes, 4096)).toBe(4096);
+    expect(
+      METRIC_SPECS.filter((spec) => spec.prometheusScale !== undefined).map((s) => s.prometheusName),
+    ).toEqual(['erp_proxy_upstream_latency_seconds', 'erp_proxy_proxy_overhead_seconds']);
+  });
+});
