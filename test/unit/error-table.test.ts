@@ -48,7 +48,7 @@ function instantiate(errorClass: ErrorClass): errors.ProxyError {
 }
 
 function state(): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId: 'id-1', body: undefined };
+  return { api: 'v1', startedAt: 0, envelopeId: 'id-1' };
 }
 
 describe('the README "Proxy errors" table', () => {
