@@ -3,7 +3,7 @@
  * benchmark. It forwards the method, path and POST body to one upstream over a keep-alive
  * `http.Agent` and pipes the answer back: no parsing, validation, auth, logging or metrics.
  *
- * With `observed`, the same pass-through also does what issue 5 and DESIGN section 9 require of
+ * With `observed`, the same pass-through also does what the proxy requires of
  * every request, and nothing else: it runs erp-proxy's own `observe` middleware (the request
  * log line through the Powertools Logger, the EMF records through Powertools Metrics, kept in
  * process as the local server keeps them), called directly, without Middy. Its throughput is

@@ -110,7 +110,7 @@ function endToEndRows(r: Results): Row[] {
         measurement: `observed floor ÷ floor throughput (c=${c}), informative`,
         result:
           `${percent(observed.rps / floor.rps)}: the most any proxy can reach while it logs and records ` +
-          'every request as DESIGN section 9 asks',
+          'every request as docs/operators-observability.md describes',
         budget: '—',
       });
     }
@@ -300,7 +300,7 @@ ${summary(rows)}
   \`observe\` middleware on every request (called directly, without Middy: the Powertools request log
   line to /dev/null and the Powertools EMF records kept in process, as the local server does), with
   nothing else of the proxy. It is the most any proxy can reach while it logs and records every
-  request as DESIGN section 9 asks, so it shows how much of the throughput budget that observability
+  request as docs/operators-observability.md describes, so it shows how much of the throughput budget that observability
   alone leaves. The upstreams run in one child process and the proxy and floors in another, so the load generator
   shares no event loop with them (3 processes on ${cpus().length} cores). Each run: ${e.warmupSeconds} s warm-up, then
   ${e.seconds} s measured; latency at concurrency 1 (median and p99 of every answer's own response time,

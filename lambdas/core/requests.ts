@@ -71,8 +71,8 @@ function recordTarget(state: RequestState, url: string, db?: string): void {
 }
 
 /**
- * The proxy key (`x-api-key`) and the ERP key are never the same value (spec, "Two different
- * secrets"). A client that put its proxy key into `erp_instance.api_key` would send it to the ERP;
+ * The proxy key (`x-api-key`) and the ERP key are never the same value (README, "Calling the
+ * proxy"). A client that put its proxy key into `erp_instance.api_key` would send it to the ERP;
  * it is refused instead. Only the caller's own key is compared: comparing with every proxy key
  * would tell a caller whether some string is another caller's key. Both values come from this
  * very request, so a plain comparison tells the caller nothing it does not know (no constant
@@ -126,7 +126,7 @@ export const MAX_V2_NAME_LENGTH = 256;
  */
 export const MAX_V2_HEADER_VALUE_LENGTH = 4096;
 
-/** v2 execute body → call. Shape errors are plain text (spec, Behaviours 4). */
+/** v2 execute body → call. Shape errors are plain text (README, Responses and errors). */
 export function parseV2Call(inbound: InboundBody, state: RequestState, presentedProxyKey?: string): ErpCall {
   if (!inbound.ok) {
     throw new V2RequestShapeError(`body: ${inbound.problem ?? 'the request body is not valid JSON'}`);

@@ -1,13 +1,13 @@
 /**
  * @module core/schemas
- * zod schemas of the request bodies (spec, "Resources and their fields") and the one function
+ * zod schemas of the request bodies (README, "Calling the proxy") and the one function
  * that turns a zod failure into a short, field-naming message.
  */
 import '../platform/zod.ts';
 import * as z from 'zod';
 import { isJsonObject } from '../platform/json.ts';
 
-/** The 9 v1 actions (spec). */
+/** The 9 v1 actions (README, "Calling the proxy"). */
 export const V1_ACTIONS = [
   'search_count',
   'search',
@@ -75,7 +75,7 @@ const ErpInstanceV2 = z.object(
     url: baseUrl,
     db: requiredString,
     api_key: requiredString,
-    // A v1-shaped instance object works unchanged on v2 (spec): `user_id` is accepted, ignored.
+    // A v1-shaped instance object works unchanged on v2 (README): `user_id` is accepted, ignored.
     user_id: z.unknown().optional(),
   },
   { error: (issue) => typeError(issue.input, 'object') },

@@ -1,6 +1,6 @@
 /**
  * @module middleware/api-key-auth
- * `x-api-key` authentication (DESIGN.md section 5): the presented key is compared in constant
+ * `x-api-key` authentication (README, Calling the proxy): the presented key is compared in constant
  * time against every configured proxy key; the matching key's name is recorded for logs.
  */
 import { AuthenticationError } from '../platform/errors.ts';

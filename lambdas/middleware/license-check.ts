@@ -1,6 +1,6 @@
 /**
  * @module middleware/license-check
- * Refuses execute and version calls while the license is not valid (DESIGN section 6): HTTP 403,
+ * Refuses execute and version calls while the license is not valid (README, Operators; docs/operators-license.md): HTTP 403,
  * `error.code` 0, and a message that says why. The aux endpoints do not use it, so
  * `GET /_/license` keeps answering and operators can see what is wrong.
  */

@@ -100,7 +100,7 @@ const EnvSchema = z.object({
   BUILD_TIME: optionalString,
 });
 
-/** A named proxy key (DESIGN section 5). */
+/** A named proxy key (README, Configuration: `PROXY_API_KEYS`). */
 export interface NamedKey {
   readonly name: string;
   readonly key: string;
@@ -176,7 +176,7 @@ export interface Config {
   readonly buildTime: string | undefined;
 }
 
-/** Loopback ranges the local server allows by default (DESIGN section 7). */
+/** Loopback ranges the local server allows by default (docs/target-policy.md). */
 export const LOCAL_DEFAULT_TARGETS = Object.freeze(['127.0.0.0/8', '::1/128', 'localhost']);
 
 /** Parses a configuration from an environment. Throws an `Error` naming every bad variable. */

@@ -1,6 +1,6 @@
 /**
  * @module platform/license
- * The license document and its evaluation (DESIGN section 6). Pure logic: no I/O, no clock
+ * The license document and its evaluation (docs/operators-license.md). Pure logic: no I/O, no clock
  * unless the caller leaves `now` out. A license is JSON
  * `{"licensee":"...","valid_until":"YYYY-MM-DD","signature":"<base64>"}`; the signature is
  * Ed25519 over the canonical message `${licensee}\n${valid_until}`.

@@ -2,7 +2,7 @@
  * @module platform/secrets
  * Proxy keys and the license: from Secrets Manager through Powertools Parameters (cached for
  * `SECRETS_MAX_AGE`) when deployed, from the environment and `LICENSE_FILE` locally
- * (DESIGN sections 5 and 6).
+ * (README, Configuration; docs/operators-license.md).
  *
  * A rotation in a secret (a proxy key added or removed, a new license) takes effect once the
  * cache entry is older than `SECRETS_MAX_AGE`, without a restart or a redeploy. Error messages

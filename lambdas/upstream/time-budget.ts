@@ -23,7 +23,7 @@ export interface TimeBudgetInput {
 
 /**
  * Parses `x-request-timeout`: integer seconds. Missing, non-numeric, negative or 0 means "use the
- * default" (spec, Limits). Returns `undefined` in those cases.
+ * default" (README, Limits). Returns `undefined` in those cases.
  */
 export function parseRequestTimeoutHeader(header: string | undefined): number | undefined {
   if (header === undefined) return undefined;

@@ -93,7 +93,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps the execute bundles within the 250 KB budget (issue 7), with no AWS SDK loaded at import', () => {
+  it('keeps the execute bundles within the 250 KB budget (bench/README.md), with no AWS SDK loaded at import', () => {
     for (const fn of ['execute-v1', 'execute-v2'] as const) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
       expect(Buffer.byteLength(code), fn).toBeLessThanOrEqual(250 * 1024);

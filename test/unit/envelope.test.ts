@@ -81,7 +81,7 @@ describe('errorResponse', () => {
     expect(state.errorCode).toBe(code);
   });
 
-  it('AuthenticationError says "Authentication failed" by default (spec example)', () => {
+  it('AuthenticationError says "Authentication failed" by default (README example)', () => {
     const body = envelopeOf(errorResponse(newState(), new AuthenticationError()));
     expect(body.error?.message).toBe('Authentication failed');
   });

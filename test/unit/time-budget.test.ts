@@ -1,5 +1,5 @@
 /**
- * The upstream time budget: `x-request-timeout` parsing (spec, Limits), the caps by
+ * The upstream time budget: `x-request-timeout` parsing (README, Limits), the caps by
  * `ERP_MAX_TIMEOUT` and by the Lambda time left.
  */
 import { describe, expect, it } from 'vitest';
