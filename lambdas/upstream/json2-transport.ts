@@ -1,6 +1,6 @@
 /**
  * @module upstream/json2-transport
- * v2: `POST {url}/json/2/<model>/<method>` (DESIGN.md section 4, wire-reference section 2).
+ * v2: `POST {url}/json/2/<model>/<method>` (README, "Calling the proxy"; docs/design.md).
  * The model and method were validated as identifiers before (-32007), so the path is safe.
  */
 import { BadUpstreamResponseError, Json2UnavailableError } from '../platform/errors.ts';

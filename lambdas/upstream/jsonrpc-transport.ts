@@ -1,6 +1,6 @@
 /**
  * @module upstream/jsonrpc-transport
- * v1: `POST {url}/jsonrpc` with `execute_kw` (DESIGN.md section 4, wire-reference section 1).
+ * v1: `POST {url}/jsonrpc` with `execute_kw` (README, "Calling the proxy"; docs/design.md).
  */
 import { BadUpstreamResponseError } from '../platform/errors.ts';
 import { isJsonObject, scanJson } from '../platform/json.ts';
