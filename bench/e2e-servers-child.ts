@@ -28,7 +28,7 @@ if (role === 'upstreams') {
   process.send?.({ doubleUrl: double.url, fastUrl: fast.url });
 } else if (role === 'proxies' && doubleUrl && fastUrl) {
   // The test harness defaults to DEBUG (for its leak guard); production's default is INFO.
-  const proxy = await startProxy({ LOG_LEVEL: 'INFO', PROXY_API_KEY: BENCH_PROXY_KEY });
+  const proxy = await startProxy({ env: { LOG_LEVEL: 'INFO', PROXY_API_KEY: BENCH_PROXY_KEY } });
   const floorDouble = await startFloorProxy(doubleUrl);
   const floorFast = await startFloorProxy(fastUrl);
   const observedFloorFast = await startFloorProxy(fastUrl, { observed: true });

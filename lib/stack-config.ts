@@ -11,7 +11,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { LOG_LEVELS, type LogLevelName } from '../lambdas/platform/config.ts';
 import { parsePublicKey } from '../lambdas/platform/license.ts';
 import { AUX_PUBLIC_NAMES, type AuxPublicName, isAuxPublicName } from '../lambdas/platform/names.ts';
-import { compileTargetPolicy } from '../lambdas/upstream/target-policy.ts';
+import { parseTargetList } from '../lambdas/platform/target-list.ts';
 
 /**
  * Integration timeout of every route. API Gateway HTTP APIs cut an integration off after 30 s at
@@ -152,12 +152,12 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
  * Whether the runtime accepts an `ERP_ALLOWED_TARGETS` entry: the check is the runtime's own
- * (`compileTargetPolicy`), so an entry the synth lets through can never fail every function at
- * cold start.
+ * (`parseTargetList`, which the target policy compiles the list with), so an entry the synth
+ * lets through can never fail every function at cold start.
  */
 function isTargetPattern(entry: string): boolean {
   try {
-    compileTargetPolicy({ allowedTargets: [entry], allowedDatabases: [] });
+    parseTargetList([entry]);
     return true;
   } catch {
     return false;

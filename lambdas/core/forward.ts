@@ -10,10 +10,11 @@ import type { CallContext, ErpCall, ErpTransport } from '../upstream/erp-transpo
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
-import { type LambdaResponse, negotiateEncoding, outcomeResponse } from './envelope.ts';
+import { type LambdaResponse, outcomeResponse } from './envelope.ts';
 import type { InboundBody, InboundCall } from './inbound-call.ts';
 import type { RequestState } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
+import { negotiateEncoding } from './response-encoding.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
 const COMPRESSED_READ_FACTOR = 10;

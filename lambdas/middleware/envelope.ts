@@ -4,7 +4,8 @@
  * `errorResponse`), and the last step of every response (compression, the 6 MB check).
  * Register it right after `observe`, before everything that may throw.
  */
-import { errorResponse, finalizeResponse } from '../core/envelope.ts';
+import { errorResponse } from '../core/envelope.ts';
+import { finalizeResponse } from '../core/response-encoding.ts';
 import type { ProxyMiddleware, ProxyRequest } from './types.ts';
 
 function acceptEncoding(request: ProxyRequest): string | undefined {

@@ -4,8 +4,6 @@
  * (common headers, timing, the request state) and classifying answers that are not ERP
  * answers (redirects, front-proxy errors, HTML pages).
  */
-import type { ProxyOutcome } from '../core/envelope.ts';
-import type { RequestState } from '../core/request-state.ts';
 import {
   BadUpstreamResponseError,
   type ProxyError,
@@ -31,6 +29,25 @@ export interface ErpCall {
   readonly kwargsJson: string;
 }
 
+/** What one call to the ERP produced: a result, or the ERP's own error. */
+export type ErpOutcome =
+  | { readonly kind: 'result'; readonly value: unknown }
+  /** A result passed on as the ERP's own JSON bytes (already validated), never parsed. */
+  | { readonly kind: 'raw_result'; readonly json: Buffer }
+  | { readonly kind: 'erp_error'; readonly code: number; readonly message: string; readonly data: unknown };
+
+/**
+ * What the upstream layer writes down about a request, for the request log and the metrics.
+ * The request's state (`core/request-state.ts`) has these fields; this layer needs nothing
+ * else from it.
+ */
+export interface UpstreamRecord {
+  /** HTTP status of the last upstream answer. */
+  upstreamStatus?: number;
+  /** Milliseconds spent waiting on the upstream (sum over calls). */
+  upstreamMs?: number;
+}
+
 /** Per-request settings every upstream exchange needs. */
 export interface CallContext {
   readonly signal: AbortSignal;
@@ -44,12 +61,12 @@ export interface CallContext {
   readonly stripDebug: boolean;
   /** Every exchange of this request only reads (the version endpoints). */
   readonly readOnly?: boolean;
-  readonly state: RequestState;
+  readonly state: UpstreamRecord;
 }
 
 /** v1 (`/jsonrpc` execute_kw) and v2 (JSON-2) are two implementations of this. */
 export interface ErpTransport {
-  call(call: ErpCall, context: CallContext): Promise<ProxyOutcome>;
+  call(call: ErpCall, context: CallContext): Promise<ErpOutcome>;
 }
 
 /** Appends a path to a base URL that may itself have a path prefix. */

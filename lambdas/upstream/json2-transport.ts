@@ -1,9 +1,8 @@
 /**
  * @module upstream/json2-transport
- * v2: `POST {url}/json/2/<model>/<method>` (DESIGN.md section 4, wire-reference section 2).
+ * v2: `POST {url}/json/2/<model>/<method>` (README, "Calling the proxy"; docs/design.md).
  * The model and method were validated as identifiers before (-32007), so the path is safe.
  */
-import type { ProxyOutcome } from '../core/envelope.ts';
 import { BadUpstreamResponseError, Json2UnavailableError } from '../platform/errors.ts';
 import { isJsonObject, scanJson } from '../platform/json.ts';
 import {
@@ -11,6 +10,7 @@ import {
   classifyGatewayAnswer,
   describeAnswer,
   type ErpCall,
+  type ErpOutcome,
   type ErpTransport,
   parseJsonBody,
   scrubErrorData,
@@ -26,7 +26,7 @@ const NO_DATABASE_SELECTED = /No database is selected/i;
 export class Json2Transport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
 
-  async call(call: ErpCall, context: CallContext): Promise<ProxyOutcome> {
+  async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
     const response = await sendExchange(this.client, context, {
       method: 'POST',
       url: upstreamUrl(call.baseUrl, `/json/2/${call.model}/${call.method}`),

@@ -1,8 +1,7 @@
 /**
  * @module upstream/jsonrpc-transport
- * v1: `POST {url}/jsonrpc` with `execute_kw` (DESIGN.md section 4, wire-reference section 1).
+ * v1: `POST {url}/jsonrpc` with `execute_kw` (README, "Calling the proxy"; docs/design.md).
  */
-import type { ProxyOutcome } from '../core/envelope.ts';
 import { BadUpstreamResponseError } from '../platform/errors.ts';
 import { isJsonObject, scanJson } from '../platform/json.ts';
 import {
@@ -10,6 +9,7 @@ import {
   classifyGatewayAnswer,
   describeAnswer,
   type ErpCall,
+  type ErpOutcome,
   type ErpTransport,
   scrubErrorData,
   sendExchange,
@@ -31,7 +31,7 @@ export async function callJsonRpc(
   service: 'object' | 'common',
   method: string,
   argsJson: string,
-): Promise<ProxyOutcome> {
+): Promise<ErpOutcome> {
   const id = nextRpcId++;
   const response = await sendExchange(client, context, {
     method: 'POST',
@@ -93,7 +93,7 @@ function firstByte(bytes: Buffer): number | undefined {
 export class JsonRpcTransport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
 
-  call(call: ErpCall, context: CallContext): Promise<ProxyOutcome> {
+  call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
     // execute_kw(db, uid, key, model, method, args, kwargs); args and kwargs as the client wrote them.
     const fixed = JSON.stringify([call.db, call.uid, call.apiKey, call.model, call.method]).slice(0, -1);
     const argsJson = `${fixed},${call.argsJson ?? '[]'},${call.kwargsJson}]`;

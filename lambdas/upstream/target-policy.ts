@@ -1,6 +1,6 @@
 /**
  * @module upstream/target-policy
- * The target policy (DESIGN.md section 7): the proxy must not be an open door into the network.
+ * The target policy (docs/target-policy.md): the proxy must not be an open door into the network.
  * Every refusal is a {@link TargetRefusedError} (code -32008, HTTP 403).
  *
  * The policy is checked twice:
@@ -43,39 +43,23 @@
  *
  * IPv6 addresses that carry an IPv4 address (a NAT64 gateway, a dual-stack socket or a 6to4
  * relay turns them into a connection to that IPv4 address; on AWS a VPC Lambda behind a NAT
- * gateway with DNS64 reaches `10.0.0.5` as `[64:ff9b::a00:5]`):
+ * gateway with DNS64 reaches `10.0.0.5` as `[64:ff9b::a00:5]`; which forms are decoded is told
+ * in `platform/ip-address.ts`): an IPv4-mapped address IS its IPv4 address. A NAT64,
+ * IPv4-compatible, SIIT or 6to4 address is classed as the more restrictive of itself and the
+ * IPv4 address it carries ({@link classifyAddress}): `64:ff9b::169.254.169.254` is always
+ * refused, `64:ff9b::10.0.0.5` private, `64:ff9b::8.8.8.8` public. A CIDR entry lists it when it
+ * contains the carried IPv4 address (so `10.0.0.0/8` lists `64:ff9b::10.0.0.5`, as it lists
+ * `::ffff:10.0.0.5`). A CIDR entry that contains only the IPv6 form (`64:ff9b::/96`, `2002::/16`,
+ * `::/0`) lists it only when the carried IPv4 address is public: an IPv6 entry is never consent
+ * to reach a private IPv4 address. In general each private side (the IPv6 address, the IPv4
+ * address) must be contained in a CIDR entry of its own. Local-use NAT64 and Teredo, not
+ * decoded, are private (refused unless listed), which is at least as strict as any address they
+ * could carry except the always-refused ones, and no ERP is reached through them in practice.
  *
- * - **IPv4-mapped** `::ffff:0:0/96` (`::ffff:a.b.c.d`, `::ffff:7f00:1`) is parsed as the IPv4
- *   address it maps to ({@link parseIp} returns an IPv4 address): it IS that address.
- * - **NAT64** `64:ff9b::/96` (RFC 6052), **IPv4-compatible** `::/96` (deprecated; `::` and `::1`
- *   keep their own meaning), **SIIT** `::ffff:0:a.b.c.d` (`::ffff:0:0:0/96`) and **6to4**
- *   `2002::/16` (the relay's IPv4 address in bits 16-47) stay IPv6 addresses, and
- *   {@link embeddedIPv4} gives the IPv4 address they carry. Such an address is classed as the
- *   more restrictive of itself and its IPv4 address ({@link classifyAddress}):
- *   `64:ff9b::169.254.169.254` is always refused, `64:ff9b::10.0.0.5` private,
- *   `64:ff9b::8.8.8.8` public. A CIDR entry lists it when it contains the carried IPv4 address
- *   (so `10.0.0.0/8` lists `64:ff9b::10.0.0.5`, as it lists `::ffff:10.0.0.5`). A CIDR entry
- *   that contains only the IPv6 form (`64:ff9b::/96`, `2002::/16`, `::/0`) lists it only when
- *   the carried IPv4 address is public: an IPv6 entry is never consent to reach a private IPv4
- *   address. In general each private side (the IPv6 address, the IPv4 address) must be contained
- *   in a CIDR entry of its own.
- * - **Local-use NAT64** `64:ff9b:1::/48` (RFC 8215: where the IPv4 address sits depends on the
- *   operator's prefix length, /48 to /96) and **Teredo** `2001::/32` (the client IPv4 address is
- *   the last 32 bits XOR 0xffffffff, the server's in bits 32-63) are not decoded: they are private
- *   (refused unless listed), which is at least as strict as any address they could carry except
- *   the always-refused ones, and no ERP is reached through them in practice.
- *
- * `allowedTargets` entries (`ERP_ALLOWED_TARGETS`), compiled once by {@link compileTargetPolicy}:
- *
- * - a host name, `erp.example.com`: matches that name only (case-insensitive, a trailing dot is
- *   ignored, IDN names match in their punycode form);
- * - a wildcard, `*.example.com`: matches any subdomain at any depth (`a.example.com`,
- *   `a.b.example.com`) but not the apex `example.com`;
- * - a CIDR, `10.0.0.0/8`, `fd12::/16`, or a bare IP (`/32` or `/128`): matches the address. Host
- *   bits are ignored (`10.1.2.3/8` is `10.0.0.0/8`). An IPv4-mapped IPv6 CIDR with a prefix of 96
- *   or more (`::ffff:10.0.0.0/104`) is the IPv4 CIDR it maps to. Any other IPv6 CIDR, including
- *   one inside `64:ff9b::/96` or `2002::/16`, stays IPv6: to allow a private IPv4 address reached
- *   through NAT64 or 6to4, list the IPv4 range (see above).
+ * `allowedTargets` entries (`ERP_ALLOWED_TARGETS`: host names, `*.` wildcards, CIDRs and bare
+ * IPs, whose syntax `platform/target-list.ts` describes) are compiled once by
+ * {@link compileTargetPolicy}. An IPv6 CIDR inside `64:ff9b::/96` or `2002::/16` stays IPv6: to
+ * allow a private IPv4 address reached through NAT64 or 6to4, list the IPv4 range (see above).
  *
  * An invalid entry makes {@link compileTargetPolicy} throw an `Error` naming it (cold start).
  *
@@ -85,8 +69,9 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
 import { TargetRefusedError } from '../platform/errors.ts';
+import { cidrContains, embeddedIPv4, type IpAddress, parseCidr, parseIp } from '../platform/ip-address.ts';
+import { normalizeHostName, parseTargetList, type TargetList } from '../platform/target-list.ts';
 
 /** The target policy as configured (`Config.allowedTargets`, `Config.allowedDatabases`). */
 export interface TargetPolicy {
@@ -97,29 +82,12 @@ export interface TargetPolicy {
 }
 
 /**
- * An IP address as a number. IPv4-mapped IPv6 addresses are stored as IPv4 (see {@link parseIp});
- * other IPv6 forms that carry an IPv4 address stay IPv6 (see {@link embeddedIPv4}).
+ * A {@link TargetPolicy} with its entries parsed once (the {@link TargetList} of
+ * `allowedTargets`). Build it with {@link compileTargetPolicy}.
  */
-export interface IpAddress {
-  readonly family: 4 | 6;
-  readonly value: bigint;
-}
-
-/** A parsed CIDR block. `network` has its host bits cleared. */
-export interface Cidr {
-  readonly family: 4 | 6;
-  readonly network: bigint;
-  readonly prefix: number;
-}
-
-/** A {@link TargetPolicy} with its entries parsed once. Build it with {@link compileTargetPolicy}. */
-export interface CompiledTargetPolicy {
+export interface CompiledTargetPolicy extends TargetList {
   /** True when `allowedTargets` had at least one entry (the target must then match one). */
   readonly restricted: boolean;
-  readonly exactNames: ReadonlySet<string>;
-  /** Wildcard entries as suffixes with their leading dot: `*.example.com` is `.example.com`. */
-  readonly wildcardSuffixes: readonly string[];
-  readonly cidrs: readonly Cidr[];
   readonly allowedDatabases: ReadonlySet<string>;
 }
 
@@ -156,152 +124,11 @@ export const PRIVATE_RANGES: readonly string[] = Object.freeze([
 ]);
 
 // ---------------------------------------------------------------------------------------------
-// IP helpers
+// Classifying addresses
 // ---------------------------------------------------------------------------------------------
-
-const V4_MAPPED_PREFIX = 0xffffn; // ::ffff:0:0/96, the upper 96 bits
-const SIIT_PREFIX = 0xffff_0000n; // ::ffff:0:0:0/96, the upper 96 bits
-const NAT64_PREFIX = 0x0064_ff9b_0000_0000_0000_0000n; // 64:ff9b::/96, the upper 96 bits
-const SIX_TO_FOUR_PREFIX = 0x2002n; // 2002::/16, the upper 16 bits
-const U32 = 0xffff_ffffn;
-
-/** Parses a strict dotted-decimal IPv4 address (no leading zeros) to a 32-bit number. */
-export function parseIPv4(text: string): bigint | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let value = 0n;
-  for (const part of parts) {
-    if (!/^(0|[1-9]\d{0,2})$/.test(part)) return undefined;
-    const octet = Number(part);
-    if (octet > 255) return undefined;
-    value = (value << 8n) | BigInt(octet);
-  }
-  return value;
-}
-
-/**
- * Parses an IPv6 address (with `::`, an embedded IPv4 tail such as `::ffff:1.2.3.4`, and an
- * optional `%zone`, which is ignored) to a 128-bit number.
- */
-export function parseIPv6(text: string): bigint | undefined {
-  const zone = text.indexOf('%');
-  let rest = zone === -1 ? text : text.slice(0, zone);
-  if (rest === '' || rest.length > 45) return undefined;
-
-  let tail: bigint[] = [];
-  const lastColon = rest.lastIndexOf(':');
-  if (lastColon === -1) return undefined;
-  const last = rest.slice(lastColon + 1);
-  if (last.includes('.')) {
-    const v4 = parseIPv4(last);
-    if (v4 === undefined) return undefined;
-    tail = [(v4 >> 16n) & 0xffffn, v4 & 0xffffn];
-    // Drop the IPv4 part; keep a `::` just before it (`::ffff:1.2.3.4` -> `::ffff`, `::1.2.3.4` -> `::`).
-    rest = rest.slice(0, lastColon + 1);
-    if (!rest.endsWith('::')) rest = rest.slice(0, -1);
-  }
-
-  const halves = rest.split('::');
-  if (halves.length > 2) return undefined;
-  const parseGroups = (part: string): bigint[] | undefined => {
-    if (part === '') return [];
-    const groups: bigint[] = [];
-    for (const group of part.split(':')) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(group)) return undefined;
-      groups.push(BigInt(`0x${group}`));
-    }
-    return groups;
-  };
-  const head = parseGroups(halves[0] ?? '');
-  const after = halves.length === 2 ? parseGroups(halves[1] ?? '') : [];
-  if (head === undefined || after === undefined) return undefined;
-  const explicit = head.length + after.length + tail.length;
-  let groups: bigint[];
-  if (halves.length === 2) {
-    if (explicit > 7) return undefined;
-    groups = [...head, ...new Array<bigint>(8 - explicit).fill(0n), ...after, ...tail];
-  } else {
-    if (explicit !== 8) return undefined;
-    groups = [...head, ...tail];
-  }
-  let value = 0n;
-  for (const group of groups) value = (value << 16n) | group;
-  return value;
-}
-
-/**
- * Parses an IPv4 or IPv6 address, with or without `[` `]`. An IPv4-mapped IPv6 address
- * (`::ffff:0:0/96`, in either notation) is returned as the IPv4 address it maps to. Other forms
- * that carry an IPv4 address (NAT64, IPv4-compatible, SIIT, 6to4) are returned as IPv6: see
- * {@link embeddedIPv4}.
- */
-export function parseIp(text: string): IpAddress | undefined {
-  const bare = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  if (bare.includes(':')) {
-    const value = parseIPv6(bare);
-    if (value === undefined) return undefined;
-    if (value >> 32n === V4_MAPPED_PREFIX) return { family: 4, value: value & U32 };
-    return { family: 6, value };
-  }
-  const value = parseIPv4(bare);
-  return value === undefined ? undefined : { family: 4, value };
-}
-
-/** Parses `address/prefix` (or a bare address, meaning `/32` or `/128`). Throws on bad input. */
-export function parseCidr(text: string): Cidr {
-  const slash = text.lastIndexOf('/');
-  const addressText = slash === -1 ? text : text.slice(0, slash);
-  const bare =
-    addressText.startsWith('[') && addressText.endsWith(']') ? addressText.slice(1, -1) : addressText;
-  const isV6 = bare.includes(':');
-  const raw = isV6 ? parseIPv6(bare) : parseIPv4(bare);
-  if (raw === undefined || bare.includes('%')) throw new Error(`"${text}" is not a valid IP address or CIDR`);
-  const bits = isV6 ? 128 : 32;
-  let prefix = bits;
-  if (slash !== -1) {
-    const prefixText = text.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > bits) {
-      throw new Error(`"${text}" has an invalid prefix length (0 to ${bits})`);
-    }
-    prefix = Number(prefixText);
-  }
-  if (isV6 && prefix >= 96 && raw >> 32n === V4_MAPPED_PREFIX) {
-    return makeCidr(4, raw & U32, prefix - 96);
-  }
-  return makeCidr(isV6 ? 6 : 4, raw, prefix);
-}
-
-function makeCidr(family: 4 | 6, address: bigint, prefix: number): Cidr {
-  const hostBits = BigInt((family === 4 ? 32 : 128) - prefix);
-  return { family, network: (address >> hostBits) << hostBits, prefix };
-}
-
-/** True when `cidr` contains `ip` (same family only; IPv4-mapped addresses count as IPv4). */
-export function cidrContains(cidr: Cidr, ip: IpAddress): boolean {
-  if (cidr.family !== ip.family) return false;
-  const hostBits = BigInt((cidr.family === 4 ? 32 : 128) - cidr.prefix);
-  return ip.value >> hostBits === cidr.network >> hostBits;
-}
 
 const ALWAYS_REFUSED_CIDRS = ALWAYS_REFUSED_RANGES.map(parseCidr);
 const PRIVATE_CIDRS = PRIVATE_RANGES.map(parseCidr);
-
-/**
- * The IPv4 address an IPv6 address carries, for the forms the policy decodes: NAT64
- * `64:ff9b::/96` (RFC 6052), IPv4-compatible `::/96` (except `::` and `::1`), SIIT
- * `::ffff:0:0:0/96` (the last 32 bits) and 6to4 `2002::/16` (bits 16-47, the relay's address).
- * `undefined` for an IPv4 address (IPv4-mapped addresses are parsed as IPv4) and for any other
- * IPv6 address.
- */
-export function embeddedIPv4(ip: IpAddress): IpAddress | undefined {
-  if (ip.family !== 6) return undefined;
-  const upper96 = ip.value >> 32n;
-  if (upper96 === NAT64_PREFIX || upper96 === SIIT_PREFIX || (upper96 === 0n && ip.value > 1n)) {
-    return { family: 4, value: ip.value & U32 };
-  }
-  if (ip.value >> 112n === SIX_TO_FOUR_PREFIX) return { family: 4, value: (ip.value >> 80n) & U32 };
-  return undefined;
-}
 
 /** The class of the address itself, from the ranges only. */
 function classifyOwn(ip: IpAddress): AddressClass {
@@ -329,58 +156,14 @@ export function classifyAddress(ip: IpAddress): AddressClass {
 // Compiling the policy
 // ---------------------------------------------------------------------------------------------
 
-const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
-
-/** Lower-cases a host name and drops one trailing dot (`ERP.Example.com.` is `erp.example.com`). */
-function normalizeHostName(name: string): string {
-  const lower = name.toLowerCase();
-  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
-}
-
-function compileHostName(entry: string, raw: string): string {
-  const fail = (why: string): never => {
-    throw new Error(`Invalid ERP_ALLOWED_TARGETS entry "${raw}": ${why}`);
-  };
-  if (/[\s/:@?#[\]*]/.test(entry)) {
-    fail('expected a host name (erp.example.com), a wildcard (*.example.com) or a CIDR (10.0.0.0/8)');
-  }
-  const ascii = domainToASCII(normalizeHostName(entry));
-  if (ascii === '') fail('not a valid host name');
-  if (isIP(ascii) !== 0) fail('not a valid IP address; write IPv4 as four decimal numbers (10.0.0.1)');
-  if (ascii.length > 253 || !ascii.split('.').every((label) => LABEL.test(label)))
-    fail('not a valid host name');
-  return ascii;
-}
-
 /**
  * Parses the policy once (cold start). Throws an `Error` naming the first invalid
  * `allowedTargets` entry. Database names are kept as they are (exact match).
  */
 export function compileTargetPolicy(policy: TargetPolicy): CompiledTargetPolicy {
-  const exactNames = new Set<string>();
-  const wildcardSuffixes: string[] = [];
-  const cidrs: Cidr[] = [];
-  for (const raw of policy.allowedTargets) {
-    const entry = raw.trim().toLowerCase();
-    if (entry === '') throw new Error('Invalid ERP_ALLOWED_TARGETS entry: empty');
-    const bare = entry.startsWith('[') && entry.endsWith(']') ? entry.slice(1, -1) : entry;
-    if (entry.includes('/') || isIP(bare) !== 0) {
-      try {
-        cidrs.push(parseCidr(entry));
-      } catch (error) {
-        throw new Error(`Invalid ERP_ALLOWED_TARGETS entry: ${(error as Error).message}`);
-      }
-    } else if (entry.startsWith('*.')) {
-      wildcardSuffixes.push(`.${compileHostName(entry.slice(2), raw)}`);
-    } else {
-      exactNames.add(compileHostName(entry, raw));
-    }
-  }
   return Object.freeze({
+    ...parseTargetList(policy.allowedTargets),
     restricted: policy.allowedTargets.length > 0,
-    exactNames,
-    wildcardSuffixes: Object.freeze(wildcardSuffixes),
-    cidrs: Object.freeze(cidrs),
     allowedDatabases: new Set(policy.allowedDatabases),
   });
 }

@@ -12,7 +12,7 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+import { useProxy, withProxy } from '../support/fixtures.ts';
 
 interface Envelope {
   id: string | null;
@@ -60,17 +60,13 @@ function readRequest(socket: Socket, onRequest: () => void): void {
   socket.on('error', () => undefined);
 }
 
-let proxy: ProxyHarness;
+const proxy = useProxy({ env: { MAX_RESPONSE_BYTES: String(256 * 1024) } });
 
-beforeAll(async () => {
-  proxy = await startProxy({ MAX_RESPONSE_BYTES: String(256 * 1024) });
-});
 afterEach(() => {
   for (const socket of openSockets) socket.destroy();
   openSockets.clear();
   for (const server of servers.splice(0)) server.close();
 });
-afterAll(async () => proxy.close());
 
 async function callV1(
   url: string,
@@ -465,8 +461,7 @@ describe('TLS', () => {
   });
 
   it('the same server works once its certificate is trusted', async () => {
-    const trusting = await startProxy({}, { http: { tls: { ca: cert } } });
-    try {
+    await withProxy({ overrides: { http: { tls: { ca: cert } } } }, async (trusting) => {
       const server = createHttpsServer({ cert, key }, (_req, res) => jsonRpcOk(res));
       const url = (await listen(server)).replace('http:', 'https:');
       const answer = await trusting.post('/api/erp/execute', {
@@ -478,9 +473,7 @@ describe('TLS', () => {
       });
       expect(answer.status).toBe(200);
       expect((answer.json as Envelope).result).toBe(5);
-    } finally {
-      await trusting.close();
-    }
+    });
   });
 });
 

@@ -5,9 +5,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ErpDouble, startErpDouble } from '../erp-double/index.ts';
-import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
-import { type ProxyHarness, startProxy, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
+import {
+  type Envelope,
+  USERS,
+  useErpAndProxy,
+  useErpDouble,
+  useProxy,
+  withProxy,
+} from '../support/fixtures.ts';
+import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 
@@ -37,16 +43,7 @@ const v1Body = (url: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('headers and data hygiene', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
-    { mode: '19' },
-  );
+  const { double, proxy } = useErpAndProxy({ mode: '19' });
 
   it('sends X-Forwarded-For with the client source IP and never a cookie', async () => {
     double.requests.length = 0;
@@ -133,8 +130,7 @@ describe('headers and data hygiene', () => {
     const withDebug = (await proxy.post('/api/erp/execute', bad)).json as Envelope;
     expect(withDebug.error?.data).toHaveProperty('debug');
 
-    const stripping = await startProxy({ ERP_STRIP_DEBUG: 'true' });
-    try {
+    await withProxy({ env: { ERP_STRIP_DEBUG: 'true' } }, async (stripping) => {
       const v1 = (await stripping.post('/api/erp/execute', bad)).json as Envelope;
       expect(v1.error?.code).toBe(0);
       expect(v1.error?.data).not.toHaveProperty('debug');
@@ -151,15 +147,12 @@ describe('headers and data hygiene', () => {
       ).json as Envelope;
       expect(v2.error?.code).toBe(500);
       expect(v2.error?.data).not.toHaveProperty('debug');
-    } finally {
-      await stripping.close();
-    }
+    });
   });
 });
 
 describe('compression', () => {
   let upstream: Awaited<ReturnType<typeof fakeUpstream>>;
-  let proxy: ProxyHarness;
   const records = Array.from({ length: 4000 }, (_, i) => ({
     id: i,
     name: `Partner number ${i}`,
@@ -171,13 +164,11 @@ describe('compression', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: records }));
     });
-    // A limit below the uncompressed size but well above the compressed one.
-    proxy = await startProxy({ MAX_RESPONSE_BYTES: String(100 * 1024) });
   });
-  afterAll(async () => {
-    await proxy.close();
-    await upstream.close();
-  });
+  afterAll(async () => upstream.close());
+  // A limit below the uncompressed size but well above the compressed one. Registered after the
+  // upstream, so it closes first (after-all hooks run in reverse), taking its connections along.
+  const proxy = useProxy({ env: { MAX_RESPONSE_BYTES: String(100 * 1024) } });
 
   const raw = async (encoding?: string) => {
     const response = await fetch(`${proxy.url}/api/erp/execute`, {
@@ -248,8 +239,7 @@ describe('compression', () => {
   );
 
   it('when even the compressed read limit is exceeded, -32009 does not suggest compression again', async () => {
-    const small = await startProxy({ MAX_RESPONSE_BYTES: '4096' });
-    try {
+    await withProxy({ env: { MAX_RESPONSE_BYTES: '4096' } }, async (small) => {
       const answer = await small.post('/api/erp/execute', v1Body(upstream.url), {
         'accept-encoding': 'gzip',
       });
@@ -258,9 +248,7 @@ describe('compression', () => {
       expect(envelope.error?.code).toBe(-32009);
       expect(envelope.error?.message).toMatch(/limit\/offset/);
       expect(envelope.error?.message).not.toMatch(/Accept-Encoding/);
-    } finally {
-      await small.close();
-    }
+    });
   });
 
   it('q=0 turns an encoding off', async () => {
@@ -270,11 +258,7 @@ describe('compression', () => {
 });
 
 describe('target policy end to end (-32008, HTTP 403)', () => {
-  let double: ErpDouble;
-  beforeAll(async () => {
-    double = await startErpDouble({ mode: '19' });
-  });
-  afterAll(async () => double.close());
+  const double = useErpDouble({ mode: '19' });
 
   it.each([
     ['the metadata address', 'http://169.254.169.254'],
@@ -285,23 +269,19 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
     ['user-info in the URL', 'http://someone:s3cr3tPw@127.0.0.1:1'],
     ['a private address', 'http://10.1.2.3'],
   ])('refuses %s', async (_name, url) => {
-    const proxy = await startProxy({ ERP_ALLOWED_TARGETS: 'erp.example.com' });
-    try {
+    await withProxy({ env: { ERP_ALLOWED_TARGETS: 'erp.example.com' } }, async (proxy) => {
       const answer = await proxy.post('/api/erp/execute', v1Body(url));
       expect(answer.status).toBe(403);
       const envelope = answer.json as Envelope;
       expect(envelope.error?.code).toBe(-32008);
       expect(answer.text).not.toContain('s3cr3tPw');
       expect(answer.text).not.toContain('someone');
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('applies the same policy on v2 execute and on every version endpoint, before any request leaves', async () => {
-    const proxy = await startProxy({ ERP_ALLOWED_TARGETS: 'erp.example.com' });
-    double.requests.length = 0;
-    try {
+    await withProxy({ env: { ERP_ALLOWED_TARGETS: 'erp.example.com' } }, async (proxy) => {
+      double.requests.length = 0;
       // IP literals are never resolved, so the connect-time check alone would not catch them.
       for (const url of [double.url, 'http://169.254.169.254', 'http://[::ffff:169.254.169.254]']) {
         for (const path of ['/api/erp/version', '/v1/erp/version', '/v2/erp/version']) {
@@ -320,42 +300,33 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
         expect((v2.json as Envelope).error?.code).toBe(-32008);
       }
       expect(double.requests.length).toBe(0);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('refuses a host name that resolves to a loopback address unless listed (checked at connect time)', async () => {
-    const proxy = await startProxy({ ERP_ALLOWED_TARGETS: '10.0.0.0/8' });
-    try {
+    await withProxy({ env: { ERP_ALLOWED_TARGETS: '10.0.0.0/8' } }, async (proxy) => {
       const answer = await proxy.post(
         '/api/erp/execute',
         v1Body(double.url.replace('127.0.0.1', 'localhost')),
       );
       expect(answer.status).toBe(403);
       expect((answer.json as Envelope).error?.code).toBe(-32008);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('the local server allows loopback by default', async () => {
-    const proxy = await startProxy();
-    try {
+    await withProxy({}, async (proxy) => {
       const answer = await proxy.post(
         '/api/erp/execute',
         v1Body(double.url.replace('127.0.0.1', 'localhost')),
       );
       expect(answer.status).toBe(200);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('ERP_ALLOWED_DATABASES refuses other databases on v1 and v2', async () => {
-    const proxy = await startProxy({ ERP_ALLOWED_DATABASES: 'erp_b' });
-    double.requests.length = 0;
-    try {
+    await withProxy({ env: { ERP_ALLOWED_DATABASES: 'erp_b' } }, async (proxy) => {
+      double.requests.length = 0;
       const v1 = await proxy.post('/api/erp/execute', v1Body(double.url));
       expect(v1.status).toBe(403);
       expect((v1.json as Envelope).error?.code).toBe(-32008);
@@ -368,19 +339,12 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
       });
       expect(v2.status).toBe(403);
       expect(double.requests.length).toBe(0);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 });
 
 describe('hostile bodies', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-  useErpAndProxy((d, p) => {
-    double = d;
-    proxy = p;
-  });
+  const { double, proxy } = useErpAndProxy();
   const deep = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 
   it('a repeated member that nests too deep but is overridden is accepted, as JSON.parse reads it, never -32603', async () => {

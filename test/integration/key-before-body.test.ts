@@ -4,10 +4,9 @@
  * or scanned; its envelope `id` is still echoed when the bounded look at the body's start finds
  * it. The same bodies with a valid key are parsed (the control that shows the spy sees a parse).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ENVELOPE_ID_PEEK_CHARS } from '../../lambdas/middleware/envelope-id.ts';
-import type { Envelope } from '../support/fixtures.ts';
-import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+import { type Envelope, useProxy } from '../support/fixtures.ts';
 
 /** A body that is costly to parse: valid start (with the id), then 1 MiB of nested brackets. */
 const ATTACK_ID = 'attack-01';
@@ -21,13 +20,7 @@ function parsedLongText(spy: { mock: { calls: unknown[][] } }): boolean {
 const PATHS = ['/api/erp/execute', '/v2/erp/execute', '/api/erp/version'] as const;
 
 describe('no body parse before the key check', () => {
-  let proxy: ProxyHarness;
-  beforeAll(async () => {
-    proxy = await startProxy();
-  });
-  afterAll(async () => {
-    await proxy.close();
-  });
+  const proxy = useProxy();
   afterEach(() => {
     vi.restoreAllMocks();
   });
@@ -92,26 +85,19 @@ describe('no body parse before the key check', () => {
 });
 
 describe('no body parse while the license is invalid', () => {
-  let proxy: ProxyHarness;
-  beforeAll(async () => {
-    proxy = await startProxy(
-      {},
-      {
-        license: {
-          getLicense: () =>
-            Promise.resolve({
-              licensee: 'Example',
-              valid_until: '2020-01-01',
-              is_valid: false,
-              reason: 'expired on 2020-01-01',
-              days_left: -100,
-            }),
-        },
+  const proxy = useProxy({
+    overrides: {
+      license: {
+        getLicense: () =>
+          Promise.resolve({
+            licensee: 'Example',
+            valid_until: '2020-01-01',
+            is_valid: false,
+            reason: 'expired on 2020-01-01',
+            days_left: -100,
+          }),
       },
-    );
-  });
-  afterAll(async () => {
-    await proxy.close();
+    },
   });
 
   it.each(PATHS)('%s: 403 with code 0, the id echoed, the body never parsed', async (path) => {

@@ -8,19 +8,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair, signLicense } from '../../lambdas/platform/license.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
-import type { ErpDouble } from '../erp-double/index.ts';
-import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
-import { type ProxyHarness, startProxy, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
+import { type Envelope, USERS, useErpAndProxy, withProxy } from '../support/fixtures.ts';
+import { type ProxyOptions, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const KEY = { 'x-api-key': TEST_PROXY_KEY };
 
 describe('operator endpoints', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-  useErpAndProxy((d, p) => {
-    double = d;
-    proxy = p;
-  });
+  const { double, proxy } = useErpAndProxy();
 
   it('/_/about is public and describes the service', async () => {
     const answer = await proxy.get('/_/about');
@@ -88,13 +82,10 @@ describe('operator endpoints', () => {
 
 describe('AUX_PUBLIC', () => {
   it('serves the listed endpoints without a key, and only those', async () => {
-    const proxy = await startProxy({ AUX_PUBLIC: 'metrics' });
-    try {
+    await withProxy({ env: { AUX_PUBLIC: 'metrics' } }, async (proxy) => {
       expect((await proxy.get('/_/metrics')).status).toBe(200);
       expect((await proxy.get('/_/license')).status).toBe(401);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 });
 
@@ -105,15 +96,15 @@ describe('license enforcement', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const licensed = async (license: unknown, env: Record<string, string> = {}) => {
+  /** A proxy that reads `license` from a LICENSE_FILE. */
+  const licensed = (license: unknown, env: Record<string, string> = {}): ProxyOptions => {
     const file = join(dir, `license-${Math.random().toString(36).slice(2)}.json`);
     writeFileSync(file, JSON.stringify(license));
-    return startProxy({ LICENSE_FILE: file, ...env });
+    return { env: { LICENSE_FILE: file, ...env } };
   };
 
   it('an expired LICENSE_FILE refuses execute and version calls with 403 / code 0; aux keeps working', async () => {
-    const proxy = await licensed({ licensee: 'ACME', valid_until: '2020-01-31' });
-    try {
+    await withProxy(licensed({ licensee: 'ACME', valid_until: '2020-01-31' }), async (proxy) => {
       const execute = await proxy.post('/v2/erp/execute', {
         id: 'lic',
         model_id: 'res.partner',
@@ -139,37 +130,27 @@ describe('license enforcement', () => {
       });
       expect((await proxy.get('/_/about')).status).toBe(200);
       expect((await proxy.get('/_/metrics', KEY)).status).toBe(200);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('the key is checked before the license: a wrong key is still -32000', async () => {
-    const proxy = await licensed({ licensee: 'ACME', valid_until: '2020-01-31' });
-    try {
+    await withProxy(licensed({ licensee: 'ACME', valid_until: '2020-01-31' }), async (proxy) => {
       const answer = await proxy.post('/api/erp/execute', { id: 'x' }, { 'x-api-key': 'wrong' });
       expect(answer.status).toBe(401);
-    } finally {
-      await proxy.close();
-    }
+    });
   });
 
   it('with LICENSE_PUBLIC_KEY, a correctly signed license is accepted and a tampered one refused', async () => {
     const keys = generateKeyPair();
     const signed = signLicense('ACME', '2999-12-31', keys.privateKeyPem);
-    const good = await licensed(signed, { LICENSE_PUBLIC_KEY: keys.publicKeyBase64 });
-    const tampered = await licensed(
-      { ...signed, licensee: 'Someone else' },
-      { LICENSE_PUBLIC_KEY: keys.publicKeyBase64 },
-    );
-    try {
+    const verifying = { LICENSE_PUBLIC_KEY: keys.publicKeyBase64 };
+    await withProxy(licensed(signed, verifying), async (good) => {
       expect((await good.get('/_/license', KEY)).json).toEqual(expect.objectContaining({ is_valid: true }));
+    });
+    await withProxy(licensed({ ...signed, licensee: 'Someone else' }, verifying), async (tampered) => {
       const refused = await tampered.post('/api/erp/version', { id: 't', url: 'http://127.0.0.1:1' });
       expect(refused.status).toBe(403);
       expect((refused.json as Envelope).error?.message).toMatch(/signature/);
-    } finally {
-      await good.close();
-      await tampered.close();
-    }
+    });
   });
 });

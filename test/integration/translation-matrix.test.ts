@@ -4,23 +4,12 @@
  * allowing for the documented difference (v1 `create` from one dict returns a bare id, v2 a list).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ErpDouble } from '../erp-double/index.ts';
 import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
-import type { ProxyHarness } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 
 describe('v1 → v2 translation table', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
-    { mode: '19' },
-  );
+  const { double, proxy } = useErpAndProxy({ mode: '19' });
   beforeEach(() => double.reset());
 
   const v1 = async (body: Record<string, unknown>): Promise<unknown> => {

@@ -2,10 +2,10 @@
  * v1 execute and the version endpoints over real HTTP: the local server (real handlers) in
  * front of the ERP double, both on loopback, across the ERP versions the double imitates.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
-import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
-import { type ProxyHarness, startProxy, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
+import { type Envelope, USERS, useErpAndProxy, useProxy, withProxy } from '../support/fixtures.ts';
+import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 
@@ -16,16 +16,7 @@ function instance(double: ErpDouble, overrides: Record<string, unknown> = {}) {
 const MODES: ErpMode[] = ['16', '17', '18', '19'];
 
 describe.each(MODES)('v1 execute against ERP %s', (mode) => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
-    { mode },
-  );
+  const { double, proxy } = useErpAndProxy({ mode });
 
   const execute = async (body: Record<string, unknown>, path = '/api/erp/execute') => {
     const answer = await proxy.post(path, { id: `req-${mode}`, erp_instance: instance(double), ...body });
@@ -195,16 +186,7 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
 });
 
 describe('v1 proxy errors', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
-    { mode: '19' },
-  );
+  const { double, proxy } = useErpAndProxy({ mode: '19' });
 
   const valid = () => ({
     id: 'e1',
@@ -296,15 +278,8 @@ describe('v1 proxy errors', () => {
   });
 
   it('-32603 (500) for an unexpected internal failure, with nothing internal shown', async () => {
-    const broken = await startProxy(
-      {},
-      {
-        keys: {
-          getKeys: () => Promise.reject(new Error('secret store exploded at /var/secret/path')),
-        },
-      },
-    );
-    try {
+    const keys = { getKeys: () => Promise.reject(new Error('secret store exploded at /var/secret/path')) };
+    await withProxy({ overrides: { keys } }, async (broken) => {
       const answer = await broken.post('/api/erp/execute', valid());
       expect(answer.status).toBe(500);
       expect(answer.json).toEqual({
@@ -314,22 +289,12 @@ describe('v1 proxy errors', () => {
         error: { code: -32603, message: 'Internal error', data: null },
       });
       expect(answer.text).not.toContain('exploded');
-    } finally {
-      await broken.close();
-    }
+    });
   });
 });
 
 describe('v1 against ERP 22 (no /jsonrpc)', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
-    { mode: '22' },
-  );
+  const { double, proxy } = useErpAndProxy({ mode: '22' });
 
   it('-32005 (502) saying the target may be ERP 22 or later and to use v2', async () => {
     const answer = await proxy.post('/api/erp/execute', {
@@ -348,15 +313,7 @@ describe('v1 against ERP 22 (no /jsonrpc)', () => {
 });
 
 describe.each(['16', '17', '18', '19', '22'] as ErpMode[])('version endpoints against ERP %s', (mode) => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
-    { mode },
-  );
+  const { double, proxy } = useErpAndProxy({ mode });
 
   it.each(['/api/erp/version', '/v1/erp/version', '/v2/erp/version'])(
     '%s answers version_info and version',
@@ -375,26 +332,19 @@ describe.each(['16', '17', '18', '19', '22'] as ErpMode[])('version endpoints ag
   );
 
   it('uses /web/version on 19+ and falls back to common.version before', async () => {
-    const fresh = await startProxy();
-    try {
+    await withProxy({}, async (fresh) => {
       double.requests.length = 0;
       await fresh.post('/api/erp/version', { id: 'v', url: double.url });
       const paths = double.requests.map((r) => `${r.method} ${r.path}`);
       expect(paths[0]).toBe('GET /web/version');
       if (Number(mode) >= 19) expect(paths).toEqual(['GET /web/version']);
       else expect(paths).toEqual(['GET /web/version', 'POST /jsonrpc']);
-    } finally {
-      await fresh.close();
-    }
+    });
   });
 });
 
 describe('version endpoint errors', () => {
-  let proxy: ProxyHarness;
-  beforeAll(async () => {
-    proxy = await startProxy();
-  });
-  afterAll(async () => proxy.close());
+  const proxy = useProxy();
 
   it('-32600 when url is missing; -32000 without a key', async () => {
     const missing = await proxy.post('/api/erp/version', { id: 'v' });
@@ -410,11 +360,7 @@ describe('version endpoint errors', () => {
 });
 
 describe('local server as API Gateway', () => {
-  let proxy: ProxyHarness;
-  beforeAll(async () => {
-    proxy = await startProxy();
-  });
-  afterAll(async () => proxy.close());
+  const proxy = useProxy();
 
   it('answers unknown routes and wrong methods with 404 {"message":"Not Found"}', async () => {
     for (const answer of [
@@ -434,7 +380,7 @@ describe('local server as API Gateway', () => {
   });
 
   it('accepts a key configured as PROXY_API_KEYS with several named keys', async () => {
-    const named = await startProxy({
+    const env = {
       PROXY_API_KEY: '',
       PROXY_API_KEYS: JSON.stringify({
         keys: [
@@ -442,35 +388,30 @@ describe('local server as API Gateway', () => {
           { name: 'crm', key: 'crm-key-0123456789abcd' },
         ],
       }),
-    });
-    try {
+    };
+    await withProxy({ env }, async (named) => {
       for (const key of ['billing-key-0123456789', 'crm-key-0123456789abcd']) {
         const answer = await named.post('/api/erp/version', { id: 'k' }, { 'x-api-key': key });
         expect(answer.status).toBe(400); // authenticated, then refused for the missing url
       }
       const wrong = await named.post('/api/erp/version', { id: 'k' }, { 'x-api-key': TEST_PROXY_KEY });
       expect(wrong.status).toBe(401);
-    } finally {
-      await named.close();
-    }
+    });
   });
 });
 
 describe('local server function timeout', () => {
   it('answers 500 like API Gateway when a handler outlives the function timeout', async () => {
     const crashes: unknown[] = [];
-    const stuck = await startProxy(
-      {},
-      { keys: { getKeys: () => new Promise(() => undefined) } },
-      { functionTimeoutMs: 300, onCrash: (error) => crashes.push(error) },
-    );
-    try {
+    const stuckProxy = {
+      overrides: { keys: { getKeys: () => new Promise<never>(() => undefined) } },
+      server: { functionTimeoutMs: 300, onCrash: (error: unknown) => crashes.push(error) },
+    };
+    await withProxy(stuckProxy, async (stuck) => {
       const answer = await stuck.post('/api/erp/version', { id: 't', url: 'http://127.0.0.1:1' });
       expect(answer.status).toBe(500);
       expect(answer.json).toEqual({ message: 'Internal Server Error' });
       expect(String(crashes[0])).toMatch(/timed out/);
-    } finally {
-      await stuck.close();
-    }
+    });
   });
 });

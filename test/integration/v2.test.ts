@@ -2,9 +2,9 @@
  * v2 execute (JSON-2) over real HTTP: the local server in front of the ERP double.
  */
 import { describe, expect, it } from 'vitest';
-import { type ErpDouble, startErpDouble } from '../erp-double/index.ts';
-import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
-import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+import type { ErpDouble } from '../erp-double/index.ts';
+import { type Envelope, USERS, useErpAndProxy, withErpAndProxy } from '../support/fixtures.ts';
+import type { ProxyHarness } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 const adminB = USERS.adminB;
@@ -12,16 +12,7 @@ const limited = USERS.limitedA;
 const expired = USERS.expiredA;
 
 describe('v2 execute against ERP 19', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
-    { mode: '19' },
-  );
+  const { double, proxy } = useErpAndProxy({ mode: '19' });
 
   const v2 = async (body: Record<string, unknown>, instance: Record<string, unknown> = {}) => {
     const answer = await proxy.post('/v2/erp/execute', {
@@ -270,56 +261,39 @@ describe('v2 -32006 causes', () => {
     });
 
   it.each(['16', '17', '18'] as const)('ERP %s has no JSON-2: -32006 saying to use v1', async (mode) => {
-    const double = await startErpDouble({ mode });
-    const proxy = await startProxy();
-    try {
+    await withErpAndProxy({ mode }, async (double, proxy) => {
       const answer = await call(proxy, double, 'erp_a', admin.apiKey);
       expect(answer.status).toBe(502);
       const envelope = answer.json as Envelope;
       expect(envelope.error?.code).toBe(-32006);
       expect(envelope.error?.message).toMatch(/older than 19/);
-    } finally {
-      await proxy.close();
-      await double.close();
-    }
+    });
   });
 
   it('a database filtered out by the dbfilter: -32006 database or hostname', async () => {
-    const double = await startErpDouble({ mode: '19', dbfilter: '^erp_a$' });
-    const proxy = await startProxy();
-    try {
+    await withErpAndProxy({ mode: '19', dbfilter: '^erp_a$' }, async (double, proxy) => {
       const ok = await call(proxy, double, 'erp_a', admin.apiKey);
       expect((ok.json as Envelope).error).toBeNull();
       const filtered = await call(proxy, double, 'erp_b', adminB.apiKey);
       expect(filtered.status).toBe(502);
       expect((filtered.json as Envelope).error?.code).toBe(-32006);
       expect((filtered.json as Envelope).error?.message).toMatch(/database or hostname/);
-    } finally {
-      await proxy.close();
-      await double.close();
-    }
+    });
   });
 
   it('a hostname-selected database (%d filter) reached through the wrong hostname: -32006', async () => {
-    const double = await startErpDouble({ mode: '19', dbfilter: '^%d$' });
-    const proxy = await startProxy();
-    try {
+    await withErpAndProxy({ mode: '19', dbfilter: '^%d$' }, async (double, proxy) => {
       const answer = await call(proxy, double, 'erp_a', admin.apiKey);
       expect(answer.status).toBe(502);
       expect((answer.json as Envelope).error?.code).toBe(-32006);
       expect((answer.json as Envelope).error?.message).toMatch(/hostname/);
-    } finally {
-      await proxy.close();
-      await double.close();
-    }
+    });
   });
 });
 
 describe('v2 against ERP 22', () => {
   it('works (JSON-2 only)', async () => {
-    const double = await startErpDouble({ mode: '22' });
-    const proxy = await startProxy();
-    try {
+    await withErpAndProxy({ mode: '22' }, async (double, proxy) => {
       const answer = await proxy.post('/v2/erp/execute', {
         id: 'x',
         model_id: 'res.partner',
@@ -329,9 +303,6 @@ describe('v2 against ERP 22', () => {
       });
       expect(answer.status).toBe(200);
       expect(Number.isInteger((answer.json as Envelope).result)).toBe(true);
-    } finally {
-      await proxy.close();
-      await double.close();
-    }
+    });
   });
 });

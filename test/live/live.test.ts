@@ -3,8 +3,8 @@
  * and ERP_LIVE_KEY are set; otherwise skipped with a one-line reason. Read-only, except one
  * partner it creates, renames and deletes again (self-cleaning). Ids are discovered, never assumed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useProxy } from '../support/fixtures.ts';
 
 const live = {
   url: process.env.ERP_LIVE_URL ?? '',
@@ -26,21 +26,21 @@ interface Envelope {
 describe.skipIf(missing.length > 0)(
   missing.length > 0 ? `live ERP (${reason})` : `live ERP at ${live.url}`,
   () => {
-    let proxy: ProxyHarness;
+    const proxy = useProxy({
+      env: {
+        LOG_LEVEL: 'WARN',
+        ...(process.env.ERP_ALLOWED_TARGETS ? { ERP_ALLOWED_TARGETS: process.env.ERP_ALLOWED_TARGETS } : {}),
+      },
+    });
     let major = 0;
 
     beforeAll(async () => {
-      proxy = await startProxy({
-        LOG_LEVEL: 'WARN',
-        ...(process.env.ERP_ALLOWED_TARGETS ? { ERP_ALLOWED_TARGETS: process.env.ERP_ALLOWED_TARGETS } : {}),
-      });
       const version = (await proxy.post('/api/erp/version', { id: 'live-version', url: live.url }))
         .json as Envelope;
       expect(version.error).toBeNull();
       const first = (version.result as { version_info: unknown[] }).version_info[0];
       major = typeof first === 'number' ? first : Number(String(first).replace(/\D+/g, '')) || 0;
     });
-    afterAll(async () => proxy?.close());
 
     const v1 = async (body: Record<string, unknown>) =>
       (

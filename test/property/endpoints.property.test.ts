@@ -6,9 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
-import type { ErpDouble } from '../erp-double/index.ts';
 import { USERS, useErpAndProxy } from '../support/fixtures.ts';
-import { type HttpAnswer, type ProxyHarness, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';
+import { type HttpAnswer, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 
@@ -139,16 +138,9 @@ const headers = fc.record(
 );
 
 describe('every endpoint answers random input with a documented, well-formed response', () => {
-  let double: ErpDouble;
-  let proxy: ProxyHarness;
-
-  useErpAndProxy(
-    (d, p) => {
-      double = d;
-      proxy = p;
-    },
+  const { double, proxy } = useErpAndProxy(
     { mode: '19' },
-    { ERP_DEFAULT_TIMEOUT: '2', ERP_MAX_TIMEOUT: '2' },
+    { env: { ERP_DEFAULT_TIMEOUT: '2', ERP_MAX_TIMEOUT: '2' } },
   );
 
   const postRoutes = ROUTES.filter((r) => r.method === 'POST');

@@ -1,10 +1,20 @@
 /**
  * What the integration suites share: the envelope type, the double's users by role, and the
- * lifecycle of an ERP double with a proxy in front of it.
+ * lifecycle of an ERP double and a proxy (the local server with its own runtime, see
+ * proxy-harness.ts) for a `describe` block or for one test.
+ *
+ * For a block, `useErpAndProxy`, `useProxy` and `useErpDouble` start in `beforeAll`, close in
+ * `afterAll`, and hand back the double and the proxy at once, to be used inside the tests:
+ *
+ *   const { double, proxy } = useErpAndProxy({ mode: '19' });
+ *   it('...', async () => { await proxy.post('/api/erp/execute', { ..., url: double.url }); });
+ *
+ * For one test with its own settings, `withProxy` and `withErpAndProxy` start, run the test body
+ * and close whatever happens.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { DOUBLE_USERS, type ErpDouble, type ErpDoubleOptions, startErpDouble } from '../erp-double/index.ts';
-import { type ProxyHarness, startProxy } from './proxy-harness.ts';
+import { type ProxyHarness, type ProxyOptions, startProxy } from './proxy-harness.ts';
 
 /** A response envelope as the tests read it. */
 export interface Envelope {
@@ -29,23 +39,89 @@ export const USERS = {
 } as const;
 
 /**
- * Starts an ERP double and a proxy before the enclosing `describe` block's tests and closes
- * both after them; `bind` receives the two once they run.
+ * A stand-in for an object that exists only once `beforeAll` has run: every property read goes
+ * to the current object, so a block can name it at collection time and use it in its tests.
  */
-export function useErpAndProxy(
-  bind: (double: ErpDouble, proxy: ProxyHarness) => void,
-  options: ErpDoubleOptions = {},
-  env: Record<string, string> = {},
-): void {
-  let double: ErpDouble | undefined;
-  let proxy: ProxyHarness | undefined;
+function startedLater<T extends object>(what: string, current: () => T | undefined): T {
+  const target = (): T => {
+    const value = current();
+    if (value === undefined) throw new Error(`${what} is used outside the tests of its describe block`);
+    return value;
+  };
+  return new Proxy({} as T, {
+    get(_stub, key) {
+      const value = target();
+      const member: unknown = Reflect.get(value, key, value);
+      return typeof member === 'function' ? member.bind(value) : member;
+    },
+    set: (_stub, key, member) => Reflect.set(target(), key, member),
+    has: (_stub, key) => Reflect.has(target(), key),
+  });
+}
+
+/**
+ * Starts something for the enclosing block's tests (`beforeAll`) and closes it after them
+ * (`afterAll`). After-all hooks run in reverse order, so what a block starts last closes first.
+ */
+function useStarted<T extends { close(): Promise<void> }>(what: string, start: () => Promise<T>): T {
+  let started: T | undefined;
   beforeAll(async () => {
-    double = await startErpDouble(options);
-    proxy = await startProxy(env);
-    bind(double, proxy);
+    started = await start();
   });
   afterAll(async () => {
-    await proxy?.close();
-    await double?.close();
+    await started?.close();
   });
+  return startedLater(what, () => started);
+}
+
+/** Starts an ERP double for the enclosing block's tests; closes it after them. */
+export function useErpDouble(options: ErpDoubleOptions = {}): ErpDouble {
+  return useStarted('the ERP double', () => startErpDouble(options));
+}
+
+/** Starts a proxy for the enclosing block's tests; closes it after them. */
+export function useProxy(options: ProxyOptions = {}): ProxyHarness {
+  return useStarted('the proxy', () => startProxy(options));
+}
+
+/**
+ * Starts an ERP double and a proxy for the enclosing block's tests; closes both after them, the
+ * proxy first (its kept-alive connections to the double go with it).
+ */
+export function useErpAndProxy(
+  erp: ErpDoubleOptions = {},
+  options: ProxyOptions = {},
+): { double: ErpDouble; proxy: ProxyHarness } {
+  const double = useErpDouble(erp);
+  const proxy = useProxy(options);
+  return { double, proxy };
+}
+
+/** Runs `test` against a proxy started for it alone, and closes the proxy whatever happens. */
+export async function withProxy<T>(
+  options: ProxyOptions,
+  test: (proxy: ProxyHarness) => Promise<T>,
+): Promise<T> {
+  const proxy = await startProxy(options);
+  try {
+    return await test(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
+/**
+ * Runs `test` against an ERP double and a default proxy started for it alone, and closes both
+ * whatever happens (the proxy first).
+ */
+export async function withErpAndProxy<T>(
+  erp: ErpDoubleOptions,
+  test: (double: ErpDouble, proxy: ProxyHarness) => Promise<T>,
+): Promise<T> {
+  const double = await startErpDouble(erp);
+  try {
+    return await withProxy({}, (proxy) => test(double, proxy));
+  } finally {
+    await double.close();
+  }
 }

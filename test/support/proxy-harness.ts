@@ -1,6 +1,7 @@
 /**
  * Starts the local server (the real handlers) on 127.0.0.1 with its own runtime and config,
- * and offers small HTTP helpers. Used by the integration suites.
+ * and offers small HTTP helpers. Free of vitest, so the benchmarks use it too; the suites use it
+ * through test/support/fixtures.ts, which ties it to a test's lifetime.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,18 +40,24 @@ export async function toAnswer(response: Response): Promise<HttpAnswer> {
   return { status: response.status, headers: response.headers, text, json };
 }
 
-export async function startProxy(
-  env: Record<string, string> = {},
-  overrides: RuntimeOverrides = {},
-  serverOptions: LocalServerOptions = {},
-): Promise<ProxyHarness> {
+/** How a proxy under test differs from the default one. */
+export interface ProxyOptions {
+  /** Environment on top of the test defaults (`PROXY_API_KEY` = the test key, `LOG_LEVEL` DEBUG). */
+  readonly env?: Record<string, string>;
+  /** Objects the runtime takes instead of building its own (a key source, a TLS CA...). */
+  readonly overrides?: RuntimeOverrides;
+  readonly server?: LocalServerOptions;
+}
+
+/** Starts the local server with a runtime of its own on a free port of 127.0.0.1. */
+export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHarness> {
   const config = loadConfig({
     PROXY_API_KEY: TEST_PROXY_KEY, // DEBUG: the leak guard (test/support/leak-guard.ts) scans every line the proxy logs.
     LOG_LEVEL: 'DEBUG',
-    ...env,
+    ...options.env,
   });
-  const runtime = createRuntime(config, overrides);
-  const server: Server = createLocalServer(runtime, serverOptions);
+  const runtime = createRuntime(config, options.overrides);
+  const server: Server = createLocalServer(runtime, options.server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = async (

@@ -14,7 +14,7 @@ import {
   MAX_REQUEST_HEADER_BYTES,
 } from '../../lambdas/local/server.ts';
 import { upstreamTimeoutMs } from '../../lambdas/upstream/time-budget.ts';
-import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+import { useProxy } from '../support/fixtures.ts';
 
 const ROUTE = 'POST /api/erp/execute';
 
@@ -247,14 +247,12 @@ describe('buildContext', () => {
 
 describe('the local server at the HTTP level (as API Gateway answers before any Lambda runs)', () => {
   const crashes: unknown[] = [];
-  let proxy: ProxyHarness;
+  const proxy = useProxy({ server: { onCrash: (error) => crashes.push(error) } });
   let proxyPort = 0;
 
-  beforeAll(async () => {
-    proxy = await startProxy({}, {}, { onCrash: (error) => crashes.push(error) });
+  beforeAll(() => {
     proxyPort = Number(new URL(proxy.url).port);
   });
-  afterAll(async () => proxy.close());
 
   /** Writes raw bytes on a fresh connection; resolves with what came back when it closed. */
   function raw(bytes: string, closeAfterMs?: number): Promise<string> {
