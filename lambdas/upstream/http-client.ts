@@ -2,7 +2,7 @@
  * @module upstream/http-client
  * The one HTTP client both transports use, on Node's own `node:http`/`node:https` (keep-alive
  * agents; nothing to bundle: undici's Agent alone would be 285 KB minified). It owns the failure classes of
- * DESIGN.md section 3: whether a failure happened before the request left the proxy (the call
+ * the README's error table (docs/design.md, "Upstream mapping"): whether a failure happened before the request left the proxy (the call
  * certainly did not run: -32004, retry is safe) or after (it may have run: -32003), and the
  * response size limit (-32009). It never follows redirects and never sends or keeps cookies.
  */

@@ -1,7 +1,7 @@
 /**
  * @module erp-double/errors
  * Odoo and werkzeug exceptions as the double raises them, and their two wire serializations
- * (JSON-RPC `error.data` and the JSON-2 error body, wire-reference 1.4 and 2.8).
+ * (JSON-RPC `error.data` and the JSON-2 error body, `JsonRPCDispatcher.handle_error` and `Json2Dispatcher.handle_error` in Odoo 19's `odoo/http.py`).
  */
 import type { ErpMode } from './types.ts';
 

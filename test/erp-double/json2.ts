@@ -1,6 +1,6 @@
 /**
  * @module erp-double/json2
- * JSON-2: `POST /json/2/<model>/<method>` with bearer API keys (Odoo 19+, wire-reference section 2).
+ * JSON-2: `POST /json/2/<model>/<method>` with bearer API keys (Odoo 19+, `addons/rpc/controllers/json2.py`).
  */
 import type { Database } from './database.ts';
 import { accessError, type OdooError, serializeException, toOdooError, werkzeugError } from './errors.ts';
@@ -84,7 +84,7 @@ export function json2BearerUser(
 
 /**
  * `Json2Dispatcher.dispatch`: the body's parameters, `{}` without a body, or the 400 answer.
- * A body that is JSON but not an object is silently ignored (`jsonrequest | args`, wire-reference 2.6).
+ * A body that is JSON but not an object is silently ignored (`jsonrequest | args`, `Json2Dispatcher` in Odoo 19's `odoo/http.py`).
  */
 export function json2Params(body: string): { params: JsonObject } | { response: DoubleResponse } {
   if (body.length === 0) return { params: {} };

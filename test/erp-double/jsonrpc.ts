@@ -1,7 +1,7 @@
 /**
  * @module erp-double/jsonrpc
  * Legacy JSON-RPC: `POST /jsonrpc` (services common, db, object), `/web/webclient/version_info`
- * and `/web/database/list` (wire-reference section 1).
+ * and `/web/database/list` (Odoo's `odoo/http.py` `JsonRPCDispatcher` and `odoo/service/`).
  */
 import type { Database } from './database.ts';
 import {

@@ -50,7 +50,7 @@ export function htmlResponse(
   return { status, headers: { Server: SERVER_HEADER, ...headers, 'Content-Type': HTML }, body };
 }
 
-/** `odoo.http.NOT_FOUND_NODB`: no database could be selected (wire-reference 2.5). */
+/** `odoo.http.NOT_FOUND_NODB`: no database could be selected (Odoo 19's `odoo/http.py`). */
 export const NOT_FOUND_NODB =
   '<!DOCTYPE html>\n<title>404 Not Found</title>\n<h1>Not Found</h1>\n' +
   '<p>No database is selected and the requested URL was not found in the server-wide controllers.</p>\n' +

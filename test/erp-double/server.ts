@@ -61,7 +61,7 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
   }
   if (path === '/json/2' || path.startsWith('/json/2/')) {
     if (!modern) return werkzeugNotFound();
-    // Without a database the JSON-2 routes are not in the routing map at all (wire-reference 2.5).
+    // Without a database the JSON-2 routes are not in the routing map at all (Odoo 19's `odoo/http.py`; captures `v2-no-db-*`).
     if (!db) return notFoundPage(true);
     return handleJson2(state, db, {
       method,

@@ -28,7 +28,7 @@ export interface ErpDoubleOptions {
   mode?: ErpMode;
   /** Databases on the server. Default `['erp_a', 'erp_b']`. The first one gets the demo partners. */
   databases?: string[];
-  /** Odoo `--db-filter` regex; `%d` and `%h` are replaced from the Host header (wire-reference 2.4). */
+  /** Odoo `--db-filter` regex; `%d` and `%h` are replaced from the Host header (`Request._get_session_and_dbname` in Odoo 19's `odoo/http.py`; captures `dbfilter-*`). */
   dbfilter?: string;
   /** Users and keys. Default {@link DOUBLE_USERS}. */
   users?: ErpUser[];

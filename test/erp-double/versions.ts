@@ -14,7 +14,7 @@ export interface ReleaseInfo {
 const RELEASES: Readonly<Record<ErpMode, ReleaseInfo>> = {
   '16': { version: '16.0', versionInfo: [16, 0, 0, 'final', 0, ''], serie: '16.0' },
   '17': { version: '17.0', versionInfo: [17, 0, 0, 'final', 0, ''], serie: '17.0' },
-  // An enterprise nightly: `version` gets a suffix, `version_info` does not (wire-reference 3).
+  // An enterprise nightly: `version` gets a suffix, `version_info` does not (Odoo's `/web/version`, `odoo/service/common.py`).
   '18': { version: '18.0+e-20241113', versionInfo: [18, 0, 0, 'final', 0, ''], serie: '18.0' },
   '19': { version: '19.0', versionInfo: [19, 0, 0, 'final', 0, ''], serie: '19.0' },
   '22': { version: '22.0', versionInfo: [22, 0, 0, 'final', 0, ''], serie: '22.0' },
