@@ -128,5 +128,5 @@ export function describeIssues(error: z.ZodError): string {
 export const MODEL_NAME = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$/;
 /** A valid ERP method name: a Python identifier. A leading `_` is left to the ERP to refuse. */
 export const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** A value that can be sent as an HTTP header value unchanged: visible ASCII, inner spaces only. */
-export const HEADER_SAFE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+/** A value that can be sent as an HTTP header value unchanged (defined with the transports that send it). */
+export { HEADER_SAFE } from '../upstream/erp-transport.ts';

@@ -85,6 +85,27 @@ export interface Exchange {
   readonly body?: string;
 }
 
+/** A value that can be sent as an HTTP header value unchanged: visible ASCII, inner spaces only. */
+export const HEADER_SAFE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
+ * Longest database name sent in `X-Odoo-Database` (servers refuse header lines over 8 KB or so
+ * with 431, which would look like an ERP failure after sending).
+ */
+export const MAX_DATABASE_HEADER_LENGTH = 4096;
+
+/**
+ * The `X-Odoo-Database` header for a database name, or none when the name cannot travel in a
+ * header as it is. On `/jsonrpc` the header only spares the ERP a database listing per request
+ * (a new PostgreSQL connection each time on a host with several databases); the `db` argument
+ * still decides the database, so a call without the header works the same, only slower.
+ */
+export function databaseHeader(db: string | undefined): Record<string, string> {
+  return db !== undefined && db.length <= MAX_DATABASE_HEADER_LENGTH && HEADER_SAFE.test(db)
+    ? { 'x-odoo-database': db }
+    : {};
+}
+
 /** Sends one exchange with the headers every upstream call carries; records status and time. */
 export async function sendExchange(
   client: HttpClient,

@@ -12,6 +12,7 @@ import {
   type ErpOutcome,
   type ErpTransport,
   scrubErrorData,
+  databaseHeader,
   sendExchange,
   unusableAnswer,
   upstreamUrl,
@@ -31,12 +32,13 @@ export async function callJsonRpc(
   service: 'object' | 'common',
   method: string,
   argsJson: string,
+  database?: string,
 ): Promise<ErpOutcome> {
   const id = nextRpcId++;
   const response = await sendExchange(client, context, {
     method: 'POST',
     url: upstreamUrl(baseUrl, '/jsonrpc'),
-    headers: { 'content-type': 'application/json; charset=utf-8' },
+    headers: { 'content-type': 'application/json; charset=utf-8', ...databaseHeader(database) },
     body: `{"jsonrpc":"2.0","method":"call","params":{"service":${JSON.stringify(service)},"method":${JSON.stringify(method)},"args":${argsJson}},"id":${id}}`,
   });
 
@@ -97,6 +99,6 @@ export class JsonRpcTransport implements ErpTransport {
     // execute_kw(db, uid, key, model, method, args, kwargs); args and kwargs as the client wrote them.
     const fixed = JSON.stringify([call.db, call.uid, call.apiKey, call.model, call.method]).slice(0, -1);
     const argsJson = `${fixed},${call.argsJson ?? '[]'},${call.kwargsJson}]`;
-    return callJsonRpc(this.client, context, call.baseUrl, 'object', 'execute_kw', argsJson);
+    return callJsonRpc(this.client, context, call.baseUrl, 'object', 'execute_kw', argsJson, call.db);
   }
 }

@@ -63,6 +63,34 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
     ]);
   });
 
+  it('sends X-Odoo-Database with the call, so a multi-database ERP does not list its databases', async () => {
+    // Prepare
+    double.requests.length = 0;
+    // Act
+    const { envelope } = await execute({ action: 'search_count', model_id: 'res.partner', params: [[]] });
+    // Assess
+    expect(envelope.error).toBeNull();
+    expect(double.requests.at(-1)!.path).toBe('/jsonrpc');
+    expect(double.requests.at(-1)!.headers['x-odoo-database']).toBe('erp_a');
+  });
+
+  it('leaves X-Odoo-Database out for a db name that cannot travel in a header; the call still goes', async () => {
+    // Prepare
+    double.requests.length = 0;
+    // Act: the ERP answers for the unknown database; the proxy must still have sent the call.
+    await proxy.post('/api/erp/execute', {
+      id: 'db-with-newline',
+      action: 'search_count',
+      model_id: 'res.partner',
+      params: [[]],
+      erp_instance: instance(double, { db: 'erp_a\r\nX-Injected: 1' }),
+    });
+    // Assess
+    expect(double.requests.at(-1)!.path).toBe('/jsonrpc');
+    expect(double.requests.at(-1)!.headers['x-odoo-database']).toBeUndefined();
+    expect(double.requests.at(-1)!.headers['x-injected']).toBeUndefined();
+  });
+
   it('search returns ids, search_count an integer', async () => {
     const ids = (await execute({ action: 'search', model_id: 'res.partner', params: [[]] })).envelope.result;
     const count = (await execute({ action: 'search_count', model_id: 'res.partner', params: [[]] })).envelope
