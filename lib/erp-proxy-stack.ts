@@ -84,7 +84,7 @@ const ACCESS_LOG_FIELDS = Object.freeze({
 const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freeze({
   'api-key':
     'Authenticated in the function: x-api-key is compared in constant time with the keys in the proxy-keys secret, ' +
-    'and a failure is answered with the JSON-RPC envelope (-32000) the specification requires, which a gateway authorizer cannot produce.',
+    'and a failure is answered with the JSON-RPC envelope (-32000) the README documents, which a gateway authorizer cannot produce.',
   public: 'Public by design: /_/about describes the service and returns no data (README, Operators).',
   'aux-configurable':
     'Authenticated in the function with x-api-key (same keys as the execute routes) unless the operator lists the endpoint ' +

@@ -110,7 +110,7 @@ function decodeString(token: string): string | undefined {
   }
 }
 
-/** The body's first characters as text, decoding no more base64 than needed. */
+/** The body's first `chars` characters as text, decoding no more base64 than they can take. */
 export function bodyPrefix(
   event: { body?: string | null; isBase64Encoded?: boolean },
   chars: number,
@@ -118,9 +118,10 @@ export function bodyPrefix(
   const { body } = event;
   if (typeof body !== 'string') return '';
   if (!event.isBase64Encoded) return body.length > chars ? body.slice(0, chars) : body;
-  // Up to 4 UTF-8 bytes per character; 4 base64 characters per 3 bytes.
-  const base64Chars = Math.ceil((chars * 4) / 3 / 4) * 4;
-  return Buffer.from(body.slice(0, base64Chars), 'base64').toString('utf8');
+  // Up to 4 UTF-8 bytes per character, and 4 base64 characters per 3 bytes.
+  const base64Chars = Math.ceil((chars * 4) / 3) * 4;
+  const text = Buffer.from(body.slice(0, base64Chars), 'base64').toString('utf8');
+  return text.length > chars ? text.slice(0, chars) : text;
 }
 
 /**

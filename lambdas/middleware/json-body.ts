@@ -63,16 +63,16 @@ async function readBody(request: ProxyRequest): Promise<InboundBody> {
   const sent = bodyText(event);
   const text = sent.charCodeAt(0) === 0xfeff ? sent.slice(1) : sent;
   if (text.trim() === '') return { ok: false, problem: 'the request body is empty' };
-  // The package reads `event.body` (decoding base64 itself): hand it the text without the BOM.
-  event.body = text;
-  event.isBase64Encoded = false;
+  // The package parses `event.body` in place: it gets a copy of the event holding the text
+  // without the BOM, so the event itself stays as API Gateway sent it.
+  const parsing = { ...request, event: { ...event, body: text, isBase64Encoded: false } };
   try {
-    await parser.before?.(request);
+    await parser.before?.(parsing);
   } catch (error) {
     return { ok: false, problem: parseProblem(error) };
   }
-  // `before` replaced the text with the parsed value.
-  const value: unknown = event.body;
+  // `before` replaced the copy's text with the parsed value.
+  const value: unknown = parsing.event.body;
   return { ok: true, value, text };
 }
 

@@ -96,7 +96,9 @@ export const PROXY_ERRORS = deepFreeze({
     code: -32005,
     httpStatus: 502,
     answer: 'envelope',
-    callRan: 'yes',
+    // An HTML error page or an unexpected status may come after the call ran; a redirect or a
+    // missing /jsonrpc before it. The caller cannot tell which: treat it as may have run.
+    callRan: 'maybe',
     meaning:
       'The upstream answered with something that is not an ERP answer (an HTML page, an unexpected status, a redirect, no /jsonrpc).',
   },

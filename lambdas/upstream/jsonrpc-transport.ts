@@ -7,12 +7,12 @@ import { isJsonObject, scanJson } from '../platform/json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
+  databaseHeader,
   describeAnswer,
   type ErpCall,
   type ErpOutcome,
   type ErpTransport,
   scrubErrorData,
-  databaseHeader,
   sendExchange,
   unusableAnswer,
   upstreamUrl,

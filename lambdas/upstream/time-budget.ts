@@ -28,7 +28,7 @@ export interface TimeBudgetInput {
 export function parseRequestTimeoutHeader(header: string | undefined): number | undefined {
   if (header === undefined) return undefined;
   const text = header.trim();
-  // The spec types the header as int64: anything that fits is a number (and is capped later).
+  // The header is an int64 (README, Limits): anything that fits is a number (and is capped later).
   if (!/^\+?\d{1,19}$/.test(text) || BigInt(text.replace('+', '')) > INT64_MAX) return undefined;
   const seconds = Number(text);
   return seconds > 0 ? seconds : undefined;

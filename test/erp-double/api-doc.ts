@@ -1,7 +1,7 @@
 /**
  * @module erp-double/api-doc
  * The JSON documents of Odoo 19's `api_doc` module (`/doc-bearer/<model>.json` and
- * `/doc-bearer/index.json`, doc-bearer-notes section 2). For the models the real server was
+ * `/doc-bearer/index.json`; captures `doc-bearer-*`). For the models the real server was
  * captured on (res.partner, res.users, ir.attachment) the document is the captured one, word for
  * word; for the double's other models it is built from the double's own definitions, with the
  * method entries the real server gave for the same (BaseModel) methods.

@@ -1,7 +1,7 @@
 /**
  * @module erp-double/doc-bearer
  * Odoo 19's method documentation over bearer keys: `/doc-bearer/<model>.json` and
- * `/doc-bearer/index.json` (`addons/api_doc/controllers/api_doc.py`, doc-bearer-notes section 1).
+ * `/doc-bearer/index.json` (`addons/api_doc/controllers/api_doc.py`; captures `doc-bearer-*`).
  * Both are `type='json2', auth='bearer'` routes with no method restriction: the JSON-2 content
  * type, key and body checks, then the "Technical Documentation" group, then the document with an
  * HMAC ETag (not per model) that `If-None-Match` revalidates into a 304.

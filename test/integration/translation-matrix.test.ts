@@ -1,5 +1,5 @@
 /**
- * The spec's "Translation from v1 to v2" table as a test matrix: every row runs once through v1
+ * The README's "From v1 to v2" table as a test matrix: every row runs once through v1
  * and once through v2 against the same ERP double (ERP 19 speaks both), and the answers agree,
  * allowing for the documented difference (v1 `create` from one dict returns a bare id, v2 a list).
  */

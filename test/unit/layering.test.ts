@@ -182,6 +182,17 @@ describe('layering of the repository', () => {
     expect(violations(lambdasFiles, lambdasViolation)).toEqual([]);
   });
 
+  it('lambdas/ imports none of the CDK packages (the runtime bundles must not carry the stack)', () => {
+    const cdkImports = lambdasFiles.flatMap((file) =>
+      ts
+        .preProcessFile(readFileSync(join(repoRoot, file), 'utf8'), true, true)
+        .importedFiles.map((imported) => imported.fileName)
+        .filter((name) => /^(aws-cdk-lib|constructs|cdk-nag|aws-cdk)(\/|$)/.test(name))
+        .map((name) => `${file} -> ${name}`),
+    );
+    expect(cdkImports).toEqual([]);
+  });
+
   it(`lambdas/ holds at most ${MAX_ROOT_FILES} .ts files directly`, () => {
     const rootFiles = lambdasFiles.filter((file) => lambdasFolder(file) === '');
     expect(rootFiles.length, rootFiles.join(', ')).toBeLessThanOrEqual(MAX_ROOT_FILES);

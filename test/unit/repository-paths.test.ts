@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
  * Device names Windows reserves in every folder, whatever the extension. COM0, LPT0 and the
  * superscript-digit forms are on Microsoft's list too, so they are refused as well.
  */
-const RESERVED_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])$/i;
+const RESERVED_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)$/i;
 
 /**
  * True when Windows reads the path component `name` as a device: the part before the first dot,
@@ -71,6 +71,8 @@ describe('isReservedDeviceName', () => {
     'LPT1',
     'com0',
     'com¹.ts',
+    'CONIN$',
+    'conout$.log',
   ])('refuses %j', (name) => {
     expect(isReservedDeviceName(name)).toBe(true);
   });

@@ -94,6 +94,18 @@ describe('bodyPrefix', () => {
     expect(prefix.length).toBeLessThan(1_000);
   });
 
+  it('reads as many characters of a base64 body as of a plain one, multibyte ones included', () => {
+    // Prepare: the id comes after 3000 two-byte and 300 four-byte characters (over 6 KB of UTF-8).
+    const text = `{"pad":"${'é'.repeat(3000)}${'😀'.repeat(300)}","id":"after-multibyte","more":"${'z'.repeat(9000)}"}`;
+    const base64 = Buffer.from(text).toString('base64');
+    // Act
+    const plain = bodyPrefix({ body: text }, ENVELOPE_ID_PEEK_CHARS);
+    const decoded = bodyPrefix({ body: base64, isBase64Encoded: true }, ENVELOPE_ID_PEEK_CHARS);
+    // Assess
+    expect(decoded).toBe(plain);
+    expect(peekEnvelopeId(decoded)).toBe('after-multibyte');
+  });
+
   it('gives the text as it is when not encoded, cut to the limit', () => {
     expect(bodyPrefix({ body: 'abcdef' }, 3)).toBe('abc');
     expect(bodyPrefix({}, 3)).toBe('');
