@@ -11,7 +11,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   answerOf,
-  bareEtag,
   CAPTURES_DIR,
   type Capture,
   capturedAnswer,
@@ -20,20 +19,23 @@ import {
   headerShape,
   headerValue,
   loadCapture,
-  type Reply,
-  replay as replayOn,
-  requestOf,
   shapeDifferences,
   withoutDebug,
-  withServerEtags,
 } from './capture-replay.ts';
-import { DOUBLE_TARGET, DoublePool, PREPARE, prepare, REPLAY_FIRST, SKIPPED } from './double-replay.ts';
-import type { ErpDouble } from './index.ts';
+import {
+  DoublePool,
+  PREPARE,
+  prepare,
+  REPLAY_FIRST,
+  replayOnDouble,
+  SKIPPED,
+  withDoubleEtags,
+} from './double-replay.ts';
 
 const SHARED_CAPTURES_DIR = new URL('../../../shared/odoo/captures/', import.meta.url);
 
 /** Captures whose JSON the double must reproduce value for value (tracebacks aside). */
-const SAME_VALUES = /^(bridge|doc-bearer)-/;
+const SAME_VALUES = /^(bridge|doc-bearer)-|^v2-kwargs-as-array-search_read\.json$/;
 
 /**
  * Captures matching {@link SAME_VALUES} whose values the double does not reproduce, with the
@@ -51,29 +53,16 @@ const VALUES_DIFFER: Readonly<Record<string, string>> = {
     "the double's index lists the models the double has, not the real server's 165",
 };
 
-const replay = (double: ErpDouble, capture: Capture, headers?: Record<string, string>): Promise<Reply> =>
-  replayOn(double.url, capture, DOUBLE_TARGET, headers);
-
 /**
  * ETags the real server handed out, each with the capture that first received it (earliest Date).
  * They are HMACs under the real database's secret, which the double cannot reproduce; a request
- * sending one back gets the double's ETag for that same source request instead (see below).
+ * sending one back gets the double's ETag for that same source request instead.
  */
 const ETAG_SOURCES: ReadonlyMap<string, Capture> = etagSources(
   captureFiles()
     .filter((name) => SKIPPED[name] === undefined)
     .map(loadCapture),
 );
-
-/**
- * Headers of the replayed request, with every captured ETag in If-None-Match (quoted, weak or
- * bare, as captured) replaced by the ETag the double answered to that ETag's source request.
- */
-function withDoubleEtags(double: ErpDouble, capture: Capture): Promise<Record<string, string>> {
-  return withServerEtags(requestOf(capture, DOUBLE_TARGET).headers, ETAG_SOURCES, async (source) =>
-    bareEtag(String((await replay(double, source)).headers.etag ?? '')),
-  );
-}
 
 const files = captureFiles();
 const replayed = files.filter((file) => SKIPPED[file] === undefined);
@@ -102,9 +91,9 @@ describe.each(replayed)('capture %s', (file) => {
     const double = await doubles.for(capture);
     await prepare(double, file);
     const first = REPLAY_FIRST[file];
-    if (first !== undefined) await replay(double, loadCapture(first));
+    if (first !== undefined) await replayOnDouble(double, loadCapture(first));
 
-    const reply = await replay(double, capture, await withDoubleEtags(double, capture));
+    const reply = await replayOnDouble(double, capture, await withDoubleEtags(double, capture, ETAG_SOURCES));
 
     const expected = capture.response;
     expect(

@@ -5,7 +5,19 @@
  * replay needs first, and one double per `--db-filter` configuration. Shared by
  * `captures.test.ts` and `test/live/capture-replay.test.ts`.
  */
-import { asRecord, type Capture, dbfilterOf, KEY_PLACEHOLDER, send, type Target } from './capture-replay.ts';
+import {
+  asRecord,
+  bareEtag,
+  type Capture,
+  dbfilterOf,
+  KEY_PLACEHOLDER,
+  type Reply,
+  replay,
+  requestOf,
+  send,
+  type Target,
+  withServerEtags,
+} from './capture-replay.ts';
 import {
   DOUBLE_USERS,
   ERP_A_ADMIN_KEY,
@@ -140,6 +152,30 @@ export async function prepare(double: ErpDouble, file: string): Promise<void> {
   ]);
   if (!Array.isArray(ids) || !ids.includes(plan.upTo))
     throw new Error(`${file}: preparing the double gave ids ${JSON.stringify(ids)}, without ${plan.upTo}`);
+}
+
+/** Sends the capture's request to the double (with `headers` instead of its own, if given). */
+export function replayOnDouble(
+  double: ErpDouble,
+  capture: Capture,
+  headers?: Record<string, string>,
+): Promise<Reply> {
+  return replay(double.url, capture, DOUBLE_TARGET, headers);
+}
+
+/**
+ * The capture's request headers for the double, with every ETag of `sources` in If-None-Match
+ * (quoted, weak or bare, as captured) replaced by the ETag the double answers to that ETag's
+ * source request: the real server's ETags are HMACs under its database secret.
+ */
+export function withDoubleEtags(
+  double: ErpDouble,
+  capture: Capture,
+  sources: ReadonlyMap<string, Capture>,
+): Promise<Record<string, string>> {
+  return withServerEtags(requestOf(capture, DOUBLE_TARGET).headers, sources, async (source) =>
+    bareEtag(String((await replayOnDouble(double, source)).headers.etag ?? '')),
+  );
 }
 
 /** Doubles, one per `--db-filter` configuration of the captures, started on first use. */
