@@ -370,3 +370,47 @@ export function shapeDifferences(expected: Answer, actual: Answer, path: string)
     differences.push(...same('keys', Object.keys(asRecord(want)), Object.keys(asRecord(got))));
   return differences;
 }
+
+/** JSON type for structure comparison: numbers are one type (Python's `1.0` arrives as `1`). */
+const structureType = (value: unknown): string => (typeof value === 'number' ? 'number' : jsonType(value));
+
+/**
+ * The differences of `actual` from `expected` in structure, below the shape that
+ * {@link shapeDifferences} compares: at every path, the JSON type (numbers are one type), the
+ * keys of objects, and the length of arrays and their items, recursively. Values are not
+ * compared; `debug` (a server traceback) is skipped. At most `limit` lines, the last one saying
+ * how many more there are.
+ */
+export function structureDifferences(expected: unknown, actual: unknown, limit = 8): string[] {
+  const found: string[] = [];
+  const walk = (want: unknown, got: unknown, path: string): void => {
+    const wantType = structureType(want);
+    const gotType = structureType(got);
+    if (wantType !== gotType) {
+      found.push(`${path}: ${wantType}, got ${gotType}`);
+      return;
+    }
+    if (Array.isArray(want) && Array.isArray(got)) {
+      if (want.length !== got.length) found.push(`${path}: ${want.length} items, got ${got.length}`);
+      for (let i = 0; i < Math.min(want.length, got.length); i++) walk(want[i], got[i], `${path}[${i}]`);
+      return;
+    }
+    if (wantType !== 'dict') return;
+    const wantObject = asRecord(want);
+    const gotObject = asRecord(got);
+    const wantKeys = Object.keys(wantObject).filter((key) => key !== 'debug');
+    const gotKeys = Object.keys(gotObject).filter((key) => key !== 'debug');
+    const only = (keys: string[], other: string[]) => keys.filter((key) => !other.includes(key));
+    const missing = only(wantKeys, gotKeys);
+    const extra = only(gotKeys, wantKeys);
+    const list = (keys: string[]) =>
+      keys.length > 6 ? `${keys.slice(0, 6).join(', ')} and ${keys.length - 6} more` : keys.join(', ');
+    if (missing.length > 0) found.push(`${path}: ${missing.length} keys missing (${list(missing)})`);
+    if (extra.length > 0) found.push(`${path}: ${extra.length} keys extra (${list(extra)})`);
+    for (const key of wantKeys) if (key in gotObject) walk(wantObject[key], gotObject[key], `${path}.${key}`);
+  };
+  walk(expected, actual, '$');
+  return found.length > limit
+    ? [...found.slice(0, limit - 1), `and ${found.length - limit + 1} more`]
+    : found;
+}
