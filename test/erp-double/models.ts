@@ -291,24 +291,23 @@ const CURRENCY_RATE: ModelDef = {
   },
 };
 
+/**
+ * `res.partner.category` as Odoo 19's base defines it (`_order = 'name, id'`, `_parent_store`):
+ * the fields and the order of a read without `fields` as captured
+ * (v2-kwargs-as-array-search_read, and the live server).
+ */
 const PARTNER_CATEGORY: ModelDef = {
   name: 'res.partner.category',
   description: 'Partner Tags',
-  order: 'complete_name asc',
+  order: 'name asc, id asc',
   access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Contact/Creation',
   fields: {
     id: ID,
     display_name: displayNameField((row, db) => categoryName(row, db)),
-    complete_name: {
-      type: 'char',
-      string: 'Complete Name',
-      readonly: true,
-      computed: (row, db) => categoryName(row, db),
-    },
-    name: { type: 'char', string: 'Tag Name', required: true },
+    name: { type: 'char', string: 'Name', required: true },
     color: { type: 'integer', string: 'Color' },
-    parent_id: { type: 'many2one', string: 'Parent Category', relation: 'res.partner.category' },
+    parent_id: { type: 'many2one', string: 'Category', relation: 'res.partner.category' },
     child_ids: {
       type: 'one2many',
       string: 'Child Tags',
@@ -316,7 +315,21 @@ const PARTNER_CATEGORY: ModelDef = {
       inverse: 'parent_id',
     },
     active: { type: 'boolean', string: 'Active' },
+    parent_path: { type: 'char', string: 'Parent Path', readonly: true, computed: categoryPath },
+    partner_ids: {
+      type: 'many2many',
+      string: 'Partners',
+      relation: 'res.partner',
+      // The other side of res.partner.category_id (one relation table in Odoo).
+      computed: (row, db) =>
+        db
+          .rows('res.partner')
+          .filter((partner) => Array.isArray(partner.category_id) && partner.category_id.includes(row.id))
+          .map((partner) => partner.id),
+    },
+    create_uid: { type: 'many2one', string: 'Created by', relation: 'res.users', readonly: true },
     create_date: CREATE_DATE,
+    write_uid: { type: 'many2one', string: 'Last Updated by', relation: 'res.users', readonly: true },
     write_date: WRITE_DATE,
   },
   defaults: () => ({ active: true }),
@@ -326,6 +339,13 @@ function categoryName(row: Row, db: Database): string {
   const parentId = row.parent_id;
   const parent = typeof parentId === 'number' ? db.row('res.partner.category', parentId) : undefined;
   return parent ? `${nameOf(parent)} / ${nameOf(row)}` : nameOf(row);
+}
+
+/** `parent_path` of a `_parent_store` model: the ids from the root down, each followed by `/`. */
+function categoryPath(row: Row, db: Database): string {
+  const parentId = row.parent_id;
+  const parent = typeof parentId === 'number' ? db.row('res.partner.category', parentId) : undefined;
+  return `${parent ? categoryPath(parent, db) : ''}${String(row.id)}/`;
 }
 
 const ATTACHMENT: ModelDef = {
@@ -399,6 +419,13 @@ const SEED_DATE = '2026-11-21 20:59:01';
 const TINY_PNG =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
+/** The avatar Odoo generates for a new user's partner (`_avatar_generate_svg`), here for "Limited User". */
+const USER_AVATAR_SVG = Buffer.from(
+  "<?xml version='1.0' encoding='UTF-8' ?><svg height='180' width='180' xmlns='http://www.w3.org/2000/svg' " +
+    "xmlns:xlink='http://www.w3.org/1999/xlink'><rect fill='hsl(104, 59%, 45%)' height='180' width='180'/>" +
+    "<text fill='#ffffff' font-size='96' text-anchor='middle' x='90' y='125' font-family='sans-serif'>L</text></svg>",
+).toString('base64');
+
 function partner(id: number, name: string, extra: Row = {}): Row {
   return {
     id,
@@ -445,10 +472,12 @@ function basePartners(): Row[] {
  */
 function demoPartners(): Row[] {
   return [
-    company(8, 'Wood Corner', 'wood.corner26@example.com', 233),
-    company(9, 'Acme Corporation', 'acme_corp@yourcompany.example.com', 233),
-    company(10, 'Gemini Furniture', 'gemini_furniture@fake.geminifurniture.com', 203),
-    company(11, 'Ready Mat', 'ready.mat28@example.com', 233),
+    company(8, 'Wood Corner', 'wood.corner26@example.com', 233, { category_id: [7, 6] }),
+    company(9, 'Acme Corporation', 'acme_corp@yourcompany.example.com', 233, { category_id: [7] }),
+    company(10, 'Gemini Furniture', 'gemini_furniture@fake.geminifurniture.com', 203, {
+      category_id: [4, 7],
+    }),
+    company(11, 'Ready Mat', 'ready.mat28@example.com', 233, { category_id: [7, 6] }),
     company(12, 'OpenWood', 'openwood@example.com', 128),
     company(13, 'LightsUp', 'lightsup@example.com', 139),
     company(14, 'The Jackson Group', 'jackson.group82@example.com', 233),
@@ -456,7 +485,7 @@ function demoPartners(): Row[] {
       phone: '(870)-931-0505',
       image_1920: TINY_PNG,
       image_128: TINY_PNG,
-      category_id: [1],
+      category_id: [5],
       write_date: '2026-11-21 20:59:40',
     }),
     company(16, 'Lumber Inc', 'lumber-inv92@example.com', 233),
@@ -470,7 +499,13 @@ function demoPartners(): Row[] {
     partner(28, 'Nicole Ford', { parent_id: 15, email: 'nicole.ford75@example.com', country_id: 233 }),
     partner(33, 'Tom Ruiz', { parent_id: 8, email: 'tom.ruiz89@example.com', country_id: 233 }),
     partner(34, 'Colleen Diaz', { parent_id: 15, email: 'colleen.diaz83@example.com', country_id: 233 }),
-    partner(42, 'Limited User', { create_date: '2026-11-21 21:00:58', write_date: '2026-11-21 21:00:58' }),
+    partner(42, 'Limited User', {
+      create_date: '2026-11-21 21:00:58',
+      write_date: '2026-11-21 21:00:58',
+      // A user's partner gets a generated SVG avatar (316 bytes: v2-read-binary-bin_size-ok).
+      image_1920: USER_AVATAR_SVG,
+      image_128: USER_AVATAR_SVG,
+    }),
   ];
 }
 
@@ -508,13 +543,25 @@ function seedRecords(db: Database, options: { demo: boolean; users: readonly Erp
   db.insert('res.company', { id: 1, name: 'YourCompany', sequence: 0, partner_id: 1, currency_id: 1 });
   db.insert('res.currency.rate', { id: 1, name: '2010-01-01', rate: 1, currency_id: 1, company_id: 1 });
   db.insert('res.currency.rate', { id: 2, name: '2010-01-01', rate: 5.864, currency_id: 2, company_id: 1 });
+  // base's demo tags (res_partner_category_* of base/data/res_partner_demo.xml), as captured.
   for (const [id, name, color, parentId] of [
     [1, 'Vendor', 2, false],
-    [3, 'Services', 4, false],
+    [2, 'Prospects', 3, false],
+    [3, 'Employees', 4, false],
     [4, 'Consulting Services', 5, false],
+    [5, 'Services', 7, false],
+    [6, 'Office Supplies', 8, 1],
     [7, 'Desk Manufacturers', 10, 1],
   ] as const) {
-    db.insert('res.partner.category', { id, name, color, parent_id: parentId, active: true });
+    db.insert('res.partner.category', {
+      id,
+      name,
+      color,
+      parent_id: parentId,
+      active: true,
+      create_uid: 1,
+      write_uid: 1,
+    });
   }
   db.insert('ir.config_parameter', { id: 1, key: 'web.base.url', value: 'http://localhost:8069' });
   db.insert('ir.config_parameter', {

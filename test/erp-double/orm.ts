@@ -152,6 +152,28 @@ function compareKeys(
   return descending ? -result : result;
 }
 
+/** `ids` in the default order of `model` (Odoo reads x2many values in the comodel's `_order`). */
+function inModelOrder(env: Env, model: string | undefined, ids: number[]): number[] {
+  const def = model === undefined ? undefined : env.db.model(model);
+  if (!def) return [...ids];
+  const terms = parseOrder(def, def.order);
+  const rows = ids.map((id) => ({ id, row: env.db.row(def.name, id) }));
+  return rows
+    .sort((a, b) => {
+      if (!a.row || !b.row) return 0;
+      for (const term of terms) {
+        const result = compareKeys(
+          sortKey(env, def, a.row, term.field),
+          sortKey(env, def, b.row, term.field),
+          term.descending,
+        );
+        if (result !== 0) return result;
+      }
+      return 0;
+    })
+    .map((entry) => entry.id);
+}
+
 /** `_search`: ids of the rows matching the domain, with `active_test`, order, offset and limit. */
 export function searchIds(
   env: Env,
@@ -206,7 +228,7 @@ function readValue(env: Env, def: ModelDef, row: Row, name: string, field: Field
       return [raw, env.db.displayName(field.relation ?? '', raw)];
     case 'one2many':
     case 'many2many':
-      return Array.isArray(raw) ? [...raw] : [];
+      return Array.isArray(raw) ? inModelOrder(env, field.relation, toIds(raw)) : [];
     case 'integer':
     case 'float':
       return typeof raw === 'number' ? raw : 0;

@@ -1,0 +1,416 @@
+/**
+ * @module erp-double/capture-replay
+ * What the capture replays share: loading the real Odoo 19 captures of `captures/`, turning one
+ * into the request to send (keys, and for another server its databases, uids and record ids,
+ * filled in), sending it, and comparing two answers by status, content type and body shape.
+ * Used by `captures.test.ts` (the captures against the double) and by
+ * `test/live/capture-replay.test.ts` (the real server against the double).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+
+export const CAPTURES_DIR = new URL('./captures/', import.meta.url);
+export const KEY_PLACEHOLDER = '<ERP_USER_API_KEY>';
+
+/** A capture whose string body was sent JSON-encoded (a JSON string), not as raw text. */
+export const JSON_STRING_BODIES: ReadonlySet<string> = new Set(['v2-body-json-string-error.json']);
+
+export interface Capture {
+  file: string;
+  caseText: string;
+  server: string;
+  keyUsed: string | null;
+  request: { method: string; path: string; headers: Record<string, string>; body: unknown };
+  response: { status: number; headers: Record<string, string>; body: unknown };
+}
+
+export function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  return Object.fromEntries(Object.entries(asRecord(value)).map(([key, item]) => [key, String(item)]));
+}
+
+/** The capture files (`*.json`), sorted. */
+export function captureFiles(): string[] {
+  return readdirSync(CAPTURES_DIR)
+    .filter((name) => name.endsWith('.json'))
+    .sort();
+}
+
+export function loadCapture(file: string): Capture {
+  const raw = asRecord(JSON.parse(readFileSync(new URL(file, CAPTURES_DIR), 'utf8')));
+  const request = asRecord(raw.request);
+  const response = asRecord(raw.response);
+  return {
+    file,
+    caseText: String(raw.case ?? ''),
+    server: String(raw.server ?? ''),
+    keyUsed: typeof raw.key_used === 'string' ? raw.key_used : null,
+    request: {
+      method: String(request.method ?? ''),
+      path: String(request.path ?? ''),
+      headers: stringRecord(request.headers),
+      body: request.body,
+    },
+    response: {
+      status: Number(response.status),
+      headers: stringRecord(response.headers),
+      body: response.body,
+    },
+  };
+}
+
+export function headerValue(headers: Record<string, string>, name: string): string | undefined {
+  const entry = Object.entries(headers).find(([key]) => key.toLowerCase() === name);
+  return entry?.[1];
+}
+
+/** Python type name of a JSON value, as the INDEX uses it. */
+export function jsonType(value: unknown): string {
+  if (value === null) return 'NoneType';
+  if (Array.isArray(value)) return 'list';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'float';
+  if (typeof value === 'string') return 'str';
+  return 'dict';
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A request ready to send. */
+export interface OutgoingRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+/**
+ * How a capture's request is adapted to the server it is replayed on. The captures name the
+ * capture server's databases (`erp_a`, `erp_b`), uids and record ids; another server may have
+ * others. Maps are applied only where a capture's request carries such a value: the
+ * `X-Odoo-Database` header, the `db` and `uid` of `/jsonrpc` calls, and the numbers in the
+ * arguments of `/jsonrpc` `execute_kw`/`execute` and in JSON-2 bodies (record ids).
+ */
+export interface Target {
+  /** The key for a capture that uses {@link KEY_PLACEHOLDER}, chosen from its `key_used`. */
+  keyFor(capture: Capture): string;
+  databases?: ReadonlyMap<string, string>;
+  uids?: ReadonlyMap<number, number>;
+  /** Record ids of this capture's request -> ids on the target. */
+  ids?(capture: Capture): ReadonlyMap<number, number>;
+}
+
+function mapNumbers(value: unknown, map: ReadonlyMap<number, number>): unknown {
+  if (typeof value === 'number') return map.get(value) ?? value;
+  if (Array.isArray(value)) return value.map((item) => mapNumbers(item, map));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapNumbers(item, map)]));
+  return value;
+}
+
+/** The capture's JSON body with the target's databases, uids and record ids. */
+function adaptBody(capture: Capture, target: Target): unknown {
+  const body = capture.request.body;
+  const ids = target.ids?.(capture) ?? new Map<number, number>();
+  const databases = target.databases ?? new Map<string, string>();
+  const uids = target.uids ?? new Map<number, number>();
+  if (typeof body !== 'object' || body === null) return body;
+  if (Array.isArray(body)) return mapNumbers(body, ids);
+  const params = asRecord(asRecord(body).params);
+  if (!capture.request.path.startsWith('/jsonrpc') || !Array.isArray(params.args))
+    return mapNumbers(body, ids);
+  // /jsonrpc: args = [db, uid, password, model, method, args, kwargs] for object.execute(_kw);
+  // [db, login, password, ...] for common.authenticate/login. Other services carry no db.
+  const args = [...params.args];
+  const service = params.service;
+  if ((service === 'object' || service === 'common') && typeof args[0] === 'string')
+    args[0] = databases.get(args[0]) ?? args[0];
+  if (service === 'object' && typeof args[1] === 'number') args[1] = uids.get(args[1]) ?? args[1];
+  if (service === 'object') for (let i = 5; i < args.length; i++) args[i] = mapNumbers(args[i], ids);
+  return { ...asRecord(body), params: { ...params, args } };
+}
+
+/** The capture's request as `target` gets it: keys filled in, the body serialized as it was sent. */
+export function requestOf(capture: Capture, target: Target): OutgoingRequest {
+  const needsKey = JSON.stringify(capture.request).includes(KEY_PLACEHOLDER);
+  const fill = (text: string): string =>
+    needsKey ? text.replaceAll(KEY_PLACEHOLDER, target.keyFor(capture)) : text;
+  const databases = target.databases ?? new Map<string, string>();
+  const headers = Object.fromEntries(
+    Object.entries(capture.request.headers).map(([key, value]) => [
+      key,
+      key.toLowerCase() === 'x-odoo-database' ? (databases.get(value) ?? value) : fill(value),
+    ]),
+  );
+  const rawBody = adaptBody(capture, target);
+  const body =
+    rawBody === null || rawBody === undefined
+      ? undefined
+      : typeof rawBody === 'string' && !JSON_STRING_BODIES.has(capture.file)
+        ? fill(rawBody)
+        : fill(JSON.stringify(rawBody));
+  return { method: capture.request.method, path: capture.request.path, headers, body };
+}
+
+/** Sends the capture's request (as {@link requestOf} makes it) to `baseUrl`, with `headers` if given. */
+export function replay(
+  baseUrl: string,
+  capture: Capture,
+  target: Target,
+  headers = requestOf(capture, target).headers,
+): Promise<Reply> {
+  const { method, path, body } = requestOf(capture, target);
+  return send(`${baseUrl}${path}`, method, headers, body);
+}
+
+/** The 64-hex value of an ETag header (`abc…`, `"abc…"` or `W/"abc…"`). */
+export function bareEtag(value: string | undefined): string | undefined {
+  return /[0-9a-f]{64}/.exec(value ?? '')?.[0];
+}
+
+/**
+ * ETags the capture server handed out, each with the capture that first received it (earliest
+ * Date), among `captures`. They are HMACs under that server's database secret, which no other
+ * server reproduces: see {@link withServerEtags}.
+ */
+export function etagSources(captures: readonly Capture[]): ReadonlyMap<string, Capture> {
+  const sources = new Map<string, Capture>();
+  // The index capture has two Date headers, recorded joined: the first one counts.
+  const dated = (capture: Capture): number => {
+    const date = /\w{3}, \d{2} \w{3} \d{4} [\d:]{8} GMT/.exec(
+      headerValue(capture.response.headers, 'date') ?? '',
+    );
+    return date ? Date.parse(date[0]) : Number.POSITIVE_INFINITY;
+  };
+  const sorted = [...captures].sort((a, b) => dated(a) - dated(b) || a.file.localeCompare(b.file));
+  for (const capture of sorted) {
+    const etag = bareEtag(headerValue(capture.response.headers, 'etag'));
+    if (etag !== undefined && !sources.has(etag)) sources.set(etag, capture);
+  }
+  return sources;
+}
+
+/**
+ * `headers` with every captured ETag in If-None-Match (quoted, weak or bare, as captured)
+ * replaced by the ETag the server answers to that ETag's source request (`etagOf`).
+ */
+export async function withServerEtags(
+  headers: Record<string, string>,
+  sources: ReadonlyMap<string, Capture>,
+  etagOf: (source: Capture) => Promise<string | undefined>,
+): Promise<Record<string, string>> {
+  const result = { ...headers };
+  for (const [name, value] of Object.entries(result)) {
+    if (name.toLowerCase() !== 'if-none-match') continue;
+    let replaced = value;
+    for (const [captured, source] of sources) {
+      if (!replaced.includes(captured)) continue;
+      const ours = await etagOf(source);
+      if (ours === undefined) throw new Error(`no ETag in the answer to ${source.file}`);
+      replaced = replaced.replaceAll(captured, ours);
+    }
+    result[name] = replaced;
+  }
+  return result;
+}
+
+/** A debug-free copy of a body: tracebacks are the real server's, never compared. */
+export function withoutDebug(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutDebug);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'debug')
+      .map(([key, item]) => [key, withoutDebug(item)]),
+  );
+}
+
+/** A header value with its 64-hex digests masked, to compare forms (quoted or bare ETag, file name). */
+export function headerShape(value: string | string[] | undefined): string | undefined {
+  return value === undefined ? undefined : String(value).replace(/[0-9a-f]{64}/g, '<sha256>');
+}
+
+export function dbfilterOf(capture: Capture): string | undefined {
+  return /--db-filter='([^']*)'/.exec(capture.server)?.[1];
+}
+
+/** An answer reduced to what is compared: status, media type and body (parsed when JSON). */
+export interface Answer {
+  status: number;
+  /** The media type without parameters (`application/json`), `''` when absent. */
+  contentType: string;
+  /** The parsed JSON for `application/json`, the text otherwise. */
+  body: unknown;
+}
+
+const mediaType = (value: string | string[] | undefined): string =>
+  String(value ?? '')
+    .split(';')[0]
+    ?.trim() ?? '';
+
+/** The answer a capture recorded. */
+export function capturedAnswer(capture: Capture): Answer {
+  return {
+    status: capture.response.status,
+    contentType: mediaType(headerValue(capture.response.headers, 'content-type')),
+    body: capture.response.body,
+  };
+}
+
+/** The answer a server gave; a JSON body that does not parse is kept as text (and differs). */
+export function answerOf(reply: Reply): Answer {
+  const contentType = mediaType(reply.headers['content-type']);
+  let body: unknown = reply.body;
+  if (contentType === 'application/json') {
+    try {
+      body = JSON.parse(reply.body);
+    } catch {
+      body = reply.body;
+    }
+  }
+  return { status: reply.status, contentType, body };
+}
+
+const same = (label: string, want: unknown, got: unknown): string[] =>
+  JSON.stringify(want) === JSON.stringify(got)
+    ? []
+    : [`${label}: ${JSON.stringify(want)}, got ${JSON.stringify(got)}`];
+
+/**
+ * The differences of `actual` from `expected` in status, content type and body shape, as short
+ * lines (`status: 200, got 404`). Body shape:
+ * - not JSON: both name "No database is selected" or neither; a text that is not an HTML page
+ *   (the werkzeug pages carry a server-specific traceback) is compared as is;
+ * - a JSON-RPC envelope: `jsonrpc`, `id`, which of `result`/`error` is present, the type of
+ *   `result`, and `error.code`, `error.message`, `error.data.name` and the keys of `error.data`;
+ * - a JSON-2 error (status other than 200): `name` and the keys;
+ * - any other JSON: its type, and the keys of a version answer (`path` ending in `/version`).
+ */
+export function shapeDifferences(expected: Answer, actual: Answer, path: string): string[] {
+  const differences = [...same('status', expected.status, actual.status)];
+  if (expected.contentType !== actual.contentType)
+    return [...differences, ...same('content type', expected.contentType, actual.contentType)];
+
+  if (expected.contentType !== 'application/json') {
+    const expectedText = String(expected.body);
+    const actualText = String(actual.body);
+    const marker = 'No database is selected';
+    differences.push(
+      ...same(`mentions "${marker}"`, expectedText.includes(marker), actualText.includes(marker)),
+    );
+    if (!expectedText.startsWith('<')) differences.push(...same('text', expectedText, actualText));
+    return differences;
+  }
+
+  const want = expected.body;
+  const got = actual.body;
+  if (typeof want === 'object' && want !== null && 'jsonrpc' in want) {
+    const wantEnvelope = asRecord(want);
+    const gotEnvelope = asRecord(got);
+    differences.push(...same('jsonrpc', '2.0', gotEnvelope.jsonrpc));
+    differences.push(...same('id', wantEnvelope.id, gotEnvelope.id));
+    differences.push(...same('result present', 'result' in wantEnvelope, 'result' in gotEnvelope));
+    differences.push(...same('error present', 'error' in wantEnvelope, 'error' in gotEnvelope));
+    if ('result' in wantEnvelope && 'result' in gotEnvelope)
+      differences.push(...same('result type', jsonType(wantEnvelope.result), jsonType(gotEnvelope.result)));
+    if ('error' in wantEnvelope && 'error' in gotEnvelope) {
+      const wantError = asRecord(wantEnvelope.error);
+      const gotError = asRecord(gotEnvelope.error);
+      differences.push(...same('error.code', wantError.code, gotError.code));
+      differences.push(...same('error.message', wantError.message, gotError.message));
+      const wantData = asRecord(wantError.data);
+      const gotData = asRecord(gotError.data);
+      differences.push(...same('error.data.name', wantData.name, gotData.name));
+      differences.push(...same('error.data keys', Object.keys(wantData), Object.keys(gotData)));
+    }
+    return differences;
+  }
+  if (expected.status !== 200) {
+    const wantObject = asRecord(want);
+    const gotObject = asRecord(got);
+    differences.push(...same('name', wantObject.name, gotObject.name));
+    differences.push(...same('keys', Object.keys(wantObject), Object.keys(gotObject)));
+    return differences;
+  }
+  differences.push(...same('type', jsonType(want), jsonType(got)));
+  if (path.endsWith('/version'))
+    differences.push(...same('keys', Object.keys(asRecord(want)), Object.keys(asRecord(got))));
+  return differences;
+}
+
+/** JSON type for structure comparison: numbers are one type (Python's `1.0` arrives as `1`). */
+const structureType = (value: unknown): string => (typeof value === 'number' ? 'number' : jsonType(value));
+
+/**
+ * The differences of `actual` from `expected` in structure, below the shape that
+ * {@link shapeDifferences} compares: at every path, the JSON type (numbers are one type), the
+ * keys of objects, and the length of arrays and their items, recursively. Values are not
+ * compared; `debug` (a server traceback) is skipped. At most `limit` lines, the last one saying
+ * how many more there are.
+ */
+export function structureDifferences(expected: unknown, actual: unknown, limit = 8): string[] {
+  const found: string[] = [];
+  const walk = (want: unknown, got: unknown, path: string): void => {
+    const wantType = structureType(want);
+    const gotType = structureType(got);
+    if (wantType !== gotType) {
+      found.push(`${path}: ${wantType}, got ${gotType}`);
+      return;
+    }
+    if (Array.isArray(want) && Array.isArray(got)) {
+      if (want.length !== got.length) found.push(`${path}: ${want.length} items, got ${got.length}`);
+      for (let i = 0; i < Math.min(want.length, got.length); i++) walk(want[i], got[i], `${path}[${i}]`);
+      return;
+    }
+    if (wantType !== 'dict') return;
+    const wantObject = asRecord(want);
+    const gotObject = asRecord(got);
+    const wantKeys = Object.keys(wantObject).filter((key) => key !== 'debug');
+    const gotKeys = Object.keys(gotObject).filter((key) => key !== 'debug');
+    const only = (keys: string[], other: string[]) => keys.filter((key) => !other.includes(key));
+    const missing = only(wantKeys, gotKeys);
+    const extra = only(gotKeys, wantKeys);
+    const list = (keys: string[]) =>
+      keys.length > 6 ? `${keys.slice(0, 6).join(', ')} and ${keys.length - 6} more` : keys.join(', ');
+    if (missing.length > 0) found.push(`${path}: ${missing.length} keys missing (${list(missing)})`);
+    if (extra.length > 0) found.push(`${path}: ${extra.length} keys extra (${list(extra)})`);
+    for (const key of wantKeys) if (key in gotObject) walk(wantObject[key], gotObject[key], `${path}.${key}`);
+  };
+  walk(expected, actual, '$');
+  return found.length > limit
+    ? [...found.slice(0, limit - 1), `and ${found.length - limit + 1} more`]
+    : found;
+}
