@@ -67,7 +67,23 @@ const logLevel = optionalString
 const EnvSchema = z.object({
   ERP_DEFAULT_TIMEOUT: positiveInt(15),
   ERP_MAX_TIMEOUT: positiveInt(25),
-  ERP_ALLOWED_TARGETS: csv,
+  // Set but listing nothing (" , "): a mistake, not a request for the default.
+  ERP_ALLOWED_TARGETS: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      if (
+        value !== undefined &&
+        value.trim() !== '' &&
+        value.split(',').every((part) => part.trim() === '')
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'lists no target (only commas and spaces); unset it for the default',
+        });
+      }
+    })
+    .pipe(csv),
   ERP_ALLOWED_DATABASES: csv,
   ERP_STRIP_DEBUG: bool,
   MAX_RESPONSE_BYTES: positiveInt(DEFAULT_MAX_RESPONSE_BYTES),
@@ -136,6 +152,17 @@ export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[]
       throw new Error(
         `proxy keys: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
       );
+    }
+    // One value under two names would make the caller's name in logs and metrics a guess.
+    const firstIndex = new Map<string, number>();
+    for (const [index, entry] of parsed.data.keys.entries()) {
+      const earlier = firstIndex.get(entry.key);
+      if (earlier !== undefined) {
+        throw new Error(
+          `proxy keys: keys.${earlier} and keys.${index} have the same key value; give each name its own key`,
+        );
+      }
+      firstIndex.set(entry.key, index);
     }
     return parsed.data.keys;
   }

@@ -51,8 +51,14 @@ export class Json2Transport implements ErpTransport {
     if (gateway) throw gateway;
 
     // An ERP error is a 4xx or 5xx with a JSON object (or, from early JSON-2 builds, a JSON
-    // string); any other status (a 201, a 206) is not something the ERP answers.
-    if (response.status >= 400 && json.ok && (isJsonObject(json.value) || typeof json.value === 'string')) {
+    // string); any other status (a 201, a 206, a 600 or 999 from something that is not HTTP-clean)
+    // is not something the ERP answers: -32005, as the README says.
+    if (
+      response.status >= 400 &&
+      response.status <= 599 &&
+      json.ok &&
+      (isJsonObject(json.value) || typeof json.value === 'string')
+    ) {
       const body = json.value;
       const message =
         typeof body === 'string'

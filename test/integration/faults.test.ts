@@ -244,8 +244,8 @@ describe('answers that are not ERP answers', () => {
     expect(envelope.error).toEqual({ code: 0, message: 'Odoo Server Error', data: 'boom' });
   });
 
-  it.each([201, 206, 299])(
-    'a JSON answer with status %s on /json/2 → -32005 (only 4xx/5xx are ERP errors)',
+  it.each([201, 206, 299, 600, 999])(
+    'a JSON answer with status %s on /json/2 → -32005 (only 4xx/5xx are ERP errors; 600 and 999 are neither)',
     async (code) => {
       const url = await httpUpstream((_req, res) => {
         res.writeHead(code, { 'content-type': 'application/json' });

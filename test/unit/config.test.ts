@@ -205,6 +205,16 @@ describe('loadConfig failures name the variable', () => {
     expect(message).toContain(hint);
   });
 
+  it('refuses an ERP_ALLOWED_TARGETS that lists nothing but separators, instead of falling back to the default', () => {
+    for (const value of [' , ', ',', ' ,, , ']) {
+      expect(() => loadConfig({ ERP_ALLOWED_TARGETS: value })).toThrow(
+        /ERP_ALLOWED_TARGETS: lists no target/,
+      );
+    }
+    // Empty (or blank) is unset, as for every variable.
+    expect(loadConfig({ ERP_ALLOWED_TARGETS: '  ' }).allowedTargets).toContain('localhost');
+  });
+
   it('names every bad variable at once', () => {
     const message = messageOf(() => loadConfig({ PORT: 'abc', ERP_MAX_TIMEOUT: '0' }));
     expect(message).toContain('PORT');
@@ -270,6 +280,45 @@ describe('parseProxyKeys', () => {
     for (const secret of [BILLING_KEY, 'short-SECRET', '12345678901234567890']) {
       expect(message).not.toContain(secret);
     }
+  });
+
+  it('refuses one key value under two names (or twice), naming the entries, never the key', () => {
+    // Prepare
+    const twoNames = JSON.stringify({
+      keys: [
+        { name: 'billing', key: BILLING_KEY },
+        { name: 'crm', key: BILLING_KEY },
+      ],
+    });
+    const twice = JSON.stringify({
+      keys: [
+        { name: 'crm', key: CRM_KEY },
+        { name: 'billing', key: BILLING_KEY },
+        { name: 'billing', key: BILLING_KEY },
+      ],
+    });
+    // Act + Assess
+    for (const [raw, entries] of [
+      [twoNames, 'keys.0 and keys.1'],
+      [twice, 'keys.1 and keys.2'],
+    ] as const) {
+      let message = '';
+      try {
+        parseProxyKeys(raw);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain(`${entries} have the same key value`);
+      expect(message).not.toContain(BILLING_KEY);
+    }
+    // A name may still repeat with different keys (a rotation).
+    const rotation = JSON.stringify({
+      keys: [
+        { name: 'crm', key: CRM_KEY },
+        { name: 'crm', key: BILLING_KEY },
+      ],
+    });
+    expect(parseProxyKeys(rotation)).toHaveLength(2);
   });
 
   it('names the entry with the problem', () => {
