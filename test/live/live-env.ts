@@ -4,7 +4,7 @@
  * (v1, v2, version) and straight to the ERP (discovery and cleanup), and a cleanup list for the
  * records a test creates. Nothing here assumes a record id or a record count.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Envelope } from '../support/fixtures.ts';
 import { type HttpAnswer, type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 
@@ -251,4 +251,11 @@ export function useCleanup(): Cleanup {
     if (!LIVE_SKIP_REASON) await cleanup.run();
   });
   return cleanup;
+}
+
+/** The answer of a successful call: HTTP 200, no error, its result. */
+export function resultOf(answer: ProxyAnswer): unknown {
+  expect(answer.status).toBe(200);
+  expect(answer.envelope.error).toBeNull();
+  return answer.envelope.result;
 }

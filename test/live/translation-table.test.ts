@@ -10,16 +10,10 @@ import {
   LIVE_SKIP_REASON,
   liveName,
   liveTitle,
-  type ProxyAnswer,
+  resultOf,
   useCleanup,
   useLiveProxy,
 } from './live-env.ts';
-
-function resultOf(answer: ProxyAnswer): unknown {
-  expect(answer.status).toBe(200);
-  expect(answer.envelope.error).toBeNull();
-  return answer.envelope.result;
-}
 
 describe.skipIf(LIVE_SKIP_REASON !== undefined)(
   liveTitle('the README v1 → v2 table, both ways, live'),

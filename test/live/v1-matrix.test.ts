@@ -17,16 +17,10 @@ import {
   liveTitle,
   optionalSkip,
   type ProxyAnswer,
+  resultOf,
   useCleanup,
   useLiveProxy,
 } from './live-env.ts';
-
-/** The answer of a successful call: HTTP 200, no error, its result. */
-function resultOf(answer: ProxyAnswer): unknown {
-  expect(answer.status).toBe(200);
-  expect(answer.envelope.error).toBeNull();
-  return answer.envelope.result;
-}
 
 /** The ERP error of a v1 answer: HTTP 200, code 0, the message of `data`, `data.name` the class. */
 function v1Error(answer: ProxyAnswer): { name: unknown; message: string } {

@@ -16,16 +16,11 @@ import {
   liveTitle,
   optionalSkip,
   type ProxyAnswer,
+  resultOf,
   SECOND_DB,
   useCleanup,
   useLiveProxy,
 } from './live-env.ts';
-
-function resultOf(answer: ProxyAnswer): unknown {
-  expect(answer.status).toBe(200);
-  expect(answer.envelope.error).toBeNull();
-  return answer.envelope.result;
-}
 
 /** The ERP error of a v2 answer: HTTP 200, code the ERP's status, `data` the ERP's error object. */
 function v2Error(answer: ProxyAnswer): { code: number | undefined; name: unknown; message: string } {

@@ -14,15 +14,9 @@ import {
   LIVE,
   LIVE_SKIP_REASON,
   liveTitle,
-  type ProxyAnswer,
+  resultOf,
   useLiveProxy,
 } from './live-env.ts';
-
-function resultOf(answer: ProxyAnswer): unknown {
-  expect(answer.status).toBe(200);
-  expect(answer.envelope.error).toBeNull();
-  return answer.envelope.result;
-}
 
 /** A POST to the proxy with Node's http client, which leaves the body as it came (no decoding). */
 function rawPost(
