@@ -259,3 +259,29 @@ export function resultOf(answer: ProxyAnswer): unknown {
   expect(answer.envelope.error).toBeNull();
   return answer.envelope.result;
 }
+
+/** A partner to `name_search` for: its id, display name and the first word of its name. */
+export async function partnerToSearch(
+  id: number | undefined,
+): Promise<{ id: number; display_name: string; word: string }> {
+  const [partner] = (await erpResult('res.partner', 'read', {
+    ids: [id],
+    fields: ['name', 'display_name'],
+  })) as Array<{ id: number; name: string; display_name: string }>;
+  return {
+    id: partner?.id ?? 0,
+    display_name: partner?.display_name ?? '',
+    word: String(partner?.name).split(/\s+/)[0] ?? '',
+  };
+}
+
+/**
+ * The partners among `ids` (a list as a call returned it, not checked here) that still exist,
+ * archived ones included; `[]` once they are deleted.
+ */
+export function remainingPartners(ids: unknown): Promise<unknown> {
+  return erpResult('res.partner', 'search', {
+    domain: [['id', 'in', ids]],
+    context: { active_test: false },
+  });
+}

@@ -17,6 +17,8 @@ import {
   liveTitle,
   optionalSkip,
   type ProxyAnswer,
+  partnerToSearch,
+  remainingPartners,
   resultOf,
   useCleanup,
   useLiveProxy,
@@ -93,21 +95,13 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 execute against th
     expect(row?.comment).toContain('written by v1');
 
     expect(resultOf(await proxy().v1({ action: 'unlink', params: [[id]] }))).toBe(true);
-    expect(
-      await erpResult('res.partner', 'search', {
-        domain: [['id', '=', id]],
-        context: { active_test: false },
-      }),
-    ).toEqual([]);
+    expect(await remainingPartners([id])).toEqual([]);
   });
 
   it('call_method with positional arguments (name_search)', async () => {
     // Prepare: a discovered company and the first word of its name.
-    const [company] = (await erpResult('res.partner', 'read', {
-      ids: [companies[0]],
-      fields: ['name', 'display_name'],
-    })) as Array<{ id: number; name: string; display_name: string }>;
-    const word = String(company?.name).split(/\s+/)[0] ?? '';
+    const company = await partnerToSearch(companies[0]);
+    const { word } = company;
 
     // Act: name_search(name, domain), both positional.
     const found = resultOf(

@@ -16,6 +16,8 @@ import {
   liveTitle,
   optionalSkip,
   type ProxyAnswer,
+  partnerToSearch,
+  remainingPartners,
   resultOf,
   SECOND_DB,
   useCleanup,
@@ -75,20 +77,12 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v2 execute against th
     expect(row?.comment).toContain('written by v2');
 
     expect(resultOf(await proxy().v2('unlink', { ids }))).toBe(true);
-    expect(
-      await erpResult('res.partner', 'search', {
-        domain: [['id', 'in', ids]],
-        context: { active_test: false },
-      }),
-    ).toEqual([]);
+    expect(await remainingPartners(ids)).toEqual([]);
   });
 
   it('any public method by name: name_search, and methods that return None (result null)', async () => {
-    const [company] = (await erpResult('res.partner', 'read', {
-      ids: [companies[0]],
-      fields: ['name', 'display_name'],
-    })) as Array<{ id: number; name: string; display_name: string }>;
-    const word = String(company?.name).split(/\s+/)[0] ?? '';
+    const company = await partnerToSearch(companies[0]);
+    const { word } = company;
     expect(
       resultOf(await proxy().v2('name_search', { name: word, domain: [['id', '=', company?.id]] })),
     ).toEqual([[company?.id, company?.display_name]]);
