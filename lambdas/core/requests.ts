@@ -14,7 +14,7 @@ import {
   V2RequestShapeError,
 } from '../platform/errors.ts';
 import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, scanJson } from '../platform/json.ts';
-import type { ErpCall } from '../upstream/erp-transport.ts';
+import { type ErpCall, MAX_HEADER_VALUE_LENGTH } from '../upstream/erp-transport.ts';
 import type { InboundBody } from './inbound-call.ts';
 import type { RequestState } from './request-state.ts';
 import {
@@ -120,11 +120,8 @@ export function parseV1Call(inbound: InboundBody, state: RequestState, presented
  * ERP name, far below what a front proxy refuses.
  */
 export const MAX_V2_NAME_LENGTH = 256;
-/**
- * Longest `db` or `api_key` forwarded (they travel as header values: servers refuse header
- * lines over 8 KB or so with 431, which would look like an ERP failure after sending).
- */
-export const MAX_V2_HEADER_VALUE_LENGTH = 4096;
+/** Longest `db` or `api_key` forwarded on v2 (they travel as header values). */
+export const MAX_V2_HEADER_VALUE_LENGTH = MAX_HEADER_VALUE_LENGTH;
 
 /** v2 execute body → call. Shape errors are plain text (README, Responses and errors). */
 export function parseV2Call(inbound: InboundBody, state: RequestState, presentedProxyKey?: string): ErpCall {

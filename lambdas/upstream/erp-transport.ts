@@ -89,10 +89,11 @@ export interface Exchange {
 export const HEADER_SAFE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 
 /**
- * Longest database name sent in `X-Odoo-Database` (servers refuse header lines over 8 KB or so
- * with 431, which would look like an ERP failure after sending).
+ * Longest value the proxy puts in a header it builds from the request (`X-Odoo-Database`,
+ * `Authorization`): servers refuse header lines over 8 KB or so with 431, which would look like
+ * an ERP failure after sending.
  */
-export const MAX_DATABASE_HEADER_LENGTH = 4096;
+export const MAX_HEADER_VALUE_LENGTH = 4096;
 
 /**
  * The `X-Odoo-Database` header for a database name, or none when the name cannot travel in a
@@ -101,7 +102,7 @@ export const MAX_DATABASE_HEADER_LENGTH = 4096;
  * still decides the database, so a call without the header works the same, only slower.
  */
 export function databaseHeader(db: string | undefined): Record<string, string> {
-  return db !== undefined && db.length <= MAX_DATABASE_HEADER_LENGTH && HEADER_SAFE.test(db)
+  return db !== undefined && db.length <= MAX_HEADER_VALUE_LENGTH && HEADER_SAFE.test(db)
     ? { 'x-odoo-database': db }
     : {};
 }
