@@ -5,7 +5,7 @@
  * `kwargs` or a result.
  */
 import type { Context } from 'aws-lambda';
-import type { ApiName, Outcome } from '../platform/names.ts';
+import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
 export type { ApiName, Outcome };
 
@@ -25,6 +25,8 @@ export interface RequestState {
   upstreamStatus?: number;
   /** Milliseconds spent waiting on the upstream (sum over calls). */
   upstreamMs?: number;
+  /** The ERP protocol that served the call (`/jsonrpc` or JSON-2). */
+  upstreamProtocol?: UpstreamProtocol;
   outcome?: Outcome;
   errorCode?: number;
   /** Size of the response body sent to the client. */

@@ -108,6 +108,7 @@ export function parseV1Call(inbound: InboundBody, state: RequestState, presented
     db: body.erp_instance.db,
     apiKey: body.erp_instance.api_key,
     uid: body.erp_instance.user_id,
+    standardAction: body.action !== 'call_method',
     model: body.model_id,
     method,
     argsJson: raw('params') ?? '[]',
@@ -185,11 +186,18 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
     baseUrl: new URL(body.erp_instance.url),
     db: body.erp_instance.db,
     apiKey: body.erp_instance.api_key,
+    // Ignored unless the call runs over /jsonrpc (ERP_V2_TRANSPORT=auto, ERP 16-18).
+    uid: userIdOf(body.erp_instance.user_id),
     model: body.model_id,
     method: body.method,
     // Present: the schema requires kwargs.
     kwargsJson: rawMembers(inbound.text)('kwargs') as string,
   };
+}
+
+/** A v2 `user_id` the ERP can use: a positive integer (anything else is ignored, as before). */
+function userIdOf(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 /** Version body → target base URL. */

@@ -25,7 +25,9 @@ import {
 import { createHttpClient, type HttpClient, type HttpClientOptions } from '../upstream/http-client.ts';
 import { Json2Transport } from '../upstream/json2-transport.ts';
 import { JsonRpcTransport } from '../upstream/jsonrpc-transport.ts';
+import { MethodDocClient } from '../upstream/method-docs.ts';
 import { compileTargetPolicy, createPolicyLookup } from '../upstream/target-policy.ts';
+import { type RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
 import { VersionClient } from '../upstream/version-client.ts';
 
 export interface Runtime {
@@ -65,6 +67,13 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   // Locally, EMF records stay in this runtime's own store, which `/_/metrics` reads.
   const store = new LocalMetricsStore();
   const metrics = createMetrics(config, { store });
+  const versions = new VersionClient(http);
+  const upstream: RoutingDeps = {
+    jsonrpc: new JsonRpcTransport(http),
+    json2: new Json2Transport(http),
+    versions,
+    docs: new MethodDocClient(http),
+  };
   return {
     config,
     logger: createLogger(config),
@@ -78,9 +87,9 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     forward: {
       config,
       policy,
-      v1: new JsonRpcTransport(http),
-      v2: new Json2Transport(http),
-      versions: new VersionClient(http),
+      v1: new V1Transport(config.v1Transport, upstream),
+      v2: new V2Transport(config.v2Transport, upstream),
+      versions,
     },
   };
 }

@@ -6,7 +6,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parsePublicKey } from './license.ts';
-import { AUX_PUBLIC_NAMES, type AuxPublicName, METRICS_NAMESPACE, SERVICE_NAME } from './names.ts';
+import {
+  AUX_PUBLIC_NAMES,
+  type AuxPublicName,
+  METRICS_NAMESPACE,
+  SERVICE_NAME,
+  V1_TRANSPORTS,
+  type V1TransportMode,
+  V2_TRANSPORTS,
+  type V2TransportMode,
+} from './names.ts';
 import './zod.ts';
 import * as z from 'zod';
 
@@ -85,6 +94,12 @@ const EnvSchema = z.object({
     })
     .pipe(csv),
   ERP_ALLOWED_DATABASES: csv,
+  ERP_V1_TRANSPORT: optionalString
+    .transform((value) => value?.toLowerCase() ?? 'auto')
+    .pipe(z.enum(V1_TRANSPORTS, { error: `expected one of ${V1_TRANSPORTS.join(', ')}` })),
+  ERP_V2_TRANSPORT: optionalString
+    .transform((value) => value?.toLowerCase() ?? 'json2')
+    .pipe(z.enum(V2_TRANSPORTS, { error: `expected one of ${V2_TRANSPORTS.join(', ')}` })),
   ERP_STRIP_DEBUG: bool,
   MAX_RESPONSE_BYTES: positiveInt(DEFAULT_MAX_RESPONSE_BYTES),
   PROXY_KEYS_SECRET_ID: optionalString,
@@ -178,6 +193,10 @@ export interface Config {
   /** Host names (with `*.` wildcards) and CIDRs that targets must match; see target policy. */
   readonly allowedTargets: readonly string[];
   readonly allowedDatabases: readonly string[];
+  /** How v1 calls reach the ERP (`ERP_V1_TRANSPORT`). */
+  readonly v1Transport: V1TransportMode;
+  /** How v2 calls reach the ERP (`ERP_V2_TRANSPORT`). */
+  readonly v2Transport: V2TransportMode;
   readonly stripDebug: boolean;
   readonly maxResponseBytes: number;
   readonly proxyKeysSecretId: string | undefined;
@@ -266,6 +285,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxTimeoutSeconds: e.ERP_MAX_TIMEOUT,
     allowedTargets: Object.freeze(allowedTargets),
     allowedDatabases: Object.freeze(e.ERP_ALLOWED_DATABASES),
+    v1Transport: e.ERP_V1_TRANSPORT,
+    v2Transport: e.ERP_V2_TRANSPORT,
     stripDebug: e.ERP_STRIP_DEBUG,
     maxResponseBytes: e.MAX_RESPONSE_BYTES,
     proxyKeysSecretId: e.PROXY_KEYS_SECRET_ID,

@@ -92,9 +92,22 @@ export class BadUpstreamResponseError extends ProxyError {
   static override readonly row = PROXY_ERRORS.badUpstreamResponse;
 }
 
-/** -32006: v2 (JSON-2) unavailable on the target. */
+/**
+ * -32006: v2 (JSON-2) unavailable on the target. `reason` tells the protocol bridge whether the
+ * target has no JSON-2 at all (`no_json2`: an ERP older than 19) or could not select the database
+ * (`no_database`); either way the call did not run.
+ */
 export class Json2UnavailableError extends ProxyError {
   static override readonly row = PROXY_ERRORS.json2Unavailable;
+  readonly reason: 'no_json2' | 'no_database';
+  constructor(
+    message: string,
+    reason: 'no_json2' | 'no_database' = 'no_json2',
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.reason = reason;
+  }
 }
 
 /** -32007: v2 model or method name invalid, or `db` / `api_key` not valid in an HTTP header. */

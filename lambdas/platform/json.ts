@@ -37,7 +37,13 @@ export interface ValueSpan {
 }
 
 export type JsonScan =
-  | { readonly ok: true; readonly members: ReadonlyMap<string, ValueSpan> | undefined }
+  | {
+      readonly ok: true;
+      /** With `topLevelMembers`, when the value is an object: where each member's value sits. */
+      readonly members: ReadonlyMap<string, ValueSpan> | undefined;
+      /** With `topLevelMembers`, when the value is an array: where each element sits, in order. */
+      readonly elements?: readonly ValueSpan[];
+    }
   | { readonly ok: false; readonly reason: 'syntax' | 'depth' };
 
 const OBJECT = 1;
@@ -140,7 +146,8 @@ function scanLiteral(bytes: Buffer, start: number, literal: string): number {
  * Validates JSON bytes without building any object (a large ERP answer is passed on as the
  * bytes it came in, so neither memory nor time is spent on parsing and re-serializing it), and
  * bounds its nesting. With `topLevelMembers`, also returns where each member of a top-level
- * object sits (a JSON-RPC envelope's `result` or `error`).
+ * object sits (a JSON-RPC envelope's `result` or `error`), or each element of a top-level array
+ * (a v1 call's positional `params`).
  */
 export function scanJson(
   bytes: Buffer,
@@ -161,9 +168,11 @@ export function scanJson(
 function scanValue(bytes: Buffer, maxDepth: number, wantMembers: boolean): JsonScan {
   const length = bytes.length;
   const members = wantMembers ? new Map<string, ValueSpan>() : undefined;
+  const elements: ValueSpan[] | undefined = wantMembers ? [] : undefined;
   const stack: number[] = [];
   let memberKey: string | undefined;
   let memberStart = 0;
+  let elementStart = -1;
   let i = 0;
   while (i < length && isWhitespace(bytes[i] as number)) i += 1;
   let expectValue = true;
@@ -186,6 +195,7 @@ function scanValue(bytes: Buffer, maxDepth: number, wantMembers: boolean): JsonS
     }
     if (expectValue) {
       const byte = bytes[i];
+      if (elements !== undefined && stack.length === 1 && stack[0] === ARRAY) elementStart = i;
       if (byte === 0x7b || byte === 0x5b) {
         stack.push(byte === 0x7b ? OBJECT : ARRAY);
         if (stack.length > maxDepth) return { ok: false, reason: 'depth' };
@@ -210,11 +220,16 @@ function scanValue(bytes: Buffer, maxDepth: number, wantMembers: boolean): JsonS
     if (members !== undefined && memberKey !== undefined && stack.length === 1) {
       members.set(memberKey, { start: memberStart, end: i });
       memberKey = undefined;
+    } else if (elements !== undefined && elementStart >= 0 && stack.length === 1) {
+      elements.push({ start: elementStart, end: i });
+      elementStart = -1;
     }
     while (i < length && isWhitespace(bytes[i] as number)) i += 1;
     if (stack.length === 0) {
       if (i !== length) throw new JsonSyntaxError();
-      return { ok: true, members };
+      return elements !== undefined && elements.length > 0
+        ? { ok: true, members, elements }
+        : { ok: true, members };
     }
     const container = stack[stack.length - 1];
     const byte = bytes[i];

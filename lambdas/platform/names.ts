@@ -40,3 +40,25 @@ export type AuxPublicName = (typeof AUX_PUBLIC_NAMES)[number];
 export function isAuxPublicName(name: string): name is AuxPublicName {
   return (AUX_PUBLIC_NAMES as readonly string[]).includes(name);
 }
+
+/**
+ * The ERP protocols a call can travel over: the `upstream_protocol` field of the request log and
+ * the `protocol` dimension of `UpstreamCalls`.
+ */
+export const UPSTREAM_PROTOCOLS = Object.freeze(['jsonrpc', 'json2'] as const);
+export type UpstreamProtocol = (typeof UPSTREAM_PROTOCOLS)[number];
+
+/**
+ * How v1 calls reach the ERP (`ERP_V1_TRANSPORT`, README "One envelope for every ERP version"):
+ * `auto` (the default) over `/jsonrpc` except to ERP 22+, `json2` over JSON-2 to every ERP 19+,
+ * `jsonrpc` never translated.
+ */
+export const V1_TRANSPORTS = Object.freeze(['auto', 'json2', 'jsonrpc'] as const);
+export type V1TransportMode = (typeof V1_TRANSPORTS)[number];
+
+/**
+ * How v2 calls reach the ERP (`ERP_V2_TRANSPORT`): `json2` (the default, the spec's behaviour)
+ * or `auto` (ERP 16-18 over `/jsonrpc` execute_kw when `user_id` is given).
+ */
+export const V2_TRANSPORTS = Object.freeze(['json2', 'auto'] as const);
+export type V2TransportMode = (typeof V2_TRANSPORTS)[number];

@@ -11,6 +11,7 @@ import {
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
 import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from '../platform/json.ts';
+import type { UpstreamProtocol } from '../platform/names.ts';
 import { USER_AGENT } from '../platform/package-info.ts';
 import type { HttpClient, UpstreamResponse } from './http-client.ts';
 
@@ -19,8 +20,16 @@ export interface ErpCall {
   readonly baseUrl: URL;
   readonly db: string;
   readonly apiKey: string;
-  /** v1 only: the ERP user id that owns `apiKey`. */
+  /**
+   * The ERP user id that owns `apiKey`: required on v1, optional on v2 (used only when a v2
+   * call to an ERP older than 19 runs over `/jsonrpc`, `ERP_V2_TRANSPORT=auto`).
+   */
   readonly uid?: number;
+  /**
+   * v1 only: the call is one of the 8 standard actions (not `call_method`), whose parameter
+   * names the proxy knows without asking the ERP.
+   */
+  readonly standardAction?: boolean;
   readonly model: string;
   readonly method: string;
   /** v1 only: positional arguments (`params`), the JSON text of an array, as the client wrote it. */
@@ -46,6 +55,8 @@ export interface UpstreamRecord {
   upstreamStatus?: number;
   /** Milliseconds spent waiting on the upstream (sum over calls). */
   upstreamMs?: number;
+  /** The ERP protocol that served the call (the last one tried). */
+  upstreamProtocol?: UpstreamProtocol;
 }
 
 /** Per-request settings every upstream exchange needs. */

@@ -27,6 +27,7 @@ export class Json2Transport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
 
   async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
+    context.state.upstreamProtocol = 'json2';
     const response = await sendExchange(this.client, context, {
       method: 'POST',
       url: upstreamUrl(call.baseUrl, `/json/2/${call.model}/${call.method}`),
@@ -81,6 +82,7 @@ export class Json2Transport implements ErpTransport {
           `v2 is unavailable on this target: the ERP could not select database "${call.db}" ` +
             '(it does not exist, or the server picks the database by hostname). This is a database or hostname ' +
             "problem: check erp_instance.db, and on a multi-tenant host use the database's own hostname as erp_instance.url.",
+          'no_database',
         );
       }
       throw new Json2UnavailableError(

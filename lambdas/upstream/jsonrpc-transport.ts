@@ -22,6 +22,13 @@ import type { HttpClient } from './http-client.ts';
 let nextRpcId = 1;
 
 /**
+ * -32005 for a target whose `/jsonrpc` answers 404: ERP 22 and later, or a wrong URL. The call
+ * did not run, so the protocol bridge may go on over JSON-2 (README, "One envelope for every ERP
+ * version").
+ */
+export class JsonRpcMissingError extends BadUpstreamResponseError {}
+
+/**
  * Calls `service.method(*args)` over `/jsonrpc` and maps the answer. ERP errors come back as
  * HTTP 200 with `error.code` 200 (Odoo 16-18) or 0 (19+): both become code 0 here.
  */
@@ -45,7 +52,7 @@ export async function callJsonRpc(
   const gateway = classifyGatewayAnswer(response);
   if (gateway) throw gateway;
   if (response.status === 404) {
-    throw new BadUpstreamResponseError(
+    throw new JsonRpcMissingError(
       `The target has no /jsonrpc endpoint (${describeAnswer(response)}). It may be ERP 22 or later, ` +
         'which removed /jsonrpc: use v2 (/v2/erp/execute). Otherwise check erp_instance.url.',
     );
@@ -96,6 +103,7 @@ export class JsonRpcTransport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
 
   call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
+    context.state.upstreamProtocol = 'jsonrpc';
     // execute_kw(db, uid, key, model, method, args, kwargs); args and kwargs as the client wrote them.
     const fixed = JSON.stringify([call.db, call.uid, call.apiKey, call.model, call.method]).slice(0, -1);
     const argsJson = `${fixed},${call.argsJson ?? '[]'},${call.kwargsJson}]`;

@@ -9,6 +9,7 @@ import { isJsonObject } from '../platform/json.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,
+  databaseHeader,
   parseJsonBody,
   sendExchange,
   upstreamUrl,
@@ -35,19 +36,45 @@ function isVersionInfo(value: unknown): value is unknown[] {
   );
 }
 
+/**
+ * The major version as a number: `19` from `[19, 0, ...]`, `18` from `["saas~18", 3, ...]`;
+ * `undefined` when it cannot be read.
+ */
+export function majorVersion(version: ErpVersion): number | undefined {
+  const major = version.version_info[0];
+  if (typeof major === 'number') return Number.isSafeInteger(major) ? major : undefined;
+  const digits = typeof major === 'string' ? /^(?:saas~)?(\d{1,4})(?:\.\d+)?$/.exec(major)?.[1] : undefined;
+  return digits === undefined ? undefined : Number(digits);
+}
+
+function cacheKey(baseUrl: URL): string {
+  return baseUrl.href.replace(/\/+$/, '');
+}
+
 export class VersionClient {
   private readonly cache = new Map<string, { version: ErpVersion; expires: number }>();
 
   constructor(private readonly client: HttpClient) {}
 
-  async version(baseUrl: URL, context: CallContext): Promise<ErpVersion> {
-    const key = baseUrl.href.replace(/\/+$/, '');
-    const cached = this.cache.get(key);
-    if (cached && cached.expires > Date.now()) return cached.version;
+  /** The target's version if it is cached, without asking the ERP. */
+  cached(baseUrl: URL): ErpVersion | undefined {
+    const cached = this.cache.get(cacheKey(baseUrl));
+    return cached && cached.expires > Date.now() ? cached.version : undefined;
+  }
 
-    const web = await this.fromWebVersion(baseUrl, context);
+  /**
+   * The target's version, from the cache or the ERP. `database`, when known, travels as
+   * `X-Odoo-Database`: on a host with several databases it spares the ERP a database listing
+   * (a new PostgreSQL connection) per request.
+   */
+  async version(baseUrl: URL, context: CallContext, database?: string): Promise<ErpVersion> {
+    const key = cacheKey(baseUrl);
+    const cached = this.cached(baseUrl);
+    if (cached) return cached;
+
+    const web = await this.fromWebVersion(baseUrl, context, database);
     const version =
-      'version' in web ? web.version : await this.fromCommonVersion(baseUrl, context, web.redirect);
+      'version' in web ? web.version : await this.fromCommonVersion(baseUrl, context, web.redirect, database);
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(key, { version, expires: Date.now() + CACHE_TTL_MS });
     return version;
@@ -60,10 +87,12 @@ export class VersionClient {
   private async fromWebVersion(
     baseUrl: URL,
     context: CallContext,
+    database: string | undefined,
   ): Promise<{ version: ErpVersion } | { redirect?: ProxyError }> {
     const response = await sendExchange(this.client, context, {
       method: 'GET',
       url: upstreamUrl(baseUrl, '/web/version'),
+      headers: databaseHeader(database),
     });
     const gateway = classifyGatewayAnswer(response);
     // Busy, unreachable or timed out: the fallback would fail the same way.
@@ -80,11 +109,12 @@ export class VersionClient {
   private async fromCommonVersion(
     baseUrl: URL,
     context: CallContext,
-    redirect?: ProxyError,
+    redirect: ProxyError | undefined,
+    database: string | undefined,
   ): Promise<ErpVersion> {
     let outcome: Awaited<ReturnType<typeof callJsonRpc>>;
     try {
-      outcome = await callJsonRpc(this.client, context, baseUrl, 'common', 'version', '[]');
+      outcome = await callJsonRpc(this.client, context, baseUrl, 'common', 'version', '[]', database);
     } catch (error) {
       if (error instanceof BadUpstreamResponseError) {
         if (redirect) throw redirect;

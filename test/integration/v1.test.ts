@@ -321,8 +321,8 @@ describe('v1 proxy errors', () => {
   });
 });
 
-describe('v1 against ERP 22 (no /jsonrpc)', () => {
-  const { double, proxy } = useErpAndProxy({ mode: '22' });
+describe('v1 against ERP 22 (no /jsonrpc) with ERP_V1_TRANSPORT=jsonrpc', () => {
+  const { double, proxy } = useErpAndProxy({ mode: '22' }, { env: { ERP_V1_TRANSPORT: 'jsonrpc' } });
 
   it('-32005 (502) saying the target may be ERP 22 or later and to use v2', async () => {
     const answer = await proxy.post('/api/erp/execute', {

@@ -87,6 +87,7 @@ describe('parseV1Call', () => {
       db: 'erp_a',
       apiKey: ERP_KEY,
       uid: 2,
+      standardAction: true,
       model: 'res.partner',
       method: 'search_count',
       argsJson: '[[]]',
@@ -340,10 +341,24 @@ describe('parseV2Call', () => {
     expect(parseV2Call(stateOfText(text)).kwargsJson).toBe(kwargs);
   });
 
-  it('accepts a v1-shaped instance and ignores its user_id', () => {
+  it('accepts a v1-shaped instance; its user_id is kept for a call that runs over /jsonrpc', () => {
     const call = parseV2Call(stateWith(v2Body({ erp_instance: v1Instance })));
-    expect(call.uid).toBeUndefined();
+    expect(call.uid).toBe(2);
     expect(call.db).toBe('erp_a');
+  });
+
+  it.each([0, -1, 1.5, '2', null, true])(
+    'ignores a user_id that is not a positive integer (%j)',
+    (userId) => {
+      const call = parseV2Call(stateWith(v2Body({ erp_instance: { ...v2Instance, user_id: userId } })));
+      expect(call.uid).toBeUndefined();
+    },
+  );
+
+  it('marks call_method as not a standard action', () => {
+    const call = parseV1Call(stateWith(v1Body({ action: 'call_method', fn_name: 'name_search' })));
+    expect(call.standardAction).toBe(false);
+    expect(call.method).toBe('name_search');
   });
 
   it.each(['res.partner', 'x_custom.model_2', 'product.product', 'ir.model.fields', 'RES_Partner'])(

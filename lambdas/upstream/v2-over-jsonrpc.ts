@@ -1,0 +1,133 @@
+/**
+ * @module upstream/v2-over-jsonrpc
+ * A v2 call (named `kwargs`) run as `/jsonrpc` execute_kw on an ERP older than 19
+ * (`ERP_V2_TRANSPORT=auto`), with JSON-2's answer shapes (README, "One envelope for every ERP
+ * version"; odoo bridge notes, "Reverse bridge"). execute_kw takes most arguments by name, but
+ * not all: a record method's ids must come first (`ids, args = args[0], args[1:]`), and
+ * `create`'s `vals_list` must be positional (by name, the records are created, then IndexError
+ * rolls them back). Arguments are moved as the bytes the caller wrote.
+ */
+import { Json2UnavailableError } from '../platform/errors.ts';
+import { isJsonObject, scanJson } from '../platform/json.ts';
+import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-transport.ts';
+import type { JsonRpcTransport } from './jsonrpc-transport.ts';
+import { BUILT_IN_SIGNATURES } from './method-signatures.ts';
+
+export interface ExecuteKwTranslation {
+  /** execute_kw's `args`: the JSON text of an array. */
+  readonly argsJson: string;
+  /** execute_kw's `kwargs`: the JSON text of an object. */
+  readonly kwargsJson: string;
+}
+
+/**
+ * JSON-2's named arguments as execute_kw's. A known method (the standard ones) is a model or
+ * record method as the built-in table says; any other is a record method when `ids` is given.
+ * A record method without `ids` runs on no records (`[[]]`), as JSON-2 runs it on an empty
+ * recordset.
+ */
+export function translateV2ToExecuteKw(call: ErpCall): ExecuteKwTranslation {
+  const bytes = Buffer.from(call.kwargsJson, 'utf8');
+  const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
+  if (!scan.ok || scan.members === undefined) throw new Error('v2 kwargs did not scan as a JSON object');
+  const raw = new Map<string, string>();
+  for (const [name, span] of scan.members) raw.set(name, bytes.toString('utf8', span.start, span.end));
+
+  const known = BUILT_IN_SIGNATURES.get(call.method);
+  const ids = raw.get('ids');
+  raw.delete('ids');
+  const recordMethod = known ? !known.model : ids !== undefined;
+  const args: string[] = [];
+  if (recordMethod) args.push(ids ?? '[]');
+  if (call.method === 'create' && !recordMethod) {
+    const vals = raw.get('vals_list');
+    if (vals !== undefined) {
+      raw.delete('vals_list');
+      // A list in, a list out: JSON-2's create always answers a list of ids.
+      args.push(vals.trimStart().startsWith('{') ? `[${vals}]` : vals);
+    }
+  }
+  const kwargsJson = `{${[...raw].map(([name, value]) => `${JSON.stringify(name)}:${value}`).join(',')}}`;
+  return { argsJson: `[${args.join(',')}]`, kwargsJson };
+}
+
+/** JSON-2's HTTP status for an exception class (odoo bridge notes, section 2). */
+const STATUS_BY_EXCEPTION: ReadonlyMap<string, number> = new Map([
+  // On /jsonrpc a bad, expired or revoked key raises AccessDenied; JSON-2 answers 401.
+  ['odoo.exceptions.AccessDenied', 401],
+  ['odoo.exceptions.AccessError', 403],
+  ['odoo.exceptions.MissingError', 404],
+  ['odoo.exceptions.UserError', 422],
+  ['odoo.exceptions.ValidationError', 422],
+  ['odoo.exceptions.LockError', 409],
+  ['werkzeug.exceptions.BadRequest', 400],
+  ['werkzeug.exceptions.Unauthorized', 401],
+  ['werkzeug.exceptions.Forbidden', 403],
+  ['werkzeug.exceptions.NotFound', 404],
+  ['werkzeug.exceptions.Conflict', 409],
+  ['werkzeug.exceptions.UnprocessableEntity', 422],
+]);
+
+/**
+ * The code JSON-2 gives the same failure: by exception class, with the cases where execute_kw
+ * and JSON-2 name the failure differently (an unknown model or method is 404, an argument that
+ * does not bind is 422).
+ */
+export function json2StatusOf(data: unknown): number {
+  if (!isJsonObject(data) || typeof data.name !== 'string') return 500;
+  const message = typeof data.message === 'string' ? data.message : '';
+  if (data.name === 'odoo.exceptions.UserError' && /^Object \S+ doesn't exist$/.test(message)) return 404;
+  if (data.name === 'builtins.AttributeError' && /^The method '[^']+' does not exist$/.test(message))
+    return 404;
+  if (
+    data.name === 'builtins.TypeError' &&
+    /(?:got an unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument|got multiple values for argument)/.test(
+      message,
+    )
+  ) {
+    return 422;
+  }
+  return STATUS_BY_EXCEPTION.get(data.name) ?? 500;
+}
+
+/** v2 calls over `/jsonrpc` execute_kw: needs the key's user id, which JSON-2 does not. */
+export class V2OverJsonRpc implements ErpTransport {
+  constructor(private readonly jsonrpc: JsonRpcTransport) {}
+
+  async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
+    if (call.uid === undefined) {
+      throw new Json2UnavailableError(
+        'v2 is unavailable on this target: it is older than ERP 19 (no JSON-2). The proxy can run this call over ' +
+          "/jsonrpc instead, but that needs the key's user: add erp_instance.user_id (the ERP user's integer id), or use v1.",
+      );
+    }
+    const known = BUILT_IN_SIGNATURES.get(call.method);
+    if (known?.model && /"ids"\s*:/.test(call.kwargsJson) && hasIds(call.kwargsJson)) {
+      // What JSON-2 answers (json2.py: "cannot call <model>.<method> with ids"), without a call.
+      const message = `cannot call ${call.model}.${call.method} with ids`;
+      return {
+        kind: 'erp_error',
+        code: 422,
+        message,
+        data: {
+          name: 'werkzeug.exceptions.UnprocessableEntity',
+          message,
+          arguments: [message, 422],
+          context: {},
+        },
+      };
+    }
+    const translation = translateV2ToExecuteKw(call);
+    const outcome = await this.jsonrpc.call({ ...call, ...translation }, context);
+    if (outcome.kind !== 'erp_error') return outcome;
+    return { ...outcome, code: json2StatusOf(outcome.data) };
+  }
+}
+
+function hasIds(kwargsJson: string): boolean {
+  const scan = scanJson(Buffer.from(kwargsJson, 'utf8'), {
+    topLevelMembers: true,
+    maxDepth: Number.POSITIVE_INFINITY,
+  });
+  return scan.ok && scan.members?.has('ids') === true;
+}
