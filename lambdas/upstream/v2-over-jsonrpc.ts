@@ -119,9 +119,19 @@ export class V2OverJsonRpc implements ErpTransport {
     }
     const translation = translateV2ToExecuteKw(call);
     const outcome = await this.jsonrpc.call({ ...call, ...translation }, context);
-    if (outcome.kind !== 'erp_error') return outcome;
-    return { ...outcome, code: json2StatusOf(outcome.data) };
+    if (outcome.kind === 'erp_error') return { ...outcome, code: json2StatusOf(outcome.data) };
+    return call.method === 'copy' ? asIdList(outcome) : outcome;
   }
+}
+
+/**
+ * `copy` answers one id up to ERP 17 (`@api.returns('self', lambda value: value.id)`) and a
+ * list from 18 on, as JSON-2 always does: a v2 caller gets the list.
+ */
+function asIdList(outcome: ErpOutcome): ErpOutcome {
+  if (outcome.kind !== 'raw_result') return outcome;
+  const text = outcome.json.toString('utf8').trim();
+  return /^\d{1,16}$/.test(text) ? { kind: 'result', value: [Number(text)] } : outcome;
 }
 
 function hasIds(kwargsJson: string): boolean {

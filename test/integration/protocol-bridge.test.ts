@@ -190,3 +190,164 @@ describe.each(MODES)('v1 against ERP %s', (mode) => {
     });
   });
 });
+
+type V2Call = (
+  method: string,
+  kwargs: Record<string, unknown>,
+  instance?: Record<string, unknown>,
+) => Promise<Envelope>;
+
+function v2Caller(double: ErpDouble, proxy: ProxyHarness, model = 'res.partner'): V2Call {
+  return async (method, kwargs, instance = {}) => {
+    const answer = await proxy.post('/v2/erp/execute', {
+      id: 'b2',
+      model_id: model,
+      method,
+      kwargs,
+      erp_instance: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey, ...instance },
+    });
+    return answer.json as Envelope;
+  };
+}
+
+/** v2 calls, each with what must agree with JSON-2's own answer (`code`: the error code only). */
+const V2_CASES: ReadonlyArray<{ name: string; compare?: 'code'; run: (call: V2Call) => Promise<Envelope> }> =
+  [
+    { name: 'search_count', run: (call) => call('search_count', { domain: companies }) },
+    {
+      name: 'search',
+      run: (call) => call('search', { domain: companies, offset: 1, limit: 3, order: 'name desc' }),
+    },
+    {
+      name: 'read (ids first, fields by name)',
+      run: async (call) => {
+        const ids = (await call('search', { domain: [], limit: 3 })).result;
+        return call('read', { ids, fields: ['name', 'country_id'] });
+      },
+    },
+    {
+      name: 'fields_get',
+      run: (call) => call('fields_get', { allfields: ['name', 'email'], attributes: ['type'] }),
+    },
+    {
+      name: 'search_read with context',
+      run: (call) =>
+        call('search_read', { domain: companies, fields: ['name'], limit: 2, context: { lang: 'en_US' } }),
+    },
+    {
+      name: 'create from a list (a list of ids)',
+      run: (call) => call('create', { vals_list: [{ name: 'A' }, { name: 'B' }] }),
+    },
+    {
+      name: 'create from one dict (still a list)',
+      run: (call) => call('create', { vals_list: { name: 'Solo' } }),
+    },
+    {
+      name: 'write',
+      run: async (call) => {
+        const ids = (await call('search', { domain: companies, limit: 1 })).result;
+        return call('write', { ids, vals: { phone: '+1 555 0101' } });
+      },
+    },
+    {
+      name: 'unlink',
+      run: async (call) => {
+        const ids = (await call('create', { vals_list: [{ name: 'Doomed' }] })).result;
+        return call('unlink', { ids });
+      },
+    },
+    { name: 'name_search', run: (call) => call('name_search', { name: 'Azure' }) },
+    {
+      name: 'copy (a list of ids)',
+      run: async (call) => {
+        const ids = (await call('search', { domain: companies, limit: 1 })).result;
+        return call('copy', { ids, default: { name: 'Copied' } });
+      },
+    },
+    {
+      name: 'action_archive (null)',
+      run: async (call) => {
+        const ids = (await call('search', { domain: companies, limit: 1 })).result;
+        return call('action_archive', { ids });
+      },
+    },
+    {
+      name: 'a validation error (422)',
+      run: (call) => call('create', { vals_list: [{ email: 'x@example.com' }] }),
+    },
+    {
+      name: 'ids on a model method (422)',
+      compare: 'code',
+      run: (call) => call('search_count', { ids: [1], domain: [] }),
+    },
+    {
+      name: 'an unknown model (404)',
+      compare: 'code',
+      model: 'res.partnerx',
+      run: (call) => call('search', { domain: [] }),
+    },
+    {
+      name: 'a bad key (401)',
+      compare: 'code',
+      run: (call) => call('search_count', { domain: [] }, { api_key: 'not-a-valid-key-0000' }),
+    },
+  ];
+
+const V2_TRANSPORTS = ['json2', 'auto'] as const;
+
+describe.each(MODES)('v2 against ERP %s', (mode) => {
+  const reference = useErpAndProxy({ mode: '19' });
+  const expected = new Map<string, unknown>();
+  const old = mode === '16' || mode === '17' || mode === '18';
+
+  describe.each(V2_TRANSPORTS)('ERP_V2_TRANSPORT=%s', (transport) => {
+    const { double, proxy } = useErpAndProxy({ mode }, { env: { ERP_V2_TRANSPORT: transport } });
+    beforeEach(() => {
+      double.reset();
+      reference.double.reset();
+    });
+
+    it.each(V2_CASES.map((c) => [c.name, c] as const))('%s', async (name, testCase) => {
+      let want = expected.get(name);
+      if (want === undefined) {
+        const native = await testCase.run(v2Caller(reference.double, reference.proxy, testCase.model));
+        want = testCase.compare === 'code' ? native.error?.code : comparable(native);
+        expected.set(name, want);
+        reference.double.reset();
+      }
+      const got = await testCase.run(v2Caller(double, proxy, testCase.model));
+      if (old && transport === 'json2') {
+        expect(got.error?.code).toBe(-32006);
+        return;
+      }
+      expect(testCase.compare === 'code' ? got.error?.code : comparable(got)).toEqual(want);
+      const paths = double.requests.map((r) => r.path);
+      if (old) {
+        expect(paths.some((path) => path.startsWith('/json/2/'))).toBe(
+          paths.includes('/web/version') || false,
+        );
+      } else {
+        expect(paths.filter((path) => path === '/jsonrpc')).toEqual([]);
+      }
+    });
+  });
+});
+
+describe('v2 over /jsonrpc (ERP_V2_TRANSPORT=auto) needs erp_instance.user_id', () => {
+  const { double, proxy } = useErpAndProxy({ mode: '17' }, { env: { ERP_V2_TRANSPORT: 'auto' } });
+
+  it('-32006 naming user_id when it is missing; the ERP never runs the call', async () => {
+    const answer = await proxy.post('/v2/erp/execute', {
+      id: 'no-uid',
+      model_id: 'res.partner',
+      method: 'search_count',
+      kwargs: { domain: [] },
+      erp_instance: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+    });
+    const envelope = answer.json as Envelope;
+    expect(answer.status).toBe(502);
+    expect(envelope.error?.code).toBe(-32006);
+    expect(envelope.error?.message).toMatch(/user_id/);
+    expect(double.requests.filter((r) => r.body.includes('execute_kw'))).toEqual([]);
+  });
+});
