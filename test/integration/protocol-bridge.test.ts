@@ -324,8 +324,10 @@ describe.each(MODES)('v2 against ERP %s', (mode) => {
       const paths = double.requests.map((r) => r.path);
       if (old) {
         // Over execute_kw; JSON-2 is tried (404) only until the version is known, once per target.
+        // ids sent to a model method are refused as JSON-2 refuses them, before any call.
+        const refusedBeforeCall = testCase.name.startsWith('ids on a model method');
         expect(double.requests.some((r) => r.path === '/jsonrpc' && r.body.includes('execute_kw'))).toBe(
-          true,
+          !refusedBeforeCall,
         );
         expect(paths.filter((path) => path.startsWith('/json/2/')).length).toBeLessThanOrEqual(
           testCase === V2_CASES[0] ? 1 : 0,
