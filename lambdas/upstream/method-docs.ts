@@ -82,11 +82,12 @@ export class MethodDocClient {
     const docKey = `${target.baseUrl.href}\n${target.db}\n${target.model}`;
     const missKey = `${docKey}\n${createHash('sha256').update(target.apiKey).digest('base64url')}`;
     const now = this.now();
-    const miss = this.misses.get(missKey);
-    if (miss && miss.until > now) return { kind: 'unavailable', status: miss.status };
-
     let entry = this.docs.get(docKey);
-    if (!entry || now - entry.checkedAt >= this.freshMs) {
+    const miss = this.misses.get(missKey);
+    // A document another key fetched serves this key too: it only names arguments.
+    const knownMiss = miss !== undefined && miss.until > now;
+    if (!entry && knownMiss) return { kind: 'unavailable', status: miss.status };
+    if (!knownMiss && (!entry || now - entry.checkedAt >= this.freshMs)) {
       const fetched = await this.fetch(target, entry?.etag, context);
       if (fetched === 'not_modified' && entry) {
         entry.checkedAt = this.now();
@@ -94,13 +95,15 @@ export class MethodDocClient {
         const status = fetched === 'not_modified' ? undefined : fetched.status;
         // A 401 is the key's own problem: the call itself will say so. Other misses are kept.
         if (status !== 401) this.remember(this.misses, missKey, { until: now + this.unavailableMs, status });
-        return { kind: 'unavailable', ...(status === undefined ? {} : { status }) };
+        // A document fetched earlier by another key stays usable.
+        if (!entry) return { kind: 'unavailable', ...(status === undefined ? {} : { status }) };
       } else {
         entry = { ...fetched, checkedAt: this.now() };
         this.remember(this.docs, docKey, entry);
         this.misses.delete(missKey);
       }
     }
+    if (!entry) return { kind: 'unavailable' };
     const signature = entry.signatures.get(method);
     return signature ? { kind: 'documented', signature } : { kind: 'undocumented' };
   }

@@ -211,87 +211,91 @@ function v2Caller(double: ErpDouble, proxy: ProxyHarness, model = 'res.partner')
 }
 
 /** v2 calls, each with what must agree with JSON-2's own answer (`code`: the error code only). */
-const V2_CASES: ReadonlyArray<{ name: string; compare?: 'code'; run: (call: V2Call) => Promise<Envelope> }> =
-  [
-    { name: 'search_count', run: (call) => call('search_count', { domain: companies }) },
-    {
-      name: 'search',
-      run: (call) => call('search', { domain: companies, offset: 1, limit: 3, order: 'name desc' }),
+const V2_CASES: ReadonlyArray<{
+  name: string;
+  compare?: 'code';
+  model?: string;
+  run: (call: V2Call) => Promise<Envelope>;
+}> = [
+  { name: 'search_count', run: (call) => call('search_count', { domain: companies }) },
+  {
+    name: 'search',
+    run: (call) => call('search', { domain: companies, offset: 1, limit: 3, order: 'name desc' }),
+  },
+  {
+    name: 'read (ids first, fields by name)',
+    run: async (call) => {
+      const ids = (await call('search', { domain: [], limit: 3 })).result;
+      return call('read', { ids, fields: ['name', 'country_id'] });
     },
-    {
-      name: 'read (ids first, fields by name)',
-      run: async (call) => {
-        const ids = (await call('search', { domain: [], limit: 3 })).result;
-        return call('read', { ids, fields: ['name', 'country_id'] });
-      },
+  },
+  {
+    name: 'fields_get',
+    run: (call) => call('fields_get', { allfields: ['name', 'email'], attributes: ['type'] }),
+  },
+  {
+    name: 'search_read with context',
+    run: (call) =>
+      call('search_read', { domain: companies, fields: ['name'], limit: 2, context: { lang: 'en_US' } }),
+  },
+  {
+    name: 'create from a list (a list of ids)',
+    run: (call) => call('create', { vals_list: [{ name: 'A' }, { name: 'B' }] }),
+  },
+  {
+    name: 'create from one dict (still a list)',
+    run: (call) => call('create', { vals_list: { name: 'Solo' } }),
+  },
+  {
+    name: 'write',
+    run: async (call) => {
+      const ids = (await call('search', { domain: companies, limit: 1 })).result;
+      return call('write', { ids, vals: { phone: '+1 555 0101' } });
     },
-    {
-      name: 'fields_get',
-      run: (call) => call('fields_get', { allfields: ['name', 'email'], attributes: ['type'] }),
+  },
+  {
+    name: 'unlink',
+    run: async (call) => {
+      const ids = (await call('create', { vals_list: [{ name: 'Doomed' }] })).result;
+      return call('unlink', { ids });
     },
-    {
-      name: 'search_read with context',
-      run: (call) =>
-        call('search_read', { domain: companies, fields: ['name'], limit: 2, context: { lang: 'en_US' } }),
+  },
+  { name: 'name_search', run: (call) => call('name_search', { name: 'Azure' }) },
+  {
+    name: 'copy (a list of ids)',
+    run: async (call) => {
+      const ids = (await call('search', { domain: companies, limit: 1 })).result;
+      return call('copy', { ids, default: { name: 'Copied' } });
     },
-    {
-      name: 'create from a list (a list of ids)',
-      run: (call) => call('create', { vals_list: [{ name: 'A' }, { name: 'B' }] }),
+  },
+  {
+    name: 'action_archive (null)',
+    run: async (call) => {
+      const ids = (await call('search', { domain: companies, limit: 1 })).result;
+      return call('action_archive', { ids });
     },
-    {
-      name: 'create from one dict (still a list)',
-      run: (call) => call('create', { vals_list: { name: 'Solo' } }),
-    },
-    {
-      name: 'write',
-      run: async (call) => {
-        const ids = (await call('search', { domain: companies, limit: 1 })).result;
-        return call('write', { ids, vals: { phone: '+1 555 0101' } });
-      },
-    },
-    {
-      name: 'unlink',
-      run: async (call) => {
-        const ids = (await call('create', { vals_list: [{ name: 'Doomed' }] })).result;
-        return call('unlink', { ids });
-      },
-    },
-    { name: 'name_search', run: (call) => call('name_search', { name: 'Azure' }) },
-    {
-      name: 'copy (a list of ids)',
-      run: async (call) => {
-        const ids = (await call('search', { domain: companies, limit: 1 })).result;
-        return call('copy', { ids, default: { name: 'Copied' } });
-      },
-    },
-    {
-      name: 'action_archive (null)',
-      run: async (call) => {
-        const ids = (await call('search', { domain: companies, limit: 1 })).result;
-        return call('action_archive', { ids });
-      },
-    },
-    {
-      name: 'a validation error (422)',
-      run: (call) => call('create', { vals_list: [{ email: 'x@example.com' }] }),
-    },
-    {
-      name: 'ids on a model method (422)',
-      compare: 'code',
-      run: (call) => call('search_count', { ids: [1], domain: [] }),
-    },
-    {
-      name: 'an unknown model (404)',
-      compare: 'code',
-      model: 'res.partnerx',
-      run: (call) => call('search', { domain: [] }),
-    },
-    {
-      name: 'a bad key (401)',
-      compare: 'code',
-      run: (call) => call('search_count', { domain: [] }, { api_key: 'not-a-valid-key-0000' }),
-    },
-  ];
+  },
+  {
+    name: 'a validation error (422)',
+    run: (call) => call('create', { vals_list: [{ email: 'x@example.com' }] }),
+  },
+  {
+    name: 'ids on a model method (422)',
+    compare: 'code',
+    run: (call) => call('search_count', { ids: [1], domain: [] }),
+  },
+  {
+    name: 'an unknown model (404)',
+    compare: 'code',
+    model: 'res.partnerx',
+    run: (call) => call('search', { domain: [] }),
+  },
+  {
+    name: 'a bad key (401)',
+    compare: 'code',
+    run: (call) => call('search_count', { domain: [] }, { api_key: 'not-a-valid-key-0000' }),
+  },
+];
 
 const V2_TRANSPORTS = ['json2', 'auto'] as const;
 
