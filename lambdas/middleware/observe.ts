@@ -21,6 +21,7 @@ import type { ApiName, Outcome, ProxyContext, RequestState } from '../core/reque
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
+import type { UpstreamProtocol } from '../platform/names.ts';
 
 export interface ObserveOptions {
   readonly logger: Logger;
@@ -55,6 +56,8 @@ export type RequestLogFields = {
   erp_db: string | null;
   caller: string | null;
   upstream_status: number | null;
+  /** The ERP protocol that served the call: `jsonrpc` or `json2` (README, "One envelope for every ERP version"). */
+  upstream_protocol: UpstreamProtocol | null;
   upstream_ms: number | null;
   duration_ms: number;
   outcome: Outcome;
@@ -211,6 +214,7 @@ export function observe(
         erp_db: state.erpDb ?? null,
         caller: state.callerKeyName ?? null,
         upstream_status: state.upstreamStatus ?? null,
+        upstream_protocol: state.upstreamProtocol ?? null,
         upstream_ms: state.upstreamMs === undefined ? null : roundMs(state.upstreamMs),
         duration_ms: roundMs(durationMs),
         outcome,

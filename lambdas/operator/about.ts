@@ -7,7 +7,12 @@
 
 import type { Config } from '../platform/config.ts';
 import { mayHaveRun, PROXY_ERROR_ROWS } from '../platform/error-table.ts';
-import { isAuxPublicName, SERVICE_NAME } from '../platform/names.ts';
+import {
+  isAuxPublicName,
+  SERVICE_NAME,
+  type V1TransportMode,
+  type V2TransportMode,
+} from '../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
 
@@ -36,6 +41,8 @@ export interface About {
     v1: { erp: string; upstream: string };
     v2: { erp: string; upstream: string };
   };
+  /** How calls reach the ERP: `ERP_V1_TRANSPORT` and `ERP_V2_TRANSPORT` in effect. */
+  transports: { v1: V1TransportMode; v2: V2TransportMode };
   routes: AboutRoute[];
   /**
    * The proxy's own errors, in the order of the README's table, then the v2 plain-text answer
@@ -83,6 +90,7 @@ export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): A
       v1: { erp: 'up to 21', upstream: 'POST /jsonrpc execute_kw' },
       v2: { erp: '19 and later', upstream: 'POST /json/2/<model>/<method>' },
     },
+    transports: { v1: config.v1Transport, v2: config.v2Transport },
     routes: routes.map((route) => ({
       method: route.method,
       path: route.path,

@@ -17,7 +17,7 @@ import {
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
-import { API_NAMES, METRICS_NAMESPACE, OUTCOMES } from '../platform/names.ts';
+import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -142,6 +142,15 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
         reduce: 'sum',
         zeroWhenEmpty: true,
       });
+    }
+    if (api === 'v1' || api === 'v2') {
+      for (const protocol of UPSTREAM_PROTOCOLS) {
+        add(`calls_${id}_${protocol}`, MetricName.UpstreamCalls, { api, protocol }, 'Sum', {
+          suffix: '',
+          reduce: 'sum',
+          zeroWhenEmpty: true,
+        });
+      }
     }
     add(`timeouts_${id}`, MetricName.UpstreamTimeouts, { api }, 'Sum', {
       suffix: '',

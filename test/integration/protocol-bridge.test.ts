@@ -4,10 +4,10 @@
  * over `/jsonrpc` on ERP 19 (the native v1 answer), and which protocol served it; then v2 with
  * `ERP_V2_TRANSPORT` against the same versions.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
 import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
-import type { ProxyHarness } from '../support/proxy-harness.ts';
+import { type ProxyHarness, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 type Call = (body: Record<string, unknown>) => Promise<Envelope>;
@@ -359,5 +359,53 @@ describe('v2 over /jsonrpc (ERP_V2_TRANSPORT=auto) needs erp_instance.user_id', 
     expect(envelope.error?.code).toBe(-32006);
     expect(envelope.error?.message).toMatch(/user_id/);
     expect(double.requests.filter((r) => r.body.includes('execute_kw'))).toEqual([]);
+  });
+});
+
+describe('operators see which way calls went', () => {
+  const { double, proxy } = useErpAndProxy(
+    { mode: '19' },
+    { env: { ERP_V1_TRANSPORT: 'json2', ERP_V2_TRANSPORT: 'auto' } },
+  );
+  const key = { 'x-api-key': TEST_PROXY_KEY };
+
+  it('/_/about shows the transports in effect', async () => {
+    const about = (await proxy.get('/_/about')).json as { transports: unknown };
+    expect(about.transports).toEqual({ v1: 'json2', v2: 'auto' });
+  });
+
+  it('the request log line and the metrics name the protocol that served the call', async () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      await v1Caller(double, proxy)({ action: 'search_count', params: [[]] });
+    } finally {
+      spy.mockRestore();
+    }
+    const line = written
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((text) => text.startsWith('{'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry.message === 'request' && entry.api === 'v1');
+    expect(line?.upstream_protocol).toBe('json2');
+
+    await proxy.post(
+      '/v2/erp/execute',
+      {
+        id: 'm',
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+        erp_instance: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+      },
+      key,
+    );
+    const metrics = (await proxy.get('/_/metrics', key)).text;
+    expect(metrics).toMatch(/^erp_proxy_upstream_calls_total\{api="v1",protocol="json2"\} 1$/m);
+    expect(metrics).toMatch(/^erp_proxy_upstream_calls_total\{api="v2",protocol="json2"\} 1$/m);
+    expect(metrics).not.toMatch(/protocol="jsonrpc"\} [1-9]/);
   });
 });

@@ -6,7 +6,7 @@
  * (`operator/`) and the alarms and dashboard (`lib/monitoring.ts`) all read it from here.
  *
  * Dimensions are low-cardinality only: `service` (always), `api`, and `outcome` on Requests,
- * `code` on Errors. Never a host, database, model or key name.
+ * `code` on Errors, `protocol` on UpstreamCalls. Never a host, database, model or key name.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
@@ -28,6 +28,11 @@ export const MetricName = {
   ProxyOverhead: 'ProxyOverhead',
   /** Bytes of the response body sent to the client; dimension api. */
   ResponseBytes: 'ResponseBytes',
+  /**
+   * Count of execute calls that reached the ERP, by the protocol that served them (`jsonrpc`,
+   * `json2`); dimensions api, protocol. Shows which way the protocol bridge sends calls.
+   */
+  UpstreamCalls: 'UpstreamCalls',
   /** Days until the license expires (negative once expired); no extra dimension. */
   LicenseDaysLeft: 'LicenseDaysLeft',
 } as const;
@@ -39,6 +44,7 @@ export const Dimension = {
   Api: 'api',
   Outcome: 'outcome',
   Code: 'code',
+  Protocol: 'protocol',
 } as const;
 
 /**
@@ -95,6 +101,14 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_upstream_timeouts_total',
     dimensions: [Dimension.Api],
     help: `Requests that ended with ${PROXY_ERRORS.upstreamTimeout.code}: the ERP timed out or the connection broke; the call may have run.`,
+  },
+  {
+    name: MetricName.UpstreamCalls,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_upstream_calls_total',
+    dimensions: [Dimension.Api, Dimension.Protocol],
+    help: 'Execute calls that reached the ERP, by API and the ERP protocol that served them (jsonrpc, json2).',
   },
   {
     name: MetricName.UpstreamLatency,

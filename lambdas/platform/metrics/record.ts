@@ -6,7 +6,7 @@
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
-import type { ApiName, Outcome } from '../names.ts';
+import type { ApiName, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.ts';
 
 /**
@@ -39,6 +39,8 @@ export interface RequestMetrics {
   readonly upstreamMs?: number;
   /** Size of the response body sent to the client. */
   readonly responseBytes?: number;
+  /** The ERP protocol that served the call, when it reached the ERP. */
+  readonly upstreamProtocol?: UpstreamProtocol;
 }
 
 /** The single-metric emitters of one `Metrics` instance, created once and reused. */
@@ -46,6 +48,7 @@ interface SingleRecords {
   readonly requests: Metrics;
   readonly errors: Metrics;
   readonly license: Metrics;
+  readonly upstreamCalls: Metrics;
 }
 
 const singleRecordsOf = new WeakMap<Metrics, SingleRecords>();
@@ -63,6 +66,7 @@ function singleRecords(metrics: Metrics): SingleRecords {
       requests: metrics.singleMetric(),
       errors: metrics.singleMetric(),
       license: metrics.singleMetric(),
+      upstreamCalls: metrics.singleMetric(),
     };
     singleRecordsOf.set(metrics, records);
   }
@@ -95,6 +99,13 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
       .addDimension(Dimension.Api, api)
       .addDimension(Dimension.Code, errorCodeDimension(outcome, state.errorCode))
       .addMetric(MetricName.Errors, MetricUnit.Count, 1);
+  }
+
+  if (state.upstreamProtocol !== undefined) {
+    records.upstreamCalls
+      .addDimension(Dimension.Api, api)
+      .addDimension(Dimension.Protocol, state.upstreamProtocol)
+      .addMetric(MetricName.UpstreamCalls, MetricUnit.Count, 1);
   }
 
   const upstreamMs =
