@@ -45,7 +45,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
-    meaning: 'The body is not valid JSON (v1 and version endpoints).',
+    meaning: 'The body is not valid JSON, not UTF-8, or compressed (v1 and version endpoints).',
   },
   invalidRequest: {
     code: -32600,

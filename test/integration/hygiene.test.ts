@@ -400,6 +400,50 @@ describe('hostile bodies', () => {
     expect(await v2.text()).toContain('Content-Encoding: gzip');
   });
 
+  it('refuses a body that is not UTF-8 (-32700, plain text on v2) and never rewrites it for the ERP', async () => {
+    // Prepare: FF and C3 28 are not UTF-8; a lenient decoder makes them U+FFFD U+FFFD "(".
+    const instance = `"erp_instance":{"url":"${double.url}","db":"erp_a","user_id":${admin.uid},"api_key":"${admin.apiKey}"}`;
+    const bytes = (json: string) => {
+      const [before, after] = json.split('@') as [string, string];
+      return Buffer.concat([Buffer.from(before), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(after)]);
+    };
+    const send = (path: string, body: Buffer, contentType?: string) =>
+      fetch(`${proxy.url}${path}`, {
+        method: 'POST',
+        headers: { ...(contentType ? { 'content-type': contentType } : {}), 'x-api-key': TEST_PROXY_KEY },
+        body,
+      });
+    double.requests.length = 0;
+    const v1Text = bytes(
+      `{"id":"u8","action":"search_count","model_id":"res.partner","params":[[["name","=","@"]]],${instance}}`,
+    );
+    const v2Text = bytes(
+      `{"id":"u8","model_id":"res.partner","method":"search_count","kwargs":{"domain":[["name","=","@"]]},${instance}}`,
+    );
+    for (const contentType of ['application/json', 'text/plain; charset=utf-8', undefined]) {
+      // Act
+      const v1 = await send('/api/erp/execute', v1Text, contentType);
+      const version = await send(
+        '/api/erp/version',
+        bytes(`{"id":"u8","url":"${double.url}/@"}`),
+        contentType,
+      );
+      const v2 = await send('/v2/erp/execute', v2Text, contentType);
+      // Assess
+      expect(v1.status).toBe(400);
+      expect(((await v1.json()) as Envelope).error).toMatchObject({
+        code: -32700,
+        message: expect.stringMatching(/UTF-8/),
+      });
+      expect(version.status).toBe(400);
+      expect(((await version.json()) as Envelope).error?.code).toBe(-32700);
+      expect(v2.status).toBe(400);
+      expect(v2.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await v2.text()).toMatch(/UTF-8/);
+    }
+    expect(double.requests).toHaveLength(0);
+  });
+
   it('a deeply nested request is -32600 on v1 and plain text on v2, never -32603', async () => {
     const v1 = await proxy.post(
       '/api/erp/execute',
