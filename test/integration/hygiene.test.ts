@@ -77,6 +77,37 @@ describe('headers and data hygiene', () => {
     expect(JSON.stringify([v1.json, v2.json])).not.toContain(TEST_PROXY_KEY);
   });
 
+  it.each([
+    ['padded with spaces', ` ${TEST_PROXY_KEY} `, ` ${TEST_PROXY_KEY} `],
+    ['padded in the body only', `\t${TEST_PROXY_KEY}\n`, TEST_PROXY_KEY],
+  ])("refuses the caller's proxy key %s as the ERP key on v1, as on v2", async (_case, erpKey, header) => {
+    double.requests.length = 0;
+    const v1 = await proxy.post(
+      '/api/erp/execute',
+      v1Body(double.url, {
+        erp_instance: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: erpKey },
+      }),
+      { 'x-api-key': header },
+    );
+    expect(v1.status).toBe(400);
+    expect((v1.json as Envelope).error?.code).toBe(-32600);
+    const v2 = await proxy.post(
+      '/v2/erp/execute',
+      {
+        id: 'h2',
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+        erp_instance: { url: double.url, db: 'erp_a', api_key: erpKey },
+      },
+      { 'x-api-key': header },
+    );
+    expect(v2.status).toBe(400);
+    expect((v2.json as Envelope).error?.code).toBe(-32007);
+    expect(double.requests).toHaveLength(0);
+    expect(JSON.stringify([v1.json, v2.json])).not.toContain(TEST_PROXY_KEY);
+  });
+
   it('passes params, keyword and kwargs on as written: every key (__proto__ included), every number', async () => {
     const received: string[] = [];
     const upstream = await fakeUpstream((req, body, res) => {

@@ -148,6 +148,36 @@ describe('parseV1Call', () => {
   });
 
   it.each([
+    ['padded with spaces', (key: string) => ` ${key} `],
+    ['padded with a tab and a newline', (key: string) => `\t${key}\n`],
+    ['exactly', (key: string) => key],
+  ])("refuses the caller's proxy key %s as the ERP key, as v2 does, never passing it on", (_case, pad) => {
+    const proxyKey = 'proxy-key-MARKER-1234567890';
+    const body = v1Body({ erp_instance: { ...v1Instance, api_key: pad(proxyKey) } });
+    const v1 = thrown(() => parseV1Call(stateWith(body), proxyKey));
+    expect(v1).toBeInstanceOf(InvalidRequestError);
+    expect(v1.message).toMatch(/erp_instance\.api_key is the proxy key/);
+    expect(v1.message).not.toContain(proxyKey);
+    const v2 = thrown(() =>
+      parseV2Call(stateWith(v2Body({ erp_instance: { ...v2Instance, api_key: pad(proxyKey) } })), proxyKey),
+    );
+    expect(v2).toBeInstanceOf(InvalidV2TargetError);
+  });
+
+  it('documents its nesting bound exactly: the body is the first of 100 levels (README, Limits)', () => {
+    const nested = (levels: number): unknown => (levels === 0 ? 1 : [nested(levels - 1)]);
+    // The body is level 1 and `params` level 2: 98 more levels below it fit, 99 do not.
+    expect(parseV1Call(stateWith(v1Body({ params: nested(99) }))).argsJson).toMatch(/^\[{99}1\]{99}$/);
+    const v1 = thrown(() => parseV1Call(stateWith(v1Body({ params: nested(100) }))));
+    expect(v1).toBeInstanceOf(InvalidRequestError);
+    expect(v1.message).toBe('Invalid request: the body nests deeper than 100 levels');
+    expect(parseV2Call(stateWith(v2Body({ kwargs: { x: nested(98) } }))).kwargsJson).toContain('1');
+    expect(thrown(() => parseV2Call(stateWith(v2Body({ kwargs: { x: nested(99) } }))))).toBeInstanceOf(
+      V2RequestShapeError,
+    );
+  });
+
+  it.each([
     ['missing', undefined],
     ['null', null],
     ['empty', ''],
