@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BaseLookup } from '../../lambdas/upstream/target-policy.ts';
 import {
   type Envelope,
   USERS,
@@ -343,6 +344,75 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
       expect(answer.status).toBe(403);
       expect((answer.json as Envelope).error?.code).toBe(-32008);
     });
+  });
+
+  it('answers a name not listed by name alike whether DNS knows it, maps it to a private or a metadata address (v1, v2, version)', async () => {
+    // Prepare: a fake DNS; nothing resolves to the loopback, so no call can leave.
+    const dns: Record<string, string[]> = {
+      'private.internal': ['10.0.0.5'],
+      'loopback.internal': ['127.0.0.2'],
+      'metadata.internal': ['169.254.169.254'],
+      'ec2meta.internal': ['fd00:ec2::254'],
+      'public.example': ['192.0.2.10'],
+    };
+    const dnsLookup: BaseLookup = (hostname, _options, callback) => {
+      const addresses = dns[hostname];
+      if (addresses === undefined) {
+        const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+        error.code = 'ENOTFOUND';
+        setImmediate(() => callback(error, []));
+        return;
+      }
+      setImmediate(() =>
+        callback(
+          null,
+          addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        ),
+      );
+    };
+    for (const targets of [
+      '203.0.113.0/24',
+      '10.1.0.0/16,fd12::/16,localhost',
+      'listed.example,198.51.100.0/24',
+    ]) {
+      await withProxy({ env: { ERP_ALLOWED_TARGETS: targets }, overrides: { dnsLookup } }, async (proxy) => {
+        const answers = new Set<string>();
+        for (const host of ['unknown.internal', ...Object.keys(dns)]) {
+          const url = `http://${host}:8069`;
+          // Act
+          const calls = [
+            await proxy.post('/api/erp/execute', v1Body(url)),
+            await proxy.post('/api/erp/version', { id: 'v', url }),
+            await proxy.post('/v2/erp/execute', {
+              id: 'p',
+              model_id: 'res.partner',
+              method: 'search_count',
+              kwargs: { domain: [] },
+              erp_instance: { url, db: 'erp_a', api_key: admin.apiKey },
+            }),
+          ];
+          for (const answer of calls) {
+            const { error } = answer.json as Envelope;
+            answers.add(`${answer.status} ${error?.code} ${error?.message?.replace(host, '<host>')}`);
+          }
+        }
+        // Assess: one answer, whatever DNS said.
+        expect([...answers], targets).toEqual([
+          '403 -32008 Target <host> refused: it does not resolve to an address this proxy may reach',
+        ]);
+      });
+    }
+    // A DNS failure of a name the list names stays a DNS failure: the call did not run, retry.
+    await withProxy(
+      { env: { ERP_ALLOWED_TARGETS: 'unknown.internal,*.listed.example' }, overrides: { dnsLookup } },
+      async (proxy) => {
+        for (const host of ['unknown.internal', 'a.listed.example']) {
+          const answer = await proxy.post('/api/erp/execute', v1Body(`http://${host}:8069`));
+          expect(answer.status).toBe(503);
+          expect((answer.json as Envelope).error?.code).toBe(-32004);
+        }
+      },
+    );
   });
 
   it('the local server allows loopback by default', async () => {
