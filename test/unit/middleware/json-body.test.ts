@@ -15,7 +15,7 @@ async function read(body: string, isBase64Encoded: boolean) {
     headers: { 'content-type': 'application/octet-stream' },
     body,
     isBase64Encoded,
-  } as ProxyEvent;
+  } as unknown as ProxyEvent;
   const context = { proxy: { api: 'v1', startedAt: 0, envelopeId: null } } as unknown as ProxyContext;
   const request = { event, context, response: null, error: null, internal: {} } as unknown as ProxyRequest;
   await jsonBody().before?.(request);
