@@ -317,7 +317,8 @@ function fileLicenseSource(path: string, publicKey: string | undefined): License
       } catch (error) {
         cachedStamp = undefined;
         const code = error instanceof Error && 'code' in error ? String(error.code) : errorMessage(error);
-        return noLicense(`license file ${path} could not be read (${code})`);
+        // The path stays on the server: this reason is shown to every caller that is refused.
+        return noLicense(`the license file (LICENSE_FILE) could not be read (${code})`);
       }
       return evaluateLicense(cachedText, { publicKey, now: new Date() });
     },

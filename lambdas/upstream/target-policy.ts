@@ -72,6 +72,7 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
+import { echoed } from '../platform/bounded-text.ts';
 import { TargetRefusedError } from '../platform/errors.ts';
 import { cidrContains, embeddedIPv4, type IpAddress, parseCidr, parseIp } from '../platform/ip-address.ts';
 import { normalizeHostName, parseTargetList, type TargetList } from '../platform/target-list.ts';
@@ -201,13 +202,6 @@ function judge(policy: CompiledTargetPolicy, ip: IpAddress, hostName: string | u
   return policy.restricted ? 'not-listed' : 'ok';
 }
 
-const MAX_ECHO = 100;
-
-/** Shortens user-supplied text for a message. */
-function echo(text: string): string {
-  return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}…` : text;
-}
-
 const KNOWN_SCHEMES = new Set([
   'file:',
   'ftp:',
@@ -242,7 +236,7 @@ export function checkTarget(policy: CompiledTargetPolicy, url: string, db?: stri
     const scheme = KNOWN_SCHEMES.has(parsed.protocol) ? ` (${parsed.protocol})` : '';
     throw refused(`Target refused: only http: and https: URLs are allowed${scheme}`);
   }
-  const origin = echo(`${parsed.protocol}//${parsed.host}`);
+  const origin = echoed(`${parsed.protocol}//${parsed.host}`);
   if (parsed.username !== '' || parsed.password !== '') {
     throw refused(`Target ${origin} refused: remove the user:password@ part from the URL`);
   }
@@ -250,7 +244,7 @@ export function checkTarget(policy: CompiledTargetPolicy, url: string, db?: stri
 
   if (db !== undefined && policy.allowedDatabases.size > 0 && !policy.allowedDatabases.has(db)) {
     throw refused(
-      `Database ${JSON.stringify(echo(db))} is not allowed by this proxy (ERP_ALLOWED_DATABASES)`,
+      `Database ${JSON.stringify(echoed(db))} is not allowed by this proxy (ERP_ALLOWED_DATABASES)`,
     );
   }
 
@@ -291,7 +285,9 @@ function reason(verdict: Exclude<Verdict, 'ok'>, verb: 'is' | 'resolves to'): st
  * which are internal), so the code, the HTTP status and the message are the same for all.
  */
 function unreachableName(hostname: string): TargetRefusedError {
-  return refused(`Target ${echo(hostname)} refused: it does not resolve to an address this proxy may reach`);
+  return refused(
+    `Target ${echoed(hostname)} refused: it does not resolve to an address this proxy may reach`,
+  );
 }
 
 /** The normalized host name, or `undefined` when `hostname` is an IP literal. */
@@ -310,7 +306,7 @@ export function checkResolvedAddress(policy: CompiledTargetPolicy, hostname: str
   const fail = (detail: string): TargetRefusedError =>
     name !== undefined && !listedByName
       ? unreachableName(hostname)
-      : refused(`Target ${echo(hostname)} refused: ${detail}`);
+      : refused(`Target ${echoed(hostname)} refused: ${detail}`);
   const ip = parseIp(address);
   if (ip === undefined) throw fail('it resolves to an unrecognized address');
   const verdict = judge(policy, ip, name);

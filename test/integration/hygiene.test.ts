@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BaseLookup } from '../../lambdas/upstream/target-policy.ts';
 import {
   type Envelope,
@@ -14,7 +14,7 @@ import {
   useProxy,
   withProxy,
 } from '../support/fixtures.ts';
-import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
+import { type HttpAnswer, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 
@@ -440,6 +440,123 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
       });
       expect(v2.status).toBe(403);
       expect(double.requests.length).toBe(0);
+    });
+  });
+});
+
+describe('bounded output', () => {
+  const { double, proxy } = useErpAndProxy({ mode: '19' });
+
+  /** The proxy's JSON log lines written while `act` runs (stdout and stderr). */
+  async function logLinesDuring(act: () => Promise<void>): Promise<string[]> {
+    const lines: string[] = [];
+    const keep = (chunk: unknown): void => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : '';
+      if (/^\{"(level|_aws)"/.test(text)) lines.push(text);
+    };
+    const spies = [process.stdout, process.stderr].map((stream) => {
+      const write = stream.write.bind(stream);
+      return vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+        keep(chunk);
+        return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+      }) as typeof stream.write);
+    });
+    try {
+      await act();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    return lines;
+  }
+
+  it('cuts caller-supplied values in the log line: id, model, method, database', async () => {
+    // Prepare: 1.4 MB each, 5.6 MB in all (under the 6 MB body limit).
+    const big = (c: string) => c.repeat(1_400_000);
+    const body = {
+      id: big('i'),
+      action: 'call_method',
+      fn_name: big('f'),
+      model_id: big('m'),
+      params: [],
+      erp_instance: { url: double.url, db: big('d'), user_id: admin.uid, api_key: admin.apiKey },
+    };
+    // Act
+    let status = 0;
+    const lines = await logLinesDuring(async () => {
+      status = (await proxy.post('/api/erp/execute', body)).status;
+    });
+    // Assess
+    expect(status).toBe(200); // the ERP's own error: the values did reach it
+    const request = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((l) => l.message === 'request');
+    expect(request).toBeDefined();
+    for (const field of ['envelope_id', 'action', 'model', 'erp_db']) {
+      const value = String(request?.[field]);
+      expect(value.length, field).toBeLessThan(400);
+      expect(value, field).toMatch(/^(.)\1{255}…\[1399744 more characters\]$/);
+    }
+    for (const line of lines) expect(line.length).toBeLessThan(16 * 1024);
+  });
+
+  it('never repeats a long host name in an answer or a log line', async () => {
+    const host = `${'a'.repeat(3_000_000)}.example.com`;
+    const answers: HttpAnswer[] = [];
+    const lines = await logLinesDuring(async () => {
+      answers.push(await proxy.post('/api/erp/execute', v1Body(`http://${host}`)));
+      answers.push(await proxy.post('/api/erp/version', { id: 'v', url: `https://${host}:8069` }));
+      answers.push(
+        await proxy.post('/v2/erp/execute', {
+          id: 'h',
+          model_id: 'res.partner',
+          method: 'search_count',
+          kwargs: {},
+          erp_instance: { url: `http://${host}`, db: 'erp_a', api_key: admin.apiKey },
+        }),
+      );
+    });
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(answer.text.length).toBeLessThan(1000);
+      expect(answer.text).toMatch(/host name is longer than 253 characters/);
+    }
+    for (const line of lines) expect(line.length).toBeLessThan(16 * 1024);
+  });
+
+  it('repeats at most 100 characters of a database name in a -32006', async () => {
+    const upstream = await fakeUpstream((_req, _body, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<p>No database is selected</p>');
+    });
+    try {
+      const db = 'd'.repeat(4000);
+      const answer = await proxy.post('/v2/erp/execute', {
+        id: 'db',
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: {},
+        erp_instance: { url: upstream.url, db, api_key: admin.apiKey },
+      });
+      const { error } = answer.json as Envelope;
+      expect(error?.code).toBe(-32006);
+      expect(error?.message).toContain(`database "${'d'.repeat(100)}…"`);
+      expect(error?.message.length).toBeLessThan(500);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('a license error does not show the path of the license file', async () => {
+    const file = '/nonexistent-erp-proxy-dir/secret-place/license.json';
+    await withProxy({ env: { LICENSE_FILE: file } }, async (unlicensed) => {
+      const answer = await unlicensed.post('/api/erp/execute', v1Body(double.url));
+      expect(answer.status).toBe(403);
+      expect((answer.json as Envelope).error?.message).toMatch(
+        /license file \(LICENSE_FILE\) could not be read/,
+      );
+      expect(answer.text).not.toContain('secret-place');
+      const license = await unlicensed.get('/_/license', { 'x-api-key': TEST_PROXY_KEY });
+      expect(license.text).not.toContain('secret-place');
     });
   });
 });

@@ -579,6 +579,38 @@ describe('parseV2Call', () => {
   });
 });
 
+describe('target host names', () => {
+  // DNS's limit: 253 characters, a trailing dot aside (four labels of 63 and one of 1 = 253).
+  const host253 = `${['a', 'b', 'c'].map((c) => c.repeat(63)).join('.')}.${'d'.repeat(61)}`;
+
+  it('accepts a host name of 253 characters, a trailing dot aside', () => {
+    expect(host253).toHaveLength(253);
+    for (const url of [`https://${host253}`, `https://${host253}.`]) {
+      expect(parseVersionTarget(stateWith({ id: 'v', url })).hostname).toMatch(/^a{63}\./);
+    }
+  });
+
+  it('refuses a longer one without repeating it (v1 and version -32600, v2 plain text)', () => {
+    for (const host of [`${host253}e`, 'h'.repeat(3_000_000)]) {
+      const url = `https://${host}`;
+      const errors = [
+        thrown(() => parseVersionTarget(stateWith({ id: 'v', url }))),
+        thrown(() => parseV1Call(stateWith(v1Body({ erp_instance: { ...v1Instance, url } })))),
+        thrown(() => parseV2Call(stateWith(v2Body({ erp_instance: { ...v2Instance, url } })))),
+      ];
+      expect(errors.map((e) => e.constructor)).toEqual([
+        InvalidRequestError,
+        InvalidRequestError,
+        V2RequestShapeError,
+      ]);
+      for (const error of errors) {
+        expect(error.message).toMatch(/url: the host name is longer than 253 characters/);
+        expect(error.message.length).toBeLessThan(200);
+      }
+    }
+  });
+});
+
 describe('parseVersionTarget', () => {
   it('returns the target URL and records its host', () => {
     const state = stateWith({ id: 'v-1', url: 'https://erp.example.com/odoo' });

@@ -442,8 +442,10 @@ describe('createLicenseSource: without a secret', () => {
     // Assess
     expect(status).toMatchObject({
       is_valid: false,
-      reason: `license file ${file} could not be read (ENOENT)`,
+      reason: 'the license file (LICENSE_FILE) could not be read (ENOENT)',
     });
+    // The reason reaches every refused caller: it never shows where the server keeps its files.
+    expect(JSON.stringify(status)).not.toContain(dir);
   });
 
   it('gives a local run a development license valid for a year', async () => {
