@@ -48,7 +48,7 @@ export const MAX_LOG_STRING_CHARS = 8192;
  * `value` as a log line may hold it: its first `max` characters and how many were cut.
  *
  * @example
- * truncateForLog('x'.repeat(300)) // 'xxx…x…[44 more characters]' (256 x's)
+ * truncateForLog('x'.repeat(300)) // 256 x's, then '…[44 more characters]'
  */
 export function truncateForLog(value: string, max: number = MAX_LOGGED_VALUE_CHARS): string {
   return value.length > max ? `${value.slice(0, max)}…[${value.length - max} more characters]` : value;
