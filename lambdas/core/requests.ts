@@ -14,6 +14,7 @@ import {
   V2RequestShapeError,
 } from '../platform/errors.ts';
 import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, scanJson } from '../platform/json.ts';
+import { isSameProxyKey } from '../platform/secrets.ts';
 import { type ErpCall, MAX_HEADER_VALUE_LENGTH } from '../upstream/erp-transport.ts';
 import type { InboundBody } from './inbound-call.ts';
 import type { RequestState } from './request-state.ts';
@@ -73,13 +74,13 @@ function recordTarget(state: RequestState, url: string, db?: string): void {
 /**
  * The proxy key (`x-api-key`) and the ERP key are never the same value (README, "Calling the
  * proxy"). A client that put its proxy key into `erp_instance.api_key` would send it to the ERP;
- * it is refused instead. Only the caller's own key is compared: comparing with every proxy key
- * would tell a caller whether some string is another caller's key. Both values come from this
- * very request, so a plain comparison tells the caller nothing it does not know (no constant
- * time needed, unlike the key check against the configured keys).
+ * it is refused instead, also when padded with whitespace (`" <key> "` authenticates as the key,
+ * so the comparison trims as authentication does, in constant time). Only the caller's own key
+ * is compared: comparing with every proxy key would tell a caller whether some string is another
+ * caller's key.
  */
 function isCallersProxyKey(erpApiKey: string, presentedProxyKey: string | undefined): boolean {
-  return presentedProxyKey !== undefined && presentedProxyKey !== '' && erpApiKey === presentedProxyKey;
+  return presentedProxyKey !== undefined && isSameProxyKey(erpApiKey, presentedProxyKey);
 }
 
 const PROXY_KEY_AS_ERP_KEY =

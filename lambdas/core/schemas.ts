@@ -21,6 +21,12 @@ export const V1_ACTIONS = [
 ] as const;
 export type V1Action = (typeof V1_ACTIONS)[number];
 
+/**
+ * Longest host name accepted in a target URL: DNS's own limit (RFC 1035: 253 characters without
+ * the trailing dot), so no error message or log line can repeat a longer one.
+ */
+export const MAX_HOST_NAME_LENGTH = 253;
+
 /** A base URL the proxy can append `/jsonrpc` or `/json/2/...` to. */
 const baseUrl = z
   .string({ error: (issue) => typeError(issue.input, 'string') })
@@ -35,6 +41,12 @@ const baseUrl = z
     }
     if (url.search !== '' || url.hash !== '') {
       ctx.addIssue({ code: 'custom', message: 'must be a base URL, without query or fragment' });
+    }
+    if (url.hostname.replace(/\.$/, '').length > MAX_HOST_NAME_LENGTH) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `the host name is longer than ${MAX_HOST_NAME_LENGTH} characters`,
+      });
     }
   });
 

@@ -26,7 +26,7 @@ import { createHttpClient, type HttpClient, type HttpClientOptions } from '../up
 import { Json2Transport } from '../upstream/json2-transport.ts';
 import { JsonRpcTransport } from '../upstream/jsonrpc-transport.ts';
 import { MethodDocClient } from '../upstream/method-docs.ts';
-import { compileTargetPolicy, createPolicyLookup } from '../upstream/target-policy.ts';
+import { type BaseLookup, compileTargetPolicy, createPolicyLookup } from '../upstream/target-policy.ts';
 import { type RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
 import { VersionClient } from '../upstream/version-client.ts';
 
@@ -44,6 +44,8 @@ export interface Runtime {
 export interface RuntimeOverrides {
   /** Extra HTTP client options (tests: a CA for the self-signed HTTPS case). */
   readonly http?: Omit<HttpClientOptions, 'lookup'>;
+  /** The resolver the target policy's connect-time lookup wraps (tests: a fake DNS); `dns.lookup` otherwise. */
+  readonly dnsLookup?: BaseLookup;
   readonly keys?: ProxyKeySource;
   readonly license?: LicenseSource;
   readonly metricsSource?: MetricsSource;
@@ -56,7 +58,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   });
   const http = createHttpClient({
     ...overrides.http,
-    lookup: createPolicyLookup(policy),
+    lookup: createPolicyLookup(policy, overrides.dnsLookup),
     // A Lambda instance serves one invocation at a time: one kept-alive socket per ERP is all it
     // can use.
     connectionsPerOrigin: config.runtime === 'lambda' ? 1 : 16,

@@ -52,8 +52,13 @@ type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promis
 const TEXT_TYPES =
   /^(text\/|application\/(json|[\w.+-]+\+json|xml|[\w.+-]+\+xml|javascript|x-www-form-urlencoded))/i;
 
+/**
+ * Whether the body goes to the function as text. A body that is not UTF-8 goes as base64 whatever
+ * its content type, so its bytes arrive unchanged and the function can refuse them (README,
+ * Limits); `toString('utf8')` would silently turn them into U+FFFD.
+ */
 function isTextual(contentType: string | undefined, body: Buffer): boolean {
-  if (contentType) return TEXT_TYPES.test(contentType.trim());
+  if (contentType && !TEXT_TYPES.test(contentType.trim())) return false;
   // No content type: pass valid UTF-8 through as text, like API Gateway does for JSON clients.
   return isUtf8(body);
 }

@@ -20,6 +20,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda
 import type { ApiName, Outcome, ProxyContext, RequestState } from '../core/request-state.ts';
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
+import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
 import type { UpstreamProtocol } from '../platform/names.ts';
 
@@ -71,6 +72,11 @@ const INTERNAL_ERROR_CODE = PROXY_ERRORS.internal.code;
 
 function nonEmptyString(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** A value the caller chose, as the log line holds it: bounded (`truncateForLog`). */
+function callerValue(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : truncateForLog(value);
 }
 
 /** The request's own Lambda context values, as Powertools names them in a log line. */
@@ -204,14 +210,14 @@ export function observe(
       if (requestId !== null) logger.setCorrelationId(requestId);
       const fields: RequestLogFields = {
         ...lambdaContextFields(request.context),
-        envelope_id: state.envelopeId,
+        envelope_id: callerValue(state.envelopeId),
         request_id: requestId,
         route: nonEmptyString(request.event?.routeKey),
         api: state.api,
-        action: state.action ?? null,
-        model: state.model ?? null,
-        erp_host: state.erpHost ?? null,
-        erp_db: state.erpDb ?? null,
+        action: callerValue(state.action),
+        model: callerValue(state.model),
+        erp_host: callerValue(state.erpHost),
+        erp_db: callerValue(state.erpDb),
         caller: state.callerKeyName ?? null,
         upstream_status: state.upstreamStatus ?? null,
         upstream_protocol: state.upstreamProtocol ?? null,

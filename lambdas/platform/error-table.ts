@@ -45,7 +45,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
-    meaning: 'The body is not valid JSON (v1 and version endpoints).',
+    meaning: 'The body is not valid JSON, not UTF-8, or compressed (v1 and version endpoints).',
   },
   invalidRequest: {
     code: -32600,
@@ -90,7 +90,7 @@ export const PROXY_ERRORS = deepFreeze({
     answer: 'envelope',
     callRan: 'no',
     meaning:
-      'The ERP could not be reached or turned the call away (DNS, connect, TLS, 429, 503): the call certainly did not run; retry with back-off.',
+      'The ERP could not be reached or turned the call away (DNS for a name the target list names, connect, TLS, 429, 503): the call certainly did not run; retry with back-off.',
   },
   badUpstreamResponse: {
     code: -32005,
@@ -122,7 +122,8 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 403,
     answer: 'envelope',
     callRan: 'no',
-    meaning: "The target is refused by the proxy's target policy.",
+    meaning:
+      "The target is refused by the proxy's target policy; a host name the policy does not list by name gets this one answer whether it is unknown or resolves to a refused address.",
   },
   responseTooLarge: {
     code: -32009,

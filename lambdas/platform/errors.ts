@@ -6,6 +6,7 @@
  * these into responses. One subclass per row of the error table (`error-table.ts`), which
  * gives each its code, status and answer shape.
  */
+import { echoed, MAX_ERROR_MESSAGE_CHARS } from './bounded-text.ts';
 import { PROXY_ERRORS, type ProxyErrorRow } from './error-table.ts';
 
 export abstract class ProxyError extends Error {
@@ -30,7 +31,10 @@ export abstract class ProxyError extends Error {
     message: string,
     options: { headers?: Record<string, string>; data?: unknown; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      echoed(message, MAX_ERROR_MESSAGE_CHARS),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.headers = Object.freeze({ ...(options.headers ?? {}) });
     this.data = options.data ?? null;

@@ -32,15 +32,38 @@ const SECRET_KEYS: ReadonlySet<string> = new Set([
  */
 const SECRET_KEY_PATTERN = /secret|token|password|api[-_]?key/i;
 
+/**
+ * Longest caller-supplied value written into the request log line (envelope `id`, model, action,
+ * host, database): the caller sends megabytes if it likes, and CloudWatch Logs refuses an event
+ * over 256 KB.
+ */
+export const MAX_LOGGED_VALUE_CHARS = 256;
+/**
+ * Longest string in any log line, whatever wrote it (an error message, a stack): the backstop of
+ * {@link MAX_LOGGED_VALUE_CHARS}, applied by {@link redactSecrets}.
+ */
+export const MAX_LOG_STRING_CHARS = 8192;
+
+/**
+ * `value` as a log line may hold it: its first `max` characters and how many were cut.
+ *
+ * @example
+ * truncateForLog('x'.repeat(300)) // 256 x's, then '…[44 more characters]'
+ */
+export function truncateForLog(value: string, max: number = MAX_LOGGED_VALUE_CHARS): string {
+  return value.length > max ? `${value.slice(0, max)}…[${value.length - max} more characters]` : value;
+}
+
 /** Whether a property name names a secret. */
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase()) || SECRET_KEY_PATTERN.test(key);
 }
 
 /**
- * A `JSON.stringify` replacer that masks the value of every secret-looking key. `JSON.stringify`
- * calls it for every property at every depth (array elements get their index as key, so objects
- * inside arrays are visited too); the root call has the key `''` and is left alone.
+ * A `JSON.stringify` replacer that masks the value of every secret-looking key and cuts every
+ * string longer than {@link MAX_LOG_STRING_CHARS}. `JSON.stringify` calls it for every property
+ * at every depth (array elements get their index as key, so objects inside arrays are visited
+ * too); the root call has the key `''` and is left alone.
  *
  * @example
  * JSON.stringify({ headers: { 'X-Api-Key': 'k' }, items: [{ password: 'p' }] }, redactSecrets);
@@ -48,7 +71,8 @@ export function isSecretKey(key: string): boolean {
  */
 export function redactSecrets(key: string, value: unknown): unknown {
   if (key === '' || value === undefined) return value;
-  return isSecretKey(key) ? REDACTED : value;
+  if (isSecretKey(key)) return REDACTED;
+  return typeof value === 'string' ? truncateForLog(value, MAX_LOG_STRING_CHARS) : value;
 }
 
 /**

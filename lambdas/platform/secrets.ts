@@ -161,6 +161,31 @@ function sha256(text: string): Buffer {
 }
 
 /**
+ * The one trimming applied to a presented proxy key before any comparison: surrounding
+ * whitespace is not part of a key (HTTP already strips spaces and tabs around a header value;
+ * this also drops what a body value can carry, such as a newline). {@link findCallerKey} and
+ * {@link isSameProxyKey} both apply it, so a key that authenticates is recognised wherever else
+ * it shows up.
+ */
+export function trimProxyKey(text: string): string {
+  return text.trim();
+}
+
+/**
+ * Whether two texts are the same proxy key after {@link trimProxyKey}, compared in constant time
+ * (both hashed to 32 bytes, so neither length leaks). An empty key matches nothing.
+ *
+ * @example
+ * isSameProxyKey(' k-0123456789abcdef\n', 'k-0123456789abcdef') // true
+ */
+export function isSameProxyKey(a: string, b: string): boolean {
+  const left = trimProxyKey(a);
+  const right = trimProxyKey(b);
+  const equal = timingSafeEqual(sha256(left), sha256(right));
+  return equal && left !== '';
+}
+
+/**
  * Finds the proxy key a caller presented, in constant time: both sides are hashed to 32 bytes
  * (so lengths do not leak) and compared with `timingSafeEqual` against every key, without an
  * early exit (so the position of the match does not leak).
@@ -179,8 +204,9 @@ export function findCallerKey(
     digestCache.set(keys, digests);
   }
   // An absent header is compared too (as a digest no key has), so the work is the same.
-  const presentedDigest = sha256(presented ?? '');
-  const hasPresented = presented !== undefined && presented.length > 0;
+  const trimmed = trimProxyKey(presented ?? '');
+  const presentedDigest = sha256(trimmed);
+  const hasPresented = trimmed.length > 0;
   let found: NamedKey | undefined;
   for (let i = 0; i < keys.length; i++) {
     const equal = timingSafeEqual(presentedDigest, digests[i] as Buffer);
@@ -291,7 +317,8 @@ function fileLicenseSource(path: string, publicKey: string | undefined): License
       } catch (error) {
         cachedStamp = undefined;
         const code = error instanceof Error && 'code' in error ? String(error.code) : errorMessage(error);
-        return noLicense(`license file ${path} could not be read (${code})`);
+        // The path stays on the server: this reason is shown to every caller that is refused.
+        return noLicense(`the license file (LICENSE_FILE) could not be read (${code})`);
       }
       return evaluateLicense(cachedText, { publicKey, now: new Date() });
     },

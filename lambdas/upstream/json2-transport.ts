@@ -3,6 +3,7 @@
  * v2: `POST {url}/json/2/<model>/<method>` (README, "Calling the proxy"; docs/design.md).
  * The model and method were validated as identifiers before (-32007), so the path is safe.
  */
+import { echoed } from '../platform/bounded-text.ts';
 import { BadUpstreamResponseError, Json2UnavailableError } from '../platform/errors.ts';
 import { isJsonObject, scanJson } from '../platform/json.ts';
 import {
@@ -79,7 +80,7 @@ export class Json2Transport implements ErpTransport {
       const text = response.body.subarray(0, 64 * 1024).toString('utf8');
       if (NO_DATABASE_SELECTED.test(text)) {
         throw new Json2UnavailableError(
-          `v2 is unavailable on this target: the ERP could not select database "${call.db}" ` +
+          `v2 is unavailable on this target: the ERP could not select database "${echoed(call.db)}" ` +
             '(it does not exist, or the server picks the database by hostname). This is a database or hostname ' +
             "problem: check erp_instance.db, and on a multi-tenant host use the database's own hostname as erp_instance.url.",
           'no_database',

@@ -64,11 +64,15 @@
  * An invalid entry makes {@link compileTargetPolicy} throw an `Error` naming it (cold start).
  *
  * Messages are short and never contain a secret: they echo only the scheme and host (never the
- * user-info, path or query), and for a host name never the address it resolved to (so the proxy
- * cannot be used to map internal DNS).
+ * user-info, path or query), and for a host name never the address it resolved to. For a host
+ * name that `allowedTargets` does not list by name, every connect-time answer is one and the same
+ * refusal, whether the name does not exist, resolves to a private, loopback or metadata address,
+ * or to an address outside the list: so the proxy cannot be used to map internal DNS. A DNS
+ * failure stays a DNS failure (-32004) only for a name listed by name.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
+import { echoed } from '../platform/bounded-text.ts';
 import { TargetRefusedError } from '../platform/errors.ts';
 import { cidrContains, embeddedIPv4, type IpAddress, parseCidr, parseIp } from '../platform/ip-address.ts';
 import { normalizeHostName, parseTargetList, type TargetList } from '../platform/target-list.ts';
@@ -198,13 +202,6 @@ function judge(policy: CompiledTargetPolicy, ip: IpAddress, hostName: string | u
   return policy.restricted ? 'not-listed' : 'ok';
 }
 
-const MAX_ECHO = 100;
-
-/** Shortens user-supplied text for a message. */
-function echo(text: string): string {
-  return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}…` : text;
-}
-
 const KNOWN_SCHEMES = new Set([
   'file:',
   'ftp:',
@@ -239,7 +236,7 @@ export function checkTarget(policy: CompiledTargetPolicy, url: string, db?: stri
     const scheme = KNOWN_SCHEMES.has(parsed.protocol) ? ` (${parsed.protocol})` : '';
     throw refused(`Target refused: only http: and https: URLs are allowed${scheme}`);
   }
-  const origin = echo(`${parsed.protocol}//${parsed.host}`);
+  const origin = echoed(`${parsed.protocol}//${parsed.host}`);
   if (parsed.username !== '' || parsed.password !== '') {
     throw refused(`Target ${origin} refused: remove the user:password@ part from the URL`);
   }
@@ -247,7 +244,7 @@ export function checkTarget(policy: CompiledTargetPolicy, url: string, db?: stri
 
   if (db !== undefined && policy.allowedDatabases.size > 0 && !policy.allowedDatabases.has(db)) {
     throw refused(
-      `Database ${JSON.stringify(echo(db))} is not allowed by this proxy (ERP_ALLOWED_DATABASES)`,
+      `Database ${JSON.stringify(echoed(db))} is not allowed by this proxy (ERP_ALLOWED_DATABASES)`,
     );
   }
 
@@ -282,16 +279,38 @@ function reason(verdict: Exclude<Verdict, 'ok'>, verb: 'is' | 'resolves to'): st
 }
 
 /**
+ * The one refusal for a host name that `ERP_ALLOWED_TARGETS` does not list by name, whatever DNS
+ * said: no address, a private or loopback address, a metadata address, an address outside the
+ * list. Telling these apart would let a caller map the proxy's internal DNS (which names exist,
+ * which are internal), so the code, the HTTP status and the message are the same for all.
+ */
+function unreachableName(hostname: string): TargetRefusedError {
+  return refused(
+    `Target ${echoed(hostname)} refused: it does not resolve to an address this proxy may reach`,
+  );
+}
+
+/** The normalized host name, or `undefined` when `hostname` is an IP literal. */
+function hostNameOf(hostname: string): string | undefined {
+  return isIP(hostname) === 0 && !hostname.startsWith('[') ? normalizeHostName(hostname) : undefined;
+}
+
+/**
  * The connect-time check of one resolved address for `hostname` (the URL's host name, as given
- * to `lookup`). Throws `TargetRefusedError`. The message names the host, never the address.
+ * to `lookup`). Throws `TargetRefusedError`. The message names the host, never the address; for a
+ * name not listed by name it is the one message of {@link unreachableName}, whatever the reason.
  */
 export function checkResolvedAddress(policy: CompiledTargetPolicy, hostname: string, address: string): void {
-  const host = echo(hostname);
+  const name = hostNameOf(hostname);
+  const listedByName = name !== undefined && nameListed(policy, name);
+  const fail = (detail: string): TargetRefusedError =>
+    name !== undefined && !listedByName
+      ? unreachableName(hostname)
+      : refused(`Target ${echoed(hostname)} refused: ${detail}`);
   const ip = parseIp(address);
-  if (ip === undefined) throw refused(`Target ${host} refused: it resolves to an unrecognized address`);
-  const name = isIP(hostname) === 0 && !hostname.startsWith('[') ? normalizeHostName(hostname) : undefined;
+  if (ip === undefined) throw fail('it resolves to an unrecognized address');
   const verdict = judge(policy, ip, name);
-  if (verdict !== 'ok') throw refused(`Target ${host} refused: ${reason(verdict, 'resolves to')}`);
+  if (verdict !== 'ok') throw fail(reason(verdict, 'resolves to'));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,6 +338,11 @@ export type BaseLookup = (
  * A `lookup` for `net.connect` / `http.request({ lookup })` that resolves with
  * `baseLookup` (all addresses) and fails with a `TargetRefusedError` when ANY resolved address is
  * refused. With `options.all` it answers the array, otherwise the first address and its family.
+ *
+ * A DNS failure (no such name, no address, a resolver error) is passed on as it is (the HTTP
+ * client answers -32004, retry is safe) only for a name `ERP_ALLOWED_TARGETS` lists by name. For
+ * any other name it is the same refusal as a name resolving to a refused address
+ * ({@link unreachableName}): otherwise "unknown" and "internal" names could be told apart.
  */
 export function createPolicyLookup(
   policy: CompiledTargetPolicy,
@@ -329,13 +353,16 @@ export function createPolicyLookup(
     const opts: LookupOptions = typeof options === 'number' ? { family: options } : { ...(options ?? {}) };
     const wantAll = opts.all === true;
     const fail = (err: Error): void => callback(err as NodeJS.ErrnoException, wantAll ? [] : '');
+    const name = hostNameOf(hostname);
+    const dnsFailure = (err: Error): void =>
+      fail(name !== undefined && !nameListed(policy, name) ? unreachableName(hostname) : err);
     try {
       baseLookup(hostname, { ...opts, all: true }, (err, addresses) => {
-        if (err) return fail(err);
+        if (err) return dnsFailure(err);
         if (!Array.isArray(addresses) || addresses.length === 0) {
           const notFound: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
           notFound.code = 'ENOTFOUND';
-          return fail(notFound);
+          return dnsFailure(notFound);
         }
         try {
           for (const entry of addresses) checkResolvedAddress(policy, hostname, entry.address);

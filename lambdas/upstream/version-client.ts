@@ -17,23 +17,60 @@ import {
 import type { HttpClient } from './http-client.ts';
 import { callJsonRpc } from './jsonrpc-transport.ts';
 
+/**
+ * `version_info` as the specification gives it: `[major, minor, micro, release_level, serial,
+ * edition]`, integers and strings in that order. The major may be a string (`"saas~18"`: Odoo's
+ * `release.py` lets it become one during a release).
+ */
+export type ErpVersionInfo = readonly [number | string, number, number, string, number, string];
+
 export interface ErpVersion {
-  /** `[major, minor, micro, release_level, serial, edition]`; major may be a string (`saas~18`). */
-  readonly version_info: readonly unknown[];
+  readonly version_info: ErpVersionInfo;
   readonly version: string;
 }
+
+/**
+ * Longest string accepted in a version answer (`version`, a string major, the release level,
+ * the edition). Real ones are short: `"saas~17.2+e-20241113"` is 20 characters.
+ */
+export const MAX_VERSION_TEXT_LENGTH = 64;
 
 const CACHE_TTL_MS = 5 * 60 * 1000;
 const CACHE_MAX_ENTRIES = 500;
 
-/** Accepts Odoo's `version_info` as it comes (string majors, `""`/`"e"` editions). */
-function isVersionInfo(value: unknown): value is unknown[] {
-  return (
-    Array.isArray(value) &&
-    value.length >= 5 &&
-    (typeof value[0] === 'number' || typeof value[0] === 'string') &&
-    typeof value[1] === 'number'
-  );
+/** A version number part: a non-negative safe integer (`19`, `0`; never `-1`, `0.5` or `1e308`). */
+function isVersionNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function isVersionText(value: unknown, minLength = 0): value is string {
+  return typeof value === 'string' && value.length >= minLength && value.length <= MAX_VERSION_TEXT_LENGTH;
+}
+
+/**
+ * The version answer in the shape the specification gives, or `undefined` for any other shape:
+ * exactly six elements, `[int | string, int, int, string, int, string]` with the integers
+ * non-negative and safe and the strings at most {@link MAX_VERSION_TEXT_LENGTH} characters (a
+ * string major and `version` not empty). What real ERPs answer passes: `[19, 0, 0, "final", 0,
+ * ""]`, `["saas~18", 3, 0, "final", 0, ""]`, `["saas~17", 2, 0, "final", 0, "e"]`. A new array
+ * is returned, so nothing else the ERP put in the answer is passed on.
+ */
+export function toErpVersion(versionInfo: unknown, version: unknown): ErpVersion | undefined {
+  if (!Array.isArray(versionInfo) || versionInfo.length !== 6) return undefined;
+  const [major, minor, micro, releaseLevel, serial, edition] = versionInfo as unknown[];
+  const majorOk = isVersionNumber(major) || isVersionText(major, 1);
+  if (
+    !majorOk ||
+    !isVersionNumber(minor) ||
+    !isVersionNumber(micro) ||
+    !isVersionText(releaseLevel) ||
+    !isVersionNumber(serial) ||
+    !isVersionText(edition) ||
+    !isVersionText(version, 1)
+  ) {
+    return undefined;
+  }
+  return { version_info: [major as number | string, minor, micro, releaseLevel, serial, edition], version };
 }
 
 /**
@@ -101,9 +138,8 @@ export class VersionClient {
     if (response.status !== 200) return {};
     const json = parseJsonBody(response);
     if (!json.ok || !isJsonObject(json.value)) return {};
-    const { version_info, version } = json.value;
-    if (!isVersionInfo(version_info) || typeof version !== 'string') return {};
-    return { version: { version_info, version } };
+    const version = toErpVersion(json.value.version_info, json.value.version);
+    return version ? { version } : {};
   }
 
   private async fromCommonVersion(
@@ -131,12 +167,13 @@ export class VersionClient {
         : outcome.kind === 'result'
           ? outcome.value
           : undefined;
-    if (isJsonObject(value)) {
-      const { server_version_info, server_version } = value;
-      if (isVersionInfo(server_version_info) && typeof server_version === 'string') {
-        return { version_info: server_version_info, version: server_version };
-      }
-    }
-    throw new BadUpstreamResponseError('The target answered common.version without a usable version.');
+    const version = isJsonObject(value)
+      ? toErpVersion(value.server_version_info, value.server_version)
+      : undefined;
+    if (version) return version;
+    throw new BadUpstreamResponseError(
+      'The target answered common.version without a usable version: expected server_version_info as ' +
+        `[major, minor, micro, release_level, serial, edition] (non-negative integers and strings of at most ${MAX_VERSION_TEXT_LENGTH} characters) and a short server_version.`,
+    );
   }
 }

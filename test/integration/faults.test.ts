@@ -490,3 +490,51 @@ describe('version endpoint behind a redirect', () => {
     expect(envelope.error?.message).toContain('https://erp.example.com/web/version');
   });
 });
+
+describe('version answers outside the specified shape', () => {
+  /** An upstream answering `/web/version` and `/jsonrpc` common.version with the same version. */
+  const versionUpstream = (versionInfo: unknown, version: unknown) =>
+    httpUpstream((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        req.url === '/web/version'
+          ? JSON.stringify({ version_info: versionInfo, version })
+          : JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              result: { server_version_info: versionInfo, server_version: version },
+            }),
+      );
+    });
+
+  it.each([
+    ['1,000 elements', Array.from({ length: 1000 }, () => 0), '19.0'],
+    ['negative, huge and fractional numbers', [-1, 1e308, 0.5, 'final', 0, ''], '19.0'],
+    ['five elements', [19, 0, 0, 'final', 0], '19.0'],
+    ['a numeric release level', [19, 0, 0, 1, 0, ''], '19.0'],
+    ['a null edition', [19, 0, 0, 'final', 0, null], '19.0'],
+    ['an empty string major', ['', 0, 0, 'final', 0, ''], '19.0'],
+    ['a long edition', [19, 0, 0, 'final', 0, 'e'.repeat(65)], '19.0'],
+    ['a long version', [19, 0, 0, 'final', 0, ''], '1'.repeat(65)],
+    ['a version that is a number', [19, 0, 0, 'final', 0, ''], 19],
+  ])('%s is -32005', async (_case, versionInfo, version) => {
+    const url = await versionUpstream(versionInfo, version);
+    const answer = await proxy.post('/v2/erp/version', { id: 'v', url });
+    expect(answer.status).toBe(502);
+    expect((answer.json as Envelope).error?.code).toBe(-32005);
+    expect(answer.text.length).toBeLessThan(1000);
+  });
+
+  it.each([
+    ['Odoo 19', [19, 0, 0, 'final', 0, ''], '19.0'],
+    ['a saas release', ['saas~18', 3, 0, 'final', 0, ''], 'saas~18.3'],
+    ['Odoo Online', ['saas~17', 2, 0, 'final', 0, 'e'], 'saas~17.2+e'],
+    ['a nightly enterprise build', [18, 0, 0, 'final', 0, ''], '18.0+e-20241113'],
+    ['an alpha', [20, 0, 0, 'alpha', 1, ''], '20.0a1'],
+  ])('%s passes as the ERP spelled it', async (_case, versionInfo, version) => {
+    const url = await versionUpstream(versionInfo, version);
+    const answer = await proxy.post('/api/erp/version', { id: 'v', url });
+    expect(answer.status).toBe(200);
+    expect((answer.json as Envelope).result).toEqual({ version_info: versionInfo, version });
+  });
+});

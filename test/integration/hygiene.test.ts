@@ -4,7 +4,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { BaseLookup } from '../../lambdas/upstream/target-policy.ts';
 import {
   type Envelope,
   USERS,
@@ -13,7 +14,7 @@ import {
   useProxy,
   withProxy,
 } from '../support/fixtures.ts';
-import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
+import { type HttpAnswer, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 
@@ -71,6 +72,37 @@ describe('headers and data hygiene', () => {
       kwargs: { domain: [] },
       erp_instance: { url: double.url, db: 'erp_a', api_key: TEST_PROXY_KEY },
     });
+    expect(v2.status).toBe(400);
+    expect((v2.json as Envelope).error?.code).toBe(-32007);
+    expect(double.requests).toHaveLength(0);
+    expect(JSON.stringify([v1.json, v2.json])).not.toContain(TEST_PROXY_KEY);
+  });
+
+  it.each([
+    ['padded with spaces', ` ${TEST_PROXY_KEY} `, ` ${TEST_PROXY_KEY} `],
+    ['padded in the body only', `\t${TEST_PROXY_KEY}\n`, TEST_PROXY_KEY],
+  ])("refuses the caller's proxy key %s as the ERP key on v1, as on v2", async (_case, erpKey, header) => {
+    double.requests.length = 0;
+    const v1 = await proxy.post(
+      '/api/erp/execute',
+      v1Body(double.url, {
+        erp_instance: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: erpKey },
+      }),
+      { 'x-api-key': header },
+    );
+    expect(v1.status).toBe(400);
+    expect((v1.json as Envelope).error?.code).toBe(-32600);
+    const v2 = await proxy.post(
+      '/v2/erp/execute',
+      {
+        id: 'h2',
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+        erp_instance: { url: double.url, db: 'erp_a', api_key: erpKey },
+      },
+      { 'x-api-key': header },
+    );
     expect(v2.status).toBe(400);
     expect((v2.json as Envelope).error?.code).toBe(-32007);
     expect(double.requests).toHaveLength(0);
@@ -314,6 +346,75 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
     });
   });
 
+  it('answers a name not listed by name alike whether DNS knows it, maps it to a private or a metadata address (v1, v2, version)', async () => {
+    // Prepare: a fake DNS; nothing resolves to the loopback, so no call can leave.
+    const dns: Record<string, string[]> = {
+      'private.internal': ['10.0.0.5'],
+      'loopback.internal': ['127.0.0.2'],
+      'metadata.internal': ['169.254.169.254'],
+      'ec2meta.internal': ['fd00:ec2::254'],
+      'public.example': ['192.0.2.10'],
+    };
+    const dnsLookup: BaseLookup = (hostname, _options, callback) => {
+      const addresses = dns[hostname];
+      if (addresses === undefined) {
+        const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+        error.code = 'ENOTFOUND';
+        setImmediate(() => callback(error, []));
+        return;
+      }
+      setImmediate(() =>
+        callback(
+          null,
+          addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        ),
+      );
+    };
+    for (const targets of [
+      '203.0.113.0/24',
+      '10.1.0.0/16,fd12::/16,localhost',
+      'listed.example,198.51.100.0/24',
+    ]) {
+      await withProxy({ env: { ERP_ALLOWED_TARGETS: targets }, overrides: { dnsLookup } }, async (proxy) => {
+        const answers = new Set<string>();
+        for (const host of ['unknown.internal', ...Object.keys(dns)]) {
+          const url = `http://${host}:8069`;
+          // Act
+          const calls = [
+            await proxy.post('/api/erp/execute', v1Body(url)),
+            await proxy.post('/api/erp/version', { id: 'v', url }),
+            await proxy.post('/v2/erp/execute', {
+              id: 'p',
+              model_id: 'res.partner',
+              method: 'search_count',
+              kwargs: { domain: [] },
+              erp_instance: { url, db: 'erp_a', api_key: admin.apiKey },
+            }),
+          ];
+          for (const answer of calls) {
+            const { error } = answer.json as Envelope;
+            answers.add(`${answer.status} ${error?.code} ${error?.message?.replace(host, '<host>')}`);
+          }
+        }
+        // Assess: one answer, whatever DNS said.
+        expect([...answers], targets).toEqual([
+          '403 -32008 Target <host> refused: it does not resolve to an address this proxy may reach',
+        ]);
+      });
+    }
+    // A DNS failure of a name the list names stays a DNS failure: the call did not run, retry.
+    await withProxy(
+      { env: { ERP_ALLOWED_TARGETS: 'unknown.internal,*.listed.example' }, overrides: { dnsLookup } },
+      async (proxy) => {
+        for (const host of ['unknown.internal', 'a.listed.example']) {
+          const answer = await proxy.post('/api/erp/execute', v1Body(`http://${host}:8069`));
+          expect(answer.status).toBe(503);
+          expect((answer.json as Envelope).error?.code).toBe(-32004);
+        }
+      },
+    );
+  });
+
   it('the local server allows loopback by default', async () => {
     await withProxy({}, async (proxy) => {
       const answer = await proxy.post(
@@ -339,6 +440,123 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
       });
       expect(v2.status).toBe(403);
       expect(double.requests.length).toBe(0);
+    });
+  });
+});
+
+describe('bounded output', () => {
+  const { double, proxy } = useErpAndProxy({ mode: '19' });
+
+  /** The proxy's JSON log lines written while `act` runs (stdout and stderr). */
+  async function logLinesDuring(act: () => Promise<void>): Promise<string[]> {
+    const lines: string[] = [];
+    const keep = (chunk: unknown): void => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : '';
+      if (/^\{"(level|_aws)"/.test(text)) lines.push(text);
+    };
+    const spies = [process.stdout, process.stderr].map((stream) => {
+      const write = stream.write.bind(stream);
+      return vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+        keep(chunk);
+        return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+      }) as typeof stream.write);
+    });
+    try {
+      await act();
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    return lines;
+  }
+
+  it('cuts caller-supplied values in the log line: id, model, method, database', async () => {
+    // Prepare: 1.4 MB each, 5.6 MB in all (under the 6 MB body limit).
+    const big = (c: string) => c.repeat(1_400_000);
+    const body = {
+      id: big('i'),
+      action: 'call_method',
+      fn_name: big('f'),
+      model_id: big('m'),
+      params: [],
+      erp_instance: { url: double.url, db: big('d'), user_id: admin.uid, api_key: admin.apiKey },
+    };
+    // Act
+    let status = 0;
+    const lines = await logLinesDuring(async () => {
+      status = (await proxy.post('/api/erp/execute', body)).status;
+    });
+    // Assess
+    expect(status).toBe(200); // the ERP's own error: the values did reach it
+    const request = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((l) => l.message === 'request');
+    expect(request).toBeDefined();
+    for (const field of ['envelope_id', 'action', 'model', 'erp_db']) {
+      const value = String(request?.[field]);
+      expect(value.length, field).toBeLessThan(400);
+      expect(value, field).toMatch(/^(.)\1{255}…\[1399744 more characters\]$/);
+    }
+    for (const line of lines) expect(line.length).toBeLessThan(16 * 1024);
+  });
+
+  it('never repeats a long host name in an answer or a log line', async () => {
+    const host = `${'a'.repeat(3_000_000)}.example.com`;
+    const answers: HttpAnswer[] = [];
+    const lines = await logLinesDuring(async () => {
+      answers.push(await proxy.post('/api/erp/execute', v1Body(`http://${host}`)));
+      answers.push(await proxy.post('/api/erp/version', { id: 'v', url: `https://${host}:8069` }));
+      answers.push(
+        await proxy.post('/v2/erp/execute', {
+          id: 'h',
+          model_id: 'res.partner',
+          method: 'search_count',
+          kwargs: {},
+          erp_instance: { url: `http://${host}`, db: 'erp_a', api_key: admin.apiKey },
+        }),
+      );
+    });
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(answer.text.length).toBeLessThan(1000);
+      expect(answer.text).toMatch(/host name is longer than 253 characters/);
+    }
+    for (const line of lines) expect(line.length).toBeLessThan(16 * 1024);
+  });
+
+  it('repeats at most 100 characters of a database name in a -32006', async () => {
+    const upstream = await fakeUpstream((_req, _body, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<p>No database is selected</p>');
+    });
+    try {
+      const db = 'd'.repeat(4000);
+      const answer = await proxy.post('/v2/erp/execute', {
+        id: 'db',
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: {},
+        erp_instance: { url: upstream.url, db, api_key: admin.apiKey },
+      });
+      const { error } = answer.json as Envelope;
+      expect(error?.code).toBe(-32006);
+      expect(error?.message).toContain(`database "${'d'.repeat(100)}…"`);
+      expect(error?.message.length).toBeLessThan(500);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('a license error does not show the path of the license file', async () => {
+    const file = '/nonexistent-erp-proxy-dir/secret-place/license.json';
+    await withProxy({ env: { LICENSE_FILE: file } }, async (unlicensed) => {
+      const answer = await unlicensed.post('/api/erp/execute', v1Body(double.url));
+      expect(answer.status).toBe(403);
+      expect((answer.json as Envelope).error?.message).toMatch(
+        /license file \(LICENSE_FILE\) could not be read/,
+      );
+      expect(answer.text).not.toContain('secret-place');
+      const license = await unlicensed.get('/_/license', { 'x-api-key': TEST_PROXY_KEY });
+      expect(license.text).not.toContain('secret-place');
     });
   });
 });
@@ -398,6 +616,50 @@ describe('hostile bodies', () => {
     const v2 = await send('/v2/erp/execute');
     expect(v2.status).toBe(400);
     expect(await v2.text()).toContain('Content-Encoding: gzip');
+  });
+
+  it('refuses a body that is not UTF-8 (-32700, plain text on v2) and never rewrites it for the ERP', async () => {
+    // Prepare: FF and C3 28 are not UTF-8; a lenient decoder makes them U+FFFD U+FFFD "(".
+    const instance = `"erp_instance":{"url":"${double.url}","db":"erp_a","user_id":${admin.uid},"api_key":"${admin.apiKey}"}`;
+    const bytes = (json: string) => {
+      const [before, after] = json.split('@') as [string, string];
+      return Buffer.concat([Buffer.from(before), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from(after)]);
+    };
+    const send = (path: string, body: Buffer, contentType?: string) =>
+      fetch(`${proxy.url}${path}`, {
+        method: 'POST',
+        headers: { ...(contentType ? { 'content-type': contentType } : {}), 'x-api-key': TEST_PROXY_KEY },
+        body,
+      });
+    double.requests.length = 0;
+    const v1Text = bytes(
+      `{"id":"u8","action":"search_count","model_id":"res.partner","params":[[["name","=","@"]]],${instance}}`,
+    );
+    const v2Text = bytes(
+      `{"id":"u8","model_id":"res.partner","method":"search_count","kwargs":{"domain":[["name","=","@"]]},${instance}}`,
+    );
+    for (const contentType of ['application/json', 'text/plain; charset=utf-8', undefined]) {
+      // Act
+      const v1 = await send('/api/erp/execute', v1Text, contentType);
+      const version = await send(
+        '/api/erp/version',
+        bytes(`{"id":"u8","url":"${double.url}/@"}`),
+        contentType,
+      );
+      const v2 = await send('/v2/erp/execute', v2Text, contentType);
+      // Assess
+      expect(v1.status).toBe(400);
+      expect(((await v1.json()) as Envelope).error).toMatchObject({
+        code: -32700,
+        message: expect.stringMatching(/UTF-8/),
+      });
+      expect(version.status).toBe(400);
+      expect(((await version.json()) as Envelope).error?.code).toBe(-32700);
+      expect(v2.status).toBe(400);
+      expect(v2.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await v2.text()).toMatch(/UTF-8/);
+    }
+    expect(double.requests).toHaveLength(0);
   });
 
   it('a deeply nested request is -32600 on v1 and plain text on v2, never -32603', async () => {

@@ -151,6 +151,15 @@ describe('buildEvent', () => {
     },
   );
 
+  it('passes a text-typed body that is not UTF-8 base64-encoded, its bytes unchanged', async () => {
+    const bytes = Buffer.from([0x7b, 0xff, 0xc3, 0x28, 0x7d]);
+    for (const contentType of ['application/json', 'text/plain; charset=utf-8']) {
+      const event = await eventFor({ headers: { 'Content-Type': contentType }, body: bytes });
+      expect(event.isBase64Encoded).toBe(true);
+      expect(event.body).toBe(bytes.toString('base64'));
+    }
+  });
+
   it('passes a binary body base64-encoded', async () => {
     // Prepare
     const bytes = Buffer.from([0x00, 0xff, 0x10, 0x80, 0x7b]);

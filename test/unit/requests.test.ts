@@ -149,6 +149,36 @@ describe('parseV1Call', () => {
   });
 
   it.each([
+    ['padded with spaces', (key: string) => ` ${key} `],
+    ['padded with a tab and a newline', (key: string) => `\t${key}\n`],
+    ['exactly', (key: string) => key],
+  ])("refuses the caller's proxy key %s as the ERP key, as v2 does, never passing it on", (_case, pad) => {
+    const proxyKey = 'proxy-key-MARKER-1234567890';
+    const body = v1Body({ erp_instance: { ...v1Instance, api_key: pad(proxyKey) } });
+    const v1 = thrown(() => parseV1Call(stateWith(body), proxyKey));
+    expect(v1).toBeInstanceOf(InvalidRequestError);
+    expect(v1.message).toMatch(/erp_instance\.api_key is the proxy key/);
+    expect(v1.message).not.toContain(proxyKey);
+    const v2 = thrown(() =>
+      parseV2Call(stateWith(v2Body({ erp_instance: { ...v2Instance, api_key: pad(proxyKey) } })), proxyKey),
+    );
+    expect(v2).toBeInstanceOf(InvalidV2TargetError);
+  });
+
+  it('documents its nesting bound exactly: the body is the first of 100 levels (README, Limits)', () => {
+    const nested = (levels: number): unknown => (levels === 0 ? 1 : [nested(levels - 1)]);
+    // The body is level 1 and `params` level 2: 98 more levels below it fit, 99 do not.
+    expect(parseV1Call(stateWith(v1Body({ params: nested(99) }))).argsJson).toMatch(/^\[{99}1\]{99}$/);
+    const v1 = thrown(() => parseV1Call(stateWith(v1Body({ params: nested(100) }))));
+    expect(v1).toBeInstanceOf(InvalidRequestError);
+    expect(v1.message).toBe('Invalid request: the body nests deeper than 100 levels');
+    expect(parseV2Call(stateWith(v2Body({ kwargs: { x: nested(98) } }))).kwargsJson).toContain('1');
+    expect(thrown(() => parseV2Call(stateWith(v2Body({ kwargs: { x: nested(99) } }))))).toBeInstanceOf(
+      V2RequestShapeError,
+    );
+  });
+
+  it.each([
     ['missing', undefined],
     ['null', null],
     ['empty', ''],
@@ -561,6 +591,38 @@ describe('parseV2Call', () => {
       parseV2Call(stateWith(v2Body({ erp_instance: { ...v2Instance, db: ' ', api_key: ' ' } }))),
     );
     expect(error.message).toMatch(/erp_instance\.db/);
+  });
+});
+
+describe('target host names', () => {
+  // DNS's limit: 253 characters, a trailing dot aside (four labels of 63 and one of 1 = 253).
+  const host253 = `${['a', 'b', 'c'].map((c) => c.repeat(63)).join('.')}.${'d'.repeat(61)}`;
+
+  it('accepts a host name of 253 characters, a trailing dot aside', () => {
+    expect(host253).toHaveLength(253);
+    for (const url of [`https://${host253}`, `https://${host253}.`]) {
+      expect(parseVersionTarget(stateWith({ id: 'v', url })).hostname).toMatch(/^a{63}\./);
+    }
+  });
+
+  it('refuses a longer one without repeating it (v1 and version -32600, v2 plain text)', () => {
+    for (const host of [`${host253}e`, 'h'.repeat(3_000_000)]) {
+      const url = `https://${host}`;
+      const errors = [
+        thrown(() => parseVersionTarget(stateWith({ id: 'v', url }))),
+        thrown(() => parseV1Call(stateWith(v1Body({ erp_instance: { ...v1Instance, url } })))),
+        thrown(() => parseV2Call(stateWith(v2Body({ erp_instance: { ...v2Instance, url } })))),
+      ];
+      expect(errors.map((e) => e.constructor)).toEqual([
+        InvalidRequestError,
+        InvalidRequestError,
+        V2RequestShapeError,
+      ]);
+      for (const error of errors) {
+        expect(error.message).toMatch(/url: the host name is longer than 253 characters/);
+        expect(error.message.length).toBeLessThan(200);
+      }
+    }
   });
 });
 

@@ -17,6 +17,7 @@ import {
   createProxyKeySource,
   DEVELOPMENT_LICENSEE,
   findCallerKey,
+  isSameProxyKey,
 } from '../../lambdas/platform/secrets.ts';
 
 // A pass-through spy, to count the constant-time comparisons.
@@ -118,6 +119,26 @@ describe('findCallerKey', () => {
     for (const [a, b] of compare.mock.calls) {
       expect([Buffer.from(a as Uint8Array).length, Buffer.from(b as Uint8Array).length]).toEqual([32, 32]);
     }
+  });
+});
+
+describe('isSameProxyKey', () => {
+  it('compares after the trimming authentication applies, in constant time', () => {
+    // Prepare
+    const compare = vi.mocked(timingSafeEqual);
+    compare.mockClear();
+    // Act, Assess: a padded key is the key, on either side, as findCallerKey sees it.
+    expect(isSameProxyKey(` ${BILLING} `, BILLING)).toBe(true);
+    expect(isSameProxyKey(BILLING, `\t${BILLING}\r\n`)).toBe(true);
+    expect(findCallerKey([{ name: 'billing', key: BILLING }], ` ${BILLING}\n`)?.name).toBe('billing');
+    expect(isSameProxyKey(`${BILLING}x`, BILLING)).toBe(false);
+    expect(isSameProxyKey(`b ${BILLING.slice(1)}`, BILLING)).toBe(false);
+    expect(compare).toHaveBeenCalledTimes(5);
+  });
+
+  it('never matches an empty or blank key', () => {
+    expect(isSameProxyKey('', '')).toBe(false);
+    expect(isSameProxyKey(' ', '\t')).toBe(false);
   });
 });
 
@@ -421,8 +442,10 @@ describe('createLicenseSource: without a secret', () => {
     // Assess
     expect(status).toMatchObject({
       is_valid: false,
-      reason: `license file ${file} could not be read (ENOENT)`,
+      reason: 'the license file (LICENSE_FILE) could not be read (ENOENT)',
     });
+    // The reason reaches every refused caller: it never shows where the server keeps its files.
+    expect(JSON.stringify(status)).not.toContain(dir);
   });
 
   it('gives a local run a development license valid for a year', async () => {

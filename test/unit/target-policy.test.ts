@@ -22,6 +22,9 @@ const compile = (allowedTargets: readonly string[] = [], allowedDatabases: reado
   compileTargetPolicy({ allowedTargets, allowedDatabases });
 
 const OPEN = compile(); // Lambda default: any public address
+/** The one refusal for a name not listed by name, whatever DNS answered (docs/target-policy.md). */
+const unreachable = (host: string) =>
+  `Target ${host} refused: it does not resolve to an address this proxy may reach`;
 const LOCAL = compile(LOCAL_DEFAULT_TARGETS); // local server default
 
 /** Runs `fn` and returns the TargetRefusedError it threw, or undefined when it did not throw. */
@@ -553,12 +556,17 @@ describe('checkResolvedAddress', () => {
     ['64:ff9b:1::a00:5', '64:ff9b:1::/48'],
     ['2001:0:4136:e378:8000:63bf:f5ff:fffa', '2001::/32'],
   ])('private %s: refused unless a CIDR (%s) or the name is listed', (address, cidr) => {
+    // A name not listed by name gets the one refusal that does not say what DNS answered.
     expect(refusal(() => checkResolvedAddress(OPEN, 'erp.internal', address))?.message).toBe(
-      'Target erp.internal refused: it resolves to a private or loopback address not listed in ERP_ALLOWED_TARGETS',
+      unreachable('erp.internal'),
     );
     expect(
-      refusal(() => checkResolvedAddress(compile(['other.internal']), 'erp.internal', address)),
-    ).toBeDefined();
+      refusal(() => checkResolvedAddress(compile(['other.internal']), 'erp.internal', address))?.message,
+    ).toBe(unreachable('erp.internal'));
+    // An IP literal host is no DNS answer: its refusal says why.
+    expect(refusal(() => checkResolvedAddress(OPEN, address, address))?.message).toBe(
+      `Target ${address} refused: it resolves to a private or loopback address not listed in ERP_ALLOWED_TARGETS`,
+    );
     expect(refusal(() => checkResolvedAddress(compile([cidr]), 'erp.internal', address))).toBeUndefined();
     // Listing the name is the operator's consent, exact or wildcard.
     expect(
@@ -598,8 +606,24 @@ describe('checkResolvedAddress', () => {
     ).toBeUndefined();
     expect(refusal(() => checkResolvedAddress(policy, 'other.example.com', '203.0.113.9'))).toBeUndefined();
     expect(refusal(() => checkResolvedAddress(policy, 'other.example.com', '93.184.216.34'))?.message).toBe(
-      'Target other.example.com refused: it resolves to an address not listed in ERP_ALLOWED_TARGETS',
+      unreachable('other.example.com'),
     );
+  });
+
+  it.each([
+    ['the empty list', OPEN],
+    ['a CIDR list', compile(['203.0.113.0/24'])],
+    ['the local defaults', LOCAL],
+  ])('answers one refusal for a name not listed by name, whatever it resolves to (%s)', (_case, policy) => {
+    const messages = new Set(
+      ['169.254.169.254', 'fd00:ec2::254', '10.0.0.5', '127.0.0.1', '192.0.2.1', 'not-an-ip'].flatMap(
+        (address) => {
+          const err = refusal(() => checkResolvedAddress(policy, 'probe.internal', address));
+          return err === undefined ? [] : [`${err.code} ${err.httpStatus} ${err.message}`];
+        },
+      ),
+    );
+    expect([...messages]).toEqual([`-32008 403 ${unreachable('probe.internal')}`]);
   });
 
   it('an IP literal host is not matched against host-name entries', () => {
@@ -614,8 +638,11 @@ describe('checkResolvedAddress', () => {
   it.each(['', 'not-an-ip', '1.2.3.256', '0177.0.0.1', '2130706433'])(
     'refuses an unrecognized address %j',
     (address) => {
-      expect(refusal(() => checkResolvedAddress(OPEN, 'x.test', address))?.message).toMatch(
-        /unrecognized address/,
+      expect(refusal(() => checkResolvedAddress(compile(['x.test']), 'x.test', address))?.message).toBe(
+        'Target x.test refused: it resolves to an unrecognized address',
+      );
+      expect(refusal(() => checkResolvedAddress(OPEN, 'x.test', address))?.message).toBe(
+        unreachable('x.test'),
       );
     },
   );
@@ -752,16 +779,37 @@ describe('createPolicyLookup', () => {
     }
   });
 
-  it('passes DNS errors through unchanged', async () => {
-    const { err } = await runLookup(OPEN, 'nx.test', { all: true });
+  it.each([
+    ['exactly', compile(['nx.test', 'empty.test'])],
+    ['by a wildcard', compile(['*.test', '10.0.0.0/8'])],
+  ])('passes DNS errors through unchanged for a name listed %s', async (_case, policy) => {
+    const { err } = await runLookup(policy, 'nx.test', { all: true });
     expect(err?.code).toBe('ENOTFOUND');
     expect(err).not.toBeInstanceOf(TargetRefusedError);
+    // An empty answer is ENOTFOUND too.
+    expect((await runLookup(policy, 'empty.test', {})).err?.code).toBe('ENOTFOUND');
   });
 
-  it('turns an empty answer into ENOTFOUND', async () => {
-    const { err } = await runLookup(OPEN, 'empty.test', {});
-    expect(err?.code).toBe('ENOTFOUND');
-  });
+  it.each([
+    ['the empty list', OPEN],
+    ['a CIDR list', compile(['203.0.113.0/24'])],
+    ['the local defaults', LOCAL],
+    ['a list naming other hosts', compile(['ok.test', '*.example.com', '203.0.113.0/24'])],
+  ])(
+    'answers a name not listed by name alike whether it is unknown, private or metadata (%s)',
+    async (_case, policy) => {
+      const answers = new Set<string>();
+      for (const hostname of ['nx.test', 'empty.test', 'meta.test', 'mixed.test', 'nat64private.test']) {
+        for (const options of [{ all: true }, {}] as LookupOptions[]) {
+          const { err } = await runLookup(policy, hostname, options);
+          expect(err, hostname).toBeInstanceOf(TargetRefusedError);
+          const refused = err as unknown as TargetRefusedError;
+          answers.add(`${refused.code} ${refused.httpStatus} ${refused.message.replace(hostname, '<host>')}`);
+        }
+      }
+      expect([...answers]).toEqual([`-32008 403 ${unreachable('<host>')}`]);
+    },
+  );
 
   it('reports a base lookup that throws through the callback', async () => {
     const lookup = createPolicyLookup(OPEN, () => {
@@ -865,16 +913,26 @@ describe('the HTTP client with the policy lookup', () => {
     // https goes through tls.connect with the same lookup
     expect(await get(client(), `https://meta.test:${port}/`)).toBeInstanceOf(TargetRefusedError);
 
-    // A name that does not resolve is a DNS failure (-32004), not a refusal.
+    // A name that does not resolve gets the refusal a name resolving to a metadata address gets,
+    // unless the list names it: then it is a DNS failure (-32004, retry is safe).
     const nx = await get(client(), `http://nx.test:${port}/`);
-    expect(findTargetRefusal(nx)).toBeUndefined();
-    expect((nx as { code?: number }).code).toBe(-32004);
+    expect(nx).toBeInstanceOf(TargetRefusedError);
+    expect((nx as TargetRefusedError).message).toBe(
+      (meta as TargetRefusedError).message.replace('meta', 'nx'),
+    );
+    const listed = await get(
+      createHttpClient({ lookup: createPolicyLookup(compile(['nx.test']), fakeLookup(calls)) }),
+      `http://nx.test:${port}/`,
+    );
+    expect(findTargetRefusal(listed)).toBeUndefined();
+    expect((listed as { code?: number }).code).toBe(-32004);
 
     expect(calls.map((c) => c.hostname)).toEqual([
       'ok.test',
       'meta.test',
       'mixed.test',
       'meta.test',
+      'nx.test',
       'nx.test',
     ]);
   });
@@ -887,9 +945,7 @@ describe('the HTTP client with the policy lookup', () => {
       createHttpClient({ lookup: createPolicyLookup(OPEN) }),
       `http://localhost:${port}/`,
     );
-    expect(findTargetRefusal(err)?.message).toBe(
-      'Target localhost refused: it resolves to a private or loopback address not listed in ERP_ALLOWED_TARGETS',
-    );
+    expect(findTargetRefusal(err)?.message).toBe(unreachable('localhost'));
   });
 
   it('a literal IP skips the lookup: checkTarget is what refuses it', async () => {

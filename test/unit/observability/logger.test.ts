@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../lambdas/platform/config.ts';
-import { createLogger, isSecretKey, REDACTED, redactSecrets } from '../../../lambdas/platform/logger.ts';
+import {
+  createLogger,
+  isSecretKey,
+  MAX_LOG_STRING_CHARS,
+  MAX_LOGGED_VALUE_CHARS,
+  REDACTED,
+  redactSecrets,
+  truncateForLog,
+} from '../../../lambdas/platform/logger.ts';
 
 /**
  * Powertools Logger prints through a private `Console` bound to `process.stdout` /
@@ -25,6 +33,23 @@ function captureStreams(): { lines: () => string[] } {
 
 afterEach(() => {
   vi.restoreAllMocks();
+});
+
+describe('bounded log values', () => {
+  it('truncateForLog keeps short values and cuts long ones, saying how much', () => {
+    expect(truncateForLog('01J9Z3')).toBe('01J9Z3');
+    expect(truncateForLog('x'.repeat(MAX_LOGGED_VALUE_CHARS))).toBe('x'.repeat(MAX_LOGGED_VALUE_CHARS));
+    expect(truncateForLog('x'.repeat(3_000_000))).toBe(
+      `${'x'.repeat(MAX_LOGGED_VALUE_CHARS)}…[2999744 more characters]`,
+    );
+  });
+
+  it('redactSecrets cuts any string over the line bound, at any depth', () => {
+    const long = 'y'.repeat(3_000_000);
+    const text = JSON.stringify({ error: { message: long, stack: [long] }, short: 'ok' }, redactSecrets);
+    expect(text.length).toBeLessThan(3 * MAX_LOG_STRING_CHARS);
+    expect(JSON.parse(text).short).toBe('ok');
+  });
 });
 
 describe('redactSecrets', () => {
