@@ -176,8 +176,8 @@ describe('majorVersion', () => {
     [['saas~18', 3, 0, 'final', 0, ''], 18],
     [['saas~17.4', 0, 0, 'final', 0, ''], 17],
     [['master', 0, 0, 'alpha', 0, ''], undefined],
-    [[1.5, 0], undefined],
-  ])('%j → %s', (info, major) => {
+    [[1.5, 0, 0, 'final', 0, ''], undefined],
+  ] as const)('%j → %s', (info, major) => {
     expect(majorVersion({ version_info: info, version: 'x' })).toBe(major);
   });
 });
