@@ -98,14 +98,18 @@ export interface LiveProxy {
 }
 
 /**
- * Starts the proxy before the enclosing `describe` block's tests and closes it after them.
+ * Starts the proxy (with `env` on top of the test defaults) before the enclosing `describe`
+ * block's tests and closes it after them.
  * `get()` returns it once started. The proxy logs at DEBUG, which the leak guard scans.
  */
-export function useLiveProxy(): () => LiveProxy {
+export function useLiveProxy(env: Record<string, string> = {}): () => LiveProxy {
   let proxy: LiveProxy | undefined;
   beforeAll(async () => {
     const harness = await startProxy({
-      env: process.env.ERP_ALLOWED_TARGETS ? { ERP_ALLOWED_TARGETS: process.env.ERP_ALLOWED_TARGETS } : {},
+      env: {
+        ...(process.env.ERP_ALLOWED_TARGETS ? { ERP_ALLOWED_TARGETS: process.env.ERP_ALLOWED_TARGETS } : {}),
+        ...env,
+      },
     });
     let sequence = 0;
     const id = (prefix: string) => `${prefix}-${++sequence}`;
