@@ -7,6 +7,7 @@ import type { ColdStartResult } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
 import { OVERHEAD_ROUNDS, type OverheadResult } from './handler-overhead.ts';
 import type { LargeAnswerRow } from './large-answers.ts';
+import type { BridgeRow, BridgeVariant } from './protocol-bridge.ts';
 import { kib, mib, ms } from './stats.ts';
 
 /** The budgets of the issue, for this machine. */
@@ -19,6 +20,10 @@ export const BUDGETS = {
   executeBundleBytes: 250 * 1024,
   largeAddedMs: 60,
   largePeakFactor: 4,
+  /** v1 through the proxy with default settings ÷ the same call straight to `/jsonrpc` without the database header (live ERP). */
+  bridgeDefaultRatio: 0.5,
+  /** v1 through the proxy with ERP_V1_TRANSPORT=json2 ÷ the same call straight to JSON-2 (live ERP). */
+  bridgeJson2Ratio: 1.1,
 } as const;
 
 export interface Results {
@@ -34,6 +39,8 @@ export interface Results {
   readonly coldStart: ColdStartResult;
   readonly largeAnswers: LargeAnswerRow[];
   readonly largeRuns: number;
+  /** v1 over /jsonrpc and over JSON-2 (double; live ERP when ERP_LIVE_* is set). */
+  readonly bridge: BridgeRow[];
 }
 
 interface Row {
@@ -229,8 +236,49 @@ export function renderTable(rows: readonly Row[]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
+function bridgeRows(r: Results): Row[] {
+  const rows: Row[] = r.bridge.map((b) => ({
+    area: `v1 protocols (${b.erp === 'live' ? 'live ERP' : 'ERP double'})`,
+    measurement: `search_count, ${b.variant}`,
+    result: `median ${ms(b.medianMs)} (${b.calls} calls)`,
+    budget: '—',
+  }));
+  const medianOf = (erp: BridgeRow['erp'], variant: BridgeVariant) =>
+    r.bridge.find((b) => b.erp === erp && b.variant === variant)?.medianMs;
+  const ratio = (
+    erp: BridgeRow['erp'],
+    through: BridgeVariant,
+    against: BridgeVariant,
+    budget: number | undefined,
+  ): void => {
+    const a = medianOf(erp, through);
+    const b = medianOf(erp, against);
+    if (a === undefined || b === undefined || b === 0) return;
+    const value = a / b;
+    rows.push({
+      area: `v1 protocols (${erp === 'live' ? 'live ERP' : 'ERP double'})`,
+      measurement: `${through} ÷ ${against}`,
+      result: value.toFixed(2),
+      budget: budget === undefined ? '—' : `≤ ${budget}`,
+      ...(budget === undefined ? { note: 'informative' } : { met: value <= budget }),
+    });
+  };
+  if (r.bridge.some((b) => b.erp === 'live')) {
+    ratio(
+      'live',
+      'proxy, default settings (/jsonrpc)',
+      'direct /jsonrpc without X-Odoo-Database',
+      BUDGETS.bridgeDefaultRatio,
+    );
+    ratio('live', 'proxy, ERP_V1_TRANSPORT=json2', 'direct JSON-2', BUDGETS.bridgeJson2Ratio);
+  } else {
+    ratio('double', 'proxy, ERP_V1_TRANSPORT=json2', 'proxy, default settings (/jsonrpc)', undefined);
+  }
+  return rows;
+}
+
 export function allRows(r: Results): Row[] {
-  return [...overheadRows(r), ...endToEndRows(r), ...coldStartRows(r), ...largeRows(r)];
+  return [...overheadRows(r), ...endToEndRows(r), ...coldStartRows(r), ...largeRows(r), ...bridgeRows(r)];
 }
 
 export function machine(): string {
@@ -339,5 +387,14 @@ ${summary(rows)}
   it (after warm-up and two forced GCs), as a multiple of the answer's size. Without compression,
   answers above MAX_RESPONSE_BYTES (default 3,080,192 bytes, from Lambda's 6 MB response limit) are
   refused with -32009 by design, so the 5 MB budget applies to the gzip case.
+- **v1 protocols.** The same v1 \`search_count\` (\`res.partner\`, empty domain), sequential calls,
+  interleaved round by round across the variants, through two local proxies (LOG_LEVEL SILENT): one
+  with default settings (\`ERP_V1_TRANSPORT=auto\`: \`/jsonrpc\` with \`X-Odoo-Database\`) and one with
+  \`ERP_V1_TRANSPORT=json2\` (translated to JSON-2). Against the ERP double always; when \`ERP_LIVE_*\` is
+  set, also against that ERP, next to the same call sent straight to it: \`/jsonrpc\` without
+  \`X-Odoo-Database\` (as a client library sends it) and JSON-2. The budgets apply to the live ERP
+  (a host with two databases, as \`../shared/odoo19/start.sh\` sets up): with default settings at most
+  ${BUDGETS.bridgeDefaultRatio} × the direct header-less \`/jsonrpc\` median, in \`json2\` mode at most
+  ${BUDGETS.bridgeJson2Ratio} × the direct JSON-2 median. Without a live ERP only the double's ratio is shown.
 `;
 }

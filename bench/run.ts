@@ -12,6 +12,7 @@ import { measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
+import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import { allRows, machine, type Results, renderMarkdown, renderTable, summary } from './report.ts';
 import { progress, speedReference } from './stats.ts';
 
@@ -23,6 +24,7 @@ const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
 // 10-15 ms from one bench run to the next (execute bundles 80-107 ms over 7 runs).
 const COLD_START_RUNS = 25;
 const LARGE_RUNS = 5;
+const BRIDGE = { warmup: 5, calls: 50 };
 
 async function main(): Promise<void> {
   const startedAt = new Date();
@@ -32,17 +34,21 @@ async function main(): Promise<void> {
   const speedAtStart = speedReference();
   progress(`speed reference: ${speedAtStart.toFixed(1)} ms`);
 
-  progress(`1/4 handler overhead (${OVERHEAD.iterations} calls per handler, in-process)`);
+  progress(`1/5 handler overhead (${OVERHEAD.iterations} calls per handler, in-process)`);
   const overhead = await measureHandlerOverhead(OVERHEAD);
 
-  progress(`2/4 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
+  progress(`2/5 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
   const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
 
-  progress('3/4 large answers (1 MB and 5 MB, v1 and v2, with and without gzip; one child process each)');
+  progress('3/5 large answers (1 MB and 5 MB, v1 and v2, with and without gzip; one child process each)');
   const largeAnswers = await measureLargeAnswers({ runs: LARGE_RUNS });
 
-  progress(`4/4 end to end over loopback (autocannon, ${END_TO_END.seconds} s per run; 14 runs, about 85 s)`);
+  progress(`4/5 end to end over loopback (autocannon, ${END_TO_END.seconds} s per run; 14 runs, about 85 s)`);
   const endToEnd = await measureEndToEnd(END_TO_END);
+  progress(
+    `5/5 v1 over /jsonrpc and over JSON-2 (${BRIDGE.calls} interleaved calls each; ERP double${liveTarget() ? ' and the live ERP' : ''})`,
+  );
+  const bridge = await measureProtocolBridge(BRIDGE);
   const speedAtEnd = speedReference();
 
   const results: Results = {
@@ -57,6 +63,7 @@ async function main(): Promise<void> {
     coldStart,
     largeAnswers,
     largeRuns: LARGE_RUNS,
+    bridge,
   };
   const rows = allRows(results);
   writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderMarkdown(results));
