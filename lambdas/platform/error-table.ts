@@ -53,7 +53,7 @@ export const PROXY_ERRORS = deepFreeze({
     answer: 'envelope',
     callRan: 'no',
     meaning:
-      'The body is JSON but not a valid request: a field is missing or mistyped, an unknown action, a bad erp_instance (v1 and version endpoints).',
+      'The body is JSON but not a valid request: a field is missing or mistyped, an unknown action, a bad erp_instance (v1 and version endpoints); a v1 call translated to JSON-2 whose positional params cannot be named.',
   },
   authentication: {
     code: -32000,
@@ -108,7 +108,7 @@ export const PROXY_ERRORS = deepFreeze({
     answer: 'envelope',
     callRan: 'no',
     meaning:
-      'v2 (JSON-2) is unavailable on the target: an ERP older than 19, or the database cannot be selected.',
+      'v2 (JSON-2) is unavailable on the target: an ERP older than 19 (with ERP_V2_TRANSPORT=auto: and no user_id), or the database cannot be selected (also for v1 calls served over JSON-2).',
   },
   invalidV2Target: {
     code: -32007,
