@@ -44,6 +44,9 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
+  // An HTTP date names its day and month (`Sat, 21 Nov 2026 10:00:30 GMT`); `Date.parse` alone
+  // would also take `-1` as a year.
+  if (!/[A-Za-z]{3}/.test(text)) return undefined;
   const date = Date.parse(text);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, Math.ceil((date - now) / 1000));
