@@ -281,6 +281,7 @@ describe('answers that are not a plain result', () => {
         new Response('<html>bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }),
       () => json(200, { jsonrpc: '1.0', result: 1 }),
       () => json(200, { jsonrpc: '2.0', error: { code: 'x', message: 1 } }),
+      () => json(200, { jsonrpc: '2.0', error: 'failed' }),
       () => json(200, [1, 2]),
       () => json(503, { jsonrpc: '2.0', id: 'x', result: 1, error: null }),
       () => new Response('', { status: 502 }),
@@ -348,6 +349,16 @@ describe('answers that are not a plain result', () => {
       retryable: false,
     });
     expect(calls()).toBe(1);
+  });
+
+  it('failures of several kinds on several addresses may have run', async () => {
+    const failed = (code: string) => Object.assign(new Error(code), { code });
+    const { v2 } = stubbed(() => {
+      throw new TypeError('fetch failed', {
+        cause: new AggregateError([failed('ECONNREFUSED'), failed('ECONNRESET')]),
+      });
+    }, 0);
+    await expect(v2()).rejects.toMatchObject({ code: -32003, mayHaveRun: true });
   });
 
   it('a refusal on every address of a name (an AggregateError) did not run', async () => {

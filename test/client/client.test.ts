@@ -48,6 +48,7 @@ describe.each([
     const { recording, erpProxy, erp } = client();
     const info = await erp.version();
     expect(info.version_info[0]).toBe(Number(mode));
+    expect(await erp.api()).toBe(mode === '17' ? 'v1' : 'v2');
     await erp.version();
     await erp.searchCount('res.partner');
     // Another handle on the same ERP (another database, a trailing slash) shares the answer.
