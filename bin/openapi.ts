@@ -449,9 +449,19 @@ function security(route: Route): unknown[] {
 }
 
 const UNAUTHORIZED = {
-  description: '`x-api-key` missing or not a proxy key (when the endpoint is not public).',
+  description: '`-32000`: `x-api-key` missing or not a proxy key (unless `AUX_PUBLIC` lists the endpoint).',
   content: {
-    'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } },
+    'application/json': {
+      schema: {
+        allOf: [
+          ref('ErrorEnvelope'),
+          {
+            type: 'object',
+            properties: { error: { type: 'object', properties: { code: { const: -32000 } } } },
+          },
+        ],
+      },
+    },
   },
 };
 

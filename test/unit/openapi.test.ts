@@ -151,6 +151,17 @@ describe('docs/openapi.json', () => {
     expect(envelopeCodes(response as never)).toEqual([-32007]);
   });
 
+  it('answers a keyless call to /_/license and /_/metrics with the -32000 envelope', () => {
+    for (const path of ['/_/license', '/_/metrics']) {
+      const response = (doc.paths[path]?.get?.responses as Record<string, Json>)['401'] as {
+        content: Record<string, { schema: { allOf: Json[] } }>;
+      };
+      expect(response.content['application/json']?.schema.allOf[0]).toEqual({
+        $ref: '#/components/schemas/ErrorEnvelope',
+      });
+    }
+  });
+
   it('passes on Retry-After with -32004', () => {
     const response = doc.components.responses.V1Error503;
     expect(response?.headers).toHaveProperty('Retry-After');
