@@ -153,10 +153,11 @@ describe('docs/openapi.json', () => {
 
   it('answers a keyless call to /_/license and /_/metrics with the -32000 envelope', () => {
     for (const path of ['/_/license', '/_/metrics']) {
-      const response = (doc.paths[path]?.get?.responses as Record<string, Json>)['401'] as {
-        content: Record<string, { schema: { allOf: Json[] } }>;
-      };
-      expect(response.content['application/json']?.schema.allOf[0]).toEqual({
+      const responses = doc.paths[path]?.get?.responses as Record<string, Json> | undefined;
+      const response = responses?.['401'] as
+        | { content: Record<string, { schema: { allOf: Json[] } }> }
+        | undefined;
+      expect(response?.content['application/json']?.schema.allOf[0]).toEqual({
         $ref: '#/components/schemas/ErrorEnvelope',
       });
     }
