@@ -28,7 +28,7 @@ export type V1Action = (typeof V1_ACTIONS)[number];
 export const MAX_HOST_NAME_LENGTH = 253;
 
 /** A base URL the proxy can append `/jsonrpc` or `/json/2/...` to. */
-const baseUrl = z
+export const baseUrl = z
   .string({ error: (issue) => typeError(issue.input, 'string') })
   .min(1, 'must not be empty')
   .superRefine((value, ctx) => {
@@ -66,11 +66,11 @@ const requiredString = z.string({ error: (issue) => typeError(issue.input, 'stri
  * A JSON object, kept as the very object that was parsed: `params`, `keyword` and `kwargs` pass
  * through untouched (a `z.record` would copy it and drop an own `__proto__` key on the way).
  */
-const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, {
+export const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, {
   error: (issue) => typeError(issue.input, 'object'),
 });
 
-const ErpInstanceV1 = z.object(
+export const ErpInstanceV1 = z.object(
   {
     url: baseUrl,
     db: requiredString.min(1, 'must not be empty'),
@@ -82,7 +82,7 @@ const ErpInstanceV1 = z.object(
   { error: (issue) => typeError(issue.input, 'object') },
 );
 
-const ErpInstanceV2 = z.object(
+export const ErpInstanceV2 = z.object(
   {
     url: baseUrl,
     db: requiredString,

@@ -14,6 +14,11 @@
  * README, "Responses and errors").
  */
 
+import type { ApiName } from './names.ts';
+
+/** The APIs whose endpoints answer with proxy errors (not the operator endpoints). */
+export type ErrorApi = Exclude<ApiName, 'aux'>;
+
 /** Whether the ERP call ran when the proxy answered with this error. */
 export type CallRan =
   /** Certainly not: the failure came before anything was sent. A retry is safe. */
@@ -31,9 +36,13 @@ export interface ProxyErrorRow {
   /** `envelope`: a JSON envelope with `error`; `text`: a `text/plain` body, no envelope. */
   readonly answer: 'envelope' | 'text';
   readonly callRan: CallRan;
+  /** The APIs that can answer with it (the OpenAPI document lists it under their endpoints). */
+  readonly apis: readonly ErrorApi[];
   /** One sentence for callers (shown by `GET /_/about`); no markup. */
   readonly meaning: string;
 }
+
+const ALL_APIS: readonly ErrorApi[] = Object.freeze(['v1', 'v2', 'version'] as const);
 
 /**
  * Every proxy error, by the name of the class that throws it. The order is the README's, with
@@ -45,6 +54,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
+    apis: ['v1', 'version'],
     meaning: 'The body is not valid JSON, not UTF-8, or compressed (v1 and version endpoints).',
   },
   invalidRequest: {
@@ -52,6 +62,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
+    apis: ['v1', 'version'],
     meaning:
       'The body is JSON but not a valid request: a field is missing or mistyped, an unknown action, a bad erp_instance (v1 and version endpoints); a v1 call translated to JSON-2 whose positional params cannot be named.',
   },
@@ -60,6 +71,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 401,
     answer: 'envelope',
     callRan: 'no',
+    apis: ALL_APIS,
     meaning: 'The x-api-key header is missing or not one of the proxy keys.',
   },
   license: {
@@ -67,6 +79,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 403,
     answer: 'envelope',
     callRan: 'no',
+    apis: ALL_APIS,
     meaning: 'The license is missing, invalid or expired (execute and version endpoints).',
   },
   missingFunctionName: {
@@ -74,6 +87,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
+    apis: ['v1'],
     meaning: 'v1 call_method without a non-empty fn_name.',
   },
   upstreamTimeout: {
@@ -81,6 +95,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 504,
     answer: 'envelope',
     callRan: 'maybe',
+    apis: ALL_APIS,
     meaning:
       'The ERP did not answer in time, or the connection broke after the request was sent: the call may have run.',
   },
@@ -89,6 +104,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 503,
     answer: 'envelope',
     callRan: 'no',
+    apis: ALL_APIS,
     meaning:
       'The ERP could not be reached or turned the call away (DNS for a name the target list names, connect, TLS, 429, 503): the call certainly did not run; retry with back-off.',
   },
@@ -99,6 +115,7 @@ export const PROXY_ERRORS = deepFreeze({
     // An HTML error page or an unexpected status may come after the call ran; a redirect or a
     // missing /jsonrpc before it. The caller cannot tell which: treat it as may have run.
     callRan: 'maybe',
+    apis: ALL_APIS,
     meaning:
       'The upstream answered with something that is not an ERP answer (an HTML page, an unexpected status, a redirect, no /jsonrpc).',
   },
@@ -107,6 +124,8 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 502,
     answer: 'envelope',
     callRan: 'no',
+    // v1 too: calls the protocol bridge (ERP_V1_TRANSPORT) sends over JSON-2.
+    apis: ['v1', 'v2'],
     meaning:
       'v2 (JSON-2) is unavailable on the target: an ERP older than 19 (with ERP_V2_TRANSPORT=auto: and no user_id), or the database cannot be selected (also for v1 calls served over JSON-2).',
   },
@@ -115,6 +134,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
+    apis: ['v2'],
     meaning: 'v2: the model or method name is invalid, or db or api_key is not valid in an HTTP header.',
   },
   targetRefused: {
@@ -122,6 +142,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 403,
     answer: 'envelope',
     callRan: 'no',
+    apis: ALL_APIS,
     meaning:
       "The target is refused by the proxy's target policy; a host name the policy does not list by name gets this one answer whether it is unknown or resolves to a refused address.",
   },
@@ -130,6 +151,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 502,
     answer: 'envelope',
     callRan: 'yes',
+    apis: ALL_APIS,
     meaning: "The ERP's answer is too large for the gateway (6 MB): ask for less, or accept gzip.",
   },
   internal: {
@@ -138,6 +160,7 @@ export const PROXY_ERRORS = deepFreeze({
     answer: 'envelope',
     // A bug can strike before or after the ERP call: nothing says which.
     callRan: 'maybe',
+    apis: ALL_APIS,
     meaning: 'Unexpected internal error (a bug; the details are only in the logs).',
   },
   v2RequestShape: {
@@ -145,6 +168,7 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'text',
     callRan: 'no',
+    apis: ['v2'],
     meaning:
       'v2: the body cannot be decoded into the request shape; answered in plain text naming the field, not an envelope.',
   },

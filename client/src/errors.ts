@@ -1,0 +1,90 @@
+/**
+ * @module errors
+ * The two errors the client throws: `ErpProxyError` when the proxy (or the way to it) failed, and
+ * `ErpError` when the ERP itself refused the call. Both say whether a retry is safe.
+ */
+import { codeMayHaveRun, UPSTREAM_UNAVAILABLE } from './proxy-codes.js';
+
+/** What an {@link ErpProxyError} is built from. */
+export interface ErpProxyErrorInit {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+  /** The HTTP status of the proxy's answer; 0 when no answer came (network failure, timeout). */
+  readonly httpStatus: number;
+  /** Whether the ERP call may have run; by default what the proxy's error table says of `code`. */
+  readonly mayHaveRun?: boolean;
+  /** The envelope `id` of the call. */
+  readonly id?: string | undefined;
+  /** `Retry-After` of the answer, in seconds, when it gave one. */
+  readonly retryAfterSeconds?: number | undefined;
+  readonly cause?: unknown;
+}
+
+/**
+ * A proxy-layer failure: the proxy's own error code (README, "Proxy errors"), or a failure on the
+ * way to the proxy. `mayHaveRun` false means the ERP call certainly did not run; `retryable` means
+ * it did not run and the failure is transient (-32004), so the same call may simply be sent again.
+ *
+ * @example
+ * ```ts
+ * try { await erp.create('res.partner', { name: 'Acme' }); }
+ * catch (error) {
+ *   if (error instanceof ErpProxyError && error.mayHaveRun) { ... check before creating again ... }
+ * }
+ * ```
+ */
+export class ErpProxyError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  readonly httpStatus: number;
+  readonly mayHaveRun: boolean;
+  readonly retryable: boolean;
+  readonly id: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(init: ErpProxyErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'ErpProxyError';
+    this.code = init.code;
+    this.data = init.data ?? null;
+    this.httpStatus = init.httpStatus;
+    this.mayHaveRun = init.mayHaveRun ?? codeMayHaveRun(init.code);
+    this.retryable = !this.mayHaveRun && init.code === UPSTREAM_UNAVAILABLE;
+    this.id = init.id;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+  }
+}
+
+/** The ERP's exception class of a lock conflict: JSON-2 answers it with 409, v1 with code 0. */
+const LOCK_ERROR = 'odoo.exceptions.LockError';
+
+/**
+ * An ERP-side failure, answered by the proxy with HTTP 200: `code` is 0 on v1, and on v2 the
+ * ERP's HTTP status (401 key invalid or expired, 403 access denied, 404 not found, 409 lock
+ * conflict, 422 arguments or validation, 500 server error). `name` is the ERP's exception class
+ * (`odoo.exceptions.AccessError`), `data` the ERP's error object.
+ */
+export class ErpError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  readonly id: string | undefined;
+  /** A lock conflict (409, `LockError`): the transaction was rolled back, a retry is safe. */
+  readonly retryable: boolean;
+
+  constructor(init: { code: number; message: string; data?: unknown; id?: string | undefined }) {
+    super(init.message);
+    this.code = init.code;
+    this.data = init.data ?? null;
+    this.id = init.id;
+    const className = exceptionName(this.data);
+    this.name = className ?? 'ErpError';
+    this.retryable = init.code === 409 || className === LOCK_ERROR;
+  }
+}
+
+function exceptionName(data: unknown): string | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const name: unknown = (data as { name?: unknown }).name;
+  return typeof name === 'string' && name.length > 0 ? name : undefined;
+}

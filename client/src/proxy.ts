@@ -1,0 +1,379 @@
+/**
+ * @module proxy
+ * `ErpProxy`: one proxy (its URL and key), the raw envelope endpoints, the version lookup cached
+ * per target, and the one place a call is sent, read and retried.
+ */
+import { ErpError, ErpProxyError } from './errors.js';
+import { BAD_RESPONSE, INVALID_REQUEST, UPSTREAM_TIMEOUT, UPSTREAM_UNAVAILABLE } from './proxy-codes.js';
+import { isRetryable, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
+import { ErpTarget, type ErpTargetOptions } from './target.js';
+import type { CallOptions, V1Body, V2Body, VersionInfo } from './types.js';
+import { ulid } from './ulid.js';
+
+/** Options of {@link ErpProxy}. */
+export interface ErpProxyOptions {
+  /** The proxy's base URL, e.g. `https://erp-proxy.example.com` or `http://127.0.0.1:8787`. */
+  url: string;
+  /** A proxy key, sent as `x-api-key` (never an ERP key). */
+  apiKey: string;
+  /**
+   * The upstream timeout in seconds, sent as `x-request-timeout` (integer, at least 1). Without
+   * it the proxy's default applies (15 s unless its operator changed it).
+   */
+  timeoutSeconds?: number;
+  /** How many times a call that certainly did not run (-32004) or met a lock conflict (409) is sent again. Default 2. */
+  retries?: number;
+  /** The `fetch` to use; the global one by default. */
+  fetch?: typeof fetch;
+}
+
+/** Options of {@link ErpProxy.version}. */
+export interface VersionOptions extends CallOptions {
+  /** Ask the proxy again instead of using the cached answer (after the target was upgraded). */
+  refresh?: boolean;
+}
+
+/** The default of {@link ErpProxyOptions.retries}. */
+export const DEFAULT_RETRIES = 2;
+/**
+ * How much later than the proxy's own answer the client gives up on a call: the proxy answers
+ * -32003 at `x-request-timeout`; the margin covers the network and a cold start before it.
+ */
+export const ABORT_MARGIN_SECONDS = 3;
+/** Without `timeoutSeconds` the proxy's timeout is unknown: API Gateway's longest (30 s) bounds it. */
+export const GATEWAY_TIMEOUT_SECONDS = 30;
+
+/** Network failure codes that come before a request could be sent: the call did not run. */
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * A client of one erp-proxy deployment.
+ *
+ * @example
+ * ```ts
+ * const proxy = new ErpProxy({ url: 'http://127.0.0.1:8787', apiKey: process.env.PROXY_API_KEY! });
+ * const erp = proxy.erp({ url: 'https://erp.example.com', db: 'prod', apiKey: erpKey, userId: 2 });
+ * const companies = await erp.searchRead('res.partner', [['is_company', '=', true]], { fields: ['name'] });
+ * ```
+ */
+export class ErpProxy {
+  readonly url: string;
+  readonly timeoutSeconds: number | undefined;
+  readonly retries: number;
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+  readonly #versions = new Map<string, Promise<VersionInfo>>();
+
+  constructor(options: ErpProxyOptions) {
+    this.url = baseUrl(options.url, 'url');
+    if (typeof options.apiKey !== 'string' || options.apiKey.length === 0) {
+      throw new TypeError('ErpProxy: apiKey (the proxy key) is required');
+    }
+    this.#apiKey = options.apiKey;
+    if (options.timeoutSeconds !== undefined)
+      checkTimeout(options.timeoutSeconds, 'ErpProxy: timeoutSeconds');
+    this.timeoutSeconds = options.timeoutSeconds;
+    const retries = options.retries ?? DEFAULT_RETRIES;
+    if (!Number.isInteger(retries) || retries < 0) {
+      throw new TypeError(`ErpProxy: retries must be an integer of at least 0, not ${String(retries)}`);
+    }
+    this.retries = retries;
+    // Looked up at each call, so a fetch patched after construction is used.
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  /** One target ERP: calls choose v2 on ERP 19 and later, v1 below. */
+  erp(target: ErpTargetOptions): ErpTarget {
+    return new ErpTarget(this, target);
+  }
+
+  /** `POST /api/erp/execute`: the body as given (with a fresh ULID `id` unless it has one); returns `result`. */
+  v1<T = unknown>(body: V1Body, options: CallOptions = {}): Promise<T> {
+    return this.#send('/api/erp/execute', body, options) as Promise<T>;
+  }
+
+  /** `POST /v2/erp/execute`: the body as given (with a fresh ULID `id` unless it has one); returns `result`. */
+  v2<T = unknown>(body: V2Body, options: CallOptions = {}): Promise<T> {
+    return this.#send('/v2/erp/execute', body, options) as Promise<T>;
+  }
+
+  /**
+   * The version of the ERP at `url` (`POST /api/erp/version`), asked once per target URL for the
+   * life of this object: the answer changes only when the target is upgraded.
+   */
+  version(url: string, options: VersionOptions = {}): Promise<VersionInfo> {
+    const target = baseUrl(url, 'the target url');
+    const cached = this.#versions.get(target);
+    if (cached && options.refresh !== true) return cached;
+    const lookup = this.#send('/api/erp/version', { url: target }, options).then(checkVersion);
+    this.#versions.set(target, lookup);
+    // A failed lookup is not remembered: the next call asks again.
+    lookup.catch(() => {
+      if (this.#versions.get(target) === lookup) this.#versions.delete(target);
+    });
+    return lookup;
+  }
+
+  /** Sends one call, and sends it again only while it certainly did not run (or met a lock conflict). */
+  async #send(path: string, body: object, options: CallOptions): Promise<unknown> {
+    const given: unknown = (body as { id?: unknown }).id;
+    const id = options.id ?? (typeof given === 'string' ? given : ulid());
+    const payload = JSON.stringify({ ...body, id });
+    const timeoutSeconds = options.timeoutSeconds ?? this.timeoutSeconds;
+    if (timeoutSeconds !== undefined) checkTimeout(timeoutSeconds, 'timeoutSeconds');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#sendOnce(path, payload, id, timeoutSeconds);
+      } catch (error) {
+        if (attempt >= this.retries || !isRetryable(error)) throw error;
+        const delay = retryDelayMs(
+          attempt,
+          error instanceof ErpProxyError ? error.retryAfterSeconds : undefined,
+        );
+        if (delay === undefined) throw error;
+        await sleep(delay);
+      }
+    }
+  }
+
+  async #sendOnce(
+    path: string,
+    payload: string,
+    id: string,
+    timeoutSeconds: number | undefined,
+  ): Promise<unknown> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-api-key': this.#apiKey,
+    };
+    if (timeoutSeconds !== undefined) headers['x-request-timeout'] = String(timeoutSeconds);
+    const abortAfterSeconds = (timeoutSeconds ?? GATEWAY_TIMEOUT_SECONDS) + ABORT_MARGIN_SECONDS;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), abortAfterSeconds * 1000);
+    try {
+      let response: Response;
+      try {
+        response = await this.#fetch(`${this.url}${path}`, {
+          method: 'POST',
+          headers,
+          body: payload,
+          signal: controller.signal,
+        });
+      } catch (error) {
+        throw networkError(error, controller.signal.aborted, abortAfterSeconds, this.url, id);
+      }
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        // The proxy answered: whatever broke, the call may have run.
+        throw networkError(error, controller.signal.aborted, abortAfterSeconds, this.url, id, true);
+      }
+      return readAnswer(response, text, id);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** `url` without trailing slashes, checked to be an absolute http(s) URL. */
+function baseUrl(url: unknown, what: string): string {
+  if (typeof url !== 'string' || !/^https?:\/\/[^/]/i.test(url)) {
+    throw new TypeError(`${what} must be an absolute http(s) URL, not ${JSON.stringify(url)}`);
+  }
+  return url.replace(/\/+$/, '');
+}
+
+function checkTimeout(seconds: number, what: string): void {
+  if (!Number.isInteger(seconds) || seconds < 1) {
+    throw new TypeError(`${what} must be a whole number of seconds, at least 1, not ${String(seconds)}`);
+  }
+}
+
+/** The error of a call that got no (complete) answer. */
+function networkError(
+  error: unknown,
+  aborted: boolean,
+  abortAfterSeconds: number,
+  proxyUrl: string,
+  id: string,
+  answered = false,
+): ErpProxyError {
+  if (aborted) {
+    return new ErpProxyError({
+      code: UPSTREAM_TIMEOUT,
+      message: `No answer from the proxy within ${abortAfterSeconds} s; the client gave up. The call may have run: check before retrying.`,
+      httpStatus: 0,
+      mayHaveRun: true,
+      id,
+      cause: error,
+    });
+  }
+  const code = networkCode(error);
+  if (!answered && code !== undefined && NOT_SENT_CODES.has(code)) {
+    return new ErpProxyError({
+      code: UPSTREAM_UNAVAILABLE,
+      message: `Could not connect to the proxy at ${proxyUrl} (${code}). The call did not run; retrying is safe.`,
+      httpStatus: 0,
+      mayHaveRun: false,
+      id,
+      cause: error,
+    });
+  }
+  return new ErpProxyError({
+    code: UPSTREAM_TIMEOUT,
+    message: `The connection to the proxy failed (${code ?? describeError(error)}). The call may have run: check before retrying.`,
+    httpStatus: 0,
+    mayHaveRun: true,
+    id,
+    cause: error,
+  });
+}
+
+/** The system error code behind a failed `fetch` (`ECONNREFUSED`...), when there is one. */
+function networkCode(error: unknown): string | undefined {
+  const cause: unknown = error instanceof Error ? (error.cause ?? error) : error;
+  if (typeof cause !== 'object' || cause === null) return undefined;
+  const code: unknown = (cause as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  // Several addresses tried (localhost: ::1, then 127.0.0.1): an AggregateError of one code each.
+  if (cause instanceof AggregateError) {
+    const codes = new Set(cause.errors.map((inner) => networkCode(inner)));
+    const [only] = codes;
+    return codes.size === 1 ? only : undefined;
+  }
+  return undefined;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface EnvelopeError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+interface Envelope {
+  jsonrpc: '2.0';
+  result?: unknown;
+  error?: EnvelopeError | null;
+}
+
+function isEnvelope(value: unknown): value is Envelope {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const candidate = value as { jsonrpc?: unknown; error?: unknown; result?: unknown };
+  if (candidate.jsonrpc !== '2.0' || !('result' in candidate || 'error' in candidate)) return false;
+  const error = candidate.error;
+  if (error === null || error === undefined) return true;
+  if (typeof error !== 'object') return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'number' && typeof message === 'string';
+}
+
+/** The `result` of an answer, or the error it reports. */
+function readAnswer(response: Response, text: string, id: string): unknown {
+  const status = response.status;
+  const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'));
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (isEnvelope(json)) {
+    const error = json.error;
+    if (error === null || error === undefined) {
+      if (status === 200) return json.result ?? null;
+    } else if (status === 200 && error.code >= 0) {
+      // ERP-side errors come with HTTP 200 (code 0 on v1, the ERP's status on v2); the license
+      // error shares code 0 but comes with 403.
+      throw new ErpError({ code: error.code, message: error.message, data: error.data, id });
+    } else {
+      throw new ErpProxyError({
+        code: error.code,
+        message: error.message,
+        data: error.data,
+        httpStatus: status,
+        id,
+        retryAfterSeconds,
+      });
+    }
+  }
+  const contentType = response.headers.get('content-type') ?? '';
+  if (status === 400 && /^text\/plain/i.test(contentType)) {
+    // v2: a body that cannot be decoded into the request shape, answered in plain text.
+    return throwError({ code: INVALID_REQUEST, message: text.trim(), httpStatus: 400, id });
+  }
+  return throwError(notAnEnvelope(status, text, id, retryAfterSeconds));
+}
+
+function throwError(init: ConstructorParameters<typeof ErpProxyError>[0]): never {
+  throw new ErpProxyError(init);
+}
+
+/**
+ * An answer that is not an envelope: API Gateway's own (404 unknown route, 413 body too large,
+ * 429 throttled, 500 function timed out), or something in front of the proxy.
+ */
+function notAnEnvelope(
+  status: number,
+  text: string,
+  id: string,
+  retryAfterSeconds: number | undefined,
+): ConstructorParameters<typeof ErpProxyError>[0] {
+  const shown = `HTTP ${status}${text.length > 0 ? `: ${text.slice(0, 200).trim()}` : ''}`;
+  const data = { body: text.slice(0, 4096) };
+  if (status === 429) {
+    return {
+      code: UPSTREAM_UNAVAILABLE,
+      message: `The gateway throttled the call (${shown}). The call did not run; retry later.`,
+      data,
+      httpStatus: status,
+      mayHaveRun: false,
+      id,
+      retryAfterSeconds,
+    };
+  }
+  if (status >= 400 && status < 500) {
+    return {
+      code: INVALID_REQUEST,
+      message: `The proxy refused the request without an envelope (${shown}); check the proxy URL and the request.`,
+      data,
+      httpStatus: status,
+      mayHaveRun: false,
+      id,
+    };
+  }
+  return {
+    code: BAD_RESPONSE,
+    message: `The answer is not an erp-proxy envelope (${shown}). The call may have run: check before retrying.`,
+    data,
+    httpStatus: status,
+    mayHaveRun: true,
+    id,
+  };
+}
+
+function checkVersion(result: unknown): VersionInfo {
+  const info = result as Partial<VersionInfo> | null;
+  if (typeof info !== 'object' || info === null || !Array.isArray(info.version_info)) {
+    throw new ErpProxyError({
+      code: BAD_RESPONSE,
+      message: 'The version endpoint answered without version_info.',
+      data: result,
+      httpStatus: 200,
+      mayHaveRun: false,
+    });
+  }
+  return info as VersionInfo;
+}

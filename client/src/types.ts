@@ -1,0 +1,73 @@
+/**
+ * @module types
+ * The shapes the client sends and receives (README of the proxy, "Calling the proxy").
+ */
+
+/** A JSON object: `kwargs`, `keyword`, `context`, record values. */
+export type JsonObject = { [key: string]: unknown };
+
+/** A domain in v2's form: the list of conditions itself, e.g. `[['is_company', '=', true]]`. */
+export type Domain = readonly unknown[];
+
+/** `erp_instance` of a v1 body. */
+export interface ErpInstanceV1 {
+  url: string;
+  db: string;
+  user_id: number;
+  api_key: string;
+}
+
+/** `erp_instance` of a v2 body (a v1 one works too: `user_id` is ignored). */
+export interface ErpInstanceV2 {
+  url: string;
+  db: string;
+  api_key: string;
+  user_id?: number;
+}
+
+/** The 9 v1 actions. */
+export type V1Action =
+  | 'search_count'
+  | 'search'
+  | 'read'
+  | 'fields_get'
+  | 'search_read'
+  | 'create'
+  | 'write'
+  | 'unlink'
+  | 'call_method';
+
+/** The body of `POST /api/erp/execute`; `id` is a fresh ULID when left out. */
+export interface V1Body {
+  id?: string;
+  action: V1Action;
+  model_id: string;
+  params?: unknown[];
+  keyword?: JsonObject;
+  fn_name?: string;
+  erp_instance: ErpInstanceV1;
+}
+
+/** The body of `POST /v2/erp/execute`; `id` is a fresh ULID when left out. */
+export interface V2Body {
+  id?: string;
+  model_id: string;
+  method: string;
+  kwargs: JsonObject;
+  erp_instance: ErpInstanceV2;
+}
+
+/** The result of a version endpoint. */
+export interface VersionInfo {
+  /** `[major, minor, micro, release_level, serial, edition]`; the major can be a string (`saas~18`). */
+  version_info: [number | string, number | string, number, string, number, string];
+  version: string;
+}
+
+/** Per-call settings, accepted by every call. */
+export interface CallOptions {
+  /** The envelope `id`; a fresh ULID by default. Retries of one call send the same id. */
+  id?: string;
+  /** This call's upstream timeout in seconds (`x-request-timeout`), instead of the client's. */
+  timeoutSeconds?: number;
+}

@@ -1,0 +1,191 @@
+/**
+ * `docs/openapi.json`: the committed file is what `npm run openapi` generates now (from the zod
+ * schemas, the route table and the error table), it is a valid OpenAPI 3.1 document for a
+ * maintained validator (@seriousme/openapi-schema-validator), and it covers what callers need:
+ * the 9 routes, both request bodies, the envelope, every error code with its HTTP status, the v2
+ * plain-text 400, and the `x-api-key` and `x-request-timeout` headers.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, OPENAPI_PATH, renderOpenApi } from '../../bin/openapi.ts';
+import { mayHaveRun, PROXY_ERROR_ROWS } from '../../lambdas/platform/error-table.ts';
+import { ROUTES } from '../../lambdas/platform/routes.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const committed = readFileSync(`${root}${OPENAPI_PATH}`, 'utf8');
+
+type Json = Record<string, unknown>;
+const doc = buildOpenApiDocument() as {
+  openapi: string;
+  paths: Record<string, Record<string, Json>>;
+  components: {
+    schemas: Record<string, Json>;
+    responses: Record<
+      string,
+      { description: string; content: Record<string, { schema: Json }>; headers?: Json }
+    >;
+    securitySchemes: Record<string, Json>;
+    parameters: Record<string, Json>;
+  };
+  'x-error-codes': Json[];
+};
+
+/** Follows a local `$ref` (`#/components/...`) to what it names. */
+function deref<T>(value: unknown): T {
+  const target = (value as { $ref?: string }).$ref;
+  if (target === undefined) return value as T;
+  return target
+    .slice(2)
+    .split('/')
+    .reduce<unknown>((node, key) => (node as Json)[key], doc) as T;
+}
+
+/** The error codes a response lists in its envelope schema. */
+function envelopeCodes(response: { content: Record<string, { schema: Json }> }): number[] {
+  const schema = response.content['application/json']?.schema;
+  if (schema === undefined) return [];
+  const envelope = (schema.oneOf as Json[] | undefined)?.[0] ?? schema;
+  const restriction = (envelope.allOf as Json[])[1] as {
+    properties: { error: { properties: { code: { enum: number[] } } } };
+  };
+  return restriction.properties.error.properties.code.enum;
+}
+
+describe('docs/openapi.json', () => {
+  it('is what npm run openapi generates now (run it after changing a schema, a route or an error)', () => {
+    expect(committed).toBe(renderOpenApi());
+  });
+
+  it('npm run openapi -- --check passes on the committed file', () => {
+    const output = execFileSync(process.execPath, ['--import', 'tsx', 'bin/openapi.ts', '--check'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(output).toBe('');
+  });
+
+  it('is a valid OpenAPI 3.1 document whose references all resolve', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(JSON.parse(committed) as Json);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    expect(() => validator.resolveRefs()).not.toThrow();
+  });
+
+  it('is checked by a validator that does refuse a broken document', async () => {
+    const broken = JSON.parse(committed) as Json;
+    delete broken.info;
+    expect((await new Validator().validate(broken)).valid).toBe(false);
+  });
+
+  it('describes the 9 routes of the route table', () => {
+    const described = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(described.sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
+    expect(described).toHaveLength(9);
+  });
+
+  it('gives both request bodies from the zod schemas, with their required fields', () => {
+    const { schemas } = doc.components;
+    expect(schemas.V1ExecuteRequest?.required).toEqual(['id', 'action', 'model_id', 'erp_instance']);
+    expect(schemas.V2ExecuteRequest?.required).toEqual([
+      'id',
+      'model_id',
+      'method',
+      'kwargs',
+      'erp_instance',
+    ]);
+    expect(schemas.VersionRequest?.required).toEqual(['id', 'url']);
+    expect(schemas.ErpInstanceV1?.required).toEqual(['url', 'db', 'user_id', 'api_key']);
+    expect(schemas.ErpInstanceV2?.required).toEqual(['url', 'db', 'api_key']);
+    const v2 = schemas.V2ExecuteRequest?.properties as Record<string, Json>;
+    expect(v2.kwargs?.type).toBe('object');
+    const v1 = schemas.V1ExecuteRequest?.properties as Record<string, Json>;
+    expect(v1.action?.enum).toHaveLength(9);
+    expect(v1.params).toMatchObject({ type: 'array', default: [] });
+    const v1Instance = schemas.ErpInstanceV1?.properties as Record<string, Json>;
+    expect(v1Instance.user_id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(v1Instance.url).toMatchObject({ type: 'string', format: 'uri' });
+    expect(schemas.Envelope?.required).toEqual(['jsonrpc', 'id', 'result', 'error']);
+  });
+
+  it('lists every row of the error table, with its HTTP status, under the endpoints that answer it', () => {
+    expect(doc['x-error-codes']).toEqual(
+      PROXY_ERROR_ROWS.map((row) => ({
+        code: row.code,
+        http_status: row.httpStatus,
+        answer: row.answer === 'envelope' ? 'envelope' : 'text/plain',
+        may_have_run: mayHaveRun(row),
+        apis: [...row.apis],
+        meaning: row.meaning,
+      })),
+    );
+    const operations = {
+      v1: doc.paths['/api/erp/execute']?.post,
+      v2: doc.paths['/v2/erp/execute']?.post,
+      version: doc.paths['/api/erp/version']?.post,
+    } as const;
+    for (const row of PROXY_ERROR_ROWS) {
+      for (const api of row.apis) {
+        const responses = operations[api]?.responses as Record<string, unknown>;
+        const response = deref<{ description: string; content: Record<string, { schema: Json }> }>(
+          responses[String(row.httpStatus)],
+        );
+        expect(response.description).toContain(`\`${row.code}\``);
+        if (row.answer === 'envelope') expect(envelopeCodes(response)).toContain(row.code);
+        else expect(Object.keys(response.content)).toContain('text/plain');
+      }
+    }
+  });
+
+  it("documents v2's plain-text 400 beside its -32007 envelope", () => {
+    const response = deref<{ content: Record<string, Json> }>(
+      (doc.paths['/v2/erp/execute']?.post?.responses as Json | undefined)?.['400'],
+    );
+    expect(Object.keys(response.content).sort()).toEqual(['application/json', 'text/plain']);
+    expect(envelopeCodes(response as never)).toEqual([-32007]);
+  });
+
+  it('answers a keyless call to /_/license and /_/metrics with the -32000 envelope', () => {
+    for (const path of ['/_/license', '/_/metrics']) {
+      const responses = doc.paths[path]?.get?.responses as Record<string, Json> | undefined;
+      const response = responses?.['401'] as
+        | { content: Record<string, { schema: { allOf: Json[] } }> }
+        | undefined;
+      expect(response?.content['application/json']?.schema.allOf[0]).toEqual({
+        $ref: '#/components/schemas/ErrorEnvelope',
+      });
+    }
+  });
+
+  it('passes on Retry-After with -32004', () => {
+    const response = doc.components.responses.V1Error503;
+    expect(response?.headers).toHaveProperty('Retry-After');
+  });
+
+  it('names the x-api-key and x-request-timeout headers where they apply', () => {
+    expect(doc.components.securitySchemes.proxyApiKey).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'x-api-key',
+    });
+    expect(doc.components.parameters.RequestTimeout).toMatchObject({
+      name: 'x-request-timeout',
+      in: 'header',
+    });
+    for (const route of ROUTES) {
+      const operation = doc.paths[route.path]?.[route.method.toLowerCase()] as Json;
+      const security = operation.security as Json[];
+      if (route.auth === 'public') expect(security).toEqual([]);
+      else expect(security).toContainEqual({ proxyApiKey: [] });
+      if (route.auth === 'api-key') {
+        expect(operation.parameters).toEqual([{ $ref: '#/components/parameters/RequestTimeout' }]);
+      }
+    }
+  });
+});
