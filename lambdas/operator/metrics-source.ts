@@ -21,6 +21,15 @@ import { API_NAMES, METRICS_NAMESPACE, OUTCOMES } from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
+/**
+ * Connect and per-attempt limits of the CloudWatch client (the SDK's own default is no limit):
+ * in a VPC without a `monitoring` endpoint or NAT, a scrape fails in at most 2 x (1 + 3) s,
+ * inside the aux function's 10 s timeout, instead of hanging until Lambda ends it.
+ */
+export const CLOUDWATCH_CONNECT_TIMEOUT_MS = 1_000;
+export const CLOUDWATCH_REQUEST_TIMEOUT_MS = 3_000;
+export const CLOUDWATCH_MAX_ATTEMPTS = 2;
+
 /** A source of metric families for one scrape. */
 export interface MetricsSource {
   snapshot(): Promise<MetricFamily[]>;
@@ -322,7 +331,16 @@ export function createCloudWatchMetricsSource(
 
   const fetchFamilies = async (): Promise<MetricFamily[]> => {
     const sdk = await import('@aws-sdk/client-cloudwatch');
-    cloudWatch ??= new sdk.CloudWatchClient(config.region ? { region: config.region } : {});
+    cloudWatch ??= new sdk.CloudWatchClient({
+      ...(config.region ? { region: config.region } : {}),
+      maxAttempts: CLOUDWATCH_MAX_ATTEMPTS,
+      // Without throwOnRequestTimeout, current smithy handlers only log a warning when it passes.
+      requestHandler: {
+        connectionTimeout: CLOUDWATCH_CONNECT_TIMEOUT_MS,
+        requestTimeout: CLOUDWATCH_REQUEST_TIMEOUT_MS,
+        throwOnRequestTimeout: true,
+      },
+    });
     const endTime = Math.floor(now() / 60_000) * 60_000;
     let results: MetricDataResult[];
     try {
