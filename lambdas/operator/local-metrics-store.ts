@@ -11,6 +11,7 @@ import {
   LATENCY_BUCKETS_MS,
   METRIC_SPECS,
   type MetricKind,
+  prometheusType,
   type MetricName,
   type MetricSpec,
   toPrometheusUnit,
@@ -102,8 +103,8 @@ export class LocalMetricsStore implements EmfSink {
       );
       return {
         name: spec.prometheusName,
-        help: spec.help,
-        type: spec.kind,
+        help: spec.kind === 'counter' ? `${spec.help} Since the process started.` : spec.help,
+        type: prometheusType(spec, 'local'),
         samples: series.flatMap((aggregate) => samplesOf(spec, aggregate)),
       };
     });

@@ -14,6 +14,7 @@ import {
   METRIC_SPECS,
   MetricName,
   type MetricSpec,
+  prometheusType,
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
@@ -288,9 +289,9 @@ export function familiesFromResults(
   return METRIC_SPECS.map((spec) => ({
     name: spec.prometheusName,
     help: `${spec.help} ${window}`,
-    // A count over a sliding window goes up and down, so it is a gauge here (rate() on it would
-    // see false counter resets); latency is a summary with quantiles instead of buckets.
-    type: spec.kind === 'counter' ? 'gauge' : spec.kind === 'histogram' ? 'summary' : spec.kind,
+    // A count over a sliding window goes up and down, so it is a gauge (rate() on a counter would
+    // see false resets); latency is a summary with quantiles instead of buckets.
+    type: prometheusType(spec, 'cloudwatch'),
     samples: dropEmptySummaries(spec, samples.get(spec.name) ?? []).map((sample) =>
       sample.suffix === '_count' ? sample : { ...sample, value: toPrometheusUnit(spec, sample.value) },
     ),
