@@ -11,9 +11,9 @@ import {
   LATENCY_BUCKETS_MS,
   METRIC_SPECS,
   type MetricKind,
-  prometheusType,
   type MetricName,
   type MetricSpec,
+  prometheusType,
   toPrometheusUnit,
 } from '../platform/metrics/catalogue.ts';
 import type { EmfSink } from '../platform/metrics/powertools.ts';

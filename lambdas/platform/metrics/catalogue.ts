@@ -142,7 +142,10 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
  * that one name has one type). Latency is a histogram locally (fixed buckets) and a summary
  * from CloudWatch (its percentiles as quantiles).
  */
-export function prometheusType(spec: MetricSpec, source: 'local' | 'cloudwatch'): 'gauge' | 'histogram' | 'summary' {
+export function prometheusType(
+  spec: MetricSpec,
+  source: 'local' | 'cloudwatch',
+): 'gauge' | 'histogram' | 'summary' {
   if (spec.kind === 'counter' || spec.kind === 'gauge') return 'gauge';
   if (spec.kind === 'histogram') return source === 'local' ? 'histogram' : 'summary';
   return 'summary';
