@@ -1,6 +1,7 @@
 /**
  * Cold start and bundle size: each handler is bundled with the stack's esbuild settings
- * (lib/proxy-function.ts: ESM, minified, `@aws-sdk/*` external, the `require` shim, source maps),
+ * (lib/proxy-function.ts: ESM, minified, `@aws-sdk/*` external, the `require` shim, source maps,
+ * the aux function's vendored CloudWatch client beside it),
  * then each run spawns a fresh `node` that imports the bundle and completes one invocation in
  * Lambda mode against a loopback upstream of this (parent) process. Cold start = the time from
  * the spawn to the end of that invocation, minus the time from the spawn of a bare `node` to its
@@ -11,13 +12,21 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type FunctionName, HANDLER_ENTRIES } from '../lambdas/platform/routes.ts';
-import { esbuildOptions } from '../lib/proxy-function.ts';
+import {
+  BUNDLE,
+  esbuildOptions,
+  vendoredSdkDir,
+  vendoredSdkOptions,
+  vendoredSdkPackageJson,
+} from '../lib/proxy-function.ts';
 import { BENCH_PROXY_KEY, postEvent, smallBody } from './fixtures.ts';
-import { median, progress } from './stats.ts';
+import { median, progress, speedReference } from './stats.ts';
 import { startSmallUpstream } from './upstreams.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -43,12 +52,107 @@ export interface BundleRow {
   readonly invokeMs: number;
 }
 
+/** How a first call read its secrets. */
+export type SecretsPath = 'extension' | 'sdk';
+
+/** The first call of a fresh execution environment that reads its secrets the deployed way. */
+export interface FirstCallRow {
+  readonly fn: FunctionName;
+  readonly secrets: SecretsPath;
+  /** Median time from the spawn to the end of the first invocation, minus bare node. */
+  readonly firstCallMs: number;
+  readonly importMs: number;
+  readonly invokeMs: number;
+}
+
 export interface ColdStartResult {
   readonly runs: number;
   readonly bareNodeMs: number;
   readonly bundles: BundleRow[];
-  /** A fresh process that only imports the two external `@aws-sdk/*` clients, minus bare node. */
+  /** A fresh process that only imports the aux function's vendored CloudWatch client, minus bare node. */
   readonly sdkImportMs: number;
+  /** First calls with secrets, execute bundles (extension: as deployed; sdk: the alternative). */
+  readonly firstCalls: FirstCallRow[];
+  /** {@link speedReference} taken just before the rounds (the first-call rows are read against it). */
+  readonly speedReferenceMs: number;
+}
+
+/** Secret ids the first-call runs use; the loopback servers answer them. */
+const KEYS_SECRET_ID = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
+const LICENSE_SECRET_ID = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+const SESSION_TOKEN = 'bench-session-token';
+/** The Secrets Manager client the SDK alternative would ship (bench only, as VENDORED_SDK does). */
+const SECRETS_SDK_PACKAGE = '@aws-sdk/client-secrets-manager';
+
+interface SecretServer {
+  readonly url: string;
+  readonly port: number;
+  /** Secret reads answered so far. */
+  reads(): number;
+  close(): Promise<void>;
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolvePromise(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+/**
+ * A loopback stand-in for the secrets' source, speaking either the Parameters and Secrets
+ * extension's localhost API (`GET /secretsmanager/get?secretId=`, session-token header) or
+ * Secrets Manager's own JSON protocol (`POST /`, `X-Amz-Target: secretsmanager.GetSecretValue`).
+ * Both answer GetSecretValue's output.
+ */
+async function startSecretServer(kind: SecretsPath, values: Record<string, string>): Promise<SecretServer> {
+  let reads = 0;
+  const server: Server = createServer((request, response) => {
+    void (async () => {
+      let secretId: string | null = null;
+      if (kind === 'extension') {
+        const url = new URL(request.url ?? '/', 'http://localhost');
+        if (
+          url.pathname === '/secretsmanager/get' &&
+          request.headers['x-aws-parameters-secrets-token'] === SESSION_TOKEN
+        ) {
+          secretId = url.searchParams.get('secretId');
+        }
+      } else if (
+        request.method === 'POST' &&
+        request.headers['x-amz-target'] === 'secretsmanager.GetSecretValue'
+      ) {
+        secretId = (JSON.parse(await readBody(request)) as { SecretId?: string }).SecretId ?? null;
+      }
+      const value = secretId === null ? undefined : values[secretId];
+      if (secretId === null || value === undefined) {
+        response.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' });
+        response.end('{"__type":"ResourceNotFoundException","message":"not found"}');
+        return;
+      }
+      reads++;
+      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      response.end(
+        JSON.stringify({
+          ARN: secretId,
+          Name: 'bench',
+          VersionId: 'v1',
+          SecretString: value,
+          VersionStages: ['AWSCURRENT'],
+        }),
+      );
+    })();
+  });
+  await new Promise<void>((done) => server.listen(0, kind === 'extension' ? 'localhost' : '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    reads: () => reads,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
 }
 
 /** Reports on fd 3 when the code got there, on the clock the parent reads (epoch milliseconds). */
@@ -56,18 +160,47 @@ const REPORT_NOW =
   "(await import('node:fs')).writeSync(3, JSON.stringify({ at: performance.timeOrigin + performance.now() }));";
 /** A bare node: ready as soon as its first line of ES module code runs. */
 const BARE_READY = REPORT_NOW;
-/** What the bundles import from outside themselves (the Lambda runtime provides these). */
-const SDK_IMPORT = `await import('@aws-sdk/client-secrets-manager'); await import('@aws-sdk/client-cloudwatch'); ${REPORT_NOW}`;
+/** The aux function's vendored CloudWatch client, as its first `/_/metrics` imports it. */
+const sdkImport = (auxBundle: string): string =>
+  `await import(${JSON.stringify(join(dirname(auxBundle), vendoredSdkDir('@aws-sdk/client-cloudwatch'), 'index.mjs'))}); ${REPORT_NOW}`;
 
-/** Bundles the four handlers exactly as the stack does (see test/infra/bundle.test.ts). */
-export async function buildBundles(): Promise<Record<FunctionName, string>> {
+/**
+ * Bundles the four handlers exactly as the stack does (see test/infra/bundle.test.ts), the aux
+ * function with its vendored CloudWatch client. Also an execute-v1 copy with a vendored Secrets
+ * Manager client beside it: the SDK alternative to the extension, measured for comparison.
+ */
+export async function buildBundles(): Promise<Record<FunctionName | 'execute-v1-sdk', string>> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
-  const out = {} as Record<FunctionName, string>;
-  for (const fn of FUNCTIONS) {
+  const out = {} as Record<FunctionName | 'execute-v1-sdk', string>;
+  for (const fn of [...FUNCTIONS, 'execute-v1-sdk'] as const) {
     const outfile = join(BUNDLE_DIR, fn, 'index.mjs');
-    await build(esbuildOptions(resolve(ROOT, HANDLER_ENTRIES[fn]), outfile));
+    const entry = fn === 'execute-v1-sdk' ? HANDLER_ENTRIES['execute-v1'] : HANDLER_ENTRIES[fn];
+    await build(esbuildOptions(resolve(ROOT, entry), outfile));
     out[fn] = outfile;
   }
+  const cloudWatch = '@aws-sdk/client-cloudwatch';
+  await build(vendoredSdkOptions(ROOT, cloudWatch, dirname(out.aux)));
+  writeFileSync(
+    join(dirname(out.aux), vendoredSdkDir(cloudWatch), 'package.json'),
+    vendoredSdkPackageJson(cloudWatch),
+  );
+  // The Secrets Manager client, tree-shaken to what platform/secrets.ts uses, packaged the same way.
+  const sdkDir = join(dirname(out['execute-v1-sdk']), 'node_modules', SECRETS_SDK_PACKAGE);
+  const entry = join(BUNDLE_DIR, 'client-secrets-manager-entry.mjs');
+  writeFileSync(
+    entry,
+    `export { SecretsManagerClient, GetSecretValueCommand } from '${SECRETS_SDK_PACKAGE}';\n`,
+  );
+  await build({
+    ...vendoredSdkOptions(ROOT, cloudWatch, BUNDLE_DIR),
+    entryPoints: [entry],
+    outfile: join(sdkDir, 'index.mjs'),
+    banner: { js: BUNDLE.banner },
+  });
+  writeFileSync(
+    join(sdkDir, 'package.json'),
+    JSON.stringify({ name: SECRETS_SDK_PACKAGE, type: 'module', main: 'index.mjs' }),
+  );
   return out;
 }
 
@@ -140,6 +273,43 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
     ),
     aux: JSON.stringify(aboutEvent()),
   };
+  // First calls with secrets: the keys and license come from loopback servers, the deployed way
+  // (the extension's API) and the SDK way; nothing of PROXY_API_KEY / LICENSE_FILE.
+  const secretValues = {
+    [KEYS_SECRET_ID]: BENCH_PROXY_KEY,
+    [LICENSE_SECRET_ID]: JSON.stringify({ licensee: 'Benchmark', valid_until: '2999-12-31' }),
+  };
+  const extension = await startSecretServer('extension', secretValues);
+  const secretsManager = await startSecretServer('sdk', secretValues);
+  const { PROXY_API_KEY: _key, LICENSE_FILE: _file, ...lambdaEnv } = env;
+  const secretEnv: Record<SecretsPath, NodeJS.ProcessEnv> = {
+    extension: {
+      ...lambdaEnv,
+      PROXY_KEYS_SECRET_ID: KEYS_SECRET_ID,
+      LICENSE_SECRET_ID: LICENSE_SECRET_ID,
+      PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(extension.port),
+      AWS_SESSION_TOKEN: SESSION_TOKEN,
+    },
+    sdk: {
+      ...lambdaEnv,
+      PROXY_KEYS_SECRET_ID: KEYS_SECRET_ID,
+      LICENSE_SECRET_ID: LICENSE_SECRET_ID,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
+      AWS_ACCESS_KEY_ID: 'AKIDBENCHEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'bench-not-a-secret',
+      AWS_SESSION_TOKEN: SESSION_TOKEN,
+    },
+  };
+  const firstCallCases: readonly { fn: FunctionName; secrets: SecretsPath; bundle: string }[] = [
+    { fn: 'execute-v1', secrets: 'extension', bundle: bundles['execute-v1'] },
+    { fn: 'execute-v2', secrets: 'extension', bundle: bundles['execute-v2'] },
+    { fn: 'execute-v1', secrets: 'sdk', bundle: bundles['execute-v1-sdk'] },
+  ];
+  const firstReadies = firstCallCases.map(() => [] as number[]);
+  const firstImports = firstCallCases.map(() => [] as number[]);
+  const firstInvokes = firstCallCases.map(() => [] as number[]);
+  const speedReferenceMs = speedReference();
+
   const child = join(HERE, 'cold-start-child.mjs');
   const bare: number[] = [];
   const sdk: number[] = [];
@@ -152,7 +322,7 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
     for (let run = -1; run < options.runs; run++) {
       const bareRun = await runNode(['--input-type=module', '-e', BARE_READY], env);
       if (run >= 0) bare.push(bareRun.readyMs);
-      const sdkRun = await runNode(['--input-type=module', '-e', SDK_IMPORT], env);
+      const sdkRun = await runNode(['--input-type=module', '-e', sdkImport(bundles.aux)], env);
       if (run >= 0) sdk.push(sdkRun.readyMs);
       for (const fn of FUNCTIONS) {
         const result = await runNode([child, bundles[fn], events[fn], fn], env);
@@ -172,16 +342,56 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
           invokes.get(fn)?.push(report.invokeMs);
         }
       }
+      for (const [index, testCase] of firstCallCases.entries()) {
+        const server = testCase.secrets === 'extension' ? extension : secretsManager;
+        const readsBefore = server.reads();
+        const result = await runNode(
+          [child, testCase.bundle, events[testCase.fn], testCase.fn],
+          secretEnv[testCase.secrets],
+        );
+        const report = result.report as {
+          importMs: number;
+          invokeMs: number;
+          statusCode: number;
+          body: string;
+        };
+        // Keys and license, each read once from the loopback source, and a good answer.
+        if (
+          server.reads() - readsBefore !== 2 ||
+          report.statusCode !== 200 ||
+          !report.body.endsWith('"error":null}')
+        ) {
+          throw new Error(
+            `first call ${testCase.fn} (${testCase.secrets}): ${server.reads() - readsBefore} secret reads, ` +
+              `answer ${report.statusCode} ${report.body}`,
+          );
+        }
+        if (run >= 0) {
+          firstReadies[index]?.push(result.readyMs);
+          firstImports[index]?.push(report.importMs);
+          firstInvokes[index]?.push(report.invokeMs);
+        }
+      }
       if (run >= 0 && (run + 1) % 5 === 0) progress(`  cold start: ${run + 1}/${options.runs} rounds`);
     }
   } finally {
     await upstream.close();
+    await extension.close();
+    await secretsManager.close();
   }
   const bareNodeMs = median(bare);
   return {
     runs: options.runs,
     bareNodeMs,
     sdkImportMs: median(sdk) - bareNodeMs,
+    speedReferenceMs,
+    firstCalls: firstCallCases.map((testCase, index) => ({
+      fn: testCase.fn,
+      secrets: testCase.secrets,
+      firstCallMs: median(firstReadies[index] ?? []) - bareNodeMs,
+      importMs: median(firstImports[index] ?? []),
+      invokeMs: median(firstInvokes[index] ?? []),
+    })),
     bundles: FUNCTIONS.map((fn) => {
       const readyMs = median(readies.get(fn) ?? []);
       return {

@@ -1,4 +1,7 @@
 /**
+ * `npm run bench -- --cold-start` runs only the cold-start part (cold starts, first calls with
+ * secrets, bundle sizes), prints its rows and writes nothing.
+ *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
  * writes it to BENCHMARKS.md with the machine description and the date. About 2–2.5 minutes
@@ -13,7 +16,15 @@ import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
 import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
-import { allRows, machine, type Results, renderMarkdown, renderTable, summary } from './report.ts';
+import {
+  allRows,
+  coldStartRows,
+  machine,
+  type Results,
+  renderMarkdown,
+  renderTable,
+  summary,
+} from './report.ts';
 import { progress, speedReference } from './stats.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,7 +37,17 @@ const COLD_START_RUNS = 25;
 const LARGE_RUNS = 5;
 const BRIDGE = { warmup: 5, calls: 50 };
 
+/** The cold-start part alone (`--cold-start`): its rows on stdout, BENCHMARKS.md untouched. */
+async function coldStartOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  progress(`cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
+  const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
+  const rows = coldStartRows({ coldStart });
+  process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n`);
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--cold-start')) return coldStartOnly();
   const startedAt = new Date();
   const loadAverage = loadavg();
   const t0 = performance.now();

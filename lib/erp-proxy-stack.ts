@@ -4,7 +4,7 @@
  * route table, four Lambda functions, the two secrets, access logs, alarms and a dashboard.
  */
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, Fn, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   DomainName,
@@ -17,12 +17,12 @@ import {
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { type ISecurityGroup, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Topic } from 'aws-cdk-lib/aws-sns';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import {
@@ -91,6 +91,22 @@ const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freez
     'in AUX_PUBLIC (context auxPublic); a gateway authorizer cannot make that choice at run time.',
 });
 
+/**
+ * What makes each created secret's value, frozen. CloudFormation writes a new value into an
+ * existing secret when this part of its definition changes (a new `GenerateSecretString` issues
+ * new keys, a new `SecretString` overwrites the license the operator put); a change of
+ * description, tags or anything else updates the secret in place and keeps its value. So these
+ * never change (test/infra/erp-proxy-stack.test.ts pins them, and the logical ids, which
+ * would replace the secret).
+ */
+export const SECRET_VALUE_SOURCES = Object.freeze({
+  proxyKeys: Object.freeze({ passwordLength: 48, excludePunctuation: true, includeSpace: false }),
+  license: '{}',
+});
+
+/** Construct ids of the created secrets; a new id would be a new secret, with a new value. */
+export const SECRET_IDS = Object.freeze({ proxyKeys: 'ProxyKeysSecret', license: 'LicenseSecret' });
+
 export interface ErpProxyStackProps extends StackProps {
   readonly config: StackConfig;
 }
@@ -103,9 +119,11 @@ export class ErpProxyStack extends Stack {
   readonly licenseSecret: ISecret;
   readonly accessLogs: LogGroup;
   readonly monitoring: Monitoring;
+  readonly alarmTopic: ITopic;
 
   constructor(scope: Construct, id: string, props: ErpProxyStackProps) {
-    super(scope, id, props);
+    // Stack tags: CloudFormation puts them on every resource of the stack that takes tags.
+    super(scope, id, { ...props, tags: { ...props.config.tags, ...props.tags, service: SERVICE_NAME } });
     const { config } = props;
 
     this.proxyKeysSecret = this.createProxyKeysSecret(config);
@@ -134,6 +152,9 @@ export class ErpProxyStack extends Stack {
         timeoutSeconds,
         environment: env,
         logRetention: config.logRetention,
+        reservedConcurrency: config.reservedConcurrency[name],
+        // Only aux calls an AWS API itself (CloudWatch, for GET /_/metrics).
+        ...(name === 'aux' ? { vendoredSdk: ['@aws-sdk/client-cloudwatch' as const] } : {}),
         ...(vpc ? { vpc } : {}),
       });
     this.functions = Object.freeze({
@@ -219,7 +240,7 @@ export class ErpProxyStack extends Stack {
       acknowledge(created, 'AwsSolutions-APIG4', `${routeKey(route)}: ${ROUTE_AUTH_REASONS[route.auth]}`);
     }
 
-    const topic = config.alarms.email ? this.alarmTopic(config.alarms.email) : undefined;
+    this.alarmTopic = this.createAlarmTopic(config);
     this.monitoring = new Monitoring(this, 'Monitoring', {
       api: this.api,
       functions: {
@@ -230,7 +251,7 @@ export class ErpProxyStack extends Stack {
       },
       alarms: config.alarms,
       dashboardName: `${this.stackName}-${SERVICE_NAME}`,
-      ...(topic ? { topic } : {}),
+      topic: this.alarmTopic,
     });
 
     if (!config.domain?.disableExecuteApiEndpoint) {
@@ -246,6 +267,10 @@ export class ErpProxyStack extends Stack {
         description: 'Point a CNAME or alias record for the custom domain here',
       });
     }
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.alarmTopic.topicArn,
+      description: 'Every alarm notifies this SNS topic (ALARM and OK); subscribe to it',
+    });
     new CfnOutput(this, 'ProxyKeysSecretArn', { value: this.proxyKeysSecret.secretArn });
     new CfnOutput(this, 'LicenseSecretArn', { value: this.licenseSecret.secretArn });
     new CfnOutput(this, 'AccessLogGroup', { value: this.accessLogs.logGroupName });
@@ -289,12 +314,14 @@ export class ErpProxyStack extends Stack {
     // A plain-string key: a generated value can only be a top-level JSON field, and the runtime's
     // JSON form needs the key inside {"keys":[{"name","key"}]}. The plain form is one key named
     // "default"; replace the value with the JSON form to name keys or rotate without downtime.
-    const secret = new Secret(this, 'ProxyKeysSecret', {
+    const secret = new Secret(this, SECRET_IDS.proxyKeys, {
       description:
         'erp-proxy API keys for the x-api-key header. Either one key as a plain string (named "default"), or JSON ' +
         '{"keys":[{"name":"billing","key":"..."}]} for several named keys. Keys are at least 16 characters. ' +
         'Changes take effect within SECRETS_MAX_AGE seconds, without a redeploy.',
-      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false },
+      generateSecretString: { ...SECRET_VALUE_SOURCES.proxyKeys },
+      // Kept when removed from the stack or replaced: callers hold these keys.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     acknowledge(
       secret,
@@ -311,12 +338,14 @@ export class ErpProxyStack extends Stack {
     }
     // Secrets Manager needs some value; "{}" is a license with no fields, which the proxy
     // refuses (HTTP 403, code 0) until the real license is put in.
-    const secret = new Secret(this, 'LicenseSecret', {
+    const secret = new Secret(this, SECRET_IDS.license, {
       description:
         'erp-proxy license. Created as a placeholder ({}); until you put the license here, execute and version calls ' +
         'answer HTTP 403. Put the license JSON {"licensee":"...","valid_until":"YYYY-MM-DD","signature":"..."} with: ' +
         'aws secretsmanager put-secret-value --secret-id <this ARN> --secret-string file://license.json',
-      secretStringValue: SecretValue.unsafePlainText('{}'),
+      secretStringValue: SecretValue.unsafePlainText(SECRET_VALUE_SOURCES.license),
+      // Kept when removed from the stack or replaced: it holds the license the operator put.
+      removalPolicy: RemovalPolicy.RETAIN,
     });
     acknowledge(
       secret,
@@ -372,15 +401,42 @@ export class ErpProxyStack extends Stack {
     return domain;
   }
 
-  private alarmTopic(email: string): Topic {
-    const topic = new Topic(this, 'AlarmTopic', { displayName: 'erp-proxy alarms', enforceSSL: true });
-    topic.addSubscription(new EmailSubscription(email));
-    acknowledge(
-      topic,
-      'AwsSolutions-SNS2',
-      'Alarm notifications carry only alarm names and states, no data. CloudWatch cannot publish to a topic encrypted ' +
-        'with the AWS-managed SNS key, and a customer-managed key for this alone is not worth its cost.',
-    );
+  /**
+   * The topic every alarm notifies: the operator's (`alarmTopicArn`) or one the stack creates.
+   * `alarmEmail` subscribes an address to it.
+   */
+  private createAlarmTopic(config: StackConfig): ITopic {
+    const { email, topicArn } = config.alarms;
+    let topic: ITopic;
+    if (topicArn) {
+      topic = Topic.fromTopicArn(this, 'AlarmTopic', topicArn);
+    } else {
+      const created = new Topic(this, 'AlarmTopic', { displayName: 'erp-proxy alarms', enforceSSL: true });
+      // The topic policy CDK writes (for enforceSSL) replaces SNS's default one, so CloudWatch
+      // must be allowed to publish explicitly, for this account's alarms only.
+      created.addToResourcePolicy(
+        new PolicyStatement({
+          sid: 'CloudWatchAlarmsPublish',
+          actions: ['sns:Publish'],
+          principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+          resources: [created.topicArn],
+          conditions: {
+            StringEquals: { 'aws:SourceAccount': this.account },
+            ArnLike: {
+              'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:*`,
+            },
+          },
+        }),
+      );
+      acknowledge(
+        created,
+        'AwsSolutions-SNS2',
+        'Alarm notifications carry only alarm names and states, no data. CloudWatch cannot publish to a topic encrypted ' +
+          'with the AWS-managed SNS key, and a customer-managed key for this alone is not worth its cost.',
+      );
+      topic = created;
+    }
+    if (email) topic.addSubscription(new EmailSubscription(email));
     return topic;
   }
 }

@@ -46,8 +46,8 @@ export interface MonitoringProps {
   readonly api: HttpApi;
   readonly functions: Readonly<Record<FunctionName, IFunction>>;
   readonly alarms: AlarmSettings;
-  /** Alarm notifications go here when set. */
-  readonly topic?: ITopic;
+  /** Every alarm notifies this topic, on ALARM and on OK. */
+  readonly topic: ITopic;
   readonly dashboardName: string;
 }
 
@@ -321,12 +321,10 @@ export class Monitoring extends Construct {
       new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 18, height: 6 }),
     );
 
-    if (props.topic) {
-      const action = new SnsAction(props.topic);
-      for (const alarm of this.alarms) {
-        alarm.addAlarmAction(action);
-        alarm.addOkAction(action);
-      }
+    const action = new SnsAction(props.topic);
+    for (const alarm of this.alarms) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
     }
   }
 

@@ -8,7 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import {
+  Architecture,
+  ParamsAndSecretsLayerVersion,
+  ParamsAndSecretsLogLevel,
+  ParamsAndSecretsVersions,
+  Runtime,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -36,7 +42,10 @@ export const BUNDLE = Object.freeze({
   // The map names files and lines; the sources themselves stay out of the zip.
   sourcesContent: false,
   mainFields: Object.freeze(['module', 'main']),
-  // The Node.js 24 runtime ships AWS SDK v3; bundling it would add ~300 KB per function.
+  // Never in the handler bundle: inlined, even behind a dynamic import(), the CloudWatch client
+  // added about 50 ms to every cold start here (350 KB more to load). The functions read their
+  // secrets through the Parameters and Secrets extension (no SDK); the one client they use, the
+  // aux function's CloudWatch, comes as its own file (VENDORED_SDK), loaded on first use.
   external: Object.freeze(['@aws-sdk/*']),
   banner: REQUIRE_SHIM,
   // Middy loads `node:stream/web` for a streaming mode these functions never use: ~7 ms of every
@@ -44,6 +53,88 @@ export const BUNDLE = Object.freeze({
   alias: Object.freeze({
     'node:stream/web': fileURLToPath(new URL('../lambdas/platform/shims/stream-web.ts', import.meta.url)),
   }),
+});
+
+/**
+ * AWS SDK clients shipped with a function, each bundled (tree-shaken to what the code uses,
+ * minified) into `node_modules/<package>/index.mjs` beside the handler. The handler keeps
+ * importing the package by name, lazily; Node finds this copy before the Lambda runtime's own
+ * SDK, so production runs the version of package-lock.json that the tests ran.
+ */
+export const VENDORED_SDK = Object.freeze({
+  '@aws-sdk/client-cloudwatch': 'lambdas/platform/sdk/client-cloudwatch.ts',
+} as const);
+
+export type VendoredSdkPackage = keyof typeof VENDORED_SDK;
+
+/** Where a vendored package goes, relative to the bundle's directory. */
+export function vendoredSdkDir(pkg: VendoredSdkPackage): string {
+  return `node_modules/${pkg}`;
+}
+
+/** The `package.json` of a vendored package: an ES module whose entry is `index.mjs`. */
+export function vendoredSdkPackageJson(pkg: VendoredSdkPackage): string {
+  return JSON.stringify({ name: pkg, private: true, type: 'module', main: 'index.mjs' });
+}
+
+/** esbuild options that build a vendored SDK package's `index.mjs` (entry relative to the root). */
+export function vendoredSdkOptions(
+  projectRoot: string,
+  pkg: VendoredSdkPackage,
+  bundleDir: string,
+): BuildOptions {
+  return {
+    entryPoints: [`${projectRoot}/${VENDORED_SDK[pkg]}`],
+    outfile: `${bundleDir}/${vendoredSdkDir(pkg)}/index.mjs`,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: BUNDLE.target,
+    minify: BUNDLE.minify,
+    mainFields: [...BUNDLE.mainFields],
+    banner: { js: BUNDLE.banner },
+    logLevel: 'warning',
+  };
+}
+
+/** Single-quotes a word for the shell of the bundling command hooks. */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, "'\\''")}'`;
+}
+
+/** The shell commands (run after bundling) that write one vendored SDK package. */
+function vendoredSdkCommands(projectRoot: string, pkg: VendoredSdkPackage, outputDir: string): string[] {
+  const options = vendoredSdkOptions(projectRoot, pkg, outputDir);
+  const dir = `${outputDir}/${vendoredSdkDir(pkg)}`;
+  return [
+    `mkdir -p ${shellQuote(dir)}`,
+    `printf '%s' ${shellQuote(vendoredSdkPackageJson(pkg))} > ${shellQuote(`${dir}/package.json`)}`,
+    [
+      shellQuote(`${projectRoot}/node_modules/.bin/esbuild`),
+      shellQuote((options.entryPoints as string[])[0] as string),
+      '--bundle',
+      '--platform=node',
+      '--format=esm',
+      `--target=${BUNDLE.target}`,
+      '--minify',
+      `--main-fields=${BUNDLE.mainFields.join(',')}`,
+      shellQuote(`--banner:js=${BUNDLE.banner}`),
+      shellQuote(`--outfile=${options.outfile}`),
+      '--log-level=warning',
+    ].join(' '),
+  ];
+}
+
+/**
+ * The AWS Parameters and Secrets Lambda Extension, through which the functions read their
+ * secrets (plain HTTP on localhost, no SDK on the path: see lambdas/platform/secrets.ts). Its own
+ * cache is off: the function caches for `SECRETS_MAX_AGE` already, and a second cache would
+ * double how long a rotation takes to apply. Its call to Secrets Manager gives up after 3 s.
+ */
+export const SECRETS_EXTENSION = ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103, {
+  cacheEnabled: false,
+  secretsManagerTimeout: Duration.seconds(3),
+  logLevel: ParamsAndSecretsLogLevel.WARN,
 });
 
 /** {@link BUNDLE} as esbuild `build()` options, to bundle a handler the way the stack does. */
@@ -82,6 +173,10 @@ export interface ProxyFunctionProps {
   readonly timeoutSeconds: number;
   readonly environment: Readonly<Record<string, string>>;
   readonly logRetention: RetentionDays;
+  /** Reserved concurrency: the most concurrent executions the function may have. */
+  readonly reservedConcurrency: number;
+  /** AWS SDK clients the function uses at run time, shipped with it ({@link VENDORED_SDK}). */
+  readonly vendoredSdk?: readonly VendoredSdkPackage[];
   readonly vpc?: FunctionVpcPlacement;
 }
 
@@ -125,6 +220,8 @@ export class ProxyFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: props.memoryMb,
       timeout: Duration.seconds(props.timeoutSeconds),
+      reservedConcurrentExecutions: props.reservedConcurrency,
+      paramsAndSecrets: SECRETS_EXTENSION,
       role: this.role,
       logGroup: this.logGroup,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
@@ -149,6 +246,14 @@ export class ProxyFunction extends Construct {
           Object.entries(BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to]),
         ),
         forceDockerBundling: false,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_inputDir: string, outputDir: string) =>
+            (props.vendoredSdk ?? []).flatMap((pkg) =>
+              vendoredSdkCommands(props.projectRoot, pkg, outputDir),
+            ),
+        },
       },
     });
   }

@@ -25,6 +25,27 @@ export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 29;
  */
 export const MIN_ANSWER_MARGIN_SECONDS = 2;
 
+/**
+ * Lambda keeps this many concurrent executions of an account unreserved: a deployment whose
+ * reserved concurrency would leave fewer is refused by Lambda
+ * ("decreases account's UnreservedConcurrentExecution below its minimum value").
+ */
+export const LAMBDA_UNRESERVED_MINIMUM = 100;
+
+/** The default "Concurrent executions" quota of an account and region. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
+
+/** Reserved concurrency of each function (an upper bound on its concurrent executions). */
+export interface ReservedConcurrency {
+  readonly 'execute-v1': number;
+  readonly 'execute-v2': number;
+  readonly version: number;
+  readonly aux: number;
+}
+
+/** AWS tag rules: key 1-128 characters, value 0-256, letters, digits, spaces and `_.:/=+-@`. */
+const TAG_TEXT = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+
 export type LogLevel = LogLevelName;
 
 export interface VpcAttachment {
@@ -46,8 +67,10 @@ export interface CustomDomain {
 }
 
 export interface AlarmSettings {
-  /** Notify this address through SNS (the recipient must confirm the subscription). */
+  /** Subscribe this address to the alarm topic (the recipient must confirm the subscription). */
   readonly email: string | undefined;
+  /** Send the alarm actions to this existing SNS topic instead of one the stack creates. */
+  readonly topicArn: string | undefined;
   /** API Gateway 5xx responses, percent of requests over 5 minutes. */
   readonly serverErrorRatePercent: number;
   /** API Gateway p99 latency, milliseconds over 5 minutes. */
@@ -78,6 +101,12 @@ export interface StackConfig {
   readonly auxMemoryMb: number;
   readonly throttleRateLimit: number;
   readonly throttleBurstLimit: number;
+  /** Reserved concurrency per function (defaults: {@link defaultReservedConcurrency}). */
+  readonly reservedConcurrency: ReservedConcurrency;
+  /** The account's concurrent-executions quota in the region, which the reservations must fit. */
+  readonly accountConcurrency: number;
+  /** Tags for every resource of the stack (besides `service`). */
+  readonly tags: Readonly<Record<string, string>>;
   readonly logRetention: RetentionDays;
   readonly logLevel: LogLevel;
   readonly stripDebug: boolean;
@@ -117,6 +146,8 @@ export const CONTEXT_DEFAULTS = Object.freeze({
   auxMemoryMb: 256,
   throttleRateLimit: 100,
   throttleBurstLimit: 200,
+  accountConcurrency: DEFAULT_ACCOUNT_CONCURRENCY,
+  auxConcurrency: 10,
   logRetentionDays: 30,
   logLevel: 'INFO',
   stripDebug: false,
@@ -149,6 +180,44 @@ const SECRET_ARN =
 const KMS_KEY_ARN = /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[A-Za-z0-9-]+$/;
 const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[A-Za-z0-9-]+$/;
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/;
+
+/** Why a tag is refused, or undefined when AWS accepts it. */
+function checkTag(name: string, value: string): string | undefined {
+  if (name.length < 1 || name.length > 128 || !TAG_TEXT.test(name))
+    return `tag name ${JSON.stringify(name)}: 1 to 128 letters, digits, spaces or _.:/=+-@`;
+  if (/^aws:/i.test(name)) return `tag name ${JSON.stringify(name)}: the aws: prefix is reserved for AWS`;
+  if (name === 'service') return 'tag name "service" is set by the stack (erp-proxy)';
+  if (value.length > 256 || !TAG_TEXT.test(value))
+    return `tag ${name}: the value must be up to 256 letters, digits, spaces or _.:/=+-@`;
+  return undefined;
+}
+
+/**
+ * Default reserved concurrency, sized from the stage throttle and the Lambda timeout.
+ *
+ * - Each execute function: the stage's burst limit, capped at the rate limit times the Lambda
+ *   timeout (more could never be used: Little's law, concurrency = rate x duration). At the
+ *   defaults that is 200: the full 100 requests/s while calls average up to 2 s, and a slow ERP
+ *   (every call waiting the 25 s maxTimeout) holds at most 200 executions instead of 2,500.
+ * - version: a tenth of that, at least 5 (one short call per session, not per request).
+ * - aux: 10 (`CONTEXT_DEFAULTS.auxConcurrency`): /_/about and /_/license answer in
+ *   milliseconds, and /_/metrics is cached for 60 s.
+ */
+export function defaultReservedConcurrency(settings: {
+  readonly throttleRateLimit: number;
+  readonly throttleBurstLimit: number;
+  readonly lambdaTimeoutSeconds: number;
+}): { readonly execute: number; readonly version: number } {
+  const execute = Math.max(
+    1,
+    Math.min(
+      settings.throttleBurstLimit,
+      Math.ceil(settings.throttleRateLimit * settings.lambdaTimeoutSeconds),
+    ),
+  );
+  return { execute, version: Math.max(5, Math.ceil(execute / 10)) };
+}
 
 /**
  * Whether the runtime accepts an `ERP_ALLOWED_TARGETS` entry: the check is the runtime's own
@@ -250,6 +319,44 @@ class ContextParser {
     return number;
   }
 
+  /**
+   * A map of strings: a JSON object in cdk.json, or `k=v,k2=v2` on the command line (a value
+   * cannot contain a comma there).
+   */
+  map(key: string, check: (name: string, value: string) => string | undefined): Record<string, string> {
+    const value = this.raw(key);
+    if (value === undefined) return {};
+    let entries: [string, unknown][];
+    if (typeof value === 'string') {
+      entries = [];
+      for (const pair of value.split(',')) {
+        if (pair.trim() === '') continue;
+        const at = pair.indexOf('=');
+        if (at < 0) {
+          this.fail(key, 'name=value pairs separated by commas, or a JSON object', pair);
+          continue;
+        }
+        entries.push([pair.slice(0, at).trim(), pair.slice(at + 1).trim()]);
+      }
+    } else if (typeof value === 'object' && !Array.isArray(value)) {
+      entries = Object.entries(value as Record<string, unknown>);
+    } else {
+      return this.fail(key, 'name=value pairs separated by commas, or a JSON object', value) ?? {};
+    }
+    const out: Record<string, string> = {};
+    for (const [name, entry] of entries) {
+      const text = typeof entry === 'number' || typeof entry === 'boolean' ? String(entry) : entry;
+      if (typeof text !== 'string') {
+        this.fail(`${key}.${name}`, 'a string', entry);
+        continue;
+      }
+      const problem = check(name, text);
+      if (problem !== undefined) this.problems.push(`${key}: ${problem}`);
+      else out[name] = text;
+    }
+    return out;
+  }
+
   boolean(key: string, fallback: boolean): boolean {
     const value = this.raw(key);
     if (value === undefined) return fallback;
@@ -311,6 +418,40 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   const auxMemoryMb = p.integer('auxMemoryMb', d.auxMemoryMb, 128, 10_240, ' MB');
   const throttleRateLimit = p.number('throttleRateLimit', d.throttleRateLimit, 1, 1_000_000);
   const throttleBurstLimit = p.integer('throttleBurstLimit', d.throttleBurstLimit, 1, 1_000_000);
+
+  const accountConcurrency = p.integer(
+    'accountConcurrency',
+    d.accountConcurrency,
+    1,
+    10_000_000,
+    ' (the Lambda "Concurrent executions" quota of the account and region)',
+  );
+  const sized = defaultReservedConcurrency({
+    throttleRateLimit,
+    throttleBurstLimit,
+    lambdaTimeoutSeconds,
+  });
+  const concurrency = (key: string, fallback: number): number =>
+    p.integer(key, fallback, 1, 10_000_000, ' concurrent executions');
+  const executeConcurrency = concurrency('executeConcurrency', sized.execute);
+  const reservedConcurrency: ReservedConcurrency = {
+    'execute-v1': executeConcurrency,
+    'execute-v2': executeConcurrency,
+    version: concurrency('versionConcurrency', sized.version),
+    aux: concurrency('auxConcurrency', d.auxConcurrency),
+  };
+  const reservedTotal = Object.values(reservedConcurrency).reduce((sum, n) => sum + n, 0);
+  if (reservedTotal > accountConcurrency - LAMBDA_UNRESERVED_MINIMUM) {
+    p.problems.push(
+      `reserved concurrency: the four functions reserve ${reservedTotal} (execute-v1 and execute-v2 ${executeConcurrency} each, ` +
+        `version ${reservedConcurrency.version}, aux ${reservedConcurrency.aux}), but an account with accountConcurrency ` +
+        `${accountConcurrency} can reserve at most ${Math.max(0, accountConcurrency - LAMBDA_UNRESERVED_MINIMUM)} ` +
+        `(Lambda keeps ${LAMBDA_UNRESERVED_MINIMUM} unreserved, and would refuse the deployment). Lower ` +
+        'executeConcurrency/versionConcurrency/auxConcurrency (or the throttle they default from), or raise the ' +
+        'quota in Service Quotas and set accountConcurrency to it (docs/deployment.md, Concurrency)',
+    );
+  }
+  const tags = p.map('tags', checkTag);
 
   const retentionDays = p.integer('logRetentionDays', d.logRetentionDays, 1, RetentionDays.INFINITE, ' days');
   let logRetention = RetentionDays.ONE_MONTH;
@@ -400,6 +541,9 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     auxMemoryMb,
     throttleRateLimit,
     throttleBurstLimit,
+    reservedConcurrency,
+    accountConcurrency,
+    tags,
     logRetention,
     logLevel,
     stripDebug: p.boolean('stripDebug', d.stripDebug),
@@ -419,6 +563,11 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     domain,
     alarms: {
       email: p.string('alarmEmail', EMAIL, 'an e-mail address'),
+      topicArn: p.string(
+        'alarmTopicArn',
+        SNS_TOPIC_ARN,
+        'an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)',
+      ),
       serverErrorRatePercent: p.number('alarm5xxRatePercent', d.alarm5xxRatePercent, 0.1, 100),
       p99LatencyMs: p.integer('alarmP99LatencyMs', d.alarmP99LatencyMs, 100, 60_000, ' ms'),
       upstreamTimeouts: p.integer('alarmUpstreamTimeouts', d.alarmUpstreamTimeouts, 1, 1_000_000),

@@ -13,6 +13,7 @@ import {
   type MetricKind,
   type MetricName,
   type MetricSpec,
+  prometheusType,
   toPrometheusUnit,
 } from '../platform/metrics/catalogue.ts';
 import type { EmfSink } from '../platform/metrics/powertools.ts';
@@ -102,8 +103,8 @@ export class LocalMetricsStore implements EmfSink {
       );
       return {
         name: spec.prometheusName,
-        help: spec.help,
-        type: spec.kind,
+        help: spec.kind === 'counter' ? `${spec.help} Since the process started.` : spec.help,
+        type: prometheusType(spec, 'local'),
         samples: series.flatMap((aggregate) => samplesOf(spec, aggregate)),
       };
     });

@@ -14,12 +14,22 @@ import {
   METRIC_SPECS,
   MetricName,
   type MetricSpec,
+  prometheusType,
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
 import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
+
+/**
+ * Connect and per-attempt limits of the CloudWatch client (the SDK's own default is no limit):
+ * in a VPC without a `monitoring` endpoint or NAT, a scrape fails in at most 2 x (1 + 3) s,
+ * inside the aux function's 10 s timeout, instead of hanging until Lambda ends it.
+ */
+export const CLOUDWATCH_CONNECT_TIMEOUT_MS = 1_000;
+export const CLOUDWATCH_REQUEST_TIMEOUT_MS = 3_000;
+export const CLOUDWATCH_MAX_ATTEMPTS = 2;
 
 /** A source of metric families for one scrape. */
 export interface MetricsSource {
@@ -288,9 +298,9 @@ export function familiesFromResults(
   return METRIC_SPECS.map((spec) => ({
     name: spec.prometheusName,
     help: `${spec.help} ${window}`,
-    // A count over a sliding window goes up and down, so it is a gauge here (rate() on it would
-    // see false counter resets); latency is a summary with quantiles instead of buckets.
-    type: spec.kind === 'counter' ? 'gauge' : spec.kind === 'histogram' ? 'summary' : spec.kind,
+    // A count over a sliding window goes up and down, so it is a gauge (rate() on a counter would
+    // see false resets); latency is a summary with quantiles instead of buckets.
+    type: prometheusType(spec, 'cloudwatch'),
     samples: dropEmptySummaries(spec, samples.get(spec.name) ?? []).map((sample) =>
       sample.suffix === '_count' ? sample : { ...sample, value: toPrometheusUnit(spec, sample.value) },
     ),
@@ -331,7 +341,16 @@ export function createCloudWatchMetricsSource(
 
   const fetchFamilies = async (): Promise<MetricFamily[]> => {
     const sdk = await import('@aws-sdk/client-cloudwatch');
-    cloudWatch ??= new sdk.CloudWatchClient(config.region ? { region: config.region } : {});
+    cloudWatch ??= new sdk.CloudWatchClient({
+      ...(config.region ? { region: config.region } : {}),
+      maxAttempts: CLOUDWATCH_MAX_ATTEMPTS,
+      // Without throwOnRequestTimeout, current smithy handlers only log a warning when it passes.
+      requestHandler: {
+        connectionTimeout: CLOUDWATCH_CONNECT_TIMEOUT_MS,
+        requestTimeout: CLOUDWATCH_REQUEST_TIMEOUT_MS,
+        throwOnRequestTimeout: true,
+      },
+    });
     const endTime = Math.floor(now() / 60_000) * 60_000;
     let results: MetricDataResult[];
     try {

@@ -85,6 +85,10 @@ export function renderPrometheus(families: readonly MetricFamily[]): string {
   const lines: string[] = [];
   for (const family of families) {
     const name = metricName(family.name);
+    // Prometheus naming rules: a `_total` name is a counter, and nothing else may use it.
+    if (name.endsWith('_total') && family.type !== 'counter') {
+      throw new Error(`metric family ${name} is a ${family.type}: a _total name must be a counter`);
+    }
     lines.push(`# HELP ${name} ${escapeHelp(family.help)}`);
     lines.push(`# TYPE ${name} ${family.type}`);
     for (const sample of family.samples) {

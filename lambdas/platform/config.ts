@@ -113,6 +113,11 @@ const EnvSchema = z.object({
     ),
   ),
   SECRETS_MAX_AGE: positiveInt(300),
+  // Set (by the stack, with the AWS Parameters and Secrets Lambda Extension layer): the secrets
+  // are read through the extension on this localhost port instead of the AWS SDK.
+  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: positiveInt(0).pipe(
+    z.number().max(65535, 'expected a port number up to 65535'),
+  ),
   METRICS_WINDOW_SECONDS: positiveInt(300),
   METRICS_CACHE_SECONDS: positiveInt(60),
   // Powertools' own variable wins over LOG_LEVEL, as in Powertools itself.
@@ -204,6 +209,11 @@ export interface Config {
   readonly licensePublicKey: string | undefined;
   readonly auxPublic: ReadonlySet<AuxPublicName>;
   readonly secretsMaxAgeSeconds: number;
+  /**
+   * Port of the Parameters and Secrets Lambda Extension (`PARAMETERS_SECRETS_EXTENSION_HTTP_PORT`):
+   * when set, secrets are read through it, without the AWS SDK. Undefined: through the SDK.
+   */
+  readonly secretsExtensionPort: number | undefined;
   readonly metricsWindowSeconds: number;
   readonly metricsCacheSeconds: number;
   readonly logLevel: LogLevelName;
@@ -294,6 +304,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     licensePublicKey: e.LICENSE_PUBLIC_KEY,
     auxPublic: new Set(e.AUX_PUBLIC),
     secretsMaxAgeSeconds: e.SECRETS_MAX_AGE,
+    secretsExtensionPort: e.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT || undefined,
     metricsWindowSeconds: e.METRICS_WINDOW_SECONDS,
     metricsCacheSeconds: e.METRICS_CACHE_SECONDS,
     logLevel: e.POWERTOOLS_LOG_LEVEL ?? e.LOG_LEVEL ?? 'INFO',

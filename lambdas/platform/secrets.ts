@@ -4,12 +4,18 @@
  * `SECRETS_MAX_AGE`) when deployed, from the environment and `LICENSE_FILE` locally
  * (README, Configuration; docs/operators-license.md).
  *
+ * Deployed, the reads go through the AWS Parameters and Secrets Lambda Extension (a localhost
+ * HTTP API, see {@link ExtensionSecretsProvider}), so no AWS SDK is on the path: importing the
+ * Secrets Manager client cost 75-110 ms of the first call even bundled (docs/deployment.md,
+ * "Secrets and the AWS SDK"). Elsewhere, with a secret id but no extension, the SDK is used.
+ *
  * A rotation in a secret (a proxy key added or removed, a new license) takes effect once the
  * cache entry is older than `SECRETS_MAX_AGE`, without a restart or a redeploy. Error messages
  * name the secret, never its content.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import { get as httpGet } from 'node:http';
 import { BaseProvider, DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type Config, type NamedKey, parseProxyKeys } from './config.ts';
@@ -71,22 +77,136 @@ class LazySecretsProvider extends BaseProvider {
   }
 }
 
-/** The shared provider, registered where Powertools' `clearCaches()` finds it. */
-function secretsProvider(): BaseProvider {
+/** Limit of one read through the extension (its own call to Secrets Manager stops at 3 s). */
+const EXTENSION_REQUEST_TIMEOUT_MS = 5_000;
+
+/** Thrown for an extension answer other than 200; `name` is the Secrets Manager error type. */
+export class SecretsExtensionError extends Error {
+  readonly status: number;
+  constructor(status: number, type: string | undefined) {
+    super(`the Parameters and Secrets extension answered HTTP ${status}${type ? ` (${type})` : ''}`);
+    // ResourceNotFoundException and friends keep their Secrets Manager name, as with the SDK.
+    this.name = type ?? 'SecretsExtensionError';
+    this.status = status;
+  }
+}
+
+/** The Secrets Manager error type in an extension error body, when it names one. */
+function errorType(body: string): string | undefined {
+  const match = /\b([A-Z][A-Za-z]{2,60}(?:Exception|Error))\b/.exec(body);
+  return match?.[1];
+}
+
+/**
+ * One GET to the extension on `localhost`, where AWS documents it. `node:http` and not
+ * `fetch`: the handlers load `node:http` anyway, while the first `fetch` of a process loads
+ * Node's bundled undici, which would add to every first call.
+ */
+function extensionGet(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpGet(
+      {
+        host: 'localhost',
+        port,
+        path,
+        headers: { 'X-Aws-Parameters-Secrets-Token': process.env.AWS_SESSION_TOKEN ?? '' },
+        timeout: EXTENSION_REQUEST_TIMEOUT_MS,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () =>
+      request.destroy(
+        new Error(
+          `no answer from the Parameters and Secrets extension in ${EXTENSION_REQUEST_TIMEOUT_MS} ms`,
+        ),
+      ),
+    );
+    request.on('error', reject);
+  });
+}
+
+/**
+ * A Powertools Parameters provider that reads secrets through the AWS Parameters and Secrets
+ * Lambda Extension: `GET http://localhost:<port>/secretsmanager/get?secretId=<id>` with the
+ * function's session token in `X-Aws-Parameters-Secrets-Token`; the answer is Secrets
+ * Manager's `GetSecretValue` output as JSON. The extension makes the signed call with the
+ * function's role; this process needs neither the SDK nor credentials code.
+ */
+class ExtensionSecretsProvider extends BaseProvider {
+  readonly #port: number;
+
+  constructor(port: number) {
+    super({});
+    this.#port = port;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  protected async _get(name: string): Promise<string | Uint8Array | undefined> {
+    const { status, body } = await extensionGet(
+      this.#port,
+      `/secretsmanager/get?secretId=${encodeURIComponent(name)}`,
+    );
+    if (status !== 200) {
+      // The body may echo the request; keep only the error type, never the text.
+      throw new SecretsExtensionError(
+        status,
+        errorType(body) ?? (status === 404 ? 'ResourceNotFoundException' : undefined),
+      );
+    }
+    const output = JSON.parse(body) as { SecretString?: unknown; SecretBinary?: unknown };
+    if (typeof output.SecretString === 'string') return output.SecretString;
+    if (typeof output.SecretBinary === 'string') return Buffer.from(output.SecretBinary, 'base64');
+    return undefined;
+  }
+
+  protected _getMultiple(): Promise<Record<string, unknown> | undefined> {
+    return Promise.reject(new Error('reading several secrets at once is not supported'));
+  }
+}
+
+/**
+ * The shared provider, registered where Powertools' `clearCaches()` finds it: through the
+ * extension when its port is configured, else through the SDK.
+ */
+function secretsProvider(extensionPort: number | undefined): BaseProvider {
   const existing = DEFAULT_PROVIDERS.secrets;
+  if (extensionPort !== undefined) {
+    if (existing instanceof ExtensionSecretsProvider && existing.port === extensionPort) return existing;
+    const provider = new ExtensionSecretsProvider(extensionPort);
+    DEFAULT_PROVIDERS.secrets = provider;
+    return provider;
+  }
   if (existing instanceof LazySecretsProvider) return existing;
   const provider = new LazySecretsProvider();
   DEFAULT_PROVIDERS.secrets = provider;
   return provider;
 }
 
+/** Where and how long secrets are read: the parts of the configuration `readSecretText` needs. */
+interface SecretReadSettings {
+  readonly maxAgeSeconds: number;
+  readonly extensionPort: number | undefined;
+}
+
 /**
  * Reads a secret's current value through the shared Parameters cache.
  * `undefined` when the secret has no value (no `AWSCURRENT` version, or an empty string).
- * Throws what Parameters throws (`GetParameterError`, with the SDK error as `cause`).
+ * Throws what Parameters throws (`GetParameterError`, with the SDK or extension error as `cause`).
  */
-async function readSecretText(secretId: string, maxAgeSeconds: number): Promise<string | undefined> {
-  const value: unknown = await secretsProvider().get(secretId, { maxAge: maxAgeSeconds });
+async function readSecretText(secretId: string, settings: SecretReadSettings): Promise<string | undefined> {
+  const value: unknown = await secretsProvider(settings.extensionPort).get(secretId, {
+    maxAge: settings.maxAgeSeconds,
+  });
   if (typeof value === 'string') return value;
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
   return undefined;
@@ -121,7 +241,10 @@ export function createProxyKeySource(config: Config): ProxyKeySource {
     const keys = config.localKeys;
     return { getKeys: async () => keys };
   }
-  const maxAge = config.secretsMaxAgeSeconds;
+  const settings: SecretReadSettings = {
+    maxAgeSeconds: config.secretsMaxAgeSeconds,
+    extensionPort: config.secretsExtensionPort,
+  };
   // Parameters caches the raw text; parse it again only when it changed, so that the key list
   // keeps its identity (and its cached digests, see `findCallerKey`) between rotations.
   let lastText: string | undefined;
@@ -130,7 +253,7 @@ export function createProxyKeySource(config: Config): ProxyKeySource {
     async getKeys() {
       let text: string | undefined;
       try {
-        text = await readSecretText(secretId, maxAge);
+        text = await readSecretText(secretId, settings);
       } catch (error) {
         throw new Error(`proxy keys secret ${secretId} could not be read: ${errorMessage(error)}`, {
           cause: error,
@@ -247,8 +370,13 @@ function isPlaceholder(text: string): boolean {
 export function createLicenseSource(config: Config): LicenseSource {
   const publicKey = config.licensePublicKey;
   const { licenseSecretId, licenseFile } = config;
-  if (licenseSecretId !== undefined)
-    return secretLicenseSource(licenseSecretId, config.secretsMaxAgeSeconds, publicKey);
+  if (licenseSecretId !== undefined) {
+    return secretLicenseSource(
+      licenseSecretId,
+      { maxAgeSeconds: config.secretsMaxAgeSeconds, extensionPort: config.secretsExtensionPort },
+      publicKey,
+    );
+  }
   if (licenseFile !== undefined) return fileLicenseSource(licenseFile, publicKey);
   if (config.runtime === 'local') {
     return {
@@ -269,9 +397,10 @@ export function createLicenseSource(config: Config): LicenseSource {
 
 function secretLicenseSource(
   secretId: string,
-  maxAgeSeconds: number,
+  settings: SecretReadSettings,
   publicKey: string | undefined,
 ): LicenseSource {
+  const { maxAgeSeconds } = settings;
   // The secret's ARN names the account: it goes to the operator docs and logs, not to clients.
   const placeholder =
     'no license configured: put the license JSON in the license secret (stack output LicenseSecretArn)';
@@ -283,7 +412,7 @@ function secretLicenseSource(
       if (Date.now() < absentUntil) return noLicense(placeholder);
       let text: string | undefined;
       try {
-        text = await readSecretText(secretId, maxAgeSeconds);
+        text = await readSecretText(secretId, settings);
       } catch (error) {
         if (!isNotFound(error)) {
           throw new Error(`license secret ${secretId} could not be read: ${errorMessage(error)}`, {

@@ -3,14 +3,23 @@
  * (ESM, minified, `@aws-sdk/*` external, the `require` shim), imported from the bundle, and
  * invoked in Lambda mode with an API Gateway payload 2.0 event against the ERP double.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FunctionName, HANDLER_ENTRIES, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
-import { esbuildOptions } from '../../lib/proxy-function.ts';
+import {
+  esbuildOptions,
+  VENDORED_SDK,
+  type VendoredSdkPackage,
+  vendoredSdkDir,
+  vendoredSdkOptions,
+  vendoredSdkPackageJson,
+} from '../../lib/proxy-function.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 
 type Handler = (
@@ -93,12 +102,13 @@ describe('bundled handlers, invoked as Lambda would', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps the execute bundles within the 250 KB budget (bench/README.md), with no AWS SDK loaded at import', () => {
+  it('keeps the execute bundles within the 250 KB budget (bench/README.md), with no AWS SDK inside or loaded at import', () => {
     for (const fn of ['execute-v1', 'execute-v2'] as const) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
       expect(Buffer.byteLength(code), fn).toBeLessThanOrEqual(250 * 1024);
-      // The SDK is imported when a secret is first read, never at module load (cold start).
+      // No SDK at module load (cold start); none inlined either (the extension reads secrets).
       expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
+      expect(code).not.toContain('aws-sdk-js');
     }
   });
 
@@ -171,5 +181,73 @@ describe('bundled handlers, invoked as Lambda would', () => {
       context('execute-v1'),
     );
     expect(response.statusCode).toBe(401);
+  });
+});
+
+describe('the AWS SDK client shipped with the aux function', () => {
+  const ROOT = resolve('.');
+  const PKG: VendoredSdkPackage = '@aws-sdk/client-cloudwatch';
+  const lockedVersion = (
+    JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version: string }>;
+    }
+  ).packages[`node_modules/${PKG}`]?.version;
+  let dir: string;
+
+  beforeAll(async () => {
+    // Outside the project: the bare import can only find the shipped copy, as on Lambda it finds
+    // it before the runtime's SDK.
+    dir = mkdtempSync(join(tmpdir(), 'erp-proxy-vendored-'));
+    await build(vendoredSdkOptions(ROOT, PKG, dir));
+    writeFileSync(join(dir, vendoredSdkDir(PKG), 'package.json'), vendoredSdkPackageJson(PKG));
+    mkdirSync(join(dir, 'handler'), { recursive: true });
+    writeFileSync(join(dir, 'handler', 'probe.mjs'), `export * as sdk from '${PKG}';\n`);
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is one ES module file, tree-shaken to what metrics-source.ts uses', async () => {
+    expect(Object.keys(VENDORED_SDK)).toEqual([PKG]);
+    const { sdk } = (await import(pathToFileURL(join(dir, 'handler', 'probe.mjs')).href)) as {
+      sdk: Record<string, unknown>;
+    };
+    expect(Object.keys(sdk).sort()).toEqual(['CloudWatchClient', 'GetMetricDataCommand']);
+  });
+
+  it('is the version of package-lock.json, and it talks to CloudWatch', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const server = createServer((request, response) => {
+      seen.push(request.headers);
+      request.resume();
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const { sdk } = (await import(pathToFileURL(join(dir, 'handler', 'probe.mjs')).href)) as {
+        sdk: typeof import('@aws-sdk/client-cloudwatch');
+      };
+      const client = new sdk.CloudWatchClient({
+        region: 'eu-west-1',
+        endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-real-secret' },
+        maxAttempts: 1,
+      });
+      await expect(
+        client.send(
+          new sdk.GetMetricDataCommand({
+            MetricDataQueries: [],
+            StartTime: new Date(0),
+            EndTime: new Date(60_000),
+          }),
+        ),
+      ).rejects.toThrow();
+      expect(lockedVersion).toMatch(/^3\./);
+      expect(String(seen[0]?.['user-agent'] ?? seen[0]?.['x-amz-user-agent'])).toContain(
+        `aws-sdk-js/${lockedVersion}`,
+      );
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+    }
   });
 });

@@ -3,7 +3,7 @@
  * alarms. Bundling is skipped and CloudFormation validation is off, so one synth takes well under
  * a second; each describe block shares one template.
  */
-import { App, type CfnElement } from 'aws-cdk-lib';
+import type { CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LicenseError } from '../../lambdas/platform/errors.ts';
@@ -12,6 +12,7 @@ import { errorCodeDimension } from '../../lambdas/platform/metrics/record.ts';
 import { type FunctionName, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../lib/stack-config.ts';
+import { testApp } from '../support/cdk-app.ts';
 
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
 const SECRET_ARN_PROXY = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
@@ -28,10 +29,7 @@ interface Synth {
 }
 
 function synth(context: Record<string, unknown> = {}): Synth {
-  const app = new App({
-    context: { 'aws:cdk:bundling-stacks': [], ...context },
-    builtinCloudFormationValidation: false,
-  });
+  const app = testApp(context);
   const config = parseStackConfig((key) => app.node.tryGetContext(key));
   const stack = new ErpProxyStack(app, 'ErpProxy', { config });
   const template = Template.fromStack(stack);
@@ -57,6 +55,11 @@ function statementsOf(policy: Resource): Statement[] {
 
 function actions(statement: Statement): string[] {
   return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+}
+
+/** A statement's resources, one by one (`@aws-cdk/aws-iam:minimizePolicies` merges statements). */
+function resourcesOf(statement: Statement): unknown[] {
+  return Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
 }
 
 /** Policies attached to a function's role, by the role's logical id. */
@@ -272,9 +275,13 @@ describe('default context', () => {
         const secretIds = [s.stack.licenseSecret, s.stack.proxyKeysSecret].map((secret) =>
           s.stack.getLogicalId(secret.node.defaultChild as CfnElement),
         );
-        expect(secretReads.map((st) => JSON.stringify(st.Resource)).sort(), name).toEqual(
-          secretIds.map((id) => JSON.stringify({ Ref: id })).sort(),
-        );
+        expect(
+          secretReads
+            .flatMap(resourcesOf)
+            .map((r) => JSON.stringify(r))
+            .sort(),
+          name,
+        ).toEqual(secretIds.map((id) => JSON.stringify({ Ref: id })).sort());
         // Logs: the function's own log group only.
         const logWrites = statements.filter((st) => actions(st).includes('logs:PutLogEvents'));
         const ownLogGroup = s.stack.getLogicalId(
@@ -408,7 +415,7 @@ describe('default context', () => {
       ]);
     });
 
-    it('has a dashboard showing every service metric, and without alarmEmail no topic', () => {
+    it('has a dashboard showing every service metric', () => {
       s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
       const body = JSON.stringify(Object.values(resources(s.template, 'AWS::CloudWatch::Dashboard'))[0]);
       for (const metric of [
@@ -422,7 +429,106 @@ describe('default context', () => {
       ]) {
         expect(body).toContain(metric);
       }
-      s.template.resourceCountIs('AWS::SNS::Topic', 0);
+    });
+
+    it('gives every alarm an action, ALARM and OK, on the topic the stack creates, even without alarmEmail', () => {
+      s.template.resourceCountIs('AWS::SNS::Topic', 1);
+      s.template.resourceCountIs('AWS::SNS::Subscription', 0);
+      const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
+      const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
+      expect(alarms).toHaveLength(13);
+      for (const alarm of alarms) {
+        expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
+        expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
+      }
+      s.template.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+    });
+
+    it('lets CloudWatch alarms of this account publish to the topic, over TLS only', () => {
+      s.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            Match.objectLike({
+              Effect: 'Allow',
+              Action: 'sns:Publish',
+              Principal: { Service: 'cloudwatch.amazonaws.com' },
+              Condition: Match.objectLike({
+                StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+              }),
+            }),
+          ]),
+        },
+      });
+    });
+  });
+
+  describe('concurrency', () => {
+    it('reserves concurrency for every function, sized from the throttle and the timeout', () => {
+      const reserved = (name: FunctionName) =>
+        propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]).ReservedConcurrentExecutions;
+      // min(burst 200, rate 100 x 28 s); version a tenth; aux 10.
+      expect(reserved('execute-v1')).toBe(200);
+      expect(reserved('execute-v2')).toBe(200);
+      expect(reserved('version')).toBe(20);
+      expect(reserved('aux')).toBe(10);
+      // Within the default account quota of 1,000, leaving Lambda's 100 unreserved.
+      const total = FUNCTION_NAMES.map(reserved).reduce((sum: number, n) => sum + Number(n), 0);
+      expect(total).toBeLessThanOrEqual(1000 - 100);
+    });
+  });
+
+  describe('secrets kept', () => {
+    it('retains both created secrets when they leave the stack or are replaced', () => {
+      const secrets = s.template.findResources('AWS::SecretsManager::Secret');
+      expect(Object.keys(secrets)).toHaveLength(2);
+      for (const secret of Object.values(secrets)) {
+        expect(secret).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+      }
+    });
+
+    it('never changes what makes the secret values, nor their logical ids (a change would overwrite them)', () => {
+      // Changing any of these makes CloudFormation issue new keys or overwrite the license an
+      // operator put: see SECRET_VALUE_SOURCES. This test is the guard; do not update it to
+      // follow a change of the stack, change the stack back.
+      const secrets = s.template.findResources('AWS::SecretsManager::Secret') as Record<
+        string,
+        { Properties: Record<string, unknown> }
+      >;
+      const byId = Object.fromEntries(
+        Object.entries(secrets).map(([id, secret]) => [
+          id,
+          { generate: secret.Properties.GenerateSecretString, value: secret.Properties.SecretString },
+        ]),
+      );
+      expect(byId).toEqual({
+        ProxyKeysSecret14D643A0: {
+          generate: { PasswordLength: 48, ExcludePunctuation: true, IncludeSpace: false },
+          value: undefined,
+        },
+        LicenseSecretBF18429E: { generate: undefined, value: '{}' },
+      });
+    });
+  });
+
+  describe('secrets extension and SDK', () => {
+    it('gives every function the Parameters and Secrets extension, with its cache off and a timeout', () => {
+      for (const name of FUNCTION_NAMES) {
+        const fn = propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]);
+        expect((fn.Layers as unknown[]).length, name).toBe(1);
+        expect(JSON.stringify(fn.Layers), name).toMatch(/ParamsAndSecrets/i);
+        expect(envOf(s.template, s.fnIds[name]), name).toMatchObject({
+          PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773',
+          PARAMETERS_SECRETS_EXTENSION_CACHE_ENABLED: 'false',
+          SECRETS_MANAGER_TIMEOUT_MILLIS: '3000',
+        });
+      }
+    });
+  });
+
+  describe('tags', () => {
+    it('tags the stack with the service name only, by default', () => {
+      expect(s.stack.tags.tagValues()).toEqual({ service: 'erp-proxy' });
     });
   });
 });
@@ -455,6 +561,30 @@ describe('full context', () => {
       hostedZoneName: 'example.com',
       alarmEmail: 'ops@example.com',
       buildCommit: 'abc1234',
+      executeConcurrency: '300',
+      versionConcurrency: 30,
+      auxConcurrency: '4',
+      accountConcurrency: 3000,
+      tags: { owner: 'platform-team', 'cost-centre': 'CC-1234', project: 'erp integration' },
+    });
+  });
+
+  it('reserves the configured concurrency', () => {
+    const reserved = Object.fromEntries(
+      FUNCTION_NAMES.map((name) => [
+        name,
+        propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]).ReservedConcurrentExecutions,
+      ]),
+    );
+    expect(reserved).toEqual({ 'execute-v1': 300, 'execute-v2': 300, version: 30, aux: 4 });
+  });
+
+  it('tags the stack (so CloudFormation tags every resource) from context', () => {
+    expect(s.stack.tags.tagValues()).toEqual({
+      service: 'erp-proxy',
+      owner: 'platform-team',
+      'cost-centre': 'CC-1234',
+      project: 'erp integration',
     });
   });
 
@@ -486,7 +616,7 @@ describe('full context', () => {
     for (const policy of Object.values(resources(s.template, 'AWS::IAM::Policy'))) {
       for (const st of statementsOf(policy)) {
         if (actions(st).includes('secretsmanager:GetSecretValue'))
-          resourcesRead.add(JSON.stringify(st.Resource));
+          for (const resource of resourcesOf(st)) resourcesRead.add(JSON.stringify(resource));
       }
     }
     expect([...resourcesRead].sort()).toEqual(
@@ -541,7 +671,7 @@ describe('full context', () => {
     });
   });
 
-  it('notifies the alarm e-mail over an SSL-only topic', () => {
+  it('subscribes the alarm e-mail to the topic the stack creates', () => {
     s.template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
       Endpoint: 'ops@example.com',
@@ -566,5 +696,23 @@ describe('full context', () => {
         }
       }
     }
+  });
+});
+
+describe('an existing alarm topic', () => {
+  const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+
+  it('sends every alarm to the topic given by ARN, creates none, and can subscribe an e-mail to it', () => {
+    const s = synth({ alarmTopicArn: TOPIC_ARN, alarmEmail: 'ops@example.com' });
+    s.template.resourceCountIs('AWS::SNS::Topic', 0);
+    s.template.allResourcesProperties('AWS::CloudWatch::Alarm', {
+      AlarmActions: [TOPIC_ARN],
+      OKActions: [TOPIC_ARN],
+    });
+    s.template.hasResourceProperties('AWS::SNS::Subscription', {
+      TopicArn: TOPIC_ARN,
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
   });
 });

@@ -2,18 +2,16 @@
  * cdk-nag 3 (AwsSolutions) over the stack, as `npm run synth` runs it: the synth must not throw
  * (an unacknowledged finding throws), and the acknowledged rules are exactly the ones reviewed.
  */
-import { App } from 'aws-cdk-lib';
+import type { App } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { ErpProxyStack } from '../../lib/erp-proxy-stack.ts';
 import { acknowledgedRuleIds, addNagChecks } from '../../lib/nag.ts';
 import { parseStackConfig } from '../../lib/stack-config.ts';
+import { testApp } from '../support/cdk-app.ts';
 
 function nagApp(context: Record<string, unknown> = {}): { app: App; stack: ErpProxyStack } {
-  const app = new App({
-    context: { 'aws:cdk:bundling-stacks': [], ...context },
-    builtinCloudFormationValidation: false,
-  });
+  const app = testApp(context);
   addNagChecks(app);
   const stack = new ErpProxyStack(app, 'ErpProxy', {
     config: parseStackConfig((key) => app.node.tryGetContext(key)),
@@ -48,12 +46,13 @@ describe('cdk-nag AwsSolutions, default context', () => {
       'AwsSolutions-APIG4',
       'AwsSolutions-IAM5[Resource::*]',
       'AwsSolutions-SMG4',
+      'AwsSolutions-SNS2',
     ]);
   });
 
   it('acknowledges one construct at a time, each with a reason', () => {
     const acks = acknowledgments(app);
-    // 9 routes, 2 secrets, 1 GetMetricData statement.
+    // 9 routes, 2 secrets, 1 GetMetricData statement, the alarm topic.
     expect(acks.filter((a) => a.id === 'AwsSolutions-APIG4')).toHaveLength(9);
     expect(
       acks
@@ -63,6 +62,9 @@ describe('cdk-nag AwsSolutions, default context', () => {
     ).toEqual(['ErpProxy/LicenseSecret', 'ErpProxy/ProxyKeysSecret']);
     expect(acks.filter((a) => a.id === 'AwsSolutions-IAM5[Resource::*]').map((a) => a.path)).toEqual([
       'ErpProxy/Aux/Role/DefaultPolicy',
+    ]);
+    expect(acks.filter((a) => a.id === 'AwsSolutions-SNS2').map((a) => a.path)).toEqual([
+      'ErpProxy/AlarmTopic',
     ]);
     expect(acks.every((a) => a.path !== 'ErpProxy' && a.path !== '')).toBe(true);
     for (const ack of acks) expect(ack.reason.length, ack.id).toBeGreaterThan(40);

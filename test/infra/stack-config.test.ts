@@ -45,8 +45,12 @@ describe('parseStackConfig', () => {
       licenseSecretArn: undefined,
       vpc: undefined,
       domain: undefined,
+      reservedConcurrency: { 'execute-v1': 200, 'execute-v2': 200, version: 20, aux: 10 },
+      accountConcurrency: 1000,
+      tags: {},
       alarms: {
         email: undefined,
+        topicArn: undefined,
         serverErrorRatePercent: 5,
         p99LatencyMs: 10_000,
         upstreamTimeouts: 5,
@@ -225,5 +229,99 @@ describe('parseStackConfig', () => {
     expect(problemsOf({ licenseSecretArn: 'license', secretsKmsKeyArn: key })).toEqual([
       expect.stringMatching(/^licenseSecretArn: expected the complete secret ARN/),
     ]);
+  });
+
+  describe('reserved concurrency', () => {
+    it('sizes the defaults from the stage throttle and the Lambda timeout', () => {
+      // Burst 40 < rate 20 x 28 s: the burst.
+      expect(
+        parseStackConfig(read({ throttleRateLimit: 20, throttleBurstLimit: 40 })).reservedConcurrency,
+      ).toEqual({
+        'execute-v1': 40,
+        'execute-v2': 40,
+        version: 5,
+        aux: 10,
+      });
+      // Rate 2 x 10 s = 20 < burst 100: no more than could ever run at once.
+      expect(
+        parseStackConfig(
+          read({
+            throttleRateLimit: 2,
+            throttleBurstLimit: 100,
+            lambdaTimeout: 10,
+            maxTimeout: 8,
+            defaultTimeout: 5,
+          }),
+        ).reservedConcurrency,
+      ).toEqual({ 'execute-v1': 20, 'execute-v2': 20, version: 5, aux: 10 });
+    });
+
+    it('takes each function group from context', () => {
+      const config = parseStackConfig(
+        read({ executeConcurrency: '150', versionConcurrency: 12, auxConcurrency: '3' }),
+      );
+      expect(config.reservedConcurrency).toEqual({
+        'execute-v1': 150,
+        'execute-v2': 150,
+        version: 12,
+        aux: 3,
+      });
+    });
+
+    it('refuses reservations that would leave the account fewer than 100 unreserved executions', () => {
+      // The default burst of 500 gives 500 + 500 + 50 + 10 = 1,060 > 1,000 - 100.
+      const problems = problemsOf({ throttleBurstLimit: 500 });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/reserve 1060 .* at most 900/);
+      expect(problems[0]).toMatch(/accountConcurrency/);
+      // The same with a raised quota is fine, and 900 exactly is the limit.
+      expect(() =>
+        parseStackConfig(read({ throttleBurstLimit: 500, accountConcurrency: 2000 })),
+      ).not.toThrow();
+      expect(() =>
+        parseStackConfig(read({ executeConcurrency: 400, versionConcurrency: 90, auxConcurrency: 10 })),
+      ).not.toThrow();
+      expect(problemsOf({ executeConcurrency: 400, versionConcurrency: 91, auxConcurrency: 10 })[0]).toMatch(
+        /reserve 901/,
+      );
+      // A new account's quota of 10 cannot reserve anything.
+      expect(problemsOf({ accountConcurrency: 10 })[0]).toMatch(/at most 0/);
+    });
+
+    it('refuses zero or non-integer concurrency (0 would turn a function off)', () => {
+      expect(problemsOf({ executeConcurrency: 0 })[0]).toMatch(
+        /^executeConcurrency: expected an integer from 1/,
+      );
+      expect(problemsOf({ auxConcurrency: '2.5' })[0]).toMatch(/^auxConcurrency: expected an integer/);
+    });
+  });
+
+  describe('tags and the alarm topic', () => {
+    it('reads tags as name=value pairs from -c, or as an object from cdk.json', () => {
+      expect(parseStackConfig(read({ tags: 'owner=platform team, cost-centre=CC-1234' })).tags).toEqual({
+        owner: 'platform team',
+        'cost-centre': 'CC-1234',
+      });
+      expect(parseStackConfig(read({ tags: { owner: 'ops', costCentre: 42 } })).tags).toEqual({
+        owner: 'ops',
+        costCentre: '42',
+      });
+    });
+
+    it('refuses tags AWS would refuse, and the service tag the stack sets', () => {
+      expect(problemsOf({ tags: 'owner' })[0]).toMatch(/^tags: expected name=value pairs/);
+      expect(problemsOf({ tags: { 'aws:owner': 'x' } })[0]).toMatch(/aws: prefix is reserved/);
+      expect(problemsOf({ tags: { owner: 'a;b' } })[0]).toMatch(/^tags: tag owner: the value/);
+      expect(problemsOf({ tags: { service: 'x' } })[0]).toMatch(/set by the stack/);
+      expect(problemsOf({ tags: ['owner=x'] })[0]).toMatch(/^tags: expected/);
+    });
+
+    it('takes an existing SNS topic ARN for the alarms', () => {
+      const arn = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+      expect(parseStackConfig(read({ alarmTopicArn: arn })).alarms.topicArn).toBe(arn);
+      expect(problemsOf({ alarmTopicArn: 'ops-alarms' })[0]).toMatch(
+        /^alarmTopicArn: expected an SNS topic ARN/,
+      );
+    });
   });
 });

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKeyPair, signLicense } from '../../lambdas/platform/license.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
@@ -70,9 +71,16 @@ describe('operator endpoints', () => {
     const answer = await proxy.get('/_/metrics', KEY);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
-    expect(answer.text).toContain('# TYPE erp_proxy_requests_total counter');
-    expect(answer.text).toMatch(/^erp_proxy_requests_total\{api="v1",outcome="success"\} 3$/m);
-    expect(answer.text).toMatch(/^erp_proxy_errors_total\{api="v1",code="-32700"\} 1$/m);
+    expect(answer.text).toContain('# TYPE erp_proxy_requests gauge');
+    // What a Prometheus text-format parser makes of the whole answer (more in prometheus-parser.test.ts).
+    const families = parsePrometheusTextFormat(answer.text);
+    expect(families.length).toBeGreaterThanOrEqual(7);
+    for (const family of families) {
+      expect(['GAUGE', 'HISTOGRAM', 'SUMMARY'], family.name).toContain(family.type);
+      expect(family.name.endsWith('_total'), family.name).toBe(false);
+    }
+    expect(answer.text).toMatch(/^erp_proxy_requests\{api="v1",outcome="success"\} 3$/m);
+    expect(answer.text).toMatch(/^erp_proxy_errors\{api="v1",code="-32700"\} 1$/m);
     expect(answer.text).toMatch(/^erp_proxy_upstream_latency_seconds_count\{api="v1"\} 3$/m);
     expect(answer.text).toMatch(/^erp_proxy_upstream_latency_seconds_bucket\{api="v1",le="60"\} 3$/m);
     expect(answer.text).toMatch(/^erp_proxy_proxy_overhead_seconds_sum\{api="v1"\} \d+(\.\d+)?(e-\d+)?$/m);

@@ -404,8 +404,8 @@ describe('operators see which way calls went', () => {
       key,
     );
     const metrics = (await proxy.get('/_/metrics', key)).text;
-    expect(metrics).toMatch(/^erp_proxy_upstream_calls_total\{api="v1",protocol="json2"\} 1$/m);
-    expect(metrics).toMatch(/^erp_proxy_upstream_calls_total\{api="v2",protocol="json2"\} 1$/m);
+    expect(metrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="json2"\} 1$/m);
+    expect(metrics).toMatch(/^erp_proxy_upstream_calls\{api="v2",protocol="json2"\} 1$/m);
     expect(metrics).not.toMatch(/protocol="jsonrpc"\} [1-9]/);
   });
 });

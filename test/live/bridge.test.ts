@@ -154,8 +154,8 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 over JSON-2 agains
     const key = { 'x-api-key': (await import('../support/proxy-harness.ts')).TEST_PROXY_KEY };
     const bridgedMetrics = (await bridged().harness.get('/_/metrics', key)).text;
     const nativeMetrics = (await native().harness.get('/_/metrics', key)).text;
-    expect(bridgedMetrics).toMatch(/^erp_proxy_upstream_calls_total\{api="v1",protocol="json2"\} [1-9]/m);
+    expect(bridgedMetrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="json2"\} [1-9]/m);
     expect(bridgedMetrics).not.toMatch(/protocol="jsonrpc"\} [1-9]/);
-    expect(nativeMetrics).toMatch(/^erp_proxy_upstream_calls_total\{api="v1",protocol="jsonrpc"\} [1-9]/m);
+    expect(nativeMetrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="jsonrpc"\} [1-9]/m);
   });
 });

@@ -62,7 +62,11 @@ export interface MetricSpec {
   readonly name: MetricName;
   readonly unit: (typeof MetricUnit)[keyof typeof MetricUnit];
   readonly kind: MetricKind;
-  /** Prometheus family name, the same locally and on AWS. */
+  /**
+   * Prometheus family name, the same locally and on AWS. Counts carry no `_total` suffix: that
+   * suffix names a counter, and on AWS a count is a sum over a sliding window, which goes down
+   * as well as up, so both paths expose counts as gauges (see `prometheusType`).
+   */
   readonly prometheusName: string;
   /**
    * What one unit of the CloudWatch metric is in the Prometheus family's base unit (`0.001`:
@@ -82,7 +86,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     name: MetricName.Requests,
     unit: MetricUnit.Count,
     kind: 'counter',
-    prometheusName: 'erp_proxy_requests_total',
+    prometheusName: 'erp_proxy_requests',
     dimensions: [Dimension.Api, Dimension.Outcome],
     help: 'Requests handled, by API and outcome (success, erp_error, proxy_error).',
   },
@@ -90,7 +94,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     name: MetricName.Errors,
     unit: MetricUnit.Count,
     kind: 'counter',
-    prometheusName: 'erp_proxy_errors_total',
+    prometheusName: 'erp_proxy_errors',
     dimensions: [Dimension.Api, Dimension.Code],
     help: 'Requests that ended with an error, by API and error code (proxy codes, license, ERP codes).',
   },
@@ -98,7 +102,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     name: MetricName.UpstreamTimeouts,
     unit: MetricUnit.Count,
     kind: 'counter',
-    prometheusName: 'erp_proxy_upstream_timeouts_total',
+    prometheusName: 'erp_proxy_upstream_timeouts',
     dimensions: [Dimension.Api],
     help: `Requests that ended with ${PROXY_ERRORS.upstreamTimeout.code}: the ERP timed out or the connection broke; the call may have run.`,
   },
@@ -106,7 +110,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     name: MetricName.UpstreamCalls,
     unit: MetricUnit.Count,
     kind: 'counter',
-    prometheusName: 'erp_proxy_upstream_calls_total',
+    prometheusName: 'erp_proxy_upstream_calls',
     dimensions: [Dimension.Api, Dimension.Protocol],
     help: 'Execute calls that reached the ERP, by API and the ERP protocol that served them (jsonrpc, json2).',
   },
@@ -145,6 +149,21 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     help: 'Days until the license expires (negative once expired).',
   },
 ] satisfies MetricSpec[]);
+
+/**
+ * The Prometheus type a metric is exposed as. Counts are gauges on both paths: a sum over the
+ * last window on AWS (it goes down), a count since the process started locally (typed alike so
+ * that one name has one type). Latency is a histogram locally (fixed buckets) and a summary
+ * from CloudWatch (its percentiles as quantiles).
+ */
+export function prometheusType(
+  spec: MetricSpec,
+  source: 'local' | 'cloudwatch',
+): 'gauge' | 'histogram' | 'summary' {
+  if (spec.kind === 'counter' || spec.kind === 'gauge') return 'gauge';
+  if (spec.kind === 'histogram') return source === 'local' ? 'histogram' : 'summary';
+  return 'summary';
+}
 
 const SPEC_BY_NAME: ReadonlyMap<string, MetricSpec> = new Map(METRIC_SPECS.map((spec) => [spec.name, spec]));
 

@@ -194,7 +194,7 @@ describe('observe middleware', () => {
     expect(text).not.toMatch(/"(params|keyword|kwargs|result|body)"/);
 
     const families = store.families();
-    expect(families.find((f) => f.name === 'erp_proxy_requests_total')?.samples).toEqual([
+    expect(families.find((f) => f.name === 'erp_proxy_requests')?.samples).toEqual([
       { labels: { api: 'v1', outcome: 'success' }, value: 1 },
     ]);
   });
@@ -220,10 +220,10 @@ describe('observe middleware', () => {
     });
     expect(logged[0]).not.toHaveProperty('error');
     const families = store.families();
-    expect(families.find((f) => f.name === 'erp_proxy_errors_total')?.samples).toEqual([
+    expect(families.find((f) => f.name === 'erp_proxy_errors')?.samples).toEqual([
       { labels: { api: 'v1', code: '-32003' }, value: 1 },
     ]);
-    expect(families.find((f) => f.name === 'erp_proxy_upstream_timeouts_total')?.samples).toEqual([
+    expect(families.find((f) => f.name === 'erp_proxy_upstream_timeouts')?.samples).toEqual([
       { labels: { api: 'v1' }, value: 1 },
     ]);
   });
@@ -279,7 +279,7 @@ describe('observe middleware', () => {
       error_code: 0,
       http_status: 403,
     });
-    expect(store.families().find((f) => f.name === 'erp_proxy_errors_total')?.samples).toEqual([
+    expect(store.families().find((f) => f.name === 'erp_proxy_errors')?.samples).toEqual([
       { labels: { api: 'v1', code: 'license' }, value: 1 },
     ]);
   });

@@ -73,23 +73,23 @@ describe('local EMF capture', () => {
 
     const counters = text
       .split('\n')
-      .filter((line) => /^(# (HELP|TYPE) )?erp_proxy_(requests|errors|upstream_timeouts)_total/.test(line))
+      .filter((line) => /^(# (HELP|TYPE) )?erp_proxy_(requests|errors|upstream_timeouts)[ {]/.test(line))
       .join('\n');
     expect(counters).toBe(
       [
-        '# HELP erp_proxy_requests_total Requests handled, by API and outcome (success, erp_error, proxy_error).',
-        '# TYPE erp_proxy_requests_total counter',
-        'erp_proxy_requests_total{api="v1",outcome="proxy_error"} 1',
-        'erp_proxy_requests_total{api="v1",outcome="success"} 1',
-        'erp_proxy_requests_total{api="v2",outcome="erp_error"} 1',
-        '# HELP erp_proxy_errors_total Requests that ended with an error, by API and error code (proxy codes, license, ERP codes).',
-        '# TYPE erp_proxy_errors_total counter',
-        'erp_proxy_errors_total{api="v1",code="-32003"} 1',
-        'erp_proxy_errors_total{api="v2",code="422"} 1',
-        '# HELP erp_proxy_upstream_timeouts_total Requests that ended with -32003: the ERP timed out or the connection broke; the call may have run.',
-        '# TYPE erp_proxy_upstream_timeouts_total counter',
-        'erp_proxy_upstream_timeouts_total{api="v1"} 1',
-        'erp_proxy_upstream_timeouts_total{api="v2"} 0',
+        '# HELP erp_proxy_requests Requests handled, by API and outcome (success, erp_error, proxy_error). Since the process started.',
+        '# TYPE erp_proxy_requests gauge',
+        'erp_proxy_requests{api="v1",outcome="proxy_error"} 1',
+        'erp_proxy_requests{api="v1",outcome="success"} 1',
+        'erp_proxy_requests{api="v2",outcome="erp_error"} 1',
+        '# HELP erp_proxy_errors Requests that ended with an error, by API and error code (proxy codes, license, ERP codes). Since the process started.',
+        '# TYPE erp_proxy_errors gauge',
+        'erp_proxy_errors{api="v1",code="-32003"} 1',
+        'erp_proxy_errors{api="v2",code="422"} 1',
+        '# HELP erp_proxy_upstream_timeouts Requests that ended with -32003: the ERP timed out or the connection broke; the call may have run. Since the process started.',
+        '# TYPE erp_proxy_upstream_timeouts gauge',
+        'erp_proxy_upstream_timeouts{api="v1"} 1',
+        'erp_proxy_upstream_timeouts{api="v2"} 0',
       ].join('\n'),
     );
     // Latencies are exposed in seconds (the EMF values stay milliseconds: 40 ms and 15000 ms).

@@ -44,11 +44,11 @@ describe('request records', () => {
     metrics.publishStoredMetrics();
 
     const text = renderPrometheus(store.families());
-    const errors = text.split('\n').filter((line) => line.startsWith('erp_proxy_errors_total{'));
+    const errors = text.split('\n').filter((line) => line.startsWith('erp_proxy_errors{'));
     expect(errors).toEqual([
-      'erp_proxy_errors_total{api="aux",code="unknown"} 1',
-      'erp_proxy_errors_total{api="v1",code="0"} 2',
-      'erp_proxy_errors_total{api="v1",code="license"} 1',
+      'erp_proxy_errors{api="aux",code="unknown"} 1',
+      'erp_proxy_errors{api="v1",code="0"} 2',
+      'erp_proxy_errors{api="v1",code="license"} 1',
     ]);
   });
 

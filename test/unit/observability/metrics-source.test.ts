@@ -132,22 +132,22 @@ describe('CloudWatch metrics source', () => {
 
     const text = renderPrometheus(await source.snapshot());
 
-    expect(text).toContain('# TYPE erp_proxy_requests_total gauge\n');
-    expect(text).toContain('erp_proxy_requests_total{api="v1",outcome="success"} 7\n');
-    expect(text).toContain('erp_proxy_requests_total{api="v1",outcome="proxy_error"} 1\n');
-    expect(text).toContain('erp_proxy_requests_total{api="aux",outcome="erp_error"} 0\n');
+    expect(text).toContain('# TYPE erp_proxy_requests gauge\n');
+    expect(text).toContain('erp_proxy_requests{api="v1",outcome="success"} 7\n');
+    expect(text).toContain('erp_proxy_requests{api="v1",outcome="proxy_error"} 1\n');
+    expect(text).toContain('erp_proxy_requests{api="aux",outcome="erp_error"} 0\n');
     expect(text).toContain(
       [
-        '# TYPE erp_proxy_errors_total gauge',
-        'erp_proxy_errors_total{api="v1",code="-32003"} 1',
-        'erp_proxy_errors_total{api="v1",code="0"} 2',
-        'erp_proxy_errors_total{api="v1",code="license"} 4',
-        'erp_proxy_errors_total{api="v1",code="unknown"} 1',
-        'erp_proxy_errors_total{api="v2",code="422"} 3',
+        '# TYPE erp_proxy_errors gauge',
+        'erp_proxy_errors{api="v1",code="-32003"} 1',
+        'erp_proxy_errors{api="v1",code="0"} 2',
+        'erp_proxy_errors{api="v1",code="license"} 4',
+        'erp_proxy_errors{api="v1",code="unknown"} 1',
+        'erp_proxy_errors{api="v2",code="422"} 3',
         '# HELP',
       ].join('\n'),
     );
-    expect(text).toContain('erp_proxy_upstream_timeouts_total{api="v1"} 1\n');
+    expect(text).toContain('erp_proxy_upstream_timeouts{api="v1"} 1\n');
     expect(text).toContain(
       [
         '# HELP erp_proxy_upstream_latency_seconds Time spent waiting on the ERP per request, in seconds. Over the last 300 s, from CloudWatch.',

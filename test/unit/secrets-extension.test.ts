@@ -1,0 +1,158 @@
+/**
+ * Secrets through the AWS Parameters and Secrets Lambda Extension (the deployed path): a
+ * loopback server speaks the extension's localhost API, and the proxy-key and license sources
+ * read from it without the AWS SDK.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clearCaches } from '@aws-lambda-powertools/parameters';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type Config, loadConfig } from '../../lambdas/platform/config.ts';
+import { createLicenseSource, createProxyKeySource } from '../../lambdas/platform/secrets.ts';
+
+const KEYS_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
+const LICENSE_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+const KEY = 'extension-key-0123456789abcdef';
+const SESSION_TOKEN = 'session-token-of-the-function';
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+let server: Server;
+let port = 0;
+const requests: { path: string; token: string | undefined }[] = [];
+let answers: Record<string, Answer> = {};
+
+function answer(request: IncomingMessage): Answer {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  if (url.pathname !== '/secretsmanager/get') return { status: 404, body: 'not found' };
+  if (request.headers['x-aws-parameters-secrets-token'] !== SESSION_TOKEN) {
+    return { status: 401, body: 'missing or wrong X-Aws-Parameters-Secrets-Token' };
+  }
+  return (
+    answers[url.searchParams.get('secretId') ?? ''] ?? {
+      status: 400,
+      body: '{"__type":"ResourceNotFoundException"}',
+    }
+  );
+}
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    requests.push({
+      path: request.url ?? '',
+      token: request.headers['x-aws-parameters-secrets-token'] as string | undefined,
+    });
+    const { status, body } = answer(request);
+    response.writeHead(status, { 'content-type': 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, 'localhost', resolve));
+  port = (server.address() as AddressInfo).port;
+  vi.stubEnv('AWS_SESSION_TOKEN', SESSION_TOKEN);
+});
+afterEach(() => {
+  clearCaches();
+  requests.length = 0;
+  answers = {};
+});
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function config(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-execute-v1',
+    PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(port),
+    PROXY_KEYS_SECRET_ID: KEYS_SECRET,
+    LICENSE_SECRET_ID: LICENSE_SECRET,
+    ...env,
+  });
+}
+
+const secretValue = (id: string, value: string): Answer => ({
+  status: 200,
+  body: JSON.stringify({
+    ARN: id,
+    Name: 'n',
+    VersionId: 'v1',
+    SecretString: value,
+    VersionStages: ['AWSCURRENT'],
+  }),
+});
+
+describe('secrets through the Parameters and Secrets extension', () => {
+  it('takes the extension port from PARAMETERS_SECRETS_EXTENSION_HTTP_PORT', () => {
+    expect(config().secretsExtensionPort).toBe(port);
+    expect(loadConfig({ AWS_LAMBDA_FUNCTION_NAME: 'f' }).secretsExtensionPort).toBeUndefined();
+    expect(() => loadConfig({ PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '70000' })).toThrow(/port number/);
+  });
+
+  it('reads the proxy keys with the session token, then serves them from the cache', async () => {
+    answers[KEYS_SECRET] = secretValue(KEYS_SECRET, KEY);
+    const keys = createProxyKeySource(config());
+    expect(await keys.getKeys()).toEqual([{ name: 'default', key: KEY }]);
+    expect(await keys.getKeys()).toEqual([{ name: 'default', key: KEY }]);
+    expect(requests).toEqual([
+      { path: `/secretsmanager/get?secretId=${encodeURIComponent(KEYS_SECRET)}`, token: SESSION_TOKEN },
+    ]);
+  });
+
+  it('reads the license; the placeholder and a missing secret are "no license", not errors', async () => {
+    answers[LICENSE_SECRET] = secretValue(LICENSE_SECRET, '{}');
+    const status = await createLicenseSource(config()).getLicense();
+    expect(status).toMatchObject({
+      is_valid: false,
+      reason: expect.stringMatching(/^no license configured/),
+    });
+
+    clearCaches();
+    delete answers[LICENSE_SECRET]; // the emulator answers 400 ResourceNotFoundException
+    const missing = await createLicenseSource(config()).getLicense();
+    expect(missing).toMatchObject({
+      is_valid: false,
+      reason: expect.stringMatching(/^no license configured/),
+    });
+
+    clearCaches();
+    answers[LICENSE_SECRET] = secretValue(
+      LICENSE_SECRET,
+      JSON.stringify({ licensee: 'Example Ltd', valid_until: '2999-12-31' }),
+    );
+    expect(await createLicenseSource(config()).getLicense()).toMatchObject({
+      licensee: 'Example Ltd',
+      is_valid: true,
+    });
+  });
+
+  it('fails a read the extension refuses with a message naming the secret and the error type only', async () => {
+    answers[KEYS_SECRET] = { status: 500, body: `{"__type":"InternalServiceError","echo":"${KEY}"}` };
+    const failure = await createProxyKeySource(config())
+      .getKeys()
+      .then(
+        () => 'resolved',
+        (error: Error) => error.message,
+      );
+    expect(failure).toContain(KEYS_SECRET);
+    expect(failure).toContain('HTTP 500 (InternalServiceError)');
+    expect(failure).not.toContain(KEY);
+  });
+
+  it('fails when nothing listens on the port, instead of falling back to the SDK', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, 'localhost', resolve));
+    const deadPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const failure = await createProxyKeySource(
+      config({ PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(deadPort) }),
+    )
+      .getKeys()
+      .then(
+        () => 'resolved',
+        (error: Error) => error.message,
+      );
+    expect(failure).toMatch(/could not be read: .*ECONNREFUSED/);
+  });
+});
