@@ -7,7 +7,7 @@
  */
 import { startErpDouble } from '../test/erp-double/index.ts';
 import { startProxy } from '../test/support/proxy-harness.ts';
-import { ADMIN, smallBody } from './fixtures.ts';
+import { smallBody } from './fixtures.ts';
 import { median } from './stats.ts';
 
 export interface BridgeRow {
