@@ -13,7 +13,7 @@ import {
   ParseError,
   V2RequestShapeError,
 } from '../platform/errors.ts';
-import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, scanJson } from '../platform/json.ts';
+import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, topLevelTexts } from '../platform/json.ts';
 import { isSameProxyKey } from '../platform/secrets.ts';
 import { type ErpCall, MAX_HEADER_VALUE_LENGTH } from '../upstream/erp-transport.ts';
 import type { InboundBody } from './inbound-call.ts';
@@ -49,17 +49,8 @@ function parseEnvelopeBody<T extends z.ZodType>(body: InboundBody, schema: T): z
  * unchanged. A repeated member is the last one, as in `JSON.parse`.
  */
 function rawMembers(text: string): (name: string) => string | undefined {
-  const bytes = Buffer.from(text, 'utf8');
-  // No depth bound here: the depth check ran on the parsed value, and a repeated member that
-  // JSON.parse dropped may nest deeper without harm (the scanner's stack is an array).
-  const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
-  // The same text parsed, so this cannot fail short of a bug.
-  if (!scan.ok || scan.members === undefined) throw new Error('the parsed request body did not scan as JSON');
-  const { members } = scan;
-  return (name) => {
-    const span = members.get(name);
-    return span === undefined ? undefined : bytes.toString('utf8', span.start, span.end);
-  };
+  const { members } = topLevelTexts(text);
+  return (name) => members.get(name);
 }
 
 function recordTarget(state: RequestState, url: string, db?: string): void {

@@ -161,6 +161,29 @@ export function scanJson(
   }
 }
 
+/** The JSON text of the top-level members (an object) or elements (an array) of a JSON text. */
+export interface TopLevelTexts {
+  readonly members: ReadonlyMap<string, string>;
+  readonly elements: readonly string[];
+}
+
+/**
+ * The top-level members or elements of JSON that was already parsed or validated, each as the
+ * bytes it was written with (`1.0`, `1e400` and 20-digit integers keep their spelling). No depth
+ * bound: the depth check ran on the parsed value. A repeated member is the last one, as in
+ * `JSON.parse`. Throws when the text is not JSON: a bug of the caller.
+ */
+export function topLevelTexts(text: string): TopLevelTexts {
+  const bytes = Buffer.from(text, 'utf8');
+  const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
+  if (!scan.ok) throw new Error('validated JSON did not scan');
+  const members = new Map<string, string>();
+  for (const [name, span] of scan.members ?? [])
+    members.set(name, bytes.toString('utf8', span.start, span.end));
+  const elements = (scan.elements ?? []).map((span) => bytes.toString('utf8', span.start, span.end));
+  return { members, elements };
+}
+
 /**
  * The scanner's loop. No closures over the position and whitespace skipped inline: measured
  * 23 ms against 31.5 ms per 5 MB with closures (V8 keeps a captured, mutated index in memory).

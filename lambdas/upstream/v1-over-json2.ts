@@ -7,7 +7,7 @@
  * moved as the bytes the caller wrote, never parsed and re-written.
  */
 import { InvalidRequestError } from '../platform/errors.ts';
-import { scanJson } from '../platform/json.ts';
+import { topLevelTexts } from '../platform/json.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-transport.ts';
 import type { Json2Transport } from './json2-transport.ts';
 import type { MethodDocClient } from './method-docs.ts';
@@ -24,34 +24,11 @@ export interface Json2Translation {
   readonly unwrapSingleId: boolean;
 }
 
-interface RawJson {
-  readonly text: string;
-}
-
-function elementsOf(arrayJson: string): RawJson[] {
-  const bytes = Buffer.from(arrayJson, 'utf8');
-  const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
-  // Validated by the request schema before: an array.
-  if (!scan.ok) throw new Error('v1 params did not scan as a JSON array');
-  return (scan.elements ?? []).map((span) => ({ text: bytes.toString('utf8', span.start, span.end) }));
-}
-
-function membersOf(objectJson: string): Map<string, RawJson> {
-  const bytes = Buffer.from(objectJson, 'utf8');
-  const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
-  if (!scan.ok || scan.members === undefined) throw new Error('v1 keyword did not scan as a JSON object');
-  const members = new Map<string, RawJson>();
-  for (const [name, span] of scan.members) {
-    members.set(name, { text: bytes.toString('utf8', span.start, span.end) });
-  }
-  return members;
-}
-
 /** `[1, 2, 3]` (or `[]`): what a record method's ids look like in v1's `params[0]`. */
-function isIdList(raw: RawJson): boolean {
-  if (!raw.text.startsWith('[')) return false;
+function isIdList(raw: string): boolean {
+  if (!raw.startsWith('[')) return false;
   try {
-    const value: unknown = JSON.parse(raw.text);
+    const value: unknown = JSON.parse(raw);
     return Array.isArray(value) && value.every((id) => Number.isSafeInteger(id));
   } catch {
     return false;
@@ -72,9 +49,9 @@ function untranslatable(call: ErpCall, why: string): InvalidRequestError {
  * given both by position and by name, or a method that needs `*args`.
  */
 export function translateV1ToJson2(call: ErpCall, signature: MethodSignature | undefined): Json2Translation {
-  const positional = elementsOf(call.argsJson ?? '[]');
-  const keyword = membersOf(call.kwargsJson);
-  const named = new Map<string, RawJson>();
+  const positional = topLevelTexts(call.argsJson ?? '[]').elements;
+  const keyword = topLevelTexts(call.kwargsJson).members;
+  const named = new Map<string, string>();
   let unwrapSingleId = false;
 
   if (!signature) {
@@ -90,7 +67,7 @@ export function translateV1ToJson2(call: ErpCall, signature: MethodSignature | u
   } else {
     let rest = positional;
     if (!signature.model && rest.length > 0) {
-      named.set('ids', rest[0] as RawJson);
+      named.set('ids', rest[0] as string);
       rest = rest.slice(1);
     }
     let index = 0;
@@ -99,7 +76,7 @@ export function translateV1ToJson2(call: ErpCall, signature: MethodSignature | u
       if (param.kind === 'VAR_POSITIONAL')
         throw untranslatable(call, `it takes *${param.name}, which JSON-2 cannot pass`);
       if (param.kind !== 'POSITIONAL_ONLY' && param.kind !== 'POSITIONAL_OR_KEYWORD') break;
-      named.set(param.name, rest[index] as RawJson);
+      named.set(param.name, rest[index] as string);
       index += 1;
     }
     if (index < rest.length) {
@@ -113,8 +90,8 @@ export function translateV1ToJson2(call: ErpCall, signature: MethodSignature | u
     }
     if (call.method === 'create' && signature.model) {
       const vals = named.get('vals_list');
-      if (vals?.text.startsWith('{')) {
-        named.set('vals_list', { text: `[${vals.text}]` });
+      if (vals?.startsWith('{')) {
+        named.set('vals_list', `[${vals}]`);
         unwrapSingleId = true;
       }
     }
@@ -126,7 +103,7 @@ export function translateV1ToJson2(call: ErpCall, signature: MethodSignature | u
     }
     named.set(name, value);
   }
-  const body = `{${[...named].map(([name, value]) => `${JSON.stringify(name)}:${value.text}`).join(',')}}`;
+  const body = `{${[...named].map(([name, value]) => `${JSON.stringify(name)}:${value}`).join(',')}}`;
   return { body, unwrapSingleId };
 }
 

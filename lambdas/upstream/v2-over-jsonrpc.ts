@@ -8,7 +8,7 @@
  * rolls them back). Arguments are moved as the bytes the caller wrote.
  */
 import { Json2UnavailableError } from '../platform/errors.ts';
-import { isJsonObject, scanJson } from '../platform/json.ts';
+import { isJsonObject, topLevelTexts } from '../platform/json.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-transport.ts';
 import type { JsonRpcTransport } from './jsonrpc-transport.ts';
 import { BUILT_IN_SIGNATURES } from './method-signatures.ts';
@@ -26,12 +26,11 @@ export interface ExecuteKwTranslation {
  * A record method without `ids` runs on no records (`[[]]`), as JSON-2 runs it on an empty
  * recordset.
  */
-export function translateV2ToExecuteKw(call: ErpCall): ExecuteKwTranslation {
-  const bytes = Buffer.from(call.kwargsJson, 'utf8');
-  const scan = scanJson(bytes, { topLevelMembers: true, maxDepth: Number.POSITIVE_INFINITY });
-  if (!scan.ok || scan.members === undefined) throw new Error('v2 kwargs did not scan as a JSON object');
-  const raw = new Map<string, string>();
-  for (const [name, span] of scan.members) raw.set(name, bytes.toString('utf8', span.start, span.end));
+export function translateV2ToExecuteKw(
+  call: ErpCall,
+  kwargs: ReadonlyMap<string, string> = topLevelTexts(call.kwargsJson).members,
+): ExecuteKwTranslation {
+  const raw = new Map(kwargs);
 
   const known = BUILT_IN_SIGNATURES.get(call.method);
   const ids = raw.get('ids');
@@ -101,8 +100,8 @@ export class V2OverJsonRpc implements ErpTransport {
           "/jsonrpc instead, but that needs the key's user: add erp_instance.user_id (the ERP user's integer id), or use v1.",
       );
     }
-    const known = BUILT_IN_SIGNATURES.get(call.method);
-    if (known?.model && /"ids"\s*:/.test(call.kwargsJson) && hasIds(call.kwargsJson)) {
+    const kwargs = topLevelTexts(call.kwargsJson).members;
+    if (BUILT_IN_SIGNATURES.get(call.method)?.model && kwargs.has('ids')) {
       // What JSON-2 answers (json2.py: "cannot call <model>.<method> with ids"), without a call.
       const message = `cannot call ${call.model}.${call.method} with ids`;
       return {
@@ -117,7 +116,7 @@ export class V2OverJsonRpc implements ErpTransport {
         },
       };
     }
-    const translation = translateV2ToExecuteKw(call);
+    const translation = translateV2ToExecuteKw(call, kwargs);
     const outcome = await this.jsonrpc.call({ ...call, ...translation }, context);
     if (outcome.kind === 'erp_error') return { ...outcome, code: json2StatusOf(outcome.data) };
     return call.method === 'copy' ? asIdList(outcome) : outcome;
@@ -132,12 +131,4 @@ function asIdList(outcome: ErpOutcome): ErpOutcome {
   if (outcome.kind !== 'raw_result') return outcome;
   const text = outcome.json.toString('utf8').trim();
   return /^\d{1,16}$/.test(text) ? { kind: 'result', value: [Number(text)] } : outcome;
-}
-
-function hasIds(kwargsJson: string): boolean {
-  const scan = scanJson(Buffer.from(kwargsJson, 'utf8'), {
-    topLevelMembers: true,
-    maxDepth: Number.POSITIVE_INFINITY,
-  });
-  return scan.ok && scan.members?.has('ids') === true;
 }
