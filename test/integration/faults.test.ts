@@ -190,6 +190,88 @@ describe('timeouts and broken connections', () => {
   });
 });
 
+/**
+ * A raw upstream that answers every request with a v1 result and then does `afterAnswer` with the
+ * socket; counts connections and requests (a request counts once it fully arrived).
+ */
+async function closingUpstream(
+  afterAnswer: (socket: Socket) => void,
+  headers = '',
+): Promise<{ url: string; connections: () => number; requests: () => number }> {
+  let connections = 0;
+  let requests = 0;
+  const url = await tcpUpstream((socket) => {
+    connections += 1;
+    let buffer = '';
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString('latin1');
+      const end = buffer.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/content-length:\s*(\d+)/i.exec(buffer.slice(0, end))?.[1] ?? 0);
+      if (buffer.length < end + 4 + length) return;
+      buffer = buffer.slice(end + 4 + length);
+      requests += 1;
+      const body = '{"jsonrpc":"2.0","id":1,"result":5}';
+      socket.write(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${headers}content-length: ${body.length}\r\n\r\n${body}`,
+      );
+      afterAnswer(socket);
+    });
+  });
+  return { url, connections: () => connections, requests: () => requests };
+}
+
+describe('an ERP that closes kept-alive connections without Connection: close', () => {
+  const calls = 40;
+
+  async function sequentialCalls(url: string): Promise<Array<number | null>> {
+    const codes: Array<number | null> = [];
+    for (let i = 0; i < calls; i += 1) codes.push((await callV1(url, 5)).envelope.error?.code ?? null);
+    return codes;
+  }
+
+  it('closing right after each answer: every call is answered, each ran once', async () => {
+    // As soon as the answer is out, the ERP drops the connection (nginx past its keep-alive time).
+    const erp = await closingUpstream((socket) => setTimeout(() => socket.destroy(), 0));
+    const codes = await sequentialCalls(erp.url);
+    expect(codes).toEqual(new Array(calls).fill(null));
+    expect(erp.requests()).toBe(calls);
+  });
+
+  it('closing an idle connection a few milliseconds after the answer: every call is answered, each ran once', async () => {
+    // The nginx way: a connection idle for 5 ms is closed; a request arriving first keeps it.
+    const erp = await closingUpstream((socket) => {
+      const timer = setTimeout(() => socket.destroy(), 5);
+      socket.once('data', () => clearTimeout(timer));
+    });
+    const codes = await sequentialCalls(erp.url);
+    expect(codes).toEqual(new Array(calls).fill(null));
+    expect(erp.requests()).toBe(calls);
+  });
+
+  it('Connection: close is honoured: the connection is never reused, though the ERP keeps it open', async () => {
+    const erp = await closingUpstream(() => undefined, 'connection: close\r\n');
+    for (let i = 0; i < 3; i += 1) expect((await callV1(erp.url)).envelope.result).toBe(5);
+    expect(erp.connections()).toBe(3);
+  });
+
+  it.each(['timeout=1', 'max=100, timeout=1'])(
+    'Keep-Alive: %s (under the 1 s margin) is honoured: the connection is never reused',
+    async (value) => {
+      const erp = await closingUpstream(() => undefined, `keep-alive: ${value}\r\n`);
+      for (let i = 0; i < 3; i += 1) expect((await callV1(erp.url)).envelope.result).toBe(5);
+      expect(erp.connections()).toBe(3);
+    },
+  );
+
+  it('an ERP that keeps connections open gets one connection for many calls', async () => {
+    const erp = await closingUpstream(() => undefined, 'keep-alive: timeout=60\r\n');
+    for (let i = 0; i < 5; i += 1) expect((await callV1(erp.url)).envelope.result).toBe(5);
+    expect(erp.connections()).toBe(1);
+  });
+});
+
 describe('answers that are not ERP answers', () => {
   it('truncated JSON → -32005 / 502', async () => {
     const url = await httpUpstream((_req, res) => {

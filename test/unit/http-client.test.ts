@@ -343,6 +343,41 @@ describe('deadlines and broken connections', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('a call that waited for the pool and then could not connect names the wait, not only the connect', async () => {
+    // Prepare: one connection per origin, held by a call the server drops after 100 ms; the agent
+    // then opens a new connection for the waiting call, and that one never connects (its
+    // address lookup never answers).
+    const server = await startServer((req) => setTimeout(() => req.socket.destroy(), 100));
+    let lookups = 0;
+    const client = createHttpClient({
+      idleTimeoutMs: 60_000,
+      connectionsPerOrigin: 1,
+      lookup: (_hostname, options, callback) => {
+        lookups += 1;
+        if (lookups > 1) return;
+        const answer = callback as (error: null, address: unknown, family?: number) => void;
+        if (options.all) answer(null, [{ address: '127.0.0.1', family: 4 }]);
+        else answer(null, '127.0.0.1', 4);
+      },
+    });
+    cleanups.push(() => client.close());
+    const url = new URL(server.url);
+    url.hostname = 'erp.test';
+    const holding = client.send(upstreamRequest(url));
+    holding.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Act
+    const error = await failure(
+      client.send(upstreamRequest(url, { signal: AbortSignal.timeout(1_000), timeoutMs: 1_000 })),
+    );
+    // Assess: both causes, in the order they happened.
+    expect(lookups).toBe(2);
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(/waited [\d.]+ s of its 1 s for a free connection/);
+    expect(error.message).toMatch(/1 connections to this ERP were all busy/);
+    expect(error.message).toMatch(/then could not connect in the [\d.]+ s left\. The call did not run/);
+  });
+
   it('a connection attempt past its own cap is -32004 (did not run), before the request deadline', async () => {
     // Prepare: a lookup that never answers keeps the socket connecting.
     const client = createHttpClient({ lookup: () => undefined, connectTimeoutMs: 50 });
@@ -436,6 +471,77 @@ describe('stale keep-alive sockets', () => {
     expect(error).toBeInstanceOf(UpstreamTimeoutError);
     expect(error.message).toMatch(/may have run/);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('a kept-alive socket the ERP closed while the proxy was busy is not written into: a new connection carries the call', async () => {
+    // Prepare
+    const server = await startServer(answerJson);
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    // Act: the ERP closes the idle connection; its FIN reaches this machine while the event loop
+    // is busy (no poll), so the pool still lists the socket when the next call takes it.
+    server.sockets[0]?.destroy();
+    const busyUntil = performance.now() + 30;
+    while (performance.now() < busyUntil) {
+      // busy, as a handler chain is between two polls
+    }
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess: answered on a new connection; the ERP saw each call once.
+    expect(second.headers['x-seen']).toBe('1');
+    expect(server.sockets).toHaveLength(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a read-only call whose kept-alive connection closes without a byte of answer is retried once', async () => {
+    // Prepare: the ERP reads the second request, then closes without answering.
+    const server = await startServer((req, res, index) => {
+      if (index === 1) req.socket.destroy();
+      else answerJson(req, res, index);
+    });
+    const client = newClient();
+    const { body: _body, ...get } = upstreamRequest(new URL('/web/version', server.url));
+    await client.send({ ...get, method: 'GET', readOnly: true });
+    await settle();
+    // Act
+    const second = await client.send({ ...get, method: 'GET', readOnly: true });
+    // Assess: a read may run twice; the retry went out on a new connection.
+    expect(second.headers['x-seen']).toBe('2');
+    expect(server.sockets).toHaveLength(2);
+  });
+
+  it('a call that is not read-only is not retried then: it may have run (-32003)', async () => {
+    const server = await startServer((req, res, index) => {
+      if (index === 1) req.socket.destroy();
+      else answerJson(req, res, index);
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    const error = await failure(client.send(upstreamRequest(server.url)));
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(error.message).toMatch(/may have run/);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("after such a close, the ERP's connections are no longer reused: later calls are not exposed to it", async () => {
+    // Prepare: the ERP closes each connection 1 ms after it went idle (as a short nginx
+    // keepalive_timeout does); the first close teaches the client.
+    const server = await startServer((req, res, index) => {
+      answerJson(req, res, index);
+      res.on('finish', () => {
+        const timer = setTimeout(() => req.socket.destroy(), 1);
+        req.socket.once('data', () => clearTimeout(timer));
+      });
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Act
+    for (let i = 0; i < 5; i += 1) await client.send(upstreamRequest(server.url));
+    // Assess: one connection per call, none written into a closing one.
+    expect(server.requests).toHaveLength(6);
+    expect(server.sockets).toHaveLength(6);
   });
 
   it('does not retry a connection that was refused (-32004)', async () => {
