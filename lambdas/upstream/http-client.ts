@@ -9,6 +9,7 @@
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { type AnswerLease, currentAnswerLease } from '../platform/answer-budget.ts';
 import { allocateWithRoom } from '../platform/buffers.ts';
 import {
   ProxyError,
@@ -200,6 +201,20 @@ function tooLarge(request: UpstreamRequest): ResponseTooLargeError {
   );
 }
 
+function mebibytes(bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024)} MiB`;
+}
+
+/** The local server's budget for answers held at once has no room for this one now. */
+function noRoom(lease: AnswerLease): ResponseTooLargeError {
+  const others = lease.budget.heldBytes - lease.heldBytes;
+  return new ResponseTooLargeError(
+    `The proxy is holding ${mebibytes(others)} of ERP answers for other calls, and holds at most ` +
+      `${mebibytes(lease.budget.limitBytes)} at once: this answer does not fit beside them now. ` +
+      'Retry shortly, or ask for less: use limit/offset or fewer fields.',
+  );
+}
+
 function headersToRecord(raw: IncomingHttpHeaders): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
@@ -304,15 +319,17 @@ class NodeHttpClient implements HttpClient {
 
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     this.freshAgentsIfIdle(Date.now());
+    // The invocation's share of the local server's memory for answers (none on Lambda).
+    const lease = currentAnswerLease();
     try {
-      return await this.attempt(request, this.agents);
+      return await this.attempt(request, this.agents, lease);
     } catch (failure) {
       if (!(failure instanceof AttemptFailure)) throw failure;
       if (!this.retryable(failure, request)) throw classify(failure.error, request, failure.attempt.sent);
       // One retry, on a connection of its own (never a pooled one).
       const fresh = this.newAgents();
       try {
-        return await this.attempt(request, fresh).catch((again: unknown) => {
+        return await this.attempt(request, fresh, lease).catch((again: unknown) => {
           throw again instanceof AttemptFailure ? classify(again.error, request, again.attempt.sent) : again;
         });
       } finally {
@@ -348,7 +365,11 @@ class NodeHttpClient implements HttpClient {
     return closedByErp && request.readOnly === true;
   }
 
-  private attempt(request: UpstreamRequest, agents: PooledAgents): Promise<UpstreamResponse> {
+  private attempt(
+    request: UpstreamRequest,
+    agents: PooledAgents,
+    lease: AnswerLease | undefined,
+  ): Promise<UpstreamResponse> {
     return new Promise<UpstreamResponse>((resolve, reject) => {
       const secure = request.url.protocol === 'https:';
       // The request counts as sent once it was flushed ('finish') over an established connection.
@@ -494,14 +515,24 @@ class NodeHttpClient implements HttpClient {
           fail(tooLarge(request));
           return;
         }
+        const known = Number.isInteger(declared) && declared > 0;
+        // A declared length is reserved whole, before a byte is held; else chunk by chunk.
+        if (known && lease && !lease.reserve(declared)) {
+          fail(noRoom(lease));
+          return;
+        }
         // With a declared length the body is copied into one buffer as it arrives: no list of
         // chunks plus a concatenated copy of them (for a 5 MB answer, 5 MB less at the peak).
-        const whole = Number.isInteger(declared) && declared > 0 ? allocateWithRoom(declared) : undefined;
+        const whole = known ? allocateWithRoom(declared) : undefined;
         let copied = 0;
         res.on('data', (chunk: Buffer) => {
           // Stop reading at once; the rest of the body is never buffered.
           if (received + chunk.length > request.maxResponseBytes) {
             fail(tooLarge(request));
+            return;
+          }
+          if (!known && lease && !lease.reserve(chunk.length)) {
+            fail(noRoom(lease));
             return;
           }
           // Bytes beyond the declared length (the parser should not allow any) keep their order.
