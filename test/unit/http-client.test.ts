@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AnswerBudget, runWithAnswerLease } from '../../lambdas/platform/answer-budget.ts';
 import {
   ProxyError,
   ResponseTooLargeError,
@@ -286,6 +287,50 @@ describe('the response size limit', () => {
     expect(error).toBeInstanceOf(ResponseTooLargeError);
     expect(error.code).toBe(-32009);
     expect(written).toBeLessThan(total);
+  });
+});
+
+describe('the answer budget of the invocation the call runs in', () => {
+  it('an answer that does not fit beside those of another invocation is -32009; one invocation counts all its answers', async () => {
+    // Prepare: 1,000 bytes for all answers; another invocation holds 600.
+    const server = await startServer((_req, res, index) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(index === 1 ? 'x'.repeat(100) : 'y'.repeat(600));
+    });
+    const client = newClient();
+    const budget = new AnswerBudget(1_000);
+    const other = budget.lease();
+    await runWithAnswerLease(other, () => client.send(upstreamRequest(server.url)));
+    const lease = budget.lease();
+    // Act: this invocation's first answer (100 bytes) fits; its second (600) does not.
+    const first = await runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url)));
+    const error = await failure(runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url))));
+    // Assess
+    expect(first.body.length).toBe(100);
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.message).toMatch(/holding 1 MiB|holding 0 MiB/);
+    expect(error.message).toMatch(/does not fit beside them now/);
+    expect(budget.heldBytes).toBe(700);
+    other.release();
+    lease.release();
+    expect(budget.heldBytes).toBe(0);
+  });
+
+  it('an answer without a declared length is counted as it arrives', async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.write('a'.repeat(300));
+      res.end('b'.repeat(300));
+    });
+    const client = newClient();
+    const budget = new AnswerBudget(1_000);
+    const other = budget.lease();
+    other.reserve(500);
+    const error = await failure(
+      runWithAnswerLease(budget.lease(), () => client.send(upstreamRequest(server.url))),
+    );
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    other.release();
   });
 });
 
