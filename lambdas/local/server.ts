@@ -344,10 +344,8 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
     const lease = answers.lease();
     // The lease ends with the handler, also one the emulated timeout gave up on (it still runs).
     const invocation = runWithAnswerLease(lease, () => handlers[fn](event, context));
-    invocation.then(
-      () => lease.release(),
-      () => lease.release(),
-    );
+    const release = (): void => lease.release();
+    invocation.then(release, release);
     return withFunctionTimeout(invocation, functionTimeoutMs, fn);
   };
   const server = createServer(

@@ -8,7 +8,7 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { type AnswerLease, currentAnswerLease } from '../platform/answer-budget.ts';
 import { allocateWithRoom } from '../platform/buffers.ts';
 import {
@@ -240,11 +240,6 @@ interface Attempt {
   readonly failedAfterMs: number;
 }
 
-/** The failing call was the socket write itself: the kernel took none of that write. */
-function isWriteFailure(error: unknown): boolean {
-  return (error as { syscall?: unknown } | null)?.syscall === 'write';
-}
-
 /** A failed attempt: the error and what was known about the request when it failed. */
 class AttemptFailure extends Error {
   constructor(
@@ -359,7 +354,8 @@ class NodeHttpClient implements HttpClient {
     // never left. (A request split over several writes that fails part-way is incomplete, and an
     // HTTP server does not run an incomplete request.)
     if (attempt.unwritten) return true;
-    if (!attempt.sent && closedByErp && isWriteFailure(error)) return true;
+    const writeFailed = (error as { syscall?: unknown } | null)?.syscall === 'write';
+    if (!attempt.sent && closedByErp && writeFailed) return true;
     // Written, then the connection closed without a byte of answer: the ERP may have read the
     // request before closing (RFC 9110, 9.2.2). Retried only when the call only reads.
     return closedByErp && request.readOnly === true;
@@ -381,9 +377,9 @@ class NodeHttpClient implements HttpClient {
       let reused = false;
       let written = false;
       let idleBeforeReuseMs = 0;
-      // What the socket had read before this call: more means a byte of the answer arrived.
+      // The socket, and what it had read before this call: more means a byte of the answer arrived.
+      let taken: Socket | undefined;
       let bytesReadBefore = 0;
-      let socketBytesRead = (): number => bytesReadBefore;
       // The pool was full when the call was made, and the agent has not handed it a socket yet.
       let queuedAt: number | undefined;
       let waitedMs: number | undefined;
@@ -398,7 +394,7 @@ class NodeHttpClient implements HttpClient {
         sent,
         reused,
         unwritten: !written,
-        unanswered: !responded && socketBytesRead() === bytesReadBefore,
+        unanswered: !responded && (taken?.bytesRead ?? 0) === bytesReadBefore,
         origin,
         idleBeforeReuseMs,
         failedAfterMs: tookSocketAt === undefined ? 0 : performance.now() - tookSocketAt,
@@ -459,8 +455,8 @@ class NodeHttpClient implements HttpClient {
         tookSocketAt = performance.now();
         if (queuedAt !== undefined) waitedMs = tookSocketAt - queuedAt;
         this.keepAlive.assign(socket, origin);
+        taken = socket;
         bytesReadBefore = socket.bytesRead;
-        socketBytesRead = () => socket.bytesRead;
         // A socket that is not connecting carried an earlier call: from the pool (`reusedSocket`),
         // or handed straight from a finished call to this queued one (Node leaves the flag unset).
         reused = req.reusedSocket || !socket.connecting;

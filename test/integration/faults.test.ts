@@ -546,15 +546,18 @@ describe('TLS', () => {
     await withProxy({ overrides: { http: { tls: { ca: cert } } } }, async (trusting) => {
       const server = createHttpsServer({ cert, key }, (_req, res) => jsonRpcOk(res));
       const url = (await listen(server)).replace('http:', 'https:');
-      const answer = await trusting.post('/api/erp/execute', {
-        id: 'tls',
-        action: 'search_count',
-        model_id: 'res.partner',
-        params: [[]],
-        erp_instance: { url, db: 'erp_a', user_id: 2, api_key: 'k'.repeat(40) },
-      });
-      expect(answer.status).toBe(200);
-      expect((answer.json as Envelope).result).toBe(5);
+      // Twice: the second call reuses the kept-alive TLS connection.
+      for (const id of ['tls', 'tls-again']) {
+        const answer = await trusting.post('/api/erp/execute', {
+          id,
+          action: 'search_count',
+          model_id: 'res.partner',
+          params: [[]],
+          erp_instance: { url, db: 'erp_a', user_id: 2, api_key: 'k'.repeat(40) },
+        });
+        expect(answer.status).toBe(200);
+        expect((answer.json as Envelope).result).toBe(5);
+      }
     });
   });
 });

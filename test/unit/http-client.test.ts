@@ -589,6 +589,48 @@ describe('stale keep-alive sockets', () => {
     expect(server.sockets).toHaveLength(6);
   });
 
+  it('a kept-alive socket idle past what the ERP announced, its timer not yet run (a thawed Lambda), is not written into', async () => {
+    // Prepare: the ERP announces a 2 s keep-alive, so the socket may idle 1 s.
+    const server = await startServer((req, res, index) => {
+      res.setHeader('keep-alive', 'timeout=2');
+      answerJson(req, res, index);
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    // Act: the event loop is frozen past that second (as a Lambda between invocations): the
+    // socket's idle timer cannot run, so the pool still lists it.
+    const frozenUntil = performance.now() + 1_100;
+    while (performance.now() < frozenUntil) {
+      // frozen
+    }
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess: answered on a new connection, the ERP saw each call once.
+    expect(second.headers['x-seen']).toBe('1');
+    expect(server.sockets).toHaveLength(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('when the one retry fails too, its own failure is reported', async () => {
+    // Prepare: one answered call, then the ERP goes away entirely while the proxy is busy.
+    const server = await startServer(answerJson);
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    const closing = server.close();
+    const busyUntil = performance.now() + 30;
+    while (performance.now() < busyUntil) {
+      // busy
+    }
+    // Act
+    const error = await failure(client.send(upstreamRequest(server.url)));
+    await closing;
+    // Assess: the stale socket was not written into; the new connection was refused.
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(/refused the connection/);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('does not retry a connection that was refused (-32004)', async () => {
     const server = await startServer(answerJson);
     const url = server.url;
