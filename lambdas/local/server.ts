@@ -15,6 +15,7 @@ import { createHandler as createExecuteV2Handler } from '../handlers/execute-v2.
 import { createHandler as createAuxHandler } from '../handlers/operator.ts';
 import type { Runtime } from '../handlers/runtime.ts';
 import { createHandler as createVersionHandler } from '../handlers/version.ts';
+import { AnswerBudget, runWithAnswerLease } from '../platform/answer-budget.ts';
 import type { Config } from '../platform/config.ts';
 import { type FunctionName, findRoute, routeKey } from '../platform/routes.ts';
 
@@ -33,10 +34,56 @@ const FUNCTION_TIMEOUT_HEADROOM_MS = 3_000;
 export function localFunctionTimeoutMs(config: Pick<Config, 'maxTimeoutSeconds'>): number {
   return Math.max(LOCAL_FUNCTION_TIMEOUT_MS, config.maxTimeoutSeconds * 1000 + FUNCTION_TIMEOUT_HEADROOM_MS);
 }
-/** API Gateway HTTP API quota: request line and headers together, 10 240 bytes. */
+/**
+ * API Gateway HTTP API quota: request line and headers together, 10 240 bytes. Counted as
+ * {@link requestHeadBytes} does; Node's own `maxHeaderSize` counts only the target, names and
+ * values, so it lets up to ~40 bytes more through and is kept as the parser's backstop only.
+ */
 export const MAX_REQUEST_HEADER_BYTES = 10 * 1024;
 /** A request (headers and body) must arrive within this; Node then answers 408 and closes. */
 export const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
+/**
+ * How often Node looks for requests past their time (its default, 30 s, made the 408 of a 30 s
+ * limit come at 30-60 s). The limit given to Node is this much shorter, so the 408 comes by the
+ * limit, at most this much early.
+ */
+export const REQUEST_TIMEOUT_CHECK_INTERVAL_MS = 250;
+/**
+ * A body over {@link MAX_REQUEST_BODY_BYTES} is still read, and discarded, up to this many bytes
+ * in all, and answered 413 once it has arrived: a client still uploading when the connection
+ * closes gets EPIPE instead of the answer. Larger uploads are answered and closed at this point.
+ */
+export const MAX_DISCARDED_BODY_BYTES = 64 * 1024 * 1024;
+/**
+ * The ERP answers the local server holds in memory at once, all invocations together (see
+ * platform/answer-budget.ts). Eight of the largest answers a gzip client may get (29 MiB each by
+ * default) do not fit at once; one call alone always fits.
+ */
+export const ANSWER_MEMORY_BYTES = 128 * 1024 * 1024;
+
+/** Node's timeout settings for a receive limit: the 408 comes by `receiveTimeoutMs`. */
+export function requestTimeoutSettings(receiveTimeoutMs: number): {
+  readonly requestTimeout: number;
+  readonly headersTimeout: number;
+  readonly connectionsCheckingInterval: number;
+} {
+  const interval = Math.max(1, Math.min(REQUEST_TIMEOUT_CHECK_INTERVAL_MS, Math.floor(receiveTimeoutMs / 4)));
+  const timeout = receiveTimeoutMs - interval;
+  return { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: interval };
+}
+
+/**
+ * The request line and the header lines in bytes, as clients write them: `METHOD target
+ * HTTP/1.1`, each header as `Name: value`, every line with its CRLF, and the empty line that ends
+ * them. (The parser drops whitespace around values, so extra spaces a client sends are not
+ * counted.) Node decodes the target and the headers one byte per character.
+ */
+export function requestHeadBytes(req: IncomingMessage): number {
+  let size = `${req.method ?? ''} ${req.url ?? ''} HTTP/${req.httpVersion}\r\n`.length + 2;
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2)
+    size += (req.rawHeaders[i] ?? '').length + 2 + (req.rawHeaders[i + 1] ?? '').length + 2;
+  return size;
+}
 
 /** Lambda stops a function at its timeout; API Gateway then answers 500, as `onCrash` does here. */
 function withFunctionTimeout<T>(invocation: Promise<T>, timeoutMs: number, fn: FunctionName): Promise<T> {
@@ -205,42 +252,68 @@ function joinChunks(chunks: readonly Buffer[], size: number): Buffer {
 }
 
 /**
- * Reads the body up to the limit; `undefined` once it is over (413 already sent) or when the
- * client went away mid-body (nothing to answer: on AWS such a request never reaches Lambda).
+ * Answers once the rest of the request body has arrived (read and discarded, up to
+ * {@link MAX_DISCARDED_BODY_BYTES} in all), then the connection closes: as API Gateway does, so a
+ * client still sending its body reads the answer instead of meeting a closed connection (EPIPE).
+ * `alreadyRead` bytes of the body were read before.
+ */
+function answerAfterBody(req: IncomingMessage, answer: () => void, alreadyRead = 0): void {
+  let read = alreadyRead;
+  let answered = false;
+  const once = (): void => {
+    if (answered) return;
+    answered = true;
+    answer();
+  };
+  const declared = Number(req.headers['content-length']);
+  if (req.complete || (Number.isFinite(declared) && declared > MAX_DISCARDED_BODY_BYTES)) {
+    once();
+    req.resume();
+    return;
+  }
+  req.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > MAX_DISCARDED_BODY_BYTES) once();
+  });
+  req.on('end', once);
+  req.resume();
+}
+
+function refuse(res: ServerResponse, status: number, body: string): void {
+  send(res, status, { 'content-type': 'application/json', connection: 'close' }, body);
+}
+
+/**
+ * Reads the body up to the limit; `undefined` once it is over (413 sent once the rest arrived)
+ * or when the client went away mid-body (nothing to answer: on AWS such a request never reaches
+ * Lambda).
  */
 function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
-    const tooLarge = (): void => {
-      send(
-        res,
-        413,
-        { 'content-type': 'application/json', connection: 'close' },
-        '{"message":"Request Entity Too Large"}',
-      );
-      req.resume();
-      resolve(undefined);
-    };
+    const tooLarge = (): void => refuse(res, 413, '{"message":"Request Entity Too Large"}');
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_REQUEST_BODY_BYTES) {
-      tooLarge();
+      answerAfterBody(req, tooLarge);
+      resolve(undefined);
       return;
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
-    req.on('data', (chunk: Buffer) => {
-      if (over) return;
+    const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > MAX_REQUEST_BODY_BYTES) {
-        over = true;
-        tooLarge();
+      if (size <= MAX_REQUEST_BODY_BYTES) {
+        chunks.push(chunk);
         return;
       }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!over) resolve(joinChunks(chunks, size));
-    });
+      req.off('data', onData);
+      req.off('end', onEnd);
+      chunks.length = 0;
+      answerAfterBody(req, tooLarge, size);
+      resolve(undefined);
+    };
+    const onEnd = (): void => resolve(joinChunks(chunks, size));
+    req.on('data', onData);
+    req.on('end', onEnd);
     // 'aborted' / ECONNRESET: the client closed the connection before its body was complete.
     req.on('error', () => resolve(undefined));
   });
@@ -249,6 +322,10 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
 export interface LocalServerOptions {
   /** Emulated Lambda timeout per invocation; default `localFunctionTimeoutMs(runtime.config)`. */
   readonly functionTimeoutMs?: number;
+  /** A request must arrive within this (408); default {@link REQUEST_RECEIVE_TIMEOUT_MS}. */
+  readonly requestReceiveTimeoutMs?: number;
+  /** ERP answers held at once, all invocations together; default {@link ANSWER_MEMORY_BYTES}. */
+  readonly answerMemoryBytes?: number;
   /** Called for a handler crash (the client only sees API Gateway's generic 500). */
   readonly onCrash?: (error: unknown) => void;
 }
@@ -263,39 +340,61 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
   };
 
   const functionTimeoutMs = options.functionTimeoutMs ?? localFunctionTimeoutMs(runtime.config);
-  const server = createServer({ maxHeaderSize: MAX_REQUEST_HEADER_BYTES }, (req, res) => {
-    const url = requestUrl(req);
-    const route = findRoute(req.method ?? 'GET', url.pathname);
-    if (!route) {
-      // A body sent to an unknown route is not read: the connection closes after the 404.
-      const hasBody =
-        req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
-      req.resume();
-      send(
-        res,
-        404,
-        { 'content-type': 'application/json', ...(hasBody ? { connection: 'close' } : {}) },
-        '{"message":"Not Found"}',
-      );
-      return;
-    }
-    readBody(req, res)
-      .then(async (body) => {
-        if (body === undefined) return;
-        const event = buildEvent(req, body, routeKey(route), url);
-        const context = buildContext(route.fn, event.requestContext.requestId, functionTimeoutMs);
-        writeResult(
+  const answers = new AnswerBudget(options.answerMemoryBytes ?? ANSWER_MEMORY_BYTES);
+  const invoke = async (
+    fn: FunctionName,
+    event: APIGatewayProxyEventV2,
+    context: Context,
+  ): Promise<unknown> => {
+    const lease = answers.lease();
+    // The lease ends with the handler, also one the emulated timeout gave up on (it still runs).
+    const invocation = runWithAnswerLease(lease, () => handlers[fn](event, context));
+    const release = (): void => lease.release();
+    invocation.then(release, release);
+    return withFunctionTimeout(invocation, functionTimeoutMs, fn);
+  };
+  const server = createServer(
+    {
+      maxHeaderSize: MAX_REQUEST_HEADER_BYTES,
+      ...requestTimeoutSettings(options.requestReceiveTimeoutMs ?? REQUEST_RECEIVE_TIMEOUT_MS),
+    },
+    (req, res) => {
+      if (requestHeadBytes(req) > MAX_REQUEST_HEADER_BYTES) {
+        answerAfterBody(req, () => refuse(res, 431, '{"message":"Request Header Fields Too Large"}'));
+        return;
+      }
+      const url = requestUrl(req);
+      const route = findRoute(req.method ?? 'GET', url.pathname);
+      if (!route) {
+        // A body sent to an unknown route is not read: the connection closes after the 404.
+        const hasBody =
+          req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+        req.resume();
+        send(
           res,
-          await withFunctionTimeout(handlers[route.fn](event, context), functionTimeoutMs, route.fn),
+          404,
+          { 'content-type': 'application/json', ...(hasBody ? { connection: 'close' } : {}) },
+          '{"message":"Not Found"}',
         );
-      })
-      .catch((error: unknown) => {
-        options.onCrash?.(error);
-        send(res, 500, { 'content-type': 'application/json' }, '{"message":"Internal Server Error"}');
-      });
-  });
+        return;
+      }
+      readBody(req, res)
+        .then(async (body) => {
+          if (body === undefined) return;
+          const event = buildEvent(req, body, routeKey(route), url);
+          const context = buildContext(route.fn, event.requestContext.requestId, functionTimeoutMs);
+          writeResult(res, await invoke(route.fn, event, context));
+        })
+        .catch((error: unknown) => {
+          options.onCrash?.(error);
+          send(res, 500, { 'content-type': 'application/json' }, '{"message":"Internal Server Error"}');
+        });
+    },
+  );
   server.keepAliveTimeout = 5_000;
-  server.requestTimeout = REQUEST_RECEIVE_TIMEOUT_MS;
-  server.headersTimeout = Math.min(server.headersTimeout, REQUEST_RECEIVE_TIMEOUT_MS);
+  // A client that half-closes after its request (HTTP/1.0 style, `nc -N`) still gets the answer:
+  // by default Node's HTTP server ends the connection as soon as the client's side ends, before
+  // the answer is written. (Node reads this flag; @types/node does not declare it.)
+  Object.assign(server, { httpAllowHalfOpen: true });
   return server;
 }

@@ -152,7 +152,9 @@ export const PROXY_ERRORS = deepFreeze({
     answer: 'envelope',
     callRan: 'yes',
     apis: ALL_APIS,
-    meaning: "The ERP's answer is too large for the gateway (6 MB): ask for less, or accept gzip.",
+    meaning:
+      "The ERP's answer is too large for the gateway (6 MB), or, on the local server, does not fit " +
+      'beside the answers other calls hold at that moment: ask for less, accept gzip, or retry shortly.',
   },
   internal: {
     code: -32603,

@@ -6,14 +6,10 @@
  * certainly did not run: -32004, retry is safe) or after (it may have run: -32003), and the
  * response size limit (-32009). It never follows redirects and never sends or keeps cookies.
  */
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction, Socket } from 'node:net';
+import { type AnswerLease, currentAnswerLease } from '../platform/answer-budget.ts';
 import { allocateWithRoom } from '../platform/buffers.ts';
 import {
   ProxyError,
@@ -21,6 +17,12 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
+import {
+  createPooledAgents,
+  KEEP_ALIVE_MARGIN_MS,
+  KeepAlivePolicy,
+  type PooledAgents,
+} from './keep-alive.ts';
 import { findTargetRefusal } from './target-policy.ts';
 
 export interface UpstreamRequest {
@@ -69,8 +71,8 @@ export interface HttpClientOptions {
   readonly tls?: { readonly ca?: string | Buffer };
 }
 
-/** Errors on an already-open (reused) socket before anything was written: retry once. */
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+/** How a kept-alive socket fails when the ERP has closed it (a reset, a write into it, or a FIN). */
+const CLOSED_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 function errorCode(error: unknown): string | undefined {
   let current: unknown = error;
@@ -150,16 +152,35 @@ function classify(error: unknown, request: UpstreamRequest, sent: boolean): Prox
   );
 }
 
+/** How a call waited for one of the pool's connections to an ERP. */
+interface PoolWait {
+  readonly poolSize: number;
+  /** How long it waited; still waiting when `undefined`. */
+  readonly waitedMs?: number;
+}
+
 function deadlineError(
   request: UpstreamRequest,
   sent: boolean,
-  waitingForSocket: { readonly poolSize: number } | undefined,
+  connecting: boolean,
+  poolWait: PoolWait | undefined,
 ): ProxyError {
   const host = request.url.host;
-  if (waitingForSocket) {
+  const busy = (wait: PoolWait): string =>
+    `the proxy's ${wait.poolSize} connections to this ERP were all busy with other calls`;
+  if (poolWait?.waitedMs === undefined && poolWait) {
     return new UpstreamUnavailableError(
-      `No connection to ${host} became free within ${seconds(request.timeoutMs)}: the proxy's ` +
-        `${waitingForSocket.poolSize} connections to this ERP were all busy with other calls. The call did not run; retrying is safe.`,
+      `No connection to ${host} became free within ${seconds(request.timeoutMs)}: ${busy(poolWait)}. ` +
+        'The call did not run; retrying is safe.',
+    );
+  }
+  if (!sent && poolWait?.waitedMs !== undefined) {
+    // Most of the budget went on waiting for the pool; name that, and what the rest was spent on.
+    const left = Math.max(0, request.timeoutMs - poolWait.waitedMs);
+    return new UpstreamUnavailableError(
+      `The call waited ${seconds(poolWait.waitedMs)} of its ${seconds(request.timeoutMs)} for a free connection to ${host} ` +
+        `(${busy(poolWait)}), then ${connecting ? 'could not connect' : 'could not send the request'} in the ${seconds(left)} left. ` +
+        'The call did not run; retrying is safe.',
     );
   }
   if (!sent) {
@@ -180,6 +201,20 @@ function tooLarge(request: UpstreamRequest): ResponseTooLargeError {
   );
 }
 
+function mebibytes(bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024)} MiB`;
+}
+
+/** The local server's budget for answers held at once has no room for this one now. */
+function noRoom(lease: AnswerLease): ResponseTooLargeError {
+  const others = lease.budget.heldBytes - lease.heldBytes;
+  return new ResponseTooLargeError(
+    `The proxy is holding ${mebibytes(others)} of ERP answers for other calls, and holds at most ` +
+      `${mebibytes(lease.budget.limitBytes)} at once: this answer does not fit beside them now. ` +
+      'Retry shortly, or ask for less: use limit/offset or fewer fields.',
+  );
+}
+
 function headersToRecord(raw: IncomingHttpHeaders): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
@@ -191,15 +226,18 @@ function headersToRecord(raw: IncomingHttpHeaders): Record<string, string> {
 interface Attempt {
   /** The whole request was handed to the OS ('finish'). */
   readonly sent: boolean;
-  /** The socket came from the keep-alive pool. */
+  /** The socket had carried an earlier call (from the keep-alive pool, or handed over by one). */
   readonly reused: boolean;
-  /** Response headers arrived. */
-  readonly responded: boolean;
-}
-
-/** The failing call was the socket write itself: the kernel took none of that write. */
-function isWriteFailure(error: unknown): boolean {
-  return (error as { syscall?: unknown } | null)?.syscall === 'write';
+  /** Not a byte of the request was written: the socket was found closed first. */
+  readonly unwritten: boolean;
+  /** Not a byte of an answer arrived on the socket. */
+  readonly unanswered: boolean;
+  /** The agent's name for the origin (the keep-alive policy's key). */
+  readonly origin: string;
+  /** How long a reused socket had been idle before this call took it. */
+  readonly idleBeforeReuseMs: number;
+  /** How long after taking the socket the attempt failed. */
+  readonly failedAfterMs: number;
 }
 
 /** A failed attempt: the error and what was known about the request when it failed. */
@@ -212,13 +250,34 @@ class AttemptFailure extends Error {
   }
 }
 
+/** A kept-alive socket found closed, or idle too long, before a byte of the request was written. */
+class StaleSocketError extends Error {
+  readonly code: string;
+  constructor(reason: 'closed' | 'expired') {
+    super(`the kept-alive connection was ${reason} before the request was written`);
+    // Closed: counted as the ERP closing it (ECONNRESET); expired: the proxy's own decision.
+    this.code = reason === 'closed' ? 'ECONNRESET' : 'ERR_KEEP_ALIVE_EXPIRED';
+  }
+}
+
+/**
+ * Runs `then` after the event loop has polled for I/O once more: a close from the ERP that reached
+ * this machine while the proxy was busy (the handler chain runs without polling) is seen by then.
+ * Two turns, because the first `setImmediate` can run before this loop iteration's poll.
+ */
+function afterNextPoll(then: () => void): void {
+  setImmediate(() => setImmediate(then));
+}
+
 class NodeHttpClient implements HttpClient {
-  private agents: { readonly http: HttpAgent; readonly https: HttpsAgent };
+  private agents: PooledAgents;
   private lastActivity = 0;
   private readonly idleTimeoutMs: number;
+  private readonly keepAlive: KeepAlivePolicy;
 
   constructor(private readonly options: HttpClientOptions) {
     this.idleTimeoutMs = options.idleTimeoutMs ?? 4_000;
+    this.keepAlive = new KeepAlivePolicy({ idleTimeoutMs: this.idleTimeoutMs });
     this.agents = this.newAgents();
   }
 
@@ -226,20 +285,18 @@ class NodeHttpClient implements HttpClient {
     return this.options.connectionsPerOrigin ?? 16;
   }
 
-  private newAgents(): { http: HttpAgent; https: HttpsAgent } {
+  private newAgents(): PooledAgents {
     const pool = {
       keepAlive: true,
       maxSockets: this.poolSize,
       maxFreeSockets: this.poolSize,
-      // Free sockets time out (and are destroyed by the agent) after this long idle.
+      // Free sockets time out (and are destroyed by the agent) after this long idle; the
+      // keep-alive policy shortens it for ERPs that close sooner.
       timeout: this.idleTimeoutMs,
       // Reuse the most recently used socket: the one least likely to have been closed.
       scheduling: 'lifo' as const,
     };
-    return {
-      http: new HttpAgent(pool),
-      https: new HttpsAgent({ ...pool, ...(this.options.tls?.ca ? { ca: this.options.tls.ca } : {}) }),
-    };
+    return createPooledAgents(pool, this.keepAlive, this.options.tls);
   }
 
   /**
@@ -257,36 +314,57 @@ class NodeHttpClient implements HttpClient {
 
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     this.freshAgentsIfIdle(Date.now());
+    // The invocation's share of the local server's memory for answers (none on Lambda).
+    const lease = currentAnswerLease();
     try {
-      return await this.attempt(request, this.agents);
+      return await this.attempt(request, this.agents, lease);
     } catch (failure) {
       if (!(failure instanceof AttemptFailure)) throw failure;
-      // A kept-alive socket whose very write fails (the kernel refused it: the ERP had reset the
-      // connection) is a stale socket: not a byte of this call left, so one retry on a new
-      // connection is safe. Any other failure after the write is never retried.
-      const stale = failure.attempt.reused && !failure.attempt.responded && isWriteFailure(failure.error);
-      if (stale && STALE_SOCKET_CODES.has(errorCode(failure.error) ?? '') && !request.signal.aborted) {
-        const fresh = this.newAgents();
-        try {
-          return await this.attempt(request, fresh).catch((again: unknown) => {
-            throw again instanceof AttemptFailure
-              ? classify(again.error, request, again.attempt.sent)
-              : again;
-          });
-        } finally {
-          fresh.http.destroy();
-          fresh.https.destroy();
-        }
+      if (!this.retryable(failure, request)) throw classify(failure.error, request, failure.attempt.sent);
+      // One retry, on a connection of its own (never a pooled one).
+      const fresh = this.newAgents();
+      try {
+        return await this.attempt(request, fresh, lease).catch((again: unknown) => {
+          throw again instanceof AttemptFailure ? classify(again.error, request, again.attempt.sent) : again;
+        });
+      } finally {
+        fresh.http.destroy();
+        fresh.https.destroy();
       }
-      throw classify(failure.error, request, failure.attempt.sent);
     } finally {
       this.lastActivity = Date.now();
     }
   }
 
+  /**
+   * Whether a failed call certainly did not reach the ERP (or only reads), so that one retry on a
+   * new connection is safe. Only a socket that carried an earlier call qualifies: the ERP closing
+   * an idle kept-alive connection is the one failure that says nothing about this call.
+   */
+  private retryable(failure: AttemptFailure, request: UpstreamRequest): boolean {
+    const { attempt, error } = failure;
+    if (!attempt.reused || request.signal.aborted) return false;
+    const closedByErp = attempt.unanswered && CLOSED_SOCKET_CODES.has(errorCode(error) ?? '');
+    // The ERP closed it while it sat idle, or just as this call took it: remember how soon this
+    // ERP closes idle connections, so its sockets are not kept that long again. (A close long
+    // after the call took the socket is about the call, not about idle connections.)
+    if (closedByErp && attempt.failedAfterMs < KEEP_ALIVE_MARGIN_MS)
+      this.keepAlive.learnIdleClose(attempt.origin, attempt.idleBeforeReuseMs);
+    // Found closed before a byte was written, or the kernel refused the very write: the request
+    // never left. (A request split over several writes that fails part-way is incomplete, and an
+    // HTTP server does not run an incomplete request.)
+    if (attempt.unwritten) return true;
+    const writeFailed = (error as { syscall?: unknown } | null)?.syscall === 'write';
+    if (!attempt.sent && closedByErp && writeFailed) return true;
+    // Written, then the connection closed without a byte of answer: the ERP may have read the
+    // request before closing (RFC 9110, 9.2.2). Retried only when the call only reads.
+    return closedByErp && request.readOnly === true;
+  }
+
   private attempt(
     request: UpstreamRequest,
-    agents: { http: HttpAgent; https: HttpsAgent },
+    agents: PooledAgents,
+    lease: AnswerLease | undefined,
   ): Promise<UpstreamResponse> {
     return new Promise<UpstreamResponse>((resolve, reject) => {
       const secure = request.url.protocol === 'https:';
@@ -297,14 +375,31 @@ class NodeHttpClient implements HttpClient {
       let established = true;
       let sent = false;
       let reused = false;
+      let written = false;
+      let idleBeforeReuseMs = 0;
+      // The socket, and what it had read before this call: more means a byte of the answer arrived.
+      let taken: Socket | undefined;
+      let bytesReadBefore = 0;
       // The pool was full when the call was made, and the agent has not handed it a socket yet.
-      let queued = false;
+      let queuedAt: number | undefined;
+      let waitedMs: number | undefined;
       let gotSocket = false;
+      let tookSocketAt: number | undefined;
       let responded = false;
       let settled = false;
       const chunks: Buffer[] = [];
       let received = 0;
 
+      const attemptState = (overrides: Partial<Attempt> = {}): Attempt => ({
+        sent,
+        reused,
+        unwritten: !written,
+        unanswered: !responded && (taken?.bytesRead ?? 0) === bytesReadBefore,
+        origin,
+        idleBeforeReuseMs,
+        failedAfterMs: tookSocketAt === undefined ? 0 : performance.now() - tookSocketAt,
+        ...overrides,
+      });
       const settle = (outcome: { value: UpstreamResponse } | { error: unknown }): void => {
         if (settled) return;
         settled = true;
@@ -316,8 +411,13 @@ class NodeHttpClient implements HttpClient {
         settle({ error });
         req.destroy();
       };
-      const onDeadline = (): void =>
-        fail(deadlineError(request, sent, queued && !gotSocket ? { poolSize: this.poolSize } : undefined));
+      const onDeadline = (): void => {
+        const poolWait =
+          queuedAt === undefined
+            ? undefined
+            : { poolSize: this.poolSize, ...(gotSocket ? { waitedMs: waitedMs ?? 0 } : {}) };
+        fail(deadlineError(request, sent, !established, poolWait));
+      };
 
       const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
       const agent = secure ? agents.https : agents.http;
@@ -336,16 +436,47 @@ class NodeHttpClient implements HttpClient {
       // Every connection to this origin busy: the call waits in the agent's queue for one.
       // (The request normalizes `hostname` into `host` before the agent names the origin.)
       const origin = agent.getName({ ...options, host: options.hostname });
-      queued = (agent.sockets[origin]?.length ?? 0) >= this.poolSize;
+      if ((agent.sockets[origin]?.length ?? 0) >= this.poolSize) queuedAt = performance.now();
       const req = (secure ? httpsRequest : httpRequest)(options);
+
+      const write = (): void => {
+        written = true;
+        try {
+          req.end(body);
+        } catch (error) {
+          // A write into a socket the peer already reset can throw here, before anything was sent.
+          settle({ error: new AttemptFailure(error, attemptState()) });
+          req.destroy();
+        }
+      };
 
       req.on('socket', (socket) => {
         gotSocket = true;
-        reused = req.reusedSocket;
-        // A connection attempt has its own cap; once connected (or on a kept-alive socket) only
-        // the request deadline governs. Listeners go on new sockets only: a reused socket never
-        // connects again, so they would pile up on it.
-        if (!socket.connecting) return;
+        tookSocketAt = performance.now();
+        if (queuedAt !== undefined) waitedMs = tookSocketAt - queuedAt;
+        this.keepAlive.assign(socket, origin);
+        taken = socket;
+        bytesReadBefore = socket.bytesRead;
+        // A socket that is not connecting carried an earlier call: from the pool (`reusedSocket`),
+        // or handed straight from a finished call to this queued one (Node leaves the flag unset).
+        reused = req.reusedSocket || !socket.connecting;
+        if (reused) {
+          idleBeforeReuseMs = this.keepAlive.idleBeforeReuseMs(socket);
+          // Write only once a close the ERP sent meanwhile would have been seen: a request written
+          // into a closing connection may or may not have been read, and that cannot be told.
+          afterNextPoll(() => {
+            if (settled) return;
+            const state = this.keepAlive.check(socket);
+            if (state === 'usable') {
+              write();
+              return;
+            }
+            settle({ error: new AttemptFailure(new StaleSocketError(state), attemptState()) });
+            req.destroy();
+          });
+          return;
+        }
+        // A connection attempt has its own cap; once connected only the request deadline governs.
         established = false;
         const connectTimer = setTimeout(() => {
           if (!sent)
@@ -360,6 +491,7 @@ class NodeHttpClient implements HttpClient {
           sent = finished;
         });
         socket.once('close', stopTimer);
+        write();
       });
       // The whole request was handed to the OS: from here on the ERP may run the call.
       req.on('finish', () => {
@@ -367,25 +499,36 @@ class NodeHttpClient implements HttpClient {
         sent = established;
       });
       req.on('error', (error) => {
-        if (!settled) settle({ error: new AttemptFailure(error, { sent, reused, responded }) });
+        if (!settled) settle({ error: new AttemptFailure(error, attemptState()) });
       });
       req.on('response', (res: IncomingMessage) => {
         sent = true;
         responded = true;
         const headers = headersToRecord(res.headers);
+        this.keepAlive.noteAnswer(res.socket, headers);
         const declared = Number(headers['content-length']);
         if (Number.isFinite(declared) && declared > request.maxResponseBytes) {
           fail(tooLarge(request));
           return;
         }
+        const known = Number.isInteger(declared) && declared > 0;
+        // A declared length is reserved whole, before a byte is held; else chunk by chunk.
+        if (known && lease && !lease.reserve(declared)) {
+          fail(noRoom(lease));
+          return;
+        }
         // With a declared length the body is copied into one buffer as it arrives: no list of
         // chunks plus a concatenated copy of them (for a 5 MB answer, 5 MB less at the peak).
-        const whole = Number.isInteger(declared) && declared > 0 ? allocateWithRoom(declared) : undefined;
+        const whole = known ? allocateWithRoom(declared) : undefined;
         let copied = 0;
         res.on('data', (chunk: Buffer) => {
           // Stop reading at once; the rest of the body is never buffered.
           if (received + chunk.length > request.maxResponseBytes) {
             fail(tooLarge(request));
+            return;
+          }
+          if (!known && lease && !lease.reserve(chunk.length)) {
+            fail(noRoom(lease));
             return;
           }
           // Bytes beyond the declared length (the parser should not allow any) keep their order.
@@ -404,16 +547,12 @@ class NodeHttpClient implements HttpClient {
           settle({ value: { status: res.statusCode ?? 0, headers, body } });
         });
         res.on('error', (error) => {
-          if (!settled) settle({ error: new AttemptFailure(error, { sent: true, reused, responded: true }) });
+          if (!settled) settle({ error: new AttemptFailure(error, attemptState({ sent: true })) });
         });
         res.on('aborted', () => {
           if (!settled)
             settle({
-              error: new AttemptFailure(new Error('response aborted'), {
-                sent: true,
-                reused,
-                responded: true,
-              }),
+              error: new AttemptFailure(new Error('response aborted'), attemptState({ sent: true })),
             });
         });
       });
@@ -423,13 +562,6 @@ class NodeHttpClient implements HttpClient {
         return;
       }
       request.signal.addEventListener('abort', onDeadline, { once: true });
-      try {
-        req.end(body);
-      } catch (error) {
-        // A write into a socket the peer already reset can throw here, before anything was sent.
-        settle({ error: new AttemptFailure(error, { sent, reused, responded }) });
-        req.destroy();
-      }
     });
   }
 

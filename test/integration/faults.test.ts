@@ -4,6 +4,7 @@
  * answer came within its time bound (the deadline works; these are bounds, not benchmarks).
  */
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -11,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useProxy, withProxy } from '../support/fixtures.ts';
 
@@ -187,6 +189,155 @@ describe('timeouts and broken connections', () => {
     expect(status).toBe(504);
     expect(envelope.error?.code).toBe(-32003);
     expect(ms).toBeLessThan(2_800);
+  });
+});
+
+/**
+ * A raw upstream that answers every request with a v1 result and then does `afterAnswer` with the
+ * socket; counts connections and requests (a request counts once it fully arrived).
+ */
+async function closingUpstream(
+  afterAnswer: (socket: Socket) => void,
+  headers = '',
+): Promise<{ url: string; connections: () => number; requests: () => number }> {
+  let connections = 0;
+  let requests = 0;
+  const url = await tcpUpstream((socket) => {
+    connections += 1;
+    let buffer = '';
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString('latin1');
+      const end = buffer.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/content-length:\s*(\d+)/i.exec(buffer.slice(0, end))?.[1] ?? 0);
+      if (buffer.length < end + 4 + length) return;
+      buffer = buffer.slice(end + 4 + length);
+      requests += 1;
+      const body = '{"jsonrpc":"2.0","id":1,"result":5}';
+      socket.write(
+        `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n${headers}content-length: ${body.length}\r\n\r\n${body}`,
+      );
+      afterAnswer(socket);
+    });
+  });
+  return { url, connections: () => connections, requests: () => requests };
+}
+
+/**
+ * The worker's source (plain CommonJS: an `eval` worker). An ERP that answers every request with a
+ * v1 result and closes a connection that stays idle for `closeAfterMs` after an answer, as nginx
+ * does past its keep-alive time. Like nginx, which handles ready sockets before expired timers, it
+ * serves a request that had already arrived when its timer fired: the close is decided after one
+ * more poll of its own event loop.
+ */
+const IDLE_CLOSING_ERP = `
+const { parentPort, workerData } = require('node:worker_threads');
+const net = require('node:net');
+let connections = 0;
+let requests = 0;
+const sockets = new Set();
+const server = net.createServer((socket) => {
+  connections += 1;
+  sockets.add(socket);
+  socket.on('close', () => sockets.delete(socket));
+  socket.on('error', () => undefined);
+  let buffer = '';
+  let arrived = false;
+  let timer;
+  socket.on('data', (chunk) => {
+    arrived = true;
+    clearTimeout(timer);
+    buffer += chunk.toString('latin1');
+    for (;;) {
+      const end = buffer.indexOf('\\r\\n\\r\\n');
+      if (end < 0) return;
+      const length = Number(/content-length:\\s*(\\d+)/i.exec(buffer.slice(0, end))?.[1] ?? 0);
+      if (buffer.length < end + 4 + length) return;
+      buffer = buffer.slice(end + 4 + length);
+      requests += 1;
+      const body = '{"jsonrpc":"2.0","id":1,"result":5}';
+      socket.write('HTTP/1.1 200 OK\\r\\ncontent-type: application/json\\r\\ncontent-length: ' + body.length + '\\r\\n\\r\\n' + body);
+      arrived = false;
+      timer = setTimeout(() => setImmediate(() => { if (!arrived) socket.destroy(); }), workerData.closeAfterMs);
+    }
+  });
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+parentPort.on('message', (message) => {
+  if (message === 'stats') parentPort.postMessage({ connections, requests });
+  if (message === 'stop') {
+    for (const socket of sockets) socket.destroy();
+    server.close(() => process.exit(0));
+  }
+});
+`;
+
+/**
+ * {@link IDLE_CLOSING_ERP} on its own thread, so that its idle timer and the proxy's reuse of a
+ * connection do not share one event loop: with both on one loop, a stall of this process (a busy
+ * machine) lets the ERP's timer fire before it reads a request already written to it, a race that
+ * two machines do not have.
+ */
+async function idleClosingErp(
+  closeAfterMs: number,
+): Promise<{ url: string; stats: () => Promise<{ connections: number; requests: number }> }> {
+  const worker = new Worker(IDLE_CLOSING_ERP, { eval: true, workerData: { closeAfterMs } });
+  servers.push({ close: () => worker.postMessage('stop') });
+  const { port } = (await once(worker, 'message'))[0] as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stats: async () => {
+      worker.postMessage('stats');
+      return (await once(worker, 'message'))[0] as { connections: number; requests: number };
+    },
+  };
+}
+
+describe('an ERP that closes kept-alive connections without Connection: close', () => {
+  const calls = 40;
+
+  async function sequentialCalls(url: string): Promise<Array<number | null>> {
+    const codes: Array<number | null> = [];
+    for (let i = 0; i < calls; i += 1) codes.push((await callV1(url, 5)).envelope.error?.code ?? null);
+    return codes;
+  }
+
+  it('closing right after each answer: every call is answered, each ran once', async () => {
+    // As soon as the answer is out, the ERP drops the connection (nginx past its keep-alive time).
+    const erp = await idleClosingErp(0);
+    const codes = await sequentialCalls(erp.url);
+    expect(codes).toEqual(new Array(calls).fill(null));
+    expect((await erp.stats()).requests).toBe(calls);
+  });
+
+  it('closing an idle connection a few milliseconds after the answer: every call is answered, each ran once', async () => {
+    // The nginx way: a connection idle for 5 ms is closed; a request arriving first keeps it.
+    const erp = await idleClosingErp(5);
+    const codes = await sequentialCalls(erp.url);
+    expect(codes).toEqual(new Array(calls).fill(null));
+    expect((await erp.stats()).requests).toBe(calls);
+  });
+
+  it('Connection: close is honoured: the connection is never reused, though the ERP keeps it open', async () => {
+    const erp = await closingUpstream(() => undefined, 'connection: close\r\n');
+    for (let i = 0; i < 3; i += 1) expect((await callV1(erp.url)).envelope.result).toBe(5);
+    expect(erp.connections()).toBe(3);
+  });
+
+  it.each(['timeout=1', 'max=100, timeout=1'])(
+    'Keep-Alive: %s (under the 1 s margin) is honoured: the connection is never reused',
+    async (value) => {
+      const erp = await closingUpstream(() => undefined, `keep-alive: ${value}\r\n`);
+      for (let i = 0; i < 3; i += 1) expect((await callV1(erp.url)).envelope.result).toBe(5);
+      expect(erp.connections()).toBe(3);
+    },
+  );
+
+  it('an ERP that keeps connections open gets one connection for many calls', async () => {
+    const erp = await closingUpstream(() => undefined, 'keep-alive: timeout=60\r\n');
+    for (let i = 0; i < 5; i += 1) expect((await callV1(erp.url)).envelope.result).toBe(5);
+    expect(erp.connections()).toBe(1);
   });
 });
 
@@ -464,15 +615,18 @@ describe('TLS', () => {
     await withProxy({ overrides: { http: { tls: { ca: cert } } } }, async (trusting) => {
       const server = createHttpsServer({ cert, key }, (_req, res) => jsonRpcOk(res));
       const url = (await listen(server)).replace('http:', 'https:');
-      const answer = await trusting.post('/api/erp/execute', {
-        id: 'tls',
-        action: 'search_count',
-        model_id: 'res.partner',
-        params: [[]],
-        erp_instance: { url, db: 'erp_a', user_id: 2, api_key: 'k'.repeat(40) },
-      });
-      expect(answer.status).toBe(200);
-      expect((answer.json as Envelope).result).toBe(5);
+      // Twice: the second call reuses the kept-alive TLS connection.
+      for (const id of ['tls', 'tls-again']) {
+        const answer = await trusting.post('/api/erp/execute', {
+          id,
+          action: 'search_count',
+          model_id: 'res.partner',
+          params: [[]],
+          erp_instance: { url, db: 'erp_a', user_id: 2, api_key: 'k'.repeat(40) },
+        });
+        expect(answer.status).toBe(200);
+        expect((answer.json as Envelope).result).toBe(5);
+      }
     });
   });
 });

@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AnswerBudget, runWithAnswerLease } from '../../lambdas/platform/answer-budget.ts';
 import {
   ProxyError,
   ResponseTooLargeError,
@@ -289,6 +290,50 @@ describe('the response size limit', () => {
   });
 });
 
+describe('the answer budget of the invocation the call runs in', () => {
+  it('an answer that does not fit beside those of another invocation is -32009; one invocation counts all its answers', async () => {
+    // Prepare: 1,000 bytes for all answers; another invocation holds 600.
+    const server = await startServer((_req, res, index) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(index === 1 ? 'x'.repeat(100) : 'y'.repeat(600));
+    });
+    const client = newClient();
+    const budget = new AnswerBudget(1_000);
+    const other = budget.lease();
+    await runWithAnswerLease(other, () => client.send(upstreamRequest(server.url)));
+    const lease = budget.lease();
+    // Act: this invocation's first answer (100 bytes) fits; its second (600) does not.
+    const first = await runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url)));
+    const error = await failure(runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url))));
+    // Assess
+    expect(first.body.length).toBe(100);
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.message).toMatch(/holding 1 MiB|holding 0 MiB/);
+    expect(error.message).toMatch(/does not fit beside them now/);
+    expect(budget.heldBytes).toBe(700);
+    other.release();
+    lease.release();
+    expect(budget.heldBytes).toBe(0);
+  });
+
+  it('an answer without a declared length is counted as it arrives', async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      res.write('a'.repeat(300));
+      res.end('b'.repeat(300));
+    });
+    const client = newClient();
+    const budget = new AnswerBudget(1_000);
+    const other = budget.lease();
+    other.reserve(500);
+    const error = await failure(
+      runWithAnswerLease(budget.lease(), () => client.send(upstreamRequest(server.url))),
+    );
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    other.release();
+  });
+});
+
 describe('deadlines and broken connections', () => {
   it('a deadline already passed before connecting is -32004: the call did not run', async () => {
     // Prepare
@@ -341,6 +386,41 @@ describe('deadlines and broken connections', () => {
     expect(error.message).toMatch(/1 connections to this ERP were all busy/);
     expect(error.message).toMatch(/did not run/);
     expect(server.requests).toHaveLength(1);
+  });
+
+  it('a call that waited for the pool and then could not connect names the wait, not only the connect', async () => {
+    // Prepare: one connection per origin, held by a call the server drops after 100 ms; the agent
+    // then opens a new connection for the waiting call, and that one never connects (its
+    // address lookup never answers).
+    const server = await startServer((req) => setTimeout(() => req.socket.destroy(), 100));
+    let lookups = 0;
+    const client = createHttpClient({
+      idleTimeoutMs: 60_000,
+      connectionsPerOrigin: 1,
+      lookup: (_hostname, options, callback) => {
+        lookups += 1;
+        if (lookups > 1) return;
+        const answer = callback as (error: null, address: unknown, family?: number) => void;
+        if (options.all) answer(null, [{ address: '127.0.0.1', family: 4 }]);
+        else answer(null, '127.0.0.1', 4);
+      },
+    });
+    cleanups.push(() => client.close());
+    const url = new URL(server.url);
+    url.hostname = 'erp.test';
+    const holding = client.send(upstreamRequest(url));
+    holding.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Act
+    const error = await failure(
+      client.send(upstreamRequest(url, { signal: AbortSignal.timeout(1_000), timeoutMs: 1_000 })),
+    );
+    // Assess: both causes, in the order they happened.
+    expect(lookups).toBe(2);
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(/waited [\d.]+ s of its 1 s for a free connection/);
+    expect(error.message).toMatch(/1 connections to this ERP were all busy/);
+    expect(error.message).toMatch(/then could not connect in the [\d.]+ s left\. The call did not run/);
   });
 
   it('a connection attempt past its own cap is -32004 (did not run), before the request deadline', async () => {
@@ -436,6 +516,119 @@ describe('stale keep-alive sockets', () => {
     expect(error).toBeInstanceOf(UpstreamTimeoutError);
     expect(error.message).toMatch(/may have run/);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('a kept-alive socket the ERP closed while the proxy was busy is not written into: a new connection carries the call', async () => {
+    // Prepare
+    const server = await startServer(answerJson);
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    // Act: the ERP closes the idle connection; its FIN reaches this machine while the event loop
+    // is busy (no poll), so the pool still lists the socket when the next call takes it.
+    server.sockets[0]?.destroy();
+    const busyUntil = performance.now() + 30;
+    while (performance.now() < busyUntil) {
+      // busy, as a handler chain is between two polls
+    }
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess: answered on a new connection; the ERP saw each call once.
+    expect(second.headers['x-seen']).toBe('1');
+    expect(server.sockets).toHaveLength(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a read-only call whose kept-alive connection closes without a byte of answer is retried once', async () => {
+    // Prepare: the ERP reads the second request, then closes without answering.
+    const server = await startServer((req, res, index) => {
+      if (index === 1) req.socket.destroy();
+      else answerJson(req, res, index);
+    });
+    const client = newClient();
+    const { body: _body, ...get } = upstreamRequest(new URL('/web/version', server.url));
+    await client.send({ ...get, method: 'GET', readOnly: true });
+    await settle();
+    // Act
+    const second = await client.send({ ...get, method: 'GET', readOnly: true });
+    // Assess: a read may run twice; the retry went out on a new connection.
+    expect(second.headers['x-seen']).toBe('2');
+    expect(server.sockets).toHaveLength(2);
+  });
+
+  it('a call that is not read-only is not retried then: it may have run (-32003)', async () => {
+    const server = await startServer((req, res, index) => {
+      if (index === 1) req.socket.destroy();
+      else answerJson(req, res, index);
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    const error = await failure(client.send(upstreamRequest(server.url)));
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(error.message).toMatch(/may have run/);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("after such a close, the ERP's connections are no longer reused: later calls are not exposed to it", async () => {
+    // Prepare: the ERP closes each connection 1 ms after it went idle (as a short nginx
+    // keepalive_timeout does); the first close teaches the client.
+    const server = await startServer((req, res, index) => {
+      answerJson(req, res, index);
+      res.on('finish', () => {
+        const timer = setTimeout(() => req.socket.destroy(), 1);
+        req.socket.once('data', () => clearTimeout(timer));
+      });
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Act
+    for (let i = 0; i < 5; i += 1) await client.send(upstreamRequest(server.url));
+    // Assess: one connection per call, none written into a closing one.
+    expect(server.requests).toHaveLength(6);
+    expect(server.sockets).toHaveLength(6);
+  });
+
+  it('a kept-alive socket idle past what the ERP announced, its timer not yet run (a thawed Lambda), is not written into', async () => {
+    // Prepare: the ERP announces a 2 s keep-alive, so the socket may idle 1 s.
+    const server = await startServer((req, res, index) => {
+      res.setHeader('keep-alive', 'timeout=2');
+      answerJson(req, res, index);
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    // Act: the event loop is frozen past that second (as a Lambda between invocations): the
+    // socket's idle timer cannot run, so the pool still lists it.
+    const frozenUntil = performance.now() + 1_100;
+    while (performance.now() < frozenUntil) {
+      // frozen
+    }
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess: answered on a new connection, the ERP saw each call once.
+    expect(second.headers['x-seen']).toBe('1');
+    expect(server.sockets).toHaveLength(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('when the one retry fails too, its own failure is reported', async () => {
+    // Prepare: one answered call, then the ERP goes away entirely while the proxy is busy.
+    const server = await startServer(answerJson);
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    const closing = server.close();
+    const busyUntil = performance.now() + 30;
+    while (performance.now() < busyUntil) {
+      // busy
+    }
+    // Act
+    const error = await failure(client.send(upstreamRequest(server.url)));
+    await closing;
+    // Assess: the stale socket was not written into; the new connection was refused.
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(/refused the connection/);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('does not retry a connection that was refused (-32004)', async () => {

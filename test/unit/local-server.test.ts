@@ -6,15 +6,21 @@ import { createServer, request as httpRequest, type OutgoingHttpHeaders } from '
 import { type AddressInfo, connect } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRuntime } from '../../lambdas/handlers/runtime.ts';
 import {
   buildContext,
   buildEvent,
+  createLocalServer,
   LOCAL_FUNCTION_TIMEOUT_MS,
   localFunctionTimeoutMs,
   MAX_REQUEST_HEADER_BYTES,
+  REQUEST_RECEIVE_TIMEOUT_MS,
+  requestTimeoutSettings,
 } from '../../lambdas/local/server.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
 import { upstreamTimeoutMs } from '../../lambdas/upstream/time-budget.ts';
 import { useProxy } from '../support/fixtures.ts';
+import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
 const ROUTE = 'POST /api/erp/execute';
 
@@ -302,5 +308,34 @@ describe('the local server at the HTTP level (as API Gateway answers before any 
     expect(big.status).toBe(431);
     const fits = await proxy.get('/_/about', { 'x-padding': 'p'.repeat(8 * 1024) });
     expect(fits.status).toBe(200);
+  });
+});
+
+describe('the request-receive timeout (408)', () => {
+  it('is 30 s by default, as documented', () => {
+    expect(REQUEST_RECEIVE_TIMEOUT_MS).toBe(30_000);
+  });
+
+  it('reaches Node so that the 408 comes by the limit: checked every 250 ms against the limit less 250 ms', () => {
+    expect(requestTimeoutSettings(30_000)).toEqual({
+      requestTimeout: 29_750,
+      headersTimeout: 29_750,
+      connectionsCheckingInterval: 250,
+    });
+    // Short limits (tests) are checked four times over.
+    expect(requestTimeoutSettings(1_000)).toEqual({
+      requestTimeout: 750,
+      headersTimeout: 750,
+      connectionsCheckingInterval: 250,
+    });
+    expect(requestTimeoutSettings(400).connectionsCheckingInterval).toBe(100);
+  });
+
+  it('the server built without options uses the 30 s default', () => {
+    const server = createLocalServer(createRuntime(loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY })));
+    const settings = server as typeof server & { connectionsCheckingInterval: number };
+    expect(settings.requestTimeout + settings.connectionsCheckingInterval).toBe(REQUEST_RECEIVE_TIMEOUT_MS);
+    expect(settings.headersTimeout).toBe(settings.requestTimeout);
+    expect(settings.connectionsCheckingInterval).toBe(250);
   });
 });

@@ -1,0 +1,251 @@
+/**
+ * The local server's own limits and connection handling over real loopback sockets, as API
+ * Gateway answers them (README, "Limits"): a client that half-closes after its request, the
+ * request-receive timeout (408), the header quota counted exactly (431), an oversized body
+ * answered in a way clients can read (413), and the bound on ERP answers held at once (-32009).
+ * No timing is asserted: the times these take are measured by hand (see the CHANGELOG).
+ */
+import { request as httpRequest } from 'node:http';
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  MAX_DISCARDED_BODY_BYTES,
+  MAX_REQUEST_BODY_BYTES,
+  MAX_REQUEST_HEADER_BYTES,
+} from '../../lambdas/local/server.ts';
+import { type Envelope, USERS, useErpAndProxy, withProxy } from '../support/fixtures.ts';
+import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
+
+/** Writes `bytes` on a new connection (then half-closes it when `halfClose`); resolves with all that came back. */
+function rawExchange(url: string, bytes: string, options: { halfClose?: boolean } = {}): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      if (options.halfClose) socket.end(bytes);
+      else socket.write(bytes);
+    });
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+  });
+}
+
+const statusLine = (answer: string): string => answer.split('\r\n')[0] ?? '';
+
+describe('a client that half-closes after sending its request (HTTP/1.0 style, nc -N)', () => {
+  const { double, proxy } = useErpAndProxy();
+
+  it.each(['1.0', '1.1'])('gets its answer over HTTP/%s', async (version) => {
+    const body = JSON.stringify({
+      id: 'half-closed',
+      action: 'search_count',
+      model_id: 'res.partner',
+      params: [[]],
+      erp_instance: { url: double.url, db: 'erp_a', user_id: USERS.adminA.uid, api_key: USERS.adminA.apiKey },
+    });
+    const answer = await rawExchange(
+      proxy.url,
+      `POST /api/erp/execute HTTP/${version}\r\nHost: proxy\r\nContent-Type: application/json\r\n` +
+        `x-api-key: ${TEST_PROXY_KEY}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      { halfClose: true },
+    );
+    expect(statusLine(answer)).toBe('HTTP/1.1 200 OK');
+    const envelope = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Envelope;
+    expect(envelope.id).toBe('half-closed');
+    expect(typeof envelope.result).toBe('number');
+  });
+});
+
+describe('a request that has not fully arrived in time gets 408', () => {
+  // A 1 s limit instead of 30 s, so the test need not wait; the default is checked in
+  // test/unit/local-server.test.ts.
+  it.each([
+    ['headers that never end', 'POST /api/erp/execute HTTP/1.1\r\nHost: proxy\r\n'],
+    [
+      'a body that never ends',
+      'POST /api/erp/execute HTTP/1.1\r\nHost: proxy\r\nContent-Length: 100\r\n\r\n{"id":',
+    ],
+  ])('%s', async (_label, bytes) => {
+    await withProxy({ server: { requestReceiveTimeoutMs: 1_000 } }, async (proxy) => {
+      const answer = await rawExchange(proxy.url, bytes);
+      expect(statusLine(answer)).toBe('HTTP/1.1 408 Request Timeout');
+    });
+  });
+});
+
+describe('request line and headers over 10 240 bytes get 431, counted exactly', () => {
+  const { proxy } = useErpAndProxy();
+
+  /** A request whose line and headers (the empty line included) are exactly `total` bytes. */
+  function head(total: number, extra = ''): string {
+    const bare = `GET /_/about HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n${extra}X-Pad: \r\n\r\n`;
+    return bare.replace('X-Pad: ', `X-Pad: ${'p'.repeat(total - bare.length)}`);
+  }
+
+  it.each([
+    [MAX_REQUEST_HEADER_BYTES - 1, 'HTTP/1.1 200 OK'],
+    [MAX_REQUEST_HEADER_BYTES, 'HTTP/1.1 200 OK'],
+    [MAX_REQUEST_HEADER_BYTES + 1, 'HTTP/1.1 431 Request Header Fields Too Large'],
+    [MAX_REQUEST_HEADER_BYTES + 40, 'HTTP/1.1 431 Request Header Fields Too Large'],
+  ])('%i bytes: %s', async (total, expected) => {
+    const bytes = head(total);
+    expect(bytes.length).toBe(total);
+    expect(statusLine(await rawExchange(proxy.url, bytes))).toBe(expected);
+  });
+
+  it('counts every header line, however the bytes are split between headers', async () => {
+    const extra = `${Array.from({ length: 40 }, (_, i) => `X-H${i}: v`).join('\r\n')}\r\n`;
+    expect(statusLine(await rawExchange(proxy.url, head(MAX_REQUEST_HEADER_BYTES, extra)))).toBe(
+      'HTTP/1.1 200 OK',
+    );
+    expect(statusLine(await rawExchange(proxy.url, head(MAX_REQUEST_HEADER_BYTES + 1, extra)))).toBe(
+      'HTTP/1.1 431 Request Header Fields Too Large',
+    );
+  });
+});
+
+describe('a body over 6 MB gets a 413 a Node client can read', () => {
+  const { proxy } = useErpAndProxy();
+  const overLimit = 20 * 1024 * 1024;
+
+  /** Sends `size` bytes with node:http, chunked (no Content-Length), as a stream of 64 KiB. */
+  function chunkedUpload(size: number): Promise<string> {
+    return new Promise((resolve) => {
+      const req = httpRequest(
+        `${proxy.url}/api/erp/execute`,
+        { method: 'POST', headers: { 'x-api-key': TEST_PROXY_KEY, 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => {
+            text += chunk.toString('utf8');
+          });
+          res.on('end', () => resolve(`${res.statusCode} ${text}`));
+        },
+      );
+      req.on('error', (error: NodeJS.ErrnoException) => resolve(`error ${error.code ?? error.message}`));
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      let written = 0;
+      const pump = (): void => {
+        while (written < size) {
+          written += chunk.length;
+          if (!req.write(chunk)) {
+            req.once('drain', pump);
+            return;
+          }
+        }
+        req.end();
+      };
+      pump();
+    });
+  }
+
+  it('node:http, a 20 MiB chunked upload', async () => {
+    for (let i = 0; i < 3; i += 1)
+      expect(await chunkedUpload(overLimit)).toBe('413 {"message":"Request Entity Too Large"}');
+  });
+
+  it('fetch, a 20 MiB streamed upload', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      const chunk = new Uint8Array(64 * 1024).fill(97);
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent >= overLimit) controller.close();
+          else {
+            sent += chunk.length;
+            controller.enqueue(chunk);
+          }
+        },
+      });
+      const response = await fetch(`${proxy.url}/api/erp/execute`, {
+        method: 'POST',
+        headers: { 'x-api-key': TEST_PROXY_KEY },
+        body,
+        duplex: 'half',
+      } as RequestInit & { duplex: 'half' });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toEqual({ message: 'Request Entity Too Large' });
+    }
+  });
+
+  it('fetch, a declared 7 MB body', async () => {
+    const response = await fetch(`${proxy.url}/api/erp/execute`, {
+      method: 'POST',
+      headers: { 'x-api-key': TEST_PROXY_KEY },
+      body: Readable.toWeb(Readable.from([Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1, 'a')])) as ReadableStream,
+      duplex: 'half',
+    } as RequestInit & { duplex: 'half' });
+    expect(response.status).toBe(413);
+  });
+
+  it('the server keeps serving after an upload over the discard bound', async () => {
+    const answer = await chunkedUpload(MAX_DISCARDED_BODY_BYTES + 1024 * 1024);
+    // Past the bound the connection closes after the 413: the client reads it or meets the close.
+    expect(answer).toMatch(/^(413 |error )/);
+    expect((await proxy.get('/_/about')).status).toBe(200);
+  });
+});
+
+describe('ERP answers held in memory at once are bounded', () => {
+  const sockets = new Set<Socket>();
+  afterEach(() => {
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  });
+
+  it('an answer that does not fit beside the others is -32009; one that fits later passes', async () => {
+    // Prepare: an ERP whose first answer (2,000 bytes declared) stays half-sent until a second
+    // call has received its own 2,000-byte answer; the proxy may hold 3,000 bytes of answers.
+    const answerBody = `{"jsonrpc":"2.0","id":1,"result":"${'r'.repeat(2_000 - 36)}"}`;
+    expect(answerBody.length).toBe(2_000);
+    const headers = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2000\r\n\r\n`;
+    let finishFirst: (() => void) | undefined;
+    let requests = 0;
+    const erp = createNetServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('data', () => {
+        requests += 1;
+        if (requests === 1) {
+          socket.write(headers + answerBody.slice(0, 100));
+          finishFirst = () => socket.write(answerBody.slice(100));
+        } else {
+          socket.write(headers + answerBody, () => setTimeout(() => finishFirst?.(), 50));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => erp.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(erp.address() as AddressInfo).port}`;
+    try {
+      await withProxy({ server: { answerMemoryBytes: 3_000 } }, async (proxy) => {
+        const call = (id: string) =>
+          proxy.post('/api/erp/execute', {
+            id,
+            action: 'search_read',
+            model_id: 'res.partner',
+            params: [[]],
+            erp_instance: { url, db: 'erp_a', user_id: 2, api_key: 'k'.repeat(40) },
+          });
+        // Act
+        const first = call('first');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const second = await call('second');
+        const firstAnswer = await first;
+        const third = await call('third');
+        // Assess
+        expect((firstAnswer.json as Envelope).error).toBeNull();
+        expect(second.status).toBe(502);
+        const refused = (second.json as Envelope).error;
+        expect(refused?.code).toBe(-32009);
+        expect(refused?.message).toMatch(/holds at most 0 MiB at once/);
+        expect((third.json as Envelope).error).toBeNull();
+      });
+    } finally {
+      await new Promise<void>((resolve) => erp.close(() => resolve()));
+    }
+  });
+});
