@@ -272,6 +272,13 @@ class ContextParser {
     if (typeof value === 'string') entries = value.split(',');
     else if (Array.isArray(value)) entries = value;
     else return this.fail(key, expected, value) ?? [];
+    // Given, but only separators and blanks (" , "): a mistake, never a request for the default.
+    if (entries.length > 0 && entries.every((entry) => typeof entry === 'string' && entry.trim() === '')) {
+      if (typeof value !== 'string' || value.trim() !== '') {
+        this.problems.push(`${key}: lists nothing (only commas and spaces); leave it out for the default`);
+      }
+      return [];
+    }
     const out: string[] = [];
     for (const entry of entries) {
       if (typeof entry !== 'string') {

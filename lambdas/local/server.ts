@@ -326,6 +326,8 @@ export interface LocalServerOptions {
   readonly requestReceiveTimeoutMs?: number;
   /** ERP answers held at once, all invocations together; default {@link ANSWER_MEMORY_BYTES}. */
   readonly answerMemoryBytes?: number;
+  /** The budget itself, for a caller that watches it; default one of `answerMemoryBytes`. */
+  readonly answers?: AnswerBudget;
   /** Called for a handler crash (the client only sees API Gateway's generic 500). */
   readonly onCrash?: (error: unknown) => void;
 }
@@ -340,7 +342,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
   };
 
   const functionTimeoutMs = options.functionTimeoutMs ?? localFunctionTimeoutMs(runtime.config);
-  const answers = new AnswerBudget(options.answerMemoryBytes ?? ANSWER_MEMORY_BYTES);
+  const answers = options.answers ?? new AnswerBudget(options.answerMemoryBytes ?? ANSWER_MEMORY_BYTES);
   const invoke = async (
     fn: FunctionName,
     event: APIGatewayProxyEventV2,

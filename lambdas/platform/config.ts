@@ -142,12 +142,27 @@ export interface NamedKey {
   readonly key: string;
 }
 
+/**
+ * The one trimming applied to a proxy key, presented or stored, before any comparison: surrounding
+ * whitespace is not part of a key (HTTP already strips spaces and tabs around a header value;
+ * this also drops what a body value can carry, such as a newline). {@link findCallerKey} and
+ * {@link isSameProxyKey} (platform/secrets) apply it to presented keys, {@link parseProxyKeys} to
+ * stored ones (a secret's value often ends with a newline), so a stored key authenticates, two
+ * names never share one key, and a key that authenticates is recognised wherever it shows up.
+ */
+export function trimProxyKey(text: string): string {
+  return text.trim();
+}
+
 const ProxyKeysJson = z.object({
   keys: z
     .array(
       z.object({
         name: z.string().min(1, 'each key needs a name'),
-        key: z.string().min(16, 'a proxy key must be at least 16 characters'),
+        key: z
+          .string()
+          .transform(trimProxyKey)
+          .pipe(z.string().min(16, 'a proxy key must be at least 16 characters')),
       }),
     )
     // A name may repeat: a caller's old and new key during a rotation.
@@ -159,7 +174,7 @@ const ProxyKeysJson = z.object({
  * Throws an `Error` whose message never contains a key.
  */
 export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[] {
-  const text = raw.trim();
+  const text = trimProxyKey(raw);
   if (text.startsWith('{')) {
     let json: unknown;
     try {

@@ -18,7 +18,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
 import { BaseProvider, DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { type Config, type NamedKey, parseProxyKeys } from './config.ts';
+import { type Config, type NamedKey, parseProxyKeys, trimProxyKey } from './config.ts';
 import { addUtcYears, daysUntil, evaluateLicense, type LicenseStatus } from './license.ts';
 
 export type { LicenseStatus } from './license.ts';
@@ -281,17 +281,6 @@ const digestCache = new WeakMap<readonly NamedKey[], readonly Buffer[]>();
 function sha256(text: string): Buffer {
   // One-shot `hash` (Node 20.12+): no Hash object per call, unlike createHash().update().digest().
   return hash('sha256', text, 'buffer');
-}
-
-/**
- * The one trimming applied to a presented proxy key before any comparison: surrounding
- * whitespace is not part of a key (HTTP already strips spaces and tabs around a header value;
- * this also drops what a body value can carry, such as a newline). {@link findCallerKey} and
- * {@link isSameProxyKey} both apply it, so a key that authenticates is recognised wherever else
- * it shows up.
- */
-export function trimProxyKey(text: string): string {
-  return text.trim();
 }
 
 /**

@@ -4,6 +4,8 @@
  * (common headers, timing, the request state) and classifying answers that are not ERP
  * answers (redirects, front-proxy errors, HTML pages).
  */
+
+import { echoed } from '../platform/bounded-text.ts';
 import {
   BadUpstreamResponseError,
   type ProxyError,
@@ -191,7 +193,7 @@ export function classifyGatewayAnswer(response: UpstreamResponse): ProxyError | 
   if (status >= 300 && status < 400) {
     const location = response.headers.location;
     return new BadUpstreamResponseError(
-      `The ERP answered with a redirect (HTTP ${status}${location ? ` to ${location.slice(0, 200)}` : ''}); ` +
+      `The ERP answered with a redirect (HTTP ${status}${location ? ` to ${echoed(location)}` : ''}); ` +
         'redirects are not followed. Use the final URL as erp_instance.url (often https:// instead of http://).',
     );
   }

@@ -167,7 +167,9 @@ function deadlineError(
 ): ProxyError {
   const host = request.url.host;
   const busy = (wait: PoolWait): string =>
-    `the proxy's ${wait.poolSize} connections to this ERP were all busy with other calls`;
+    wait.poolSize === 1
+      ? "the proxy's one connection to this ERP was busy with another call"
+      : `the proxy's ${wait.poolSize} connections to this ERP were all busy with other calls`;
   if (poolWait?.waitedMs === undefined && poolWait) {
     return new UpstreamUnavailableError(
       `No connection to ${host} became free within ${seconds(request.timeoutMs)}: ${busy(poolWait)}. ` +

@@ -374,7 +374,8 @@ export function createPolicyLookup(
         return callback(null, first.address, first.family);
       });
     } catch (error) {
-      fail(error instanceof Error ? error : new Error(String(error)));
+      // A resolver that throws is a DNS failure like any other: one answer for an unlisted name.
+      dnsFailure(error instanceof Error ? error : new Error(String(error)));
     }
   };
 }

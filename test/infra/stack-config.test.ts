@@ -109,6 +109,19 @@ describe('parseStackConfig', () => {
     ).toBe(12);
   });
 
+  it('refuses a list given with only separators, as ERP_ALLOWED_TARGETS does; an empty value is the default', () => {
+    for (const allowedTargets of [' , ', ',', [' '], ['', ' ']]) {
+      expect(problemsOf({ allowedTargets })).toEqual([
+        'allowedTargets: lists nothing (only commas and spaces); leave it out for the default',
+      ]);
+    }
+    expect(problemsOf({ auxPublic: ' ,, ' })).toEqual([
+      'auxPublic: lists nothing (only commas and spaces); leave it out for the default',
+    ]);
+    expect(parseStackConfig(read({ allowedTargets: '' })).allowedTargets).toEqual([]);
+    expect(parseStackConfig(read({ allowedTargets: [] })).allowedTargets).toEqual([]);
+  });
+
   it('lists every bad key at once, with what it expected and what it got', () => {
     const problems = problemsOf({
       allowedTargets: 'https://erp.example.com,10.0.0.0/33,erp.example.com:8069',

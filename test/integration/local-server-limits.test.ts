@@ -14,6 +14,7 @@ import {
   MAX_REQUEST_BODY_BYTES,
   MAX_REQUEST_HEADER_BYTES,
 } from '../../lambdas/local/server.ts';
+import { AnswerBudget } from '../../lambdas/platform/answer-budget.ts';
 import { type Envelope, USERS, useErpAndProxy, withProxy } from '../support/fixtures.ts';
 import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
@@ -199,7 +200,7 @@ describe('ERP answers held in memory at once are bounded', () => {
 
   it('an answer that does not fit beside the others is -32009; one that fits later passes', async () => {
     // Prepare: an ERP whose first answer (2,000 bytes declared) stays half-sent until a second
-    // call has received its own 2,000-byte answer; the proxy may hold 3,000 bytes of answers.
+    // call has been answered (the test finishes it then); the proxy may hold 3,000 bytes of answers.
     const answerBody = `{"jsonrpc":"2.0","id":1,"result":"${'r'.repeat(2_000 - 36)}"}`;
     expect(answerBody.length).toBe(2_000);
     const headers = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2000\r\n\r\n`;
@@ -214,14 +215,15 @@ describe('ERP answers held in memory at once are bounded', () => {
           socket.write(headers + answerBody.slice(0, 100));
           finishFirst = () => socket.write(answerBody.slice(100));
         } else {
-          socket.write(headers + answerBody, () => setTimeout(() => finishFirst?.(), 50));
+          socket.write(headers + answerBody);
         }
       });
     });
     await new Promise<void>((resolve) => erp.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(erp.address() as AddressInfo).port}`;
     try {
-      await withProxy({ server: { answerMemoryBytes: 3_000 } }, async (proxy) => {
+      const answers = new AnswerBudget(3_000);
+      await withProxy({ server: { answers } }, async (proxy) => {
         const call = (id: string) =>
           proxy.post('/api/erp/execute', {
             id,
@@ -232,8 +234,10 @@ describe('ERP answers held in memory at once are bounded', () => {
           });
         // Act
         const first = call('first');
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // The first answer's declared 2,000 bytes are reserved once its headers have arrived.
+        while (answers.heldBytes < 2_000) await new Promise((resolve) => setTimeout(resolve, 5));
         const second = await call('second');
+        finishFirst?.();
         const firstAnswer = await first;
         const third = await call('third');
         // Assess

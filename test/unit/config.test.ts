@@ -11,6 +11,7 @@ import {
   parseProxyKeys,
 } from '../../lambdas/platform/config.ts';
 import { generateKeyPair } from '../../lambdas/platform/license.ts';
+import { findCallerKey } from '../../lambdas/platform/secrets.ts';
 
 /** Test keys (not secrets); listed in the leak guard's known secrets. */
 const BILLING_KEY = 'billing-key-0123456789';
@@ -297,10 +298,18 @@ describe('parseProxyKeys', () => {
         { name: 'billing', key: BILLING_KEY },
       ],
     });
+    // The same key once padded: the comparison trims stored keys as authentication trims presented ones.
+    const padded = JSON.stringify({
+      keys: [
+        { name: 'billing', key: BILLING_KEY },
+        { name: 'crm', key: ` ${BILLING_KEY}\n` },
+      ],
+    });
     // Act + Assess
     for (const [raw, entries] of [
       [twoNames, 'keys.0 and keys.1'],
       [twice, 'keys.1 and keys.2'],
+      [padded, 'keys.0 and keys.1'],
     ] as const) {
       let message = '';
       try {
@@ -319,6 +328,20 @@ describe('parseProxyKeys', () => {
       ],
     });
     expect(parseProxyKeys(rotation)).toHaveLength(2);
+  });
+
+  it('stores a key of the JSON form trimmed, so a secret value ending in a newline authenticates', () => {
+    // Prepare
+    const raw = JSON.stringify({ keys: [{ name: 'crm', key: `${CRM_KEY}\n` }] });
+    // Act
+    const keys = parseProxyKeys(raw);
+    // Assess
+    expect(keys).toEqual([{ name: 'crm', key: CRM_KEY }]);
+    expect(findCallerKey(keys, CRM_KEY)?.name).toBe('crm');
+    // Padding does not count towards the 16 characters.
+    expect(() =>
+      parseProxyKeys(JSON.stringify({ keys: [{ name: 'a', key: ` ${'k'.repeat(15)} ` }] })),
+    ).toThrow(/at least 16 characters/);
   });
 
   it('names the entry with the problem', () => {

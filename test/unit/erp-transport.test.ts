@@ -4,6 +4,7 @@
  * scrubbing tracebacks and describing a non-ERP answer without echoing it.
  */
 import { describe, expect, it } from 'vitest';
+import { MAX_ECHOED_CHARS } from '../../lambdas/platform/bounded-text.ts';
 import {
   BadUpstreamResponseError,
   UpstreamTimeoutError,
@@ -75,11 +76,11 @@ describe('classifyGatewayAnswer', () => {
     expect(error?.message).not.toContain(' to ');
   });
 
-  it('shortens a very long Location', () => {
+  it('shortens a very long Location to the characters any echoed name gets', () => {
     const location = `https://erp.example.com/${'x'.repeat(1_000)}`;
     const error = classifyGatewayAnswer(answer(301, { location }));
-    expect(error?.message).toContain(location.slice(0, 200));
-    expect(error?.message).not.toContain(location.slice(0, 201));
+    expect(error?.message).toContain(`${location.slice(0, MAX_ECHOED_CHARS)}…`);
+    expect(error?.message).not.toContain(location.slice(0, MAX_ECHOED_CHARS + 1));
   });
 
   it.each([429, 503])('answers %d as retryable -32004 and passes Retry-After on', (status) => {

@@ -366,27 +366,35 @@ describe('deadlines and broken connections', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it('a call that waits for a free connection past its deadline is -32004, saying the pool was busy', async () => {
-    // Prepare: one connection per origin, held by a call the server never answers.
-    const server = await startServer(() => undefined);
-    const client = createHttpClient({ idleTimeoutMs: 60_000, connectionsPerOrigin: 1 });
-    cleanups.push(() => client.close());
-    const holding = client.send(
-      upstreamRequest(server.url, { signal: AbortSignal.timeout(2_000), timeoutMs: 2_000 }),
-    );
-    holding.catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // Act
-    const error = await failure(
-      client.send(upstreamRequest(server.url, { signal: AbortSignal.timeout(200), timeoutMs: 200 })),
-    );
-    // Assess
-    expect(error).toBeInstanceOf(UpstreamUnavailableError);
-    expect(error.code).toBe(-32004);
-    expect(error.message).toMatch(/1 connections to this ERP were all busy/);
-    expect(error.message).toMatch(/did not run/);
-    expect(server.requests).toHaveLength(1);
-  });
+  it.each([
+    [1, /the proxy's one connection to this ERP was busy with another call/],
+    [2, /the proxy's 2 connections to this ERP were all busy with other calls/],
+  ])(
+    'a call that waits for a free connection past its deadline is -32004, saying the pool (%i) was busy',
+    async (size, busy) => {
+      // Prepare: `size` connections per origin, each held by a call the server never answers.
+      const server = await startServer(() => undefined);
+      const client = createHttpClient({ idleTimeoutMs: 60_000, connectionsPerOrigin: size });
+      cleanups.push(() => client.close());
+      for (let i = 0; i < size; i += 1) {
+        const holding = client.send(
+          upstreamRequest(server.url, { signal: AbortSignal.timeout(2_000), timeoutMs: 2_000 }),
+        );
+        holding.catch(() => undefined);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Act
+      const error = await failure(
+        client.send(upstreamRequest(server.url, { signal: AbortSignal.timeout(200), timeoutMs: 200 })),
+      );
+      // Assess
+      expect(error).toBeInstanceOf(UpstreamUnavailableError);
+      expect(error.code).toBe(-32004);
+      expect(error.message).toMatch(busy);
+      expect(error.message).toMatch(/did not run/);
+      expect(server.requests).toHaveLength(size);
+    },
+  );
 
   it('a call that waited for the pool and then could not connect names the wait, not only the connect', async () => {
     // Prepare: one connection per origin, held by a call the server drops after 100 ms; the agent
@@ -419,7 +427,7 @@ describe('deadlines and broken connections', () => {
     expect(lookups).toBe(2);
     expect(error).toBeInstanceOf(UpstreamUnavailableError);
     expect(error.message).toMatch(/waited [\d.]+ s of its 1 s for a free connection/);
-    expect(error.message).toMatch(/1 connections to this ERP were all busy/);
+    expect(error.message).toMatch(/one connection to this ERP was busy with another call/);
     expect(error.message).toMatch(/then could not connect in the [\d.]+ s left\. The call did not run/);
   });
 

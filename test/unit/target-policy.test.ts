@@ -811,12 +811,20 @@ describe('createPolicyLookup', () => {
     },
   );
 
-  it('reports a base lookup that throws through the callback', async () => {
-    const lookup = createPolicyLookup(OPEN, () => {
+  it('reports a base lookup that throws through the callback, as a DNS failure', async () => {
+    const throwing = () => {
       throw new TypeError('boom');
-    });
-    const err = await new Promise<unknown>((resolve) => lookup('x.test', {}, (e) => resolve(e)));
-    expect(err).toBeInstanceOf(TypeError);
+    };
+    const answer = (policy: CompiledTargetPolicy) =>
+      new Promise<unknown>((resolve) =>
+        createPolicyLookup(policy, throwing)('x.test', {}, (e) => resolve(e)),
+      );
+    // A name listed by name: the resolver's error as it is.
+    expect(await answer(compile(['x.test']))).toBeInstanceOf(TypeError);
+    // Any other name: the one refusal, as for an unknown name.
+    const refused = await answer(OPEN);
+    expect(refused).toBeInstanceOf(TargetRefusedError);
+    expect((refused as TargetRefusedError).message).toBe(unreachable('x.test'));
   });
 
   it('works as the lookup of net.connect, with and without autoSelectFamily', async () => {
