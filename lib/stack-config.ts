@@ -8,6 +8,7 @@
  * parser accepts both (`"25"` and `25`, `"a,b"` and `["a","b"]`, `"true"` and `true`).
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CLOUDWATCH_CALL_MAX_MS } from '../lambdas/platform/cloudwatch-client-limits.ts';
 import { LOG_LEVELS, type LogLevelName } from '../lambdas/platform/config.ts';
 import { parsePublicKey } from '../lambdas/platform/license.ts';
 import { AUX_PUBLIC_NAMES, type AuxPublicName, isAuxPublicName } from '../lambdas/platform/names.ts';
@@ -20,10 +21,20 @@ import { parseTargetList } from '../lambdas/platform/target-list.ts';
 export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 29;
 
 /**
- * Seconds the proxy keeps between its upstream deadline (`ERP_MAX_TIMEOUT`) and the Lambda
- * timeout, to build and return the -32003 envelope after giving up on the ERP.
+ * Seconds a function keeps between the deadline of its outbound call and its Lambda timeout, to
+ * build and return its answer after giving up: the -32003 envelope after `ERP_MAX_TIMEOUT` for
+ * the execute functions, the failed `/_/metrics` answer after the CloudWatch client's limits for
+ * aux.
  */
 export const MIN_ANSWER_MARGIN_SECONDS = 2;
+
+/**
+ * The shortest `auxTimeout` the synth accepts (10 s): a `GET /_/metrics` whose CloudWatch call
+ * fails takes up to `CLOUDWATCH_CALL_MAX_MS` (8 s, from the client's own limits), and the
+ * function then needs {@link MIN_ANSWER_MARGIN_SECONDS} to answer. A shorter timeout would let
+ * Lambda end the scrape first, a bare 5xx after a hang.
+ */
+export const MIN_AUX_TIMEOUT_SECONDS = Math.ceil(CLOUDWATCH_CALL_MAX_MS / 1000) + MIN_ANSWER_MARGIN_SECONDS;
 
 /**
  * Lambda keeps this many concurrent executions of an account unreserved: a deployment whose
@@ -401,8 +412,10 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   const auxTimeoutSeconds = p.integer(
     'auxTimeout',
     d.auxTimeout,
-    3,
+    MIN_AUX_TIMEOUT_SECONDS,
     HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1,
+    ` seconds (a /_/metrics scrape that cannot reach CloudWatch fails after up to ${CLOUDWATCH_CALL_MAX_MS / 1000} s, ` +
+      `and the function needs ${MIN_ANSWER_MARGIN_SECONDS} s more to answer)`,
   );
   if (defaultTimeoutSeconds > maxTimeoutSeconds) {
     p.problems.push(`defaultTimeout (${defaultTimeoutSeconds}) is above maxTimeout (${maxTimeoutSeconds})`);
