@@ -145,7 +145,61 @@ export interface StackConfig {
   readonly buildTime: string | undefined;
 }
 
-/** The context keys this module reads, with their defaults. Documented in docs/deployment.md. */
+/**
+ * Every context key the CDK app reads, defined once: the keys {@link parseStackConfig} reads (it
+ * can read no other: its reader takes a {@link ContextKey}), and `stackName`, which
+ * bin/erp-proxy.ts reads. docs/deployment.md's "Context parameters" table lists exactly these
+ * (test/infra/context-docs.test.ts).
+ */
+export const CONTEXT_KEYS = [
+  'allowedTargets',
+  'allowedDatabases',
+  'defaultTimeout',
+  'maxTimeout',
+  'lambdaTimeout',
+  'auxTimeout',
+  'executeMemoryMb',
+  'auxMemoryMb',
+  'throttleRateLimit',
+  'throttleBurstLimit',
+  'executeConcurrency',
+  'versionConcurrency',
+  'auxConcurrency',
+  'accountConcurrency',
+  'tags',
+  'logRetentionDays',
+  'logLevel',
+  'stripDebug',
+  'maxResponseBytes',
+  'secretsMaxAge',
+  'auxPublic',
+  'proxyKeysSecretArn',
+  'licenseSecretArn',
+  'secretsKmsKeyArn',
+  'licensePublicKey',
+  'vpcId',
+  'vpcSubnetIds',
+  'vpcSecurityGroupIds',
+  'domainName',
+  'certificateArn',
+  'hostedZoneId',
+  'hostedZoneName',
+  'disableExecuteApiEndpoint',
+  'alarmEmail',
+  'alarmTopicArn',
+  'alarm5xxRatePercent',
+  'alarmP99LatencyMs',
+  'alarmUpstreamTimeouts',
+  'licenseWarningDays',
+  'stackName',
+  'buildCommit',
+  'buildTime',
+] as const;
+
+/** A context key of {@link CONTEXT_KEYS}. */
+export type ContextKey = (typeof CONTEXT_KEYS)[number];
+
+/** The defaults of the context keys that have a fixed one. Documented in docs/deployment.md. */
 export const CONTEXT_DEFAULTS = Object.freeze({
   allowedTargets: '',
   allowedDatabases: '',
@@ -168,7 +222,7 @@ export const CONTEXT_DEFAULTS = Object.freeze({
   alarmP99LatencyMs: 10_000,
   alarmUpstreamTimeouts: 5,
   licenseWarningDays: 14,
-});
+} satisfies Partial<Record<ContextKey, string | number | boolean>>);
 
 /** Thrown when the context holds bad values; the message lists all of them. */
 export class StackConfigError extends Error {
@@ -181,7 +235,7 @@ export class StackConfigError extends Error {
 }
 
 /** Reads one context key; `node.tryGetContext` fits. */
-export type ContextReader = (key: string) => unknown;
+export type ContextReader = (key: ContextKey) => unknown;
 
 const HOST_LABEL = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
 const HOST_NAME = new RegExp(`^(\\*\\.)?(${HOST_LABEL}\\.)*${HOST_LABEL}$`, 'i');
@@ -249,7 +303,7 @@ class ContextParser {
 
   constructor(private readonly read: ContextReader) {}
 
-  private raw(key: string): unknown {
+  private raw(key: ContextKey): unknown {
     const value = this.read(key);
     if (value === undefined || value === null) return undefined;
     if (typeof value === 'string' && value.trim() === '') return undefined;
@@ -262,7 +316,7 @@ class ContextParser {
   }
 
   string(
-    key: string,
+    key: ContextKey,
     pattern?: RegExp,
     expected = 'a string',
     check?: (text: string) => boolean,
@@ -276,7 +330,7 @@ class ContextParser {
     return text;
   }
 
-  list(key: string, check?: (entry: string) => boolean, expected = 'a comma-separated list'): string[] {
+  list(key: ContextKey, check?: (entry: string) => boolean, expected = 'a comma-separated list'): string[] {
     const value = this.raw(key);
     if (value === undefined) return [];
     let entries: unknown[];
@@ -300,10 +354,10 @@ class ContextParser {
     return out;
   }
 
-  integer(key: string, fallback: number, min: number, max: number, unit?: string): number;
-  integer(key: string, fallback: undefined, min: number, max: number, unit?: string): number | undefined;
+  integer(key: ContextKey, fallback: number, min: number, max: number, unit?: string): number;
+  integer(key: ContextKey, fallback: undefined, min: number, max: number, unit?: string): number | undefined;
   integer(
-    key: string,
+    key: ContextKey,
     fallback: number | undefined,
     min: number,
     max: number,
@@ -319,7 +373,7 @@ class ContextParser {
     return number;
   }
 
-  number(key: string, fallback: number, min: number, max: number): number {
+  number(key: ContextKey, fallback: number, min: number, max: number): number {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     const number = typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value;
@@ -334,7 +388,7 @@ class ContextParser {
    * A map of strings: a JSON object in cdk.json, or `k=v,k2=v2` on the command line (a value
    * cannot contain a comma there).
    */
-  map(key: string, check: (name: string, value: string) => string | undefined): Record<string, string> {
+  map(key: ContextKey, check: (name: string, value: string) => string | undefined): Record<string, string> {
     const value = this.raw(key);
     if (value === undefined) return {};
     let entries: [string, unknown][];
@@ -368,7 +422,7 @@ class ContextParser {
     return out;
   }
 
-  boolean(key: string, fallback: boolean): boolean {
+  boolean(key: ContextKey, fallback: boolean): boolean {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     if (typeof value === 'boolean') return value;
@@ -444,7 +498,7 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     throttleBurstLimit,
     lambdaTimeoutSeconds,
   });
-  const concurrency = (key: string, fallback: number): number =>
+  const concurrency = (key: ContextKey, fallback: number): number =>
     p.integer(key, fallback, 1, 10_000_000, ' concurrent executions');
   const executeConcurrency = concurrency('executeConcurrency', sized.execute);
   const reservedConcurrency: ReservedConcurrency = {
