@@ -263,11 +263,14 @@ function checkTag(name: string, value: string): string | undefined {
  *
  * - Each execute function: the stage's burst limit, capped at the rate limit times the Lambda
  *   timeout (more could never be used: Little's law, concurrency = rate x duration). At the
- *   defaults that is 200: the full 100 requests/s while calls average up to 2 s, and a slow ERP
- *   (every call waiting the 25 s maxTimeout) holds at most 200 executions instead of 2,500.
+ *   defaults that is 200 for each of execute-v1 and execute-v2: the full 100 requests/s while
+ *   calls average up to 2 s, and a slow ERP (every call waiting the 25 s maxTimeout) holds at
+ *   most 200 executions of each, 400 for the two, instead of 2,500.
  * - version: a tenth of that, at least 5 (one short call per session, not per request).
  * - aux: 10 (`CONTEXT_DEFAULTS.auxConcurrency`): /_/about and /_/license answer in
  *   milliseconds, and /_/metrics is cached for 60 s.
+ *
+ * The four together reserve 200 + 200 + 20 + 10 = 430 by default.
  */
 export function defaultReservedConcurrency(settings: {
   readonly throttleRateLimit: number;
