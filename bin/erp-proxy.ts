@@ -9,7 +9,7 @@ import { App } from 'aws-cdk-lib';
 import { SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { ErpProxyStack } from '../lib/erp-proxy-stack.ts';
 import { addNagChecks } from '../lib/nag.ts';
-import { parseStackConfig, StackConfigError } from '../lib/stack-config.ts';
+import { type ContextKey, parseStackConfig, StackConfigError } from '../lib/stack-config.ts';
 
 /** `git log` of the checked-out commit, or undefined outside a git checkout. */
 function git(format: string): string | undefined {
@@ -27,7 +27,8 @@ function git(format: string): string | undefined {
 const app = new App();
 addNagChecks(app);
 
-const context = (key: string): unknown => app.node.tryGetContext(key);
+// Only the keys of CONTEXT_KEYS, which docs/deployment.md lists (test/infra/context-docs.test.ts).
+const context = (key: ContextKey): unknown => app.node.tryGetContext(key);
 let config: ReturnType<typeof parseStackConfig>;
 try {
   config = parseStackConfig((key) => {

@@ -249,6 +249,7 @@ export class ErpProxyStack extends Stack {
         version: this.functions.version.function,
         aux: this.functions.aux.function,
       },
+      reservedConcurrency: config.reservedConcurrency,
       alarms: config.alarms,
       dashboardName: `${this.stackName}-${SERVICE_NAME}`,
       topic: this.alarmTopic,

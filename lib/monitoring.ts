@@ -32,7 +32,7 @@ import {
   METRICS_NAMESPACE,
   SERVICE_NAME,
 } from '../lambdas/platform/names.ts';
-import type { AlarmSettings } from './stack-config.ts';
+import type { AlarmSettings, ReservedConcurrency } from './stack-config.ts';
 
 /** APIs that call an ERP, so may time out upstream (and that a bad license refuses). */
 const UPSTREAM_APIS: readonly ApiName[] = API_NAMES.filter((api) => api !== 'aux');
@@ -45,6 +45,8 @@ const FIVE_MINUTES = Duration.minutes(5);
 export interface MonitoringProps {
   readonly api: HttpApi;
   readonly functions: Readonly<Record<FunctionName, IFunction>>;
+  /** Each function's reserved concurrency, the only limit it is throttled at (named by its alarm). */
+  readonly reservedConcurrency: ReservedConcurrency;
   readonly alarms: AlarmSettings;
   /** Every alarm notifies this topic, on ALARM and on OK. */
   readonly topic: ITopic;
@@ -87,7 +89,7 @@ export class Monitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
-    const { api, functions, alarms: settings } = props;
+    const { api, functions, reservedConcurrency, alarms: settings } = props;
     const stackName = Stack.of(this).stackName;
     const apiId = api.apiId;
 
@@ -149,7 +151,11 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
       this.addAlarm(`${key}Throttles`, {
-        description: `The ${name} function was throttled (account or reserved concurrency) at least once in 5 minutes.`,
+        // A function with reserved concurrency is throttled at its own reservation only, never for
+        // the account's unreserved pool.
+        description:
+          `The ${name} function was throttled at least once in 5 minutes: all ${reservedConcurrency[name]} ` +
+          'executions of its reserved concurrency were busy (slow calls hold them, or traffic grew).',
         metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
         threshold: 1,
         evaluationPeriods: 1,

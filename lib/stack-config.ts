@@ -8,6 +8,7 @@
  * parser accepts both (`"25"` and `25`, `"a,b"` and `["a","b"]`, `"true"` and `true`).
  */
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CLOUDWATCH_CALL_MAX_MS } from '../lambdas/platform/cloudwatch-client-limits.ts';
 import { LOG_LEVELS, type LogLevelName } from '../lambdas/platform/config.ts';
 import { parsePublicKey } from '../lambdas/platform/license.ts';
 import { AUX_PUBLIC_NAMES, type AuxPublicName, isAuxPublicName } from '../lambdas/platform/names.ts';
@@ -20,10 +21,20 @@ import { parseTargetList } from '../lambdas/platform/target-list.ts';
 export const HTTP_API_INTEGRATION_TIMEOUT_SECONDS = 29;
 
 /**
- * Seconds the proxy keeps between its upstream deadline (`ERP_MAX_TIMEOUT`) and the Lambda
- * timeout, to build and return the -32003 envelope after giving up on the ERP.
+ * Seconds a function keeps between the deadline of its outbound call and its Lambda timeout, to
+ * build and return its answer after giving up: the -32003 envelope after `ERP_MAX_TIMEOUT` for
+ * the execute functions, the failed `/_/metrics` answer after the CloudWatch client's limits for
+ * aux.
  */
 export const MIN_ANSWER_MARGIN_SECONDS = 2;
+
+/**
+ * The shortest `auxTimeout` the synth accepts (10 s): a `GET /_/metrics` whose CloudWatch call
+ * fails takes up to `CLOUDWATCH_CALL_MAX_MS` (8 s, from the client's own limits), and the
+ * function then needs {@link MIN_ANSWER_MARGIN_SECONDS} to answer. A shorter timeout would let
+ * Lambda end the scrape first, a bare 5xx after a hang.
+ */
+export const MIN_AUX_TIMEOUT_SECONDS = Math.ceil(CLOUDWATCH_CALL_MAX_MS / 1000) + MIN_ANSWER_MARGIN_SECONDS;
 
 /**
  * Lambda keeps this many concurrent executions of an account unreserved: a deployment whose
@@ -134,7 +145,61 @@ export interface StackConfig {
   readonly buildTime: string | undefined;
 }
 
-/** The context keys this module reads, with their defaults. Documented in docs/deployment.md. */
+/**
+ * Every context key the CDK app reads, defined once: the keys {@link parseStackConfig} reads (it
+ * can read no other: its reader takes a {@link ContextKey}), and `stackName`, which
+ * bin/erp-proxy.ts reads. docs/deployment.md's "Context parameters" table lists exactly these
+ * (test/infra/context-docs.test.ts).
+ */
+export const CONTEXT_KEYS = [
+  'allowedTargets',
+  'allowedDatabases',
+  'defaultTimeout',
+  'maxTimeout',
+  'lambdaTimeout',
+  'auxTimeout',
+  'executeMemoryMb',
+  'auxMemoryMb',
+  'throttleRateLimit',
+  'throttleBurstLimit',
+  'executeConcurrency',
+  'versionConcurrency',
+  'auxConcurrency',
+  'accountConcurrency',
+  'tags',
+  'logRetentionDays',
+  'logLevel',
+  'stripDebug',
+  'maxResponseBytes',
+  'secretsMaxAge',
+  'auxPublic',
+  'proxyKeysSecretArn',
+  'licenseSecretArn',
+  'secretsKmsKeyArn',
+  'licensePublicKey',
+  'vpcId',
+  'vpcSubnetIds',
+  'vpcSecurityGroupIds',
+  'domainName',
+  'certificateArn',
+  'hostedZoneId',
+  'hostedZoneName',
+  'disableExecuteApiEndpoint',
+  'alarmEmail',
+  'alarmTopicArn',
+  'alarm5xxRatePercent',
+  'alarmP99LatencyMs',
+  'alarmUpstreamTimeouts',
+  'licenseWarningDays',
+  'stackName',
+  'buildCommit',
+  'buildTime',
+] as const;
+
+/** A context key of {@link CONTEXT_KEYS}. */
+export type ContextKey = (typeof CONTEXT_KEYS)[number];
+
+/** The defaults of the context keys that have a fixed one. Documented in docs/deployment.md. */
 export const CONTEXT_DEFAULTS = Object.freeze({
   allowedTargets: '',
   allowedDatabases: '',
@@ -157,7 +222,7 @@ export const CONTEXT_DEFAULTS = Object.freeze({
   alarmP99LatencyMs: 10_000,
   alarmUpstreamTimeouts: 5,
   licenseWarningDays: 14,
-});
+} satisfies Partial<Record<ContextKey, string | number | boolean>>);
 
 /** Thrown when the context holds bad values; the message lists all of them. */
 export class StackConfigError extends Error {
@@ -170,7 +235,7 @@ export class StackConfigError extends Error {
 }
 
 /** Reads one context key; `node.tryGetContext` fits. */
-export type ContextReader = (key: string) => unknown;
+export type ContextReader = (key: ContextKey) => unknown;
 
 const HOST_LABEL = '[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?';
 const HOST_NAME = new RegExp(`^(\\*\\.)?(${HOST_LABEL}\\.)*${HOST_LABEL}$`, 'i');
@@ -198,11 +263,14 @@ function checkTag(name: string, value: string): string | undefined {
  *
  * - Each execute function: the stage's burst limit, capped at the rate limit times the Lambda
  *   timeout (more could never be used: Little's law, concurrency = rate x duration). At the
- *   defaults that is 200: the full 100 requests/s while calls average up to 2 s, and a slow ERP
- *   (every call waiting the 25 s maxTimeout) holds at most 200 executions instead of 2,500.
+ *   defaults that is 200 for each of execute-v1 and execute-v2: the full 100 requests/s while
+ *   calls average up to 2 s, and a slow ERP (every call waiting the 25 s maxTimeout) holds at
+ *   most 200 executions of each, 400 for the two, instead of 2,500.
  * - version: a tenth of that, at least 5 (one short call per session, not per request).
  * - aux: 10 (`CONTEXT_DEFAULTS.auxConcurrency`): /_/about and /_/license answer in
  *   milliseconds, and /_/metrics is cached for 60 s.
+ *
+ * The four together reserve 200 + 200 + 20 + 10 = 430 by default.
  */
 export function defaultReservedConcurrency(settings: {
   readonly throttleRateLimit: number;
@@ -238,7 +306,7 @@ class ContextParser {
 
   constructor(private readonly read: ContextReader) {}
 
-  private raw(key: string): unknown {
+  private raw(key: ContextKey): unknown {
     const value = this.read(key);
     if (value === undefined || value === null) return undefined;
     if (typeof value === 'string' && value.trim() === '') return undefined;
@@ -251,7 +319,7 @@ class ContextParser {
   }
 
   string(
-    key: string,
+    key: ContextKey,
     pattern?: RegExp,
     expected = 'a string',
     check?: (text: string) => boolean,
@@ -265,7 +333,7 @@ class ContextParser {
     return text;
   }
 
-  list(key: string, check?: (entry: string) => boolean, expected = 'a comma-separated list'): string[] {
+  list(key: ContextKey, check?: (entry: string) => boolean, expected = 'a comma-separated list'): string[] {
     const value = this.raw(key);
     if (value === undefined) return [];
     let entries: unknown[];
@@ -296,10 +364,10 @@ class ContextParser {
     return out;
   }
 
-  integer(key: string, fallback: number, min: number, max: number, unit?: string): number;
-  integer(key: string, fallback: undefined, min: number, max: number, unit?: string): number | undefined;
+  integer(key: ContextKey, fallback: number, min: number, max: number, unit?: string): number;
+  integer(key: ContextKey, fallback: undefined, min: number, max: number, unit?: string): number | undefined;
   integer(
-    key: string,
+    key: ContextKey,
     fallback: number | undefined,
     min: number,
     max: number,
@@ -315,7 +383,7 @@ class ContextParser {
     return number;
   }
 
-  number(key: string, fallback: number, min: number, max: number): number {
+  number(key: ContextKey, fallback: number, min: number, max: number): number {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     const number = typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value;
@@ -330,7 +398,7 @@ class ContextParser {
    * A map of strings: a JSON object in cdk.json, or `k=v,k2=v2` on the command line (a value
    * cannot contain a comma there).
    */
-  map(key: string, check: (name: string, value: string) => string | undefined): Record<string, string> {
+  map(key: ContextKey, check: (name: string, value: string) => string | undefined): Record<string, string> {
     const value = this.raw(key);
     if (value === undefined) return {};
     let entries: [string, unknown][];
@@ -364,7 +432,7 @@ class ContextParser {
     return out;
   }
 
-  boolean(key: string, fallback: boolean): boolean {
+  boolean(key: ContextKey, fallback: boolean): boolean {
     const value = this.raw(key);
     if (value === undefined) return fallback;
     if (typeof value === 'boolean') return value;
@@ -408,8 +476,10 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   const auxTimeoutSeconds = p.integer(
     'auxTimeout',
     d.auxTimeout,
-    3,
+    MIN_AUX_TIMEOUT_SECONDS,
     HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1,
+    ` seconds (a /_/metrics scrape that cannot reach CloudWatch fails after up to ${CLOUDWATCH_CALL_MAX_MS / 1000} s, ` +
+      `and the function needs ${MIN_ANSWER_MARGIN_SECONDS} s more to answer)`,
   );
   if (defaultTimeoutSeconds > maxTimeoutSeconds) {
     p.problems.push(`defaultTimeout (${defaultTimeoutSeconds}) is above maxTimeout (${maxTimeoutSeconds})`);
@@ -438,7 +508,7 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     throttleBurstLimit,
     lambdaTimeoutSeconds,
   });
-  const concurrency = (key: string, fallback: number): number =>
+  const concurrency = (key: ContextKey, fallback: number): number =>
     p.integer(key, fallback, 1, 10_000_000, ' concurrent executions');
   const executeConcurrency = concurrency('executeConcurrency', sized.execute);
   const reservedConcurrency: ReservedConcurrency = {

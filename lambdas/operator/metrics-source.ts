@@ -7,6 +7,11 @@
 // Types only: the client is imported on the first scrape (it costs cold start; only the aux
 // function on AWS ever needs it).
 import type { CloudWatchClient, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import {
+  CLOUDWATCH_CONNECT_TIMEOUT_MS,
+  CLOUDWATCH_MAX_ATTEMPTS,
+  CLOUDWATCH_REQUEST_TIMEOUT_MS,
+} from '../platform/cloudwatch-client-limits.ts';
 import type { Config } from '../platform/config.ts';
 import {
   Dimension,
@@ -21,15 +26,6 @@ import {
 import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
-
-/**
- * Connect and per-attempt limits of the CloudWatch client (the SDK's own default is no limit):
- * in a VPC without a `monitoring` endpoint or NAT, a scrape fails in at most 2 x (1 + 3) s,
- * inside the aux function's 10 s timeout, instead of hanging until Lambda ends it.
- */
-export const CLOUDWATCH_CONNECT_TIMEOUT_MS = 1_000;
-export const CLOUDWATCH_REQUEST_TIMEOUT_MS = 3_000;
-export const CLOUDWATCH_MAX_ATTEMPTS = 2;
 
 /** A source of metric families for one scrape. */
 export interface MetricsSource {

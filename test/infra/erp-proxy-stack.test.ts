@@ -344,6 +344,20 @@ describe('default context', () => {
       s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { TreatMissingData: 'notBreaching' });
     });
 
+    it("says a throttled function hit its own reservation (it never draws on the account's pool)", () => {
+      const reservations = { ExecuteV1: 200, ExecuteV2: 200, Version: 20, Aux: 10 };
+      for (const [key, reserved] of Object.entries(reservations)) {
+        const [alarm] = Object.values(
+          s.template.findResources('AWS::CloudWatch::Alarm', {
+            Properties: { AlarmName: `ErpProxy-${key}Throttles` },
+          }),
+        ) as Resource[];
+        const description = String(alarm?.Properties.AlarmDescription);
+        expect(description).toContain(`all ${reserved} executions of its reserved concurrency were busy`);
+        expect(description).not.toMatch(/account/);
+      }
+    });
+
     it('watches the metric names the runtime emits', () => {
       s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         AlarmName: 'ErpProxy-LicenseExpiring',

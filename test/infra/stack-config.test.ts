@@ -5,7 +5,19 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
-import { parseStackConfig, StackConfigError } from '../../lib/stack-config.ts';
+import {
+  CLOUDWATCH_CALL_MAX_MS,
+  CLOUDWATCH_CONNECT_TIMEOUT_MS,
+  CLOUDWATCH_MAX_ATTEMPTS,
+  CLOUDWATCH_REQUEST_TIMEOUT_MS,
+} from '../../lambdas/platform/cloudwatch-client-limits.ts';
+import {
+  CONTEXT_DEFAULTS,
+  MIN_ANSWER_MARGIN_SECONDS,
+  MIN_AUX_TIMEOUT_SECONDS,
+  parseStackConfig,
+  StackConfigError,
+} from '../../lib/stack-config.ts';
 
 const read =
   (context: Record<string, unknown>) =>
@@ -120,6 +132,32 @@ describe('parseStackConfig', () => {
     ]);
     expect(parseStackConfig(read({ allowedTargets: '' })).allowedTargets).toEqual([]);
     expect(parseStackConfig(read({ allowedTargets: [] })).allowedTargets).toEqual([]);
+  });
+
+  it('keeps auxTimeout long enough for a failing CloudWatch scrape to be answered', () => {
+    // Derived from the client's own limits: 2 attempts x (1 s connect + 3 s request) + 2 s to answer.
+    expect(MIN_AUX_TIMEOUT_SECONDS).toBe(
+      Math.ceil(
+        (CLOUDWATCH_MAX_ATTEMPTS * (CLOUDWATCH_CONNECT_TIMEOUT_MS + CLOUDWATCH_REQUEST_TIMEOUT_MS)) / 1000,
+      ) + MIN_ANSWER_MARGIN_SECONDS,
+    );
+    expect(MIN_AUX_TIMEOUT_SECONDS * 1000).toBeGreaterThanOrEqual(
+      CLOUDWATCH_CALL_MAX_MS + MIN_ANSWER_MARGIN_SECONDS * 1000,
+    );
+    expect(MIN_AUX_TIMEOUT_SECONDS).toBe(10);
+    // The default is accepted, and so is the bound itself; one second less is refused.
+    expect(CONTEXT_DEFAULTS.auxTimeout).toBeGreaterThanOrEqual(MIN_AUX_TIMEOUT_SECONDS);
+    expect(parseStackConfig(read({})).auxTimeoutSeconds).toBe(CONTEXT_DEFAULTS.auxTimeout);
+    expect(parseStackConfig(read({ auxTimeout: MIN_AUX_TIMEOUT_SECONDS })).auxTimeoutSeconds).toBe(
+      MIN_AUX_TIMEOUT_SECONDS,
+    );
+    expect(parseStackConfig(read({ auxTimeout: '28' })).auxTimeoutSeconds).toBe(28);
+    for (const auxTimeout of [MIN_AUX_TIMEOUT_SECONDS - 1, '3', 29]) {
+      expect(problemsOf({ auxTimeout })).toEqual([
+        `auxTimeout: expected an integer from 10 to 28 seconds (a /_/metrics scrape that cannot reach ` +
+          `CloudWatch fails after up to 8 s, and the function needs 2 s more to answer), got ${JSON.stringify(auxTimeout)}`,
+      ]);
+    }
   });
 
   it('lists every bad key at once, with what it expected and what it got', () => {
