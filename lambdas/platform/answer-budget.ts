@@ -9,9 +9,17 @@
  * pass it on). A lease gives its bytes back when its invocation ends.
  *
  * An answer that does not fit is refused (-32009), never waited for: a call that waits for memory
- * while holding some can starve the others. One invocation alone always fits, whatever its size.
+ * while holding some can starve the others. One invocation alone always fits, whatever its size,
+ * and so do an invocation's first {@link SMALL_ANSWER_BYTES}: the ERP has run the call by the
+ * time its answer arrives, and a write's answer (an id, `true`) is never the one to refuse.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * The answer bytes an invocation may always hold, whatever the others hold: the bound may be
+ * passed by this much per invocation in progress.
+ */
+export const SMALL_ANSWER_BYTES = 64 * 1024;
 
 /** The bytes of ERP answers the process may hold at once, shared by the invocations' leases. */
 export class AnswerBudget {
@@ -29,10 +37,11 @@ export class AnswerBudget {
     return new AnswerLease(this);
   }
 
-  /** @internal Reserves `bytes` when they fit, or when nothing else is held. */
+  /** @internal Reserves `bytes` when they fit, when nothing else is held, or when the caller's are small. */
   take(bytes: number, heldByCaller: number): boolean {
     const others = this.held - heldByCaller;
-    if (others > 0 && this.held + bytes > this.limitBytes) return false;
+    const small = heldByCaller + bytes <= SMALL_ANSWER_BYTES;
+    if (!small && others > 0 && this.held + bytes > this.limitBytes) return false;
     this.held += bytes;
     return true;
   }

@@ -154,7 +154,7 @@ export const PROXY_ERRORS = deepFreeze({
     apis: ALL_APIS,
     meaning:
       "The ERP's answer is too large for the gateway (6 MB), or, on the local server, does not fit " +
-      'beside the answers other calls hold at that moment: ask for less, accept gzip, or retry shortly.',
+      'beside the answers other calls hold at that moment: ask for less, accept gzip, or (a call that only reads) retry shortly.',
   },
   internal: {
     code: -32603,

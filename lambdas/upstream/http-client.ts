@@ -203,17 +203,21 @@ function tooLarge(request: UpstreamRequest): ResponseTooLargeError {
   );
 }
 
-function mebibytes(bytes: number): string {
-  return `${Math.round(bytes / 1024 / 1024)} MiB`;
+/** A size in MiB, or in bytes below 1 MiB. */
+function size(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${bytes} bytes` : `${Math.round(bytes / 1024 / 1024)} MiB`;
 }
 
 /** The local server's budget for answers held at once has no room for this one now. */
-function noRoom(lease: AnswerLease): ResponseTooLargeError {
+function noRoom(lease: AnswerLease, request: UpstreamRequest): ResponseTooLargeError {
   const others = lease.budget.heldBytes - lease.heldBytes;
+  const retry = request.readOnly
+    ? 'The call only reads (a version lookup), so retrying shortly is safe'
+    : 'The call has run on the ERP: retry it shortly if it only reads, check first if it writes';
   return new ResponseTooLargeError(
-    `The proxy is holding ${mebibytes(others)} of ERP answers for other calls, and holds at most ` +
-      `${mebibytes(lease.budget.limitBytes)} at once: this answer does not fit beside them now. ` +
-      'Retry shortly, or ask for less: use limit/offset or fewer fields.',
+    `The proxy is holding ${size(others)} of ERP answers for other calls, and holds at most ` +
+      `${size(lease.budget.limitBytes)} at once: this answer does not fit beside them now. ` +
+      `${retry}; or ask for less: use limit/offset or fewer fields.`,
   );
 }
 
@@ -272,8 +276,7 @@ function afterNextPoll(then: () => void): void {
 }
 
 class NodeHttpClient implements HttpClient {
-  private agents: PooledAgents;
-  private lastActivity = 0;
+  private readonly agents: PooledAgents;
   private readonly idleTimeoutMs: number;
   private readonly keepAlive: KeepAlivePolicy;
 
@@ -301,21 +304,7 @@ class NodeHttpClient implements HttpClient {
     return createPooledAgents(pool, this.keepAlive, this.options.tls);
   }
 
-  /**
-   * After a pause longer than the idle timeout (a Lambda freeze), the idle timers have not run
-   * yet: drop the whole pool rather than risk writing into a socket the ERP closed meanwhile.
-   */
-  private freshAgentsIfIdle(now: number): void {
-    if (this.lastActivity !== 0 && now - this.lastActivity > this.idleTimeoutMs) {
-      this.agents.http.destroy();
-      this.agents.https.destroy();
-      this.agents = this.newAgents();
-    }
-    this.lastActivity = now;
-  }
-
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
-    this.freshAgentsIfIdle(Date.now());
     // The invocation's share of the local server's memory for answers (none on Lambda).
     const lease = currentAnswerLease();
     try {
@@ -333,8 +322,6 @@ class NodeHttpClient implements HttpClient {
         fresh.http.destroy();
         fresh.https.destroy();
       }
-    } finally {
-      this.lastActivity = Date.now();
     }
   }
 
@@ -347,10 +334,11 @@ class NodeHttpClient implements HttpClient {
     const { attempt, error } = failure;
     if (!attempt.reused || request.signal.aborted) return false;
     const closedByErp = attempt.unanswered && CLOSED_SOCKET_CODES.has(errorCode(error) ?? '');
-    // The ERP closed it while it sat idle, or just as this call took it: remember how soon this
-    // ERP closes idle connections, so its sockets are not kept that long again. (A close long
-    // after the call took the socket is about the call, not about idle connections.)
-    if (closedByErp && attempt.failedAfterMs < KEEP_ALIVE_MARGIN_MS)
+    // The ERP closed it while it sat idle, or just as this call took it, before the request was
+    // all sent: remember how soon this ERP closes idle connections, so its sockets are not kept
+    // that long again. (A close after the request was sent, or long after the call took the
+    // socket, may be about the call, such as a worker that died on it: nothing to learn.)
+    if (closedByErp && !attempt.sent && attempt.failedAfterMs < KEEP_ALIVE_MARGIN_MS)
       this.keepAlive.learnIdleClose(attempt.origin, attempt.idleBeforeReuseMs);
     // Found closed before a byte was written, or the kernel refused the very write: the request
     // never left. (A request split over several writes that fails part-way is incomplete, and an
@@ -459,10 +447,13 @@ class NodeHttpClient implements HttpClient {
         this.keepAlive.assign(socket, origin);
         taken = socket;
         bytesReadBefore = socket.bytesRead;
-        // A socket that is not connecting carried an earlier call: from the pool (`reusedSocket`),
-        // or handed straight from a finished call to this queued one (Node leaves the flag unset).
-        reused = req.reusedSocket || !socket.connecting;
+        // A socket that carried an earlier call: from the pool (`reusedSocket`), or handed straight
+        // from a finished call to this queued one (Node leaves the flag unset and skips the agent's
+        // `reuseSocket`). A new socket has read nothing, also one whose connect already failed.
+        const handedOn = !req.reusedSocket && socket.bytesRead > 0;
+        reused = req.reusedSocket || handedOn;
         if (reused) {
+          if (handedOn) this.keepAlive.handedOn(socket);
           idleBeforeReuseMs = this.keepAlive.idleBeforeReuseMs(socket);
           // Write only once a close the ERP sent meanwhile would have been seen: a request written
           // into a closing connection may or may not have been read, and that cannot be told.
@@ -516,7 +507,7 @@ class NodeHttpClient implements HttpClient {
         const known = Number.isInteger(declared) && declared > 0;
         // A declared length is reserved whole, before a byte is held; else chunk by chunk.
         if (known && lease && !lease.reserve(declared)) {
-          fail(noRoom(lease));
+          fail(noRoom(lease, request));
           return;
         }
         // With a declared length the body is copied into one buffer as it arrives: no list of
@@ -530,7 +521,7 @@ class NodeHttpClient implements HttpClient {
             return;
           }
           if (!known && lease && !lease.reserve(chunk.length)) {
-            fail(noRoom(lease));
+            fail(noRoom(lease, request));
             return;
           }
           // Bytes beyond the declared length (the parser should not allow any) keep their order.

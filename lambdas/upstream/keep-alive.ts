@@ -162,6 +162,19 @@ export class KeepAlivePolicy {
     state.freeSince = undefined;
   }
 
+  /**
+   * A socket went from a finished call straight to a queued one, without entering the pool (Node's
+   * agent does that without `keepSocketAlive` or `reuseSocket`): it was not idle, and it may carry
+   * the call only if the pool could have kept it ({@link check} says `expired` otherwise).
+   */
+  handedOn(socket: Duplex): void {
+    const state = this.sockets.get(socket);
+    if (!state) return;
+    state.freeSince = undefined;
+    state.idleBeforeReuseMs = 0;
+    state.maxIdleMs = this.maxIdleMs(state.origin, state.announcedMs);
+  }
+
   /** How long `socket` had been idle before its current request took it. */
   idleBeforeReuseMs(socket: Duplex): number {
     return this.sockets.get(socket)?.idleBeforeReuseMs ?? 0;
@@ -175,7 +188,9 @@ export class KeepAlivePolicy {
   check(socket: Duplex): 'usable' | 'closed' | 'expired' {
     if (!isOpen(socket)) return 'closed';
     const state = this.sockets.get(socket);
-    if (state?.maxIdleMs !== undefined && state.idleBeforeReuseMs > state.maxIdleMs) return 'expired';
+    if (state?.maxIdleMs === undefined) return 'usable';
+    // 0: the ERP's announced or observed keep-alive leaves no time to reuse it at all.
+    if (state.maxIdleMs <= 0 || state.idleBeforeReuseMs > state.maxIdleMs) return 'expired';
     return 'usable';
   }
 }

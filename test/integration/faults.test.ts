@@ -236,11 +236,8 @@ const { parentPort, workerData } = require('node:worker_threads');
 const net = require('node:net');
 let connections = 0;
 let requests = 0;
-const sockets = new Set();
 const server = net.createServer((socket) => {
   connections += 1;
-  sockets.add(socket);
-  socket.on('close', () => sockets.delete(socket));
   socket.on('error', () => undefined);
   let buffer = '';
   let arrived = false;
@@ -266,10 +263,6 @@ const server = net.createServer((socket) => {
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 parentPort.on('message', (message) => {
   if (message === 'stats') parentPort.postMessage({ connections, requests });
-  if (message === 'stop') {
-    for (const socket of sockets) socket.destroy();
-    server.close(() => process.exit(0));
-  }
 });
 `;
 
@@ -283,7 +276,7 @@ async function idleClosingErp(
   closeAfterMs: number,
 ): Promise<{ url: string; stats: () => Promise<{ connections: number; requests: number }> }> {
   const worker = new Worker(IDLE_CLOSING_ERP, { eval: true, workerData: { closeAfterMs } });
-  servers.push({ close: () => worker.postMessage('stop') });
+  servers.push({ close: () => void worker.terminate() });
   const { port } = (await once(worker, 'message'))[0] as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,

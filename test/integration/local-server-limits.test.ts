@@ -14,7 +14,7 @@ import {
   MAX_REQUEST_BODY_BYTES,
   MAX_REQUEST_HEADER_BYTES,
 } from '../../lambdas/local/server.ts';
-import { AnswerBudget } from '../../lambdas/platform/answer-budget.ts';
+import { AnswerBudget, SMALL_ANSWER_BYTES } from '../../lambdas/platform/answer-budget.ts';
 import { type Envelope, USERS, useErpAndProxy, withProxy } from '../support/fixtures.ts';
 import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
@@ -199,11 +199,13 @@ describe('ERP answers held in memory at once are bounded', () => {
   });
 
   it('an answer that does not fit beside the others is -32009; one that fits later passes', async () => {
-    // Prepare: an ERP whose first answer (2,000 bytes declared) stays half-sent until a second
-    // call has been answered (the test finishes it then); the proxy may hold 3,000 bytes of answers.
-    const answerBody = `{"jsonrpc":"2.0","id":1,"result":"${'r'.repeat(2_000 - 36)}"}`;
-    expect(answerBody.length).toBe(2_000);
-    const headers = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2000\r\n\r\n`;
+    // Prepare: an ERP whose first answer (100,000 bytes declared, more than always fits) stays
+    // half-sent until a second call has been answered (the test finishes it then); the proxy may
+    // hold 150,000 bytes of answers.
+    const answerBody = `{"jsonrpc":"2.0","id":1,"result":"${'r'.repeat(100_000 - 36)}"}`;
+    expect(answerBody.length).toBe(100_000);
+    expect(answerBody.length).toBeGreaterThan(SMALL_ANSWER_BYTES);
+    const headers = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n`;
     let finishFirst: (() => void) | undefined;
     let requests = 0;
     const erp = createNetServer((socket) => {
@@ -222,7 +224,7 @@ describe('ERP answers held in memory at once are bounded', () => {
     await new Promise<void>((resolve) => erp.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(erp.address() as AddressInfo).port}`;
     try {
-      const answers = new AnswerBudget(3_000);
+      const answers = new AnswerBudget(150_000);
       await withProxy({ server: { answers } }, async (proxy) => {
         const call = (id: string) =>
           proxy.post('/api/erp/execute', {
@@ -234,8 +236,8 @@ describe('ERP answers held in memory at once are bounded', () => {
           });
         // Act
         const first = call('first');
-        // The first answer's declared 2,000 bytes are reserved once its headers have arrived.
-        while (answers.heldBytes < 2_000) await new Promise((resolve) => setTimeout(resolve, 5));
+        // The first answer's declared 100,000 bytes are reserved once its headers have arrived.
+        while (answers.heldBytes < 100_000) await new Promise((resolve) => setTimeout(resolve, 5));
         const second = await call('second');
         finishFirst?.();
         const firstAnswer = await first;
@@ -245,7 +247,10 @@ describe('ERP answers held in memory at once are bounded', () => {
         expect(second.status).toBe(502);
         const refused = (second.json as Envelope).error;
         expect(refused?.code).toBe(-32009);
-        expect(refused?.message).toMatch(/holds at most 0 MiB at once/);
+        expect(refused?.message).toMatch(
+          /holding 100000 bytes of ERP answers for other calls, and holds at most 150000 bytes at once/,
+        );
+        expect(refused?.message).toMatch(/has run on the ERP/);
         expect((third.json as Envelope).error).toBeNull();
       });
     } finally {

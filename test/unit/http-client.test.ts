@@ -6,7 +6,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AnswerBudget, runWithAnswerLease } from '../../lambdas/platform/answer-budget.ts';
+import {
+  AnswerBudget,
+  runWithAnswerLease,
+  SMALL_ANSWER_BYTES,
+} from '../../lambdas/platform/answer-budget.ts';
 import {
   ProxyError,
   ResponseTooLargeError,
@@ -291,45 +295,66 @@ describe('the response size limit', () => {
 });
 
 describe('the answer budget of the invocation the call runs in', () => {
+  // Sizes in units of what always fits (an invocation's first SMALL_ANSWER_BYTES).
+  const S = SMALL_ANSWER_BYTES;
+
   it('an answer that does not fit beside those of another invocation is -32009; one invocation counts all its answers', async () => {
-    // Prepare: 1,000 bytes for all answers; another invocation holds 600.
+    // Prepare: 10 S for all answers; another invocation holds 6 S.
     const server = await startServer((_req, res, index) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(index === 1 ? 'x'.repeat(100) : 'y'.repeat(600));
+      // A declared length: reserved whole when the headers arrive.
+      const body = index === 1 ? 'x'.repeat(100) : 'y'.repeat(6 * S);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) });
+      res.end(body);
     });
     const client = newClient();
-    const budget = new AnswerBudget(1_000);
+    const budget = new AnswerBudget(10 * S);
     const other = budget.lease();
     await runWithAnswerLease(other, () => client.send(upstreamRequest(server.url)));
     const lease = budget.lease();
-    // Act: this invocation's first answer (100 bytes) fits; its second (600) does not.
+    // Act: this invocation's first answer (100 bytes) fits; its second (6 S) does not.
     const first = await runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url)));
     const error = await failure(runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url))));
     // Assess
     expect(first.body.length).toBe(100);
     expect(error).toBeInstanceOf(ResponseTooLargeError);
-    expect(error.message).toMatch(/holding 1 MiB|holding 0 MiB/);
+    expect(error.message).toContain(`holding ${6 * S} bytes of ERP answers for other calls`);
     expect(error.message).toMatch(/does not fit beside them now/);
-    expect(budget.heldBytes).toBe(700);
+    expect(error.message).toMatch(/has run on the ERP: retry it shortly if it only reads, check first/);
+    expect(budget.heldBytes).toBe(6 * S + 100);
     other.release();
     lease.release();
     expect(budget.heldBytes).toBe(0);
   });
 
+  it('a small answer fits even when others hold the whole budget', async () => {
+    const server = await startServer(answerJson);
+    const budget = new AnswerBudget(10 * S);
+    const other = budget.lease();
+    other.reserve(10 * S);
+    const answer = await runWithAnswerLease(budget.lease(), () =>
+      newClient().send(upstreamRequest(server.url)),
+    );
+    expect(answer.status).toBe(200);
+    other.release();
+  });
+
   it('an answer without a declared length is counted as it arrives', async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
-      res.write('a'.repeat(300));
-      res.end('b'.repeat(300));
+      res.write('a'.repeat(3 * S));
+      res.end('b'.repeat(3 * S));
     });
     const client = newClient();
-    const budget = new AnswerBudget(1_000);
+    const budget = new AnswerBudget(10 * S);
     const other = budget.lease();
-    other.reserve(500);
+    other.reserve(6 * S);
     const error = await failure(
-      runWithAnswerLease(budget.lease(), () => client.send(upstreamRequest(server.url))),
+      runWithAnswerLease(budget.lease(), () =>
+        client.send(upstreamRequest(server.url, { maxResponseBytes: 10 * S })),
+      ),
     );
     expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.message).toMatch(/does not fit beside them now/);
     other.release();
   });
 });
@@ -617,6 +642,90 @@ describe('stale keep-alive sockets', () => {
     expect(second.headers['x-seen']).toBe('1');
     expect(server.sockets).toHaveLength(2);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('a call still waiting for its answer survives a pause longer than the idle timeout', async () => {
+    // Prepare: a 100 ms idle timeout; the ERP holds the first call's answer until a second call
+    // has arrived, which starts 150 ms (more than the idle timeout) after the first one.
+    let releaseFirst: (() => void) | undefined;
+    const server = await startServer((req, res, index) => {
+      if (index === 0) releaseFirst = () => answerJson(req, res, index);
+      else {
+        answerJson(req, res, index);
+        releaseFirst?.();
+      }
+    });
+    const client = createHttpClient({ idleTimeoutMs: 100 });
+    cleanups.push(() => client.close());
+    const first = client.send(upstreamRequest(server.url));
+    first.catch(() => undefined);
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Act
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess: the first call kept its connection and got its answer.
+    expect(second.headers['x-seen']).toBe('1');
+    expect((await first).headers['x-seen']).toBe('0');
+  });
+
+  it('after a pause longer than the idle timeout, its timers not yet run, a free socket is not written into', async () => {
+    // Prepare: one answered call; the pool keeps its socket.
+    const server = await startServer(answerJson);
+    const client = createHttpClient({ idleTimeoutMs: 200 });
+    cleanups.push(() => client.close());
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    // Act: the event loop is frozen past the idle timeout (a Lambda between invocations).
+    const frozenUntil = performance.now() + 300;
+    while (performance.now() < frozenUntil) {
+      // frozen
+    }
+    const second = await client.send(upstreamRequest(server.url));
+    // Assess: the keep-alive policy found the socket expired (wall clock) before writing: a new
+    // connection, and the ERP saw each call once.
+    expect(second.headers['x-seen']).toBe('1');
+    expect(server.sockets).toHaveLength(2);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a socket handed straight from a finished call to a queued one follows Keep-Alive: timeout too', async () => {
+    // Prepare: one connection per origin; the ERP announces a 1 s keep-alive (under the 1 s
+    // margin: never reuse). Two calls at once: the second waits for the first one's socket.
+    const server = await startServer((req, res, index) => {
+      res.setHeader('keep-alive', 'timeout=1');
+      answerJson(req, res, index);
+    });
+    const client = createHttpClient({ idleTimeoutMs: 60_000, connectionsPerOrigin: 1 });
+    cleanups.push(() => client.close());
+    // Act
+    const answers = await Promise.all([
+      client.send(upstreamRequest(server.url)),
+      client.send(upstreamRequest(server.url)),
+    ]);
+    // Assess: both answered, each on a connection of its own.
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(server.requests).toHaveLength(2);
+    expect(server.sockets).toHaveLength(2);
+  });
+
+  it('a connection the ERP drops after a request was written teaches nothing about idle closes', async () => {
+    // Prepare: the second request kills its connection (a worker dying on the call).
+    const server = await startServer((req, res, index) => {
+      if (index === 1) req.socket.destroy();
+      else answerJson(req, res, index);
+    });
+    const client = newClient();
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    // Act
+    const error = await failure(client.send(upstreamRequest(server.url)));
+    await client.send(upstreamRequest(server.url));
+    await settle();
+    await client.send(upstreamRequest(server.url));
+    // Assess: -32003 for the call that may have run; the next two calls share one connection.
+    expect(error.code).toBe(-32003);
+    expect(server.requests).toHaveLength(4);
+    expect(server.sockets).toHaveLength(2);
   });
 
   it('when the one retry fails too, its own failure is reported', async () => {
