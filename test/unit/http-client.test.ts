@@ -622,27 +622,37 @@ describe('stale keep-alive sockets', () => {
     expect(server.sockets).toHaveLength(6);
   });
 
-  it('a kept-alive socket idle past what the ERP announced, its timer not yet run (a thawed Lambda), is not written into', async () => {
-    // Prepare: the ERP announces a 2 s keep-alive, so the socket may idle 1 s.
-    const server = await startServer((req, res, index) => {
-      res.setHeader('keep-alive', 'timeout=2');
-      answerJson(req, res, index);
-    });
-    const client = newClient();
-    await client.send(upstreamRequest(server.url));
-    await settle();
-    // Act: the event loop is frozen past that second (as a Lambda between invocations): the
-    // socket's idle timer cannot run, so the pool still lists it.
-    const frozenUntil = performance.now() + 1_100;
-    while (performance.now() < frozenUntil) {
-      // frozen
-    }
-    const second = await client.send(upstreamRequest(server.url));
-    // Assess: answered on a new connection, the ERP saw each call once.
-    expect(second.headers['x-seen']).toBe('1');
-    expect(server.sockets).toHaveLength(2);
-    expect(server.requests).toHaveLength(2);
-  });
+  it.each([
+    // The ERP announces a 2 s keep-alive, so the socket may idle 1 s; the proxy's own limit is long.
+    { limit: 'what the ERP announced', keepAlive: 'timeout=2', idleTimeoutMs: 60_000, frozenMs: 1_100 },
+    // The ERP announces nothing; the proxy's own idle limit is 200 ms.
+    { limit: "the proxy's idle timeout", keepAlive: undefined, idleTimeoutMs: 200, frozenMs: 300 },
+  ])(
+    'a kept-alive socket idle past $limit, its timer not yet run (a thawed Lambda), is not written into',
+    async ({ keepAlive, idleTimeoutMs, frozenMs }) => {
+      // Prepare: one answered call; the pool keeps its socket.
+      const server = await startServer((req, res, index) => {
+        if (keepAlive) res.setHeader('keep-alive', keepAlive);
+        answerJson(req, res, index);
+      });
+      const client = createHttpClient({ idleTimeoutMs });
+      cleanups.push(() => client.close());
+      await client.send(upstreamRequest(server.url));
+      await settle();
+      // Act: the event loop is frozen past that limit (as a Lambda between invocations): the
+      // socket's idle timer cannot run, so the pool still lists it.
+      const frozenUntil = performance.now() + frozenMs;
+      while (performance.now() < frozenUntil) {
+        // frozen
+      }
+      const second = await client.send(upstreamRequest(server.url));
+      // Assess: the idle time, on the wall clock, expired the socket before writing: answered on
+      // a new connection, and the ERP saw each call once.
+      expect(second.headers['x-seen']).toBe('1');
+      expect(server.sockets).toHaveLength(2);
+      expect(server.requests).toHaveLength(2);
+    },
+  );
 
   it('a call still waiting for its answer survives a pause longer than the idle timeout', async () => {
     // Prepare: a 100 ms idle timeout; the ERP holds the first call's answer until a second call
@@ -666,26 +676,6 @@ describe('stale keep-alive sockets', () => {
     // Assess: the first call kept its connection and got its answer.
     expect(second.headers['x-seen']).toBe('1');
     expect((await first).headers['x-seen']).toBe('0');
-  });
-
-  it('after a pause longer than the idle timeout, its timers not yet run, a free socket is not written into', async () => {
-    // Prepare: one answered call; the pool keeps its socket.
-    const server = await startServer(answerJson);
-    const client = createHttpClient({ idleTimeoutMs: 200 });
-    cleanups.push(() => client.close());
-    await client.send(upstreamRequest(server.url));
-    await settle();
-    // Act: the event loop is frozen past the idle timeout (a Lambda between invocations).
-    const frozenUntil = performance.now() + 300;
-    while (performance.now() < frozenUntil) {
-      // frozen
-    }
-    const second = await client.send(upstreamRequest(server.url));
-    // Assess: the keep-alive policy found the socket expired (wall clock) before writing: a new
-    // connection, and the ERP saw each call once.
-    expect(second.headers['x-seen']).toBe('1');
-    expect(server.sockets).toHaveLength(2);
-    expect(server.requests).toHaveLength(2);
   });
 
   it('a socket handed straight from a finished call to a queued one follows Keep-Alive: timeout too', async () => {
