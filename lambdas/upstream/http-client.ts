@@ -334,11 +334,13 @@ class NodeHttpClient implements HttpClient {
     const { attempt, error } = failure;
     if (!attempt.reused || request.signal.aborted) return false;
     const closedByErp = attempt.unanswered && CLOSED_SOCKET_CODES.has(errorCode(error) ?? '');
-    // The ERP closed it while it sat idle, or just as this call took it, before the request was
-    // all sent: remember how soon this ERP closes idle connections, so its sockets are not kept
-    // that long again. (A close after the request was sent, or long after the call took the
-    // socket, may be about the call, such as a worker that died on it: nothing to learn.)
-    if (closedByErp && !attempt.sent && attempt.failedAfterMs < KEEP_ALIVE_MARGIN_MS)
+    // The ERP closed it while it sat idle, or just as this call took it: remember how soon this
+    // ERP closes idle connections, so its sockets are not kept that long again. (A close long
+    // after the call took the socket is about the call, not about idle connections.) Also when
+    // the request had been written: an ERP that closes idle connections just as a request
+    // arrives fails that call (-32003), and must not fail the next ones; the cost of a wrong
+    // lesson (a worker that died on the call) is new connections for a while, not failed calls.
+    if (closedByErp && attempt.failedAfterMs < KEEP_ALIVE_MARGIN_MS)
       this.keepAlive.learnIdleClose(attempt.origin, attempt.idleBeforeReuseMs);
     // Found closed before a byte was written, or the kernel refused the very write: the request
     // never left. (A request split over several writes that fails part-way is incomplete, and an

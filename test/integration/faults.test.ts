@@ -227,9 +227,9 @@ async function closingUpstream(
 /**
  * The worker's source (plain CommonJS: an `eval` worker). An ERP that answers every request with a
  * v1 result and closes a connection that stays idle for `closeAfterMs` after an answer, as nginx
- * does past its keep-alive time. Like nginx, which handles ready sockets before expired timers, it
- * serves a request that had already arrived when its timer fired: the close is decided after one
- * more poll of its own event loop.
+ * does past its keep-alive time (0: right behind the answer). Like nginx, which handles ready
+ * sockets before expired timers, it serves a request that had already arrived when its timer
+ * fired: the close is decided after one more poll of its own event loop.
  */
 const IDLE_CLOSING_ERP = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -256,7 +256,8 @@ const server = net.createServer((socket) => {
       const body = '{"jsonrpc":"2.0","id":1,"result":5}';
       socket.write('HTTP/1.1 200 OK\\r\\ncontent-type: application/json\\r\\ncontent-length: ' + body.length + '\\r\\n\\r\\n' + body);
       arrived = false;
-      timer = setTimeout(() => setImmediate(() => { if (!arrived) socket.destroy(); }), workerData.closeAfterMs);
+      if (workerData.closeAfterMs === 0) socket.end(() => socket.destroy());
+      else timer = setTimeout(() => setImmediate(() => { if (!arrived) socket.destroy(); }), workerData.closeAfterMs);
     }
   });
 });
@@ -296,20 +297,35 @@ describe('an ERP that closes kept-alive connections without Connection: close', 
     return codes;
   }
 
-  it('closing right after each answer: every call is answered, each ran once', async () => {
-    // As soon as the answer is out, the ERP drops the connection (nginx past its keep-alive time).
-    const erp = await idleClosingErp(0);
+  /**
+   * What the proxy owes callers of such an ERP. A close can still meet a request in flight before
+   * the proxy has seen this ERP close a connection (README, "Limits": the race every HTTP client
+   * keeps); a machine as busy as CI makes that happen now and then, so at most one such call, the
+   * first reuse, may fail, and only as -32003 (may have run). Every other call is answered, none
+   * is answered -32004 (a call that certainly did not run is retried, not failed), and the ERP
+   * ran each answered call once: nothing ran twice, nothing was lost in silence.
+   */
+  async function expectOwed(erp: Awaited<ReturnType<typeof idleClosingErp>>): Promise<void> {
     const codes = await sequentialCalls(erp.url);
-    expect(codes).toEqual(new Array(calls).fill(null));
-    expect((await erp.stats()).requests).toBe(calls);
+    const failed = codes.filter((code) => code !== null);
+    expect(failed.length, `failed calls: ${JSON.stringify(codes)}`).toBeLessThanOrEqual(1);
+    expect(
+      failed.every((code) => code === -32003),
+      JSON.stringify(codes),
+    ).toBe(true);
+    const { requests } = await erp.stats();
+    expect(requests).toBeGreaterThanOrEqual(calls - failed.length);
+    expect(requests).toBeLessThanOrEqual(calls);
+  }
+
+  it('closing right behind each answer: calls are answered (at most the first reuse fails, as -32003), none runs twice', async () => {
+    // The answer and then the close (nginx past its keep-alive time, without Connection: close).
+    await expectOwed(await idleClosingErp(0));
   });
 
-  it('closing an idle connection a few milliseconds after the answer: every call is answered, each ran once', async () => {
+  it('closing an idle connection a few milliseconds after the answer: calls are answered (at most the first reuse fails, as -32003), none runs twice', async () => {
     // The nginx way: a connection idle for 5 ms is closed; a request arriving first keeps it.
-    const erp = await idleClosingErp(5);
-    const codes = await sequentialCalls(erp.url);
-    expect(codes).toEqual(new Array(calls).fill(null));
-    expect((await erp.stats()).requests).toBe(calls);
+    await expectOwed(await idleClosingErp(5));
   });
 
   it('Connection: close is honoured: the connection is never reused, though the ERP keeps it open', async () => {

@@ -698,26 +698,6 @@ describe('stale keep-alive sockets', () => {
     expect(server.sockets).toHaveLength(2);
   });
 
-  it('a connection the ERP drops after a request was written teaches nothing about idle closes', async () => {
-    // Prepare: the second request kills its connection (a worker dying on the call).
-    const server = await startServer((req, res, index) => {
-      if (index === 1) req.socket.destroy();
-      else answerJson(req, res, index);
-    });
-    const client = newClient();
-    await client.send(upstreamRequest(server.url));
-    await settle();
-    // Act
-    const error = await failure(client.send(upstreamRequest(server.url)));
-    await client.send(upstreamRequest(server.url));
-    await settle();
-    await client.send(upstreamRequest(server.url));
-    // Assess: -32003 for the call that may have run; the next two calls share one connection.
-    expect(error.code).toBe(-32003);
-    expect(server.requests).toHaveLength(4);
-    expect(server.sockets).toHaveLength(2);
-  });
-
   it('when the one retry fails too, its own failure is reported', async () => {
     // Prepare: one answered call, then the ERP goes away entirely while the proxy is busy.
     const server = await startServer(answerJson);
