@@ -25,6 +25,7 @@ import {
   vendoredSdkOptions,
   vendoredSdkPackageJson,
 } from '../lib/proxy-function.ts';
+import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../test/support/test-secrets.ts';
 import { BENCH_PROXY_KEY, postEvent, smallBody } from './fixtures.ts';
 import { median, progress, speedReference } from './stats.ts';
 import { startSmallUpstream } from './upstreams.ts';
@@ -78,8 +79,8 @@ export interface ColdStartResult {
 }
 
 /** Secret ids the first-call runs use; the loopback servers answer them. */
-const KEYS_SECRET_ID = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
-const LICENSE_SECRET_ID = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+const KEYS_SECRET_ID = EXAMPLE_KEYS_SECRET_ARN;
+const LICENSE_SECRET_ID = EXAMPLE_LICENSE_SECRET_ARN;
 const SESSION_TOKEN = 'bench-session-token';
 /** The Secrets Manager client the SDK alternative would ship (bench only, as VENDORED_SDK does). */
 const SECRETS_SDK_PACKAGE = '@aws-sdk/client-secrets-manager';

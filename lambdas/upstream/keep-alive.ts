@@ -15,12 +15,12 @@
  * - never an answer with `Connection: close` (Node's agent does not keep those).
  *
  * Node's agent has no hook to refuse a free socket when it hands one out, so the two methods it
- * documents for subclasses, `keepSocketAlive` (a socket becomes free) and `reuseSocket` (a free
+ * documents for overriding, `keepSocketAlive` (a socket becomes free) and `reuseSocket` (a free
  * socket is handed out), feed this policy; the HTTP client checks `usable` before writing.
  */
 import type { ClientRequest } from 'node:http';
 import { Agent as HttpAgent, type AgentOptions as HttpAgentOptions } from 'node:http';
-import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
+import { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
@@ -205,42 +205,20 @@ function agentKeeps(result: unknown): boolean {
   return result !== false;
 }
 
-/** Node's HTTP agent, with `policy` deciding which free sockets it keeps and reuses. */
-class PooledHttpAgent extends HttpAgent {
-  constructor(
-    options: HttpAgentOptions,
-    private readonly policy: KeepAlivePolicy,
-  ) {
-    super(options);
-  }
-
-  override keepSocketAlive(socket: Duplex): boolean {
-    return this.policy.keep(socket, () => agentKeeps(super.keepSocketAlive(socket)));
-  }
-
-  override reuseSocket(socket: Duplex, request: ClientRequest): void {
-    this.policy.reuse(socket);
-    super.reuseSocket(socket, request);
-  }
-}
-
-/** Node's HTTPS agent, with `policy` deciding which free sockets it keeps and reuses. */
-class PooledHttpsAgent extends HttpsAgent {
-  constructor(
-    options: HttpsAgentOptions,
-    private readonly policy: KeepAlivePolicy,
-  ) {
-    super(options);
-  }
-
-  override keepSocketAlive(socket: Duplex): boolean {
-    return this.policy.keep(socket, () => agentKeeps(super.keepSocketAlive(socket)));
-  }
-
-  override reuseSocket(socket: Duplex, request: ClientRequest): void {
-    this.policy.reuse(socket);
-    super.reuseSocket(socket, request);
-  }
+/**
+ * `agent` (HTTP or HTTPS: the HTTPS agent is an HTTP agent) with `policy` deciding which free
+ * sockets it keeps and reuses, through the two methods Node's agent calls on itself.
+ */
+function underPolicy<A extends HttpAgent>(agent: A, policy: KeepAlivePolicy): A {
+  const keepSocketAlive = agent.keepSocketAlive.bind(agent);
+  const reuseSocket = agent.reuseSocket.bind(agent);
+  agent.keepSocketAlive = (socket: Duplex): boolean =>
+    policy.keep(socket, () => agentKeeps(keepSocketAlive(socket)));
+  agent.reuseSocket = (socket: Duplex, request: ClientRequest): void => {
+    policy.reuse(socket);
+    reuseSocket(socket, request);
+  };
+  return agent;
 }
 
 export interface PooledAgents {
@@ -255,7 +233,7 @@ export function createPooledAgents(
   tls: { readonly ca?: string | Buffer } = {},
 ): PooledAgents {
   return {
-    http: new PooledHttpAgent(pool, policy),
-    https: new PooledHttpsAgent({ ...pool, ...(tls.ca ? { ca: tls.ca } : {}) }, policy),
+    http: underPolicy(new HttpAgent(pool), policy),
+    https: underPolicy(new HttpsAgent({ ...pool, ...(tls.ca ? { ca: tls.ca } : {}) }), policy),
   };
 }

@@ -13,10 +13,11 @@ import { type FunctionName, ROUTES, routeKey } from '../../lambdas/platform/rout
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../lib/stack-config.ts';
 import { testApp } from '../support/cdk-app.ts';
+import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../support/test-secrets.ts';
 
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
-const SECRET_ARN_PROXY = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
-const SECRET_ARN_LICENSE = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+const SECRET_ARN_PROXY = EXAMPLE_KEYS_SECRET_ARN;
+const SECRET_ARN_LICENSE = EXAMPLE_LICENSE_SECRET_ARN;
 /** A real Ed25519 public key (SPKI, base64): the synth checks it as the runtime would. */
 const LICENSE_PUBLIC_KEY = 'MCowBQYDK2VwAyEAc+y+QGkkayUI0b4Oe1Z82/om+eD0cbnQ+8HXovD6xag=';
 const SECRETS_KEY_ARN = 'arn:aws:kms:eu-west-1:123456789012:key/0b7a3c2e-1111-2222-3333-444455556666';

@@ -9,6 +9,7 @@ import { ErpProxyStack } from '../../lib/erp-proxy-stack.ts';
 import { acknowledgedRuleIds, addNagChecks } from '../../lib/nag.ts';
 import { parseStackConfig } from '../../lib/stack-config.ts';
 import { testApp } from '../support/cdk-app.ts';
+import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../support/test-secrets.ts';
 
 function nagApp(context: Record<string, unknown> = {}): { app: App; stack: ErpProxyStack } {
   const app = testApp(context);
@@ -73,8 +74,8 @@ describe('cdk-nag AwsSolutions, default context', () => {
 
 describe('cdk-nag AwsSolutions, VPC, imported secrets, custom domain and alarm e-mail', () => {
   const { app } = nagApp({
-    proxyKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf',
-    licenseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl',
+    proxyKeysSecretArn: EXAMPLE_KEYS_SECRET_ARN,
+    licenseSecretArn: EXAMPLE_LICENSE_SECRET_ARN,
     secretsKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/0b7a3c2e-1111-2222-3333-444455556666',
     vpcId: 'vpc-0123456789abcdef0',
     vpcSubnetIds: 'subnet-0123456789abcdef0,subnet-0fedcba9876543210',

@@ -12,21 +12,26 @@ import { type Envelope, USERS, useErpAndProxy, withProxy } from '../support/fixt
 
 const { adminA, limitedA } = USERS;
 
-describe('call_method over JSON-2 (ERP_V1_TRANSPORT=json2, ERP 19)', () => {
-  const { double, proxy } = useErpAndProxy({ mode: '19' }, { env: { ERP_V1_TRANSPORT: 'json2' } });
-
-  const callMethod = async (user: typeof adminA, fnName: string, params: unknown[], keyword = {}) => {
-    const answer = await proxy.post('/api/erp/execute', {
+/** v1 `call_method` on `res.partner` of database erp_a, through `setup`'s proxy to its ERP double. */
+function callMethodOn(setup: ReturnType<typeof useErpAndProxy>) {
+  return async (user: typeof adminA, fnName: string, params: unknown[], keyword = {}) => {
+    const answer = await setup.proxy.post('/api/erp/execute', {
       id: 'cm',
       action: 'call_method',
       fn_name: fnName,
       model_id: 'res.partner',
       params,
       keyword,
-      erp_instance: { url: double.url, db: 'erp_a', user_id: user.uid, api_key: user.apiKey },
+      erp_instance: { url: setup.double.url, db: 'erp_a', user_id: user.uid, api_key: user.apiKey },
     });
     return { status: answer.status, envelope: answer.json as Envelope };
   };
+}
+
+describe('call_method over JSON-2 (ERP_V1_TRANSPORT=json2, ERP 19)', () => {
+  const { double, proxy } = useErpAndProxy({ mode: '19' }, { env: { ERP_V1_TRANSPORT: 'json2' } });
+
+  const callMethod = callMethodOn({ double, proxy });
   const docRequests = () => double.requests.filter((r) => r.path === '/doc-bearer/res.partner.json');
 
   it('reads the document once for several calls on the same model', async () => {
@@ -45,18 +50,7 @@ describe('call_method over JSON-2 (ERP_V1_TRANSPORT=json2, ERP 19)', () => {
 
   describe('a key without the "Technical Documentation" group (403 on the document), on a proxy that has no document yet', () => {
     const limited = useErpAndProxy({ mode: '19' }, { env: { ERP_V1_TRANSPORT: 'json2' } });
-    const callMethod = async (user: typeof adminA, fnName: string, params: unknown[], keyword = {}) => {
-      const answer = await limited.proxy.post('/api/erp/execute', {
-        id: 'cm',
-        action: 'call_method',
-        fn_name: fnName,
-        model_id: 'res.partner',
-        params,
-        keyword,
-        erp_instance: { url: limited.double.url, db: 'erp_a', user_id: user.uid, api_key: user.apiKey },
-      });
-      return { status: answer.status, envelope: answer.json as Envelope };
-    };
+    const callMethod = callMethodOn(limited);
     const double = limited.double;
     const docRequests = () => double.requests.filter((r) => r.path === '/doc-bearer/res.partner.json');
 

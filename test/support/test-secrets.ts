@@ -6,3 +6,9 @@
 
 /** The proxy key the harness configures (a test value, not a real secret). */
 export const TEST_PROXY_KEY = 'test-proxy-key-0123456789abcdef';
+
+/** Example ARNs of the two secrets (complete, with the 6-character suffix), for stacks and clients. */
+export const EXAMPLE_KEYS_SECRET_ARN =
+  'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
+export const EXAMPLE_LICENSE_SECRET_ARN =
+  'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';

@@ -109,6 +109,14 @@ async function failure(promise: Promise<unknown>): Promise<ProxyError> {
   throw new Error('expected the call to fail');
 }
 
+/** Keeps the event loop from polling for `ms`, as a handler chain (or a frozen Lambda) does. */
+function blockEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // no poll meanwhile
+  }
+}
+
 const answerJson: Handler = (_req, res, index) => {
   res.writeHead(200, { 'content-type': 'application/json', 'x-seen': String(index) });
   res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: index }));
@@ -560,10 +568,7 @@ describe('stale keep-alive sockets', () => {
     // Act: the ERP closes the idle connection; its FIN reaches this machine while the event loop
     // is busy (no poll), so the pool still lists the socket when the next call takes it.
     server.sockets[0]?.destroy();
-    const busyUntil = performance.now() + 30;
-    while (performance.now() < busyUntil) {
-      // busy, as a handler chain is between two polls
-    }
+    blockEventLoop(30);
     const second = await client.send(upstreamRequest(server.url));
     // Assess: answered on a new connection; the ERP saw each call once.
     expect(second.headers['x-seen']).toBe('1');
@@ -641,10 +646,7 @@ describe('stale keep-alive sockets', () => {
       await settle();
       // Act: the event loop is frozen past that limit (as a Lambda between invocations): the
       // socket's idle timer cannot run, so the pool still lists it.
-      const frozenUntil = performance.now() + frozenMs;
-      while (performance.now() < frozenUntil) {
-        // frozen
-      }
+      blockEventLoop(frozenMs);
       const second = await client.send(upstreamRequest(server.url));
       // Assess: the idle time, on the wall clock, expired the socket before writing: answered on
       // a new connection, and the ERP saw each call once.
@@ -705,10 +707,7 @@ describe('stale keep-alive sockets', () => {
     await client.send(upstreamRequest(server.url));
     await settle();
     const closing = server.close();
-    const busyUntil = performance.now() + 30;
-    while (performance.now() < busyUntil) {
-      // busy
-    }
+    blockEventLoop(30);
     // Act
     const error = await failure(client.send(upstreamRequest(server.url)));
     await closing;

@@ -9,9 +9,10 @@ import { clearCaches } from '@aws-lambda-powertools/parameters';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Config, loadConfig } from '../../lambdas/platform/config.ts';
 import { createLicenseSource, createProxyKeySource } from '../../lambdas/platform/secrets.ts';
+import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../support/test-secrets.ts';
 
-const KEYS_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
-const LICENSE_SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+const KEYS_SECRET = EXAMPLE_KEYS_SECRET_ARN;
+const LICENSE_SECRET = EXAMPLE_LICENSE_SECRET_ARN;
 const KEY = 'extension-key-0123456789abcdef';
 const SESSION_TOKEN = 'session-token-of-the-function';
 

@@ -4,9 +4,7 @@
  * timeout (the default `auxTimeout`, and the shortest one the synth accepts).
  */
 
-import type { AddressInfo } from 'node:net';
-import { createServer, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { beforeAll, expect, it, vi } from 'vitest';
 import { createCloudWatchMetricsSource } from '../../../lambdas/operator/metrics-source.ts';
 import {
   CLOUDWATCH_CALL_MAX_MS,
@@ -19,28 +17,15 @@ import {
   MIN_ANSWER_MARGIN_SECONDS,
   MIN_AUX_TIMEOUT_SECONDS,
 } from '../../../lib/stack-config.ts';
+import { useSilentEndpoint } from '../../support/silent-endpoint.ts';
 
 const DEFAULT_AUX_TIMEOUT_MS = CONTEXT_DEFAULTS.auxTimeout * 1000;
 
-let server: Server;
-const sockets = new Set<Socket>();
-
-beforeAll(async () => {
-  // Accepts connections and reads requests, but never answers.
-  server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('data', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  vi.stubEnv('AWS_ENDPOINT_URL_CLOUDWATCH', `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+useSilentEndpoint('AWS_ENDPOINT_URL_CLOUDWATCH');
+beforeAll(() => {
   vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
   vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'not-a-real-secret');
   vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true');
-});
-afterAll(async () => {
-  vi.unstubAllEnvs();
-  for (const socket of sockets) socket.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
 it('a CloudWatch that never answers fails the scrape within the aux timeout', async () => {
