@@ -52,8 +52,6 @@ export function translateV2ToExecuteKw(
 
 /** JSON-2's HTTP status for an exception class (odoo bridge notes, section 2). */
 const STATUS_BY_EXCEPTION: ReadonlyMap<string, number> = new Map([
-  // On /jsonrpc a bad, expired or revoked key raises AccessDenied; JSON-2 answers 401.
-  ['odoo.exceptions.AccessDenied', 401],
   ['odoo.exceptions.AccessError', 403],
   ['odoo.exceptions.MissingError', 404],
   ['odoo.exceptions.UserError', 422],
@@ -67,27 +65,44 @@ const STATUS_BY_EXCEPTION: ReadonlyMap<string, number> = new Map([
   ['werkzeug.exceptions.UnprocessableEntity', 422],
 ]);
 
+/** What JSON-2 answers for a failure: its HTTP-style code and the exception name it gives. */
+export interface Json2Failure {
+  readonly code: number;
+  /** JSON-2's exception name where it differs from execute_kw's, else `undefined`. */
+  readonly name: string | undefined;
+}
+
+const NOT_FOUND = 'werkzeug.exceptions.NotFound';
+
 /**
- * The code JSON-2 gives the same failure: by exception class, with the cases where execute_kw
- * and JSON-2 name the failure differently (an unknown model or method is 404, an argument that
- * does not bind is 422).
+ * What JSON-2 answers the same failure: the code by exception class, and, where execute_kw and
+ * JSON-2 name the failure differently, JSON-2's name (checked side by side on a real Odoo 18 and
+ * 19, test/live/v2-auto-compare.test.ts): a bad, expired or revoked key is 401 Unauthorized
+ * (AccessDenied on /jsonrpc), an unknown model or method 404 NotFound (UserError, AttributeError),
+ * an argument that does not bind 422 UnprocessableEntity (TypeError).
  */
-export function json2StatusOf(data: unknown): number {
-  if (!isJsonObject(data) || typeof data.name !== 'string') return 500;
+export function json2FailureOf(data: unknown): Json2Failure {
+  if (!isJsonObject(data) || typeof data.name !== 'string') return { code: 500, name: undefined };
   const message = typeof data.message === 'string' ? data.message : '';
-  if (data.name === 'odoo.exceptions.UserError' && /^Object \S+ doesn't exist$/.test(message)) return 404;
+  if (data.name === 'odoo.exceptions.AccessDenied')
+    return { code: 401, name: 'werkzeug.exceptions.Unauthorized' };
+  if (data.name === 'odoo.exceptions.UserError' && /^Object \S+ doesn't exist$/.test(message))
+    return { code: 404, name: NOT_FOUND };
   if (data.name === 'builtins.AttributeError' && /^The method '[^']+' does not exist$/.test(message))
-    return 404;
+    return { code: 404, name: NOT_FOUND };
   if (
     data.name === 'builtins.TypeError' &&
     /(?:got an unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument|got multiple values for argument)/.test(
       message,
     )
   ) {
-    return 422;
+    return { code: 422, name: 'werkzeug.exceptions.UnprocessableEntity' };
   }
-  return STATUS_BY_EXCEPTION.get(data.name) ?? 500;
+  return { code: STATUS_BY_EXCEPTION.get(data.name) ?? 500, name: undefined };
 }
+
+/** The code JSON-2 gives the same failure ({@link json2FailureOf}). */
+export const json2StatusOf = (data: unknown): number => json2FailureOf(data).code;
 
 /** v2 calls over `/jsonrpc` execute_kw: needs the key's user id, which JSON-2 does not. */
 export class V2OverJsonRpc implements ErpTransport {
@@ -118,7 +133,14 @@ export class V2OverJsonRpc implements ErpTransport {
     }
     const translation = translateV2ToExecuteKw(call, kwargs);
     const outcome = await this.jsonrpc.call({ ...call, ...translation }, context);
-    if (outcome.kind === 'erp_error') return { ...outcome, code: json2StatusOf(outcome.data) };
+    if (outcome.kind === 'erp_error') {
+      const failure = json2FailureOf(outcome.data);
+      const data =
+        failure.name !== undefined && isJsonObject(outcome.data)
+          ? { ...outcome.data, name: failure.name }
+          : outcome.data;
+      return { ...outcome, code: failure.code, data };
+    }
     return call.method === 'copy' ? asIdList(outcome) : outcome;
   }
 }

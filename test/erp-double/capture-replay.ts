@@ -376,9 +376,9 @@ const structureType = (value: unknown): string => (typeof value === 'number' ? '
 
 /**
  * The differences of `actual` from `expected` in structure, below the shape that
- * {@link shapeDifferences} compares: at every path, the JSON type (numbers are one type), the
- * keys of objects, and the length of arrays and their items, recursively. Values are not
- * compared; `debug` (a server traceback) is skipped. At most `limit` lines, the last one saying
+ * {@link shapeDifferences} compares: at every path, the JSON type (numbers are one type; `false`,
+ * Odoo's empty value, fits any type), the keys of objects, and the items of arrays pairwise,
+ * recursively (not their number). Values are not compared; `debug` (a server traceback) is skipped. At most `limit` lines, the last one saying
  * how many more there are.
  */
 export function structureDifferences(expected: unknown, actual: unknown, limit = 8): string[] {
@@ -386,12 +386,14 @@ export function structureDifferences(expected: unknown, actual: unknown, limit =
   const walk = (want: unknown, got: unknown, path: string): void => {
     const wantType = structureType(want);
     const gotType = structureType(got);
-    if (wantType !== gotType) {
+    // `false` is Odoo's empty value for a field of any type: which fields are empty is data.
+    if (wantType !== gotType && want !== false && got !== false) {
       found.push(`${path}: ${wantType}, got ${gotType}`);
       return;
     }
     if (Array.isArray(want) && Array.isArray(got)) {
-      if (want.length !== got.length) found.push(`${path}: ${want.length} items, got ${got.length}`);
+      // A listing is compared by the shape of its items, not by how many there are (that is data:
+      // more databases, modules or records on one server than on the other).
       for (let i = 0; i < Math.min(want.length, got.length); i++) walk(want[i], got[i], `${path}[${i}]`);
       return;
     }

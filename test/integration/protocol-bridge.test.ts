@@ -210,7 +210,7 @@ function v2Caller(double: ErpDouble, proxy: ProxyHarness, model = 'res.partner')
   };
 }
 
-/** v2 calls, each with what must agree with JSON-2's own answer (`code`: the error code only). */
+/** v2 calls, each with what must agree with JSON-2's own answer (`code`: the error code and `data.name` only). */
 const V2_CASES: ReadonlyArray<{
   name: string;
   compare?: 'code';
@@ -299,6 +299,12 @@ const V2_CASES: ReadonlyArray<{
 
 const V2_TRANSPORTS = ['json2', 'auto'] as const;
 
+/** What a v2 caller tells failures apart by: the code and the exception's name. */
+const codeAndName = (envelope: Envelope) => ({
+  code: envelope.error?.code,
+  name: envelope.error?.data?.name,
+});
+
 describe.each(MODES)('v2 against ERP %s', (mode) => {
   const reference = useErpAndProxy({ mode: '19' });
   const expected = new Map<string, unknown>();
@@ -315,7 +321,7 @@ describe.each(MODES)('v2 against ERP %s', (mode) => {
       let want = expected.get(name);
       if (want === undefined) {
         const native = await testCase.run(v2Caller(reference.double, reference.proxy, testCase.model));
-        want = testCase.compare === 'code' ? native.error?.code : comparable(native);
+        want = testCase.compare === 'code' ? codeAndName(native) : comparable(native);
         expected.set(name, want);
         reference.double.reset();
       }
@@ -324,7 +330,7 @@ describe.each(MODES)('v2 against ERP %s', (mode) => {
         expect(got.error?.code).toBe(-32006);
         return;
       }
-      expect(testCase.compare === 'code' ? got.error?.code : comparable(got)).toEqual(want);
+      expect(testCase.compare === 'code' ? codeAndName(got) : comparable(got)).toEqual(want);
       const paths = double.requests.map((r) => r.path);
       if (old) {
         // Over execute_kw; JSON-2 is tried (404) only until the version is known, once per target.

@@ -1,18 +1,20 @@
 /**
  * `ERP_V1_TRANSPORT=json2` against the real ERP (README, "One envelope for every ERP version"):
- * every v1 action translated to JSON-2 gives the same answer as the same call over `/jsonrpc`,
- * and ERP errors keep v1's shape. Records are created per side and deleted again.
+ * on Odoo 19+ every v1 action translated to JSON-2 gives the same answer as the same call over
+ * `/jsonrpc`, and ERP errors keep v1's shape; on Odoo 16-18 (no JSON-2) v1 stays on `/jsonrpc`
+ * under every setting. Records are created per side and deleted again.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 import {
   adminInstance,
   discoverIds,
-  LIMITED,
-  LIVE_SKIP_REASON,
+  LIVE18,
+  LIVE19,
   type LiveProxy,
   liveName,
-  liveTitle,
   type ProxyAnswer,
+  resultOf,
   useCleanup,
   useLiveProxy,
 } from './live-env.ts';
@@ -25,14 +27,16 @@ function comparable(answer: ProxyAnswer): unknown {
   return { status: answer.status, code, message, name: data?.name };
 }
 
-describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 over JSON-2 against the live ERP'), () => {
-  const native = useLiveProxy({ ERP_V1_TRANSPORT: 'jsonrpc' });
-  const bridged = useLiveProxy({ ERP_V1_TRANSPORT: 'json2' });
-  const cleanup = useCleanup();
+const LIMITED = LIVE19.limited;
+
+describe.skipIf(LIVE19.skipReason !== undefined)(LIVE19.title('v1 over JSON-2 against the live ERP'), () => {
+  const native = useLiveProxy(LIVE19, { ERP_V1_TRANSPORT: 'jsonrpc' });
+  const bridged = useLiveProxy(LIVE19, { ERP_V1_TRANSPORT: 'json2' });
+  const cleanup = useCleanup(LIVE19);
   let companies: number[] = [];
 
   beforeAll(async () => {
-    companies = await discoverIds('res.partner', [['is_company', '=', true]], 3);
+    companies = await discoverIds(LIVE19, 'res.partner', [['is_company', '=', true]], 3);
   });
 
   /** The same call both ways. */
@@ -130,7 +134,7 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 over JSON-2 agains
   it.skipIf(LIMITED === undefined)(
     'an access error keeps v1 shape: code 0, same class and message',
     async () => {
-      const limited = { ...adminInstance(), user_id: LIMITED?.uid, api_key: LIMITED?.key ?? '' };
+      const limited = { ...adminInstance(LIVE19), user_id: LIMITED?.uid, api_key: LIMITED?.key ?? '' };
       const { jsonrpc, json2 } = await both((proxy) =>
         proxy.v1({ action: 'create', params: [{ name: liveName('limited') }] }, limited),
       );
@@ -140,7 +144,7 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 over JSON-2 agains
   );
 
   it('a wrong key: code 0 both ways; data.name is what each protocol says', async () => {
-    const wrong = { ...adminInstance(), api_key: 'not-a-valid-key-0000000000' };
+    const wrong = { ...adminInstance(LIVE19), api_key: 'not-a-valid-key-0000000000' };
     const { jsonrpc, json2 } = await both((proxy) =>
       proxy.v1({ action: 'search_count', params: [[]] }, wrong),
     );
@@ -151,7 +155,7 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 over JSON-2 agains
   });
 
   it('the json2 proxy served its calls over JSON-2, the other over /jsonrpc (metrics)', async () => {
-    const key = { 'x-api-key': (await import('../support/proxy-harness.ts')).TEST_PROXY_KEY };
+    const key = { 'x-api-key': TEST_PROXY_KEY };
     const bridgedMetrics = (await bridged().harness.get('/_/metrics', key)).text;
     const nativeMetrics = (await native().harness.get('/_/metrics', key)).text;
     expect(bridgedMetrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="json2"\} [1-9]/m);
@@ -159,3 +163,20 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 over JSON-2 agains
     expect(nativeMetrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="jsonrpc"\} [1-9]/m);
   });
 });
+
+describe.skipIf(LIVE18.skipReason !== undefined)(
+  LIVE18.title('v1 with ERP_V1_TRANSPORT=auto and json2 below 19: /jsonrpc'),
+  () => {
+    describe.each(['auto', 'json2'] as const)('ERP_V1_TRANSPORT=%s', (transport) => {
+      const proxy = useLiveProxy(LIVE18, { ERP_V1_TRANSPORT: transport });
+
+      it('runs the v1 calls over /jsonrpc, as the README matrix says', async () => {
+        const [id] = await discoverIds(LIVE18, 'res.partner', [], 1);
+        expect(resultOf(await proxy().v1({ action: 'search_count', params: [[['id', '=', id]]] }))).toBe(1);
+        const metrics = (await proxy().harness.get('/_/metrics', { 'x-api-key': TEST_PROXY_KEY })).text;
+        expect(metrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="jsonrpc"\} [1-9]/m);
+        expect(metrics).not.toMatch(/protocol="json2"\} [1-9]/);
+      });
+    });
+  },
+);

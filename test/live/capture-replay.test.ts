@@ -41,17 +41,11 @@ import {
   withDoubleEtags,
 } from '../erp-double/double-replay.ts';
 import { DOUBLE_USERS } from '../erp-double/index.ts';
-import {
-  Cleanup,
-  EXPIRED_KEY,
-  erpJson2,
-  LIMITED,
-  LIVE,
-  LIVE_SKIP_REASON,
-  liveName,
-  liveTitle,
-  SECOND_DB,
-} from './live-env.ts';
+import { Cleanup, erpJson2, LIVE19, liveName } from './live-env.ts';
+
+/** The captures come from an Odoo 19: they are replayed on the live Odoo 19+. */
+const LIVE = LIVE19;
+const { limited: LIMITED, expiredKey: EXPIRED_KEY, secondDb: SECOND_DB } = LIVE19;
 
 /** Captures not replayed against the real server, with the reason. */
 const LIVE_SKIPPED: Readonly<Record<string, string>> = {
@@ -168,26 +162,21 @@ const TRIMMED =
 const PARTNER_FIELDS =
   "the double's res.partner has a subset of Odoo's fields (the ones the captures use); the trimmed live " +
   'server has 73, a server with contacts 109';
-const TIME_ZONES = "the double lists 2 time zones; Odoo lists pytz's (the machine's tzdata decides how many)";
 const MAIL_FIELD_READ =
   "reads notification_type, a field of mail: the trimmed server answers ValueError (invalid field), the double the capture server's values";
 
 /**
- * Differences between the real server and the double that are accepted, each with the reason
- * and one pattern per difference line. The test fails on a difference no pattern explains, and
- * on a pattern no difference matches any more (the list must stay true).
+ * Differences between the real server and the double that are tolerated, each with the reason
+ * and one pattern per difference line. The test fails on a difference no pattern explains. A
+ * tolerated difference may show or not (a server with contacts and mail, like the capture
+ * server, shows fewer): one that no longer shows is reported after the run, without failing, so
+ * the list can be trimmed when the shared server stops needing it.
  */
 const ACCEPTED: Readonly<Record<string, { why: string; differences: RegExp[] }>> = {
   'bridge-fields_get-v1.json': { why: PARTNER_FIELDS, differences: [/^\$\.result: \d+ keys missing \(/] },
   'bridge-fields_get-json2.json': { why: PARTNER_FIELDS, differences: [/^\$: \d+ keys missing \(/] },
-  'v1-fields_get-ok.json': {
-    why: `${PARTNER_FIELDS}; ${TIME_ZONES}`,
-    differences: [/^\$\.result: \d+ keys missing \(/, /^\$\.result\.tz\.selection: \d+ items, got 2$/],
-  },
-  'v2-fields_get-ok.json': {
-    why: `${PARTNER_FIELDS}; ${TIME_ZONES}`,
-    differences: [/^\$: \d+ keys missing \(/, /^\$\.tz\.selection: \d+ items, got 2$/],
-  },
+  'v1-fields_get-ok.json': { why: PARTNER_FIELDS, differences: [/^\$\.result: \d+ keys missing \(/] },
+  'v2-fields_get-ok.json': { why: PARTNER_FIELDS, differences: [/^\$: \d+ keys missing \(/] },
   'v1-read-users-mixed-ok.json': {
     why: MAIL_FIELD_READ,
     differences: [/^result present: false, got true$/, /^error present: true, got false$/],
@@ -230,7 +219,7 @@ const ACCEPTED: Readonly<Record<string, { why: string; differences: RegExp[] }>>
   ),
 };
 
-/** Differences no accepted pattern explains, and accepted patterns no difference matches. */
+/** Differences no tolerated pattern explains, and tolerated patterns no difference matches (reported only). */
 function againstAccepted(file: string, differences: string[]): { unexplained: string[]; gone: string[] } {
   const patterns = ACCEPTED[file]?.differences ?? [];
   return {
@@ -303,14 +292,18 @@ describe('capture replay inventory (no server needed)', () => {
   });
 });
 
-describe.skipIf(LIVE_SKIP_REASON !== undefined)(
-  liveTitle('the captures, replayed on the live ERP and on the double'),
+describe.skipIf(LIVE.skipReason !== undefined)(
+  LIVE.title('the captures, replayed on the live ERP and on the double'),
   () => {
     const doubles = new DoublePool();
-    const cleanup = new Cleanup();
+    const cleanup = new Cleanup(LIVE);
     const found = new Map<string, string[]>();
+    /** Tolerated patterns that did not show, per capture (reported after the run). */
+    const unneeded = new Map<string, string[]>();
     /** Demo partner ids of the captures -> the live server's (discovered by name). */
     const demoIds = new Map<number, number>();
+    /** Demo partners not found by name, mapped to a live partner of the same kind (reported). */
+    const byKind: string[] = [];
     let attachmentOwner = 0;
 
     const liveBase: Omit<Target, 'ids'> = {
@@ -359,12 +352,19 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(
               authorization: `bearer ${DOUBLE_USERS[0]?.apiKey ?? ''}`,
               'x-odoo-database': 'erp_a',
             },
-            JSON.stringify({ ids: DEMO_PARTNERS, fields: ['name'], context: { active_test: false } }),
+            JSON.stringify({
+              ids: DEMO_PARTNERS,
+              fields: ['name', 'is_company'],
+              context: { active_test: false },
+            }),
           )
         ).body,
-      ) as Array<{ id: number; name: string }>;
-      for (const { id, name } of names) {
-        const match = await erpJson2('res.partner', 'search', {
+      ) as Array<{ id: number; name: string; is_company: boolean }>;
+      // By name first (the demo data of start.sh's server); a server with other demo data gets
+      // partners of the same kind (company or person) instead, whose answers have the same shape.
+      const unmatched: typeof names = [];
+      for (const { id, name, is_company } of names) {
+        const match = await erpJson2(LIVE, 'res.partner', 'search', {
           domain: [['name', '=', name]],
           order: 'id asc',
           limit: 1,
@@ -372,6 +372,20 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(
         });
         const [liveId] = match.status === 200 ? (match.body as number[]) : [];
         if (liveId !== undefined) demoIds.set(id, liveId);
+        else unmatched.push({ id, name, is_company });
+      }
+      for (const { id, name, is_company } of unmatched) {
+        const candidates = await erpJson2(LIVE, 'res.partner', 'search', {
+          domain: [
+            ['is_company', '=', is_company],
+            ['id', 'not in', [...demoIds.values()]],
+          ],
+          order: 'id asc',
+          limit: 1,
+        });
+        const [liveId] = candidates.status === 200 ? (candidates.body as number[]) : [];
+        if (liveId !== undefined) demoIds.set(id, liveId);
+        byKind.push(`${name} (${id}) -> ${liveId ?? 'none'}`);
       }
       attachmentOwner = demoIds.get(15) ?? 0;
     });
@@ -387,9 +401,20 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(
         `capture replay: ${found.size} of ${replayed.length} replayed captures differ between the live ERP and the double` +
           ` (accepted with a reason: ${[...found.keys()].filter((file) => ACCEPTED[file]).length}), ${skipped.length} skipped\n${lines.join('\n')}${lines.length ? '\n' : ''}`,
       );
+      // Drift the other way: a tolerance this server did not need (reported, never failed).
+      const notNeeded = [...unneeded].map(([file, patterns]) => `  ${file}: ${patterns.join(', ')}`);
+      if (notNeeded.length > 0)
+        process.stderr.write(
+          `capture replay: ${notNeeded.length} tolerated differences did not show on ${LIVE.url}; if this is the shared ` +
+            `server (../shared/odoo19), drop them from ACCEPTED:\n${notNeeded.join('\n')}\n`,
+        );
     });
 
-    it('finds the demo partners the captures name', () => {
+    it('maps every demo partner the captures name to a live partner (by name, else by kind)', () => {
+      if (byKind.length > 0)
+        process.stderr.write(
+          `capture replay: demo partners not found by name, mapped by kind: ${byKind.join('; ')}\n`,
+        );
       expect([...demoIds.keys()].sort((a, b) => a - b)).toEqual(DEMO_PARTNERS);
     });
 
@@ -470,10 +495,9 @@ describe.skipIf(LIVE_SKIP_REASON !== undefined)(
               ? shape
               : structureDifferences(live.body, imitation.body);
           if (differences.length > 0) found.set(file, differences);
-          expect(againstAccepted(file, differences), `${capture.caseText}: live → double`).toEqual({
-            unexplained: [],
-            gone: [],
-          });
+          const { unexplained, gone } = againstAccepted(file, differences);
+          if (gone.length > 0) unneeded.set(file, gone);
+          expect(unexplained, `${capture.caseText}: live → double`).toEqual([]);
         },
       );
     });

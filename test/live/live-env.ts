@@ -1,8 +1,13 @@
 /**
- * What the live suite's files share: the ERP_LIVE_* variables that `../shared/odoo19/start.sh`
- * prints (four required, the rest optional), the one-line skip reasons, calls through the proxy
+ * What the live suite's files share: the real ERPs it runs against, calls through the proxy
  * (v1, v2, version) and straight to the ERP (discovery and cleanup), and a cleanup list for the
- * records a test creates. Nothing here assumes a record id or a record count.
+ * records a test creates. Nothing here assumes a record id, a record count or a database count.
+ *
+ * Two servers, each described by its own variables and skipped alone when they are missing:
+ * - `ERP_LIVE_*`: an Odoo 19 or later (JSON-2), as `../shared/odoo19/start.sh` prints them;
+ * - `ERP_LIVE18_*`: an Odoo 16-18 (`/jsonrpc` only), as `../shared/odoo18/start.sh` prints them.
+ * A file runs its cases once per server ({@link LIVE_SERVERS}); on 16-18 the proxy's v2 calls go
+ * over `execute_kw` (`ERP_V2_TRANSPORT=auto`), which is the path such callers use.
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Envelope } from '../support/fixtures.ts';
@@ -10,52 +15,81 @@ import { type HttpAnswer, type ProxyHarness, startProxy } from '../support/proxy
 
 const env = process.env;
 
-/** The variables without which the live suite is skipped. */
-export const REQUIRED_VARIABLES = ['ERP_LIVE_URL', 'ERP_LIVE_DB', 'ERP_LIVE_UID', 'ERP_LIVE_KEY'] as const;
-const missing = REQUIRED_VARIABLES.filter((name) => !env[name]);
+/** The variables of one live server, by the suffix after its prefix. */
+const REQUIRED_SUFFIXES = ['URL', 'DB', 'UID', 'KEY'] as const;
 
-/** Why the live suite is skipped, or `undefined` when it runs. */
-export const LIVE_SKIP_REASON: string | undefined =
-  missing.length > 0 ? `set ${missing.join(', ')} to run the live suite against a real ERP` : undefined;
-
-/** The admin of the main database (start.sh: erp_a, with demo data). */
-export const LIVE = {
-  url: env.ERP_LIVE_URL ?? '',
-  db: env.ERP_LIVE_DB ?? '',
-  uid: Number(env.ERP_LIVE_UID ?? ''),
-  key: env.ERP_LIVE_KEY ?? '',
-} as const;
-
-/** A user of the main database without partner creation rights (ERP_LIVE_LIMITED_UID/KEY). */
-export const LIMITED: { uid: number; key: string } | undefined =
-  env.ERP_LIVE_LIMITED_UID && env.ERP_LIVE_LIMITED_KEY
-    ? { uid: Number(env.ERP_LIVE_LIMITED_UID), key: env.ERP_LIVE_LIMITED_KEY }
-    : undefined;
-
-/** An expired API key of the admin (ERP_LIVE_EXPIRED_KEY). */
-export const EXPIRED_KEY: string | undefined = env.ERP_LIVE_EXPIRED_KEY || undefined;
-
-/** A second database on the same server and its admin key (ERP_LIVE_DB2/KEY2). */
-export const SECOND_DB: { db: string; key: string } | undefined =
-  env.ERP_LIVE_DB2 && env.ERP_LIVE_KEY2 ? { db: env.ERP_LIVE_DB2, key: env.ERP_LIVE_KEY2 } : undefined;
-
-/** Why a case needing the optional `names` is skipped ('' when they are all set). */
-export function optionalSkip(...names: string[]): string {
-  const absent = names.filter((name) => !env[name]);
-  return absent.length > 0 ? ` (skipped: set ${absent.join(', ')})` : '';
+/** One real ERP of the live suite. */
+export interface LiveServer {
+  /** `Odoo 19+` or `Odoo 16-18`: which of the two the variables describe. */
+  readonly label: string;
+  /** `ERP_LIVE` or `ERP_LIVE18`. */
+  readonly prefix: string;
+  /** True for ERP 19+ (JSON-2, `/web/version`); false for 16-18 (`/jsonrpc` only). */
+  readonly json2: boolean;
+  /** Why this server's cases are skipped, or `undefined` when they run. */
+  readonly skipReason: string | undefined;
+  readonly url: string;
+  readonly db: string;
+  readonly uid: number;
+  readonly key: string;
+  /** A user of the main database without partner creation rights (`*_LIMITED_UID`/`*_LIMITED_KEY`). */
+  readonly limited: { uid: number; key: string } | undefined;
+  /** An expired API key of the admin (`*_EXPIRED_KEY`). */
+  readonly expiredKey: string | undefined;
+  /** A second database on the same server and its admin key (`*_DB2`/`*_KEY2`). */
+  readonly secondDb: { db: string; key: string } | undefined;
+  /** Proxy settings under which v2 calls reach this server: `ERP_V2_TRANSPORT=auto` below 19. */
+  readonly v2Env: Readonly<Record<string, string>>;
+  /** Why a case needing the optional `suffixes` (`LIMITED_KEY`...) is skipped ('' when all are set). */
+  optionalSkip(...suffixes: string[]): string;
+  /** The title of a `describe`: what it covers and where, or why it is skipped. */
+  title(what: string): string;
 }
 
-/** The title of a live file's `describe`: what it covers, or why it is skipped. */
-export function liveTitle(what: string): string {
-  return LIVE_SKIP_REASON ? `${what} (live suite skipped: ${LIVE_SKIP_REASON})` : `${what} at ${LIVE.url}`;
+function liveServer(prefix: string, label: string, json2: boolean): LiveServer {
+  const read = (suffix: string): string => env[`${prefix}_${suffix}`] ?? '';
+  const missing = REQUIRED_SUFFIXES.map((suffix) => `${prefix}_${suffix}`).filter((name) => !env[name]);
+  const skipReason =
+    missing.length > 0 ? `set ${missing.join(', ')} to run it against a real ${label}` : undefined;
+  const limitedUid = read('LIMITED_UID');
+  const limitedKey = read('LIMITED_KEY');
+  const secondDb = read('DB2');
+  const secondKey = read('KEY2');
+  return {
+    label,
+    prefix,
+    json2,
+    skipReason,
+    url: read('URL'),
+    db: read('DB'),
+    uid: Number(read('UID')),
+    key: read('KEY'),
+    limited: limitedUid && limitedKey ? { uid: Number(limitedUid), key: limitedKey } : undefined,
+    expiredKey: read('EXPIRED_KEY') || undefined,
+    secondDb: secondDb && secondKey ? { db: secondDb, key: secondKey } : undefined,
+    v2Env: json2 ? {} : { ERP_V2_TRANSPORT: 'auto' },
+    optionalSkip(...suffixes) {
+      const absent = suffixes.map((suffix) => `${prefix}_${suffix}`).filter((name) => !env[name]);
+      return absent.length > 0 ? ` (skipped: set ${absent.join(', ')})` : '';
+    },
+    title(what) {
+      return skipReason
+        ? `${what}, ${label} (skipped: ${skipReason})`
+        : `${what}, ${label} at ${read('URL')}`;
+    },
+  };
 }
 
-/** The API keys of the live suite (the leak guard, test/support/leak-guard.ts, reads the same variables). */
-export function liveKeys(): string[] {
-  return [env.ERP_LIVE_KEY, env.ERP_LIVE_LIMITED_KEY, env.ERP_LIVE_EXPIRED_KEY, env.ERP_LIVE_KEY2].filter(
-    (key): key is string => typeof key === 'string' && key.length > 0,
-  );
-}
+/** An Odoo 19 or later: `ERP_LIVE_*` (../shared/odoo19/start.sh). */
+export const LIVE19: LiveServer = liveServer('ERP_LIVE', 'Odoo 19+', true);
+/** An Odoo 16-18: `ERP_LIVE18_*` (../shared/odoo18/start.sh). */
+export const LIVE18: LiveServer = liveServer('ERP_LIVE18', 'Odoo 16-18', false);
+/** The live servers, each of which a file's cases run against (skipped alone when unset). */
+export const LIVE_SERVERS: readonly LiveServer[] = [LIVE19, LIVE18];
+
+for (const server of LIVE_SERVERS)
+  if (server.skipReason)
+    process.stderr.write(`live suite, ${server.label}: skipped (${server.skipReason})\n`);
 
 export interface Instance {
   url: string;
@@ -64,12 +98,20 @@ export interface Instance {
   api_key: string;
 }
 
-/** The admin's `erp_instance` (v1 form; v2 ignores `user_id`). */
-export const adminInstance = (): Instance => ({
-  url: LIVE.url,
-  db: LIVE.db,
-  user_id: LIVE.uid,
-  api_key: LIVE.key,
+/** The admin's `erp_instance` (v1 form, with `user_id`, which v2 over JSON-2 ignores). */
+export const adminInstance = (server: LiveServer): Instance => ({
+  url: server.url,
+  db: server.db,
+  user_id: server.uid,
+  api_key: server.key,
+});
+
+/** The `erp_instance` a v2 caller sends: no `user_id` on 19+, with it below (v2 over execute_kw needs it). */
+export const v2Instance = (server: LiveServer, apiKey = server.key, uid = server.uid): Instance => ({
+  url: server.url,
+  db: server.db,
+  ...(server.json2 ? {} : { user_id: uid }),
+  api_key: apiKey,
 });
 
 /** An answer of the proxy's execute or version endpoint. */
@@ -85,9 +127,10 @@ const toProxyAnswer = (raw: HttpAnswer): ProxyAnswer => ({
   raw,
 });
 
-/** Calls through the proxy (in-process, on loopback) to the live ERP. */
+/** Calls through the proxy (in-process, on loopback) to one live ERP. */
 export interface LiveProxy {
   readonly harness: ProxyHarness;
+  readonly server: LiveServer;
   v1(body: Record<string, unknown>, instance?: Instance): Promise<ProxyAnswer>;
   v2(
     method: string,
@@ -98,16 +141,17 @@ export interface LiveProxy {
 }
 
 /**
- * Starts the proxy (with `env` on top of the test defaults) before the enclosing `describe`
- * block's tests and closes it after them.
+ * Starts a proxy for `server` before the enclosing `describe` block's tests and closes it after
+ * them. Its settings are the test defaults, then the server's {@link LiveServer.v2Env}, then `env`.
  * `get()` returns it once started. The proxy logs at DEBUG, which the leak guard scans.
  */
-export function useLiveProxy(env: Record<string, string> = {}): () => LiveProxy {
+export function useLiveProxy(server: LiveServer, env: Record<string, string> = {}): () => LiveProxy {
   let proxy: LiveProxy | undefined;
   beforeAll(async () => {
     const harness = await startProxy({
       env: {
         ...(process.env.ERP_ALLOWED_TARGETS ? { ERP_ALLOWED_TARGETS: process.env.ERP_ALLOWED_TARGETS } : {}),
+        ...server.v2Env,
         ...env,
       },
     });
@@ -115,7 +159,8 @@ export function useLiveProxy(env: Record<string, string> = {}): () => LiveProxy 
     const id = (prefix: string) => `${prefix}-${++sequence}`;
     proxy = {
       harness,
-      v1: async (body, instance = adminInstance()) =>
+      server,
+      v1: async (body, instance = adminInstance(server)) =>
         toProxyAnswer(
           await harness.post('/api/erp/execute', {
             id: id('live-v1'),
@@ -131,11 +176,11 @@ export function useLiveProxy(env: Record<string, string> = {}): () => LiveProxy 
             model_id: options.model ?? 'res.partner',
             method,
             kwargs,
-            erp_instance: options.instance ?? { url: LIVE.url, db: LIVE.db, api_key: LIVE.key },
+            erp_instance: options.instance ?? v2Instance(server),
           }),
         ),
       version: async (path) =>
-        toProxyAnswer(await harness.post(path, { id: id('live-version'), url: LIVE.url })),
+        toProxyAnswer(await harness.post(path, { id: id('live-version'), url: server.url })),
     };
   });
   afterAll(async () => proxy?.harness.close());
@@ -145,25 +190,33 @@ export function useLiveProxy(env: Record<string, string> = {}): () => LiveProxy 
   };
 }
 
-/** A JSON-2 answer straight from the ERP (not through the proxy). */
+/** An answer straight from the ERP (not through the proxy): 200 and the result, or the error. */
 export interface ErpAnswer {
   status: number;
   body: unknown;
 }
 
-/** Calls the live ERP's JSON-2 API directly, as the admin unless `key`/`db` say otherwise. */
+/** Who calls the ERP directly: the server's admin unless `key`/`db`/`uid` say otherwise. */
+export interface DirectCredentials {
+  db?: string;
+  key?: string;
+  uid?: number;
+}
+
+/** Calls the live ERP's JSON-2 API directly (ERP 19+ only). */
 export async function erpJson2(
+  server: LiveServer,
   model: string,
   method: string,
   kwargs: Record<string, unknown>,
-  credentials: { db?: string; key?: string } = {},
+  credentials: DirectCredentials = {},
 ): Promise<ErpAnswer> {
-  const response = await fetch(`${LIVE.url}/json/2/${model}/${method}`, {
+  const response = await fetch(`${server.url}/json/2/${model}/${method}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      authorization: `bearer ${credentials.key ?? LIVE.key}`,
-      'x-odoo-database': credentials.db ?? LIVE.db,
+      authorization: `bearer ${credentials.key ?? server.key}`,
+      'x-odoo-database': credentials.db ?? server.db,
     },
     body: JSON.stringify(kwargs),
   });
@@ -177,13 +230,57 @@ export async function erpJson2(
   return { status: response.status, body };
 }
 
-/** Like {@link erpJson2} for a call that must succeed: its result. */
+/** One `/jsonrpc` call straight to the ERP: the whole JSON-RPC answer. */
+export async function erpJsonRpc(
+  server: LiveServer,
+  service: string,
+  method: string,
+  args: unknown[],
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${server.url}/jsonrpc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'call', id: 1, params: { service, method, args } }),
+  });
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/**
+ * Calls `model.method` with named arguments straight to the ERP, the way the server speaks: JSON-2
+ * on 19+, `execute_kw` below (`ids` go first by position, as do `create`'s `vals_list`, which
+ * Odoo 16-18 cannot take by name). An `execute_kw` error is status 500 with the ERP's `error.data`.
+ */
+export async function erpCall(
+  server: LiveServer,
+  model: string,
+  method: string,
+  kwargs: Record<string, unknown>,
+  credentials: DirectCredentials = {},
+): Promise<ErpAnswer> {
+  if (server.json2) return erpJson2(server, model, method, kwargs, credentials);
+  const { ids, vals_list: valsList, ...named } = kwargs;
+  const positional = method === 'create' ? [valsList] : ids === undefined ? [] : [ids];
+  const answer = await erpJsonRpc(server, 'object', 'execute_kw', [
+    credentials.db ?? server.db,
+    credentials.uid ?? server.uid,
+    credentials.key ?? server.key,
+    model,
+    method,
+    positional,
+    named,
+  ]);
+  if ('error' in answer) return { status: 500, body: (answer.error as { data?: unknown }).data };
+  return { status: 200, body: answer.result ?? null };
+}
+
+/** Like {@link erpCall} for a call that must succeed: its result. */
 export async function erpResult(
+  server: LiveServer,
   model: string,
   method: string,
   kwargs: Record<string, unknown>,
 ): Promise<unknown> {
-  const answer = await erpJson2(model, method, kwargs);
+  const answer = await erpCall(server, model, method, kwargs);
   if (answer.status !== 200)
     throw new Error(
       `${model}/${method}: ERP answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`,
@@ -192,11 +289,24 @@ export async function erpResult(
 }
 
 /** Ids of up to `limit` records of `model` matching `domain`, lowest id first (discovered). */
-export async function discoverIds(model: string, domain: unknown[], limit: number): Promise<number[]> {
-  const ids = (await erpResult(model, 'search', { domain, limit, order: 'id asc' })) as number[];
+export async function discoverIds(
+  server: LiveServer,
+  model: string,
+  domain: unknown[],
+  limit: number,
+): Promise<number[]> {
+  const ids = (await erpResult(server, model, 'search', { domain, limit, order: 'id asc' })) as number[];
   if (ids.length === 0)
-    throw new Error(`no ${model} record matches ${JSON.stringify(domain)} on the live ERP`);
+    throw new Error(`no ${model} record matches ${JSON.stringify(domain)} on the live ${server.label}`);
   return ids;
+}
+
+/** The server's version as the ERP itself reports it: `/web/version` on 19+, `common.version` below. */
+export async function directVersion(server: LiveServer): Promise<Record<string, unknown>> {
+  if (server.json2)
+    return (await (await fetch(`${server.url}/web/version`)).json()) as Record<string, unknown>;
+  const result = (await erpJsonRpc(server, 'common', 'version', [])).result as Record<string, unknown>;
+  return { version_info: result.server_version_info, version: result.server_version };
 }
 
 /** A name that marks the records this suite creates (and only them). */
@@ -204,11 +314,13 @@ export const liveName = (what: string): string =>
   `erp-proxy live ${what} ${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
 
 /**
- * Records a test creates, deleted again after the file (archived ones too). A record already
- * deleted by the test itself is skipped.
+ * Records a test creates on one server, deleted again after the file (archived ones too). A
+ * record already deleted by the test itself is skipped.
  */
 export class Cleanup {
   private readonly ids = new Map<string, Set<number>>();
+
+  constructor(private readonly server: LiveServer) {}
 
   track(model: string, ids: unknown): void {
     const list = Array.isArray(ids) ? ids : [ids];
@@ -219,7 +331,7 @@ export class Cleanup {
 
   /** Creates `vals` as the admin (straight to the ERP) and tracks the new ids. */
   async create(model: string, vals: Record<string, unknown>[]): Promise<number[]> {
-    const ids = (await erpResult(model, 'create', { vals_list: vals })) as number[];
+    const ids = (await erpResult(this.server, model, 'create', { vals_list: vals })) as number[];
     this.track(model, ids);
     return ids;
   }
@@ -228,7 +340,7 @@ export class Cleanup {
     const failures: string[] = [];
     for (const [model, set] of this.ids) {
       if (set.size === 0) continue;
-      const existing = await erpJson2(model, 'search', {
+      const existing = await erpCall(this.server, model, 'search', {
         domain: [['id', 'in', [...set]]],
         context: { active_test: false },
       });
@@ -238,7 +350,7 @@ export class Cleanup {
       }
       const ids = existing.body as number[];
       if (ids.length > 0) {
-        const unlinked = await erpJson2(model, 'unlink', { ids });
+        const unlinked = await erpCall(this.server, model, 'unlink', { ids });
         if (unlinked.status !== 200)
           failures.push(`${model} ${JSON.stringify(ids)}: unlink answered ${unlinked.status}`);
       }
@@ -248,11 +360,11 @@ export class Cleanup {
   }
 }
 
-/** A {@link Cleanup} that runs after the enclosing `describe` block. */
-export function useCleanup(): Cleanup {
-  const cleanup = new Cleanup();
+/** A {@link Cleanup} for `server` that runs after the enclosing `describe` block. */
+export function useCleanup(server: LiveServer): Cleanup {
+  const cleanup = new Cleanup(server);
   afterAll(async () => {
-    if (!LIVE_SKIP_REASON) await cleanup.run();
+    if (!server.skipReason) await cleanup.run();
   });
   return cleanup;
 }
@@ -266,9 +378,10 @@ export function resultOf(answer: ProxyAnswer): unknown {
 
 /** A partner to `name_search` for: its id, display name and the first word of its name. */
 export async function partnerToSearch(
+  server: LiveServer,
   id: number | undefined,
 ): Promise<{ id: number; display_name: string; word: string }> {
-  const [partner] = (await erpResult('res.partner', 'read', {
+  const [partner] = (await erpResult(server, 'res.partner', 'read', {
     ids: [id],
     fields: ['name', 'display_name'],
   })) as Array<{ id: number; name: string; display_name: string }>;
@@ -283,8 +396,8 @@ export async function partnerToSearch(
  * The partners among `ids` (a list as a call returned it, not checked here) that still exist,
  * archived ones included; `[]` once they are deleted.
  */
-export function remainingPartners(ids: unknown): Promise<unknown> {
-  return erpResult('res.partner', 'search', {
+export function remainingPartners(server: LiveServer, ids: unknown): Promise<unknown> {
+  return erpResult(server, 'res.partner', 'search', {
     domain: [['id', 'in', ids]],
     context: { active_test: false },
   });

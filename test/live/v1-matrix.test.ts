@@ -8,14 +8,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   adminInstance,
   discoverIds,
-  EXPIRED_KEY,
+  erpJsonRpc,
   erpResult,
-  LIMITED,
-  LIVE,
-  LIVE_SKIP_REASON,
+  LIVE_SERVERS,
   liveName,
-  liveTitle,
-  optionalSkip,
   type ProxyAnswer,
   partnerToSearch,
   remainingPartners,
@@ -34,222 +30,230 @@ function v1Error(answer: ProxyAnswer): { name: unknown; message: string } {
   return { name: error?.data?.name, message: String(error?.message) };
 }
 
-describe.skipIf(LIVE_SKIP_REASON !== undefined)(liveTitle('v1 execute against the live ERP'), () => {
-  const proxy = useLiveProxy();
-  const cleanup = useCleanup();
-  /** Three companies of the demo data, lowest id first. */
-  let companies: number[] = [];
+describe.each(LIVE_SERVERS)('$label', (server) => {
+  describe.skipIf(server.skipReason !== undefined)(server.title('v1 execute against the live ERP'), () => {
+    const proxy = useLiveProxy(server);
+    const cleanup = useCleanup(server);
+    const { limited, expiredKey } = server;
+    /** Three companies of the demo data, lowest id first. */
+    let companies: number[] = [];
 
-  beforeAll(async () => {
-    companies = await discoverIds('res.partner', [['is_company', '=', true]], 3);
-  });
-
-  it('search_count, search, read, search_read and fields_get', async () => {
-    // Prepare: a domain naming discovered records only, so parallel creates cannot change counts.
-    const domain = [['id', 'in', companies]];
-
-    // Act
-    const count = resultOf(await proxy().v1({ action: 'search_count', params: [domain] }));
-    const ids = resultOf(
-      await proxy().v1({ action: 'search', params: [domain], keyword: { order: 'id desc', limit: 2 } }),
-    );
-    const read = resultOf(await proxy().v1({ action: 'read', params: [companies, ['name', 'is_company']] }));
-    const rows = resultOf(
-      await proxy().v1({
-        action: 'search_read',
-        params: [domain],
-        keyword: { fields: ['name'], offset: 1, order: 'id asc' },
-      }),
-    );
-    const fields = resultOf(
-      await proxy().v1({ action: 'fields_get', keyword: { allfields: ['name'], attributes: ['type'] } }),
-    );
-
-    // Assess
-    expect(count).toBe(companies.length);
-    expect(ids).toEqual([...companies].reverse().slice(0, 2));
-    expect((read as Array<{ id: number; is_company: boolean }>).map((r) => [r.id, r.is_company])).toEqual(
-      companies.map((id) => [id, true]),
-    );
-    expect((rows as Array<{ id: number }>).map((r) => r.id)).toEqual(companies.slice(1));
-    expect(fields).toEqual({ name: { type: 'char' } });
-  });
-
-  it('create, write and unlink (a record of its own, deleted again)', async () => {
-    const name = liveName('v1 create');
-    const id = resultOf(await proxy().v1({ action: 'create', params: [{ name }] }));
-    cleanup.track('res.partner', id);
-    expect(Number.isInteger(id)).toBe(true);
-
-    expect(
-      resultOf(await proxy().v1({ action: 'write', params: [[id], { comment: 'written by v1' }] })),
-    ).toBe(true);
-    const [row] = (await erpResult('res.partner', 'read', {
-      ids: [id],
-      fields: ['name', 'comment'],
-    })) as Array<{
-      name: string;
-      comment: string;
-    }>;
-    expect(row?.name).toBe(name);
-    expect(row?.comment).toContain('written by v1');
-
-    expect(resultOf(await proxy().v1({ action: 'unlink', params: [[id]] }))).toBe(true);
-    expect(await remainingPartners([id])).toEqual([]);
-  });
-
-  it('call_method with positional arguments (name_search)', async () => {
-    // Prepare: a discovered company and the first word of its name.
-    const company = await partnerToSearch(companies[0]);
-    const { word } = company;
-
-    // Act: name_search(name, domain), both positional.
-    const found = resultOf(
-      await proxy().v1({
-        action: 'call_method',
-        fn_name: 'name_search',
-        params: [word, [['id', '=', company?.id]]],
-      }),
-    );
-
-    // Assess
-    expect(found).toEqual([[company?.id, company?.display_name]]);
-  });
-
-  it('call_method with a method that returns None: result null (the ERP sends no result member)', async () => {
-    // onchange_parent_id returns None for a partner without a parent, and writes nothing.
-    const [partner] = await discoverIds('res.partner', [['parent_id', '=', false]], 1);
-    const raw = await fetch(`${LIVE.url}/jsonrpc`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        method: 'call',
-        id: 1,
-        params: {
-          service: 'object',
-          method: 'execute_kw',
-          args: [LIVE.db, LIVE.uid, LIVE.key, 'res.partner', 'onchange_parent_id', [[partner]]],
-        },
-      }),
+    beforeAll(async () => {
+      companies = await discoverIds(server, 'res.partner', [['is_company', '=', true]], 3);
     });
-    const direct = (await raw.json()) as Record<string, unknown>;
-    expect(direct).toEqual({ jsonrpc: '2.0', id: 1 });
 
-    const answer = await proxy().v1({
-      action: 'call_method',
-      fn_name: 'onchange_parent_id',
-      params: [[partner]],
-    });
-    expect(resultOf(answer)).toBeNull();
-  });
+    it('search_count, search, read, search_read and fields_get', async () => {
+      // Prepare: a domain naming discovered records only, so parallel creates cannot change counts.
+      const domain = [['id', 'in', companies]];
 
-  it('call_method action_archive / action_unarchive return None as well (Odoo 19), on a record of its own', async () => {
-    const [id] = await cleanup.create('res.partner', [{ name: liveName('v1 archive') }]);
-    const archived = await proxy().v1({ action: 'call_method', fn_name: 'action_archive', params: [[id]] });
-    expect(resultOf(archived)).toBeNull();
-    const active = async () =>
-      (
-        (await erpResult('res.partner', 'read', {
-          ids: [id],
-          fields: ['active'],
-          context: { active_test: false },
-        })) as Array<{ active: boolean }>
-      )[0]?.active;
-    expect(await active()).toBe(false);
-    const restored = await proxy().v1({ action: 'call_method', fn_name: 'action_unarchive', params: [[id]] });
-    expect(resultOf(restored)).toBeNull();
-    expect(await active()).toBe(true);
-  });
-
-  it('keyword.context reaches the ERP (active_test: false finds an archived record)', async () => {
-    const [id] = await cleanup.create('res.partner', [{ name: liveName('v1 context'), active: false }]);
-    const domain = [['id', '=', id]];
-    expect(resultOf(await proxy().v1({ action: 'search_count', params: [domain] }))).toBe(0);
-    expect(
-      resultOf(
-        await proxy().v1({
-          action: 'search_count',
-          params: [domain],
-          keyword: { context: { active_test: false } },
-        }),
-      ),
-    ).toBe(1);
-  });
-
-  it('a bare domain (not wrapped once more) is the ERP ValueError of the captures', async () => {
-    const answer = await proxy().v1({ action: 'search', params: [['is_company', '=', true]] });
-    expect(v1Error(answer)).toEqual({
-      name: 'builtins.ValueError',
-      message: 'Domain() invalid item in domain: True',
-    });
-  });
-
-  it('a wrong key is the ERP AccessDenied', async () => {
-    const answer = await proxy().v1(
-      { action: 'search_count', params: [[]] },
-      { ...adminInstance(), api_key: 'not-a-valid-key-0000000000000000' },
-    );
-    expect(v1Error(answer)).toEqual({ name: 'odoo.exceptions.AccessDenied', message: 'Access Denied' });
-  });
-
-  it.skipIf(!EXPIRED_KEY)(
-    `an expired key is the ERP AccessDenied${optionalSkip('ERP_LIVE_EXPIRED_KEY')}`,
-    async () => {
-      const answer = await proxy().v1(
-        { action: 'search_count', params: [[]] },
-        { ...adminInstance(), api_key: EXPIRED_KEY ?? '' },
+      // Act
+      const count = resultOf(await proxy().v1({ action: 'search_count', params: [domain] }));
+      const ids = resultOf(
+        await proxy().v1({ action: 'search', params: [domain], keyword: { order: 'id desc', limit: 2 } }),
       );
-      expect(v1Error(answer)).toEqual({ name: 'odoo.exceptions.AccessDenied', message: 'Access Denied' });
-    },
-  );
+      const read = resultOf(
+        await proxy().v1({ action: 'read', params: [companies, ['name', 'is_company']] }),
+      );
+      const rows = resultOf(
+        await proxy().v1({
+          action: 'search_read',
+          params: [domain],
+          keyword: { fields: ['name'], offset: 1, order: 'id asc' },
+        }),
+      );
+      const fields = resultOf(
+        await proxy().v1({ action: 'fields_get', keyword: { allfields: ['name'], attributes: ['type'] } }),
+      );
 
-  it.skipIf(!LIMITED)(
-    `the limited user creating a partner is the ERP AccessError${optionalSkip('ERP_LIVE_LIMITED_UID', 'ERP_LIVE_LIMITED_KEY')}`,
-    async () => {
-      const limited = { ...adminInstance(), user_id: LIMITED?.uid ?? 0, api_key: LIMITED?.key ?? '' };
-      // The limited user may read partners...
+      // Assess
+      expect(count).toBe(companies.length);
+      expect(ids).toEqual([...companies].reverse().slice(0, 2));
+      expect((read as Array<{ id: number; is_company: boolean }>).map((r) => [r.id, r.is_company])).toEqual(
+        companies.map((id) => [id, true]),
+      );
+      expect((rows as Array<{ id: number }>).map((r) => r.id)).toEqual(companies.slice(1));
+      expect(fields).toEqual({ name: { type: 'char' } });
+    });
+
+    it('create, write and unlink (a record of its own, deleted again)', async () => {
+      const name = liveName('v1 create');
+      const id = resultOf(await proxy().v1({ action: 'create', params: [{ name }] }));
+      cleanup.track('res.partner', id);
+      expect(Number.isInteger(id)).toBe(true);
+
+      expect(
+        resultOf(await proxy().v1({ action: 'write', params: [[id], { comment: 'written by v1' }] })),
+      ).toBe(true);
+      const [row] = (await erpResult(server, 'res.partner', 'read', {
+        ids: [id],
+        fields: ['name', 'comment'],
+      })) as Array<{
+        name: string;
+        comment: string;
+      }>;
+      expect(row?.name).toBe(name);
+      expect(row?.comment).toContain('written by v1');
+
+      expect(resultOf(await proxy().v1({ action: 'unlink', params: [[id]] }))).toBe(true);
+      expect(await remainingPartners(server, [id])).toEqual([]);
+    });
+
+    it('call_method with positional arguments (name_search)', async () => {
+      // Prepare: a discovered company and the first word of its name.
+      const company = await partnerToSearch(server, companies[0]);
+      const { word } = company;
+
+      // Act: name_search(name, domain), both positional.
+      const found = resultOf(
+        await proxy().v1({
+          action: 'call_method',
+          fn_name: 'name_search',
+          params: [word, [['id', '=', company?.id]]],
+        }),
+      );
+
+      // Assess
+      expect(found).toEqual([[company?.id, company?.display_name]]);
+    });
+
+    it('call_method with a method that returns None: result null (the ERP sends no result member)', async () => {
+      // onchange_parent_id returns None for a partner without a parent, and writes nothing.
+      const [partner] = await discoverIds(server, 'res.partner', [['parent_id', '=', false]], 1);
+      const direct = await erpJsonRpc(server, 'object', 'execute_kw', [
+        server.db,
+        server.uid,
+        server.key,
+        'res.partner',
+        'onchange_parent_id',
+        [[partner]],
+      ]);
+      expect(direct).toEqual({ jsonrpc: '2.0', id: 1 });
+
+      const answer = await proxy().v1({
+        action: 'call_method',
+        fn_name: 'onchange_parent_id',
+        params: [[partner]],
+      });
+      expect(resultOf(answer)).toBeNull();
+    });
+
+    it('call_method action_archive / action_unarchive return None as well, on a record of its own', async () => {
+      const [id] = await cleanup.create('res.partner', [{ name: liveName('v1 archive') }]);
+      const archived = await proxy().v1({ action: 'call_method', fn_name: 'action_archive', params: [[id]] });
+      expect(resultOf(archived)).toBeNull();
+      const active = async () =>
+        (
+          (await erpResult(server, 'res.partner', 'read', {
+            ids: [id],
+            fields: ['active'],
+            context: { active_test: false },
+          })) as Array<{ active: boolean }>
+        )[0]?.active;
+      expect(await active()).toBe(false);
+      const restored = await proxy().v1({
+        action: 'call_method',
+        fn_name: 'action_unarchive',
+        params: [[id]],
+      });
+      expect(resultOf(restored)).toBeNull();
+      expect(await active()).toBe(true);
+    });
+
+    it('keyword.context reaches the ERP (active_test: false finds an archived record)', async () => {
+      const [id] = await cleanup.create('res.partner', [{ name: liveName('v1 context'), active: false }]);
+      const domain = [['id', '=', id]];
+      expect(resultOf(await proxy().v1({ action: 'search_count', params: [domain] }))).toBe(0);
       expect(
         resultOf(
-          await proxy().v1({ action: 'search_count', params: [[['id', '=', companies[0]]]] }, limited),
+          await proxy().v1({
+            action: 'search_count',
+            params: [domain],
+            keyword: { context: { active_test: false } },
+          }),
         ),
       ).toBe(1);
-      // ...but not create one.
-      const answer = await proxy().v1(
-        { action: 'create', params: [{ name: liveName('v1 limited') }] },
-        limited,
-      );
-      if (typeof answer.envelope.result === 'number') cleanup.track('res.partner', answer.envelope.result);
-      const error = v1Error(answer);
-      expect(error.name).toBe('odoo.exceptions.AccessError');
-      expect(error.message).toContain("You are not allowed to create 'Contact' (res.partner) records.");
-    },
-  );
-
-  it('an unknown model is the ERP UserError', async () => {
-    const answer = await proxy().v1({ action: 'search_count', model_id: 'res.partnerx', params: [[]] });
-    expect(v1Error(answer)).toEqual({
-      name: 'odoo.exceptions.UserError',
-      message: "Object res.partnerx doesn't exist",
     });
-  });
 
-  it('a deleted record: read gives [], write is the ERP MissingError', async () => {
-    const [id] = await cleanup.create('res.partner', [{ name: liveName('v1 missing') }]);
-    await erpResult('res.partner', 'unlink', { ids: [id] });
+    it('a bare domain (not wrapped once more) is the ERP error of the captures', async () => {
+      const answer = await proxy().v1({ action: 'search', params: [['is_company', '=', true]] });
+      // Odoo 19's Domain class names the bad item; 16-18 index into it (odoo/osv/expression.py).
+      expect(v1Error(answer)).toEqual(
+        server.json2
+          ? { name: 'builtins.ValueError', message: 'Domain() invalid item in domain: True' }
+          : { name: 'builtins.TypeError', message: "'bool' object is not subscriptable" },
+      );
+    });
 
-    expect(resultOf(await proxy().v1({ action: 'read', params: [[id], ['name']] }))).toEqual([]);
-    const error = v1Error(await proxy().v1({ action: 'write', params: [[id], { comment: 'gone' }] }));
-    expect(error.name).toBe('odoo.exceptions.MissingError');
-    expect(error.message).toContain(`res.partner(${id},)`);
-  });
+    it('a wrong key is the ERP AccessDenied', async () => {
+      const answer = await proxy().v1(
+        { action: 'search_count', params: [[]] },
+        { ...adminInstance(server), api_key: 'not-a-valid-key-0000000000000000' },
+      );
+      expect(v1Error(answer)).toEqual({ name: 'odoo.exceptions.AccessDenied', message: 'Access Denied' });
+    });
 
-  it('a partner without a name is the ERP ValidationError (and nothing is created)', async () => {
-    const answer = await proxy().v1({ action: 'create', params: [{ comment: liveName('v1 no name') }] });
-    if (typeof answer.envelope.result === 'number') cleanup.track('res.partner', answer.envelope.result);
-    expect(v1Error(answer)).toEqual({
-      name: 'odoo.exceptions.ValidationError',
-      message: 'The operation cannot be completed: Contacts require a name',
+    it.skipIf(!expiredKey)(
+      `an expired key is the ERP AccessDenied${server.optionalSkip('EXPIRED_KEY')}`,
+      async () => {
+        const answer = await proxy().v1(
+          { action: 'search_count', params: [[]] },
+          { ...adminInstance(server), api_key: expiredKey ?? '' },
+        );
+        expect(v1Error(answer)).toEqual({ name: 'odoo.exceptions.AccessDenied', message: 'Access Denied' });
+      },
+    );
+
+    it.skipIf(!limited)(
+      `the limited user creating a partner is the ERP AccessError${server.optionalSkip('LIMITED_UID', 'LIMITED_KEY')}`,
+      async () => {
+        const instance = {
+          ...adminInstance(server),
+          user_id: limited?.uid ?? 0,
+          api_key: limited?.key ?? '',
+        };
+        // The limited user may read partners...
+        expect(
+          resultOf(
+            await proxy().v1({ action: 'search_count', params: [[['id', '=', companies[0]]]] }, instance),
+          ),
+        ).toBe(1);
+        // ...but not create one.
+        const answer = await proxy().v1(
+          { action: 'create', params: [{ name: liveName('v1 limited') }] },
+          instance,
+        );
+        if (typeof answer.envelope.result === 'number') cleanup.track('res.partner', answer.envelope.result);
+        const error = v1Error(answer);
+        expect(error.name).toBe('odoo.exceptions.AccessError');
+        expect(error.message).toContain("You are not allowed to create 'Contact' (res.partner) records.");
+      },
+    );
+
+    it('an unknown model is the ERP UserError', async () => {
+      const answer = await proxy().v1({ action: 'search_count', model_id: 'res.partnerx', params: [[]] });
+      expect(v1Error(answer)).toEqual({
+        name: 'odoo.exceptions.UserError',
+        message: "Object res.partnerx doesn't exist",
+      });
+    });
+
+    it('a deleted record: read gives [], write is the ERP MissingError', async () => {
+      const [id] = await cleanup.create('res.partner', [{ name: liveName('v1 missing') }]);
+      await erpResult(server, 'res.partner', 'unlink', { ids: [id] });
+
+      expect(resultOf(await proxy().v1({ action: 'read', params: [[id], ['name']] }))).toEqual([]);
+      const error = v1Error(await proxy().v1({ action: 'write', params: [[id], { comment: 'gone' }] }));
+      expect(error.name).toBe('odoo.exceptions.MissingError');
+      expect(error.message).toContain(`res.partner(${id},)`);
+    });
+
+    it('a partner without a name is the ERP ValidationError (and nothing is created)', async () => {
+      const answer = await proxy().v1({ action: 'create', params: [{ comment: liveName('v1 no name') }] });
+      if (typeof answer.envelope.result === 'number') cleanup.track('res.partner', answer.envelope.result);
+      expect(v1Error(answer)).toEqual({
+        name: 'odoo.exceptions.ValidationError',
+        message: 'The operation cannot be completed: Contacts require a name',
+      });
     });
   });
 });

@@ -15,8 +15,9 @@ export const KNOWN_SECRETS: readonly string[] = [
   'billing-key-0123456789',
   'crm-key-0123456789abcd',
   's3cr3tPw',
-  // The live suite's ERP keys (../shared/odoo19/start.sh prints them), when set.
-  ...['ERP_LIVE_KEY', 'ERP_LIVE_LIMITED_KEY', 'ERP_LIVE_EXPIRED_KEY', 'ERP_LIVE_KEY2']
+  // The live suite's ERP keys (../shared/odoo19/start.sh and odoo18/start.sh print them), when set.
+  ...['ERP_LIVE', 'ERP_LIVE18']
+    .flatMap((prefix) => ['KEY', 'LIMITED_KEY', 'EXPIRED_KEY', 'KEY2'].map((suffix) => `${prefix}_${suffix}`))
     .map((name) => process.env[name] ?? '')
     .filter((key) => key.length >= 16),
 ];

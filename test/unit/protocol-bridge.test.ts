@@ -9,7 +9,11 @@ import { InvalidRequestError } from '../../lambdas/platform/errors.ts';
 import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
 import { BUILT_IN_SIGNATURES, signaturesFromDoc } from '../../lambdas/upstream/method-signatures.ts';
 import { toV1Outcome, translateV1ToJson2 } from '../../lambdas/upstream/v1-over-json2.ts';
-import { json2StatusOf, translateV2ToExecuteKw } from '../../lambdas/upstream/v2-over-jsonrpc.ts';
+import {
+  json2FailureOf,
+  json2StatusOf,
+  translateV2ToExecuteKw,
+} from '../../lambdas/upstream/v2-over-jsonrpc.ts';
 import { majorVersion } from '../../lambdas/upstream/version-client.ts';
 
 const call = (
@@ -167,6 +171,41 @@ describe("JSON-2's status for an execute_kw error", () => {
     ['not an object', 500],
   ])('%j → %i', (data, status) => {
     expect(json2StatusOf(data)).toBe(status);
+  });
+});
+
+describe("json2FailureOf: JSON-2's name where execute_kw names the same failure differently", () => {
+  it.each([
+    [
+      { name: 'odoo.exceptions.AccessDenied', message: 'Access Denied' },
+      401,
+      'werkzeug.exceptions.Unauthorized',
+    ],
+    [
+      { name: 'odoo.exceptions.UserError', message: "Object res.partnerx doesn't exist" },
+      404,
+      'werkzeug.exceptions.NotFound',
+    ],
+    [
+      { name: 'builtins.AttributeError', message: "The method 'res.partner.nope' does not exist" },
+      404,
+      'werkzeug.exceptions.NotFound',
+    ],
+    [
+      {
+        name: 'builtins.TypeError',
+        message: "BaseModel.search_count() got an unexpected keyword argument 'foo'",
+      },
+      422,
+      'werkzeug.exceptions.UnprocessableEntity',
+    ],
+    // The same class on both protocols: the ERP's own name stays.
+    [{ name: 'odoo.exceptions.AccessError', message: 'no' }, 403, undefined],
+    [{ name: 'odoo.exceptions.UserError', message: 'bad' }, 422, undefined],
+    [{ name: 'builtins.TypeError', message: "'bool' object is not subscriptable" }, 500, undefined],
+    ['not an object', 500, undefined],
+  ])('%j → %i %s', (data, code, name) => {
+    expect(json2FailureOf(data)).toEqual({ code, name });
   });
 });
 

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { structureDifferences } from '../erp-double/capture-replay.ts';
+
+describe('structureDifferences (the live replay compares the real ERP and the double by structure)', () => {
+  it('compares listings by the shape of their items, not by their number', () => {
+    // Prepare: a database list of a server with more databases than the double has.
+    const double = { result: ['erp_a', 'erp_b'] };
+    const live = { result: ['erp18_a', 'erp18_b', 'erp_a', 'erp_b'] };
+
+    // Act / Assess
+    expect(structureDifferences(double, live)).toEqual([]);
+    expect(structureDifferences(live, double)).toEqual([]);
+  });
+
+  it('still reports an item of another shape', () => {
+    expect(structureDifferences({ result: [[1, 'a']] }, { result: [{ id: 1 }, { id: 2 }] })).toEqual([
+      '$.result[0]: list, got dict',
+    ]);
+    expect(structureDifferences([{ id: 1, name: 'a' }], [{ id: 2 }, { id: 3 }])).toEqual([
+      '$[0]: 1 keys missing (name)',
+    ]);
+  });
+
+  it("takes false, Odoo's empty value, as fitting a field of any type", () => {
+    expect(structureDifferences([{ email: 'a@example.com' }], [{ email: false }])).toEqual([]);
+    expect(structureDifferences([{ email: false }], [{ email: 'a@example.com' }])).toEqual([]);
+    expect(structureDifferences([{ email: 'a@example.com' }], [{ email: 3 }])).toEqual([
+      '$[0].email: str, got number',
+    ]);
+  });
+});
