@@ -1,6 +1,6 @@
 /**
  * @module erp-double/capture-replay
- * What the capture replays share: loading the real Odoo 19 captures of `captures/`, turning one
+ * What the capture replays share: loading the real Odoo 19 (and, `o18-*`, Odoo 18) captures of `captures/`, turning one
  * into the request to send (keys, and for another server its databases, uids and record ids,
  * filled in), sending it, and comparing two answers by status, content type and body shape.
  * Used by `captures.test.ts` (the captures against the double) and by
@@ -34,10 +34,21 @@ function stringRecord(value: unknown): Record<string, string> {
   return Object.fromEntries(Object.entries(asRecord(value)).map(([key, item]) => [key, String(item)]));
 }
 
-/** The capture files (`*.json`), sorted. */
-export function captureFiles(): string[] {
+/** Where INDEX.md's section about the Odoo 18 captures starts (before it: the Odoo 19 index). */
+export const INDEX18_HEADING = '\n# Odoo 18 captures';
+
+/** The Odoo major version a capture was recorded from: `o18-*` files from a real Odoo 18.0, the others from 19.0. */
+export type CaptureServer = '18' | '19';
+
+/** The server a capture file comes from, read from its name (`o18-` prefix: Odoo 18). */
+export function captureServer(file: string): CaptureServer {
+  return file.startsWith('o18-') ? '18' : '19';
+}
+
+/** The capture files (`*.json`) recorded from `server` (default: the Odoo 19 ones), sorted. */
+export function captureFiles(server: CaptureServer = '19'): string[] {
   return readdirSync(CAPTURES_DIR)
-    .filter((name) => name.endsWith('.json'))
+    .filter((name) => name.endsWith('.json') && captureServer(name) === server)
     .sort();
 }
 

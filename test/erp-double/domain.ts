@@ -95,32 +95,64 @@ function fieldOf(db: Database, model: string, name: string): FieldDef | undefine
   return db.model(model)?.fields[name];
 }
 
+/**
+ * How the ValueError of a bad domain words it: 19's `Domain` speaks of a `condition`; up to 18,
+ * `odoo/osv/expression.py` speaks of a `leaf` (`Invalid field x.y in leaf (...)`, capture
+ * o18-v1-err-unknown-field-domain; `Invalid leaf (...)` for an unknown operator, from its source).
+ */
+export type DomainWording = 'condition' | 'leaf';
+
+/** The domain wording of an Odoo major version. */
+export function domainWording(mode: string): DomainWording {
+  return Number(mode) >= 19 ? 'condition' : 'leaf';
+}
+
 /** Raises Odoo's ValueError for unknown fields or operators anywhere in the domain. */
-export function validateDomain(node: DomainNode, db: Database, model: string): void {
+export function validateDomain(
+  node: DomainNode,
+  db: Database,
+  model: string,
+  wording: DomainWording = 'condition',
+): void {
   if (node.kind === 'and' || node.kind === 'or') {
-    for (const child of node.children) validateDomain(child, db, model);
+    for (const child of node.children) validateDomain(child, db, model, wording);
     return;
   }
   if (node.kind === 'not') {
-    validateDomain(node.child, db, model);
+    validateDomain(node.child, db, model, wording);
     return;
   }
   if (node.kind !== 'condition') return;
   const condition = pyTupleRepr(node.raw);
   if (!OPERATORS.has(node.operator)) {
-    throw pyError('ValueError', `Invalid operator ${pyRepr(node.raw[1])} in condition ${condition}`);
+    throw pyError(
+      'ValueError',
+      wording === 'leaf'
+        ? `Invalid leaf ${condition}`
+        : `Invalid operator ${pyRepr(node.raw[1])} in condition ${condition}`,
+    );
   }
+  // 18's expression.py rewrites `a.b` into `a any [(b, ...)]` and reports the rewritten leaf.
+  const invalidField = (current: string, position: number): Error => {
+    const name = node.path[position] ?? '';
+    if (wording === 'condition')
+      return pyError('ValueError', `Invalid field ${current}.${name} in condition ${condition}`);
+    const leaf =
+      position === 0
+        ? condition
+        : pyTupleRepr([node.path.slice(position).join('.'), node.raw[1], node.raw[2]]);
+    return pyError('ValueError', `Invalid field ${current}.${name} in leaf ${leaf}`);
+  };
   let current = model;
   for (const [position, name] of node.path.entries()) {
     const field = fieldOf(db, current, name);
-    if (!field) throw pyError('ValueError', `Invalid field ${current}.${name} in condition ${condition}`);
+    if (!field) throw invalidField(current, position);
     const isLast = position === node.path.length - 1;
     if (!isLast) {
-      if (!field.relation)
-        throw pyError('ValueError', `Invalid field ${current}.${name} in condition ${condition}`);
+      if (!field.relation) throw invalidField(current, position);
       current = field.relation;
     } else if ((node.operator === 'any' || node.operator === 'not any') && field.relation) {
-      validateDomain(parseDomain(node.value), db, field.relation);
+      validateDomain(parseDomain(node.value), db, field.relation, wording);
     }
   }
 }

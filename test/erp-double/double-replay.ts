@@ -2,15 +2,17 @@
  * @module erp-double/double-replay
  * The double's side of a capture replay: which captures it imitates (and why not the others),
  * the keys it answers for each capture's `key_used`, the records earlier captures created that a
- * replay needs first, and one double per `--db-filter` configuration. Shared by
- * `captures.test.ts` and `test/live/capture-replay.test.ts`.
+ * replay needs first, and one double per imitated version and `--db-filter` configuration.
+ * Shared by `captures.test.ts`, `captures18.test.ts` and `test/live/capture-replay.test.ts`.
  */
 import {
   asRecord,
   bareEtag,
   type Capture,
+  captureServer,
   dbfilterOf,
   KEY_PLACEHOLDER,
+  loadCapture,
   type Reply,
   replay,
   requestOf,
@@ -41,6 +43,11 @@ const KEY_FOR: Readonly<Record<string, string>> = {
   'erp_a admin expired key': ERP_A_EXPIRED_KEY,
   'erp_a admin REVOKED key': REVOKED_KEY,
   'erp_a admin key scope odoo.plugin.outlook': OTHER_SCOPE_KEY,
+  // The Odoo 18 captures (o18-*): erp18_a and erp18_b are the double's erp_a and erp_b.
+  'erp18_a admin rpc key': ERP_A_ADMIN_KEY,
+  'erp18_b admin rpc key': ERP_B_ADMIN_KEY,
+  'erp18_a limited rpc key': ERP_A_LIMITED_KEY,
+  'erp18_a admin expired key': ERP_A_EXPIRED_KEY,
 };
 
 /** The double as a replay target: the captures' databases, uids and ids, the double's keys. */
@@ -53,6 +60,71 @@ export const DOUBLE_TARGET: Target = {
     return key;
   },
 };
+
+/**
+ * The Odoo 18 captures (`o18-*`, recorded by record-captures18.ts) as the double gets them: the
+ * databases erp18_a and erp18_b are the double's erp_a and erp_b, the limited user (uid 8 on
+ * that server) is the double's uid 7, and the partners earlier captures created (see
+ * {@link PREPARE18}) are the ones {@link prepare18} creates in the double.
+ */
+export function doubleTarget18(ids: ReadonlyMap<number, number>): Target {
+  return {
+    keyFor: DOUBLE_TARGET.keyFor,
+    databases: new Map([
+      ['erp18_a', 'erp_a'],
+      ['erp18_b', 'erp_b'],
+    ]),
+    uids: new Map([[8, 7]]),
+    ids: () => ids,
+  };
+}
+
+/**
+ * o18 captures whose request names partners that earlier o18 captures created on the real Odoo
+ * 18, with those earlier captures: the ids are their results (record-captures18.ts creates one
+ * partner from a dict and one from a list, copies the first twice, then deletes them all).
+ */
+export const PREPARE18: Readonly<Record<string, readonly string[]>> = {
+  'o18-v1-copy-int.json': ['o18-v1-create-single.json'],
+  'o18-v1-copy-list.json': ['o18-v1-create-single.json'],
+  'o18-v1-write.json': ['o18-v1-create-single.json'],
+  'o18-v1-action_archive.json': ['o18-v1-create-list.json'],
+  'o18-v1-named-write.json': ['o18-v1-create-single.json'],
+  'o18-v1-unlink.json': [
+    'o18-v1-create-single.json',
+    'o18-v1-create-list.json',
+    'o18-v1-copy-int.json',
+    'o18-v1-copy-list.json',
+  ],
+};
+
+/** The ids of the records the capture's request names, from the results of {@link PREPARE18}. */
+export function createdIds18(file: string): number[] {
+  return (PREPARE18[file] ?? []).flatMap((source) => {
+    const result = asRecord(loadCapture(source).response.body).result;
+    const ids = Array.isArray(result) ? result : [result];
+    if (!ids.every((id) => typeof id === 'number')) throw new Error(`${source}: no created ids`);
+    return ids as number[];
+  });
+}
+
+/** Creates in the double one partner per id of {@link createdIds18}; returns captured id -> the double's id. */
+export async function prepare18(double: ErpDouble, file: string): Promise<ReadonlyMap<number, number>> {
+  const captured = createdIds18(file);
+  if (captured.length === 0) return new Map();
+  const vals = captured.map((id) => ({ name: `Prepared for ${id}` }));
+  const ids = await jsonRpc(double, 'object', 'execute_kw', [
+    'erp_a',
+    2,
+    ERP_A_ADMIN_KEY,
+    'res.partner',
+    'create',
+    [vals],
+  ]);
+  if (!Array.isArray(ids) || ids.length !== captured.length)
+    throw new Error(`${file}: preparing the double gave ids ${JSON.stringify(ids)}`);
+  return new Map(captured.map((id, index) => [id, Number(ids[index])]));
+}
 
 /** Captures the double does not imitate, with the reason. */
 export const SKIPPED: Readonly<Record<string, string>> = {
@@ -178,18 +250,19 @@ export function withDoubleEtags(
   );
 }
 
-/** Doubles, one per `--db-filter` configuration of the captures, started on first use. */
+/** Doubles, one per imitated version and `--db-filter` configuration of the captures, started on first use. */
 export class DoublePool {
   private readonly doubles = new Map<string, Promise<ErpDouble>>();
 
-  /** The double for this capture's server flags, reset. */
+  /** The double for this capture's server (Odoo 18 or 19, from the file name) and flags, reset. */
   async for(capture: Capture): Promise<ErpDouble> {
     const dbfilter = dbfilterOf(capture);
-    const cacheKey = dbfilter ?? '';
+    const mode = captureServer(capture.file);
+    const cacheKey = `${mode} ${dbfilter ?? ''}`;
     let started = this.doubles.get(cacheKey);
     if (!started) {
       started = startErpDouble({
-        mode: '19',
+        mode,
         databases: ['erp_a', 'erp_b'],
         dbfilter,
         users: [...DOUBLE_USERS],

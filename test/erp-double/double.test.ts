@@ -260,6 +260,37 @@ describe.each(['16', '17', '18'] as const)('mode %s (legacy only)', (mode) => {
     });
     expect(reply.status).toBe(400);
     expect(reply.contentType).toMatch(/^text\/html/);
+    // 16-18 give `_set_request_dispatcher`'s sentence alone (capture o18-v1-wrong-content-type).
+    expect(reply.text).not.toContain('Please verify');
+  });
+
+  // Code 16-18 share, worded as the real 18.0 words it (captures o18-v1-*); 16 and 17 from the same source.
+  it('words what 16-18 share like the captured 18.0', async () => {
+    const url = erp(mode).url;
+    const message = async (body: string) => errorOf(await post(`${url}/jsonrpc`, body)).data.message;
+    expect(await message(executeKw('res.partner', 'action_archive', []))).toBe('tuple index out of range');
+    expect(await message(executeKw('res.partner', 'create', [], { vals_list: [{ name: 'x' }] }))).toBe(
+      'tuple index out of range',
+    );
+    expect(await message(executeKw('res.partner', 'search', [[['nope', '=', 1]]]))).toBe(
+      "Invalid field res.partner.nope in leaf ('nope', '=', 1)",
+    );
+    // 18's expression.py turns `a.b` into `a any [(b, ...)]` and names the rewritten leaf.
+    expect(await message(executeKw('res.partner', 'search', [[['parent_id.nope', '=', 1]]]))).toBe(
+      "Invalid field res.partner.nope in leaf ('nope', '=', 1)",
+    );
+    expect(await message(executeKw('res.partner', 'search', [[['name', 'bad', 1]]]))).toBe(
+      "Invalid leaf ('name', 'bad', 1)",
+    );
+    const limitedCreate = rpcBody('object', 'execute_kw', [
+      'erp_a',
+      7,
+      ERP_A_LIMITED_KEY,
+      'res.partner',
+      'create',
+      [{ name: 'x' }],
+    ]);
+    expect(await message(limitedCreate)).toContain('\t- Extra Rights/Contact Creation\n');
   });
 
   it('copies one record into a bare id up to 17, into a list of ids from 18', async () => {
@@ -274,11 +305,13 @@ describe.each(['16', '17', '18'] as const)('mode %s (legacy only)', (mode) => {
   it('words unknown methods like its version', async () => {
     const data = errorOf(await post(`${erp(mode).url}/jsonrpc`, executeKw('res.partner', 'nope', [[]]))).data;
     expect(data.name).toBe('builtins.AttributeError');
-    expect(data.message).toBe(
-      mode === '16'
-        ? "type object 'res.partner' has no attribute 'nope'"
-        : "The method 'nope' does not exist on the model 'res.partner'",
-    );
+    // 18.0 checks `get_public_method` first, worded as in 19 (capture o18-v1-err-unknown-method).
+    const messages = {
+      '16': "type object 'res.partner' has no attribute 'nope'",
+      '17': "The method 'nope' does not exist on the model 'res.partner'",
+      '18': "The method 'res.partner.nope' does not exist",
+    } as const;
+    expect(data.message).toBe(messages[mode]);
   });
 });
 

@@ -41,6 +41,27 @@ export interface JsonRpcRequest {
 
 const JSON_MIMETYPES: ReadonlySet<string> = new Set(['application/json', 'application/json-rpc']);
 
+/**
+ * The `@api.private` methods of 18.0 among {@link API_PRIVATE_METHODS} (`odoo/models.py`):
+ * `lock_for_update` does not exist before 19, and `browse` is not private in 18.
+ */
+const API_PRIVATE_METHODS_18: ReadonlySet<string> = new Set(
+  [...API_PRIVATE_METHODS].filter((name) => name !== 'lock_for_update' && name !== 'browse'),
+);
+
+/**
+ * Some private methods every 18.0 model has (`odoo/models.py`), which 18 reports as private
+ * rather than missing. A sample: any other `_name` does not exist on the double's models.
+ */
+const BASEMODEL_PRIVATE_METHODS: ReadonlySet<string> = new Set([
+  '_read_group',
+  '_search',
+  '_read',
+  '_create',
+  '_write',
+  '_compute_display_name',
+]);
+
 /** Handles one request on a JSON-RPC route. */
 export function handleJsonRpc(
   state: DoubleState,
@@ -310,20 +331,29 @@ function callModel(
 ): unknown {
   const def = db.model(model);
   if (!def) throw userError(`Object ${model} doesn't exist`);
-  const modern = Number(mode) >= 19;
-  if (method.startsWith('_') || (modern && API_PRIVATE_METHODS.has(method))) {
+  const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  // 18.0's `execute_cr` already calls `get_public_method` (odoo/service/model.py), worded as in
+  // 19, but it looks the method up before it checks the name: an unknown `_foo` does not exist,
+  // an existing `_read_group` or `@api.private` one is private (captures o18-v1-err-*method*).
+  // 16 and 17 go straight to `call_kw` after `check_method_name`.
+  const publicMethodCheck = Number(mode) >= 18;
+  const notFound = (): OdooError => {
+    if (publicMethodCheck) return pyError('AttributeError', `The method '${model}.${method}' does not exist`);
+    if (mode === '16')
+      return pyError('AttributeError', `type object '${model}' has no attribute '${method}'`);
+    return pyError('AttributeError', `The method '${method}' does not exist on the model '${model}'`);
+  };
+  if (mode === '18' && !spec && !API_PRIVATE_METHODS_18.has(method) && !BASEMODEL_PRIVATE_METHODS.has(method))
+    throw notFound();
+  const apiPrivate = mode === '18' ? API_PRIVATE_METHODS_18 : API_PRIVATE_METHODS;
+  if (method.startsWith('_') || (publicMethodCheck && apiPrivate.has(method))) {
     throw accessError(
-      modern
+      publicMethodCheck
         ? `Private methods (such as '${model}.${method}') cannot be called remotely.`
         : `Private methods (such as ${method}) cannot be called remotely.`,
     );
   }
-  const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
-  if (!spec) {
-    if (modern) throw pyError('AttributeError', `The method '${model}.${method}' does not exist`);
-    if (mode === '16') throw pyError('AttributeError', `type object '${model}' has no attribute '${method}'`);
-    throw pyError('AttributeError', `The method '${method}' does not exist on the model '${model}'`);
-  }
+  if (!spec) throw notFound();
   const { context, ...namedArgs } = kwargs;
   const env: Env = {
     db,
@@ -335,9 +365,12 @@ function callModel(
   checkContext(env);
   let ids: number[] = [];
   let positional = args;
+  // 16-18's `execute_kw` passes `*args` on, so `call_kw` indexes a tuple; 19 passes the list
+  // (captures o18-v1-record-method-no-ids, o18-v1-named-create-vals_list, bridge-named-*).
+  const outOfRange = Number(mode) >= 19 ? 'list index out of range' : 'tuple index out of range';
   if (!spec.model) {
     // call_kw: `ids, args = args[0], args[1:]`, so ids can only come positionally (bridge-named-*).
-    if (args.length === 0) throw pyError('IndexError', 'list index out of range');
+    if (args.length === 0) throw pyError('IndexError', outOfRange);
     ids = normalizeIds(args[0]);
     positional = args.slice(1);
   }
@@ -348,7 +381,7 @@ function callModel(
     // call_kw's special case, read after the call: `result.id if isinstance(args[0], Mapping)
     // else result.ids`. With vals_list passed by name there is no args[0]: the records are
     // created, then IndexError rolls them back (bridge-named-create-vals_list-*).
-    if (args.length === 0) throw pyError('IndexError', 'list index out of range');
+    if (args.length === 0) throw pyError('IndexError', outOfRange);
     return isPlainObject(args[0]) && Array.isArray(result) ? result[0] : result;
   };
   // One transaction per call: an error undoes whatever the method wrote before it.

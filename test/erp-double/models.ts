@@ -59,6 +59,11 @@ export interface ModelDef {
   access: Readonly<Record<'read' | 'write' | 'create' | 'unlink', AccessLevel>>;
   /** Group named in the AccessError for admin-only operations. */
   adminGroup: string;
+  /**
+   * The same group as 16-18 name it, when it differs: before 19's privileges, `full_name` is
+   * `<category>/<name>` (capture o18-v1-err-limited-create; 16 and 17 assumed from 18's data).
+   */
+  adminGroupBefore19?: string;
   /** `_module` of the model: the module its stored fields come from (`/doc-bearer` documents). Default `base`. */
   module?: string;
   /** First id handed out by `create` after the seed. */
@@ -99,6 +104,7 @@ const PARTNER: ModelDef = {
   order: 'complete_name asc, id desc',
   access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Contact/Creation',
+  adminGroupBefore19: 'Extra Rights/Contact Creation',
   firstFreeId: 43,
   fields: {
     id: ID,
@@ -302,6 +308,7 @@ const PARTNER_CATEGORY: ModelDef = {
   order: 'name asc, id asc',
   access: USERS_READ_ADMINS_WRITE,
   adminGroup: 'Contact/Creation',
+  adminGroupBefore19: 'Extra Rights/Contact Creation',
   fields: {
     id: ID,
     display_name: displayNameField((row, db) => categoryName(row, db)),

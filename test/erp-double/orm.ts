@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Database, Row } from './database.ts';
-import { domainMentions, matchesDomain, parseDomain, validateDomain } from './domain.ts';
+import { domainMentions, domainWording, matchesDomain, parseDomain, validateDomain } from './domain.ts';
 import { accessError, missingError, pyError, userError, validationError } from './errors.ts';
 import type { FieldDef, ModelDef } from './models.ts';
 import { isPlainObject, type JsonObject, pyNameList, pyRepr, utcNow } from './py.ts';
@@ -50,17 +50,23 @@ const VERBS: Readonly<Record<Operation, string>> = {
 
 /** Raises the AccessError of a limited user doing an admin-only operation, or of anybody on a model no ACL opens. */
 export function checkAccess(env: Env, def: ModelDef, operation: Operation): void {
-  checkModelAccess(env.limited, def, operation);
+  checkModelAccess(env.limited, def, operation, env.mode);
 }
 
-/** `check_access(operation)` for a user who is limited (group_user only) or not. */
-export function checkModelAccess(limited: boolean, def: ModelDef, operation: Operation): void {
+/** `check_access(operation)` for a user who is limited (group_user only) or not, on Odoo `mode`. */
+export function checkModelAccess(
+  limited: boolean,
+  def: ModelDef,
+  operation: Operation,
+  mode: ErpMode = '19',
+): void {
   const level = def.access[operation];
   if (level === 'user' || (level === 'admin' && !limited)) return;
+  const group = Number(mode) < 19 ? (def.adminGroupBefore19 ?? def.adminGroup) : def.adminGroup;
   const groups =
     level === 'none'
       ? 'No group currently allows this operation.'
-      : `This operation is allowed for the following groups:\n\t- ${def.adminGroup}`;
+      : `This operation is allowed for the following groups:\n\t- ${group}`;
   throw accessError(
     `You are not allowed to ${VERBS[operation]} '${def.description}' (${def.name}) records.\n\n` +
       `${groups}\n\nContact your administrator to request access if necessary.`,
@@ -182,7 +188,7 @@ export function searchIds(
   options: { offset?: unknown; limit?: unknown; order?: unknown } = {},
 ): number[] {
   const node = parseDomain(domain);
-  validateDomain(node, env.db, def.name);
+  validateDomain(node, env.db, def.name, domainWording(env.mode));
   const activeTest = def.fields.active !== undefined && env.context.active_test !== false;
   const filterActive = activeTest && !domainMentions(node, 'active');
   const order = typeof options.order === 'string' && options.order.trim() !== '' ? options.order : def.order;
@@ -566,7 +572,7 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
       const operator = typeof args.operator === 'string' ? args.operator : 'ilike';
       const limit = optionalNumber(args.limit === undefined ? 100 : args.limit, 'limit');
       const nameFilter = parseDomain([['display_name', operator, name]]);
-      validateDomain(nameFilter, env.db, def.name);
+      validateDomain(nameFilter, env.db, def.name, domainWording(env.mode));
       const ids = searchIds(env, def, args.domain ?? []).filter((id) => {
         const row = env.db.row(def.name, id);
         return row !== undefined && (name === '' || matchesDomain(nameFilter, env.db, def.name, row));

@@ -106,14 +106,16 @@ export function unsupportedMediaType(
   return htmlResponse(415, werkzeugPage(415, 'Unsupported Media Type', description), { Accept: accept });
 }
 
-/** 16-18: `BadRequest` (400) for a request whose content type does not fit the route type. */
+/**
+ * 16-18: `BadRequest` (400) for a request whose content type does not fit the route type: the
+ * bare sentence of `_set_request_dispatcher`, without 19's advice (capture o18-v1-wrong-content-type).
+ */
 export function badRequestWrongType(
   inferred: readonly string[],
   rule: string,
   routeType: string,
 ): DoubleResponse {
-  const description = `${inferredTypeText(inferred, rule, routeType)}<br><br>Please verify the Content-Type request header and try again.`;
-  return htmlResponse(400, werkzeugPage(400, 'Bad Request', description));
+  return htmlResponse(400, werkzeugPage(400, 'Bad Request', inferredTypeText(inferred, rule, routeType)));
 }
 
 /** werkzeug `redirect(location, 303)`. */

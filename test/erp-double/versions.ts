@@ -1,6 +1,37 @@
 /**
  * @module erp-double/versions
  * What each imitated Odoo version reports (`common.version`, `/web/version`) and which endpoints it has.
+ *
+ * What each mode rests on:
+ * - **19** (and 22, which is 19 without `/jsonrpc`): the captures of a real Odoo 19.0
+ *   (`captures/`, replayed by captures.test.ts).
+ * - **18**: the captures `captures/o18-*` of a real Odoo 18.0 community (`../shared/odoo18`,
+ *   source commit ac918a4f; recorded by record-captures18.ts, replayed in mode 18 by
+ *   captures18.test.ts). They cover: `common.version`, `/web/webclient/version_info` and
+ *   `db.server_version` ("18.0"); the werkzeug 404 page of `/web/version` (GET and POST),
+ *   `/json/2/...` and `/doc-bearer/...`; the 400 page for a wrong Content-Type on `/jsonrpc`;
+ *   `execute_kw` search, search_count, search_read, read (a missing id gives `[]`), fields_get,
+ *   create (a dict gives an int, a list a list), copy (a list whether the id is an int or a
+ *   list), write, unlink, action_archive (no `result`), name_search; named arguments (`domain`,
+ *   `fields`, `vals` work; `vals_list` and a record method without ids give IndexError "tuple
+ *   index out of range"); errors with HTTP 200, `code` 200, "Odoo Server Error" and
+ *   `data` keys `name, debug, message, arguments, context`: wrong, expired, other-database and
+ *   other-uid keys (AccessDenied), the limited user's create (AccessError naming "Extra
+ *   Rights/Contact Creation"), unknown model (UserError), unknown method and unknown `_foo`
+ *   (AttributeError "The method 'res.partner.x' does not exist"), private and `@api.private`
+ *   methods (AccessError worded as in 19), an unknown field in a domain ("... in leaf ..."), an
+ *   unknown kwarg (TypeError), a partner without name (ValidationError), a missing record on
+ *   write/unlink (MissingError) and an unknown database (psycopg2.OperationalError).
+ *   Not captured on 18, so still read from Odoo's source: the rest of the 18 mode (e.g. `execute`,
+ *   `db.list`, the limited user's other errors, the wording of other groups and bad operators).
+ * - **16 and 17**: no capture; Odoo's source as `../shared/odoo/wire-reference.md` read it, and
+ *   where 18 showed a behaviour that the same code has in 16 and 17, the 18 capture: `code` 200
+ *   and the 16-18 `data` key order, no JSON-2 and no `/web/version`, the 400 page, "tuple index
+ *   out of range" (`execute_kw` passes `*args` in 16-18), "... in leaf ..." (`expression.py`),
+ *   "Extra Rights/Contact Creation". Theirs alone, from source only: `copy` of one record gives a
+ *   bare id (ensure_one up to 17.0), the unknown-method wording (16: "type object ... has no
+ *   attribute"; 17: "The method 'x' does not exist on the model 'y'"), and private methods
+ *   worded "Private methods (such as _foo) ...".
  */
 import type { ErpMode } from './types.ts';
 
@@ -14,8 +45,11 @@ export interface ReleaseInfo {
 const RELEASES: Readonly<Record<ErpMode, ReleaseInfo>> = {
   '16': { version: '16.0', versionInfo: [16, 0, 0, 'final', 0, ''], serie: '16.0' },
   '17': { version: '17.0', versionInfo: [17, 0, 0, 'final', 0, ''], serie: '17.0' },
-  // An enterprise nightly: `version` gets a suffix, `version_info` does not (Odoo's `/web/version`, `odoo/service/common.py`).
-  '18': { version: '18.0+e-20241113', versionInfo: [18, 0, 0, 'final', 0, ''], serie: '18.0' },
+  // A community 18.0 without a nightly suffix, as the real 18 of ../shared/odoo18 reports it
+  // (captures o18-v1-common_version, o18-web-webclient-version_info, o18-v1-db_server_version).
+  // Packaged builds append to `version` only (`18.0-20250702`, `18.0+e-20241113`): the proxy's
+  // tests of such versions use their own upstream (test/integration/faults.test.ts).
+  '18': { version: '18.0', versionInfo: [18, 0, 0, 'final', 0, ''], serie: '18.0' },
   '19': { version: '19.0', versionInfo: [19, 0, 0, 'final', 0, ''], serie: '19.0' },
   '22': { version: '22.0', versionInfo: [22, 0, 0, 'final', 0, ''], serie: '22.0' },
 };
