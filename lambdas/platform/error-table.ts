@@ -117,7 +117,7 @@ export const PROXY_ERRORS = deepFreeze({
     callRan: 'maybe',
     apis: ALL_APIS,
     meaning:
-      'The upstream answered with something that is not an ERP answer (an HTML page, an unexpected status, a redirect, no /jsonrpc).',
+      "The upstream answered with something that is not an ERP answer (another service's or a gateway's JSON, an HTML page, an unexpected status, a redirect, no /jsonrpc): the message names the HTTP status and content type; check erp_instance.url.",
   },
   json2Unavailable: {
     code: -32006,

@@ -173,7 +173,8 @@ export function parseJsonBody(response: UpstreamResponse): JsonBody {
 
 /** `HTTP 404 text/html ("404 Not Found")`: what came back, without echoing the whole body. */
 export function describeAnswer(response: UpstreamResponse): string {
-  const type = (response.headers['content-type'] ?? 'no content type').split(';')[0]?.trim();
+  // The target chose it: repeated only as far as any supplied name is.
+  const type = echoed((response.headers['content-type'] ?? 'no content type').split(';')[0]?.trim() ?? '');
   const text = response.body.subarray(0, 4096).toString('utf8');
   const title = /<title>([^<]{1,80})<\/title>/i.exec(text)?.[1]?.trim();
   return `HTTP ${response.status} ${type}${title ? ` ("${title}")` : ''}`;
@@ -218,23 +219,6 @@ export function classifyGatewayAnswer(response: UpstreamResponse): ProxyError | 
     );
   }
   return undefined;
-}
-
-/** -32005 for a 200 answer whose JSON is broken, or nests too deep to pass on. */
-export function unusableAnswer(
-  response: UpstreamResponse,
-  reason: 'syntax' | 'depth' | 'not_jsonrpc',
-  path: string,
-): BadUpstreamResponseError {
-  if (reason === 'depth') {
-    return new BadUpstreamResponseError(
-      `The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`,
-    );
-  }
-  const what = reason === 'not_jsonrpc' ? 'JSON that is not a JSON-RPC 2.0 answer, ' : '';
-  return new BadUpstreamResponseError(
-    `The target did not answer like an ERP on ${path} (${what}${describeAnswer(response)}). Check erp_instance.url.`,
-  );
 }
 
 /** Removes `debug` (a server traceback) from ERP error data when configured to. */

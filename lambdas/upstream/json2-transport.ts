@@ -4,25 +4,19 @@
  * The model and method were validated as identifiers before (-32007), so the path is safe.
  */
 import { echoed } from '../platform/bounded-text.ts';
-import { BadUpstreamResponseError, Json2UnavailableError } from '../platform/errors.ts';
-import { isJsonObject, scanJson } from '../platform/json.ts';
+import { Json2UnavailableError } from '../platform/errors.ts';
+import { readJson2Answer } from './erp-answer.ts';
 import {
   type CallContext,
-  classifyGatewayAnswer,
   describeAnswer,
   type ErpCall,
   type ErpOutcome,
   type ErpTransport,
-  parseJsonBody,
   scrubErrorData,
   sendExchange,
-  unusableAnswer,
   upstreamUrl,
 } from './erp-transport.ts';
 import type { HttpClient } from './http-client.ts';
-
-/** Odoo 19's page when no database could be selected (`NOT_FOUND_NODB`). */
-const NO_DATABASE_SELECTED = /No database is selected/i;
 
 export class Json2Transport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
@@ -40,59 +34,28 @@ export class Json2Transport implements ErpTransport {
       body: call.kwargsJson,
     });
 
-    if (response.status === 200) {
-      // The body is the result: validated, then passed on as it came (never parsed).
-      const scan = scanJson(response.body);
-      if (!scan.ok) throw unusableAnswer(response, scan.reason, '/json/2');
-      return { kind: 'raw_result', json: response.body };
-    }
-
-    const json = parseJsonBody(response);
-
-    const gateway = classifyGatewayAnswer(response);
-    if (gateway) throw gateway;
-
-    // An ERP error is a 4xx or 5xx with a JSON object (or, from early JSON-2 builds, a JSON
-    // string); any other status (a 201, a 206, a 600 or 999 from something that is not HTTP-clean)
-    // is not something the ERP answers: -32005, as the README says.
-    if (
-      response.status >= 400 &&
-      response.status <= 599 &&
-      json.ok &&
-      (isJsonObject(json.value) || typeof json.value === 'string')
-    ) {
-      const body = json.value;
-      const message =
-        typeof body === 'string'
-          ? body
-          : typeof body.message === 'string'
-            ? body.message
-            : `ERP error (HTTP ${response.status})`;
+    // What counts as the ERP's answer, and what is -32005 or -32006: erp-answer.ts.
+    const answer = readJson2Answer(response);
+    if (answer.kind === 'result') return { kind: 'raw_result', json: answer.json };
+    if (answer.kind === 'error') {
       return {
         kind: 'erp_error',
-        code: response.status,
-        message,
-        data: scrubErrorData(body, context.stripDebug),
+        code: answer.status,
+        message: answer.body.message,
+        data: scrubErrorData(answer.body, context.stripDebug),
       };
     }
-
-    if (response.status === 404) {
-      const text = response.body.subarray(0, 64 * 1024).toString('utf8');
-      if (NO_DATABASE_SELECTED.test(text)) {
-        throw new Json2UnavailableError(
-          `v2 is unavailable on this target: the ERP could not select database "${echoed(call.db)}" ` +
-            '(it does not exist, or the server picks the database by hostname). This is a database or hostname ' +
-            "problem: check erp_instance.db, and on a multi-tenant host use the database's own hostname as erp_instance.url.",
-          'no_database',
-        );
-      }
+    if (answer.noDatabase) {
       throw new Json2UnavailableError(
-        `v2 is unavailable on this target: /json/2 answered ${describeAnswer(response)}. ` +
-          'The ERP is older than 19 (use v1) or the database could not be selected.',
+        `v2 is unavailable on this target: the ERP could not select database "${echoed(call.db)}" ` +
+          '(it does not exist, or the server picks the database by hostname). This is a database or hostname ' +
+          "problem: check erp_instance.db, and on a multi-tenant host use the database's own hostname as erp_instance.url.",
+        'no_database',
       );
     }
-    throw new BadUpstreamResponseError(
-      `The target did not answer like an ERP on /json/2 (${describeAnswer(response)}).`,
+    throw new Json2UnavailableError(
+      `v2 is unavailable on this target: /json/2 answered ${describeAnswer(response)}. ` +
+        'The ERP is older than 19 (use v1) or the database could not be selected.',
     );
   }
 }

@@ -3,7 +3,9 @@
  * Which ERP protocol serves a v1 or a v2 call (`ERP_V1_TRANSPORT`, `ERP_V2_TRANSPORT`; README,
  * "One envelope for every ERP version"). A call moves to the other protocol only after an
  * answer that proves it did not run (a 404 for the missing endpoint, never a timeout), so no
- * call can run twice.
+ * call can run twice, and only to a protocol the target is known to have: a v1 call goes to
+ * JSON-2 after a 404 from `/jsonrpc` only when the target's version answer says ERP 19 or later.
+ * An answer that is not an ERP's (`erp-answer.ts`) moves nothing and is remembered nowhere.
  */
 
 import {
@@ -24,7 +26,10 @@ import { majorVersion, type VersionClient } from './version-client.ts';
 /** ERP 19 brought JSON-2; ERP 22 removes `/jsonrpc`. */
 const FIRST_JSON2_MAJOR = 19;
 const FIRST_WITHOUT_JSONRPC_MAJOR = 22;
-/** How long a target whose `/jsonrpc` answered 404 is served over JSON-2 without asking again. */
+/**
+ * How long a target of ERP 19-21 whose `/jsonrpc` answered 404 (and whose JSON-2 then served a
+ * call) is served over JSON-2 without asking again.
+ */
 const JSONRPC_GONE_TTL_MS = 5 * 60 * 1000;
 const JSONRPC_GONE_MAX_ENTRIES = 500;
 
@@ -63,6 +68,18 @@ async function lookUpMajor(
   }
 }
 
+/**
+ * -32005 for a target whose `/jsonrpc` answered 404 and that tells no ERP version: not an ERP at
+ * that URL (or not at that path).
+ */
+function notAnErp(error: JsonRpcMissingError): BadUpstreamResponseError {
+  return new BadUpstreamResponseError(
+    `The target did not answer like an ERP: /jsonrpc answered ${error.answer}, and it tells no ERP version ` +
+      '(GET /web/version, /jsonrpc common.version). Check erp_instance.url.',
+    { cause: error },
+  );
+}
+
 function cachedMajor(deps: RoutingDeps, call: ErpCall): number | undefined {
   const version = deps.versions.cached(call.baseUrl);
   return version ? majorVersion(version) : undefined;
@@ -84,7 +101,8 @@ export class V1Transport implements ErpTransport {
     if (this.mode === 'jsonrpc') return this.deps.jsonrpc.call(call, context);
     if (this.mode === 'json2') {
       const major = await lookUpMajor(this.deps, call, context);
-      if (major === undefined || major < FIRST_JSON2_MAJOR) return this.deps.jsonrpc.call(call, context);
+      if (major === undefined) return this.jsonRpcOfUnknown(call, context);
+      if (major < FIRST_JSON2_MAJOR) return this.deps.jsonrpc.call(call, context);
       return this.json2OrBack(call, context, major < FIRST_WITHOUT_JSONRPC_MAJOR);
     }
     const major = cachedMajor(this.deps, call);
@@ -95,17 +113,35 @@ export class V1Transport implements ErpTransport {
       return await this.deps.jsonrpc.call(call, context);
     } catch (error) {
       if (!(error instanceof JsonRpcMissingError)) throw error;
-      // The 404 says the call did not run: JSON-2 may serve it.
+      // The 404 says the call did not run, but not that the target is an ERP: another service at
+      // that URL answers 404 too. Only the target's own version answer (ERP 19 or later, which has
+      // JSON-2) moves the call there.
+      const known = await lookUpMajor(this.deps, call, context);
+      if (known === undefined) throw notAnErp(error);
+      if (known < FIRST_JSON2_MAJOR) throw error;
       let outcome: ErpOutcome;
       try {
         outcome = await this.overJson2.call(call, context);
       } catch (json2Error) {
-        // No JSON-2 either: the target is not an ERP at that URL, as /jsonrpc's 404 said.
+        // No JSON-2 route after all: say what /jsonrpc said.
         if (json2Error instanceof Json2UnavailableError && json2Error.reason === 'no_json2') throw error;
         throw this.asV1Error(json2Error);
       }
-      this.rememberGone(call);
+      // 22+ is served over JSON-2 from the cached version; 19-21 without /jsonrpc from this.
+      if (known < FIRST_WITHOUT_JSONRPC_MAJOR) this.rememberGone(call);
       return outcome;
+    }
+  }
+
+  /**
+   * Over `/jsonrpc` to a target that told no version: its 404 there is not ERP 22's (which tells
+   * its version), so the message does not suggest v2.
+   */
+  private async jsonRpcOfUnknown(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
+    try {
+      return await this.deps.jsonrpc.call(call, context);
+    } catch (error) {
+      throw error instanceof JsonRpcMissingError ? notAnErp(error) : error;
     }
   }
 

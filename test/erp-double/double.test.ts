@@ -720,6 +720,41 @@ describe('mode 22', () => {
   });
 });
 
+describe('mode 21 (an ERP 20/21), with and without /jsonrpc', () => {
+  it.each([true, false])(
+    'jsonRpc %s: /web/version says 21, JSON-2 serves, /jsonrpc only when kept',
+    async (jsonRpc) => {
+      const double = await startErpDouble({ mode: '21', jsonRpc });
+      try {
+        const rpc = await post(`${double.url}/jsonrpc`, rpcBody('common', 'version', []));
+        if (jsonRpc) {
+          expect(rpc.status).toBe(200);
+          expect((parse(rpc).result as Record<string, unknown>).server_version_info).toEqual([
+            21,
+            0,
+            0,
+            'final',
+            0,
+            '',
+          ]);
+        } else {
+          expect(rpc.status).toBe(404);
+          expect(rpc.contentType).toMatch(/^text\/html/);
+        }
+        const version = (await (await fetch(`${double.url}/web/version`)).json()) as Record<string, unknown>;
+        expect(version).toEqual({ version_info: [21, 0, 0, 'final', 0, ''], version: '21.0' });
+        const json2 = await post(`${double.url}/json/2/res.partner/search_count`, '{"domain": []}', {
+          Authorization: `bearer ${ERP_A_ADMIN_KEY}`,
+          'X-Odoo-Database': 'erp_a',
+        });
+        expect(json2.status).toBe(200);
+      } finally {
+        await double.close();
+      }
+    },
+  );
+});
+
 describe('default users and lifecycle', () => {
   it('ships admin keys per database, a limited user and an expired key, all 40 hex', () => {
     for (const user of DOUBLE_USERS) expect(user.apiKey).toMatch(/^[0-9a-f]{40}$/);

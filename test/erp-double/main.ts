@@ -7,16 +7,18 @@ import { DOUBLE_USERS, type ErpMode, startErpDouble } from './index.ts';
 
 const port = Number(process.env.ERP_DOUBLE_PORT ?? 8069);
 const mode = (process.env.ERP_DOUBLE_MODE ?? '19') as ErpMode;
-if (!['16', '17', '18', '19', '22'].includes(mode)) {
-  process.stderr.write('ERP_DOUBLE_MODE must be one of 16, 17, 18, 19, 22\n');
+if (!['16', '17', '18', '19', '21', '22'].includes(mode)) {
+  process.stderr.write('ERP_DOUBLE_MODE must be one of 16, 17, 18, 19, 21, 22\n');
   process.exit(2);
 }
 
 try {
-  const double = await startErpDouble({ mode, port, recordRequests: false });
+  // ERP_DOUBLE_JSONRPC=off: an ERP 20/21 without /jsonrpc (removed, or blocked by its front).
+  const jsonRpc = process.env.ERP_DOUBLE_JSONRPC !== 'off';
+  const double = await startErpDouble({ mode, port, recordRequests: false, jsonRpc });
   const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired);
   const lines = [
-    `ERP double (imitating Odoo ${mode}) listening on ${double.url}`,
+    `ERP double (imitating Odoo ${mode}${jsonRpc ? '' : ' without /jsonrpc'}) listening on ${double.url}`,
     'Databases: erp_a (demo partners), erp_b. Users for erp_instance:',
     ...DOUBLE_USERS.map(
       (u) =>

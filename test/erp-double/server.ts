@@ -31,7 +31,7 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
   const modern = isModern(state.mode);
   const host = header(request, 'host');
 
-  if (JSON_RPC_ROUTES.has(path) && hasJsonRpc(state.mode)) {
+  if (JSON_RPC_ROUTES.has(path) && hasJsonRpc(state.mode) && !state.jsonRpcRemoved) {
     return handleJsonRpc(state, path as JsonRpcRoute, {
       contentType: header(request, 'content-type'),
       host,
@@ -94,6 +94,7 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
     databases: seedDatabases(databaseNames, users),
     users,
     dbfilter: options.dbfilter,
+    jsonRpcRemoved: options.jsonRpc === false,
   };
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();

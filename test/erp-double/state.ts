@@ -12,6 +12,8 @@ export interface DoubleState {
   databases: Map<string, Database>;
   users: readonly ErpUser[];
   dbfilter: string | undefined;
+  /** `/jsonrpc` was taken away from a mode that has it (`ErpDoubleOptions.jsonRpc`). */
+  jsonRpcRemoved?: boolean;
 }
 
 /** Builds the databases with fresh seed data; the first one gets the demo partners. */

@@ -4,7 +4,7 @@
  */
 
 /** Which Odoo major version the double imitates. */
-export type ErpMode = '16' | '17' | '18' | '19' | '22';
+export type ErpMode = '16' | '17' | '18' | '19' | '21' | '22';
 
 /** One API key (and optionally a password) the double accepts. */
 export interface ErpUser {
@@ -26,6 +26,12 @@ export interface ErpUser {
 export interface ErpDoubleOptions {
   /** Odoo major version to imitate. Default `'19'`. */
   mode?: ErpMode;
+  /**
+   * `false`: no `/jsonrpc` (nor `/web/webclient/version_info`, `/web/database/list`), as an ERP
+   * 20 or 21 whose `/jsonrpc` was removed (Odoo 19 logs it as "scheduled for removal in Odoo
+   * 20") or is blocked by its front proxy. Default: what the mode has (all but 22).
+   */
+  jsonRpc?: boolean;
   /** Databases on the server. Default `['erp_a', 'erp_b']`. The first one gets the demo partners. */
   databases?: string[];
   /** Odoo `--db-filter` regex; `%d` and `%h` are replaced from the Host header (`Request._get_session_and_dbname` in Odoo 19's `odoo/http.py`; captures `dbfilter-*`). */

@@ -51,6 +51,7 @@ const RELEASES: Readonly<Record<ErpMode, ReleaseInfo>> = {
   // tests of such versions use their own upstream (test/integration/faults.test.ts).
   '18': { version: '18.0', versionInfo: [18, 0, 0, 'final', 0, ''], serie: '18.0' },
   '19': { version: '19.0', versionInfo: [19, 0, 0, 'final', 0, ''], serie: '19.0' },
+  '21': { version: '21.0', versionInfo: [21, 0, 0, 'final', 0, ''], serie: '21.0' },
   '22': { version: '22.0', versionInfo: [22, 0, 0, 'final', 0, ''], serie: '22.0' },
 };
 
@@ -77,7 +78,7 @@ export function hasJsonRpc(mode: ErpMode): boolean {
 
 /** JSON-2, `/web/version` and the `X-Odoo-Database` header exist from 19 on. */
 export function isModern(mode: ErpMode): boolean {
-  return mode === '19' || mode === '22';
+  return mode === '19' || mode === '21' || mode === '22';
 }
 
 /** JSON-RPC `error.code` for ordinary exceptions: 200 up to 18.0, 0 from saas-18.1 on. */

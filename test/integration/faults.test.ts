@@ -395,14 +395,18 @@ describe('answers that are not ERP answers', () => {
     },
   );
 
-  it('an ERP error whose data is not an object passes that data on', async () => {
+  it("a JSON-RPC error without the exception's name in error.data is not the ERP's → -32005", async () => {
+    // Odoo's serialize_exception always sends data as an object with the exception class in
+    // `name`; an error without it comes from something else at that URL.
     const url = await httpUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"jsonrpc":"2.0","id":1,"error":{"code":200,"message":"Odoo Server Error","data":"boom"}}');
     });
     const { status, envelope } = await callV1(url);
-    expect(status).toBe(200);
-    expect(envelope.error).toEqual({ code: 0, message: 'Odoo Server Error', data: 'boom' });
+    expect(status).toBe(502);
+    expect(envelope.error?.code).toBe(-32005);
+    expect(envelope.error?.message).toContain('HTTP 200 application/json');
+    expect(envelope.error?.message).toContain('Check erp_instance.url');
   });
 
   it.each([201, 206, 299, 600, 999])(
@@ -433,14 +437,25 @@ describe('answers that are not ERP answers', () => {
     },
   );
 
-  it('a bare JSON string error (early JSON-2 builds) is the message and the data', async () => {
-    const url = await httpUpstream((_req, res) => {
-      res.writeHead(401, { 'content-type': 'application/json' });
+  it('a bare JSON string error is not an ERP error object: -32005 on a 401, -32006 on a 404', async () => {
+    // Early JSON-2 builds (saas-18.4, before the spec's ERP 19) answered bare strings; a gateway
+    // can too. The spec's ERP error is an object naming the exception class.
+    const url = await httpUpstream((req, res) => {
+      res.writeHead(req.url?.includes('/missing/') ? 404 : 401, { 'content-type': 'application/json' });
       res.end('"Invalid apikey"');
     });
     const v2 = await callV2(url);
-    expect(v2.status).toBe(200);
-    expect(v2.envelope.error).toEqual({ code: 401, message: 'Invalid apikey', data: 'Invalid apikey' });
+    expect(v2.status).toBe(502);
+    expect(v2.envelope.error?.code).toBe(-32005);
+    expect(v2.envelope.error?.message).toContain('HTTP 401 application/json');
+    const missing = await proxy.post('/v2/erp/execute', {
+      id: 'missing',
+      model_id: 'missing',
+      method: 'search_count',
+      kwargs: {},
+      erp_instance: { url, db: 'erp_a', api_key: 'k'.repeat(40) },
+    });
+    expect((missing.json as Envelope).error?.code).toBe(-32006);
   });
 
   it('a 415 HTML answer on /json/2 → -32005 (not -32006)', async () => {

@@ -1,11 +1,11 @@
 /**
  * "One envelope for every ERP version" (README): every v1 action in every `ERP_V1_TRANSPORT`
- * mode against ERP 16, 17, 18, 19 and 22 (the double), each answer compared with the same call
+ * mode against ERP 16, 17, 18, 19, 21 (with and without /jsonrpc) and 22 (the double), each answer compared with the same call
  * over `/jsonrpc` on ERP 19 (the native v1 answer), and which protocol served it; then v2 with
  * `ERP_V2_TRANSPORT` against the same versions.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
+import type { ErpDouble, ErpDoubleOptions } from '../erp-double/index.ts';
 import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { type ProxyHarness, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
@@ -125,29 +125,44 @@ function comparable(envelope: Envelope): unknown {
   return { code, message, name: data?.name, dataMessage: data?.message };
 }
 
-const MODES: readonly ErpMode[] = ['16', '17', '18', '19', '22'];
+/** An imitated ERP: its version, and whether it kept `/jsonrpc`. */
+interface Target {
+  readonly erp: ErpDoubleOptions & { readonly mode: NonNullable<ErpDoubleOptions['mode']> };
+  /** ERP 22, or an ERP 20/21 whose /jsonrpc was removed or blocked. */
+  readonly noJsonRpc: boolean;
+}
+
+const TARGETS: ReadonlyArray<readonly [string, Target]> = [
+  ['16', { erp: { mode: '16' }, noJsonRpc: false }],
+  ['17', { erp: { mode: '17' }, noJsonRpc: false }],
+  ['18', { erp: { mode: '18' }, noJsonRpc: false }],
+  ['19', { erp: { mode: '19' }, noJsonRpc: false }],
+  ['21', { erp: { mode: '21' }, noJsonRpc: false }],
+  ['21 without /jsonrpc', { erp: { mode: '21', jsonRpc: false }, noJsonRpc: true }],
+  ['22', { erp: { mode: '22' }, noJsonRpc: true }],
+];
 const V1_TRANSPORTS = ['auto', 'json2', 'jsonrpc'] as const;
 
 /** Which protocol serves a v1 execute call, by transport setting and ERP version. */
 function expectedProtocol(
   transport: (typeof V1_TRANSPORTS)[number],
-  mode: ErpMode,
+  target: Target,
 ): 'jsonrpc' | 'json2' | 'none' {
-  if (mode === '22') return transport === 'jsonrpc' ? 'none' : 'json2';
-  if (transport === 'json2' && mode === '19') return 'json2';
+  if (target.noJsonRpc) return transport === 'jsonrpc' ? 'none' : 'json2';
+  if (transport === 'json2' && Number(target.erp.mode) >= 19) return 'json2';
   return 'jsonrpc';
 }
 
-describe.each(MODES)('v1 against ERP %s', (mode) => {
-  // The native answer: the same version over /jsonrpc (ERP 22 has none: ERP 19's).
+describe.each(TARGETS)('v1 against ERP %s', (_label, target) => {
+  // The native answer: the same version over /jsonrpc (without /jsonrpc: ERP 19's).
   const reference = useErpAndProxy(
-    { mode: mode === '22' ? '19' : mode },
+    { mode: target.noJsonRpc ? '19' : target.erp.mode },
     { env: { ERP_V1_TRANSPORT: 'jsonrpc' } },
   );
   const expected = new Map<string, unknown>();
 
   describe.each(V1_TRANSPORTS)('ERP_V1_TRANSPORT=%s', (transport) => {
-    const { double, proxy } = useErpAndProxy({ mode }, { env: { ERP_V1_TRANSPORT: transport } });
+    const { double, proxy } = useErpAndProxy(target.erp, { env: { ERP_V1_TRANSPORT: transport } });
     beforeEach(() => {
       double.reset();
       reference.double.reset();
@@ -161,7 +176,7 @@ describe.each(MODES)('v1 against ERP %s', (mode) => {
         reference.double.reset();
       }
       const got = await testCase.run(v1Caller(double, proxy));
-      const protocol = expectedProtocol(transport, mode);
+      const protocol = expectedProtocol(transport, target);
       if (protocol === 'none') {
         expect(got.error?.code).toBe(-32005);
         expect(got.error?.message).toMatch(/22 or later.*v2/s);
@@ -172,7 +187,8 @@ describe.each(MODES)('v1 against ERP %s', (mode) => {
       const callPaths = execute.filter((r) => !r.body.includes('"service":"common"')).map((r) => r.path);
       if (protocol === 'json2') {
         expect(callPaths.filter((path) => path.startsWith('/json/2/')).length).toBeGreaterThan(0);
-        // ERP 22 in auto mode: one 404 from /jsonrpc, the first time only (then remembered).
+        // No /jsonrpc, auto mode: one 404 from /jsonrpc, the first time only (then the version
+        // answer, which the 404 made the proxy ask for, or the JSON-2 route is remembered).
         expect(callPaths.filter((path) => path === '/jsonrpc').length).toBeLessThanOrEqual(
           transport === 'auto' && testCase === CASES[0] ? 1 : 0,
         );
@@ -305,13 +321,13 @@ const codeAndName = (envelope: Envelope) => ({
   name: envelope.error?.data?.name,
 });
 
-describe.each(MODES)('v2 against ERP %s', (mode) => {
+describe.each(TARGETS)('v2 against ERP %s', (_label, target) => {
   const reference = useErpAndProxy({ mode: '19' });
   const expected = new Map<string, unknown>();
-  const old = mode === '16' || mode === '17' || mode === '18';
+  const old = Number(target.erp.mode) < 19;
 
   describe.each(V2_TRANSPORTS)('ERP_V2_TRANSPORT=%s', (transport) => {
-    const { double, proxy } = useErpAndProxy({ mode }, { env: { ERP_V2_TRANSPORT: transport } });
+    const { double, proxy } = useErpAndProxy(target.erp, { env: { ERP_V2_TRANSPORT: transport } });
     beforeEach(() => {
       double.reset();
       reference.double.reset();

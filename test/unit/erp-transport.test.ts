@@ -208,6 +208,12 @@ describe('describeAnswer', () => {
     expect(text).toBe('HTTP 502 text/html');
   });
 
+  it('repeats a content type the target chose only as far as any supplied name', () => {
+    const type = `application/${'x'.repeat(5_000)}`;
+    const text = describeAnswer(answer(404, { 'content-type': type }, '{}'));
+    expect(text).toBe(`HTTP 404 ${type.slice(0, MAX_ECHOED_CHARS)}…`);
+  });
+
   it('only looks at the start of a large body', () => {
     const body = `${' '.repeat(5_000)}<title>Late title</title>`;
     const text = describeAnswer(answer(500, { 'content-type': 'text/html' }, body));
