@@ -385,26 +385,43 @@ export function shapeDifferences(expected: Answer, actual: Answer, path: string)
 /** JSON type for structure comparison: numbers are one type (Python's `1.0` arrives as `1`). */
 const structureType = (value: unknown): string => (typeof value === 'number' ? 'number' : jsonType(value));
 
+/** How {@link structureDifferences} compares. */
+export interface StructureOptions {
+  /** At most this many lines, the last one saying how many more there are (8). */
+  readonly limit?: number;
+  /**
+   * `exact` (the double against its captures: it must reproduce them): arrays of the same length,
+   * `false` a boolean like any other. `shape` (a live server against the double, or two live
+   * servers: their data differ): listings compared item by item, not by how many there are, and
+   * `false`, Odoo's empty value for a field of any type, fits any type.
+   */
+  readonly compare?: 'exact' | 'shape';
+}
+
 /**
  * The differences of `actual` from `expected` in structure, below the shape that
- * {@link shapeDifferences} compares: at every path, the JSON type (numbers are one type; `false`,
- * Odoo's empty value, fits any type), the keys of objects, and the items of arrays pairwise,
- * recursively (not their number). Values are not compared; `debug` (a server traceback) is skipped. At most `limit` lines, the last one saying
- * how many more there are.
+ * {@link shapeDifferences} compares: at every path, the JSON type (numbers are one type), the
+ * keys of objects, and the items of arrays pairwise, recursively (their number too when `exact`).
+ * Values are not compared; `debug` (a server traceback) is skipped.
  */
-export function structureDifferences(expected: unknown, actual: unknown, limit = 8): string[] {
+export function structureDifferences(
+  expected: unknown,
+  actual: unknown,
+  { limit = 8, compare = 'shape' }: StructureOptions = {},
+): string[] {
   const found: string[] = [];
   const walk = (want: unknown, got: unknown, path: string): void => {
+    // Which fields are empty is data, when comparing shapes.
+    if (compare === 'shape' && (want === false || got === false)) return;
     const wantType = structureType(want);
     const gotType = structureType(got);
-    // `false` is Odoo's empty value for a field of any type: which fields are empty is data.
-    if (wantType !== gotType && want !== false && got !== false) {
+    if (wantType !== gotType) {
       found.push(`${path}: ${wantType}, got ${gotType}`);
       return;
     }
     if (Array.isArray(want) && Array.isArray(got)) {
-      // A listing is compared by the shape of its items, not by how many there are (that is data:
-      // more databases, modules or records on one server than on the other).
+      if (compare === 'exact' && want.length !== got.length)
+        found.push(`${path}: ${want.length} items, got ${got.length}`);
       for (let i = 0; i < Math.min(want.length, got.length); i++) walk(want[i], got[i], `${path}[${i}]`);
       return;
     }

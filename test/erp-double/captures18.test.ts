@@ -45,7 +45,11 @@ function detailDifferences(file: string, expected: Answer, actual: Answer): stri
       found.push(`text: ${JSON.stringify(expected.body)}, got ${JSON.stringify(actual.body)}`);
     return found;
   }
-  found.push(...structureDifferences(expected.body, actual.body, 20).map((line) => `structure ${line}`));
+  found.push(
+    ...structureDifferences(expected.body, actual.body, { limit: 20, compare: 'exact' }).map(
+      (line) => `structure ${line}`,
+    ),
+  );
   const want = asRecord(expected.body);
   const got = asRecord(actual.body);
   if (VERSION_CAPTURES.test(file) && JSON.stringify(want.result) !== JSON.stringify(got.result))

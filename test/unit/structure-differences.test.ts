@@ -28,4 +28,20 @@ describe('structureDifferences (the live replay compares the real ERP and the do
       '$[0].email: str, got number',
     ]);
   });
+
+  it('compares exactly for the double against its captures: counts, and false as a boolean', () => {
+    const exact = { compare: 'exact' } as const;
+    expect(structureDifferences({ result: ['erp_a', 'erp_b'] }, { result: ['erp_a'] }, exact)).toEqual([
+      '$.result: 2 items, got 1',
+    ]);
+    expect(structureDifferences([{ email: 'a@example.com' }], [{ email: false }], exact)).toEqual([
+      '$[0].email: str, got bool',
+    ]);
+  });
+
+  it('takes a dict against false as fitting when comparing shapes (an empty many2one is false)', () => {
+    expect(structureDifferences([{ country_id: { id: 1, code: 'BE' } }], [{ country_id: false }])).toEqual(
+      [],
+    );
+  });
 });
