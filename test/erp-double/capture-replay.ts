@@ -2,9 +2,10 @@
  * @module erp-double/capture-replay
  * What the capture replays share: loading the real Odoo 19 (and, `o18-*`, Odoo 18) captures of `captures/`, turning one
  * into the request to send (keys, and for another server its databases, uids and record ids,
- * filled in), sending it, and comparing two answers by status, content type and body shape.
- * Used by `captures.test.ts` (the captures against the double) and by
- * `test/live/capture-replay.test.ts` (the real server against the double).
+ * filled in), sending it, comparing two answers by status, content type and body shape (then
+ * structure), and the tolerances of such comparisons. Used by `captures.test.ts` and
+ * `captures18.test.ts` (the captures against the double) and by `test/live/capture-replay.test.ts`
+ * and `test/live/capture-replay18.test.ts` (a real server against the double).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -140,6 +141,8 @@ export interface Target {
   keyFor(capture: Capture): string;
   databases?: ReadonlyMap<string, string>;
   uids?: ReadonlyMap<number, number>;
+  /** Logins of `common.authenticate`/`login` (the capture server's admin is `admin`). */
+  logins?: ReadonlyMap<string, string>;
   /** Record ids of this capture's request -> ids on the target. */
   ids?(capture: Capture): ReadonlyMap<number, number>;
 }
@@ -170,6 +173,7 @@ function adaptBody(capture: Capture, target: Target): unknown {
   if ((service === 'object' || service === 'common') && typeof args[0] === 'string')
     args[0] = databases.get(args[0]) ?? args[0];
   if (service === 'object' && typeof args[1] === 'number') args[1] = uids.get(args[1]) ?? args[1];
+  if (service === 'common' && typeof args[1] === 'string') args[1] = target.logins?.get(args[1]) ?? args[1];
   if (service === 'object') for (let i = 5; i < args.length; i++) args[i] = mapNumbers(args[i], ids);
   return { ...asRecord(body), params: { ...params, args } };
 }
@@ -443,4 +447,126 @@ export function structureDifferences(
   return found.length > limit
     ? [...found.slice(0, limit - 1), `and ${found.length - limit + 1} more`]
     : found;
+}
+
+/**
+ * The differences between two answers to the same request (say, a real server's and the double's):
+ * {@link shapeDifferences}, and when the shapes agree on a JSON answer, {@link structureDifferences}.
+ */
+export function answerDifferences(expected: Answer, actual: Answer, path: string): string[] {
+  const shape = shapeDifferences(expected, actual, path);
+  return shape.length > 0 || expected.contentType !== 'application/json'
+    ? shape
+    : structureDifferences(expected.body, actual.body);
+}
+
+/**
+ * A model document (`/doc-bearer/<model>.json`) as the live server and the double give it, without
+ * the fields and methods that modules the capture server lacks define on the live server: an item
+ * only the live server has, from a module that none of the double's items names, and an item both
+ * have but from different modules (a custom module's `message_ids` is not mail's). A server with
+ * other modules than the capture server (more, or others defining the same names) then compares
+ * like one with the same modules; an item of a module the double knows is compared as before.
+ * `leftOut` lists what was left out (`fields.x (module)`); other answers are returned unchanged.
+ */
+export function otherModules(
+  path: string,
+  live: unknown,
+  double: unknown,
+): { live: unknown; double: unknown; leftOut: string[] } {
+  const unchanged = { live, double, leftOut: [] };
+  if (!/^\/doc-bearer\/[^/]+\.json$/.test(path) || path === '/doc-bearer/index.json') return unchanged;
+  const liveDoc = asRecord(live);
+  const doubleDoc = asRecord(double);
+  const sections = ['fields', 'methods'] as const;
+  const moduleOf = (item: unknown): unknown => asRecord(item).module;
+  const known = new Set(
+    sections.flatMap((section) => Object.values(asRecord(doubleDoc[section])).map(moduleOf)),
+  );
+  if (known.size === 0) return unchanged;
+  const leftOut: string[] = [];
+  const liveOut: Record<string, unknown> = { ...liveDoc };
+  const doubleOut: Record<string, unknown> = { ...doubleDoc };
+  for (const section of sections) {
+    const liveItems = { ...asRecord(liveDoc[section]) };
+    const doubleItems = { ...asRecord(doubleDoc[section]) };
+    for (const [name, item] of Object.entries(liveItems)) {
+      const module = moduleOf(item);
+      const foreign = name in doubleItems ? module !== moduleOf(doubleItems[name]) : !known.has(module);
+      if (!foreign) continue;
+      leftOut.push(`${section}.${name} (${String(module)})`);
+      delete liveItems[name];
+      delete doubleItems[name];
+    }
+    if (section in liveDoc) liveOut[section] = liveItems;
+    if (section in doubleDoc) doubleOut[section] = doubleItems;
+  }
+  return leftOut.length > 0 ? { live: liveOut, double: doubleOut, leftOut } : unchanged;
+}
+
+/** A tolerated set of differences of one capture: why, and one pattern per difference line. */
+export interface Tolerance {
+  why: string;
+  differences: readonly RegExp[];
+}
+
+/**
+ * Differences no tolerated pattern explains (these fail), and tolerated patterns no difference
+ * matches (a tolerance that did not show: reported, never failed).
+ */
+export function againstTolerance(
+  tolerance: Tolerance | undefined,
+  differences: readonly string[],
+): { unexplained: string[]; gone: string[] } {
+  const patterns = tolerance?.differences ?? [];
+  return {
+    unexplained: differences.filter((line) => !patterns.some((pattern) => pattern.test(line))),
+    gone: patterns.filter((pattern) => !differences.some((line) => pattern.test(line))).map(String),
+  };
+}
+
+/** Why replaying a writing capture on a shared server is safe: the usual reasons. */
+export const WRITE_SAFE = {
+  ownRecords: 'on records the test creates first (the captured ids mapped to them), deleted after',
+  creates: 'creates: the ids in the answer are deleted after',
+  refused: 'the ERP refuses it before writing anything',
+} as const;
+
+/** Methods that write (create included). */
+export const WRITING_METHODS: ReadonlySet<string> = new Set([
+  'create',
+  'write',
+  'unlink',
+  'copy',
+  'action_archive',
+  'action_unarchive',
+]);
+
+/** The model and method a capture's request calls (`/jsonrpc` execute_kw or JSON-2), if any. */
+export function callOf(capture: Capture): { model: string; method: string } | undefined {
+  const json2 = /^\/json\/2\/([^/]+)\/([^/]+)$/.exec(capture.request.path);
+  if (json2) return { model: json2[1] ?? '', method: json2[2] ?? '' };
+  const params = asRecord(asRecord(capture.request.body).params);
+  const args = params.args;
+  if (
+    params.service === 'object' &&
+    Array.isArray(args) &&
+    typeof args[3] === 'string' &&
+    typeof args[4] === 'string'
+  )
+    return { model: args[3], method: args[4] };
+  return undefined;
+}
+
+/** The model and ids a successful create or copy made, from the reply to the capture's request. */
+export function createdIds(capture: Capture, reply: Reply): { model: string; ids: unknown } | undefined {
+  const call = callOf(capture);
+  if (!call || (call.method !== 'create' && call.method !== 'copy') || reply.status !== 200) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(reply.body);
+  } catch {
+    return undefined;
+  }
+  return { model: call.model, ids: capture.request.path === '/jsonrpc' ? asRecord(body).result : body };
 }

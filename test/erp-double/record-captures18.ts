@@ -246,7 +246,7 @@ function writeIndex(): void {
       'ManuelGil/dockerized-odoo-18, which reports `server_version` "18.0"), workers=0, databases erp18_a (demo data) ' +
       'and erp18_b (no demo), by `../record-captures18.ts` (run by hand; keys redacted as <ERP_USER_API_KEY>). ' +
       'Same format as above. Prefixes: o18-v1- = /jsonrpc, o18-web- = version endpoints, o18-json2- = JSON-2, ' +
-      'o18-doc-bearer- = api_doc (both absent on 18). Replayed against the double in mode 18 by `../captures18.test.ts`.',
+      'o18-doc-bearer- = api_doc (both absent on 18). Replayed against the double in mode 18 by `../captures18.test.ts`, and against a live Odoo 18 and the double side by side by `test/live/capture-replay18.test.ts`.',
     '',
     '| file | HTTP | content-type | outcome | case |',
     '|---|---|---|---|---|',

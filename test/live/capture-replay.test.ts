@@ -8,29 +8,28 @@
  * What is not replayed, and why, is in {@link LIVE_SKIPPED}. Captures that write run only when
  * {@link WRITES} says why that is safe: on records the test creates first (the captured ids are
  * mapped to them), as creates whose new ids are deleted after, or because the ERP refuses them.
- * Databases, uids, keys and the demo partners the captures name are mapped to the live server's.
+ * Databases, uids, keys, the admin's login and the demo partners the captures name are mapped to
+ * the live server's.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  answerOf,
-  asRecord,
   bareEtag,
   type Capture,
+  callOf,
   captureFiles,
   dbfilterOf,
   etagSources,
   loadCapture,
-  type Reply,
   replay,
   requestOf,
   send,
-  shapeDifferences,
-  structureDifferences,
   type Target,
+  type Tolerance,
+  WRITE_SAFE,
+  WRITING_METHODS,
   withServerEtags,
 } from '../erp-double/capture-replay.ts';
 import {
-  DoublePool,
   OTHER_SCOPE_KEY,
   PREPARE,
   prepare,
@@ -41,11 +40,11 @@ import {
   withDoubleEtags,
 } from '../erp-double/double-replay.ts';
 import { DOUBLE_USERS } from '../erp-double/index.ts';
-import { Cleanup, erpJson2, LIVE19, liveName } from './live-env.ts';
+import { captureNeeds, type DemoPartner, LIVE19, liveKeyFor, liveName, useLiveReplay } from './live-env.ts';
 
 /** The captures come from an Odoo 19: they are replayed on the live Odoo 19+. */
 const LIVE = LIVE19;
-const { limited: LIMITED, expiredKey: EXPIRED_KEY, secondDb: SECOND_DB } = LIVE19;
+const { limited: LIMITED, expiredKey: EXPIRED_KEY, secondDb: SECOND_DB } = LIVE;
 
 /** Captures not replayed against the real server, with the reason. */
 const LIVE_SKIPPED: Readonly<Record<string, string>> = {
@@ -98,9 +97,7 @@ const RECORDS: Readonly<Record<string, { model: 'res.partner' | 'ir.attachment';
   'bridge-named-unlink-v1.json': { model: 'res.partner', ids: [61, 62] },
 };
 
-const OWN_RECORDS = 'on records the test creates first (the captured ids mapped to them), deleted after';
-const CREATES = 'creates: the ids in the answer are deleted after';
-const REFUSED = 'the ERP refuses it before writing anything';
+const { ownRecords: OWN_RECORDS, creates: CREATES, refused: REFUSED } = WRITE_SAFE;
 
 /**
  * Why replaying a capture on a shared server is safe: every replayed capture that calls a writing
@@ -146,16 +143,6 @@ const WRITES: Readonly<Record<string, string>> = {
   'v2-missing-required-arg-error.json': `${REFUSED} (422 at the signature bind: no vals)`,
 };
 
-/** Methods that write (create included). */
-const WRITING_METHODS: ReadonlySet<string> = new Set([
-  'create',
-  'write',
-  'unlink',
-  'copy',
-  'action_archive',
-  'action_unarchive',
-]);
-
 const TRIMMED =
   'the live server is the trimmed Odoo of odoo19/ (base, web, rpc: no contacts, no mail); the captures, ' +
   'and so the double, come from a server with contacts and mail (mail adds these fields and methods)';
@@ -172,7 +159,7 @@ const MAIL_FIELD_READ =
  * server, shows fewer): one that no longer shows is reported after the run, without failing, so
  * the list can be trimmed when the shared server stops needing it.
  */
-const ACCEPTED: Readonly<Record<string, { why: string; differences: RegExp[] }>> = {
+const ACCEPTED: Readonly<Record<string, Tolerance>> = {
   'bridge-fields_get-v1.json': { why: PARTNER_FIELDS, differences: [/^\$\.result: \d+ keys missing \(/] },
   'bridge-fields_get-json2.json': { why: PARTNER_FIELDS, differences: [/^\$: \d+ keys missing \(/] },
   'v1-fields_get-ok.json': { why: PARTNER_FIELDS, differences: [/^\$\.result: \d+ keys missing \(/] },
@@ -219,89 +206,8 @@ const ACCEPTED: Readonly<Record<string, { why: string; differences: RegExp[] }>>
   ),
 };
 
-/** Differences no tolerated pattern explains, and tolerated patterns no difference matches (reported only). */
-function againstAccepted(file: string, differences: string[]): { unexplained: string[]; gone: string[] } {
-  const patterns = ACCEPTED[file]?.differences ?? [];
-  return {
-    unexplained: differences.filter((line) => !patterns.some((pattern) => pattern.test(line))),
-    gone: patterns.filter((pattern) => !differences.some((line) => pattern.test(line))).map(String),
-  };
-}
-
-/**
- * A model document (`/doc-bearer/<model>.json`) as the live server and the double give it, without
- * the fields and methods that modules the capture server lacks define on the live server: an item
- * only the live server has, from a module that none of the double's items names, and an item both
- * have but from different modules (a custom module's `message_ids` is not mail's). A server with
- * other modules than the capture server (more, or others defining the same names) then compares
- * like one with the same modules; an item of a module the double knows is compared as before.
- * `leftOut` lists what was left out (`fields.x (module)`); other answers are returned unchanged.
- */
-function otherModules(
-  path: string,
-  live: unknown,
-  double: unknown,
-): { live: unknown; double: unknown; leftOut: string[] } {
-  const unchanged = { live, double, leftOut: [] };
-  if (!/^\/doc-bearer\/[^/]+\.json$/.test(path) || path === '/doc-bearer/index.json') return unchanged;
-  const liveDoc = asRecord(live);
-  const doubleDoc = asRecord(double);
-  const sections = ['fields', 'methods'] as const;
-  const moduleOf = (item: unknown): unknown => asRecord(item).module;
-  const known = new Set(
-    sections.flatMap((section) => Object.values(asRecord(doubleDoc[section])).map(moduleOf)),
-  );
-  if (known.size === 0) return unchanged;
-  const leftOut: string[] = [];
-  const liveOut: Record<string, unknown> = { ...liveDoc };
-  const doubleOut: Record<string, unknown> = { ...doubleDoc };
-  for (const section of sections) {
-    const liveItems = { ...asRecord(liveDoc[section]) };
-    const doubleItems = { ...asRecord(doubleDoc[section]) };
-    for (const [name, item] of Object.entries(liveItems)) {
-      const module = moduleOf(item);
-      const foreign = name in doubleItems ? module !== moduleOf(doubleItems[name]) : !known.has(module);
-      if (!foreign) continue;
-      leftOut.push(`${section}.${name} (${String(module)})`);
-      delete liveItems[name];
-      delete doubleItems[name];
-    }
-    if (section in liveDoc) liveOut[section] = liveItems;
-    if (section in doubleDoc) doubleOut[section] = doubleItems;
-  }
-  return leftOut.length > 0 ? { live: liveOut, double: doubleOut, leftOut } : unchanged;
-}
-
-/** The model and method a capture's request calls (`/jsonrpc` execute_kw or JSON-2), if any. */
-function callOf(capture: Capture): { model: string; method: string } | undefined {
-  const json2 = /^\/json\/2\/([^/]+)\/([^/]+)$/.exec(capture.request.path);
-  if (json2) return { model: json2[1] ?? '', method: json2[2] ?? '' };
-  const params = asRecord(asRecord(capture.request.body).params);
-  const args = params.args;
-  if (
-    params.service === 'object' &&
-    Array.isArray(args) &&
-    typeof args[3] === 'string' &&
-    typeof args[4] === 'string'
-  )
-    return { model: args[3], method: args[4] };
-  return undefined;
-}
-
 const adminUid = DOUBLE_USERS.find((user) => user.db === 'erp_a' && !user.limited)?.uid ?? 2;
 const limitedUid = DOUBLE_USERS.find((user) => user.limited)?.uid ?? 7;
-
-/** Which optional variables a capture needs, by what its request uses. */
-function optionalNeeds(capture: Capture): string[] {
-  const text = JSON.stringify(capture.request);
-  const args = asRecord(asRecord(capture.request.body).params).args;
-  const needs: string[] = [];
-  if (capture.keyUsed?.includes('limited') || (Array.isArray(args) && args[1] === limitedUid))
-    if (!LIMITED) needs.push('ERP_LIVE_LIMITED_UID', 'ERP_LIVE_LIMITED_KEY');
-  if (/expired/i.test(capture.keyUsed ?? '') && !EXPIRED_KEY) needs.push('ERP_LIVE_EXPIRED_KEY');
-  if (text.includes('erp_b') && !SECOND_DB) needs.push('ERP_LIVE_DB2', 'ERP_LIVE_KEY2');
-  return needs;
-}
 
 /** The demo partners the captures name (read, name_search results, attachments' res_id). */
 const DEMO_PARTNERS = [4, 11, 15, 42];
@@ -339,169 +245,59 @@ describe('capture replay inventory (no server needed)', () => {
 describe.skipIf(LIVE.skipReason !== undefined)(
   LIVE.title('the captures, replayed on the live ERP and on the double'),
   () => {
-    const doubles = new DoublePool();
-    const cleanup = new Cleanup(LIVE);
-    const found = new Map<string, string[]>();
-    /** Tolerated patterns that did not show, per capture (reported after the run). */
-    const unneeded = new Map<string, string[]>();
-    /** Fields and methods of a model document that another module defines on the live server (reported). */
-    const leftOut = new Map<string, string[]>();
-    /** Demo partner ids of the captures -> the live server's (discovered by name). */
-    const demoIds = new Map<number, number>();
-    /** Demo partners not found by name, mapped to a live partner of the same kind (reported). */
-    const byKind: string[] = [];
-    let attachmentOwner = 0;
+    const session = useLiveReplay(LIVE, {
+      title: 'capture replay',
+      accepted: ACCEPTED,
+      counts: { replayed: replayed.length, skipped: skipped.length },
+      sharedServer: '../shared/odoo19',
+      // By their names in the double, which holds the capture server's demo data.
+      demoPartners: async () => {
+        const double = await session.doubles.for(loadCapture('v1-read-ok.json'));
+        const reply = await send(
+          `${double.url}/json/2/res.partner/read`,
+          'POST',
+          {
+            'content-type': 'application/json',
+            authorization: `bearer ${DOUBLE_USERS[0]?.apiKey ?? ''}`,
+            'x-odoo-database': 'erp_a',
+          },
+          JSON.stringify({
+            ids: DEMO_PARTNERS,
+            fields: ['name', 'is_company'],
+            context: { active_test: false },
+          }),
+        );
+        return JSON.parse(reply.body) as DemoPartner[];
+      },
+    });
+    const { doubles, cleanup } = session;
 
     const liveBase: Omit<Target, 'ids'> = {
-      keyFor(capture: Capture): string {
-        const keys: Readonly<Record<string, string | undefined>> = {
-          'erp_a admin rpc key': LIVE.key,
-          'erp_b admin rpc key': SECOND_DB?.key,
-          'erp_a limited rpc key': LIMITED?.key,
-          'erp_a admin EXPIRED key': EXPIRED_KEY,
-          'erp_a admin expired key': EXPIRED_KEY,
-          'erp_a admin REVOKED key': REVOKED_KEY,
-          'erp_a admin key scope odoo.plugin.outlook': OTHER_SCOPE_KEY,
-        };
-        const key = keys[capture.keyUsed ?? ''];
-        if (key === undefined)
-          throw new Error(`${capture.file}: no live key for key_used ${capture.keyUsed}`);
-        return key;
-      },
+      keyFor: liveKeyFor({
+        'erp_a admin rpc key': LIVE.key,
+        'erp_b admin rpc key': SECOND_DB?.key,
+        'erp_a limited rpc key': LIMITED?.key,
+        'erp_a admin EXPIRED key': EXPIRED_KEY,
+        'erp_a admin expired key': EXPIRED_KEY,
+        'erp_a admin REVOKED key': REVOKED_KEY,
+        'erp_a admin key scope odoo.plugin.outlook': OTHER_SCOPE_KEY,
+      }),
       databases: new Map([['erp_a', LIVE.db], ...(SECOND_DB ? ([['erp_b', SECOND_DB.db]] as const) : [])]),
       uids: new Map([[adminUid, LIVE.uid], ...(LIMITED ? ([[limitedUid, LIMITED.uid]] as const) : [])]),
     };
     const liveTarget = (fresh: ReadonlyMap<number, number> = new Map()): Target => ({
       ...liveBase,
+      logins: new Map([['admin', session.login()]]),
       ids: (capture) =>
         new Map(
           [
-            ...demoIds,
+            ...session.demoIds(),
             ...fresh,
             ...(callOf(capture)?.model === 'res.users' ? (liveBase.uids ?? []) : []),
           ].filter(([from, to]) => from !== to),
         ),
     });
     const etagSourcesOfReplayed = etagSources(replayed.map(loadCapture));
-
-    /** A live partner's complete_name, the key of Odoo's partner order ('' if unreadable). */
-    async function completeName(id: number): Promise<string> {
-      const answer = await erpJson2(LIVE, 'res.partner', 'read', {
-        ids: [id],
-        fields: ['complete_name'],
-        context: { active_test: false },
-      });
-      const [record] = answer.status === 200 ? (answer.body as Array<{ complete_name?: unknown }>) : [];
-      return String(record?.complete_name ?? '');
-    }
-
-    beforeAll(async () => {
-      // The demo partners the captures name, found on the live server by their names in the double
-      // (the double holds the capture server's demo data).
-      const double = await doubles.for(loadCapture('v1-read-ok.json'));
-      const names = JSON.parse(
-        (
-          await send(
-            `${double.url}/json/2/res.partner/read`,
-            'POST',
-            {
-              'content-type': 'application/json',
-              authorization: `bearer ${DOUBLE_USERS[0]?.apiKey ?? ''}`,
-              'x-odoo-database': 'erp_a',
-            },
-            JSON.stringify({
-              ids: DEMO_PARTNERS,
-              fields: ['name', 'is_company'],
-              context: { active_test: false },
-            }),
-          )
-        ).body,
-      ) as Array<{ id: number; name: string; is_company: boolean }>;
-      // By name first (the demo data of start.sh's server); a server with other demo data gets
-      // partners of the same kind (company or person) instead, whose answers have the same shape.
-      const unmatched: typeof names = [];
-      for (const { id, name, is_company } of names) {
-        const match = await erpJson2(LIVE, 'res.partner', 'search', {
-          domain: [['name', '=', name]],
-          order: 'id asc',
-          limit: 1,
-          context: { active_test: false },
-        });
-        const [liveId] = match.status === 200 ? (match.body as number[]) : [];
-        if (liveId !== undefined) demoIds.set(id, liveId);
-        else unmatched.push({ id, name, is_company });
-      }
-      // A partner of the same kind whose name sorts, against the partners already mapped, where the
-      // captured one did: the captures list partners in Odoo's order (complete_name), so a stand-in
-      // sorting elsewhere would pair each listed record with another's (any partner of the kind if
-      // none does).
-      const placed = await Promise.all(
-        names
-          .filter(({ id }) => demoIds.has(id))
-          .map(async ({ id, name }) => ({ name, liveName: await completeName(demoIds.get(id) ?? 0) })),
-      );
-      unmatched.sort((a, b) => a.name.localeCompare(b.name, 'en'));
-      for (const { id, name, is_company } of unmatched) {
-        const kind = [
-          ['is_company', '=', is_company],
-          ['id', 'not in', [...demoIds.values()]],
-        ];
-        const sorted = placed.map(({ name: other, liveName }) => [
-          'complete_name',
-          other.localeCompare(name, 'en') < 0 ? '>' : '<',
-          liveName,
-        ]);
-        let liveId: number | undefined;
-        for (const domain of [[...kind, ...sorted], kind]) {
-          const candidates = await erpJson2(LIVE, 'res.partner', 'search', {
-            domain,
-            order: 'id asc',
-            limit: 1,
-          });
-          [liveId] = candidates.status === 200 ? (candidates.body as number[]) : [];
-          if (liveId !== undefined) break;
-        }
-        if (liveId !== undefined) {
-          demoIds.set(id, liveId);
-          placed.push({ name, liveName: await completeName(liveId) });
-        }
-        byKind.push(`${name} (${id}) -> ${liveId ?? 'none'}`);
-      }
-      attachmentOwner = demoIds.get(15) ?? 0;
-    });
-
-    afterAll(async () => {
-      await doubles.close();
-      await cleanup.run();
-      const lines = [...found].map(
-        ([file, differences]) =>
-          `  ${file}: ${differences.join('; ')}${ACCEPTED[file] ? ` [accepted: ${ACCEPTED[file].why}]` : ''}`,
-      );
-      process.stderr.write(
-        `capture replay: ${found.size} of ${replayed.length} replayed captures differ between the live ERP and the double` +
-          ` (accepted with a reason: ${[...found.keys()].filter((file) => ACCEPTED[file]).length}), ${skipped.length} skipped\n${lines.join('\n')}${lines.length ? '\n' : ''}`,
-      );
-      if (leftOut.size > 0)
-        process.stderr.write(
-          `capture replay: model documents compared without what modules of ${LIVE.url} that the capture server lacks define:\n` +
-            `${[...leftOut].map(([file, items]) => `  ${file}: ${items.length} (${items.slice(0, 8).join(', ')}${items.length > 8 ? ', ...' : ''})`).join('\n')}\n`,
-        );
-      // Drift the other way: a tolerance this server did not need (reported, never failed).
-      const notNeeded = [...unneeded].map(([file, patterns]) => `  ${file}: ${patterns.join(', ')}`);
-      if (notNeeded.length > 0)
-        process.stderr.write(
-          `capture replay: ${notNeeded.length} tolerated differences did not show on ${LIVE.url}; if this is the shared ` +
-            `server (../shared/odoo19), drop them from ACCEPTED:\n${notNeeded.join('\n')}\n`,
-        );
-    });
-
-    it('maps every demo partner the captures name to a live partner (by name, else by kind)', () => {
-      if (byKind.length > 0)
-        process.stderr.write(
-          `capture replay: demo partners not found by name, mapped by kind: ${byKind.join('; ')}\n`,
-        );
-      expect([...demoIds.keys()].sort((a, b) => a - b)).toEqual(DEMO_PARTNERS);
-    });
 
     /** Creates the fresh records a capture needs on the live server; captured id -> fresh id. */
     async function freshRecords(file: string): Promise<Map<number, number>> {
@@ -515,76 +311,43 @@ describe.skipIf(LIVE.skipReason !== undefined)(
               datas: 'aGVsbG8gcHJveHkK',
               mimetype: 'text/plain',
               res_model: 'res.partner',
-              res_id: attachmentOwner,
+              res_id: session.demoIds().get(15) ?? 0,
             },
       );
       const ids = await cleanup.create(plan.model, vals);
       return new Map(plan.ids.map((captured, index) => [captured, ids[index] ?? 0]));
     }
 
-    /** The ids a create or copy made, from the live answer, tracked for the cleanup. */
-    function trackCreated(capture: Capture, reply: Reply): void {
-      const call = callOf(capture);
-      if (!call || (call.method !== 'create' && call.method !== 'copy') || reply.status !== 200) return;
-      let body: unknown;
-      try {
-        body = JSON.parse(reply.body);
-      } catch {
-        return;
-      }
-      const result = capture.request.path === '/jsonrpc' ? asRecord(body).result : body;
-      cleanup.track(call.model, result);
-    }
-
     describe.each(replayed)('capture %s', (file) => {
       const capture = loadCapture(file);
-      const needs = optionalNeeds(capture);
+      const needs = captureNeeds(LIVE, capture, { limitedUid, secondDb: 'erp_b' });
       it.skipIf(needs.length > 0)(
         `the real server and the double answer alike${needs.length ? ` (skipped: set ${needs.join(', ')})` : ''}`,
         async () => {
-          // Prepare: the live server's records and ETags, the double's prepared records.
-          let liveReply: Reply;
-          try {
-            const target = liveTarget(await freshRecords(file));
-            const first = REPLAY_FIRST[file];
-            if (first !== undefined)
-              trackCreated(loadCapture(first), await replay(LIVE.url, loadCapture(first), target));
-            const headers = await withServerEtags(
-              requestOf(capture, target).headers,
-              etagSourcesOfReplayed,
-              async (source) => bareEtag(String((await replay(LIVE.url, source, target)).headers.etag ?? '')),
-            );
-            // Act (live)
-            liveReply = await replay(LIVE.url, capture, target, headers);
-            trackCreated(capture, liveReply);
-          } finally {
-            await cleanup.run();
-          }
+          const first = REPLAY_FIRST[file];
+          // Prepare and act (live): fresh records, the ERP's own ETags.
+          const liveReply = await session.replayLive(
+            capture,
+            async () => liveTarget(await freshRecords(file)),
+            {
+              first: first === undefined ? undefined : loadCapture(first),
+              headers: (target) =>
+                withServerEtags(requestOf(capture, target).headers, etagSourcesOfReplayed, async (source) =>
+                  bareEtag(String((await replay(LIVE.url, source, target)).headers.etag ?? '')),
+                ),
+            },
+          );
+          // Prepare and act (double)
           const double = await doubles.for(capture);
           await prepare(double, file);
-          const first = REPLAY_FIRST[file];
           if (first !== undefined) await replayOnDouble(double, loadCapture(first));
-          // Act (double)
           const doubleReply = await replayOnDouble(
             double,
             capture,
             await withDoubleEtags(double, capture, etagSourcesOfReplayed),
           );
 
-          // Assess
-          const live = answerOf(liveReply);
-          const imitation = answerOf(doubleReply);
-          const shape = shapeDifferences(live, imitation, capture.request.path);
-          const compared = otherModules(capture.request.path, live.body, imitation.body);
-          if (compared.leftOut.length > 0) leftOut.set(file, compared.leftOut);
-          const differences =
-            shape.length > 0 || live.contentType !== 'application/json'
-              ? shape
-              : structureDifferences(compared.live, compared.double);
-          if (differences.length > 0) found.set(file, differences);
-          const { unexplained, gone } = againstAccepted(file, differences);
-          if (gone.length > 0) unneeded.set(file, gone);
-          expect(unexplained, `${capture.caseText}: live → double`).toEqual([]);
+          session.compare(capture, liveReply, doubleReply);
         },
       );
     });

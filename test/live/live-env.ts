@@ -9,7 +9,21 @@
  * A file runs its cases once per server ({@link LIVE_SERVERS}); on 16-18 the proxy's v2 calls go
  * over `execute_kw` (`ERP_V2_TRANSPORT=auto`), which is the path such callers use.
  */
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  againstTolerance,
+  answerDifferences,
+  answerOf,
+  asRecord,
+  type Capture,
+  createdIds,
+  otherModules,
+  type Reply,
+  replay,
+  type Target,
+  type Tolerance,
+} from '../erp-double/capture-replay.ts';
+import { DoublePool } from '../erp-double/double-replay.ts';
 import type { Envelope } from '../support/fixtures.ts';
 import { type HttpAnswer, type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 
@@ -336,6 +350,12 @@ export class Cleanup {
     return ids;
   }
 
+  /** Tracks what the capture's request created, from the server's reply (a create or copy). */
+  trackReply(capture: Capture, reply: Reply): void {
+    const created = createdIds(capture, reply);
+    if (created) this.track(created.model, created.ids);
+  }
+
   async run(): Promise<void> {
     const failures: string[] = [];
     for (const [model, set] of this.ids) {
@@ -401,4 +421,274 @@ export function remainingPartners(server: LiveServer, ids: unknown): Promise<unk
     domain: [['id', 'in', ids]],
     context: { active_test: false },
   });
+}
+
+/** A demo partner a capture names: its id on the capture server, its name and kind. */
+export interface DemoPartner {
+  id: number;
+  name: string;
+  is_company: boolean;
+}
+
+/**
+ * The live server's partners for the demo partners the captures name: by name first (a server
+ * with the same demo data), else a partner of the same kind (company or person) not mapped yet,
+ * whose answers have the same shape. Returns captured id -> live id and the ones mapped by kind.
+ */
+export async function mapDemoPartners(
+  server: LiveServer,
+  partners: readonly DemoPartner[],
+): Promise<{ ids: Map<number, number>; byKind: string[] }> {
+  const ids = new Map<number, number>();
+  const byKind: string[] = [];
+  const first = async (domain: unknown[]): Promise<number | undefined> => {
+    const answer = await erpCall(server, 'res.partner', 'search', {
+      domain,
+      order: 'id asc',
+      limit: 1,
+      context: { active_test: false },
+    });
+    return answer.status === 200 ? (answer.body as number[])[0] : undefined;
+  };
+  /** A live partner's complete_name, the key of Odoo's partner order ('' if unreadable). */
+  const completeName = async (id: number): Promise<string> => {
+    const answer = await erpCall(server, 'res.partner', 'read', {
+      ids: [id],
+      fields: ['complete_name'],
+      context: { active_test: false },
+    });
+    const [record] = answer.status === 200 ? (answer.body as Array<{ complete_name?: unknown }>) : [];
+    return String(record?.complete_name ?? '');
+  };
+  const unmatched: DemoPartner[] = [];
+  const placed: Array<{ name: string; liveName: string }> = [];
+  for (const partner of partners) {
+    const liveId = await first([['name', '=', partner.name]]);
+    if (liveId === undefined) unmatched.push(partner);
+    else {
+      ids.set(partner.id, liveId);
+      placed.push({ name: partner.name, liveName: await completeName(liveId) });
+    }
+  }
+  // A partner of the same kind whose name sorts, against the partners already mapped, where the
+  // captured one did: the captures list partners in Odoo's order (complete_name), so a stand-in
+  // sorting elsewhere would pair each listed record with another's (any partner of the kind if
+  // none does).
+  for (const { id, name, is_company } of unmatched) {
+    const kind = [
+      ['is_company', '=', is_company],
+      ['active', '=', true],
+      ['id', 'not in', [...ids.values()]],
+    ];
+    const sorted = placed.map(({ name: other, liveName }) => [
+      'complete_name',
+      other.localeCompare(name, 'en') < 0 ? '>' : '<',
+      liveName,
+    ]);
+    const liveId = (await first([...kind, ...sorted])) ?? (await first(kind));
+    if (liveId !== undefined) {
+      ids.set(id, liveId);
+      placed.push({ name, liveName: await completeName(liveId) });
+    }
+    byKind.push(`${name} (${id}) -> ${liveId ?? 'none'}`);
+  }
+  return { ids, byKind };
+}
+
+/** The login of the server's admin (`ERP_*_UID`), for captures that authenticate as `admin`. */
+export async function adminLogin(server: LiveServer): Promise<string> {
+  const [user] = (await erpResult(server, 'res.users', 'read', {
+    ids: [server.uid],
+    fields: ['login'],
+  })) as Array<{ login: string }>;
+  if (!user) throw new Error(`no user ${server.uid} on the live ${server.label}`);
+  return user.login;
+}
+
+/** A capture's key from its `key_used`, by `keys` (the live server's); unknown or unset ones throw. */
+export const liveKeyFor =
+  (keys: Readonly<Record<string, string | undefined>>) =>
+  (capture: Capture): string => {
+    const key = keys[capture.keyUsed ?? ''];
+    if (key === undefined) throw new Error(`${capture.file}: no live key for key_used ${capture.keyUsed}`);
+    return key;
+  };
+
+/**
+ * The optional variables of `server` a capture needs, by what its request uses: the limited user
+ * (its `key_used`, or `limitedUid` as the uid of an `/jsonrpc` call), the expired key, the second
+ * database (its name `secondDb` anywhere in the request).
+ */
+export function captureNeeds(
+  server: LiveServer,
+  capture: Capture,
+  names: { limitedUid: number; secondDb: string },
+): string[] {
+  const text = JSON.stringify(capture.request);
+  const args = asRecord(asRecord(capture.request.body).params).args;
+  const needs: string[] = [];
+  if (capture.keyUsed?.includes('limited') || (Array.isArray(args) && args[1] === names.limitedUid))
+    if (!server.limited) needs.push(`${server.prefix}_LIMITED_UID`, `${server.prefix}_LIMITED_KEY`);
+  if (/expired/i.test(capture.keyUsed ?? '') && !server.expiredKey)
+    needs.push(`${server.prefix}_EXPIRED_KEY`);
+  if (text.includes(names.secondDb) && !server.secondDb)
+    needs.push(`${server.prefix}_DB2`, `${server.prefix}_KEY2`);
+  return needs;
+}
+
+/**
+ * What a capture replay on a live server found: the differences per capture (failing unless
+ * tolerated) and the tolerances that did not show, reported after the run, never failed.
+ */
+class ReplayLog {
+  private readonly found = new Map<string, string[]>();
+  private readonly unneeded = new Map<string, string[]>();
+  /** Fields and methods of a model document that another module defines on the live server. */
+  private readonly otherModules = new Map<string, string[]>();
+
+  constructor(
+    private readonly server: LiveServer,
+    private readonly tolerated: Readonly<Record<string, Tolerance>>,
+  ) {}
+
+  /** Records what {@link otherModules} left out of a capture's comparison (reported). */
+  leftOut(file: string, items: readonly string[]): void {
+    if (items.length > 0) this.otherModules.set(file, [...items]);
+  }
+
+  /** Records a capture's differences; returns those no tolerance explains. */
+  record(file: string, differences: string[]): string[] {
+    if (differences.length > 0) this.found.set(file, differences);
+    const { unexplained, gone } = againstTolerance(this.tolerated[file], differences);
+    if (gone.length > 0) this.unneeded.set(file, gone);
+    return unexplained;
+  }
+
+  /** The report on stderr: what differed (and why it is tolerated), and the tolerances not needed. */
+  report(title: string, counts: { replayed: number; skipped: number }, sharedServer: string): void {
+    const tolerated = [...this.found.keys()].filter((file) => this.tolerated[file]).length;
+    const lines = [...this.found].map(
+      ([file, differences]) =>
+        `  ${file}: ${differences.join('; ')}${this.tolerated[file] ? ` [accepted: ${this.tolerated[file].why}]` : ''}`,
+    );
+    process.stderr.write(
+      `${title}: ${this.found.size} of ${counts.replayed} replayed captures differ between the live ERP and the double` +
+        ` (accepted with a reason: ${tolerated}), ${counts.skipped} skipped\n${lines.join('\n')}${lines.length ? '\n' : ''}`,
+    );
+    if (this.otherModules.size > 0)
+      process.stderr.write(
+        `${title}: left out as defined by modules the capture server lacks (or by others under the same name):\n${[
+          ...this.otherModules,
+        ]
+          .map(([file, items]) => `  ${file}: ${items.join(', ')}`)
+          .join('\n')}\n`,
+      );
+    const notNeeded = [...this.unneeded].map(([file, patterns]) => `  ${file}: ${patterns.join(', ')}`);
+    if (notNeeded.length > 0)
+      process.stderr.write(
+        `${title}: ${notNeeded.length} tolerated differences did not show on ${this.server.url}; if this is the shared ` +
+          `server (${sharedServer}), drop them from ACCEPTED:\n${notNeeded.join('\n')}\n`,
+      );
+  }
+}
+
+/** A capture replay on a live server and on the double: see {@link useLiveReplay}. */
+export interface LiveReplay {
+  readonly doubles: DoublePool;
+  readonly cleanup: Cleanup;
+  /** The captures' demo partner ids -> the live server's (discovered before the tests). */
+  demoIds(): ReadonlyMap<number, number>;
+  /** The live admin's login (for captures that authenticate as `admin`). */
+  login(): string;
+  /**
+   * Replays `capture` on the live server (after `first`, if given) with the target `makeTarget`
+   * makes (it may create records, tracked in {@link cleanup}), with `headers` if given; what the
+   * replays created is deleted before this returns.
+   */
+  replayLive(
+    capture: Capture,
+    makeTarget: () => Promise<Target>,
+    options?: { first?: Capture; headers?: (target: Target) => Promise<Record<string, string>> },
+  ): Promise<Reply>;
+  /** Expects the live and the double's replies to differ only as {@link Tolerance}s allow. */
+  compare(capture: Capture, live: Reply, double: Reply): void;
+}
+
+/**
+ * Sets up the enclosing `describe` block for a capture replay on `server` and on the double: the
+ * demo partners mapped and the admin's login read before its tests, a test that every demo partner
+ * is mapped, and after them the doubles closed, the created records deleted and a report on stderr
+ * of the differences found and the tolerances that did not show ({@link ReplayLog}).
+ */
+export function useLiveReplay(
+  server: LiveServer,
+  options: {
+    title: string;
+    accepted: Readonly<Record<string, Tolerance>>;
+    counts: { replayed: number; skipped: number };
+    /** The shared server the tolerances are meant for, named in the report. */
+    sharedServer: string;
+    /** The demo partners the captures name (read before the tests). */
+    demoPartners: () => Promise<readonly DemoPartner[]>;
+  },
+): LiveReplay {
+  const doubles = new DoublePool();
+  const cleanup = new Cleanup(server);
+  const log = new ReplayLog(server, options.accepted);
+  let partners: readonly DemoPartner[] = [];
+  let demoIds = new Map<number, number>();
+  let byKind: string[] = [];
+  let login = '';
+
+  beforeAll(async () => {
+    partners = await options.demoPartners();
+    ({ ids: demoIds, byKind } = await mapDemoPartners(server, partners));
+    login = await adminLogin(server);
+  });
+
+  afterAll(async () => {
+    await doubles.close();
+    await cleanup.run();
+    log.report(options.title, options.counts, options.sharedServer);
+  });
+
+  it('maps every demo partner the captures name to a live partner (by name, else by kind)', () => {
+    if (byKind.length > 0)
+      process.stderr.write(
+        `${options.title}: demo partners not found by name, mapped by kind: ${byKind.join('; ')}\n`,
+      );
+    const numeric = (ids: Iterable<number>) => [...ids].sort((a, b) => a - b);
+    expect(partners.length).toBeGreaterThan(0);
+    expect(numeric(demoIds.keys())).toEqual(numeric(partners.map(({ id }) => id)));
+  });
+
+  return {
+    doubles,
+    cleanup,
+    demoIds: () => demoIds,
+    login: () => login,
+    async replayLive(capture, makeTarget, { first, headers } = {}) {
+      try {
+        const target = await makeTarget();
+        if (first !== undefined) cleanup.trackReply(first, await replay(server.url, first, target));
+        const reply = await replay(server.url, capture, target, await headers?.(target));
+        cleanup.trackReply(capture, reply);
+        return reply;
+      } finally {
+        await cleanup.run();
+      }
+    },
+    compare(capture, live, double) {
+      const liveAnswer = answerOf(live);
+      const doubleAnswer = answerOf(double);
+      const compared = otherModules(capture.request.path, liveAnswer.body, doubleAnswer.body);
+      log.leftOut(capture.file, compared.leftOut);
+      const differences = answerDifferences(
+        { ...liveAnswer, body: compared.live },
+        { ...doubleAnswer, body: compared.double },
+        capture.request.path,
+      );
+      expect(log.record(capture.file, differences), `${capture.caseText}: live → double`).toEqual([]);
+    },
+  };
 }

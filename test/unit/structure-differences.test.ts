@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { structureDifferences } from '../erp-double/capture-replay.ts';
+import { otherModules, structureDifferences } from '../erp-double/capture-replay.ts';
 
 describe('structureDifferences (the live replay compares the real ERP and the double by structure)', () => {
   it('compares listings by the shape of their items, not by their number', () => {
@@ -43,5 +43,39 @@ describe('structureDifferences (the live replay compares the real ERP and the do
     expect(structureDifferences([{ country_id: { id: 1, code: 'BE' } }], [{ country_id: false }])).toEqual(
       [],
     );
+  });
+});
+
+describe('otherModules (a live server with other modules than the capture server)', () => {
+  it('leaves out of a model document what modules the double never names define, and same-named items of another module', () => {
+    const double = {
+      fields: { name: { module: 'base' }, message_ids: { module: 'mail' } },
+      methods: { read: { module: 'base' } },
+    };
+    const live = {
+      fields: { name: { module: 'base' }, message_ids: { module: 'x_more' }, x_note: { module: 'x_more' } },
+      methods: { read: { module: 'base' }, message_post: { module: 'x_more' } },
+    };
+    const compared = otherModules('/doc-bearer/res.partner.json', live, double);
+    expect(compared.leftOut).toEqual([
+      'fields.message_ids (x_more)',
+      'fields.x_note (x_more)',
+      'methods.message_post (x_more)',
+    ]);
+    expect(compared.live).toEqual({
+      fields: { name: { module: 'base' } },
+      methods: { read: { module: 'base' } },
+    });
+    expect(compared.double).toEqual({
+      fields: { name: { module: 'base' } },
+      methods: { read: { module: 'base' } },
+    });
+  });
+
+  it('leaves other answers, and a base field the double lacks, as they are', () => {
+    const live = { fields: { name: { module: 'base' }, email: { module: 'base' } } };
+    const double = { fields: { name: { module: 'base' } } };
+    expect(otherModules('/doc-bearer/res.partner.json', live, double).leftOut).toEqual([]);
+    expect(otherModules('/json/2/res.partner/read', live, double)).toEqual({ live, double, leftOut: [] });
   });
 });
