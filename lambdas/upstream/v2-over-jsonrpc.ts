@@ -75,13 +75,15 @@ export interface Json2Failure {
 const NOT_FOUND = 'werkzeug.exceptions.NotFound';
 
 /**
- * What JSON-2 answers the same failure: the code by exception class, and, where execute_kw and
- * JSON-2 name the failure differently, JSON-2's name (checked side by side on a real Odoo 18 and
- * 19, test/live/v2-auto-compare.test.ts): a bad, expired or revoked key is 401 Unauthorized
- * (AccessDenied on /jsonrpc), an unknown model or method 404 NotFound (UserError, AttributeError),
- * an argument that does not bind 422 UnprocessableEntity (TypeError).
+ * What JSON-2 answers the same failure of a call to `method`: the code by exception class, and,
+ * where execute_kw and JSON-2 name the failure differently, JSON-2's name (checked side by side on
+ * a real Odoo 18 and 19, test/live/v2-auto-compare.test.ts): a bad, expired or revoked key is 401
+ * Unauthorized (AccessDenied on /jsonrpc), an unknown model or method 404 NotFound (UserError,
+ * AttributeError), an argument that does not bind to `method` itself 422 UnprocessableEntity
+ * (TypeError naming `method`; a TypeError raised further in, such as `_read_format()` for an
+ * unknown `search_read` argument, is a 500 on JSON-2 too: capture bridge-err-unknown-kwarg-search_read).
  */
-export function json2FailureOf(data: unknown): Json2Failure {
+export function json2FailureOf(data: unknown, method: string): Json2Failure {
   if (!isJsonObject(data) || typeof data.name !== 'string') return { code: 500, name: undefined };
   const message = typeof data.message === 'string' ? data.message : '';
   if (data.name === 'odoo.exceptions.AccessDenied')
@@ -90,19 +92,21 @@ export function json2FailureOf(data: unknown): Json2Failure {
     return { code: 404, name: NOT_FOUND };
   if (data.name === 'builtins.AttributeError' && /^The method '[^']+' does not exist$/.test(message))
     return { code: 404, name: NOT_FOUND };
-  if (
-    data.name === 'builtins.TypeError' &&
-    /(?:got an unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument|got multiple values for argument)/.test(
-      message,
-    )
-  ) {
+  if (data.name === 'builtins.TypeError' && doesNotBind(message, method))
     return { code: 422, name: 'werkzeug.exceptions.UnprocessableEntity' };
-  }
   return { code: STATUS_BY_EXCEPTION.get(data.name) ?? 500, name: undefined };
 }
 
-/** The code JSON-2 gives the same failure ({@link json2FailureOf}). */
-export const json2StatusOf = (data: unknown): number => json2FailureOf(data).code;
+/** Python's TypeError for arguments that do not fit `method`'s own signature (`BaseModel.search_count() got ...`). */
+function doesNotBind(message: string, method: string): boolean {
+  const prefix = /^(?:[\w.]+\.)?(\w+)\(\) (.*)$/s.exec(message);
+  return (
+    prefix?.[1] === method &&
+    /^(?:got an unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument|got multiple values for argument)/.test(
+      prefix[2] ?? '',
+    )
+  );
+}
 
 /** v2 calls over `/jsonrpc` execute_kw: needs the key's user id, which JSON-2 does not. */
 export class V2OverJsonRpc implements ErpTransport {
@@ -134,7 +138,7 @@ export class V2OverJsonRpc implements ErpTransport {
     const translation = translateV2ToExecuteKw(call, kwargs);
     const outcome = await this.jsonrpc.call({ ...call, ...translation }, context);
     if (outcome.kind === 'erp_error') {
-      const failure = json2FailureOf(outcome.data);
+      const failure = json2FailureOf(outcome.data, call.method);
       const data =
         failure.name !== undefined && isJsonObject(outcome.data)
           ? { ...outcome.data, name: failure.name }

@@ -262,7 +262,7 @@ export async function erpJsonRpc(
 /**
  * Calls `model.method` with named arguments straight to the ERP, the way the server speaks: JSON-2
  * on 19+, `execute_kw` below (`ids` go first by position, as do `create`'s `vals_list`, which
- * Odoo 16-18 cannot take by name). An `execute_kw` error is status 500 with the ERP's `error.data`.
+ * Odoo 16-18 cannot take by name, and `search`'s domain, which Odoo 16 names `args`). An `execute_kw` error is status 500 with the ERP's `error.data`.
  */
 export async function erpCall(
   server: LiveServer,
@@ -273,7 +273,12 @@ export async function erpCall(
 ): Promise<ErpAnswer> {
   if (server.json2) return erpJson2(server, model, method, kwargs, credentials);
   const { ids, vals_list: valsList, ...named } = kwargs;
-  const positional = method === 'create' ? [valsList] : ids === undefined ? [] : [ids];
+  let positional = method === 'create' ? [valsList] : ids === undefined ? [] : [ids];
+  if ((method === 'search' || method === 'search_count') && 'domain' in named) {
+    // Odoo 16 names search's domain `args` (17 renamed it): by position it fits every version.
+    positional = [named.domain];
+    delete named.domain;
+  }
   const answer = await erpJsonRpc(server, 'object', 'execute_kw', [
     credentials.db ?? server.db,
     credentials.uid ?? server.uid,

@@ -175,6 +175,11 @@ const CASES: ReadonlyArray<{
     run: ({ proxy }) => proxy.v2('search_count', { domain: [], no_such_argument: 1 }),
   },
   {
+    name: 'an unknown argument the method passes further in (search_read: 500 TypeError)',
+    run: ({ proxy }) =>
+      proxy.v2('search_read', { domain: [], fields: ['name'], limit: 1, no_such_argument: 1 }),
+  },
+  {
     name: 'ids on a model method (422)',
     run: ({ proxy, companies }) => proxy.v2('search_count', { ids: companies, domain: [] }),
   },

@@ -9,11 +9,7 @@ import { InvalidRequestError } from '../../lambdas/platform/errors.ts';
 import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
 import { BUILT_IN_SIGNATURES, signaturesFromDoc } from '../../lambdas/upstream/method-signatures.ts';
 import { toV1Outcome, translateV1ToJson2 } from '../../lambdas/upstream/v1-over-json2.ts';
-import {
-  json2FailureOf,
-  json2StatusOf,
-  translateV2ToExecuteKw,
-} from '../../lambdas/upstream/v2-over-jsonrpc.ts';
+import { json2FailureOf, translateV2ToExecuteKw } from '../../lambdas/upstream/v2-over-jsonrpc.ts';
 import { majorVersion } from '../../lambdas/upstream/version-client.ts';
 
 const call = (
@@ -170,7 +166,7 @@ describe("JSON-2's status for an execute_kw error", () => {
     [{ name: 'builtins.IndexError', message: 'list index out of range' }, 500],
     ['not an object', 500],
   ])('%j → %i', (data, status) => {
-    expect(json2StatusOf(data)).toBe(status);
+    expect(json2FailureOf(data, 'search_count').code).toBe(status);
   });
 });
 
@@ -205,8 +201,25 @@ describe("json2FailureOf: JSON-2's name where execute_kw names the same failure 
     [{ name: 'builtins.TypeError', message: "'bool' object is not subscriptable" }, 500, undefined],
     ['not an object', 500, undefined],
   ])('%j → %i %s', (data, code, name) => {
-    expect(json2FailureOf(data)).toEqual({ code, name });
+    expect(json2FailureOf(data, 'search_count')).toEqual({ code, name });
   });
+});
+
+it('a TypeError raised further in than the called method is no unbound argument: 500, its own name (as JSON-2)', () => {
+  const inner = {
+    name: 'builtins.TypeError',
+    message: "BaseModel._read_format() got an unexpected keyword argument 'foo'",
+  };
+  expect(json2FailureOf(inner, 'search_read')).toEqual({ code: 500, name: undefined });
+  expect(json2FailureOf(inner, '_read_format')).toEqual({
+    code: 422,
+    name: 'werkzeug.exceptions.UnprocessableEntity',
+  });
+  const missing = {
+    name: 'builtins.TypeError',
+    message: "ResPartner.write() missing 1 required positional argument: 'vals'",
+  };
+  expect(json2FailureOf(missing, 'write').code).toBe(422);
 });
 
 describe('majorVersion', () => {
