@@ -287,3 +287,15 @@ export function readWebVersionAnswer(response: UpstreamResponse): ErpVersion | u
 export function commonVersionOf(result: unknown): ErpVersion | undefined {
   return isJsonObject(result) ? toErpVersion(result.server_version_info, result.server_version) : undefined;
 }
+
+/**
+ * -32005 for a target whose `/jsonrpc` answered 404 and that tells no ERP version: not an ERP at
+ * that URL (or not at that path).
+ */
+export function notAnErpWithoutVersion(error: JsonRpcMissingError): BadUpstreamResponseError {
+  return new BadUpstreamResponseError(
+    `The target did not answer like an ERP: /jsonrpc answered ${error.answer}, and it tells no ERP version ` +
+      '(GET /web/version, /jsonrpc common.version). Check erp_instance.url.',
+    { cause: error },
+  );
+}

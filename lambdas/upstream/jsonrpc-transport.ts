@@ -16,8 +16,6 @@ import {
 } from './erp-transport.ts';
 import type { HttpClient } from './http-client.ts';
 
-export { JsonRpcMissingError } from './erp-answer.ts';
-
 let nextRpcId = 1;
 
 /**

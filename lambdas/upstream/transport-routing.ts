@@ -15,9 +15,10 @@ import {
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
 import type { V1TransportMode, V2TransportMode } from '../platform/names.ts';
+import { JsonRpcMissingError, notAnErpWithoutVersion } from './erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-transport.ts';
 import type { Json2Transport } from './json2-transport.ts';
-import { JsonRpcMissingError, type JsonRpcTransport } from './jsonrpc-transport.ts';
+import type { JsonRpcTransport } from './jsonrpc-transport.ts';
 import type { MethodDocClient } from './method-docs.ts';
 import { V1OverJson2 } from './v1-over-json2.ts';
 import { V2OverJsonRpc } from './v2-over-jsonrpc.ts';
@@ -68,18 +69,6 @@ async function lookUpMajor(
   }
 }
 
-/**
- * -32005 for a target whose `/jsonrpc` answered 404 and that tells no ERP version: not an ERP at
- * that URL (or not at that path).
- */
-function notAnErp(error: JsonRpcMissingError): BadUpstreamResponseError {
-  return new BadUpstreamResponseError(
-    `The target did not answer like an ERP: /jsonrpc answered ${error.answer}, and it tells no ERP version ` +
-      '(GET /web/version, /jsonrpc common.version). Check erp_instance.url.',
-    { cause: error },
-  );
-}
-
 function cachedMajor(deps: RoutingDeps, call: ErpCall): number | undefined {
   const version = deps.versions.cached(call.baseUrl);
   return version ? majorVersion(version) : undefined;
@@ -117,7 +106,7 @@ export class V1Transport implements ErpTransport {
       // that URL answers 404 too. Only the target's own version answer (ERP 19 or later, which has
       // JSON-2) moves the call there.
       const known = await lookUpMajor(this.deps, call, context);
-      if (known === undefined) throw notAnErp(error);
+      if (known === undefined) throw notAnErpWithoutVersion(error);
       if (known < FIRST_JSON2_MAJOR) throw error;
       let outcome: ErpOutcome;
       try {
@@ -141,7 +130,7 @@ export class V1Transport implements ErpTransport {
     try {
       return await this.deps.jsonrpc.call(call, context);
     } catch (error) {
-      throw error instanceof JsonRpcMissingError ? notAnErp(error) : error;
+      throw error instanceof JsonRpcMissingError ? notAnErpWithoutVersion(error) : error;
     }
   }
 

@@ -23,13 +23,6 @@ import {
 import type { HttpClient } from './http-client.ts';
 import { callJsonRpc } from './jsonrpc-transport.ts';
 
-export {
-  type ErpVersion,
-  type ErpVersionInfo,
-  MAX_VERSION_TEXT_LENGTH,
-  toErpVersion,
-} from './erp-answer.ts';
-
 const CACHE_TTL_MS = 5 * 60 * 1000;
 const CACHE_MAX_ENTRIES = 500;
 

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_VERSION_TEXT_LENGTH, toErpVersion } from '../../lambdas/upstream/version-client.ts';
+import { MAX_VERSION_TEXT_LENGTH, toErpVersion } from '../../lambdas/upstream/erp-answer.ts';
 import { CAPTURES_DIR } from '../erp-double/capture-replay.ts';
 
 /** The rule, written out by other means than the product's code. */
