@@ -186,13 +186,18 @@ describe('loadConfig defaults', () => {
 
 describe('loadConfig failures name the variable', () => {
   it.each([
-    [{ PORT: 'abc' }, 'PORT', 'positive integer'],
-    [{ PORT: '0' }, 'PORT', 'positive integer'],
+    [{ PORT: 'abc' }, 'PORT', 'an integer from 1 to 65535 (a port number), got "abc"'],
+    [{ PORT: '0' }, 'PORT', 'an integer from 1 to 65535'],
     [{ PORT: '70000' }, 'PORT', '65535'],
-    [{ ERP_MAX_TIMEOUT: '0' }, 'ERP_MAX_TIMEOUT', 'positive integer'],
-    [{ ERP_DEFAULT_TIMEOUT: '-5' }, 'ERP_DEFAULT_TIMEOUT', 'positive integer'],
-    [{ ERP_DEFAULT_TIMEOUT: '1.5' }, 'ERP_DEFAULT_TIMEOUT', 'positive integer'],
-    [{ MAX_RESPONSE_BYTES: '1MB' }, 'MAX_RESPONSE_BYTES', 'positive integer'],
+    [{ ERP_MAX_TIMEOUT: '0' }, 'ERP_MAX_TIMEOUT', 'an integer from 1 to 900 seconds'],
+    [{ ERP_MAX_TIMEOUT: '901' }, 'ERP_MAX_TIMEOUT', 'an integer from 1 to 900 seconds'],
+    [{ ERP_DEFAULT_TIMEOUT: '-5' }, 'ERP_DEFAULT_TIMEOUT', 'an integer from 1 to 900'],
+    [{ ERP_DEFAULT_TIMEOUT: '1.5' }, 'ERP_DEFAULT_TIMEOUT', 'an integer from 1 to 900'],
+    [{ MAX_RESPONSE_BYTES: '1MB' }, 'MAX_RESPONSE_BYTES', 'an integer from 1024 to 6291456 bytes'],
+    [{ MAX_RESPONSE_BYTES: '1000' }, 'MAX_RESPONSE_BYTES', 'an integer from 1024'],
+    [{ ERP_V1_TRANSPORT: 'xmlrpc' }, 'ERP_V1_TRANSPORT', 'one of auto, json2, jsonrpc'],
+    [{ ERP_ALLOWED_TARGETS: 'http://erp.example.com' }, 'ERP_ALLOWED_TARGETS', 'is not valid'],
+    [{ ERP_ALLOWED_DATABASES: 'a b' }, 'ERP_ALLOWED_DATABASES', 'database names'],
     [{ AUX_PUBLIC: 'foo' }, 'AUX_PUBLIC', 'license'],
     [{ AUX_PUBLIC: 'license,about' }, 'AUX_PUBLIC', 'metrics'],
     [{ ERP_STRIP_DEBUG: 'maybe' }, 'ERP_STRIP_DEBUG', 'true or false'],
@@ -209,7 +214,7 @@ describe('loadConfig failures name the variable', () => {
   it('refuses an ERP_ALLOWED_TARGETS that lists nothing but separators, instead of falling back to the default', () => {
     for (const value of [' , ', ',', ' ,, , ']) {
       expect(() => loadConfig({ ERP_ALLOWED_TARGETS: value })).toThrow(
-        /ERP_ALLOWED_TARGETS: lists no target/,
+        /ERP_ALLOWED_TARGETS: lists nothing \(only commas and spaces\)/,
       );
     }
     // Empty (or blank) is unset, as for every variable.
@@ -360,7 +365,7 @@ describe('parseProxyKeys', () => {
 describe('LICENSE_PUBLIC_KEY', () => {
   it('is checked at cold start: a key that is not Ed25519 stops the service with a clear message', () => {
     expect(() => loadConfig({ LICENSE_PUBLIC_KEY: 'not-a-key' })).toThrow(
-      /LICENSE_PUBLIC_KEY: not an Ed25519 public key/,
+      /LICENSE_PUBLIC_KEY: expected an Ed25519 public key/,
     );
   });
 

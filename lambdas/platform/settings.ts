@@ -1,0 +1,654 @@
+/**
+ * @module platform/settings
+ * The catalogue of settings: every setting the functions or the local server read, declared
+ * once, with its environment name, its CDK context key (or why an operator cannot set it on a
+ * deployed stack), its schema (zod: default, bounds and the message of a bad value), the
+ * functions that read it, whether `GET /_/about` shows it, and a one-line meaning.
+ *
+ * From this one list come:
+ * - the runtime configuration (`platform/config.ts` parses the environment with these schemas);
+ * - the stack's context parsing (`lib/stack-config.ts` parses CDK context with the same schemas,
+ *   so a value the synth accepts is one the runtime accepts);
+ * - each function's environment (only the settings that function reads, `lib/erp-proxy-stack.ts`);
+ * - the settings of `GET /_/about`;
+ * - the configuration tables of the README and docs/deployment.md (`npm run docs:settings`,
+ *   checked by test/infra/settings-docs.test.ts).
+ *
+ * The settings only the stack reads (memory, concurrency, alarms, VPC, ...) are the catalogue's
+ * other half, `lib/stack-settings.ts`, built from the same parts; they stay out of the function
+ * bundles. Adding a setting means adding one entry to one of the two.
+ *
+ * The same schema parses an environment value (always text) and a context value (text from
+ * `-c key=value`, or a number, boolean or array from cdk.json and the settings files).
+ */
+import { parsePublicKey } from './license.ts';
+import {
+  AUX_PUBLIC_NAMES,
+  type AuxPublicName,
+  type FunctionName,
+  METRICS_NAMESPACE,
+  SERVICE_NAME,
+  V1_TRANSPORTS,
+  type V1TransportMode,
+  V2_TRANSPORTS,
+  type V2TransportMode,
+} from './names.ts';
+import { parseTargetList } from './target-list.ts';
+import './zod.ts';
+import * as z from 'zod';
+
+/** Lambda's synchronous response limit (6 MB), for the whole serialized response. */
+export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
+
+/**
+ * Default upstream read limit. The ERP answer is re-serialized into the envelope, and API
+ * Gateway's payload is itself JSON, so the body string is escaped once more: every `"` and `\`
+ * doubles. Half the Lambda limit, minus room for headers and the envelope, always fits.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = Math.floor(LAMBDA_RESPONSE_LIMIT_BYTES / 2) - 64 * 1024;
+
+/** The log levels Powertools Logger knows, lowest first. */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+/** Loopback ranges the local server allows by default (docs/target-policy.md). */
+export const LOCAL_DEFAULT_TARGETS = Object.freeze(['127.0.0.0/8', '::1/128', 'localhost']);
+
+// --- Parts every schema is built from -------------------------------------------------------
+
+/** A value as given, with `undefined`, `null` and blank text all meaning "not set". */
+function given(raw: unknown): unknown {
+  if (raw === null || raw === undefined) return undefined;
+  if (typeof raw === 'string' && raw.trim() === '') return undefined;
+  return raw;
+}
+
+/** `got "x"` for a message: the value as given, cut to a readable length. */
+function shown(raw: unknown): string {
+  const text = JSON.stringify(raw) ?? String(raw);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+type Parsed<T> = { readonly value: T } | { readonly problem: string };
+
+/**
+ * A schema from a parse function over the given value (`undefined` when not set). The problem
+ * becomes the issue's message; the caller prefixes the setting's name.
+ */
+export function settingSchema<T>(parse: (raw: unknown) => Parsed<T>): z.ZodType<T> {
+  return z.unknown().transform((raw, ctx) => {
+    const parsed = parse(given(raw));
+    if ('problem' in parsed) {
+      ctx.addIssue({ code: 'custom', message: parsed.problem });
+      return z.NEVER;
+    }
+    return parsed.value;
+  });
+}
+
+/** An integer in `[min, max]`: a number, or digits in text. */
+export function integer(options: {
+  readonly fallback: number;
+  readonly min: number;
+  readonly max: number;
+  readonly unit?: string;
+}): z.ZodType<number>;
+export function integer(options: {
+  readonly fallback?: undefined;
+  readonly min: number;
+  readonly max: number;
+  readonly unit?: string;
+}): z.ZodType<number | undefined>;
+export function integer(options: {
+  readonly fallback?: number | undefined;
+  readonly min: number;
+  readonly max: number;
+  readonly unit?: string;
+}): z.ZodType<number | undefined> {
+  const { fallback, min, max, unit = '' } = options;
+  return settingSchema((raw) => {
+    if (raw === undefined) return { value: fallback };
+    const number = typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : raw;
+    if (typeof number !== 'number' || !Number.isInteger(number) || number < min || number > max) {
+      return { problem: `expected an integer from ${min} to ${max}${unit}, got ${shown(raw)}` };
+    }
+    return { value: number };
+  });
+}
+
+/** A number in `[min, max]` (decimals allowed): a number, or its text. */
+export function decimal(options: {
+  readonly fallback: number;
+  readonly min: number;
+  readonly max: number;
+}): z.ZodType<number> {
+  const { fallback, min, max } = options;
+  return settingSchema<number>((raw) => {
+    if (raw === undefined) return { value: fallback };
+    const number = typeof raw === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : raw;
+    if (typeof number !== 'number' || !Number.isFinite(number) || number < min || number > max) {
+      return { problem: `expected a number from ${min} to ${max}, got ${shown(raw)}` };
+    }
+    return { value: number };
+  });
+}
+
+const TRUE_WORDS = new Set(['true', '1', 'yes', 'on']);
+const FALSE_WORDS = new Set(['false', '0', 'no', 'off']);
+
+/** true or false: a boolean, or `true`/`false`/`1`/`0`/`yes`/`no`/`on`/`off` in any case. */
+export function flag(fallback: boolean): z.ZodType<boolean> {
+  return settingSchema<boolean>((raw) => {
+    if (raw === undefined) return { value: fallback };
+    if (typeof raw === 'boolean') return { value: raw };
+    const word = typeof raw === 'string' ? raw.trim().toLowerCase() : undefined;
+    if (word !== undefined && TRUE_WORDS.has(word)) return { value: true };
+    if (word !== undefined && FALSE_WORDS.has(word)) return { value: false };
+    return { problem: `expected true or false, got ${shown(raw)}` };
+  });
+}
+
+/** One of `values`, in any case. */
+export function choice<const V extends string>(values: readonly V[], fallback: V): z.ZodType<V>;
+export function choice<const V extends string>(
+  values: readonly V[],
+  fallback?: undefined,
+): z.ZodType<V | undefined>;
+export function choice<const V extends string>(values: readonly V[], fallback?: V): z.ZodType<V | undefined> {
+  return settingSchema((raw) => {
+    if (raw === undefined) return { value: fallback };
+    const word = typeof raw === 'string' ? raw.trim() : undefined;
+    const match = values.find((value) => value.toLowerCase() === word?.toLowerCase());
+    if (match === undefined) return { problem: `expected one of ${values.join(', ')}, got ${shown(raw)}` };
+    return { value: match };
+  });
+}
+
+/** Text, trimmed; optionally checked (`expected` says what is wanted). Not set: `undefined`. */
+export function text(
+  options: { readonly expected?: string; readonly check?: (text: string) => boolean } = {},
+): z.ZodType<string | undefined> {
+  const { expected = 'text', check } = options;
+  return settingSchema((raw) => {
+    if (raw === undefined) return { value: undefined };
+    if (typeof raw !== 'string' && typeof raw !== 'number') {
+      return { problem: `expected ${expected}, got ${shown(raw)}` };
+    }
+    const value = String(raw).trim();
+    if (check !== undefined && !check(value)) return { problem: `expected ${expected}, got ${shown(raw)}` };
+    return { value };
+  });
+}
+
+/** Text with a default. */
+export function textOr(fallback: string): z.ZodType<string> {
+  return text().transform((value) => value ?? fallback);
+}
+
+/**
+ * A list: comma-separated text, or an array of strings. Given, but only separators and blanks
+ * (`" , "`): a mistake, never a request for the default. Each entry optionally checked.
+ */
+export function list(
+  options: { readonly expected?: string; readonly check?: (entry: string) => boolean } = {},
+): z.ZodType<string[]> {
+  const { expected = 'a comma-separated list', check } = options;
+  return settingSchema<string[]>((raw) => {
+    if (raw === undefined) return { value: [] };
+    let entries: unknown[];
+    if (typeof raw === 'string') entries = raw.split(',');
+    else if (Array.isArray(raw)) entries = raw;
+    else return { problem: `expected ${expected}, got ${shown(raw)}` };
+    const texts: string[] = [];
+    for (const entry of entries) {
+      if (typeof entry !== 'string')
+        return { problem: `expected ${expected} (strings only), got ${shown(entry)}` };
+      const trimmed = entry.trim();
+      if (trimmed === '') continue;
+      if (check !== undefined && !check(trimmed)) {
+        return { problem: `"${trimmed}" is not valid; expected ${expected}` };
+      }
+      texts.push(trimmed);
+    }
+    if (texts.length === 0 && entries.length > 0) {
+      return { problem: 'lists nothing (only commas and spaces); leave it out for the default' };
+    }
+    return { value: texts };
+  });
+}
+
+// --- The catalogue entry ---------------------------------------------------------------------
+
+/**
+ * Why a runtime setting cannot be set by an operator on a deployed stack: the stack sets it
+ * itself (`value`, when it is always the same), Lambda sets it, or it only means something to
+ * the local server.
+ */
+export interface NotDeployable {
+  readonly by: 'stack' | 'lambda' | 'local';
+  readonly why: string;
+  /** The value the stack always gives it, when fixed. */
+  readonly value?: string;
+}
+
+/** One setting of the catalogue. */
+export interface Setting<T = unknown> {
+  /** The environment variable the code reads; absent for a setting only the stack reads. */
+  readonly env?: string;
+  /** The CDK context key an operator deploys it with; absent when {@link notDeployable} says why. */
+  readonly context?: string;
+  readonly notDeployable?: NotDeployable;
+  /** Parses an environment or context value: default, bounds, the message of a bad value. */
+  readonly schema: z.ZodType<T>;
+  /** The default as the docs show it. */
+  readonly defaultText: string;
+  /** The functions whose code reads it (the local server runs all four). */
+  readonly readBy: readonly FunctionName[];
+  /** Shown under `settings` by `GET /_/about` (never a secret, never a target or database). */
+  readonly about?: boolean;
+  /** For a setting of the stack: what it sets there. */
+  readonly sets?: string;
+  /** One line: what it means. */
+  readonly meaning: string;
+}
+
+/** The name a setting goes by in one source: its environment variable or its context key. */
+export type SettingSource = 'env' | 'context';
+
+const ALL: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'aux'];
+const UPSTREAM: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version'];
+
+/** Whether the runtime accepts an `ERP_ALLOWED_TARGETS` entry (its own parser). */
+function isTargetPattern(entry: string): boolean {
+  try {
+    parseTargetList([entry]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const DATABASE_NAME = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * The settings the functions and the local server read, keyed by their name in `Config`.
+ * Secrets never have a default shown, and never go to `/_/about`.
+ */
+export const RUNTIME_SETTINGS = Object.freeze({
+  defaultTimeoutSeconds: {
+    env: 'ERP_DEFAULT_TIMEOUT',
+    context: 'defaultTimeout',
+    schema: integer({ fallback: 15, min: 1, max: 900, unit: ' seconds' }),
+    defaultText: '15',
+    readBy: [...UPSTREAM, 'aux'],
+    about: true,
+    meaning: 'upstream timeout (s) when the request has no valid `x-request-timeout`',
+  },
+  maxTimeoutSeconds: {
+    env: 'ERP_MAX_TIMEOUT',
+    context: 'maxTimeout',
+    schema: integer({ fallback: 25, min: 1, max: 900, unit: ' seconds' }),
+    defaultText: '25',
+    readBy: [...UPSTREAM, 'aux'],
+    about: true,
+    meaning: 'cap on `x-request-timeout` (s); on AWS at least 2 s below `lambdaTimeout`',
+  },
+  allowedTargets: {
+    env: 'ERP_ALLOWED_TARGETS',
+    context: 'allowedTargets',
+    schema: list({
+      expected: 'host names (optionally starting with "*."), IP addresses or CIDRs, without scheme or port',
+      check: isTargetPattern,
+    }),
+    defaultText: 'local: `127.0.0.0/8,::1/128,localhost`; AWS: none',
+    readBy: UPSTREAM,
+    meaning:
+      'ERP hosts the proxy may call: host names (`*.` wildcards), IP addresses and CIDRs; empty on AWS: public addresses only (docs/target-policy.md)',
+  },
+  allowedDatabases: {
+    env: 'ERP_ALLOWED_DATABASES',
+    context: 'allowedDatabases',
+    schema: list({ expected: 'database names', check: (name) => DATABASE_NAME.test(name) }),
+    defaultText: 'any',
+    readBy: UPSTREAM,
+    meaning: 'database names calls may use',
+  },
+  v1Transport: {
+    env: 'ERP_V1_TRANSPORT',
+    context: 'v1Transport',
+    schema: choice<V1TransportMode>(V1_TRANSPORTS, 'auto'),
+    defaultText: 'auto',
+    readBy: ['execute-v1', 'aux'],
+    about: true,
+    meaning:
+      'how v1 calls reach the ERP: `auto` (`/jsonrpc`, JSON-2 for ERP 22+), `json2` (JSON-2 for every ERP 19+), `jsonrpc` (never translated)',
+  },
+  v2Transport: {
+    env: 'ERP_V2_TRANSPORT',
+    context: 'v2Transport',
+    schema: choice<V2TransportMode>(V2_TRANSPORTS, 'json2'),
+    defaultText: 'json2',
+    readBy: ['execute-v2', 'aux'],
+    about: true,
+    meaning:
+      'how v2 calls reach the ERP: `json2` (-32006 below ERP 19) or `auto` (ERP 16-18 over `/jsonrpc` when `user_id` is given)',
+  },
+  stripDebug: {
+    env: 'ERP_STRIP_DEBUG',
+    context: 'stripDebug',
+    schema: flag(false),
+    defaultText: 'false',
+    readBy: ['execute-v1', 'execute-v2', 'aux'],
+    about: true,
+    meaning: 'remove `debug` (server tracebacks) from ERP error data',
+  },
+  maxResponseBytes: {
+    env: 'MAX_RESPONSE_BYTES',
+    context: 'maxResponseBytes',
+    schema: integer({
+      fallback: DEFAULT_MAX_RESPONSE_BYTES,
+      min: 1024,
+      max: LAMBDA_RESPONSE_LIMIT_BYTES,
+      unit: ' bytes',
+    }),
+    defaultText: String(DEFAULT_MAX_RESPONSE_BYTES),
+    readBy: [...UPSTREAM, 'aux'],
+    about: true,
+    meaning: 'largest ERP answer read; ten times that (at most 64 MiB) when the client accepts gzip or br',
+  },
+  proxyKeysSecretId: {
+    env: 'PROXY_KEYS_SECRET_ID',
+    notDeployable: {
+      by: 'stack',
+      why: 'the ARN of the proxy-keys secret: the one the stack creates, or `proxyKeysSecretArn`',
+    },
+    schema: text(),
+    defaultText: '',
+    readBy: ALL,
+    meaning:
+      'Secrets Manager secret holding the proxy keys (plain key or the JSON form); set only one of `PROXY_API_KEY`, `PROXY_API_KEYS` and this',
+  },
+  licenseSecretId: {
+    env: 'LICENSE_SECRET_ID',
+    notDeployable: {
+      by: 'stack',
+      why: 'the ARN of the license secret: the one the stack creates, or `licenseSecretArn`',
+    },
+    schema: text(),
+    defaultText: '',
+    readBy: ALL,
+    meaning: 'Secrets Manager secret holding the license JSON',
+  },
+  licensePublicKey: {
+    env: 'LICENSE_PUBLIC_KEY',
+    context: 'licensePublicKey',
+    schema: text({
+      expected: 'an Ed25519 public key (base64 or PEM, from npm run license -- keygen)',
+      check: (key) => parsePublicKey(key) !== undefined,
+    }),
+    defaultText: '',
+    readBy: ALL,
+    meaning: 'Ed25519 public key (base64 or PEM); when set, licenses must be signed',
+  },
+  secretsMaxAgeSeconds: {
+    env: 'SECRETS_MAX_AGE',
+    context: 'secretsMaxAge',
+    schema: integer({ fallback: 300, min: 1, max: 86_400, unit: ' seconds' }),
+    defaultText: '300',
+    readBy: ALL,
+    about: true,
+    meaning: 'seconds the secrets are cached: how long a key rotation or a new license takes to apply',
+  },
+  secretsExtensionPort: {
+    env: 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT',
+    notDeployable: {
+      by: 'stack',
+      why: 'set with the Parameters and Secrets extension layer the stack adds to every function',
+      value: '2773',
+    },
+    schema: integer({ min: 1, max: 65_535, unit: ' (a port number)' }),
+    defaultText: 'AWS: `2773`',
+    readBy: ALL,
+    meaning:
+      'port of the AWS Parameters and Secrets Lambda Extension: the secrets are read through its localhost API; unset, with the AWS SDK',
+  },
+  auxPublic: {
+    env: 'AUX_PUBLIC',
+    context: 'auxPublic',
+    schema: list({
+      expected: AUX_PUBLIC_NAMES.map((name) => `"${name}"`).join(' and/or '),
+      check: (name) => (AUX_PUBLIC_NAMES as readonly string[]).includes(name),
+    }).transform((names) => new Set(names as AuxPublicName[]) as ReadonlySet<AuxPublicName>),
+    defaultText: '',
+    readBy: ['aux'],
+    about: true,
+    meaning:
+      '`license`, `metrics` or both: serve these `/_/` endpoints without `x-api-key` (`/_/about` is always public)',
+  },
+  metricsWindowSeconds: {
+    env: 'METRICS_WINDOW_SECONDS',
+    notDeployable: {
+      by: 'stack',
+      why: "fixed to the alarms' 5-minute period, so `/_/metrics` and the alarms count the same window",
+      value: '300',
+    },
+    schema: integer({ fallback: 300, min: 60, max: 86_400, unit: ' seconds' }),
+    defaultText: '300',
+    readBy: ['aux'],
+    meaning: 'AWS: the window `/_/metrics` reads from CloudWatch',
+  },
+  metricsCacheSeconds: {
+    env: 'METRICS_CACHE_SECONDS',
+    notDeployable: {
+      by: 'stack',
+      why: 'fixed: each CloudWatch GetMetricData call is billed, and a scrape every few seconds must not make one each',
+      value: '60',
+    },
+    schema: integer({ fallback: 60, min: 1, max: 3_600, unit: ' seconds' }),
+    defaultText: '60',
+    readBy: ['aux'],
+    meaning: 'AWS: how long a `/_/metrics` answer is reused',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    context: 'logLevel',
+    schema: choice(LOG_LEVELS),
+    defaultText: 'INFO',
+    readBy: ALL,
+    meaning:
+      '`TRACE`, `DEBUG`, `INFO`, `WARN`, `ERROR`, `CRITICAL`, `SILENT`; `POWERTOOLS_LOG_LEVEL`, when set, wins',
+  },
+  powertoolsLogLevel: {
+    env: 'POWERTOOLS_LOG_LEVEL',
+    notDeployable: { by: 'stack', why: 'the stack sets it to `logLevel`, as `LOG_LEVEL`' },
+    schema: choice(LOG_LEVELS),
+    defaultText: '',
+    readBy: ALL,
+    meaning: "Powertools' own log level variable; wins over `LOG_LEVEL`, as in Powertools",
+  },
+  serviceName: {
+    env: 'POWERTOOLS_SERVICE_NAME',
+    notDeployable: {
+      by: 'stack',
+      why: 'the alarms and the dashboard read the `service` dimension',
+      value: SERVICE_NAME,
+    },
+    schema: textOr(SERVICE_NAME),
+    defaultText: SERVICE_NAME,
+    readBy: ALL,
+    meaning: 'service name in logs and metrics',
+  },
+  metricsNamespace: {
+    env: 'POWERTOOLS_METRICS_NAMESPACE',
+    notDeployable: {
+      by: 'stack',
+      why: 'the alarms and the dashboard read this namespace',
+      value: METRICS_NAMESPACE,
+    },
+    schema: textOr(METRICS_NAMESPACE),
+    defaultText: METRICS_NAMESPACE,
+    readBy: ALL,
+    meaning: 'CloudWatch namespace of the service metrics',
+  },
+  port: {
+    env: 'PORT',
+    notDeployable: { by: 'local', why: 'API Gateway invokes the functions; nothing listens' },
+    schema: integer({ fallback: 8787, min: 1, max: 65_535, unit: ' (a port number)' }),
+    defaultText: '8787',
+    readBy: [],
+    meaning: 'local server port',
+  },
+  host: {
+    env: 'HOST',
+    notDeployable: { by: 'local', why: 'API Gateway invokes the functions; nothing listens' },
+    schema: textOr('127.0.0.1'),
+    defaultText: '127.0.0.1',
+    readBy: [],
+    meaning: 'local server address',
+  },
+  proxyApiKey: {
+    env: 'PROXY_API_KEY',
+    notDeployable: {
+      by: 'local',
+      why: 'a key in a function environment would be readable by anyone who can read the function: on AWS the keys are in the proxy-keys secret',
+    },
+    schema: text(),
+    defaultText: 'generated (local)',
+    readBy: [],
+    meaning: 'one proxy key (16+ characters)',
+  },
+  proxyApiKeys: {
+    env: 'PROXY_API_KEYS',
+    notDeployable: {
+      by: 'local',
+      why: 'a key in a function environment would be readable by anyone who can read the function: on AWS the keys are in the proxy-keys secret',
+    },
+    schema: text(),
+    defaultText: '',
+    readBy: [],
+    meaning:
+      'several named keys: `{"keys":[{"name":"billing","key":"..."}]}`; the name appears in logs. A name may repeat (a rotation); a key value may not',
+  },
+  licenseFile: {
+    env: 'LICENSE_FILE',
+    notDeployable: {
+      by: 'local',
+      why: 'a function has no file of yours: on AWS the license is in the license secret',
+    },
+    schema: text(),
+    defaultText: '',
+    readBy: [],
+    meaning: 'local license file; with no license configured, a local run uses a development license',
+  },
+  buildCommit: {
+    env: 'BUILD_COMMIT',
+    context: 'buildCommit',
+    schema: text(),
+    defaultText: 'from git (deployed)',
+    readBy: ['aux'],
+    meaning: 'the commit `/_/about` shows; the stack defaults to the checked-out commit',
+  },
+  buildTime: {
+    env: 'BUILD_TIME',
+    context: 'buildTime',
+    schema: text(),
+    defaultText: 'from git (deployed)',
+    readBy: ['aux'],
+    meaning: 'the build time `/_/about` shows; the stack defaults to the commit time',
+  },
+  functionName: {
+    env: 'AWS_LAMBDA_FUNCTION_NAME',
+    notDeployable: { by: 'lambda', why: 'set by Lambda' },
+    schema: text(),
+    defaultText: 'set by Lambda',
+    readBy: ALL,
+    meaning:
+      'selects the AWS defaults (no generated key, no development license, no allowed targets, `/_/metrics` from CloudWatch); `/_/about` shows it',
+  },
+  region: {
+    env: 'AWS_REGION',
+    notDeployable: { by: 'lambda', why: 'set by Lambda' },
+    schema: text(),
+    defaultText: 'set by Lambda',
+    readBy: ALL,
+    meaning: 'region of the CloudWatch and Secrets Manager calls; `/_/about` shows it',
+  },
+} as const satisfies Record<string, Setting>);
+
+export type RuntimeSettingName = keyof typeof RUNTIME_SETTINGS;
+
+/** The value a setting parses to. */
+export type SettingValue<S> = S extends Setting<infer T> ? T : never;
+
+/** Every runtime setting's value, defaults applied. */
+export type RuntimeSettingValues = {
+  readonly [K in RuntimeSettingName]: SettingValue<(typeof RUNTIME_SETTINGS)[K]>;
+};
+
+/** A setting's name in a source: its environment variable or its context key. */
+export function settingName(setting: Setting, source: SettingSource): string | undefined {
+  return source === 'env' ? setting.env : setting.context;
+}
+
+/**
+ * Relations between settings, checked wherever they are parsed (runtime and synth alike); each
+ * gets a namer for the source, so its message uses that source's names.
+ */
+export const SETTING_RULES: readonly ((
+  values: Partial<RuntimeSettingValues>,
+  name: (key: RuntimeSettingName) => string,
+) => string | undefined)[] = [
+  (values, name) =>
+    values.defaultTimeoutSeconds !== undefined &&
+    values.maxTimeoutSeconds !== undefined &&
+    values.defaultTimeoutSeconds > values.maxTimeoutSeconds
+      ? `${name('defaultTimeoutSeconds')} (${values.defaultTimeoutSeconds}) is above ${name('maxTimeoutSeconds')} (${values.maxTimeoutSeconds})`
+      : undefined,
+];
+
+/**
+ * Parses the settings of `catalogue` that have a name in `source`, reading each with `read`.
+ * Returns the values (defaults applied) and every problem, each prefixed with the setting's
+ * name in that source. A setting without a name in the source is left out.
+ */
+export function parseSettings<C extends Record<string, Setting>>(
+  catalogue: C,
+  source: SettingSource,
+  read: (name: string) => unknown,
+): { values: Partial<{ [K in keyof C]: SettingValue<C[K]> }>; problems: string[] } {
+  const values: Partial<Record<keyof C, unknown>> = {};
+  const problems: string[] = [];
+  for (const [key, setting] of Object.entries(catalogue) as [keyof C & string, Setting][]) {
+    const name = settingName(setting, source);
+    if (name === undefined) continue;
+    const parsed = setting.schema.safeParse(read(name));
+    if (parsed.success) values[key] = parsed.data;
+    else problems.push(...parsed.error.issues.map((issue) => `${name}: ${issue.message}`));
+  }
+  return { values: values as Partial<{ [K in keyof C]: SettingValue<C[K]> }>, problems };
+}
+
+/** A parsed value as environment text: a list or set comma-separated, anything else as text. */
+export function environmentText(value: unknown): string {
+  if (value instanceof Set) return [...value].join(',');
+  if (Array.isArray(value)) return value.join(',');
+  return String(value);
+}
+
+/**
+ * The settings `GET /_/about` shows, by environment name: how this proxy behaves, never a
+ * secret, a target or a database name.
+ */
+export function aboutSettings(
+  values: RuntimeSettingValues,
+): Record<string, string | number | boolean | string[]> {
+  const shownSettings: Record<string, string | number | boolean | string[]> = {};
+  for (const [key, setting] of Object.entries(RUNTIME_SETTINGS) as [RuntimeSettingName, Setting][]) {
+    if (setting.about !== true || setting.env === undefined) continue;
+    const value = values[key];
+    if (value === undefined) continue;
+    shownSettings[setting.env] =
+      value instanceof Set ? [...value].map(String) : (value as string | number | boolean);
+  }
+  return shownSettings;
+}
