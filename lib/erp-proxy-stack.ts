@@ -25,16 +25,12 @@ import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import {
-  FUNCTION_NAMES,
-  type FunctionName,
-  METRICS_NAMESPACE,
-  SERVICE_NAME,
-} from '../lambdas/platform/names.ts';
+import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
+import { functionEnvironment } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
-import { type FunctionVpcPlacement, ProxyFunction } from './proxy-function.ts';
+import { type FunctionVpcPlacement, KEPT_UNLESS_CREATE_FAILS, ProxyFunction } from './proxy-function.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-config.ts';
 
 /** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
@@ -130,38 +126,32 @@ export class ErpProxyStack extends Stack {
     this.licenseSecret = this.createLicenseSecret(config);
 
     const vpc = this.vpcPlacement(config);
-    const environment = this.functionEnvironment(config);
-    const auxEnvironment: Record<string, string> = {
-      ...environment,
-      AUX_PUBLIC: config.auxPublic.join(','),
-      METRICS_WINDOW_SECONDS: '300',
-      METRICS_CACHE_SECONDS: '60',
+    const stackSet = {
+      proxyKeysSecretId: this.proxyKeysSecret.secretArn,
+      licenseSecretId: this.licenseSecret.secretArn,
+      powertoolsLogLevel: config.logLevel,
     };
 
-    const make = (
-      name: FunctionName,
-      memoryMb: number,
-      timeoutSeconds: number,
-      env: Record<string, string>,
-    ) =>
+    const make = (name: FunctionName, memoryMb: number, timeoutSeconds: number) =>
       new ProxyFunction(this, FUNCTION_IDS[name], {
         description: FUNCTION_DESCRIPTIONS[name],
         entry: `${PROJECT_ROOT}/${HANDLER_ENTRIES[name]}`,
         projectRoot: PROJECT_ROOT,
         memoryMb,
         timeoutSeconds,
-        environment: env,
+        // Only the settings this function reads (the settings catalogue says which).
+        environment: functionEnvironment(name, config.settings, stackSet),
         logRetention: config.logRetention,
-        reservedConcurrency: config.reservedConcurrency[name],
+        reservedConcurrency: config.reservedConcurrency?.[name],
         // Only aux calls an AWS API itself (CloudWatch, for GET /_/metrics).
         ...(name === 'aux' ? { vendoredSdk: ['@aws-sdk/client-cloudwatch' as const] } : {}),
         ...(vpc ? { vpc } : {}),
       });
     this.functions = Object.freeze({
-      'execute-v1': make('execute-v1', config.executeMemoryMb, config.lambdaTimeoutSeconds, environment),
-      'execute-v2': make('execute-v2', config.executeMemoryMb, config.lambdaTimeoutSeconds, environment),
-      version: make('version', config.auxMemoryMb, config.lambdaTimeoutSeconds, environment),
-      aux: make('aux', config.auxMemoryMb, config.auxTimeoutSeconds, auxEnvironment),
+      'execute-v1': make('execute-v1', config.executeMemoryMb, config.lambdaTimeoutSeconds),
+      'execute-v2': make('execute-v2', config.executeMemoryMb, config.lambdaTimeoutSeconds),
+      version: make('version', config.auxMemoryMb, config.lambdaTimeoutSeconds),
+      aux: make('aux', config.auxMemoryMb, config.auxTimeoutSeconds),
     });
 
     // Every function checks x-api-key and the license (aux for /_/license), so each reads both
@@ -206,7 +196,10 @@ export class ErpProxyStack extends Stack {
       disableExecuteApiEndpoint: config.domain?.disableExecuteApiEndpoint ?? false,
     });
 
-    this.accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: config.logRetention });
+    this.accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+      retention: config.logRetention,
+      removalPolicy: KEPT_UNLESS_CREATE_FAILS,
+    });
     this.stage = new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,
       stageName: '$default',
@@ -284,30 +277,6 @@ export class ErpProxyStack extends Stack {
     new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName });
   }
 
-  /** Environment shared by all functions (runtime contract: lambdas/platform/config.ts). */
-  private functionEnvironment(config: StackConfig): Record<string, string> {
-    const env: Record<string, string> = {
-      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-      LOG_LEVEL: config.logLevel,
-      POWERTOOLS_LOG_LEVEL: config.logLevel,
-      ERP_DEFAULT_TIMEOUT: String(config.defaultTimeoutSeconds),
-      ERP_MAX_TIMEOUT: String(config.maxTimeoutSeconds),
-      // Empty unless configured: the deployed proxy allows no private or loopback target.
-      ERP_ALLOWED_TARGETS: config.allowedTargets.join(','),
-      ERP_ALLOWED_DATABASES: config.allowedDatabases.join(','),
-      ERP_STRIP_DEBUG: String(config.stripDebug),
-      PROXY_KEYS_SECRET_ID: this.proxyKeysSecret.secretArn,
-      LICENSE_SECRET_ID: this.licenseSecret.secretArn,
-      SECRETS_MAX_AGE: String(config.secretsMaxAgeSeconds),
-    };
-    if (config.maxResponseBytes !== undefined) env.MAX_RESPONSE_BYTES = String(config.maxResponseBytes);
-    if (config.licensePublicKey !== undefined) env.LICENSE_PUBLIC_KEY = config.licensePublicKey;
-    if (config.buildCommit !== undefined) env.BUILD_COMMIT = config.buildCommit;
-    if (config.buildTime !== undefined) env.BUILD_TIME = config.buildTime;
-    return env;
-  }
-
   private createProxyKeysSecret(config: StackConfig): ISecret {
     if (config.proxyKeysSecretArn) {
       return Secret.fromSecretCompleteArn(this, 'ProxyKeysSecret', config.proxyKeysSecretArn);
@@ -321,8 +290,9 @@ export class ErpProxyStack extends Stack {
         '{"keys":[{"name":"billing","key":"..."}]} for several named keys. Keys are at least 16 characters. ' +
         'Changes take effect within SECRETS_MAX_AGE seconds, without a redeploy.',
       generateSecretString: { ...SECRET_VALUE_SOURCES.proxyKeys },
-      // Kept when removed from the stack or replaced: callers hold these keys.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Kept when removed from the stack or replaced: callers hold these keys. Not kept when the
+      // stack's first create rolls back: nobody holds them yet, and a kept one would be billed.
+      removalPolicy: KEPT_UNLESS_CREATE_FAILS,
     });
     acknowledge(
       secret,
@@ -345,8 +315,9 @@ export class ErpProxyStack extends Stack {
         'answer HTTP 403. Put the license JSON {"licensee":"...","valid_until":"YYYY-MM-DD","signature":"..."} with: ' +
         'aws secretsmanager put-secret-value --secret-id <this ARN> --secret-string file://license.json',
       secretStringValue: SecretValue.unsafePlainText(SECRET_VALUE_SOURCES.license),
-      // Kept when removed from the stack or replaced: it holds the license the operator put.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Kept when removed from the stack or replaced: it holds the license the operator put. Not
+      // kept when the stack's first create rolls back (it still holds the placeholder).
+      removalPolicy: KEPT_UNLESS_CREATE_FAILS,
     });
     acknowledge(
       secret,

@@ -45,8 +45,11 @@ const FIVE_MINUTES = Duration.minutes(5);
 export interface MonitoringProps {
   readonly api: HttpApi;
   readonly functions: Readonly<Record<FunctionName, IFunction>>;
-  /** Each function's reserved concurrency, the only limit it is throttled at (named by its alarm). */
-  readonly reservedConcurrency: ReservedConcurrency;
+  /**
+   * Each function's reserved concurrency, the only limit it is throttled at (named by its alarm);
+   * undefined when deployed without reservations (the account's unreserved pool is the limit).
+   */
+  readonly reservedConcurrency: ReservedConcurrency | undefined;
   readonly alarms: AlarmSettings;
   /** Every alarm notifies this topic, on ALARM and on OK. */
   readonly topic: ITopic;
@@ -154,8 +157,11 @@ export class Monitoring extends Construct {
         // A function with reserved concurrency is throttled at its own reservation only, never for
         // the account's unreserved pool.
         description:
-          `The ${name} function was throttled at least once in 5 minutes: all ${reservedConcurrency[name]} ` +
-          'executions of its reserved concurrency were busy (slow calls hold them, or traffic grew).',
+          reservedConcurrency === undefined
+            ? `The ${name} function was throttled at least once in 5 minutes: the account's unreserved concurrency ` +
+              'was used up (this function, or any other of the account: deployed without reservations).'
+            : `The ${name} function was throttled at least once in 5 minutes: all ${reservedConcurrency[name]} ` +
+              'executions of its reserved concurrency were busy (slow calls hold them, or traffic grew).',
         metric: fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
         threshold: 1,
         evaluationPeriods: 1,

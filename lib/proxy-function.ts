@@ -5,7 +5,7 @@
  * log group and nothing else until the stack grants more.
  */
 import { fileURLToPath } from 'node:url';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
@@ -20,6 +20,13 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
 import { acknowledge } from './nag.ts';
+
+/**
+ * How the secrets and log groups are kept: on a delete or a replacement (CloudFormation
+ * `DeletionPolicy: RetainExceptOnCreate`, `UpdateReplacePolicy: Retain`), but not when the create
+ * that made them rolls back, so a failed first deploy leaves nothing billed behind.
+ */
+export const KEPT_UNLESS_CREATE_FAILS = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
 
 /** Node 24 is the newest LTS line Lambda and this CDK version offer (cdk-nag L1 checks it too). */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
@@ -173,8 +180,8 @@ export interface ProxyFunctionProps {
   readonly timeoutSeconds: number;
   readonly environment: Readonly<Record<string, string>>;
   readonly logRetention: RetentionDays;
-  /** Reserved concurrency: the most concurrent executions the function may have. */
-  readonly reservedConcurrency: number;
+  /** Reserved concurrency: the most concurrent executions the function may have; undefined: none. */
+  readonly reservedConcurrency: number | undefined;
   /** AWS SDK clients the function uses at run time, shipped with it ({@link VENDORED_SDK}). */
   readonly vendoredSdk?: readonly VendoredSdkPackage[];
   readonly vpc?: FunctionVpcPlacement;
@@ -188,7 +195,11 @@ export class ProxyFunction extends Construct {
   constructor(scope: Construct, id: string, props: ProxyFunctionProps) {
     super(scope, id);
 
-    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    // Kept on a delete or replacement (the logs of past requests), not on a rolled-back create.
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: KEPT_UNLESS_CREATE_FAILS,
+    });
 
     // A role of our own instead of AWSLambdaBasicExecutionRole: that managed policy may write to
     // every log group of the account; this one only to the function's own.
@@ -220,7 +231,9 @@ export class ProxyFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: props.memoryMb,
       timeout: Duration.seconds(props.timeoutSeconds),
-      reservedConcurrentExecutions: props.reservedConcurrency,
+      ...(props.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrency }),
       paramsAndSecrets: SECRETS_EXTENSION,
       role: this.role,
       logGroup: this.logGroup,

@@ -175,7 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ),
     allowedDatabases: Object.freeze(e.allowedDatabases),
     // Powertools' own variable wins over LOG_LEVEL, as in Powertools itself.
-    logLevel: powertoolsLogLevel ?? logLevel ?? 'INFO',
+    logLevel: powertoolsLogLevel ?? logLevel,
     localKeys: Object.freeze(localKeys),
     generatedKey,
   });

@@ -69,7 +69,15 @@ function shown(raw: unknown): string {
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 
-type Parsed<T> = { readonly value: T } | { readonly problem: string };
+/** A parsed value, or what is wrong with it (one problem, or one per bad entry of a list). */
+export type Parsed<T> = { readonly value: T } | { readonly problem: string | readonly string[] };
+
+/** Adds each problem of a failed parse as an issue of its own. */
+function addProblems(ctx: z.core.$RefinementCtx, problem: string | readonly string[]): void {
+  for (const message of typeof problem === 'string' ? [problem] : problem) {
+    ctx.addIssue({ code: 'custom', message });
+  }
+}
 
 /**
  * A schema from a parse function over the given value (`undefined` when not set). The problem
@@ -79,7 +87,19 @@ export function settingSchema<T>(parse: (raw: unknown) => Parsed<T>): z.ZodType<
   return z.unknown().transform((raw, ctx) => {
     const parsed = parse(given(raw));
     if ('problem' in parsed) {
-      ctx.addIssue({ code: 'custom', message: parsed.problem });
+      addProblems(ctx, parsed.problem);
+      return z.NEVER;
+    }
+    return parsed.value;
+  });
+}
+
+/** `schema`, then a further check or conversion of its value. */
+export function checked<T, U>(schema: z.ZodType<T>, parse: (value: T) => Parsed<U>): z.ZodType<U> {
+  return schema.transform((value, ctx) => {
+    const parsed = parse(value);
+    if ('problem' in parsed) {
+      addProblems(ctx, parsed.problem);
       return z.NEVER;
     }
     return parsed.value;
@@ -200,16 +220,19 @@ export function list(
     else if (Array.isArray(raw)) entries = raw;
     else return { problem: `expected ${expected}, got ${shown(raw)}` };
     const texts: string[] = [];
+    const problems: string[] = [];
     for (const entry of entries) {
-      if (typeof entry !== 'string')
-        return { problem: `expected ${expected} (strings only), got ${shown(entry)}` };
+      if (typeof entry !== 'string') {
+        problems.push(`expected ${expected} (strings only), got ${shown(entry)}`);
+        continue;
+      }
       const trimmed = entry.trim();
       if (trimmed === '') continue;
-      if (check !== undefined && !check(trimmed)) {
-        return { problem: `"${trimmed}" is not valid; expected ${expected}` };
-      }
-      texts.push(trimmed);
+      if (check !== undefined && !check(trimmed))
+        problems.push(`"${trimmed}" is not valid; expected ${expected}`);
+      else texts.push(trimmed);
     }
+    if (problems.length > 0) return { problem: problems };
     if (texts.length === 0 && entries.length > 0) {
       return { problem: 'lists nothing (only commas and spaces); leave it out for the default' };
     }
@@ -452,7 +475,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
   logLevel: {
     env: 'LOG_LEVEL',
     context: 'logLevel',
-    schema: choice(LOG_LEVELS),
+    schema: choice(LOG_LEVELS, 'INFO'),
     defaultText: 'INFO',
     readBy: ALL,
     meaning:
@@ -578,7 +601,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
 export type RuntimeSettingName = keyof typeof RUNTIME_SETTINGS;
 
 /** The value a setting parses to. */
-export type SettingValue<S> = S extends Setting<infer T> ? T : never;
+export type SettingValue<S> = S extends { readonly schema: infer Z extends z.ZodType } ? z.output<Z> : never;
 
 /** Every runtime setting's value, defaults applied. */
 export type RuntimeSettingValues = {

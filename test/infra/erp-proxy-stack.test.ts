@@ -10,8 +10,17 @@ import { LicenseError } from '../../lambdas/platform/errors.ts';
 import { LICENSE_CODE } from '../../lambdas/platform/metrics/catalogue.ts';
 import { errorCodeDimension } from '../../lambdas/platform/metrics/record.ts';
 import { type FunctionName, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
+import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  RUNTIME_SETTINGS,
+  type Setting,
+} from '../../lambdas/platform/settings.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
-import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, parseStackConfig } from '../../lib/stack-config.ts';
+import {
+  HTTP_API_INTEGRATION_TIMEOUT_SECONDS,
+  parseStackConfig,
+  StackConfigError,
+} from '../../lib/stack-config.ts';
 import { testApp } from '../support/cdk-app.ts';
 import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../support/test-secrets.ts';
 
@@ -199,33 +208,70 @@ describe('default context', () => {
       expect(sizing('aux')).toEqual([256, 10]);
     });
 
-    it('gives every function the runtime configuration', () => {
+    it('gives each function the settings it reads, and only those (the settings catalogue)', () => {
+      const wanted = (name: FunctionName) =>
+        Object.values(RUNTIME_SETTINGS as Readonly<Record<string, Setting>>)
+          .filter(
+            (setting) =>
+              setting.env !== undefined &&
+              setting.readBy.includes(name) &&
+              (setting.context !== undefined || setting.notDeployable?.by === 'stack') &&
+              // Deployable, but not set and without a default: not written.
+              !(
+                setting.env === 'LICENSE_PUBLIC_KEY' ||
+                setting.env === 'BUILD_COMMIT' ||
+                setting.env === 'BUILD_TIME'
+              ),
+          )
+          .map((setting) => setting.env as string);
       for (const name of FUNCTION_NAMES) {
         const env = envOf(s.template, s.fnIds[name]);
+        const ours = Object.keys(env).filter(
+          (variable) =>
+            variable !== 'NODE_OPTIONS' &&
+            !variable.startsWith('PARAMETERS_SECRETS_EXTENSION_') &&
+            !variable.startsWith('SECRETS_MANAGER_') &&
+            !variable.startsWith('SSM_PARAMETER_STORE_'),
+        );
+        expect(ours.sort(), name).toEqual(
+          wanted(name)
+            .filter((v) => v !== 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT')
+            .sort(),
+        );
         expect(env, name).toMatchObject({
           NODE_OPTIONS: '--enable-source-maps',
           POWERTOOLS_SERVICE_NAME: 'erp-proxy',
           POWERTOOLS_METRICS_NAMESPACE: 'ErpProxy',
           LOG_LEVEL: 'INFO',
           POWERTOOLS_LOG_LEVEL: 'INFO',
-          ERP_DEFAULT_TIMEOUT: '15',
-          ERP_MAX_TIMEOUT: '25',
-          ERP_ALLOWED_TARGETS: '',
-          ERP_ALLOWED_DATABASES: '',
-          ERP_STRIP_DEBUG: 'false',
           SECRETS_MAX_AGE: '300',
+          PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773',
           PROXY_KEYS_SECRET_ID: { Ref: expect.stringMatching(/^ProxyKeysSecret/) },
           LICENSE_SECRET_ID: { Ref: expect.stringMatching(/^LicenseSecret/) },
         });
         expect(env).not.toHaveProperty('LICENSE_PUBLIC_KEY');
-        expect(env).not.toHaveProperty('MAX_RESPONSE_BYTES');
+      }
+      for (const name of ['execute-v1', 'execute-v2', 'version'] as const) {
+        expect(envOf(s.template, s.fnIds[name]), name).toMatchObject({
+          ERP_DEFAULT_TIMEOUT: '15',
+          ERP_MAX_TIMEOUT: '25',
+          ERP_ALLOWED_TARGETS: '',
+          ERP_ALLOWED_DATABASES: '',
+          MAX_RESPONSE_BYTES: String(DEFAULT_MAX_RESPONSE_BYTES),
+        });
       }
       expect(envOf(s.template, s.fnIds.aux)).toMatchObject({
         AUX_PUBLIC: '',
         METRICS_WINDOW_SECONDS: '300',
         METRICS_CACHE_SECONDS: '60',
+        ERP_V1_TRANSPORT: 'auto',
+        ERP_V2_TRANSPORT: 'json2',
       });
+      expect(envOf(s.template, s.fnIds.aux)).not.toHaveProperty('ERP_ALLOWED_TARGETS');
       expect(envOf(s.template, s.fnIds['execute-v1'])).not.toHaveProperty('AUX_PUBLIC');
+      expect(envOf(s.template, s.fnIds['execute-v1'])).not.toHaveProperty('ERP_V2_TRANSPORT');
+      expect(envOf(s.template, s.fnIds['execute-v2'])).not.toHaveProperty('ERP_V1_TRANSPORT');
+      expect(envOf(s.template, s.fnIds.version)).not.toHaveProperty('ERP_V1_TRANSPORT');
     });
 
     it('lets the proxy answer -32003 before Lambda or API Gateway cut the call off', () => {
@@ -494,11 +540,15 @@ describe('default context', () => {
   });
 
   describe('secrets kept', () => {
-    it('retains both created secrets when they leave the stack or are replaced', () => {
+    it('retains both created secrets and every log group when they leave the stack or are replaced, not on a rolled-back create', () => {
       const secrets = s.template.findResources('AWS::SecretsManager::Secret');
       expect(Object.keys(secrets)).toHaveLength(2);
-      for (const secret of Object.values(secrets)) {
-        expect(secret).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+      const logGroups = s.template.findResources('AWS::Logs::LogGroup');
+      expect(Object.keys(logGroups)).toHaveLength(5);
+      for (const kept of [...Object.values(secrets), ...Object.values(logGroups)]) {
+        // RetainExceptOnCreate: a first create that rolls back deletes them (nothing billed is
+        // left behind); a delete or replacement afterwards keeps them.
+        expect(kept).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
       }
     });
 
@@ -615,9 +665,11 @@ describe('full context', () => {
       LICENSE_PUBLIC_KEY: LICENSE_PUBLIC_KEY,
       PROXY_KEYS_SECRET_ID: SECRET_ARN_PROXY,
       LICENSE_SECRET_ID: SECRET_ARN_LICENSE,
+    });
+    expect(envOf(s.template, s.fnIds.aux)).toMatchObject({
+      AUX_PUBLIC: 'license,metrics',
       BUILD_COMMIT: 'abc1234',
     });
-    expect(envOf(s.template, s.fnIds.aux)).toMatchObject({ AUX_PUBLIC: 'license,metrics' });
     s.template.hasResourceProperties('AWS::Lambda::Function', { MemorySize: 1024, Timeout: 24 });
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
@@ -729,5 +781,45 @@ describe('an existing alarm topic', () => {
       Protocol: 'email',
       Endpoint: 'ops@example.com',
     });
+  });
+});
+
+describe('the transports deploy', () => {
+  it('puts -c v1Transport=json2 -c v2Transport=auto on exactly the functions that read them', () => {
+    const s = synth({ v1Transport: 'json2', v2Transport: 'auto' });
+    const variable = (name: FunctionName, key: string) => envOf(s.template, s.fnIds[name])[key];
+    expect(FUNCTION_NAMES.filter((name) => variable(name, 'ERP_V1_TRANSPORT') !== undefined)).toEqual([
+      'execute-v1',
+      'aux',
+    ]);
+    expect(FUNCTION_NAMES.filter((name) => variable(name, 'ERP_V2_TRANSPORT') !== undefined)).toEqual([
+      'execute-v2',
+      'aux',
+    ]);
+    expect(variable('execute-v1', 'ERP_V1_TRANSPORT')).toBe('json2');
+    expect(variable('aux', 'ERP_V1_TRANSPORT')).toBe('json2');
+    expect(variable('execute-v2', 'ERP_V2_TRANSPORT')).toBe('auto');
+    expect(variable('aux', 'ERP_V2_TRANSPORT')).toBe('auto');
+  });
+
+  it('stops the synth on a bad transport, naming the key', () => {
+    expect(() => synth({ v1Transport: 'xmlrpc', v2Transport: 'jsonrpc' })).toThrow(StackConfigError);
+    expect(() => synth({ v1Transport: 'xmlrpc' })).toThrow(
+      /v1Transport: expected one of auto, json2, jsonrpc, got "xmlrpc"/,
+    );
+    expect(() => synth({ v2Transport: 'jsonrpc' })).toThrow(
+      /v2Transport: expected one of json2, auto, got "jsonrpc"/,
+    );
+  });
+});
+
+describe('without reservations (reserveConcurrency=false)', () => {
+  it('deploys every function without reserved concurrency, for an account of any quota', () => {
+    const s = synth({ reserveConcurrency: 'false', accountConcurrency: 10 });
+    for (const name of FUNCTION_NAMES) {
+      expect(propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name])).not.toHaveProperty(
+        'ReservedConcurrentExecutions',
+      );
+    }
   });
 });

@@ -11,8 +11,8 @@ import {
   CLOUDWATCH_MAX_ATTEMPTS,
   CLOUDWATCH_REQUEST_TIMEOUT_MS,
 } from '../../lambdas/platform/cloudwatch-client-limits.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../../lambdas/platform/settings.ts';
 import {
-  CONTEXT_DEFAULTS,
   MIN_ANSWER_MARGIN_SECONDS,
   MIN_AUX_TIMEOUT_SECONDS,
   parseStackConfig,
@@ -37,11 +37,21 @@ function problemsOf(context: Record<string, unknown>): readonly string[] {
 describe('parseStackConfig', () => {
   it('has safe defaults: no allowed target, timeouts that fit the gateway, 30-day logs', () => {
     const config = parseStackConfig(read({}));
-    expect(config).toMatchObject({
+    expect(config.settings).toMatchObject({
       allowedTargets: [],
       allowedDatabases: [],
       defaultTimeoutSeconds: 15,
       maxTimeoutSeconds: 25,
+      stripDebug: false,
+      maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
+      auxPublic: new Set(),
+      v1Transport: 'auto',
+      v2Transport: 'json2',
+      licensePublicKey: undefined,
+    });
+    expect(config).toMatchObject({
+      stackName: 'ErpProxy',
+      production: false,
       lambdaTimeoutSeconds: 28,
       auxTimeoutSeconds: 10,
       executeMemoryMb: 512,
@@ -50,9 +60,6 @@ describe('parseStackConfig', () => {
       throttleBurstLimit: 200,
       logRetention: RetentionDays.ONE_MONTH,
       logLevel: 'INFO',
-      stripDebug: false,
-      maxResponseBytes: undefined,
-      auxPublic: [],
       proxyKeysSecretArn: undefined,
       licenseSecretArn: undefined,
       vpc: undefined,
@@ -89,9 +96,14 @@ describe('parseStackConfig', () => {
       }),
     );
     expect(fromCli).toEqual(fromJson);
-    expect(fromCli.allowedTargets).toEqual(['erp.example.com', '*.corp.example', '10.0.0.0/8', 'fd00::/8']);
-    expect(fromCli.maxTimeoutSeconds).toBe(20);
-    expect(fromCli.stripDebug).toBe(true);
+    expect(fromCli.settings.allowedTargets).toEqual([
+      'erp.example.com',
+      '*.corp.example',
+      '10.0.0.0/8',
+      'fd00::/8',
+    ]);
+    expect(fromCli.settings.maxTimeoutSeconds).toBe(20);
+    expect(fromCli.settings.stripDebug).toBe(true);
   });
 
   it('accepts every CloudWatch retention value, 9999 (never expire) included', () => {
@@ -103,7 +115,7 @@ describe('parseStackConfig', () => {
   });
 
   it('treats an empty string as not set', () => {
-    expect(parseStackConfig(read({ maxTimeout: '', alarmEmail: ' ' })).maxTimeoutSeconds).toBe(25);
+    expect(parseStackConfig(read({ maxTimeout: '', alarmEmail: ' ' })).settings.maxTimeoutSeconds).toBe(25);
   });
 
   it('keeps ERP_MAX_TIMEOUT at least 2 s under the Lambda timeout, itself under the 29 s integration timeout', () => {
@@ -130,8 +142,8 @@ describe('parseStackConfig', () => {
     expect(problemsOf({ auxPublic: ' ,, ' })).toEqual([
       'auxPublic: lists nothing (only commas and spaces); leave it out for the default',
     ]);
-    expect(parseStackConfig(read({ allowedTargets: '' })).allowedTargets).toEqual([]);
-    expect(parseStackConfig(read({ allowedTargets: [] })).allowedTargets).toEqual([]);
+    expect(parseStackConfig(read({ allowedTargets: '' })).settings.allowedTargets).toEqual([]);
+    expect(parseStackConfig(read({ allowedTargets: [] })).settings.allowedTargets).toEqual([]);
   });
 
   it('keeps auxTimeout long enough for a failing CloudWatch scrape to be answered', () => {
@@ -146,8 +158,7 @@ describe('parseStackConfig', () => {
     );
     expect(MIN_AUX_TIMEOUT_SECONDS).toBe(10);
     // The default is accepted, and so is the bound itself; one second less is refused.
-    expect(CONTEXT_DEFAULTS.auxTimeout).toBeGreaterThanOrEqual(MIN_AUX_TIMEOUT_SECONDS);
-    expect(parseStackConfig(read({})).auxTimeoutSeconds).toBe(CONTEXT_DEFAULTS.auxTimeout);
+    expect(parseStackConfig(read({})).auxTimeoutSeconds).toBeGreaterThanOrEqual(MIN_AUX_TIMEOUT_SECONDS);
     expect(parseStackConfig(read({ auxTimeout: MIN_AUX_TIMEOUT_SECONDS })).auxTimeoutSeconds).toBe(
       MIN_AUX_TIMEOUT_SECONDS,
     );
@@ -170,7 +181,9 @@ describe('parseStackConfig', () => {
       proxyKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:keys',
       alarmEmail: 'ops',
     });
-    expect(problemsOf({ stripDebug: 'yes' })).toEqual(['stripDebug: expected true or false, got "yes"']);
+    // One rule for flags, the runtime's: yes/no and on/off too.
+    expect(problemsOf({ stripDebug: 'maybe' })).toEqual(['stripDebug: expected true or false, got "maybe"']);
+    expect(parseStackConfig(read({ stripDebug: 'yes' })).settings.stripDebug).toBe(true);
     expect(problemsOf({ allowedDatabases: 'prod db' })[0]).toMatch(
       /allowedDatabases: "prod db" is not valid/,
     );
@@ -178,14 +191,14 @@ describe('parseStackConfig', () => {
       expect.stringMatching(/^allowedTargets: "https:\/\/erp.example.com" is not valid; expected host names/),
       expect.stringMatching(/^allowedTargets: "10.0.0.0\/33" is not valid/),
       expect.stringMatching(/^allowedTargets: "erp.example.com:8069" is not valid/),
+      expect.stringMatching(/^auxPublic: "about" is not valid/),
+      expect.stringMatching(
+        /^logLevel: expected one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT, got "loud"$/,
+      ),
       'executeMemoryMb: expected an integer from 128 to 10240 MB, got "lots"',
       expect.stringMatching(
         /^logRetentionDays: CloudWatch Logs accepts only 1, 3, 5, 7, 14, 30, 60, 90, .*; got 31$/,
       ),
-      expect.stringMatching(
-        /^logLevel: expected one of TRACE, DEBUG, INFO, WARN, ERROR, CRITICAL, SILENT, got "LOUD"$/,
-      ),
-      expect.stringMatching(/^auxPublic: "about" is not valid/),
       expect.stringMatching(
         /^proxyKeysSecretArn: expected the complete secret ARN, including the 6-character suffix/,
       ),
@@ -259,9 +272,9 @@ describe('parseStackConfig', () => {
     expect(problemsOf({ licensePublicKey: String(rsa) })).toHaveLength(1);
     const ed25519 = generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'der' });
     const key = ed25519.toString('base64');
-    expect(parseStackConfig(read({ licensePublicKey: key })).licensePublicKey).toBe(key);
+    expect(parseStackConfig(read({ licensePublicKey: key })).settings.licensePublicKey).toBe(key);
     expect(
-      parseStackConfig(read({ allowedTargets: '[::1],::1/128,*.erp.internal' })).allowedTargets,
+      parseStackConfig(read({ allowedTargets: '[::1],::1/128,*.erp.internal' })).settings.allowedTargets,
     ).toHaveLength(3);
   });
 
@@ -335,8 +348,33 @@ describe('parseStackConfig', () => {
       expect(problemsOf({ executeConcurrency: 400, versionConcurrency: 91, auxConcurrency: 10 })[0]).toMatch(
         /reserve 901/,
       );
-      // A new account's quota of 10 cannot reserve anything.
-      expect(problemsOf({ accountConcurrency: 10 })[0]).toMatch(/at most 0/);
+      // A new account's quota of 10 cannot reserve anything: Lambda keeps all 10 unreserved. Lowering
+      // the reservations cannot help, so the message asks for a quota increase (430 + 100) or the switch.
+      const newAccount = problemsOf({ accountConcurrency: 10 });
+      expect(newAccount).toHaveLength(1);
+      expect(newAccount[0]).toMatch(
+        /keeps 10 of the account's 10 unreserved, so this account cannot reserve any/,
+      );
+      expect(newAccount[0]).toMatch(/A quota increase is needed: ask for at least 530/);
+      expect(newAccount[0]).toMatch(/reserveConcurrency=false/);
+      expect(newAccount[0]).not.toMatch(/lower executeConcurrency/);
+      // The same below a quota of 104 (100 kept, 1 for each of the 4 functions).
+      expect(problemsOf({ accountConcurrency: 103 })[0]).toMatch(/cannot reserve any/);
+      expect(() =>
+        parseStackConfig(
+          read({ accountConcurrency: 104, executeConcurrency: 1, versionConcurrency: 1, auxConcurrency: 1 }),
+        ),
+      ).not.toThrow();
+      // A quota of 50 keeps all 50.
+      expect(problemsOf({ accountConcurrency: 50 })[0]).toMatch(/keeps 50 of the account's 50/);
+    });
+
+    it('deploys without reservations when told to, and then takes no reservation setting', () => {
+      const config = parseStackConfig(read({ reserveConcurrency: 'false', accountConcurrency: 10 }));
+      expect(config.reservedConcurrency).toBeUndefined();
+      expect(problemsOf({ reserveConcurrency: false, executeConcurrency: 5 })).toEqual([
+        'executeConcurrency, versionConcurrency and auxConcurrency need reserveConcurrency=true',
+      ]);
     });
 
     it('refuses zero or non-integer concurrency (0 would turn a function off)', () => {

@@ -13,13 +13,13 @@ import {
   CLOUDWATCH_REQUEST_TIMEOUT_MS,
 } from '../../../lambdas/platform/cloudwatch-client-limits.ts';
 import {
-  CONTEXT_DEFAULTS,
   MIN_ANSWER_MARGIN_SECONDS,
   MIN_AUX_TIMEOUT_SECONDS,
+  parseStackConfig,
 } from '../../../lib/stack-config.ts';
 import { useSilentEndpoint } from '../../support/silent-endpoint.ts';
 
-const DEFAULT_AUX_TIMEOUT_MS = CONTEXT_DEFAULTS.auxTimeout * 1000;
+const DEFAULT_AUX_TIMEOUT_MS = parseStackConfig(() => undefined).auxTimeoutSeconds * 1000;
 
 useSilentEndpoint('AWS_ENDPOINT_URL_CLOUDWATCH');
 beforeAll(() => {

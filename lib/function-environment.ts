@@ -1,0 +1,53 @@
+/**
+ * @module function-environment
+ * Each function's environment, from the settings catalogue (lambdas/platform/settings.ts): every
+ * runtime setting that function reads, and nothing else. A deployable setting gets its deployed
+ * value (context or default); one the stack sets gets the stack's value, fixed in the catalogue
+ * or given here; one only Lambda or the local server sets is never written.
+ */
+import type { FunctionName } from '../lambdas/platform/names.ts';
+import {
+  environmentText,
+  RUNTIME_SETTINGS,
+  type RuntimeSettingName,
+  type Setting,
+} from '../lambdas/platform/settings.ts';
+import type { DeployedSettings } from './stack-config.ts';
+
+/** The runtime settings the stack sets from what it builds (no fixed value in the catalogue). */
+export interface StackSetValues {
+  /** The proxy-keys secret's ARN. */
+  readonly proxyKeysSecretId: string;
+  /** The license secret's ARN. */
+  readonly licenseSecretId: string;
+  /** The deployed log level, for Powertools' own variable. */
+  readonly powertoolsLogLevel: string;
+}
+
+/**
+ * The environment of function `fn`.
+ *
+ * @example
+ * functionEnvironment('execute-v1', config.settings, { proxyKeysSecretId: arn, ... })
+ * // { ERP_V1_TRANSPORT: 'auto', ERP_DEFAULT_TIMEOUT: '15', ... } (no ERP_V2_TRANSPORT)
+ */
+export function functionEnvironment(
+  fn: FunctionName,
+  settings: DeployedSettings,
+  stackSet: StackSetValues,
+): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [key, entry] of Object.entries(RUNTIME_SETTINGS) as [RuntimeSettingName, Setting][]) {
+    if (entry.env === undefined || !entry.readBy.includes(fn)) continue;
+    let value: string | undefined;
+    if (entry.context !== undefined) {
+      const deployed = (settings as Partial<Record<RuntimeSettingName, unknown>>)[key];
+      value = deployed === undefined ? undefined : environmentText(deployed);
+    } else if (entry.notDeployable?.by === 'stack') {
+      value = entry.notDeployable.value ?? (stackSet as Partial<Record<RuntimeSettingName, string>>)[key];
+      if (value === undefined) throw new Error(`the stack sets ${entry.env} but has no value for it`);
+    }
+    if (value !== undefined) environment[entry.env] = value;
+  }
+  return environment;
+}
