@@ -5,11 +5,22 @@
  * docs/deployment.md for the parameters) and runs cdk-nag's AwsSolutions checks on it.
  */
 import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { ErpProxyStack } from '../lib/erp-proxy-stack.ts';
 import { addNagChecks } from '../lib/nag.ts';
+import {
+  ENVIRONMENTS_DIR,
+  settingsFileNames,
+  settingsFilesIn,
+  withSettingsFile,
+} from '../lib/settings-file.ts';
 import { type ContextKey, parseStackConfig, StackConfigError } from '../lib/stack-config.ts';
+
+/** The project root: it holds environments/ (the settings files). */
+const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** `git log` of the checked-out commit, or undefined outside a git checkout. */
 function git(format: string): string | undefined {
@@ -27,10 +38,14 @@ function git(format: string): string | undefined {
 const app = new App();
 addNagChecks(app);
 
-// Only the keys of CONTEXT_KEYS, which docs/deployment.md lists (test/infra/context-docs.test.ts).
-const context = (key: ContextKey): unknown => app.node.tryGetContext(key);
 let config: ReturnType<typeof parseStackConfig>;
 try {
+  // The catalogue's keys, from the settings file `-c environment=<name>` chooses, or the context.
+  const context = withSettingsFile(
+    (key: ContextKey): unknown => app.node.tryGetContext(key),
+    settingsFilesIn(PROJECT_ROOT),
+    () => settingsFileNames(join(PROJECT_ROOT, ENVIRONMENTS_DIR)),
+  );
   config = parseStackConfig((key) => {
     const value = context(key);
     // The build identity defaults to the commit, so the same commit always synthesizes the same
@@ -47,8 +62,7 @@ try {
   throw error;
 }
 
-const stackName = (context('stackName') as string | undefined) ?? 'ErpProxy';
-new ErpProxyStack(app, stackName, {
+new ErpProxyStack(app, config.stackName, {
   config,
   description: 'erp-proxy: JSON-RPC proxy for ERP instances (API Gateway HTTP API + Lambda)',
   // Account and region come from the CLI's profile; the stack itself is environment-agnostic.

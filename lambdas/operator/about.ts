@@ -15,6 +15,7 @@ import {
 } from '../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
+import { aboutSettings } from '../platform/settings.ts';
 
 export interface AboutRoute {
   method: Route['method'];
@@ -43,6 +44,11 @@ export interface About {
   };
   /** How calls reach the ERP: `ERP_V1_TRANSPORT` and `ERP_V2_TRANSPORT` in effect. */
   transports: { v1: V1TransportMode; v2: V2TransportMode };
+  /**
+   * The settings in effect that say how this proxy behaves, by environment name (the settings
+   * catalogue marks which: never a secret, a target or a database name).
+   */
+  settings: Record<string, string | number | boolean | string[]>;
   routes: AboutRoute[];
   /**
    * The proxy's own errors, in the order of the README's table, then the v2 plain-text answer
@@ -91,6 +97,7 @@ export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): A
       v2: { erp: '19 and later', upstream: 'POST /json/2/<model>/<method>' },
     },
     transports: { v1: config.v1Transport, v2: config.v2Transport },
+    settings: aboutSettings(config),
     routes: routes.map((route) => ({
       method: route.method,
       path: route.path,

@@ -263,7 +263,7 @@ export interface Setting<T = unknown> {
   readonly notDeployable?: NotDeployable;
   /** Parses an environment or context value: default, bounds, the message of a bad value. */
   readonly schema: z.ZodType<T>;
-  /** The default as the docs show it. */
+  /** The default as the docs show it (markdown; a bare value is shown as code). */
   readonly defaultText: string;
   /** The functions whose code reads it (the local server runs all four). */
   readonly readBy: readonly FunctionName[];
@@ -332,7 +332,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'ERP_ALLOWED_DATABASES',
     context: 'allowedDatabases',
     schema: list({ expected: 'database names', check: (name) => DATABASE_NAME.test(name) }),
-    defaultText: 'any',
+    defaultText: '*any*',
     readBy: UPSTREAM,
     meaning: 'database names calls may use',
   },
@@ -536,7 +536,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
       why: 'a key in a function environment would be readable by anyone who can read the function: on AWS the keys are in the proxy-keys secret',
     },
     schema: text(),
-    defaultText: 'generated (local)',
+    defaultText: '*generated (local)*',
     readBy: [],
     meaning: 'one proxy key (16+ characters)',
   },
@@ -567,7 +567,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'BUILD_COMMIT',
     context: 'buildCommit',
     schema: text(),
-    defaultText: 'from git (deployed)',
+    defaultText: '*the commit (deployed)*',
     readBy: ['aux'],
     meaning: 'the commit `/_/about` shows; the stack defaults to the checked-out commit',
   },
@@ -575,7 +575,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'BUILD_TIME',
     context: 'buildTime',
     schema: text(),
-    defaultText: 'from git (deployed)',
+    defaultText: '*the commit (deployed)*',
     readBy: ['aux'],
     meaning: 'the build time `/_/about` shows; the stack defaults to the commit time',
   },
@@ -583,7 +583,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'AWS_LAMBDA_FUNCTION_NAME',
     notDeployable: { by: 'lambda', why: 'set by Lambda' },
     schema: text(),
-    defaultText: 'set by Lambda',
+    defaultText: '*set by Lambda*',
     readBy: ALL,
     meaning:
       'selects the AWS defaults (no generated key, no development license, no allowed targets, `/_/metrics` from CloudWatch); `/_/about` shows it',
@@ -592,7 +592,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'AWS_REGION',
     notDeployable: { by: 'lambda', why: 'set by Lambda' },
     schema: text(),
-    defaultText: 'set by Lambda',
+    defaultText: '*set by Lambda*',
     readBy: ALL,
     meaning: 'region of the CloudWatch and Secrets Manager calls; `/_/about` shows it',
   },
@@ -663,7 +663,7 @@ export function environmentText(value: unknown): string {
  * secret, a target or a database name.
  */
 export function aboutSettings(
-  values: RuntimeSettingValues,
+  values: Partial<Record<RuntimeSettingName, unknown>>,
 ): Record<string, string | number | boolean | string[]> {
   const shownSettings: Record<string, string | number | boolean | string[]> = {};
   for (const [key, setting] of Object.entries(RUNTIME_SETTINGS) as [RuntimeSettingName, Setting][]) {

@@ -40,6 +40,34 @@ describe('buildAbout', () => {
     expect(about.routes.find((r) => r.path === '/_/about')?.auth).toBe('public');
   });
 
+  it('shows the settings in effect from the catalogue, and never a key, a target or a database', () => {
+    const config = loadConfig({
+      ERP_V1_TRANSPORT: 'json2',
+      ERP_V2_TRANSPORT: 'auto',
+      ERP_MAX_TIMEOUT: '20',
+      ERP_STRIP_DEBUG: 'yes',
+      AUX_PUBLIC: 'metrics',
+      ERP_ALLOWED_TARGETS: 'erp.internal.example',
+      ERP_ALLOWED_DATABASES: 'secret_db_name',
+      PROXY_API_KEY: 'about-test-key-0123456789',
+    });
+    const about = buildAbout(config);
+    expect(about.settings).toEqual({
+      ERP_DEFAULT_TIMEOUT: 15,
+      ERP_MAX_TIMEOUT: 20,
+      ERP_V1_TRANSPORT: 'json2',
+      ERP_V2_TRANSPORT: 'auto',
+      ERP_STRIP_DEBUG: true,
+      MAX_RESPONSE_BYTES: config.maxResponseBytes,
+      SECRETS_MAX_AGE: 300,
+      AUX_PUBLIC: ['metrics'],
+    });
+    const text = JSON.stringify(about);
+    expect(text).not.toContain('erp.internal.example');
+    expect(text).not.toContain('secret_db_name');
+    expect(text).not.toContain('about-test-key-0123456789');
+  });
+
   it('reports null for an unknown build and runtime', () => {
     // Act
     const about = buildAbout(loadConfig({}));

@@ -1,0 +1,88 @@
+/**
+ * @module settings-docs
+ * The configuration tables of the README (environment variables) and docs/deployment.md (context
+ * parameters), rendered from the settings catalogue. `npm run docs:settings` writes them between
+ * their markers; test/infra/settings-docs.test.ts fails when a committed table differs.
+ */
+import { RUNTIME_SETTINGS, type Setting } from '../lambdas/platform/settings.ts';
+import { STACK_SETTINGS } from './stack-settings.ts';
+
+/** A table's place in a document: between `<!-- settings:<id> -->` and `<!-- /settings:<id> -->`. */
+export interface GeneratedTable {
+  readonly file: string;
+  readonly id: string;
+  readonly render: () => string;
+}
+
+const runtimeEntries = (): Setting[] => Object.values(RUNTIME_SETTINGS as Readonly<Record<string, Setting>>);
+const stackEntries = (): Setting[] => Object.values(STACK_SETTINGS as Readonly<Record<string, Setting>>);
+
+/** A default as a table shows it: a bare value as code, markdown as it is, nothing as `empty`. */
+function shownDefault(text: string, empty: string): string {
+  if (text === '') return empty;
+  return text.startsWith('*') || text.includes('`') ? text : `\`${text}\``;
+}
+
+/** `|` would end a cell. */
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
+
+/** How a runtime setting is set on a deployed stack. */
+function onAws(setting: Setting): string {
+  if (setting.context !== undefined) return `\`${setting.context}\``;
+  const why = setting.notDeployable;
+  if (why === undefined) return '';
+  const fixed = why.value === undefined ? '' : ` (\`${why.value}\`)`;
+  if (why.by === 'stack') return `set by the stack${fixed}: ${why.why}`;
+  if (why.by === 'lambda') return 'set by Lambda';
+  return `local only: ${why.why}`;
+}
+
+function readBy(setting: Setting): string {
+  return setting.readBy.length === 0 ? 'local server' : setting.readBy.join(', ');
+}
+
+/** The README's table: every environment variable the functions and the local server read. */
+export function renderEnvironmentTable(): string {
+  const rows = runtimeEntries().map(
+    (setting) =>
+      `| \`${setting.env}\` | ${cell(shownDefault(setting.defaultText, ''))} | ${readBy(setting)} | ${cell(onAws(setting))} | ${cell(setting.meaning)} |`,
+  );
+  return [
+    '| variable | default | read by | on AWS (context key) | meaning |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
+
+/** docs/deployment.md's table: every context key. */
+export function renderContextTable(): string {
+  const runtimeRows = runtimeEntries()
+    .filter((setting) => setting.context !== undefined)
+    .map(
+      (setting) =>
+        `| \`${setting.context}\` | ${cell(shownDefault(setting.defaultText, '*(none)*'))} | \`${setting.env}\` (${setting.readBy.join(', ')}) | ${cell(setting.meaning)} |`,
+    );
+  const stackRows = stackEntries().map(
+    (setting) =>
+      `| \`${setting.context}\` | ${cell(setting.defaultText)} | ${cell(setting.sets ?? '')} | ${cell(setting.meaning)} |`,
+  );
+  return ['| key | default | sets | meaning |', '|---|---|---|---|', ...runtimeRows, ...stackRows].join('\n');
+}
+
+/** The generated tables and where they go. */
+export const GENERATED_TABLES: readonly GeneratedTable[] = [
+  { file: 'README.md', id: 'environment', render: renderEnvironmentTable },
+  { file: 'docs/deployment.md', id: 'context', render: renderContextTable },
+];
+
+/** `document` with the table between its markers replaced; throws when the markers are missing. */
+export function withTable(document: string, table: GeneratedTable): string {
+  const start = `<!-- settings:${table.id} -->`;
+  const end = `<!-- /settings:${table.id} -->`;
+  const from = document.indexOf(start);
+  const to = document.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${table.file}: no "${start}" ... "${end}" markers`);
+  return `${document.slice(0, from + start.length)}\n${table.render()}\n${document.slice(to)}`;
+}

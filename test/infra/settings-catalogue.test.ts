@@ -1,0 +1,96 @@
+/**
+ * The settings catalogue (lambdas/platform/settings.ts and lib/stack-settings.ts): every runtime
+ * setting is deployable or says why not, each name is declared once, the docs tables are the
+ * catalogue's, and the stack writes each function's environment from it.
+ */
+import { readFileSync } from 'node:fs';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { describe, expect, it } from 'vitest';
+import { FUNCTION_NAMES } from '../../lambdas/platform/names.ts';
+import { RUNTIME_SETTINGS, type Setting } from '../../lambdas/platform/settings.ts';
+import { functionEnvironment } from '../../lib/function-environment.ts';
+import { GENERATED_TABLES, renderContextTable, withTable } from '../../lib/settings-docs.ts';
+import { CONTEXT_KEYS, parseStackConfig } from '../../lib/stack-config.ts';
+import { LOG_RETENTION_DAYS, STACK_SETTINGS } from '../../lib/stack-settings.ts';
+
+const runtime = Object.entries(RUNTIME_SETTINGS as Readonly<Record<string, Setting>>);
+const stack = Object.entries(STACK_SETTINGS as Readonly<Record<string, Setting>>);
+
+describe('the settings catalogue', () => {
+  it('has, for every runtime setting, a context key or the reason an operator cannot set it', () => {
+    for (const [key, setting] of runtime) {
+      expect(setting.env, key).toMatch(/^[A-Z][A-Z0-9_]*$/);
+      const deployable = setting.context !== undefined;
+      const notDeployable = setting.notDeployable;
+      // Exactly one of the two, and a reason that says something.
+      expect(deployable !== (notDeployable !== undefined), `${key}: deployable or not, with a reason`).toBe(
+        true,
+      );
+      if (notDeployable !== undefined) expect(notDeployable.why.length, key).toBeGreaterThan(10);
+      expect(setting.meaning.length, key).toBeGreaterThan(10);
+    }
+  });
+
+  it('gives every stack setting a context key and what it sets', () => {
+    for (const [key, setting] of stack) {
+      expect(setting.context, key).toMatch(/^[a-z][A-Za-z0-9]*$/);
+      expect(setting.env, key).toBeUndefined();
+      expect(setting.sets, key).toBeTruthy();
+    }
+  });
+
+  it('declares each environment name and each context key once', () => {
+    const envs = runtime.map(([, setting]) => setting.env);
+    expect(envs.filter((env, at) => envs.indexOf(env) !== at)).toEqual([]);
+    expect(CONTEXT_KEYS.filter((key, at) => CONTEXT_KEYS.indexOf(key) !== at)).toEqual([]);
+    expect(CONTEXT_KEYS).toContain('v1Transport');
+    expect(CONTEXT_KEYS).toContain('v2Transport');
+  });
+
+  it('shows in /_/about only settings the aux function reads, never a secret, target or database', () => {
+    for (const [key, setting] of runtime.filter(([, s]) => s.about === true)) {
+      expect(setting.readBy, key).toContain('aux');
+      expect(setting.env, key).not.toMatch(/API_KEY|SECRET_ID|PUBLIC_KEY|TARGETS|DATABASES|FILE/);
+    }
+  });
+
+  it('knows exactly the retention periods CloudWatch Logs (and the CDK) accept', () => {
+    const cdk = Object.values(RetentionDays).filter((value): value is number => typeof value === 'number');
+    expect([...LOG_RETENTION_DAYS].sort((a, b) => a - b)).toEqual([...new Set(cdk)].sort((a, b) => a - b));
+  });
+
+  it('writes every setting a function reads that the stack sets, for every function', () => {
+    const config = parseStackConfig(() => undefined);
+    for (const fn of FUNCTION_NAMES) {
+      const env = functionEnvironment(fn, config.settings, {
+        proxyKeysSecretId: 'keys-arn',
+        licenseSecretId: 'license-arn',
+        powertoolsLogLevel: config.logLevel,
+      });
+      for (const [key, setting] of runtime) {
+        const written = setting.env !== undefined && setting.env in env;
+        const reads = setting.readBy.includes(fn);
+        if (!reads) expect(written, `${fn} does not read ${key}`).toBe(false);
+        if (reads && setting.notDeployable?.by === 'stack') expect(written, `${fn} reads ${key}`).toBe(true);
+        if (setting.notDeployable?.by === 'local' || setting.notDeployable?.by === 'lambda') {
+          expect(written, `${key} is never deployed`).toBe(false);
+        }
+      }
+    }
+  });
+});
+
+describe('the configuration tables of the README and docs/deployment.md', () => {
+  it.each(GENERATED_TABLES.map((table) => [`${table.file} (${table.id})`, table] as const))(
+    '%s is the catalogue rendered (npm run docs:settings)',
+    (_name, table) => {
+      const committed = readFileSync(new URL(`../../${table.file}`, import.meta.url), 'utf8');
+      expect(withTable(committed, table)).toBe(committed);
+    },
+  );
+
+  it('lists every context key once in docs/deployment.md', () => {
+    const keys = [...renderContextTable().matchAll(/^\| `([^`]+)` \|/gm)].map((match) => match[1]);
+    expect([...keys].sort()).toEqual([...CONTEXT_KEYS].sort());
+  });
+});
