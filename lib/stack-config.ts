@@ -13,6 +13,7 @@ import { LOG_LEVELS, type LogLevelName } from '../lambdas/platform/config.ts';
 import { parsePublicKey } from '../lambdas/platform/license.ts';
 import { AUX_PUBLIC_NAMES, type AuxPublicName, isAuxPublicName } from '../lambdas/platform/names.ts';
 import { parseTargetList } from '../lambdas/platform/target-list.ts';
+import { LAYER_VERSION_ARN, LAYER_VERSION_ARN_EXPECTED } from './layer-version-arn.ts';
 
 /**
  * Integration timeout of every route. API Gateway HTTP APIs cut an integration off after 30 s at
@@ -135,6 +136,8 @@ export interface StackConfig {
    * Secrets Manager only) to read them.
    */
   readonly secretsKmsKeyArn: string | undefined;
+  /** The extension's layer for every function, instead of lib/secrets-extension-layers.ts's. */
+  readonly secretsExtensionLayerArn: string | undefined;
   /** `LICENSE_PUBLIC_KEY`: Ed25519 public key that license signatures must verify against. */
   readonly licensePublicKey: string | undefined;
   readonly vpc: VpcAttachment | undefined;
@@ -176,6 +179,7 @@ export const CONTEXT_KEYS = [
   'proxyKeysSecretArn',
   'licenseSecretArn',
   'secretsKmsKeyArn',
+  'secretsExtensionLayerArn',
   'licensePublicKey',
   'vpcId',
   'vpcSubnetIds',
@@ -630,6 +634,11 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     proxyKeysSecretArn,
     licenseSecretArn,
     secretsKmsKeyArn,
+    secretsExtensionLayerArn: p.string(
+      'secretsExtensionLayerArn',
+      LAYER_VERSION_ARN,
+      LAYER_VERSION_ARN_EXPECTED,
+    ),
     licensePublicKey: p.string(
       'licensePublicKey',
       undefined,
