@@ -11,6 +11,7 @@ import { App } from 'aws-cdk-lib';
 import { SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { ErpProxyStack } from '../lib/erp-proxy-stack.ts';
 import { addNagChecks } from '../lib/nag.ts';
+import { SecretsExtensionLayerError } from '../lib/secrets-extension.ts';
 import {
   ENVIRONMENTS_DIR,
   settingsFileNames,
@@ -62,12 +63,21 @@ try {
   throw error;
 }
 
-new ErpProxyStack(app, config.stackName, {
-  config,
-  description: 'erp-proxy: JSON-RPC proxy for ERP instances (API Gateway HTTP API + Lambda)',
-  // Account and region come from the CLI's profile; the stack itself is environment-agnostic.
-  ...(process.env.CDK_DEFAULT_ACCOUNT && process.env.CDK_DEFAULT_REGION
-    ? { env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } }
-    : {}),
-  tags: { service: SERVICE_NAME },
-});
+try {
+  new ErpProxyStack(app, config.stackName, {
+    config,
+    description: 'erp-proxy: JSON-RPC proxy for ERP instances (API Gateway HTTP API + Lambda)',
+    // Account and region come from the CLI's profile; the stack itself is environment-agnostic.
+    ...(process.env.CDK_DEFAULT_ACCOUNT && process.env.CDK_DEFAULT_REGION
+      ? { env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION } }
+      : {}),
+    tags: { service: SERVICE_NAME },
+  });
+} catch (error) {
+  // A region without an extension layer, or a layer of another region: the message says what to do.
+  if (error instanceof SecretsExtensionLayerError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}

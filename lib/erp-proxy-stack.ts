@@ -146,6 +146,7 @@ export class ErpProxyStack extends Stack {
         // Only aux calls an AWS API itself (CloudWatch, for GET /_/metrics).
         ...(name === 'aux' ? { vendoredSdk: ['@aws-sdk/client-cloudwatch' as const] } : {}),
         ...(vpc ? { vpc } : {}),
+        secretsExtensionLayerArn: config.secretsExtensionLayerArn,
       });
     this.functions = Object.freeze({
       'execute-v1': make('execute-v1', config.executeMemoryMb, config.lambdaTimeoutSeconds),

@@ -8,18 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import {
-  Architecture,
-  ParamsAndSecretsLayerVersion,
-  ParamsAndSecretsLogLevel,
-  ParamsAndSecretsVersions,
-  Runtime,
-} from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
 import { acknowledge } from './nag.ts';
+import { secretsExtension } from './secrets-extension.ts';
 
 /**
  * How the secrets and log groups are kept: on a delete or a replacement (CloudFormation
@@ -31,6 +26,9 @@ export const KEPT_UNLESS_CREATE_FAILS = RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE
 /** Node 24 is the newest LTS line Lambda and this CDK version offer (cdk-nag L1 checks it too). */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
 export const ESBUILD_TARGET = 'node24';
+
+/** Every function runs on Graviton (arm64); the extension's layer is chosen for it. */
+export const FUNCTION_ARCHITECTURE = Architecture.ARM_64;
 
 /**
  * Bundled CommonJS dependencies may call `require` for Node built-ins, which an
@@ -132,18 +130,6 @@ function vendoredSdkCommands(projectRoot: string, pkg: VendoredSdkPackage, outpu
   ];
 }
 
-/**
- * The AWS Parameters and Secrets Lambda Extension, through which the functions read their
- * secrets (plain HTTP on localhost, no SDK on the path: see lambdas/platform/secrets.ts). Its own
- * cache is off: the function caches for `SECRETS_MAX_AGE` already, and a second cache would
- * double how long a rotation takes to apply. Its call to Secrets Manager gives up after 3 s.
- */
-export const SECRETS_EXTENSION = ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103, {
-  cacheEnabled: false,
-  secretsManagerTimeout: Duration.seconds(3),
-  logLevel: ParamsAndSecretsLogLevel.WARN,
-});
-
 /** {@link BUNDLE} as esbuild `build()` options, to bundle a handler the way the stack does. */
 export function esbuildOptions(entry: string, outfile: string): BuildOptions {
   return {
@@ -185,6 +171,12 @@ export interface ProxyFunctionProps {
   /** AWS SDK clients the function uses at run time, shipped with it ({@link VENDORED_SDK}). */
   readonly vendoredSdk?: readonly VendoredSdkPackage[];
   readonly vpc?: FunctionVpcPlacement;
+  /**
+   * Layer version ARN of the AWS Parameters and Secrets Lambda Extension (context
+   * `secretsExtensionLayerArn`). Undefined: the pinned table's layer for the stack's region
+   * (lib/secrets-extension.ts).
+   */
+  readonly secretsExtensionLayerArn?: string | undefined;
 }
 
 export class ProxyFunction extends Construct {
@@ -228,13 +220,15 @@ export class ProxyFunction extends Construct {
       projectRoot: props.projectRoot,
       depsLockFilePath: `${props.projectRoot}/package-lock.json`,
       runtime: FUNCTION_RUNTIME,
-      architecture: Architecture.ARM_64,
+      architecture: FUNCTION_ARCHITECTURE,
       memorySize: props.memoryMb,
       timeout: Duration.seconds(props.timeoutSeconds),
       ...(props.reservedConcurrency === undefined
         ? {}
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
-      paramsAndSecrets: SECRETS_EXTENSION,
+      // The functions read their secrets through this extension (plain HTTP on localhost, no SDK
+      // on the path: see lambdas/platform/secrets.ts).
+      paramsAndSecrets: secretsExtension(this, FUNCTION_ARCHITECTURE, props.secretsExtensionLayerArn),
       role: this.role,
       logGroup: this.logGroup,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },

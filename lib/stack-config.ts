@@ -125,6 +125,8 @@ export interface StackConfig {
    * Secrets Manager only) to read them.
    */
   readonly secretsKmsKeyArn: string | undefined;
+  /** Overrides the pinned extension layer (lib/secrets-extension-layers.ts) on every function. */
+  readonly secretsExtensionLayerArn: string | undefined;
   readonly vpc: VpcAttachment | undefined;
   readonly domain: CustomDomain | undefined;
   readonly alarms: AlarmSettings;
@@ -352,6 +354,7 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     proxyKeysSecretArn: s.proxyKeysSecretArn,
     licenseSecretArn: s.licenseSecretArn,
     secretsKmsKeyArn: s.secretsKmsKeyArn,
+    secretsExtensionLayerArn: s.secretsExtensionLayerArn,
     vpc,
     domain,
     alarms: {

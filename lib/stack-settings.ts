@@ -17,6 +17,7 @@ import {
   text,
   textOr,
 } from '../lambdas/platform/settings.ts';
+import { LAYER_VERSION_ARN, LAYER_VERSION_ARN_EXPECTED } from './layer-version-arn.ts';
 
 /**
  * Integration timeout of every route. API Gateway HTTP APIs cut an integration off after 30 s at
@@ -309,6 +310,15 @@ export const STACK_SETTINGS = Object.freeze({
     readBy: [],
     sets: '`LICENSE_SECRET_ID`',
     meaning: 'use this existing secret for the license (complete ARN); required in production',
+  },
+  secretsExtensionLayerArn: {
+    context: 'secretsExtensionLayerArn',
+    schema: text({ expected: LAYER_VERSION_ARN_EXPECTED, check: matching(LAYER_VERSION_ARN) }),
+    defaultText: '*(from the pinned table)*',
+    readBy: [],
+    sets: 'layer of every function',
+    meaning:
+      "the AWS Parameters and Secrets Lambda Extension layer to use instead of the pinned table's (see \"The extension's layer\"); arm64, the stack's region",
   },
   secretsKmsKeyArn: {
     context: 'secretsKmsKeyArn',
