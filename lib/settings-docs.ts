@@ -4,7 +4,7 @@
  * parameters), rendered from the settings catalogue. `npm run docs:settings` writes them between
  * their markers; test/infra/settings-docs.test.ts fails when a committed table differs.
  */
-import { RUNTIME_SETTINGS, type Setting } from '../lambdas/platform/settings.ts';
+import { defaultTextOf, RUNTIME_SETTINGS, type Setting } from '../lambdas/platform/settings.ts';
 import { STACK_SETTINGS } from './stack-settings.ts';
 
 /** A table's place in a document: between `<!-- settings:<id> -->` and `<!-- /settings:<id> -->`. */
@@ -47,7 +47,7 @@ function readBy(setting: Setting): string {
 export function renderEnvironmentTable(): string {
   const rows = runtimeEntries().map(
     (setting) =>
-      `| \`${setting.env}\` | ${cell(shownDefault(setting.defaultText, ''))} | ${readBy(setting)} | ${cell(onAws(setting))} | ${cell(setting.meaning)} |`,
+      `| \`${setting.env}\` | ${cell(shownDefault(defaultTextOf(setting), ''))} | ${readBy(setting)} | ${cell(onAws(setting))} | ${cell(setting.meaning)} |`,
   );
   return [
     '| variable | default | read by | on AWS (context key) | meaning |',
@@ -62,11 +62,11 @@ export function renderContextTable(): string {
     .filter((setting) => setting.context !== undefined)
     .map(
       (setting) =>
-        `| \`${setting.context}\` | ${cell(shownDefault(setting.defaultText, '*(none)*'))} | \`${setting.env}\` (${setting.readBy.join(', ')}) | ${cell(setting.meaning)} |`,
+        `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting), '*(none)*'))} | \`${setting.env}\` (${setting.readBy.join(', ')}) | ${cell(setting.meaning)} |`,
     );
   const stackRows = stackEntries().map(
     (setting) =>
-      `| \`${setting.context}\` | ${cell(setting.defaultText)} | ${cell(setting.sets ?? '')} | ${cell(setting.meaning)} |`,
+      `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting), '*(none)*'))} | ${cell(setting.sets ?? '')} | ${cell(setting.meaning)} |`,
   );
   return ['| key | default | sets | meaning |', '|---|---|---|---|', ...runtimeRows, ...stackRows].join('\n');
 }

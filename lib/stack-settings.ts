@@ -137,7 +137,6 @@ export const STACK_SETTINGS = Object.freeze({
   production: {
     context: 'production',
     schema: flag(false),
-    defaultText: '`false`',
     readBy: [],
     sets: 'synth checks',
     meaning:
@@ -146,7 +145,6 @@ export const STACK_SETTINGS = Object.freeze({
   acceptUnsignedLicenses: {
     context: 'acceptUnsignedLicenses',
     schema: flag(false),
-    defaultText: '`false`',
     readBy: [],
     sets: 'synth check',
     meaning: 'let a production synth run without `licensePublicKey`: any license document is then accepted',
@@ -173,7 +171,6 @@ export const STACK_SETTINGS = Object.freeze({
       max: HTTP_API_INTEGRATION_TIMEOUT_SECONDS - 1,
       unit: ' seconds (below the 29 s API Gateway integration timeout)',
     }),
-    defaultText: '`28`',
     readBy: [],
     sets: 'Lambda timeout of execute-v1, execute-v2, version',
     meaning: '3 to 28 s (below the 29 s integration timeout)',
@@ -188,7 +185,6 @@ export const STACK_SETTINGS = Object.freeze({
         ` seconds (a /_/metrics scrape that cannot reach CloudWatch fails after up to ${CLOUDWATCH_CALL_MAX_MS / 1000} s, ` +
         `and the function needs ${MIN_ANSWER_MARGIN_SECONDS} s more to answer)`,
     }),
-    defaultText: '`10`',
     readBy: [],
     sets: 'Lambda timeout of aux',
     meaning: `${MIN_AUX_TIMEOUT_SECONDS} to 28 s: a \`GET /_/metrics\` whose CloudWatch call fails takes up to ${CLOUDWATCH_CALL_MAX_MS / 1000} s, and the function needs ${MIN_ANSWER_MARGIN_SECONDS} s more to answer`,
@@ -196,7 +192,6 @@ export const STACK_SETTINGS = Object.freeze({
   executeMemoryMb: {
     context: 'executeMemoryMb',
     schema: integer({ fallback: 512, min: 128, max: 10_240, unit: ' MB' }),
-    defaultText: '`512`',
     readBy: [],
     sets: 'memory of execute-v1, execute-v2',
     meaning:
@@ -205,7 +200,6 @@ export const STACK_SETTINGS = Object.freeze({
   auxMemoryMb: {
     context: 'auxMemoryMb',
     schema: integer({ fallback: 256, min: 128, max: 10_240, unit: ' MB' }),
-    defaultText: '`256`',
     readBy: [],
     sets: 'memory of version, aux',
     meaning: '128 to 10240 MB',
@@ -213,7 +207,6 @@ export const STACK_SETTINGS = Object.freeze({
   throttleRateLimit: {
     context: 'throttleRateLimit',
     schema: decimal({ fallback: 100, min: 1, max: 1_000_000 }),
-    defaultText: '`100`',
     readBy: [],
     sets: 'stage throttling',
     meaning: 'steady requests per second, all routes together',
@@ -221,7 +214,6 @@ export const STACK_SETTINGS = Object.freeze({
   throttleBurstLimit: {
     context: 'throttleBurstLimit',
     schema: integer({ fallback: 200, min: 1, max: 1_000_000 }),
-    defaultText: '`200`',
     readBy: [],
     sets: 'stage throttling',
     meaning: 'burst size',
@@ -229,7 +221,6 @@ export const STACK_SETTINGS = Object.freeze({
   reserveConcurrency: {
     context: 'reserveConcurrency',
     schema: flag(true),
-    defaultText: '`true`',
     readBy: [],
     sets: 'reserved concurrency of every function',
     meaning:
@@ -254,7 +245,6 @@ export const STACK_SETTINGS = Object.freeze({
   auxConcurrency: {
     context: 'auxConcurrency',
     schema: integer({ ...CONCURRENCY, fallback: 10 }),
-    defaultText: '`10`',
     readBy: [],
     sets: 'reserved concurrency of aux',
     meaning: '`/_/about` and `/_/license` answer in milliseconds; `/_/metrics` is cached for 60 s',
@@ -267,7 +257,6 @@ export const STACK_SETTINGS = Object.freeze({
       max: 10_000_000,
       unit: ' (the Lambda "Concurrent executions" quota of the account and region)',
     }),
-    defaultText: '`1000`',
     readBy: [],
     sets: 'synth check',
     meaning:
@@ -289,7 +278,6 @@ export const STACK_SETTINGS = Object.freeze({
         ? { value: days }
         : { problem: `CloudWatch Logs accepts only ${LOG_RETENTION_DAYS.join(', ')}; got ${days}` },
     ),
-    defaultText: '`30`',
     readBy: [],
     sets: 'all log groups',
     meaning: `one of CloudWatch's values: ${LOG_RETENTION_DAYS.join(', ')} (9999: never expire)`,
@@ -389,7 +377,6 @@ export const STACK_SETTINGS = Object.freeze({
   disableExecuteApiEndpoint: {
     context: 'disableExecuteApiEndpoint',
     schema: flag(false),
-    defaultText: '`false`',
     readBy: [],
     sets: 'API',
     meaning: 'with a custom domain: turn off the default `execute-api` URL',
@@ -416,7 +403,6 @@ export const STACK_SETTINGS = Object.freeze({
   alarm5xxRatePercent: {
     context: 'alarm5xxRatePercent',
     schema: decimal({ fallback: 5, min: 0.1, max: 100 }),
-    defaultText: '`5`',
     readBy: [],
     sets: 'alarm',
     meaning: '5xx share of requests (5-minute periods, 2 of 3; needs at least 10 requests)',
@@ -424,7 +410,6 @@ export const STACK_SETTINGS = Object.freeze({
   alarmP99LatencyMs: {
     context: 'alarmP99LatencyMs',
     schema: integer({ fallback: 10_000, min: 100, max: 60_000, unit: ' ms' }),
-    defaultText: '`10000`',
     readBy: [],
     sets: 'alarm',
     meaning: 'API Gateway p99 latency (3 periods of 5 minutes)',
@@ -432,7 +417,6 @@ export const STACK_SETTINGS = Object.freeze({
   alarmUpstreamTimeouts: {
     context: 'alarmUpstreamTimeouts',
     schema: integer({ fallback: 5, min: 1, max: 1_000_000 }),
-    defaultText: '`5`',
     readBy: [],
     sets: 'alarm',
     meaning: 'upstream timeouts (-32003) per 5 minutes, all APIs',
@@ -440,7 +424,6 @@ export const STACK_SETTINGS = Object.freeze({
   licenseWarningDays: {
     context: 'licenseWarningDays',
     schema: integer({ fallback: 14, min: 1, max: 365, unit: ' days' }),
-    defaultText: '`14`',
     readBy: [],
     sets: 'alarm',
     meaning: 'warn when the license expires within this many days',

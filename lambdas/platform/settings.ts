@@ -263,8 +263,11 @@ export interface Setting<T = unknown> {
   readonly notDeployable?: NotDeployable;
   /** Parses an environment or context value: default, bounds, the message of a bad value. */
   readonly schema: z.ZodType<T>;
-  /** The default as the docs show it (markdown; a bare value is shown as code). */
-  readonly defaultText: string;
+  /**
+   * The default as the docs show it (markdown; a bare value is shown as code), when it is not
+   * simply what the schema gives for an unset value.
+   */
+  readonly defaultText?: string;
   /** The functions whose code reads it (the local server runs all four). */
   readonly readBy: readonly FunctionName[];
   /** Shown under `settings` by `GET /_/about` (never a secret, never a target or database). */
@@ -302,7 +305,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'ERP_DEFAULT_TIMEOUT',
     context: 'defaultTimeout',
     schema: integer({ fallback: 15, min: 1, max: 900, unit: ' seconds' }),
-    defaultText: '15',
     readBy: [...UPSTREAM, 'aux'],
     about: true,
     meaning: 'upstream timeout (s) when the request has no valid `x-request-timeout`',
@@ -311,7 +313,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'ERP_MAX_TIMEOUT',
     context: 'maxTimeout',
     schema: integer({ fallback: 25, min: 1, max: 900, unit: ' seconds' }),
-    defaultText: '25',
     readBy: [...UPSTREAM, 'aux'],
     about: true,
     meaning: 'cap on `x-request-timeout` (s); on AWS at least 2 s below `lambdaTimeout`',
@@ -340,7 +341,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'ERP_V1_TRANSPORT',
     context: 'v1Transport',
     schema: choice<V1TransportMode>(V1_TRANSPORTS, 'auto'),
-    defaultText: 'auto',
     readBy: ['execute-v1', 'aux'],
     about: true,
     meaning:
@@ -350,7 +350,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'ERP_V2_TRANSPORT',
     context: 'v2Transport',
     schema: choice<V2TransportMode>(V2_TRANSPORTS, 'json2'),
-    defaultText: 'json2',
     readBy: ['execute-v2', 'aux'],
     about: true,
     meaning:
@@ -360,7 +359,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'ERP_STRIP_DEBUG',
     context: 'stripDebug',
     schema: flag(false),
-    defaultText: 'false',
     readBy: ['execute-v1', 'execute-v2', 'aux'],
     about: true,
     meaning: 'remove `debug` (server tracebacks) from ERP error data',
@@ -374,7 +372,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       max: LAMBDA_RESPONSE_LIMIT_BYTES,
       unit: ' bytes',
     }),
-    defaultText: String(DEFAULT_MAX_RESPONSE_BYTES),
     readBy: [...UPSTREAM, 'aux'],
     about: true,
     meaning: 'largest ERP answer read; ten times that (at most 64 MiB) when the client accepts gzip or br',
@@ -386,7 +383,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       why: 'the ARN of the proxy-keys secret: the one the stack creates, or `proxyKeysSecretArn`',
     },
     schema: text(),
-    defaultText: '',
     readBy: ALL,
     meaning:
       'Secrets Manager secret holding the proxy keys (plain key or the JSON form); set only one of `PROXY_API_KEY`, `PROXY_API_KEYS` and this',
@@ -398,7 +394,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       why: 'the ARN of the license secret: the one the stack creates, or `licenseSecretArn`',
     },
     schema: text(),
-    defaultText: '',
     readBy: ALL,
     meaning: 'Secrets Manager secret holding the license JSON',
   },
@@ -409,7 +404,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       expected: 'an Ed25519 public key (base64 or PEM, from npm run license -- keygen)',
       check: (key) => parsePublicKey(key) !== undefined,
     }),
-    defaultText: '',
     readBy: ALL,
     meaning: 'Ed25519 public key (base64 or PEM); when set, licenses must be signed',
   },
@@ -417,7 +411,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'SECRETS_MAX_AGE',
     context: 'secretsMaxAge',
     schema: integer({ fallback: 300, min: 1, max: 86_400, unit: ' seconds' }),
-    defaultText: '300',
     readBy: ALL,
     about: true,
     meaning: 'seconds the secrets are cached: how long a key rotation or a new license takes to apply',
@@ -442,7 +435,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       expected: AUX_PUBLIC_NAMES.map((name) => `"${name}"`).join(' and/or '),
       check: (name) => (AUX_PUBLIC_NAMES as readonly string[]).includes(name),
     }).transform((names) => new Set(names as AuxPublicName[]) as ReadonlySet<AuxPublicName>),
-    defaultText: '',
     readBy: ['aux'],
     about: true,
     meaning:
@@ -456,7 +448,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       value: '300',
     },
     schema: integer({ fallback: 300, min: 60, max: 86_400, unit: ' seconds' }),
-    defaultText: '300',
     readBy: ['aux'],
     meaning: 'AWS: the window `/_/metrics` reads from CloudWatch',
   },
@@ -468,7 +459,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       value: '60',
     },
     schema: integer({ fallback: 60, min: 1, max: 3_600, unit: ' seconds' }),
-    defaultText: '60',
     readBy: ['aux'],
     meaning: 'AWS: how long a `/_/metrics` answer is reused',
   },
@@ -476,7 +466,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'LOG_LEVEL',
     context: 'logLevel',
     schema: choice(LOG_LEVELS, 'INFO'),
-    defaultText: 'INFO',
     readBy: ALL,
     meaning:
       '`TRACE`, `DEBUG`, `INFO`, `WARN`, `ERROR`, `CRITICAL`, `SILENT`; `POWERTOOLS_LOG_LEVEL`, when set, wins',
@@ -485,7 +474,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'POWERTOOLS_LOG_LEVEL',
     notDeployable: { by: 'stack', why: 'the stack sets it to `logLevel`, as `LOG_LEVEL`' },
     schema: choice(LOG_LEVELS),
-    defaultText: '',
     readBy: ALL,
     meaning: "Powertools' own log level variable; wins over `LOG_LEVEL`, as in Powertools",
   },
@@ -497,7 +485,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       value: SERVICE_NAME,
     },
     schema: textOr(SERVICE_NAME),
-    defaultText: SERVICE_NAME,
     readBy: ALL,
     meaning: 'service name in logs and metrics',
   },
@@ -509,7 +496,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       value: METRICS_NAMESPACE,
     },
     schema: textOr(METRICS_NAMESPACE),
-    defaultText: METRICS_NAMESPACE,
     readBy: ALL,
     meaning: 'CloudWatch namespace of the service metrics',
   },
@@ -517,7 +503,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'PORT',
     notDeployable: { by: 'local', why: 'API Gateway invokes the functions; nothing listens' },
     schema: integer({ fallback: 8787, min: 1, max: 65_535, unit: ' (a port number)' }),
-    defaultText: '8787',
     readBy: [],
     meaning: 'local server port',
   },
@@ -525,7 +510,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'HOST',
     notDeployable: { by: 'local', why: 'API Gateway invokes the functions; nothing listens' },
     schema: textOr('127.0.0.1'),
-    defaultText: '127.0.0.1',
     readBy: [],
     meaning: 'local server address',
   },
@@ -547,7 +531,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       why: 'a key in a function environment would be readable by anyone who can read the function: on AWS the keys are in the proxy-keys secret',
     },
     schema: text(),
-    defaultText: '',
     readBy: [],
     meaning:
       'several named keys: `{"keys":[{"name":"billing","key":"..."}]}`; the name appears in logs. A name may repeat (a rotation); a key value may not',
@@ -559,7 +542,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
       why: 'a function has no file of yours: on AWS the license is in the license secret',
     },
     schema: text(),
-    defaultText: '',
     readBy: [],
     meaning: 'local license file; with no license configured, a local run uses a development license',
   },
@@ -649,6 +631,13 @@ export function parseSettings<C extends Record<string, Setting>>(
     else problems.push(...parsed.error.issues.map((issue) => `${name}: ${issue.message}`));
   }
   return { values: values as Partial<{ [K in keyof C]: SettingValue<C[K]> }>, problems };
+}
+
+/** A setting's default as the docs show it: its `defaultText`, else what its schema gives unset. */
+export function defaultTextOf(setting: Setting): string {
+  if (setting.defaultText !== undefined) return setting.defaultText;
+  const parsed = setting.schema.safeParse(undefined);
+  return parsed.success && parsed.data !== undefined ? environmentText(parsed.data) : '';
 }
 
 /** A parsed value as environment text: a list or set comma-separated, anything else as text. */
