@@ -108,39 +108,41 @@ function routeOf(url: string, method: string): Route | undefined {
   )[0];
 }
 
+/**
+ * The `curl` commands of shell text (a code block, or what a command printed), `where` naming
+ * the text and `firstLine` its first line's number; `answer` goes to the text's only curl.
+ */
+export function curlCommands(text: string, where: string, firstLine = 1, answer?: string): CurlExample[] {
+  const curls = shellCommands(text).filter(({ words }) => words[0] === 'curl');
+  return curls.map(({ words, line: lineInText }) => {
+    const headers: Record<string, string> = {};
+    let body: string | undefined;
+    let url: string | undefined;
+    for (let i = 1; i < words.length; i += 1) {
+      const word = words[i] ?? '';
+      if (word === '-H') {
+        const [name = '', ...value] = (words[++i] ?? '').split(':');
+        headers[name.trim().toLowerCase()] = value.join(':').trim();
+      } else if (word === '-d') body = words[++i];
+      else if (!word.startsWith('-')) url = word;
+    }
+    const method = body === undefined ? 'GET' : 'POST';
+    const at = `${where}:${firstLine + lineInText}`;
+    const route = url === undefined ? undefined : routeOf(url, method);
+    if (url === undefined || route === undefined)
+      throw new Error(`${at}: a curl whose URL names no route of the proxy`);
+    return { where: at, method, url, route, headers, body, answer: curls.length === 1 ? answer : undefined };
+  });
+}
+
 /** Every `curl` example of a Markdown file of the repository (`README.md`, `docs/deployment.md`). */
 export function curlExamples(file: string): CurlExample[] {
   const markdown = readFileSync(`${root}${file}`, 'utf8');
   const blocks = codeBlocks(markdown);
-  const examples: CurlExample[] = [];
-  blocks.forEach(({ block }, index) => {
-    if (block.lang !== 'sh') return;
-    const curls = shellCommands(block.text).filter(({ words }) => words[0] === 'curl');
+  return blocks.flatMap(({ block }, index) => {
+    if (block.lang !== 'sh') return [];
     const next = blocks[index + 1];
-    const answer =
-      curls.length === 1 && next?.followsPrevious && next.block.lang === 'json'
-        ? next.block.text.trim()
-        : undefined;
-    for (const { words, line: lineInBlock } of curls) {
-      const headers: Record<string, string> = {};
-      let body: string | undefined;
-      let url: string | undefined;
-      for (let i = 1; i < words.length; i += 1) {
-        const word = words[i] ?? '';
-        if (word === '-H') {
-          const [name = '', ...value] = (words[++i] ?? '').split(':');
-          headers[name.trim().toLowerCase()] = value.join(':').trim();
-        } else if (word === '-d') body = words[++i];
-        else if (!word.startsWith('-')) url = word;
-      }
-      const method = body === undefined ? 'GET' : 'POST';
-      const line = block.line + lineInBlock;
-      const route = url === undefined ? undefined : routeOf(url, method);
-      if (url === undefined || route === undefined) {
-        throw new Error(`${file}:${line}: a curl example whose URL names no route of the proxy`);
-      }
-      examples.push({ where: `${file}:${line}`, method, url, route, headers, body, answer });
-    }
+    const answer = next?.followsPrevious && next.block.lang === 'json' ? next.block.text.trim() : undefined;
+    return curlCommands(block.text, file, block.line, answer);
   });
-  return examples;
 }
