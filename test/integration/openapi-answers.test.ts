@@ -12,28 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../../bin/openapi.ts';
 import { MAX_REQUEST_HEADER_BYTES } from '../../lambdas/local/server.ts';
 import { USERS, useErpDouble, withProxy } from '../support/fixtures.ts';
+import { deref, type Json, openApiDocument } from '../support/openapi-doc.ts';
 import type { ProxyHarness } from '../support/proxy-harness.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
-type Json = Record<string, unknown>;
-const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, Json>>; components: Json };
+const doc = openApiDocument as { paths: Record<string, Record<string, Json>>; components: Json };
 const DOC_ID = 'https://erp-proxy.invalid/openapi.json';
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 ajv.addSchema({ $id: DOC_ID, components: doc.components });
-
-/** A local `$ref` target (`#/components/...`). */
-function deref(value: unknown): Json {
-  const target = (value as { $ref?: string }).$ref;
-  if (target === undefined) return value as Json;
-  return target
-    .slice(2)
-    .split('/')
-    .reduce<unknown>((node, key) => (node as Json)[key], doc) as Json;
-}
 
 /** A schema of the document with its local references made absolute, for ajv. */
 function resolvable(schema: unknown): Json {
@@ -58,7 +47,7 @@ interface Answer {
 /** Checks that the document lists `answer` for the operation, and that the body fits its schema. */
 function expectDocumented(method: string, path: string, answer: Answer, strict = false): void {
   const operation = doc.paths[path]?.[method.toLowerCase()] as { responses: Json } | undefined;
-  const response = deref(operation?.responses[String(answer.status)] ?? {});
+  const response = deref<Json>(operation?.responses[String(answer.status)] ?? {});
   const where = `${method} ${path} ${answer.status} ${answer.body.slice(0, 120)}`;
   expect(response.content, `${where}: status not documented`).toBeDefined();
   const mediaType = answer.contentType.split(';')[0]?.trim() ?? '';

@@ -10,16 +10,16 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, OPENAPI_PATH, renderOpenApi } from '../../bin/openapi.ts';
+import { OPENAPI_PATH, renderOpenApi } from '../../bin/openapi.ts';
 import { GATEWAY_ANSWERS } from '../../lambdas/local/gateway-answers.ts';
 import { mayHaveRun, PROXY_ERROR_ROWS } from '../../lambdas/platform/error-table.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
+import { deref, type Json, openApiDocument } from '../support/openapi-doc.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const committed = readFileSync(`${root}${OPENAPI_PATH}`, 'utf8');
 
-type Json = Record<string, unknown>;
-const doc = buildOpenApiDocument() as {
+const doc = openApiDocument as {
   openapi: string;
   paths: Record<string, Record<string, Json>>;
   components: {
@@ -33,16 +33,6 @@ const doc = buildOpenApiDocument() as {
   };
   'x-error-codes': Json[];
 };
-
-/** Follows a local `$ref` (`#/components/...`) to what it names. */
-function deref<T>(value: unknown): T {
-  const target = (value as { $ref?: string }).$ref;
-  if (target === undefined) return value as T;
-  return target
-    .slice(2)
-    .split('/')
-    .reduce<unknown>((node, key) => (node as Json)[key], doc) as T;
-}
 
 /** The error codes a response lists in its envelope schema. */
 function envelopeCodes(response: { content: Record<string, { schema: Json }> }): number[] {
