@@ -64,6 +64,7 @@ export async function withCallContext<T>(
       compressedResponse: compressed,
       clientIp: inbound.sourceIp,
       stripDebug: config.stripDebug,
+      ...(inbound.answerLease ? { answerLease: inbound.answerLease } : {}),
       state,
     });
   } finally {

@@ -4,6 +4,7 @@
  * from the API Gateway event (`middleware/inbound-call.ts`), so the core never sees an event and
  * its tests need no fake events.
  */
+import type { AnswerLease } from '../platform/answer-budget.ts';
 
 /**
  * The request body, read once after the caller was authenticated: the parsed JSON and the text
@@ -26,4 +27,6 @@ export interface InboundCall {
   readonly sourceIp: string | undefined;
   /** Milliseconds left before the function is cut off, read when the call starts; none locally in tests. */
   readonly remainingMs: (() => number) | undefined;
+  /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
+  readonly answerLease?: AnswerLease;
 }

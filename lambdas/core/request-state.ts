@@ -5,6 +5,7 @@
  * `kwargs` or a result.
  */
 import type { Context } from 'aws-lambda';
+import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
 export type { ApiName, Outcome };
@@ -33,7 +34,10 @@ export interface RequestState {
   responseBytes?: number;
 }
 
-/** The Lambda context as the proxy's handlers see it. */
-export interface ProxyContext extends Context {
+/**
+ * The Lambda context as the proxy's handlers see it: the request's state, and on the local
+ * server the invocation's answer lease.
+ */
+export interface ProxyContext extends Context, WithAnswerLease {
   proxy: RequestState;
 }

@@ -22,5 +22,6 @@ export function toInboundCall(event: ProxyEvent, context: ProxyContext): Inbound
       typeof context.getRemainingTimeInMillis === 'function'
         ? () => context.getRemainingTimeInMillis()
         : undefined,
+    ...(context.answerLease ? { answerLease: context.answerLease } : {}),
   };
 }

@@ -5,6 +5,7 @@
  * answers (redirects, front-proxy errors, HTML pages).
  */
 
+import type { AnswerLease } from '../platform/answer-budget.ts';
 import { echoed } from '../platform/bounded-text.ts';
 import {
   BadUpstreamResponseError,
@@ -74,6 +75,8 @@ export interface CallContext {
   readonly stripDebug: boolean;
   /** Every exchange of this request only reads (the version endpoints). */
   readonly readOnly?: boolean;
+  /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
+  readonly answerLease?: AnswerLease;
   readonly state: UpstreamRecord;
 }
 
@@ -144,6 +147,7 @@ export async function sendExchange(
       maxResponseBytes: context.maxResponseBytes,
       compressedResponse: context.compressedResponse,
       ...(context.readOnly ? { readOnly: true } : {}),
+      ...(context.answerLease ? { answerLease: context.answerLease } : {}),
     });
     context.state.upstreamStatus = response.status;
     return response;

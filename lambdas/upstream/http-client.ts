@@ -14,7 +14,7 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
-import { type AnswerLease, currentAnswerLease } from '../platform/answer-budget.ts';
+import type { AnswerLease } from '../platform/answer-budget.ts';
 import { allocateWithRoom } from '../platform/buffers.ts';
 import {
   ProxyError,
@@ -45,6 +45,8 @@ export interface UpstreamRequest {
   readonly compressedResponse?: boolean;
   /** The call only reads (a version lookup): after a timeout, retrying is safe all the same. */
   readonly readOnly?: boolean;
+  /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
+  readonly answerLease?: AnswerLease;
 }
 
 export interface UpstreamResponse {
@@ -615,7 +617,7 @@ class NodeHttpClient implements HttpClient {
 
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     // The invocation's share of the local server's memory for answers (none on Lambda).
-    const lease = currentAnswerLease();
+    const lease = request.answerLease;
     try {
       return await this.attempt(request, this.agents, lease);
     } catch (failure) {
