@@ -7,6 +7,7 @@
 import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type { InboundBody } from './inbound-call.ts';
 
 export type { ApiName, Outcome };
 
@@ -40,4 +41,6 @@ export interface RequestState {
  */
 export interface ProxyContext extends Context, WithAnswerLease {
   proxy: RequestState;
+  /** The request body, once `jsonBody` read it (after the caller was authenticated). */
+  body?: InboundBody;
 }

@@ -13,7 +13,7 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(event: ProxyEvent, context: ProxyContext): InboundCall {
   const headers = event.headers ?? {};
   return {
-    body: parsedBodyOf(event),
+    body: parsedBodyOf(context),
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
     acceptEncoding: headers['accept-encoding'],

@@ -21,6 +21,7 @@
  */
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { InboundBody } from '../core/inbound-call.ts';
+import type { ProxyContext } from '../core/request-state.ts';
 import { isJsonObject } from '../platform/json.ts';
 import type { ProxyEvent, ProxyMiddleware, ProxyRequest } from './types.ts';
 
@@ -35,11 +36,9 @@ const parserOptions: ParserOptions = { disableContentTypeCheck: true };
 /** The package's parser: `before` replaces `event.body` with the parsed value, or throws. */
 const parser = httpJsonBodyParser<ProxyEvent>(parserOptions);
 
-const bodies = new WeakMap<ProxyEvent, InboundBody>();
-
-/** The body as `jsonBody` read it; `{ ok: false }` when the middleware did not run. */
-export function parsedBodyOf(event: ProxyEvent): InboundBody {
-  return bodies.get(event) ?? { ok: false, problem: 'the request body was not read' };
+/** The body as `jsonBody` read it (on the context); `{ ok: false }` when the middleware did not run. */
+export function parsedBodyOf(context: ProxyContext): InboundBody {
+  return context.body ?? { ok: false, problem: 'the request body was not read' };
 }
 
 /** The reason given for a body that is not UTF-8 (the bytes themselves are never quoted). */
@@ -108,7 +107,7 @@ async function readBody(request: ProxyRequest): Promise<InboundBody> {
 export function jsonBody(): ProxyMiddleware {
   const jsonBodyBefore = async (request: ProxyRequest): Promise<void> => {
     const body = await readBody(request);
-    bodies.set(request.event, body);
+    request.context.body = body;
     // The whole body is known now: its `id` is the one to echo, even where the bounded look found
     // another (a repeated member) or none (past the look's reach); none when it cannot be read.
     const id = body.ok && isJsonObject(body.value) ? body.value.id : undefined;

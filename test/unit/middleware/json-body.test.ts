@@ -19,7 +19,7 @@ async function read(body: string, isBase64Encoded: boolean) {
   const context = { proxy: { api: 'v1', startedAt: 0, envelopeId: null } } as unknown as ProxyContext;
   const request = { event, context, response: null, error: null, internal: {} } as unknown as ProxyRequest;
   await jsonBody().before?.(request);
-  return { body: parsedBodyOf(event), envelopeId: context.proxy.envelopeId };
+  return { body: parsedBodyOf(context), envelopeId: context.proxy.envelopeId };
 }
 
 const base64 = (...parts: Array<string | number[]>) =>
