@@ -14,7 +14,6 @@ import { type LambdaResponse, outcomeResponse } from './envelope.ts';
 import type { InboundBody, InboundCall } from './inbound-call.ts';
 import type { RequestState } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
-import { negotiateEncoding } from './response-encoding.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
 const COMPRESSED_READ_FACTOR = 10;
@@ -48,7 +47,7 @@ export async function withCallContext<T>(
     maxSeconds: config.maxTimeoutSeconds,
     remainingMs: remaining,
   });
-  const compressed = negotiateEncoding(inbound.acceptEncoding) !== undefined;
+  const compressed = inbound.responseEncoding !== undefined;
   const deadline = new AbortController();
   const timer = setTimeout(
     () => deadline.abort(new DOMException('The upstream time budget is spent.', 'TimeoutError')),

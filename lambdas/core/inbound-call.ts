@@ -5,6 +5,7 @@
  * its tests need no fake events.
  */
 import type { AnswerLease } from '../platform/answer-budget.ts';
+import type { Encoding } from './response-encoding.ts';
 
 /**
  * The request body, read once after the caller was authenticated: the parsed JSON and the text
@@ -21,8 +22,8 @@ export interface InboundCall {
   readonly presentedProxyKey: string | undefined;
   /** `x-request-timeout` as sent (integer seconds, parsed by the time budget). */
   readonly requestTimeout: string | undefined;
-  /** `Accept-Encoding` as sent: a client that accepts gzip or br may receive larger answers. */
-  readonly acceptEncoding: string | undefined;
+  /** The response encoding negotiated from `Accept-Encoding`: a client that accepts gzip or br may receive larger answers. */
+  readonly responseEncoding: Encoding | undefined;
   /** The caller's address, passed to the ERP as `X-Forwarded-For`. */
   readonly sourceIp: string | undefined;
   /** Milliseconds left before the function is cut off, read when the call starts; none locally in tests. */

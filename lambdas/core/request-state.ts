@@ -8,6 +8,7 @@ import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 import type { InboundBody } from './inbound-call.ts';
+import type { Encoding } from './response-encoding.ts';
 
 export type { ApiName, Outcome };
 
@@ -43,4 +44,6 @@ export interface ProxyContext extends Context, WithAnswerLease {
   proxy: RequestState;
   /** The request body, once `jsonBody` read it (after the caller was authenticated). */
   body?: InboundBody;
+  /** The response encoding, negotiated once from `Accept-Encoding` (the envelope middleware). */
+  responseEncoding?: Encoding;
 }

@@ -16,7 +16,7 @@ export function toInboundCall(event: ProxyEvent, context: ProxyContext): Inbound
     body: parsedBodyOf(context),
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
-    acceptEncoding: headers['accept-encoding'],
+    responseEncoding: context.responseEncoding,
     sourceIp: event.requestContext?.http?.sourceIp,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'
