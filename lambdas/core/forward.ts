@@ -80,7 +80,7 @@ async function forwardExecute(
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
   const call = parse(inbound.body, state, inbound.presentedProxyKey);
-  checkTarget(deps.policy, call.baseUrl.href, call.db);
+  checkTarget(deps.policy, call.baseUrl, call.db);
   const outcome = await withCallContext(inbound, state, deps.config, (callCtx) =>
     transport.call(call, callCtx),
   );
@@ -112,7 +112,7 @@ export async function forwardVersion(
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
   const target = parseVersionTarget(inbound.body, state);
-  checkTarget(deps.policy, target.href);
+  checkTarget(deps.policy, target);
   const version = await withCallContext(inbound, state, deps.config, (callCtx) =>
     deps.versions.version(target, { ...callCtx, readOnly: true }),
   );

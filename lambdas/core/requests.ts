@@ -53,12 +53,8 @@ function rawMembers(text: string): (name: string) => string | undefined {
   return (name) => members.get(name);
 }
 
-function recordTarget(state: RequestState, url: string, db?: string): void {
-  try {
-    state.erpHost = new URL(url).host;
-  } catch {
-    // Validation reports the bad URL; the log line simply has no host.
-  }
+function recordTarget(state: RequestState, url: URL, db?: string): void {
+  state.erpHost = url.host;
   if (db !== undefined) state.erpDb = db;
 }
 
@@ -96,7 +92,7 @@ export function parseV1Call(inbound: InboundBody, state: RequestState, presented
   // A valid body was read: parseEnvelopeBody would have thrown otherwise.
   const raw = rawMembers(inbound.ok ? inbound.text : '');
   return {
-    baseUrl: new URL(body.erp_instance.url),
+    baseUrl: body.erp_instance.url,
     db: body.erp_instance.db,
     apiKey: body.erp_instance.api_key,
     uid: body.erp_instance.user_id,
@@ -175,7 +171,7 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
     throw new InvalidV2TargetError(`Invalid ${PROXY_KEY_AS_ERP_KEY}`);
   }
   return {
-    baseUrl: new URL(body.erp_instance.url),
+    baseUrl: body.erp_instance.url,
     db: body.erp_instance.db,
     apiKey: body.erp_instance.api_key,
     // Ignored unless the call runs over /jsonrpc (ERP_V2_TRANSPORT=auto, ERP 16-18).
@@ -196,7 +192,7 @@ function userIdOf(value: unknown): number | undefined {
 export function parseVersionTarget(inbound: InboundBody, state: RequestState): URL {
   const body = parseEnvelopeBody(inbound, VersionSchema);
   recordTarget(state, body.url);
-  return new URL(body.url);
+  return body.url;
 }
 
 /** Shows a name in a message with control characters (CR/LF included) escaped, shortened. */

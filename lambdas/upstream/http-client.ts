@@ -32,7 +32,10 @@ import { findTargetRefusal } from './target-policy.ts';
 
 export interface UpstreamRequest {
   readonly method: 'GET' | 'POST';
+  /** The target: scheme, host and port (and the path, when `path` is not given). */
   readonly url: URL;
+  /** The path (and query) to request on the target; without it, the URL's own. */
+  readonly path?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
   /** Fires when the request's time budget is spent; bounds connect, headers and body. */
@@ -352,7 +355,7 @@ class AttemptRun {
       // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants none.
       hostname: request.url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: request.url.port || (this.secure ? 443 : 80),
-      path: `${request.url.pathname}${request.url.search}`,
+      path: request.path ?? `${request.url.pathname}${request.url.search}`,
       method: request.method,
       headers: { ...request.headers, ...(this.body ? { 'content-length': String(this.body.length) } : {}) },
       agent,
