@@ -5,15 +5,16 @@
  * its tests need no fake events.
  */
 import type { AnswerLease } from '../platform/answer-budget.ts';
+import type { JsonDocument } from '../platform/json.ts';
 import type { Encoding } from './response-encoding.ts';
 
 /**
- * The request body, read once after the caller was authenticated: the parsed JSON and the text
- * it was parsed from (`params`, `keyword` and `kwargs` are forwarded as that text spells them),
- * or why it could not be read.
+ * The request body, read once after the caller was authenticated, in one scan: the parsed JSON,
+ * each top-level member's text (`params`, `keyword` and `kwargs` are forwarded as the client
+ * spelled them) and whether it nests too deep; or why it could not be read.
  */
 export type InboundBody =
-  | { readonly ok: true; readonly value: unknown; readonly text: string }
+  | Extract<JsonDocument, { readonly ok: true }>
   | { readonly ok: false; readonly problem?: string };
 
 export interface InboundCall {
