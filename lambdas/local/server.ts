@@ -17,7 +17,7 @@ import { createHandler as createExecuteV2Handler } from '../handlers/execute-v2.
 import { createHandler as createAuxHandler } from '../handlers/operator.ts';
 import type { Runtime } from '../handlers/runtime.ts';
 import { createHandler as createVersionHandler } from '../handlers/version.ts';
-import { AnswerBudget, runWithAnswerLease } from '../platform/answer-budget.ts';
+import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
 import type { Config } from '../platform/config.ts';
 import { type FunctionName, findRoute, routeKey } from '../platform/routes.ts';
 import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody, rawGatewayResponse } from './gateway-answers.ts';
@@ -204,6 +204,11 @@ export function buildContext(
     fail: () => undefined,
     succeed: () => undefined,
   };
+}
+
+/** The context an invocation gets: its answer lease travels on it, as a value (no async scope). */
+function withLease(context: Context, lease: AnswerLease): Context & WithAnswerLease {
+  return { ...context, answerLease: lease };
 }
 
 interface StructuredResult {
@@ -409,7 +414,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
   ): Promise<unknown> => {
     const lease = answers.lease();
     // The lease ends with the handler, also one the emulated timeout gave up on (it still runs).
-    const invocation = runWithAnswerLease(lease, () => handlers[fn](event, context));
+    const invocation = handlers[fn](event, withLease(context, lease));
     const release = (): void => lease.release();
     invocation.then(release, release);
     return withFunctionTimeout(invocation, functionTimeoutMs, fn);

@@ -5,22 +5,27 @@
  * Register it right after `observe`, before everything that may throw.
  */
 import { errorResponse } from '../core/envelope.ts';
-import { finalizeResponse } from '../core/response-encoding.ts';
+import { finalizeResponse, negotiateEncoding } from '../core/response-encoding.ts';
 import type { ProxyMiddleware, ProxyRequest } from './types.ts';
 
-function acceptEncoding(request: ProxyRequest): string | undefined {
-  return request.event.headers?.['accept-encoding'];
-}
-
 export function envelopeMiddleware(): ProxyMiddleware {
+  // The encoding is negotiated once, here: the core reads it (a client that accepts gzip or br
+  // may receive larger answers) and the response is compressed with it.
+  const envelopeBefore = (request: ProxyRequest): void => {
+    request.context.responseEncoding = negotiateEncoding(request.event.headers?.['accept-encoding']);
+  };
   const envelopeAfter = (request: ProxyRequest): void => {
     if (request.response) {
-      request.response = finalizeResponse(request.context.proxy, request.response, acceptEncoding(request));
+      request.response = finalizeResponse(
+        request.context.proxy,
+        request.response,
+        request.context.responseEncoding,
+      );
     }
   };
   const envelopeOnError = (request: ProxyRequest): void => {
     const response = errorResponse(request.context.proxy, request.error);
-    request.response = finalizeResponse(request.context.proxy, response, acceptEncoding(request));
+    request.response = finalizeResponse(request.context.proxy, response, request.context.responseEncoding);
   };
-  return { after: envelopeAfter, onError: envelopeOnError };
+  return { before: envelopeBefore, after: envelopeAfter, onError: envelopeOnError };
 }

@@ -13,14 +13,15 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(event: ProxyEvent, context: ProxyContext): InboundCall {
   const headers = event.headers ?? {};
   return {
-    body: parsedBodyOf(event),
+    body: parsedBodyOf(context),
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
-    acceptEncoding: headers['accept-encoding'],
+    responseEncoding: context.responseEncoding,
     sourceIp: event.requestContext?.http?.sourceIp,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'
         ? () => context.getRemainingTimeInMillis()
         : undefined,
+    ...(context.answerLease ? { answerLease: context.answerLease } : {}),
   };
 }

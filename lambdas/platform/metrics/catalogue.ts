@@ -33,7 +33,10 @@ export const MetricName = {
    * `json2`); dimensions api, protocol. Shows which way the protocol bridge sends calls.
    */
   UpstreamCalls: 'UpstreamCalls',
-  /** Days until the license expires (negative once expired); no extra dimension. */
+  /**
+   * Days the license has left to serve calls: until it expires (negative once expired), 0 while it
+   * serves none for another reason (placeholder, malformed, bad signature); no extra dimension.
+   */
   LicenseDaysLeft: 'LicenseDaysLeft',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
@@ -146,7 +149,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'gauge',
     prometheusName: 'erp_proxy_license_days_left',
     dimensions: [],
-    help: 'Days until the license expires (negative once expired).',
+    help: 'Days until the license expires (negative once expired; 0 while it serves no call: placeholder, malformed, bad signature).',
   },
 ] satisfies MetricSpec[]);
 
