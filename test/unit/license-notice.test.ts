@@ -11,6 +11,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { generateKeyPair, signLicense } from '../../lambdas/platform/license.ts';
 import { licenseWarning, warnOnceAboutLicense } from '../../lambdas/platform/license-notice.ts';
 import type { LicenseStatus } from '../../lambdas/platform/secrets.ts';
+import { captureOutputLines } from '../support/captured-output.ts';
 import { withProxy } from '../support/fixtures.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
@@ -78,22 +79,6 @@ describe('a deployed function logs the warning once per execution environment', 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   afterEach(() => vi.restoreAllMocks());
 
-  /**
-   * The proxy's output lines: Powertools prints through its own Console on process.stdout and
-   * process.stderr (a WARN goes to stderr), so the streams' `write` is watched, not the console.
-   */
-  function captureOutput(): () => string[] {
-    const chunks: string[] = [];
-    for (const stream of [process.stdout, process.stderr]) {
-      const original = stream.write.bind(stream);
-      vi.spyOn(stream, 'write').mockImplementation((chunk: unknown, ...rest: unknown[]) => {
-        chunks.push(String(chunk));
-        return original(chunk as string, ...(rest as []));
-      });
-    }
-    return () => chunks.join('').split('\n');
-  }
-
   /** A signed license valid for `days` more days, in a file, and the public key that verifies it. */
   function signedLicense(days: number): { file: string; publicKey: string; signature: string } {
     const keys = generateKeyPair();
@@ -107,7 +92,7 @@ describe('a deployed function logs the warning once per execution environment', 
   it('on its first call that reads the license, not on the next ones; no signature, no key', async () => {
     // Prepare
     const license = signedLicense(5);
-    const lines = captureOutput();
+    const lines = captureOutputLines();
     const env = {
       AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-execute-v1',
       LICENSE_FILE: license.file,
@@ -136,7 +121,7 @@ describe('a deployed function logs the warning once per execution environment', 
   });
 
   it('nothing for a license far from its end, nor from the local server (it warns at start)', async () => {
-    const lines = captureOutput();
+    const lines = captureOutputLines();
     const far = signedLicense(100);
     await withProxy(
       {
