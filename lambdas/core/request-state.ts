@@ -44,6 +44,6 @@ export interface ProxyContext extends Context, WithAnswerLease {
   proxy: RequestState;
   /** The request body, once `jsonBody` read it (after the caller was authenticated). */
   body?: InboundBody;
-  /** The response encoding, negotiated once from `Accept-Encoding` (the envelope middleware). */
+  /** The response encoding, negotiated once from `Accept-Encoding` (`responseEncodingOf`). */
   responseEncoding?: Encoding;
 }

@@ -6,6 +6,7 @@
  */
 import type { InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-state.ts';
+import { responseEncodingOf } from './envelope.ts';
 import { parsedBodyOf } from './json-body.ts';
 import type { ProxyEvent } from './types.ts';
 
@@ -16,7 +17,7 @@ export function toInboundCall(event: ProxyEvent, context: ProxyContext): Inbound
     body: parsedBodyOf(context),
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
-    responseEncoding: context.responseEncoding,
+    responseEncoding: responseEncodingOf(event, context),
     sourceIp: event.requestContext?.http?.sourceIp,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'

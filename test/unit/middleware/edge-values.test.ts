@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
 import { buildContext } from '../../../lambdas/local/server.ts';
-import { envelopeMiddleware } from '../../../lambdas/middleware/envelope.ts';
+import { responseEncodingOf } from '../../../lambdas/middleware/envelope.ts';
 import { toInboundCall } from '../../../lambdas/middleware/inbound-call.ts';
 import { jsonBody } from '../../../lambdas/middleware/json-body.ts';
 import type { ProxyRequest } from '../../../lambdas/middleware/types.ts';
@@ -32,9 +32,11 @@ describe('values the edge hands on', () => {
     'Accept-Encoding %j is negotiated once, to %j, and the core reads that value',
     async (header, expected) => {
       const req = request({ 'accept-encoding': header });
-      await envelopeMiddleware().before?.(req);
-      expect(req.context.responseEncoding).toBe(expected);
       expect(toInboundCall(req.event, req.context).responseEncoding).toBe(expected);
+      expect(req.context.responseEncoding).toBe(expected);
+      // Negotiated once: a changed header is not read again for the response.
+      req.event.headers = { 'accept-encoding': 'br' };
+      expect(responseEncodingOf(req.event, req.context)).toBe(expected);
     },
   );
 
