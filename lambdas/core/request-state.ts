@@ -5,7 +5,7 @@
  * `kwargs` or a result.
  */
 import type { Context } from 'aws-lambda';
-import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
 export type { ApiName, Outcome };
 
@@ -31,6 +31,15 @@ export interface RequestState {
   errorCode?: number;
   /** Size of the response body sent to the client. */
   responseBytes?: number;
+  /** `POST /mcp`: the JSON-RPC method of the MCP message (`initialize`, `tools/list`, `tools/call`...). */
+  mcpMethod?: string;
+  /** `POST /mcp`: the tool a `tools/call` ran (one of the known tools). */
+  tool?: McpToolName;
+  /**
+   * A bug caught where the answer must still be a normal one (an MCP tool's result, with
+   * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.
+   */
+  internalError?: unknown;
 }
 
 /** The Lambda context as the proxy's handlers see it. */
