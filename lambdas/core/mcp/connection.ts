@@ -79,7 +79,7 @@ export function erpUrl(headers: ErpHeaders): URL {
   const parsed = baseUrl.safeParse(headers.url.trim());
   if (!parsed.success) {
     throw invalid(
-      `The x-erp-url header ${parsed.error.issues[0]?.message ?? 'is not a valid URL'} (the ERP's base URL, such as https://erp.example.com).`,
+      `The x-erp-url header ${parsed.error.issues[0]?.message ?? 'must be a URL'}: the ERP's base URL.`,
     );
   }
   return new URL(parsed.data);

@@ -37,7 +37,14 @@ const model = z
   .regex(MODEL_NAME, 'expected a model name such as res.partner')
   .describe('Technical name of the model, such as res.partner (list_models lists them).');
 const domain = z
-  .array(z.unknown())
+  .array(
+    z.union([
+      z.enum(['&', '|', '!']),
+      // [field, operator, value]; Odoo's always-true and always-false leaves use 1 and 0 as the field.
+      z.tuple([z.union([z.string(), z.number()]), z.string(), z.unknown()]),
+    ]),
+  )
+  .max(MAX_LIMIT)
   .describe(
     'Odoo domain: a list of conditions [field, operator, value], such as [["is_company", "=", true]], joined by "&" unless "|" or "!" come before them; [] matches every record.',
   );
