@@ -7,81 +7,42 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_RESULT_CHARS } from '../../lambdas/core/mcp/answers.ts';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
 import { USERS, useErpAndProxy, useErpDouble, useProxy } from '../support/fixtures.ts';
+import {
+  erpHeaders as connectionHeaders,
+  connectMcp,
+  isError,
+  json,
+  READ_TOOLS,
+  texts,
+  toolError,
+  WRITE_TOOLS,
+  withMcpClient,
+} from '../support/mcp-client.ts';
 import { type ProxyHarness, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
 
-const READ_TOOLS = ['search_read', 'read', 'search_count', 'fields_get', 'list_models', 'erp_version'];
-const WRITE_TOOLS = ['create', 'write', 'unlink', 'call_method'];
-
 /** The headers of an MCP client's configuration for the double's `erp_a` as its admin. */
 function erpHeaders(double: ErpDouble, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    'x-erp-url': double.url,
-    'x-erp-db': 'erp_a',
-    'x-erp-api-key': admin.apiKey,
-    'x-erp-user-id': String(admin.uid),
+    ...connectionHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey, uid: admin.uid }),
     ...extra,
   };
 }
 
-/** An SDK client connected to the proxy's `/mcp` with these headers; `errors` collects what it reports. */
-async function connect(
-  proxy: ProxyHarness,
-  headers: Record<string, string>,
-): Promise<{ client: Client; errors: Error[] }> {
-  const client = new Client({ name: 'erp-proxy-tests', version: '1.0.0' });
-  const errors: Error[] = [];
-  client.onerror = (error) => errors.push(error);
-  const transport = new StreamableHTTPClientTransport(new URL(`${proxy.url}/mcp`), {
-    requestInit: { headers },
-  });
-  await client.connect(transport);
-  return { client, errors };
-}
+const connect = (proxy: ProxyHarness, headers: Record<string, string>) => connectMcp(proxy.url, headers);
 
-/** Runs `test` with a connected client, and closes it whatever happens. */
-async function withClient<T>(
+function withClient<T>(
   proxy: ProxyHarness,
   headers: Record<string, string>,
   test: (client: Client, errors: Error[]) => Promise<T>,
 ): Promise<T> {
-  const { client, errors } = await connect(proxy, headers);
-  try {
-    return await test(client, errors);
-  } finally {
-    await client.close();
-  }
-}
-
-/** The texts of a tool result. */
-function texts(result: unknown): string[] {
-  return ((result as CallToolResult).content ?? []).map((item) => (item.type === 'text' ? item.text : ''));
-}
-
-/** A tool result's JSON (its first text). */
-function json(result: unknown): unknown {
-  return JSON.parse(texts(result)[0] ?? 'null');
-}
-
-/** The error of a failed tool result. */
-function toolError(result: unknown): {
-  source: string;
-  code: number;
-  name?: string;
-  message: string;
-  retry_safe: boolean;
-  retry: string;
-} {
-  expect((result as CallToolResult).isError).toBe(true);
-  return (json(result) as { error: ReturnType<typeof toolError> }).error;
+  return withMcpClient(proxy.url, headers, test);
 }
 
 /** The proxy's JSON log lines written while `act` runs. */
@@ -140,7 +101,7 @@ describe('POST /mcp, read-only by default', () => {
         name: 'create',
         arguments: { model: 'res.partner', values: {} },
       });
-      expect((create as CallToolResult).isError).toBe(true);
+      expect(isError(create)).toBe(true);
       expect(texts(create)[0]).toMatch(/create not found/);
     });
   });
@@ -232,7 +193,7 @@ describe('POST /mcp, read-only by default', () => {
         name: 'search_read',
         arguments: { model: 'res partner; drop', limit: 0 },
       });
-      expect((result as CallToolResult).isError).toBe(true);
+      expect(isError(result)).toBe(true);
       expect(texts(result)[0]).toMatch(/Invalid arguments for tool search_read/);
     });
     expect(double.requests.filter((r) => r.path.startsWith('/json/2/'))).toHaveLength(0);
@@ -256,7 +217,7 @@ describe('POST /mcp, read-only by default', () => {
         expect(error.message).toMatch(/^The x-erp-api-key header is missing\./);
         // The version needs the URL only.
         const version = await client.callTool({ name: 'erp_version', arguments: {} });
-        expect((version as CallToolResult).isError).toBeFalsy();
+        expect(isError(version)).toBeFalsy();
       },
     );
     await withClient(
@@ -492,7 +453,7 @@ describe('POST /mcp, answers cut to size', () => {
           name: 'create',
           arguments: { model: 'res.partner', values: { name: long(n) } },
         });
-        expect((created as CallToolResult).isError).toBeFalsy();
+        expect(isError(created)).toBeFalsy();
       }
       const domain = [['name', '=like', 'MCP cut %']];
       // Act
@@ -601,7 +562,7 @@ describe('POST /mcp with MCP_WRITE_TOOLS=true', () => {
         name: 'call_method',
         arguments: { model: 'res.partner', method: 'action_archive', ids: [id as number] },
       });
-      expect((archived as CallToolResult).isError).toBeFalsy();
+      expect(isError(archived)).toBeFalsy();
       const unlinked = await client.callTool({
         name: 'unlink',
         arguments: { model: 'res.partner', ids: [id as number] },
@@ -764,7 +725,7 @@ describe.each([
         ]) {
           const result = await client.callTool(call);
           if (json2) {
-            expect((result as CallToolResult).isError, call.name).toBeFalsy();
+            expect(isError(result), call.name).toBeFalsy();
           } else {
             const error = toolError(result);
             expect(error).toMatchObject({ source: 'proxy', code: -32600, retry_safe: true });
