@@ -655,6 +655,46 @@ describe('POST /mcp when the ERP does not answer in time', () => {
   });
 });
 
+describe('POST /mcp against a target that is not an ERP', () => {
+  let other: Server;
+  let url = '';
+  beforeAll(async () => {
+    // Answers every request with an HTML 404, as a web server that is not an ERP does.
+    other = createServer((request, response) => {
+      request.resume();
+      response.writeHead(404, { 'content-type': 'text/html' }).end('<html><title>Not Found</title></html>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    other.closeAllConnections();
+    await new Promise<void>((resolve) => other.close(() => resolve()));
+  });
+  const proxy = useProxy({ env: { MCP_WRITE_TOOLS: 'true' } });
+
+  it('says so (-32005), for named and positional calls alike, without a user id', async () => {
+    const headers = {
+      'x-api-key': TEST_PROXY_KEY,
+      'x-erp-url': url,
+      'x-erp-db': 'erp_a',
+      'x-erp-api-key': admin.apiKey,
+    };
+    await withClient(proxy, headers, async (client) => {
+      for (const call of [
+        { name: 'search_count', arguments: { model: 'res.partner' } },
+        { name: 'call_method', arguments: { model: 'res.partner', method: 'name_search', args: ['x'] } },
+        { name: 'erp_version', arguments: {} },
+      ]) {
+        const error = toolError(await client.callTool(call));
+        expect(error, call.name).toMatchObject({ source: 'proxy' });
+        expect([-32005, -32006], `${call.name}: ${error.message}`).toContain(error.code);
+        expect(error.message, call.name).not.toMatch(/erp_instance/);
+      }
+    });
+  });
+});
+
 describe.each([
   ['16', false],
   ['18', false],
@@ -695,11 +735,50 @@ describe.each([
           }),
         ),
       ).toEqual([[id, `MCP ${mode}`]]);
+      // A record method with ids and positional arguments: copy(default).
+      const copied = json(
+        await client.callTool({
+          name: 'call_method',
+          arguments: {
+            model: 'res.partner',
+            method: 'copy',
+            ids: [id as number],
+            args: [{ name: `MCP ${mode} copy` }],
+          },
+        }),
+      );
+      const copyId = Array.isArray(copied) ? copied[0] : copied;
+      expect(copyId).toEqual(expect.any(Number));
       expect(
         json(
-          await client.callTool({ name: 'unlink', arguments: { model: 'res.partner', ids: [id as number] } }),
+          await client.callTool({
+            name: 'unlink',
+            arguments: { model: 'res.partner', ids: [id as number, copyId as number] },
+          }),
         ),
       ).toBe(true);
+      // A positional call to a method the ERP does not have: on 16-18 the ERP's error with JSON-2's
+      // code and name (16 and 17 word it differently from 18); on 19+ the arguments cannot be named
+      // (the method is in no documentation), and the message says to pass them by name.
+      const noMethod = toolError(
+        await client.callTool({
+          name: 'call_method',
+          arguments: { model: 'res.partner', method: 'does_not_exist', args: [1] },
+        }),
+      );
+      if (json2) {
+        expect(noMethod).toMatchObject({ source: 'proxy', code: -32600 });
+        expect(noMethod.message).toMatch(/Pass the arguments by name in kwargs instead of args\.$/);
+      } else {
+        expect(noMethod).toMatchObject({ source: 'erp', code: 404, name: 'werkzeug.exceptions.NotFound' });
+      }
+      const named = toolError(
+        await client.callTool({
+          name: 'call_method',
+          arguments: { model: 'res.partner', method: 'does_not_exist' },
+        }),
+      );
+      expect(named).toMatchObject({ source: 'erp', code: 404, name: 'werkzeug.exceptions.NotFound' });
       const unknown = toolError(
         await client.callTool({ name: 'search_count', arguments: { model: 'res.partnerx' } }),
       );
