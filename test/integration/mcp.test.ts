@@ -697,6 +697,7 @@ describe('POST /mcp against a target that is not an ERP', () => {
 
 describe.each([
   ['16', false],
+  ['17', false],
   ['18', false],
   ['19', true],
   ['22', true],
