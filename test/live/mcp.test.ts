@@ -215,6 +215,15 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
             code: 404,
             name: 'odoo.exceptions.MissingError',
           });
+          const noMethod = await client.callTool({
+            name: 'call_method',
+            arguments: { model: 'res.partner', method: 'does_not_exist', kwargs: {} },
+          });
+          expect(toolError(noMethod)).toMatchObject({
+            source: 'erp',
+            code: 404,
+            name: 'werkzeug.exceptions.NotFound',
+          });
         });
       });
 
