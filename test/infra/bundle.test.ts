@@ -21,6 +21,7 @@ import {
   vendoredSdkPackageJson,
 } from '../../lib/proxy-function.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { READ_TOOLS } from '../support/mcp-client.ts';
 
 type Handler = (
   event: unknown,
@@ -205,14 +206,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
     expect(listed.statusCode).toBe(200);
     const tools = (JSON.parse(listed.body) as { result: { tools: { name: string; inputSchema: unknown }[] } })
       .result.tools;
-    expect(tools.map((tool) => tool.name)).toEqual([
-      'search_read',
-      'read',
-      'search_count',
-      'fields_get',
-      'list_models',
-      'erp_version',
-    ]);
+    expect(tools.map((tool) => tool.name)).toEqual(READ_TOOLS);
     expect(tools[0]?.inputSchema).toMatchObject({ type: 'object', required: ['model'] });
     const called = await mcp(
       {

@@ -5,13 +5,14 @@
  * wrong key refused before any MCP processing, missing ERP headers and a refused target as tool
  * errors, results cut to size with a paging note, every ERP version, the log line and metrics.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RESULT_CHARS } from '../../lambdas/core/mcp/answers.ts';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
 import { USERS, useErpAndProxy, useErpDouble, useProxy } from '../support/fixtures.ts';
+import { logLinesDuring } from '../support/log-lines.ts';
 import {
   erpHeaders as connectionHeaders,
   connectMcp,
@@ -20,6 +21,7 @@ import {
   READ_TOOLS,
   texts,
   toolError,
+  unlinkAndCheckGone,
   WRITE_TOOLS,
   withMcpClient,
 } from '../support/mcp-client.ts';
@@ -45,23 +47,22 @@ function withClient<T>(
   return withMcpClient(proxy.url, headers, test);
 }
 
-/** The proxy's JSON log lines written while `act` runs. */
-async function logLinesDuring(act: () => Promise<void>): Promise<Record<string, unknown>[]> {
-  const lines: string[] = [];
-  const spies = [process.stdout, process.stderr].map((stream) => {
-    const write = stream.write.bind(stream);
-    return vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : '';
-      if (/^\{"level"/.test(text)) lines.push(text);
-      return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof stream.write);
+/** A server on 127.0.0.1 for the enclosing block's tests, answering with `handler`; its URL once started. */
+function useLoopbackServer(
+  handler: (request: IncomingMessage, response: ServerResponse) => void,
+): () => string {
+  let server: Server | undefined;
+  let url = '';
+  beforeAll(async () => {
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  try {
-    await act();
-  } finally {
-    for (const spy of spies) spy.mockRestore();
-  }
-  return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  });
+  return () => url;
 }
 
 describe('POST /mcp, read-only by default', () => {
@@ -276,12 +277,13 @@ describe('POST /mcp, read-only by default', () => {
   });
 
   it('logs one line per request with api mcp, the MCP method and the tool, never a key', async () => {
-    const lines = await logLinesDuring(async () => {
+    const written = await logLinesDuring(async () => {
       await withClient(proxy, { 'x-api-key': TEST_PROXY_KEY, ...erpHeaders(double) }, async (client) => {
         await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } });
         await client.callTool({ name: 'search_read', arguments: { model: 'res.partnerx' } });
       });
     });
+    const lines = written.map((line) => JSON.parse(line) as Record<string, unknown>);
     const requests = lines.filter((line) => line.message === 'request');
     expect(
       requests.map((line) => [line.api, line.mcp_method ?? null, line.tool ?? null, line.http_status]),
@@ -563,16 +565,7 @@ describe('POST /mcp with MCP_WRITE_TOOLS=true', () => {
         arguments: { model: 'res.partner', method: 'action_archive', ids: [id as number] },
       });
       expect(isError(archived)).toBeFalsy();
-      const unlinked = await client.callTool({
-        name: 'unlink',
-        arguments: { model: 'res.partner', ids: [id as number] },
-      });
-      expect(json(unlinked)).toBe(true);
-      const gone = await client.callTool({
-        name: 'search_count',
-        arguments: { model: 'res.partner', domain: [['id', '=', id]], context: { active_test: false } },
-      });
-      expect(json(gone)).toBe(0);
+      await unlinkAndCheckGone(client, 'res.partner', id as number);
     });
   });
 
@@ -617,18 +610,8 @@ describe('POST /mcp with MCP_WRITE_TOOLS=true', () => {
 });
 
 describe('POST /mcp when the ERP does not answer in time', () => {
-  let silent: Server;
-  let url = '';
-  beforeAll(async () => {
-    // Reads each request and never answers.
-    silent = createServer((request) => request.resume());
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    silent.closeAllConnections();
-    await new Promise<void>((resolve) => silent.close(() => resolve()));
-  });
+  // Reads each request and never answers.
+  const url = useLoopbackServer((request) => request.resume());
   const proxy = useProxy({
     env: { MCP_WRITE_TOOLS: 'true', ERP_DEFAULT_TIMEOUT: '1', ERP_MAX_TIMEOUT: '1' },
   });
@@ -636,9 +619,7 @@ describe('POST /mcp when the ERP does not answer in time', () => {
   it('says a read may be retried, and a write must be checked first (-32003)', async () => {
     const headers = {
       'x-api-key': TEST_PROXY_KEY,
-      'x-erp-url': url,
-      'x-erp-db': 'erp_a',
-      'x-erp-api-key': admin.apiKey,
+      ...connectionHeaders({ url: url(), db: 'erp_a', apiKey: admin.apiKey }),
     };
     await withClient(proxy, headers, async (client) => {
       const read = toolError(
@@ -656,29 +637,17 @@ describe('POST /mcp when the ERP does not answer in time', () => {
 });
 
 describe('POST /mcp against a target that is not an ERP', () => {
-  let other: Server;
-  let url = '';
-  beforeAll(async () => {
-    // Answers every request with an HTML 404, as a web server that is not an ERP does.
-    other = createServer((request, response) => {
-      request.resume();
-      response.writeHead(404, { 'content-type': 'text/html' }).end('<html><title>Not Found</title></html>');
-    });
-    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    other.closeAllConnections();
-    await new Promise<void>((resolve) => other.close(() => resolve()));
+  // Answers every request with an HTML 404, as a web server that is not an ERP does.
+  const url = useLoopbackServer((request, response) => {
+    request.resume();
+    response.writeHead(404, { 'content-type': 'text/html' }).end('<html><title>Not Found</title></html>');
   });
   const proxy = useProxy({ env: { MCP_WRITE_TOOLS: 'true' } });
 
   it('says so (-32005), for named and positional calls alike, without a user id', async () => {
     const headers = {
       'x-api-key': TEST_PROXY_KEY,
-      'x-erp-url': url,
-      'x-erp-db': 'erp_a',
-      'x-erp-api-key': admin.apiKey,
+      ...connectionHeaders({ url: url(), db: 'erp_a', apiKey: admin.apiKey }),
     };
     await withClient(proxy, headers, async (client) => {
       for (const call of [

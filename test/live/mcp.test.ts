@@ -14,6 +14,7 @@ import {
   READ_TOOLS,
   texts,
   toolError,
+  unlinkAndCheckGone,
   WRITE_TOOLS,
   withMcpClient,
 } from '../support/mcp-client.ts';
@@ -196,16 +197,7 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
             });
             expect(json(found), JSON.stringify(how)).toEqual([[id, expect.stringContaining(name)]]);
           }
-          const unlinked = await client.callTool({
-            name: 'unlink',
-            arguments: { model: 'res.partner', ids: [id as number] },
-          });
-          expect(json(unlinked)).toBe(true);
-          const gone = await client.callTool({
-            name: 'search_count',
-            arguments: { model: 'res.partner', domain: [['id', '=', id]], context: { active_test: false } },
-          });
-          expect(json(gone)).toBe(0);
+          await unlinkAndCheckGone(client, 'res.partner', id as number);
           const missing = await client.callTool({
             name: 'write',
             arguments: { model: 'res.partner', ids: [id as number], values: { name } },

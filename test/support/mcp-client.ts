@@ -7,10 +7,23 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
+import { MCP_TOOL_NAMES, MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 
 /** The read tools, in the order `tools/list` gives them; the write tools come after. */
-export const READ_TOOLS = ['search_read', 'read', 'search_count', 'fields_get', 'list_models', 'erp_version'];
-export const WRITE_TOOLS = ['create', 'write', 'unlink', 'call_method'];
+export const READ_TOOLS: readonly string[] = MCP_TOOL_NAMES.filter(
+  (name) => !MCP_WRITE_TOOL_NAMES.includes(name),
+);
+export const WRITE_TOOLS: readonly string[] = MCP_WRITE_TOOL_NAMES;
+
+/** Deletes a record with the `unlink` tool and checks that it is gone (archived records included). */
+export async function unlinkAndCheckGone(client: Client, model: string, id: number): Promise<void> {
+  expect(json(await client.callTool({ name: 'unlink', arguments: { model, ids: [id] } }))).toBe(true);
+  const left = await client.callTool({
+    name: 'search_count',
+    arguments: { model, domain: [['id', '=', id]], context: { active_test: false } },
+  });
+  expect(json(left)).toBe(0);
+}
 
 /** The ERP connection headers of an MCP client's configuration. */
 export function erpHeaders(connection: {

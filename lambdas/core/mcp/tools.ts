@@ -81,16 +81,25 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   run(args: z.output<z.ZodObject<Shape>>, erp: ErpAccess): Promise<ToolAnswer>;
 }
 
-function tool<Shape extends z.ZodRawShape>(definition: ToolDefinition<Shape>): ToolDefinition {
-  return definition as unknown as ToolDefinition;
+/**
+ * A tool from its definition; its annotations from its title and whether it writes (`changes`:
+ * how). Every tool reaches an ERP, a world outside the proxy (`openWorldHint`).
+ */
+function tool<Shape extends z.ZodRawShape>(
+  definition: Omit<ToolDefinition<Shape>, 'annotations' | 'writes'> & {
+    readonly changes?: { readonly destructive: boolean; readonly idempotent: boolean };
+  },
+): ToolDefinition {
+  const { changes, ...rest } = definition;
+  const annotations: ToolAnnotations = {
+    title: definition.title,
+    readOnlyHint: changes === undefined,
+    destructiveHint: changes?.destructive ?? false,
+    idempotentHint: changes?.idempotent ?? true,
+    openWorldHint: true,
+  };
+  return { ...rest, annotations, writes: changes !== undefined } as unknown as ToolDefinition;
 }
-
-const READ = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: true,
-} as const;
 
 /** `context` with the read tools' default: binary fields as their size, not their contents. */
 function readContext(given: Record<string, unknown> | undefined): Record<string, unknown> {
@@ -155,8 +164,6 @@ const searchRead = tool({
     order: order.optional(),
     context: context.optional(),
   },
-  annotations: { title: 'Search and read records', ...READ },
-  writes: false,
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     const at = args.offset ?? 0;
@@ -186,8 +193,6 @@ const read = tool({
     fields: fields.describe('Field names to read (all fields if omitted: large).').optional(),
     context: context.optional(),
   },
-  annotations: { title: 'Read records', ...READ },
-  writes: false,
   async run(args, erp) {
     const records = await erp.named(
       args.model,
@@ -214,8 +219,6 @@ const searchCount = tool({
   title: 'Count records',
   description: 'Count the records of a model that match a domain.',
   input: { model, domain: domain.optional(), context: context.optional() },
-  annotations: { title: 'Count records', ...READ },
-  writes: false,
   async run(args, erp) {
     return whole(
       await erp.named(
@@ -244,8 +247,6 @@ const fieldsGet = tool({
       .optional(),
     context: context.optional(),
   },
-  annotations: { title: 'Describe fields', ...READ },
-  writes: false,
   async run(args, erp) {
     const description = await erp.named(
       args.model,
@@ -281,8 +282,6 @@ const listModels = tool({
     limit: limit(DEFAULT_MODELS_LIMIT).optional(),
     offset: offset.optional(),
   },
-  annotations: { title: 'List models', ...READ },
-  writes: false,
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
     const at = args.offset ?? 0;
@@ -312,8 +311,6 @@ const erpVersion = tool({
   title: 'ERP version',
   description: "The ERP's version, and which protocol the proxy uses to reach it.",
   input: {},
-  annotations: { title: 'ERP version', ...READ },
-  writes: false,
   async run(_args, erp) {
     const version = await erp.version();
     const major = majorVersion(version);
@@ -332,14 +329,7 @@ const create = tool({
   title: 'Create a record',
   description: 'Create one record of a model from its field values; answers the new id.',
   input: { model, values, context: context.optional() },
-  annotations: {
-    title: 'Create a record',
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
-  writes: true,
+  changes: { destructive: false, idempotent: false },
   async run(args, erp) {
     const created = await erp.named(
       args.model,
@@ -356,14 +346,7 @@ const write = tool({
   title: 'Update records',
   description: 'Set field values on records of a model by their ids.',
   input: { model, ids, values, context: context.optional() },
-  annotations: {
-    title: 'Update records',
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: true,
-  },
-  writes: true,
+  changes: { destructive: true, idempotent: true },
   async run(args, erp) {
     return whole(
       await erp.named(
@@ -380,14 +363,7 @@ const unlink = tool({
   title: 'Delete records',
   description: 'Delete records of a model by their ids.',
   input: { model, ids, context: context.optional() },
-  annotations: {
-    title: 'Delete records',
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: true,
-    openWorldHint: true,
-  },
-  writes: true,
+  changes: { destructive: true, idempotent: true },
   async run(args, erp) {
     return whole(await erp.named(args.model, 'unlink', present({ ids: args.ids, context: args.context })));
   },
@@ -417,14 +393,7 @@ const callMethod = tool({
       .optional(),
     context: context.optional(),
   },
-  annotations: {
-    title: 'Call a model method',
-    readOnlyHint: false,
-    destructiveHint: true,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
-  writes: true,
+  changes: { destructive: true, idempotent: false },
   async run(args, erp) {
     const named = present({ ...args.kwargs, context: args.context ?? args.kwargs?.context });
     if (args.args !== undefined && args.args.length > 0) {
