@@ -18,6 +18,8 @@ import {
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { type ISecurityGroup, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
@@ -28,6 +30,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
+import { LICENSE_CHECK_EVENT, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
 import { functionEnvironment } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
@@ -50,7 +53,7 @@ const FUNCTION_DESCRIPTIONS: Readonly<Record<FunctionName, string>> = Object.fre
   'execute-v1': 'erp-proxy v1 execute: execute_kw over the ERP /jsonrpc endpoint',
   'execute-v2': 'erp-proxy v2 execute: JSON-2 (/json/2/<model>/<method>), ERP 19+',
   version: 'erp-proxy version: ERP version of a target (v1 and v2 routes)',
-  aux: 'erp-proxy aux: /_/about, /_/license, /_/metrics',
+  aux: 'erp-proxy aux: /_/about, /_/license, /_/metrics, and the hourly license check',
   mcp: 'erp-proxy mcp: POST /mcp, MCP tools for agents (ERP 16-22)',
 });
 
@@ -122,6 +125,8 @@ export class ErpProxyStack extends Stack {
   readonly accessLogs: LogGroup;
   readonly monitoring: Monitoring;
   readonly alarmTopic: ITopic;
+  /** The EventBridge rule that runs the aux function's license check every hour. */
+  readonly licenseCheckSchedule: Rule;
 
   constructor(scope: Construct, id: string, props: ErpProxyStackProps) {
     // Stack tags: CloudFormation puts them on every resource of the stack that takes tags.
@@ -195,6 +200,23 @@ export class ErpProxyStack extends Stack {
       'cloudwatch:GetMetricData supports no resource-level permissions and no condition keys, so its resource must be "*". ' +
         'Only the aux function (GET /_/metrics) has it; it reads metrics, nothing else.',
     );
+
+    // LicenseDaysLeft comes from calls only while there are calls: the hourly check records it
+    // without them, so LicenseExpiring also fires on an idle proxy. The function tells this
+    // constant event from API Gateway's (lambdas/platform/scheduled-jobs.ts); no route reaches it.
+    this.licenseCheckSchedule = new Rule(this, 'LicenseCheckSchedule', {
+      description:
+        'erp-proxy: hourly license check of the aux function; records LicenseDaysLeft for the LicenseExpiring alarm, with or without calls',
+      schedule: Schedule.rate(Duration.hours(LICENSE_CHECK_INTERVAL_HOURS)),
+      targets: [
+        new LambdaFunction(aux.function, {
+          event: RuleTargetInput.fromObject(LICENSE_CHECK_EVENT),
+          // A check that could not be delivered within the hour is replaced by the next one.
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(LICENSE_CHECK_INTERVAL_HOURS),
+        }),
+      ],
+    });
 
     const domain = this.customDomain(config);
     this.api = new HttpApi(this, 'HttpApi', {

@@ -32,6 +32,7 @@ import {
   METRICS_NAMESPACE,
   SERVICE_NAME,
 } from '../lambdas/platform/names.ts';
+import { LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
 import type { AlarmSettings, ReservedConcurrency } from './stack-config.ts';
 
 /** APIs that call an ERP, so may time out upstream (and that a bad license refuses). */
@@ -178,24 +179,30 @@ export class Monitoring extends Construct {
       evaluationPeriods: 3,
     });
 
+    // Recorded by the aux function's hourly license check (with or without calls) and, during
+    // calls, once a minute per execution environment; 0 for a license that serves no call.
     const licenseDaysLeft = new Metric({
       namespace: METRICS_NAMESPACE,
       metricName: MetricName.LicenseDaysLeft,
       statistic: 'Minimum',
-      period: Duration.hours(1),
+      period: Duration.hours(LICENSE_CHECK_INTERVAL_HOURS),
       dimensionsMap: { [Dimension.Service]: SERVICE_NAME },
       label: 'License days left',
     });
     this.addAlarm('LicenseExpiring', {
-      description: `The license expires within ${settings.licenseWarningDays} days (or has expired). Renew it and put it into the license secret (docs/deployment.md).`,
+      description:
+        `The license expires within ${settings.licenseWarningDays} days, has expired, or serves no call (placeholder, malformed, bad signature: GET /_/license says which). ` +
+        'Put a valid license into the license secret (docs/deployment.md). Checked every hour, with or without traffic.',
       metric: licenseDaysLeft,
       threshold: settings.licenseWarningDays,
-      evaluationPeriods: 1,
+      // 1 of the last 2 hours: an hour the schedule's timing leaves without a record does not
+      // turn the alarm OK in between (missing data counts as OK).
+      evaluationPeriods: 2,
+      datapointsToAlarm: 1,
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
     });
 
-    // LicenseDaysLeft says nothing when the license cannot be read at all (the empty placeholder,
-    // a bad signature, a malformed document): every call is then refused, so alarm on that too.
+    // Refused calls, within 5 minutes of the first (the license check above runs hourly).
     const licenseRefusalsByApi = Object.fromEntries(
       UPSTREAM_APIS.map((api) => [
         api,

@@ -19,7 +19,6 @@ export {
   ErpProxy,
   type ErpProxyOptions,
   GATEWAY_TIMEOUT_SECONDS,
-  type VersionOptions,
 } from './proxy.js';
 export { PROXY_CODES, type ProxyCode } from './proxy-codes.js';
 export {
@@ -41,9 +40,11 @@ export type {
   ErpInstanceV1,
   ErpInstanceV2,
   JsonObject,
+  ProxyCalls,
   V1Action,
   V1Body,
   V2Body,
   VersionInfo,
+  VersionOptions,
 } from './types.js';
 export { ulid } from './ulid.js';

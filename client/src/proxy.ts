@@ -7,7 +7,7 @@ import { ErpError, ErpProxyError } from './errors.js';
 import { BAD_RESPONSE, INVALID_REQUEST, UPSTREAM_TIMEOUT, UPSTREAM_UNAVAILABLE } from './proxy-codes.js';
 import { isRetryable, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
 import { ErpTarget, type ErpTargetOptions } from './target.js';
-import type { CallOptions, V1Body, V2Body, VersionInfo } from './types.js';
+import type { CallOptions, ProxyCalls, V1Body, V2Body, VersionInfo, VersionOptions } from './types.js';
 import { ulid } from './ulid.js';
 
 /** Options of {@link ErpProxy}. */
@@ -28,10 +28,6 @@ export interface ErpProxyOptions {
 }
 
 /** Options of {@link ErpProxy.version}. */
-export interface VersionOptions extends CallOptions {
-  /** Ask the proxy again instead of using the cached answer (after the target was upgraded). */
-  refresh?: boolean;
-}
 
 /** The default of {@link ErpProxyOptions.retries}. */
 export const DEFAULT_RETRIES = 2;
@@ -63,7 +59,7 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
  * const companies = await erp.searchRead('res.partner', [['is_company', '=', true]], { fields: ['name'] });
  * ```
  */
-export class ErpProxy {
+export class ErpProxy implements ProxyCalls {
   readonly url: string;
   readonly timeoutSeconds: number | undefined;
   readonly retries: number;

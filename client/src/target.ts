@@ -4,12 +4,11 @@
  * forms; it runs on v2 when the target is ERP 19 or later, and is translated to v1 otherwise.
  */
 import { ErpProxyError } from './errors.js';
-import type { ErpProxy, VersionOptions } from './proxy.js';
 import { INVALID_REQUEST } from './proxy-codes.js';
 import { toV1Call } from './translate.js';
-import type { CallOptions, Domain, JsonObject, VersionInfo } from './types.js';
+import type { CallOptions, Domain, JsonObject, ProxyCalls, VersionInfo, VersionOptions } from './types.js';
 
-/** Options of {@link ErpProxy.erp}: the target ERP and the ERP user's credentials. */
+/** Options of `ErpProxy.erp`: the target ERP and the ERP user's credentials. */
 export interface ErpTargetOptions {
   /** The ERP's base URL. */
   url: string;
@@ -82,15 +81,15 @@ function callOptions(options: CallOptions): CallOptions {
   return defined({ id: options.id, timeoutSeconds: options.timeoutSeconds });
 }
 
-/** One target ERP, from {@link ErpProxy.erp}. */
+/** One target ERP, from `ErpProxy.erp`. */
 export class ErpTarget {
   readonly url: string;
   readonly db: string;
   readonly userId: number | undefined;
   readonly #apiKey: string;
-  readonly #proxy: ErpProxy;
+  readonly #proxy: ProxyCalls;
 
-  constructor(proxy: ErpProxy, options: ErpTargetOptions) {
+  constructor(proxy: ProxyCalls, options: ErpTargetOptions) {
     if (typeof options.url !== 'string' || typeof options.db !== 'string' || options.db.length === 0) {
       throw new TypeError('proxy.erp: url and db are required');
     }

@@ -71,3 +71,20 @@ export interface CallOptions {
   /** This call's upstream timeout in seconds (`x-request-timeout`), instead of the client's. */
   timeoutSeconds?: number;
 }
+
+/** Options of a version lookup. */
+export interface VersionOptions extends CallOptions {
+  /** Ask the proxy again instead of using the cached answer (after the target was upgraded). */
+  refresh?: boolean;
+}
+
+/**
+ * The calls an `ErpTarget` makes through a proxy: what `ErpProxy` offers, as an interface,
+ * so a target depends on it and not on the class (a test double, or a proxy with other transport,
+ * fits too).
+ */
+export interface ProxyCalls {
+  v1<T = unknown>(body: V1Body, options?: CallOptions): Promise<T>;
+  v2<T = unknown>(body: V2Body, options?: CallOptions): Promise<T>;
+  version(url: string, options?: VersionOptions): Promise<VersionInfo>;
+}

@@ -14,7 +14,6 @@ import { type LambdaResponse, outcomeResponse } from './envelope.ts';
 import type { InboundBody, InboundCall } from './inbound-call.ts';
 import type { RequestState } from './request-state.ts';
 import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
-import { negotiateEncoding } from './response-encoding.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
 const COMPRESSED_READ_FACTOR = 10;
@@ -48,7 +47,7 @@ export async function withCallContext<T>(
     maxSeconds: config.maxTimeoutSeconds,
     remainingMs: remaining,
   });
-  const compressed = negotiateEncoding(inbound.acceptEncoding) !== undefined;
+  const compressed = inbound.responseEncoding !== undefined;
   const deadline = new AbortController();
   const timer = setTimeout(
     () => deadline.abort(new DOMException('The upstream time budget is spent.', 'TimeoutError')),
@@ -64,6 +63,7 @@ export async function withCallContext<T>(
       compressedResponse: compressed,
       clientIp: inbound.sourceIp,
       stripDebug: config.stripDebug,
+      ...(inbound.answerLease ? { answerLease: inbound.answerLease } : {}),
       state,
     });
   } finally {
@@ -80,7 +80,7 @@ async function forwardExecute(
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
   const call = parse(inbound.body, state, inbound.presentedProxyKey);
-  checkTarget(deps.policy, call.baseUrl.href, call.db);
+  checkTarget(deps.policy, call.baseUrl, call.db);
   const outcome = await withCallContext(inbound, state, deps.config, (callCtx) =>
     transport.call(call, callCtx),
   );
@@ -112,7 +112,7 @@ export async function forwardVersion(
   deps: ForwardDeps,
 ): Promise<LambdaResponse> {
   const target = parseVersionTarget(inbound.body, state);
-  checkTarget(deps.policy, target.href);
+  checkTarget(deps.policy, target);
   const version = await withCallContext(inbound, state, deps.config, (callCtx) =>
     deps.versions.version(target, { ...callCtx, readOnly: true }),
   );

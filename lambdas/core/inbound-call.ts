@@ -4,14 +4,17 @@
  * from the API Gateway event (`middleware/inbound-call.ts`), so the core never sees an event and
  * its tests need no fake events.
  */
+import type { AnswerLease } from '../platform/answer-budget.ts';
+import type { JsonDocument } from '../platform/json.ts';
+import type { Encoding } from './response-encoding.ts';
 
 /**
- * The request body, read once after the caller was authenticated: the parsed JSON and the text
- * it was parsed from (`params`, `keyword` and `kwargs` are forwarded as that text spells them),
- * or why it could not be read.
+ * The request body, read once after the caller was authenticated, in one scan: the parsed JSON,
+ * each top-level member's text (`params`, `keyword` and `kwargs` are forwarded as the client
+ * spelled them) and whether it nests too deep; or why it could not be read.
  */
 export type InboundBody =
-  | { readonly ok: true; readonly value: unknown; readonly text: string }
+  | Extract<JsonDocument, { readonly ok: true }>
   | { readonly ok: false; readonly problem?: string };
 
 export interface InboundCall {
@@ -20,10 +23,12 @@ export interface InboundCall {
   readonly presentedProxyKey: string | undefined;
   /** `x-request-timeout` as sent (integer seconds, parsed by the time budget). */
   readonly requestTimeout: string | undefined;
-  /** `Accept-Encoding` as sent: a client that accepts gzip or br may receive larger answers. */
-  readonly acceptEncoding: string | undefined;
+  /** The response encoding negotiated from `Accept-Encoding`: a client that accepts gzip or br may receive larger answers. */
+  readonly responseEncoding: Encoding | undefined;
   /** The caller's address, passed to the ERP as `X-Forwarded-For`. */
   readonly sourceIp: string | undefined;
   /** Milliseconds left before the function is cut off, read when the call starts; none locally in tests. */
   readonly remainingMs: (() => number) | undefined;
+  /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
+  readonly answerLease?: AnswerLease;
 }

@@ -5,7 +5,10 @@
  * `kwargs` or a result.
  */
 import type { Context } from 'aws-lambda';
+import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type { InboundBody } from './inbound-call.ts';
+import type { Encoding } from './response-encoding.ts';
 
 export type { ApiName, Outcome };
 
@@ -42,7 +45,14 @@ export interface RequestState {
   internalError?: unknown;
 }
 
-/** The Lambda context as the proxy's handlers see it. */
-export interface ProxyContext extends Context {
+/**
+ * The Lambda context as the proxy's handlers see it: the request's state, and on the local
+ * server the invocation's answer lease.
+ */
+export interface ProxyContext extends Context, WithAnswerLease {
   proxy: RequestState;
+  /** The request body, once `jsonBody` read it (after the caller was authenticated). */
+  body?: InboundBody;
+  /** The response encoding, negotiated once from `Accept-Encoding` (`responseEncodingOf`). */
+  responseEncoding?: Encoding;
 }

@@ -13,7 +13,7 @@ import {
   ParseError,
   V2RequestShapeError,
 } from '../platform/errors.ts';
-import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH, topLevelTexts } from '../platform/json.ts';
+import { isJsonObject, MAX_JSON_DEPTH } from '../platform/json.ts';
 import { isSameProxyKey } from '../platform/secrets.ts';
 import { type ErpCall, MAX_HEADER_VALUE_LENGTH } from '../upstream/erp-transport.ts';
 import type { InboundBody } from './inbound-call.ts';
@@ -35,7 +35,7 @@ function parseEnvelopeBody<T extends z.ZodType>(body: InboundBody, schema: T): z
   if (!isJsonObject(body.value)) {
     throw new InvalidRequestError('Invalid request: the body must be a JSON object');
   }
-  if (exceedsDepth(body.value)) {
+  if (body.tooDeep) {
     throw new InvalidRequestError(`Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
   }
   const parsed = schema.safeParse(body.value);
@@ -44,21 +44,16 @@ function parseEnvelopeBody<T extends z.ZodType>(body: InboundBody, schema: T): z
 }
 
 /**
- * The JSON text of top-level members of the (already parsed and validated) body, as the client
+ * The JSON text of a top-level member of the (already read and validated) body, as the client
  * wrote it: forwarded byte for byte, so `1.0`, `1e400` or a 20-digit integer reach the ERP
  * unchanged. A repeated member is the last one, as in `JSON.parse`.
  */
-function rawMembers(text: string): (name: string) => string | undefined {
-  const { members } = topLevelTexts(text);
-  return (name) => members.get(name);
+function rawMember(body: InboundBody, name: string): string | undefined {
+  return body.ok ? body.members.get(name) : undefined;
 }
 
-function recordTarget(state: RequestState, url: string, db?: string): void {
-  try {
-    state.erpHost = new URL(url).host;
-  } catch {
-    // Validation reports the bad URL; the log line simply has no host.
-  }
+function recordTarget(state: RequestState, url: URL, db?: string): void {
+  state.erpHost = url.host;
   if (db !== undefined) state.erpDb = db;
 }
 
@@ -93,18 +88,16 @@ export function parseV1Call(inbound: InboundBody, state: RequestState, presented
   if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
     throw new InvalidRequestError(`Invalid request: ${PROXY_KEY_AS_ERP_KEY}`);
   }
-  // A valid body was read: parseEnvelopeBody would have thrown otherwise.
-  const raw = rawMembers(inbound.ok ? inbound.text : '');
   return {
-    baseUrl: new URL(body.erp_instance.url),
+    baseUrl: body.erp_instance.url,
     db: body.erp_instance.db,
     apiKey: body.erp_instance.api_key,
     uid: body.erp_instance.user_id,
     standardAction: body.action !== 'call_method',
     model: body.model_id,
     method,
-    argsJson: raw('params') ?? '[]',
-    kwargsJson: raw('keyword') ?? '{}',
+    argsJson: rawMember(inbound, 'params') ?? '[]',
+    kwargsJson: rawMember(inbound, 'keyword') ?? '{}',
   };
 }
 
@@ -126,7 +119,7 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
     const received = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
     throw new V2RequestShapeError(`body: expected object, received ${received}`);
   }
-  if (exceedsDepth(value)) throw new V2RequestShapeError(`body: nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (inbound.tooDeep) throw new V2RequestShapeError(`body: nests deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = V2ExecuteSchema.safeParse(value);
   if (!parsed.success) throw new V2RequestShapeError(describeIssues(parsed.error));
   const body = parsed.data;
@@ -175,7 +168,7 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
     throw new InvalidV2TargetError(`Invalid ${PROXY_KEY_AS_ERP_KEY}`);
   }
   return {
-    baseUrl: new URL(body.erp_instance.url),
+    baseUrl: body.erp_instance.url,
     db: body.erp_instance.db,
     apiKey: body.erp_instance.api_key,
     // Ignored unless the call runs over /jsonrpc (ERP_V2_TRANSPORT=auto, ERP 16-18).
@@ -183,7 +176,7 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
     model: body.model_id,
     method: body.method,
     // Present: the schema requires kwargs.
-    kwargsJson: rawMembers(inbound.text)('kwargs') as string,
+    kwargsJson: rawMember(inbound, 'kwargs') as string,
   };
 }
 
@@ -196,7 +189,7 @@ function userIdOf(value: unknown): number | undefined {
 export function parseVersionTarget(inbound: InboundBody, state: RequestState): URL {
   const body = parseEnvelopeBody(inbound, VersionSchema);
   recordTarget(state, body.url);
-  return new URL(body.url);
+  return body.url;
 }
 
 /** Shows a name in a message with control characters (CR/LF included) escaped, shortened. */

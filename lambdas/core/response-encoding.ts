@@ -15,7 +15,8 @@ const RESPONSE_OVERHEAD_BYTES = 8 * 1024;
 /** Bodies smaller than this are not worth compressing. */
 const COMPRESSION_THRESHOLD_BYTES = 1024;
 
-type Encoding = 'gzip' | 'br';
+/** A response encoding the proxy sends. */
+export type Encoding = 'gzip' | 'br';
 
 /** Picks a response encoding from `Accept-Encoding` (q-values honoured; gzip preferred). */
 export function negotiateEncoding(acceptEncoding: string | undefined): Encoding | undefined {
@@ -82,11 +83,10 @@ function escapedJsonStringBytes(text: string): number {
 export function finalizeResponse(
   state: RequestState | undefined,
   response: LambdaResponse,
-  acceptEncoding: string | undefined,
+  encoding: Encoding | undefined,
 ): LambdaResponse {
   const { bodyBytes, ...plain } = response;
   let final: LambdaResponse = plain;
-  const encoding = negotiateEncoding(acceptEncoding);
   const size = bodyBytes ? bodyBytes.length : Buffer.byteLength(response.body);
   if (encoding && !response.isBase64Encoded && size >= COMPRESSION_THRESHOLD_BYTES) {
     const raw = bodyBytes ?? Buffer.from(response.body, 'utf8');

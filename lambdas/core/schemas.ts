@@ -27,27 +27,34 @@ export type V1Action = (typeof V1_ACTIONS)[number];
  */
 export const MAX_HOST_NAME_LENGTH = 253;
 
-/** A base URL the proxy can append `/jsonrpc` or `/json/2/...` to. */
+/**
+ * A base URL the proxy can append `/jsonrpc` or `/json/2/...` to, parsed here once: the parsed
+ * `URL` goes on to the target policy and the transports (the JSON Schema shows the text).
+ */
 export const baseUrl = z
   .string({ error: (issue) => typeError(issue.input, 'string') })
   .min(1, 'must not be empty')
-  .superRefine((value, ctx) => {
+  .transform((value, ctx) => {
     let url: URL;
     try {
       url = new URL(value);
     } catch {
       ctx.addIssue({ code: 'custom', message: 'must be an absolute URL such as https://erp.example.com' });
-      return;
+      return z.NEVER;
     }
+    let valid = true;
     if (url.search !== '' || url.hash !== '') {
       ctx.addIssue({ code: 'custom', message: 'must be a base URL, without query or fragment' });
+      valid = false;
     }
     if (url.hostname.replace(/\.$/, '').length > MAX_HOST_NAME_LENGTH) {
       ctx.addIssue({
         code: 'custom',
         message: `the host name is longer than ${MAX_HOST_NAME_LENGTH} characters`,
       });
+      valid = false;
     }
+    return valid ? url : z.NEVER;
   });
 
 function typeError(input: unknown, expected: string): string {

@@ -16,7 +16,8 @@ import { jsonBody } from '../middleware/json-body.ts';
 import { licenseCheck } from '../middleware/license-check.ts';
 import { observe } from '../middleware/observe.ts';
 import type { ProxyEvent } from '../middleware/types.ts';
-import { recordLicenseDaysLeft } from '../platform/metrics/record.ts';
+import { licenseDaysLeftValue, recordLicenseDaysLeft } from '../platform/metrics/record.ts';
+import type { LicenseStatus } from '../platform/secrets.ts';
 import { getRuntime, type Runtime } from './runtime.ts';
 
 /** What the chain uses of a runtime. */
@@ -29,17 +30,20 @@ export function baseChain(runtime: ChainRuntime, api: ApiName) {
     .use(envelopeMiddleware());
 }
 
-/** How often a process reports `LicenseDaysLeft` (the expiry alarm needs it regularly, not per call). */
+/**
+ * How often a process reports `LicenseDaysLeft` from calls (the expiry alarm needs it regularly, not
+ * per call; the aux function's hourly license check reports it without calls).
+ */
 const LICENSE_METRIC_INTERVAL_MS = 60_000;
 
 /** The full chain of the execute and version endpoints, and of `POST /mcp`. */
 export function executeChain(runtime: ChainRuntime, api: Exclude<ApiName, 'aux'>) {
   let lastReported = Number.NEGATIVE_INFINITY;
-  const reportDaysLeft = (status: { days_left: number | null }): void => {
+  const reportDaysLeft = (status: LicenseStatus): void => {
     const now = Date.now();
-    if (status.days_left === null || now - lastReported < LICENSE_METRIC_INTERVAL_MS) return;
+    if (now - lastReported < LICENSE_METRIC_INTERVAL_MS) return;
     lastReported = now;
-    recordLicenseDaysLeft(runtime.metrics, status.days_left);
+    recordLicenseDaysLeft(runtime.metrics, licenseDaysLeftValue(status));
   };
   return baseChain(runtime, api)
     .use(envelopeIdPeek())

@@ -1,13 +1,21 @@
 /**
  * @module handlers/operator
- * `GET /_/about`, `GET /_/license`, `GET /_/metrics`: the operator endpoints (the `aux` function).
+ * The `aux` function: `GET /_/about`, `GET /_/license`, `GET /_/metrics` (the operator endpoints,
+ * from API Gateway) and the hourly license check (from an EventBridge rule, without the chain).
  */
 
+import type { Context } from 'aws-lambda';
+import type { LambdaResponse } from '../core/envelope.ts';
+import type { ProxyContext } from '../core/request-state.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
+import { isHttpApiEvent } from '../middleware/types.ts';
 import { isPublicOperatorRequest, serveOperator } from '../operator/endpoints.ts';
+import { type LicenseCheckResult, runScheduledLicenseCheck } from '../operator/scheduled-license-check.ts';
+import { isLicenseCheckEvent, LICENSE_CHECK_JOB } from '../platform/scheduled-jobs.ts';
 import { baseChain, lambdaHandler } from './chain.ts';
 import type { Runtime } from './runtime.ts';
 
+/** The operator endpoints: the chain API Gateway's events go through (the local server uses it too). */
 export function createHandler(runtime: Runtime) {
   return baseChain(runtime, 'aux')
     .use(
@@ -19,4 +27,23 @@ export function createHandler(runtime: Runtime) {
     .handler((event, context) => serveOperator(event.rawPath, context.proxy, runtime));
 }
 
-export const handler = lambdaHandler(createHandler);
+/**
+ * The Lambda entry of the aux function: the exact license check event runs the check, an API
+ * Gateway HTTP API event goes through the operator chain, and anything else is refused (thrown,
+ * so it shows as a function error) rather than guessed at.
+ */
+export function createLambdaHandler(runtime: Runtime) {
+  const operatorEndpoints = createHandler(runtime);
+  return async function auxHandler(
+    event: unknown,
+    context: Context,
+  ): Promise<LambdaResponse | LicenseCheckResult> {
+    if (isLicenseCheckEvent(event)) return runScheduledLicenseCheck(runtime, context);
+    if (isHttpApiEvent(event)) return operatorEndpoints(event, context as ProxyContext);
+    throw new Error(
+      `aux: the event is neither an API Gateway HTTP API (payload 2.0) request nor the scheduled ${LICENSE_CHECK_JOB} job`,
+    );
+  };
+}
+
+export const handler = lambdaHandler(createLambdaHandler);

@@ -16,7 +16,7 @@ import { createHandler as createMcpHandler } from '../handlers/mcp.ts';
 import { createHandler as createAuxHandler } from '../handlers/operator.ts';
 import type { Runtime } from '../handlers/runtime.ts';
 import { createHandler as createVersionHandler } from '../handlers/version.ts';
-import { AnswerBudget, runWithAnswerLease } from '../platform/answer-budget.ts';
+import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
 import type { Config } from '../platform/config.ts';
 import { type FunctionName, matchRoute } from '../platform/routes.ts';
 
@@ -202,6 +202,11 @@ export function buildContext(
   };
 }
 
+/** The context an invocation gets: its answer lease travels on it, as a value (no async scope). */
+function withLease(context: Context, lease: AnswerLease): Context & WithAnswerLease {
+  return { ...context, answerLease: lease };
+}
+
 interface StructuredResult {
   statusCode?: number;
   headers?: Record<string, string | number | boolean>;
@@ -352,7 +357,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
   ): Promise<unknown> => {
     const lease = answers.lease();
     // The lease ends with the handler, also one the emulated timeout gave up on (it still runs).
-    const invocation = runWithAnswerLease(lease, () => handlers[fn](event, context));
+    const invocation = handlers[fn](event, withLease(context, lease));
     const release = (): void => lease.release();
     invocation.then(release, release);
     return withFunctionTimeout(invocation, functionTimeoutMs, fn);

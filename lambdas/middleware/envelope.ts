@@ -5,22 +5,33 @@
  * Register it right after `observe`, before everything that may throw.
  */
 import { errorResponse } from '../core/envelope.ts';
-import { finalizeResponse } from '../core/response-encoding.ts';
-import type { ProxyMiddleware, ProxyRequest } from './types.ts';
+import type { ProxyContext } from '../core/request-state.ts';
+import { type Encoding, finalizeResponse, negotiateEncoding } from '../core/response-encoding.ts';
+import type { ProxyEvent, ProxyMiddleware, ProxyRequest } from './types.ts';
 
-function acceptEncoding(request: ProxyRequest): string | undefined {
-  return request.event.headers?.['accept-encoding'];
+/**
+ * The response encoding of this request, negotiated from `Accept-Encoding` once, on first use,
+ * and kept on the context: the core reads it (a client that accepts gzip or br may receive larger
+ * answers, through the inbound call) and the response is compressed with it.
+ */
+export function responseEncodingOf(event: ProxyEvent, context: ProxyContext): Encoding | undefined {
+  if (!('responseEncoding' in context)) {
+    context.responseEncoding = negotiateEncoding(event.headers?.['accept-encoding']);
+  }
+  return context.responseEncoding;
 }
 
 export function envelopeMiddleware(): ProxyMiddleware {
   const envelopeAfter = (request: ProxyRequest): void => {
     if (request.response) {
-      request.response = finalizeResponse(request.context.proxy, request.response, acceptEncoding(request));
+      const encoding = responseEncodingOf(request.event, request.context);
+      request.response = finalizeResponse(request.context.proxy, request.response, encoding);
     }
   };
   const envelopeOnError = (request: ProxyRequest): void => {
     const response = errorResponse(request.context.proxy, request.error);
-    request.response = finalizeResponse(request.context.proxy, response, acceptEncoding(request));
+    const encoding = responseEncodingOf(request.event, request.context);
+    request.response = finalizeResponse(request.context.proxy, response, encoding);
   };
   return { after: envelopeAfter, onError: envelopeOnError };
 }

@@ -6,6 +6,7 @@
  */
 import type { InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-state.ts';
+import { responseEncodingOf } from './envelope.ts';
 import { parsedBodyOf } from './json-body.ts';
 import type { ProxyEvent } from './types.ts';
 
@@ -13,14 +14,15 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(event: ProxyEvent, context: ProxyContext): InboundCall {
   const headers = event.headers ?? {};
   return {
-    body: parsedBodyOf(event),
+    body: parsedBodyOf(context),
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
-    acceptEncoding: headers['accept-encoding'],
+    responseEncoding: responseEncodingOf(event, context),
     sourceIp: event.requestContext?.http?.sourceIp,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'
         ? () => context.getRemainingTimeInMillis()
         : undefined,
+    ...(context.answerLease ? { answerLease: context.answerLease } : {}),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * @module middleware/json-body
  * Reads the request body, once, after the caller is authenticated and licensed (no unbounded work
- * happens for a caller without a valid key). Parsing is `@middy/http-json-body-parser`'s; around
- * it, this module keeps what the README documents and the package does not do:
+ * happens for a caller without a valid key), in one scan of `platform/json.ts` (validity, depth and
+ * each top-level member's text) and `JSON.parse` for the value, and keeps what the README documents:
  *
  * - a `Content-Encoding` other than `identity` is refused (API Gateway passes a compressed body on
  *   as it came, and nothing here decompresses it);
@@ -13,33 +13,20 @@
  *   not UTF-8) is decoded with a fatal decoder; a body that arrives as text is refused when it
  *   holds a lone surrogate, which no UTF-8 byte sequence decodes to;
  * - the body is parsed whatever its `Content-Type` (callers such as `curl -d` send none or a
- *   form type; the package's content-type check is turned off);
- * - the text the JSON was parsed from is kept, so `params`, `keyword` and `kwargs` are forwarded
- *   byte for byte;
+ *   form type);
+ * - each top-level member's text is kept, so `params`, `keyword` and `kwargs` are forwarded byte
+ *   for byte;
  * - a body that cannot be read is not an error here: its reason is kept, and the core answers it
  *   in the API's own way (-32700 on v1 and version, a plain-text 400 on v2).
  */
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { InboundBody } from '../core/inbound-call.ts';
-import { isJsonObject } from '../platform/json.ts';
-import type { ProxyEvent, ProxyMiddleware, ProxyRequest } from './types.ts';
+import type { ProxyContext } from '../core/request-state.ts';
+import { isJsonObject, readJsonDocument } from '../platform/json.ts';
+import type { ProxyMiddleware, ProxyRequest } from './types.ts';
 
-/**
- * `disableContentTypeCheck` is an option of the package's code and documentation (6.4.5) that its
- * type declarations leave out.
- */
-type ParserOptions = NonNullable<Parameters<typeof httpJsonBodyParser>[0]> & {
-  readonly disableContentTypeCheck?: boolean;
-};
-const parserOptions: ParserOptions = { disableContentTypeCheck: true };
-/** The package's parser: `before` replaces `event.body` with the parsed value, or throws. */
-const parser = httpJsonBodyParser<ProxyEvent>(parserOptions);
-
-const bodies = new WeakMap<ProxyEvent, InboundBody>();
-
-/** The body as `jsonBody` read it; `{ ok: false }` when the middleware did not run. */
-export function parsedBodyOf(event: ProxyEvent): InboundBody {
-  return bodies.get(event) ?? { ok: false, problem: 'the request body was not read' };
+/** The body as `jsonBody` read it (on the context); `{ ok: false }` when the middleware did not run. */
+export function parsedBodyOf(context: ProxyContext): InboundBody {
+  return context.body ?? { ok: false, problem: 'the request body was not read' };
 }
 
 /** The reason given for a body that is not UTF-8 (the bytes themselves are never quoted). */
@@ -70,15 +57,20 @@ function bodyText(event: { body?: string; isBase64Encoded?: boolean }): string |
   }
 }
 
-/** Why the package refused the text: Node's message names a position; the text around it may be a key. */
-function parseProblem(error: unknown): string {
-  const cause: unknown = error instanceof Error ? error.cause : undefined;
-  const message = isJsonObject(cause) && typeof cause.message === 'string' ? cause.message : '';
-  const position = /position (\d+)/.exec(message)?.[1];
-  return `the request body is not valid JSON${position ? ` (error at position ${position})` : ''}`;
+/**
+ * The body as the core gets it, from the text as sent (a leading byte order mark is ignored).
+ * Where it is not JSON, the problem names a position, never the text around it (it may be a key).
+ */
+export function inboundBodyOf(sent: string): InboundBody {
+  const text = sent.charCodeAt(0) === 0xfeff ? sent.slice(1) : sent;
+  if (text.trim() === '') return { ok: false, problem: 'the request body is empty' };
+  const document = readJsonDocument(text);
+  if (document.ok) return document;
+  const at = document.position === undefined ? '' : ` (error at position ${document.position})`;
+  return { ok: false, problem: `the request body is not valid JSON${at}` };
 }
 
-async function readBody(request: ProxyRequest): Promise<InboundBody> {
+function readBody(request: ProxyRequest): InboundBody {
   const { event } = request;
   const encoding = event.headers?.['content-encoding']?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
@@ -89,26 +81,14 @@ async function readBody(request: ProxyRequest): Promise<InboundBody> {
   }
   const sent = bodyText(event);
   if (sent === undefined) return { ok: false, problem: NOT_UTF8_PROBLEM };
-  const text = sent.charCodeAt(0) === 0xfeff ? sent.slice(1) : sent;
-  if (text.trim() === '') return { ok: false, problem: 'the request body is empty' };
-  // The package parses `event.body` in place: it gets a copy of the event holding the text
-  // without the BOM, so the event itself stays as API Gateway sent it.
-  const parsing = { ...request, event: { ...event, body: text, isBase64Encoded: false } };
-  try {
-    await parser.before?.(parsing);
-  } catch (error) {
-    return { ok: false, problem: parseProblem(error) };
-  }
-  // `before` replaced the copy's text with the parsed value.
-  const value: unknown = parsing.event.body;
-  return { ok: true, value, text };
+  return inboundBodyOf(sent);
 }
 
 /** Middy middleware: reads the body (see the module comment). Register it after `licenseCheck`. */
 export function jsonBody(): ProxyMiddleware {
-  const jsonBodyBefore = async (request: ProxyRequest): Promise<void> => {
-    const body = await readBody(request);
-    bodies.set(request.event, body);
+  const jsonBodyBefore = (request: ProxyRequest): void => {
+    const body = readBody(request);
+    request.context.body = body;
     // The whole body is known now: its `id` is the one to echo, even where the bounded look found
     // another (a repeated member) or none (past the look's reach); none when it cannot be read.
     const id = body.ok && isJsonObject(body.value) ? body.value.id : undefined;

@@ -23,7 +23,7 @@ export function toMcpInbound(event: ProxyEvent, context: ProxyContext): McpInbou
     if (value !== undefined) protocolHeaders[name] = value;
   }
   return {
-    body: parsedBodyOf(event),
+    body: parsedBodyOf(context),
     protocolHeaders,
     erp: {
       url: headers['x-erp-url'],
@@ -34,12 +34,14 @@ export function toMcpInbound(event: ProxyEvent, context: ProxyContext): McpInbou
     presentedProxyKey: presentedProxyKey(event, { bearer: true })?.key,
     requestTimeout: headers['x-request-timeout'],
     // A tool's answer is cut to a few dozen KB whatever the ERP sends, so a compressed response
-    // does not earn the larger read an execute call gets (core/forward.ts).
-    acceptEncoding: undefined,
+    // does not earn the larger read an execute call gets (core/forward.ts); the response itself is
+    // still compressed when the client accepts it (the envelope middleware).
+    responseEncoding: undefined,
     sourceIp: event.requestContext?.http?.sourceIp,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'
         ? () => context.getRemainingTimeInMillis()
         : undefined,
+    ...(context.answerLease ? { answerLease: context.answerLease } : {}),
   };
 }

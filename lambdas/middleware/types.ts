@@ -10,3 +10,20 @@ import type { ProxyContext } from '../core/request-state.ts';
 export type ProxyEvent = APIGatewayProxyEventV2;
 export type ProxyMiddleware = middy.MiddlewareObj<ProxyEvent, LambdaResponse, Error, ProxyContext>;
 export type ProxyRequest = middy.Request<ProxyEvent, LambdaResponse, Error, ProxyContext>;
+
+/**
+ * Whether an invocation event is an API Gateway HTTP API event of payload format 2.0, the only
+ * kind the chains take: `version` `'2.0'` and a `requestContext.http` object, both set by API
+ * Gateway on every request.
+ */
+export function isHttpApiEvent(event: unknown): event is ProxyEvent {
+  if (typeof event !== 'object' || event === null) return false;
+  const { version, requestContext } = event as { version?: unknown; requestContext?: { http?: unknown } };
+  return (
+    version === '2.0' &&
+    typeof requestContext === 'object' &&
+    requestContext !== null &&
+    typeof requestContext.http === 'object' &&
+    requestContext.http !== null
+  );
+}

@@ -5,15 +5,14 @@
  * server runs many invocations at once: 30 concurrent 29 MiB gzip answers took it to 1 GB of
  * RSS, which the allocator then kept. So the local server gives each invocation a lease on one
  * shared budget, and the HTTP client reserves every answer's bytes on the lease of the
- * invocation it runs in (found through `AsyncLocalStorage`: the handlers and transports need not
- * pass it on). A lease gives its bytes back when its invocation ends.
+ * invocation it runs in, which travels as a value (see {@link WithAnswerLease}). A lease gives
+ * its bytes back when its invocation ends.
  *
  * An answer that does not fit is refused (-32009), never waited for: a call that waits for memory
  * while holding some can starve the others. One invocation alone always fits, whatever its size,
  * and so do an invocation's first {@link SMALL_ANSWER_BYTES}: the ERP has run the call by the
  * time its answer arrives, and a write's answer (an id, `true`) is never the one to refuse.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
  * The answer bytes an invocation may always hold, whatever the others hold: the bound may be
@@ -81,14 +80,11 @@ export class AnswerLease {
   }
 }
 
-const scope = new AsyncLocalStorage<AnswerLease>();
-
-/** Runs `invocation` with `lease` as the lease its ERP answers are reserved on. */
-export function runWithAnswerLease<T>(lease: AnswerLease, invocation: () => T): T {
-  return scope.run(lease, invocation);
-}
-
-/** The lease of the invocation running now; `undefined` outside the local server (no bound). */
-export function currentAnswerLease(): AnswerLease | undefined {
-  return scope.getStore();
+/**
+ * Where an invocation's lease travels: the local server puts it on the Lambda-like context it
+ * hands the handler, the edge copies it into the inbound call, and the core passes it with each
+ * upstream request (no lease on Lambda: one invocation per process, nothing to share).
+ */
+export interface WithAnswerLease {
+  readonly answerLease?: AnswerLease;
 }

@@ -16,6 +16,7 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BaseProvider, DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type Config, type NamedKey, parseProxyKeys, trimProxyKey } from './config.ts';
@@ -77,14 +78,40 @@ class LazySecretsProvider extends BaseProvider {
   }
 }
 
-/** Limit of one read through the extension (its own call to Secrets Manager stops at 3 s). */
+/**
+ * Limit of one read through the extension, from the first request to the last byte of the answer,
+ * the one retry below included (its own call to Secrets Manager stops at 3 s).
+ */
 const EXTENSION_REQUEST_TIMEOUT_MS = 5_000;
+
+/**
+ * How long to wait before asking again after the extension's "not ready" answer. It gives that
+ * answer while it is still starting, on the first call of a new execution environment; the next
+ * call succeeds (issue 24). Short: it is spent on a caller's first request.
+ */
+const EXTENSION_NOT_READY_RETRY_DELAY_MS = 100;
+
+/**
+ * The least time worth a second request: with less left of {@link EXTENSION_REQUEST_TIMEOUT_MS}
+ * after the wait, the read fails at once instead of sending a request that cannot be answered.
+ */
+const EXTENSION_MIN_RETRY_MS = 500;
+
+/**
+ * What the extension answers while it is not ready: HTTP 400 with the plain-text body
+ * `not ready to serve traffic, please wait` (seen in the field; AWS does not document it). Its
+ * other 400s name a Secrets Manager error type (`ResourceNotFoundException`,
+ * `AccessDeniedException`...), and a secret id, which they may echo, cannot contain a space.
+ */
+const EXTENSION_NOT_READY_TEXT = /\bnot ready to serve traffic\b/i;
 
 /** Thrown for an extension answer other than 200; `name` is the Secrets Manager error type. */
 export class SecretsExtensionError extends Error {
   readonly status: number;
-  constructor(status: number, type: string | undefined) {
-    super(`the Parameters and Secrets extension answered HTTP ${status}${type ? ` (${type})` : ''}`);
+  /** @param detail what the answer said, when it is not a Secrets Manager error (never the body). */
+  constructor(status: number, type: string | undefined, detail?: string) {
+    const what = type ?? detail;
+    super(`the Parameters and Secrets extension answered HTTP ${status}${what ? ` (${what})` : ''}`);
     // ResourceNotFoundException and friends keep their Secrets Manager name, as with the SDK.
     this.name = type ?? 'SecretsExtensionError';
     this.status = status;
@@ -97,12 +124,27 @@ function errorType(body: string): string | undefined {
   return match?.[1];
 }
 
+interface ExtensionAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** Whether an answer is the extension's "not ready" (and not a Secrets Manager error). */
+function isNotReadyAnswer(answer: ExtensionAnswer): boolean {
+  return (
+    answer.status === 400 &&
+    EXTENSION_NOT_READY_TEXT.test(answer.body) &&
+    errorType(answer.body) === undefined
+  );
+}
+
 /**
- * One GET to the extension on `localhost`, where AWS documents it. `node:http` and not
- * `fetch`: the handlers load `node:http` anyway, while the first `fetch` of a process loads
- * Node's bundled undici, which would add to every first call.
+ * One GET to the extension on `localhost`, where AWS documents it, failed after `timeoutMs`
+ * whatever the extension does meanwhile. `node:http` and not `fetch`: the handlers load
+ * `node:http` anyway, while the first `fetch` of a process loads Node's bundled undici, which
+ * would add to every first call.
  */
-function extensionGet(port: number, path: string): Promise<{ status: number; body: string }> {
+function extensionGet(port: number, path: string, timeoutMs: number): Promise<ExtensionAnswer> {
   return new Promise((resolve, reject) => {
     const request = httpGet(
       {
@@ -110,26 +152,45 @@ function extensionGet(port: number, path: string): Promise<{ status: number; bod
         port,
         path,
         headers: { 'X-Aws-Parameters-Secrets-Token': process.env.AWS_SESSION_TOKEN ?? '' },
-        timeout: EXTENSION_REQUEST_TIMEOUT_MS,
       },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
-        );
-        response.on('error', reject);
+        response.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+        });
+        response.on('error', fail);
       },
     );
-    request.on('timeout', () =>
+    const timer = setTimeout(() => {
       request.destroy(
         new Error(
           `no answer from the Parameters and Secrets extension in ${EXTENSION_REQUEST_TIMEOUT_MS} ms`,
         ),
-      ),
-    );
-    request.on('error', reject);
+      );
+    }, timeoutMs).unref();
+    function fail(error: Error): void {
+      clearTimeout(timer);
+      reject(error);
+    }
+    request.on('error', fail);
   });
+}
+
+/**
+ * Reads through the extension, asking once more after its "not ready" answer: after
+ * {@link EXTENSION_NOT_READY_RETRY_DELAY_MS}, with what is left of
+ * {@link EXTENSION_REQUEST_TIMEOUT_MS}. Any other answer, and a second "not ready", is final.
+ */
+async function extensionGetOnceReady(port: number, path: string): Promise<ExtensionAnswer> {
+  const deadline = performance.now() + EXTENSION_REQUEST_TIMEOUT_MS;
+  const first = await extensionGet(port, path, EXTENSION_REQUEST_TIMEOUT_MS);
+  if (!isNotReadyAnswer(first)) return first;
+  const left = deadline - performance.now() - EXTENSION_NOT_READY_RETRY_DELAY_MS;
+  if (left < EXTENSION_MIN_RETRY_MS) return first;
+  await sleep(EXTENSION_NOT_READY_RETRY_DELAY_MS);
+  return extensionGet(port, path, left);
 }
 
 /**
@@ -152,15 +213,17 @@ class ExtensionSecretsProvider extends BaseProvider {
   }
 
   protected async _get(name: string): Promise<string | Uint8Array | undefined> {
-    const { status, body } = await extensionGet(
+    const answer = await extensionGetOnceReady(
       this.#port,
       `/secretsmanager/get?secretId=${encodeURIComponent(name)}`,
     );
+    const { status, body } = answer;
     if (status !== 200) {
       // The body may echo the request; keep only the error type, never the text.
       throw new SecretsExtensionError(
         status,
         errorType(body) ?? (status === 404 ? 'ResourceNotFoundException' : undefined),
+        isNotReadyAnswer(answer) ? 'not ready to serve traffic, also after one retry' : undefined,
       );
     }
     const output = JSON.parse(body) as { SecretString?: unknown; SecretBinary?: unknown };

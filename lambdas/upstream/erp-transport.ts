@@ -5,6 +5,7 @@
  * answers (redirects, front-proxy errors, HTML pages).
  */
 
+import type { AnswerLease } from '../platform/answer-budget.ts';
 import { echoed } from '../platform/bounded-text.ts';
 import {
   BadUpstreamResponseError,
@@ -74,6 +75,8 @@ export interface CallContext {
   readonly stripDebug: boolean;
   /** Every exchange of this request only reads (the version endpoints). */
   readonly readOnly?: boolean;
+  /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
+  readonly answerLease?: AnswerLease;
   readonly state: UpstreamRecord;
 }
 
@@ -82,18 +85,21 @@ export interface ErpTransport {
   call(call: ErpCall, context: CallContext): Promise<ErpOutcome>;
 }
 
-/** Appends a path to a base URL that may itself have a path prefix. */
-export function upstreamUrl(base: URL, path: string): URL {
-  const url = new URL(base.href);
-  url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
-  url.search = '';
-  url.hash = '';
-  return url;
+/** Where an exchange goes: the target's URL (parsed once, from the request) and the path on it. */
+export interface Endpoint {
+  readonly base: URL;
+  /** The base URL's path prefix (without trailing slashes) and the endpoint's path. */
+  readonly path: string;
+}
+
+/** Appends a path to a base URL that may itself have a path prefix; the base's query is dropped. */
+export function upstreamUrl(base: URL, path: string): Endpoint {
+  return { base, path: `${base.pathname.replace(/\/+$/, '')}${path}` };
 }
 
 export interface Exchange {
   readonly method: 'GET' | 'POST';
-  readonly url: URL;
+  readonly url: Endpoint;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
 }
@@ -136,7 +142,8 @@ export async function sendExchange(
   try {
     const response = await client.send({
       method: exchange.method,
-      url: exchange.url,
+      url: exchange.url.base,
+      path: exchange.url.path,
       headers,
       ...(exchange.body === undefined ? {} : { body: exchange.body }),
       signal: context.signal,
@@ -144,6 +151,7 @@ export async function sendExchange(
       maxResponseBytes: context.maxResponseBytes,
       compressedResponse: context.compressedResponse,
       ...(context.readOnly ? { readOnly: true } : {}),
+      ...(context.answerLease ? { answerLease: context.answerLease } : {}),
     });
     context.state.upstreamStatus = response.status;
     return response;

@@ -6,10 +6,15 @@
  * certainly did not run: -32004, retry is safe) or after (it may have run: -32003), and the
  * response size limit (-32009). It never follows redirects and never sends or keeps cookies.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import {
+  type ClientRequest,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
-import { type AnswerLease, currentAnswerLease } from '../platform/answer-budget.ts';
+import type { AnswerLease } from '../platform/answer-budget.ts';
 import { allocateWithRoom } from '../platform/buffers.ts';
 import {
   ProxyError,
@@ -27,7 +32,10 @@ import { findTargetRefusal } from './target-policy.ts';
 
 export interface UpstreamRequest {
   readonly method: 'GET' | 'POST';
+  /** The target: scheme, host and port (and the path, when `path` is not given). */
   readonly url: URL;
+  /** The path (and query) to request on the target; without it, the URL's own. */
+  readonly path?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
   /** Fires when the request's time budget is spent; bounds connect, headers and body. */
@@ -40,6 +48,8 @@ export interface UpstreamRequest {
   readonly compressedResponse?: boolean;
   /** The call only reads (a version lookup): after a timeout, retrying is safe all the same. */
   readonly readOnly?: boolean;
+  /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
+  readonly answerLease?: AnswerLease;
 }
 
 export interface UpstreamResponse {
@@ -275,6 +285,310 @@ function afterNextPoll(then: () => void): void {
   setImmediate(() => setImmediate(then));
 }
 
+/** What one attempt needs from its client. */
+interface AttemptDeps {
+  readonly poolSize: number;
+  readonly keepAlive: KeepAlivePolicy;
+  readonly connectTimeoutMs: number;
+  readonly lookup: LookupFunction | undefined;
+  readonly ca: string | Buffer | undefined;
+}
+
+/** The connection the agent handed an attempt. */
+interface Connection {
+  readonly socket: Socket;
+  /** It carried an earlier call (from the keep-alive pool, or handed over by one). */
+  readonly reused: boolean;
+  readonly idleBeforeReuseMs: number;
+  /** What it had read before this call: more means a byte of the answer arrived. */
+  readonly bytesReadBefore: number;
+  readonly takenAt: number;
+}
+
+/**
+ * Where one attempt stands on the wire. Every field only ever goes from unset to set, or from
+ * false to true.
+ */
+interface Wire {
+  /** The pool was full when the call was made: it waited in the agent's queue from then. */
+  readonly queuedAt: number | undefined;
+  connection?: Connection;
+  /** A new connection is up (connect, or the TLS handshake); a reused one always is. */
+  connected: boolean;
+  /** The request was given to the socket (`req.end`). */
+  written: boolean;
+  /** The whole request was handed to the OS ('finish'). */
+  flushed: boolean;
+  /** The head of an answer arrived. */
+  answered: boolean;
+  /** The attempt resolved or failed: later events change nothing. */
+  done: boolean;
+}
+
+/**
+ * One attempt of a call, in the protocol's steps: open the request and wait for a connection
+ * ({@link run}), take it ({@link takeConnection}), connect or check a reused one, write
+ * ({@link write}), await the head ({@link readHead}), read the body ({@link readBody}); and on the
+ * way, fail with what is known ({@link failure}) or at the deadline ({@link onDeadline}).
+ */
+class AttemptRun {
+  private readonly wire: Wire;
+  private readonly secure: boolean;
+  private readonly origin: string;
+  private readonly req: ClientRequest;
+  private readonly body: Buffer | undefined;
+  private resolve: (value: UpstreamResponse) => void = () => undefined;
+  private reject: (error: unknown) => void = () => undefined;
+  private readonly onAbort = (): void => this.onDeadline();
+
+  constructor(
+    private readonly deps: AttemptDeps,
+    private readonly request: UpstreamRequest,
+    agents: PooledAgents,
+    private readonly lease: AnswerLease | undefined,
+  ) {
+    this.secure = request.url.protocol === 'https:';
+    this.body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
+    const agent = this.secure ? agents.https : agents.http;
+    const options = {
+      protocol: request.url.protocol,
+      // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants none.
+      hostname: request.url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: request.url.port || (this.secure ? 443 : 80),
+      path: request.path ?? `${request.url.pathname}${request.url.search}`,
+      method: request.method,
+      headers: { ...request.headers, ...(this.body ? { 'content-length': String(this.body.length) } : {}) },
+      agent,
+      ...(deps.lookup ? { lookup: deps.lookup } : {}),
+      ...(this.secure && deps.ca ? { ca: deps.ca } : {}),
+    };
+    // Every connection to this origin busy: the call waits in the agent's queue for one.
+    // (The request normalizes `hostname` into `host` before the agent names the origin.)
+    this.origin = agent.getName({ ...options, host: options.hostname });
+    const queued = (agent.sockets[this.origin]?.length ?? 0) >= deps.poolSize;
+    this.wire = {
+      queuedAt: queued ? performance.now() : undefined,
+      connected: false,
+      written: false,
+      flushed: false,
+      answered: false,
+      done: false,
+    };
+    this.req = (this.secure ? httpsRequest : httpRequest)(options);
+  }
+
+  /** Sends the request and settles with the answer, or with what went wrong. */
+  run(): Promise<UpstreamResponse> {
+    return new Promise<UpstreamResponse>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      this.req.on('socket', (socket) => this.takeConnection(socket));
+      // The whole request was handed to the OS: from here on the ERP may run the call.
+      this.req.on('finish', () => {
+        this.wire.flushed = true;
+      });
+      this.req.on('error', (error) => this.failWith(error));
+      this.req.on('response', (res: IncomingMessage) => this.readHead(res));
+      if (this.request.signal.aborted) {
+        this.onDeadline();
+        return;
+      }
+      this.request.signal.addEventListener('abort', this.onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Whether the request counts as sent: flushed over an established connection, or answered. On a
+   * new TLS socket 'finish' can come before the handshake ends (the TLS layer holds the bytes): a
+   * handshake that then fails has sent nothing, and the call did not run.
+   */
+  private get sent(): boolean {
+    return this.wire.answered || (this.wire.flushed && !this.connecting);
+  }
+
+  /** A new connection was handed to the attempt and is not up yet. */
+  private get connecting(): boolean {
+    const { connection, connected } = this.wire;
+    return connection !== undefined && !connection.reused && !connected;
+  }
+
+  /** The agent handed the attempt a socket: a new one connects, a reused one is checked first. */
+  private takeConnection(socket: Socket): void {
+    const { keepAlive } = this.deps;
+    keepAlive.assign(socket, this.origin);
+    // A socket that carried an earlier call: from the pool (`reusedSocket`), or handed straight
+    // from a finished call to this queued one (Node leaves the flag unset and skips the agent's
+    // `reuseSocket`). A new socket has read nothing, also one whose connect already failed.
+    const handedOn = !this.req.reusedSocket && socket.bytesRead > 0;
+    const reused = this.req.reusedSocket || handedOn;
+    if (handedOn) keepAlive.handedOn(socket);
+    this.wire.connection = {
+      socket,
+      reused,
+      idleBeforeReuseMs: reused ? keepAlive.idleBeforeReuseMs(socket) : 0,
+      bytesReadBefore: socket.bytesRead,
+      takenAt: performance.now(),
+    };
+    if (reused) this.writeWhenUsable(socket);
+    else this.connectThenWrite(socket);
+  }
+
+  /**
+   * Writes into a reused socket only once a close the ERP sent meanwhile would have been seen: a
+   * request written into a closing connection may or may not have been read, and that cannot be
+   * told.
+   */
+  private writeWhenUsable(socket: Socket): void {
+    afterNextPoll(() => {
+      if (this.wire.done) return;
+      const state = this.deps.keepAlive.check(socket);
+      if (state === 'usable') this.write();
+      else this.abandon(new StaleSocketError(state));
+    });
+  }
+
+  /** A new socket: a connection attempt has its own cap; once connected only the deadline governs. */
+  private connectThenWrite(socket: Socket): void {
+    const connectTimer = setTimeout(() => {
+      if (this.sent) return;
+      const timeout = Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' });
+      this.refuse(classify(timeout, this.request, false));
+    }, this.deps.connectTimeoutMs);
+    const stopTimer = (): void => clearTimeout(connectTimer);
+    socket.once(this.secure ? 'secureConnect' : 'connect', () => {
+      stopTimer();
+      this.wire.connected = true;
+    });
+    socket.once('close', stopTimer);
+    this.write();
+  }
+
+  private write(): void {
+    this.wire.written = true;
+    try {
+      this.req.end(this.body);
+    } catch (error) {
+      // A write into a socket the peer already reset can throw here, before anything was sent.
+      this.abandon(error);
+    }
+  }
+
+  /** The head arrived: a declared length over the limits ends the attempt before the body. */
+  private readHead(res: IncomingMessage): void {
+    this.wire.answered = true;
+    const headers = headersToRecord(res.headers);
+    this.deps.keepAlive.noteAnswer(res.socket, headers);
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > this.request.maxResponseBytes) {
+      this.refuse(tooLarge(this.request));
+      return;
+    }
+    const known = Number.isInteger(declared) && declared > 0;
+    // A declared length is reserved whole, before a byte is held; else chunk by chunk.
+    if (known && this.lease && !this.lease.reserve(declared)) {
+      this.refuse(noRoom(this.lease, this.request));
+      return;
+    }
+    this.readBody(res, headers, known ? declared : undefined);
+  }
+
+  /**
+   * Reads the body, stopping at once at the limits (the rest is never buffered). With a declared
+   * length the body is copied into one buffer as it arrives: no list of chunks plus a concatenated
+   * copy of them (for a 5 MB answer, 5 MB less at the peak).
+   */
+  private readBody(
+    res: IncomingMessage,
+    headers: Record<string, string>,
+    declared: number | undefined,
+  ): void {
+    const { request, lease } = this;
+    const whole = declared === undefined ? undefined : allocateWithRoom(declared);
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let copied = 0;
+    res.on('data', (chunk: Buffer) => {
+      if (received + chunk.length > request.maxResponseBytes) {
+        this.refuse(tooLarge(request));
+        return;
+      }
+      if (declared === undefined && lease && !lease.reserve(chunk.length)) {
+        this.refuse(noRoom(lease, request));
+        return;
+      }
+      // Bytes beyond the declared length (the parser should not allow any) keep their order.
+      if (whole && chunks.length === 0 && received + chunk.length <= whole.length) {
+        chunk.copy(whole, received);
+        copied += chunk.length;
+      } else {
+        chunks.push(chunk);
+      }
+      received += chunk.length;
+    });
+    res.on('end', () => {
+      const head = whole?.subarray(0, copied);
+      const body =
+        chunks.length === 0 && head ? head : Buffer.concat(head ? [head, ...chunks] : chunks, received);
+      this.settle({ value: { status: res.statusCode ?? 0, headers, body } });
+    });
+    res.on('error', (error) => this.failWith(error));
+    res.on('aborted', () => this.failWith(new Error('response aborted')));
+  }
+
+  /** What is known about the request at the moment it failed. */
+  private failure(error: unknown): AttemptFailure {
+    const { connection } = this.wire;
+    return new AttemptFailure(error, {
+      sent: this.sent,
+      reused: connection?.reused ?? false,
+      unwritten: !this.wire.written,
+      unanswered:
+        !this.wire.answered && (connection?.socket.bytesRead ?? 0) === (connection?.bytesReadBefore ?? 0),
+      origin: this.origin,
+      idleBeforeReuseMs: connection?.idleBeforeReuseMs ?? 0,
+      failedAfterMs: connection === undefined ? 0 : performance.now() - connection.takenAt,
+    });
+  }
+
+  /** The request's time budget is spent: the error says where the call stood. */
+  private onDeadline(): void {
+    const { queuedAt, connection } = this.wire;
+    const poolWait =
+      queuedAt === undefined
+        ? undefined
+        : {
+            poolSize: this.deps.poolSize,
+            ...(connection ? { waitedMs: connection.takenAt - queuedAt } : {}),
+          };
+    this.refuse(deadlineError(this.request, this.sent, this.connecting, poolWait));
+  }
+
+  /** A socket or response error: the send step classifies it (and may retry). */
+  private failWith(error: unknown): void {
+    if (!this.wire.done) this.settle({ error: this.failure(error) });
+  }
+
+  /** Gives up on the socket for `error`, before or while writing. */
+  private abandon(error: unknown): void {
+    this.settle({ error: this.failure(error) });
+    this.req.destroy();
+  }
+
+  /** Ends the attempt with a classified error of the proxy's own. */
+  private refuse(error: ProxyError): void {
+    this.settle({ error });
+    this.req.destroy();
+  }
+
+  private settle(outcome: { value: UpstreamResponse } | { error: unknown }): void {
+    if (this.wire.done) return;
+    this.wire.done = true;
+    this.request.signal.removeEventListener('abort', this.onAbort);
+    if ('value' in outcome) this.resolve(outcome.value);
+    else this.reject(outcome.error);
+  }
+}
+
 class NodeHttpClient implements HttpClient {
   private readonly agents: PooledAgents;
   private readonly idleTimeoutMs: number;
@@ -306,7 +620,7 @@ class NodeHttpClient implements HttpClient {
 
   async send(request: UpstreamRequest): Promise<UpstreamResponse> {
     // The invocation's share of the local server's memory for answers (none on Lambda).
-    const lease = currentAnswerLease();
+    const lease = request.answerLease;
     try {
       return await this.attempt(request, this.agents, lease);
     } catch (failure) {
@@ -358,206 +672,18 @@ class NodeHttpClient implements HttpClient {
     agents: PooledAgents,
     lease: AnswerLease | undefined,
   ): Promise<UpstreamResponse> {
-    return new Promise<UpstreamResponse>((resolve, reject) => {
-      const secure = request.url.protocol === 'https:';
-      // The request counts as sent once it was flushed ('finish') over an established connection.
-      // On a new TLS socket 'finish' can come before the handshake ends (the TLS layer holds the
-      // bytes): a handshake that then fails has sent nothing, and the call did not run.
-      let finished = false;
-      let established = true;
-      let sent = false;
-      let reused = false;
-      let written = false;
-      let idleBeforeReuseMs = 0;
-      // The socket, and what it had read before this call: more means a byte of the answer arrived.
-      let taken: Socket | undefined;
-      let bytesReadBefore = 0;
-      // The pool was full when the call was made, and the agent has not handed it a socket yet.
-      let queuedAt: number | undefined;
-      let waitedMs: number | undefined;
-      let gotSocket = false;
-      let tookSocketAt: number | undefined;
-      let responded = false;
-      let settled = false;
-      const chunks: Buffer[] = [];
-      let received = 0;
-
-      const attemptState = (overrides: Partial<Attempt> = {}): Attempt => ({
-        sent,
-        reused,
-        unwritten: !written,
-        unanswered: !responded && (taken?.bytesRead ?? 0) === bytesReadBefore,
-        origin,
-        idleBeforeReuseMs,
-        failedAfterMs: tookSocketAt === undefined ? 0 : performance.now() - tookSocketAt,
-        ...overrides,
-      });
-      const settle = (outcome: { value: UpstreamResponse } | { error: unknown }): void => {
-        if (settled) return;
-        settled = true;
-        request.signal.removeEventListener('abort', onDeadline);
-        if ('value' in outcome) resolve(outcome.value);
-        else reject(outcome.error);
-      };
-      const fail = (error: ProxyError): void => {
-        settle({ error });
-        req.destroy();
-      };
-      const onDeadline = (): void => {
-        const poolWait =
-          queuedAt === undefined
-            ? undefined
-            : { poolSize: this.poolSize, ...(gotSocket ? { waitedMs: waitedMs ?? 0 } : {}) };
-        fail(deadlineError(request, sent, !established, poolWait));
-      };
-
-      const body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
-      const agent = secure ? agents.https : agents.http;
-      const options = {
-        protocol: request.url.protocol,
-        // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants none.
-        hostname: request.url.hostname.replace(/^\[(.*)\]$/, '$1'),
-        port: request.url.port || (secure ? 443 : 80),
-        path: `${request.url.pathname}${request.url.search}`,
-        method: request.method,
-        headers: { ...request.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
-        agent,
-        ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
-        ...(secure && this.options.tls?.ca ? { ca: this.options.tls.ca } : {}),
-      };
-      // Every connection to this origin busy: the call waits in the agent's queue for one.
-      // (The request normalizes `hostname` into `host` before the agent names the origin.)
-      const origin = agent.getName({ ...options, host: options.hostname });
-      if ((agent.sockets[origin]?.length ?? 0) >= this.poolSize) queuedAt = performance.now();
-      const req = (secure ? httpsRequest : httpRequest)(options);
-
-      const write = (): void => {
-        written = true;
-        try {
-          req.end(body);
-        } catch (error) {
-          // A write into a socket the peer already reset can throw here, before anything was sent.
-          settle({ error: new AttemptFailure(error, attemptState()) });
-          req.destroy();
-        }
-      };
-
-      req.on('socket', (socket) => {
-        gotSocket = true;
-        tookSocketAt = performance.now();
-        if (queuedAt !== undefined) waitedMs = tookSocketAt - queuedAt;
-        this.keepAlive.assign(socket, origin);
-        taken = socket;
-        bytesReadBefore = socket.bytesRead;
-        // A socket that carried an earlier call: from the pool (`reusedSocket`), or handed straight
-        // from a finished call to this queued one (Node leaves the flag unset and skips the agent's
-        // `reuseSocket`). A new socket has read nothing, also one whose connect already failed.
-        const handedOn = !req.reusedSocket && socket.bytesRead > 0;
-        reused = req.reusedSocket || handedOn;
-        if (reused) {
-          if (handedOn) this.keepAlive.handedOn(socket);
-          idleBeforeReuseMs = this.keepAlive.idleBeforeReuseMs(socket);
-          // Write only once a close the ERP sent meanwhile would have been seen: a request written
-          // into a closing connection may or may not have been read, and that cannot be told.
-          afterNextPoll(() => {
-            if (settled) return;
-            const state = this.keepAlive.check(socket);
-            if (state === 'usable') {
-              write();
-              return;
-            }
-            settle({ error: new AttemptFailure(new StaleSocketError(state), attemptState()) });
-            req.destroy();
-          });
-          return;
-        }
-        // A connection attempt has its own cap; once connected only the request deadline governs.
-        established = false;
-        const connectTimer = setTimeout(() => {
-          if (!sent)
-            fail(
-              classify(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' }), request, false),
-            );
-        }, this.options.connectTimeoutMs ?? 30_000);
-        const stopTimer = (): void => clearTimeout(connectTimer);
-        socket.once(secure ? 'secureConnect' : 'connect', () => {
-          stopTimer();
-          established = true;
-          sent = finished;
-        });
-        socket.once('close', stopTimer);
-        write();
-      });
-      // The whole request was handed to the OS: from here on the ERP may run the call.
-      req.on('finish', () => {
-        finished = true;
-        sent = established;
-      });
-      req.on('error', (error) => {
-        if (!settled) settle({ error: new AttemptFailure(error, attemptState()) });
-      });
-      req.on('response', (res: IncomingMessage) => {
-        sent = true;
-        responded = true;
-        const headers = headersToRecord(res.headers);
-        this.keepAlive.noteAnswer(res.socket, headers);
-        const declared = Number(headers['content-length']);
-        if (Number.isFinite(declared) && declared > request.maxResponseBytes) {
-          fail(tooLarge(request));
-          return;
-        }
-        const known = Number.isInteger(declared) && declared > 0;
-        // A declared length is reserved whole, before a byte is held; else chunk by chunk.
-        if (known && lease && !lease.reserve(declared)) {
-          fail(noRoom(lease, request));
-          return;
-        }
-        // With a declared length the body is copied into one buffer as it arrives: no list of
-        // chunks plus a concatenated copy of them (for a 5 MB answer, 5 MB less at the peak).
-        const whole = known ? allocateWithRoom(declared) : undefined;
-        let copied = 0;
-        res.on('data', (chunk: Buffer) => {
-          // Stop reading at once; the rest of the body is never buffered.
-          if (received + chunk.length > request.maxResponseBytes) {
-            fail(tooLarge(request));
-            return;
-          }
-          if (!known && lease && !lease.reserve(chunk.length)) {
-            fail(noRoom(lease, request));
-            return;
-          }
-          // Bytes beyond the declared length (the parser should not allow any) keep their order.
-          if (whole && chunks.length === 0 && received + chunk.length <= whole.length) {
-            chunk.copy(whole, received);
-            copied += chunk.length;
-          } else {
-            chunks.push(chunk);
-          }
-          received += chunk.length;
-        });
-        res.on('end', () => {
-          const head = whole?.subarray(0, copied);
-          const body =
-            chunks.length === 0 && head ? head : Buffer.concat(head ? [head, ...chunks] : chunks, received);
-          settle({ value: { status: res.statusCode ?? 0, headers, body } });
-        });
-        res.on('error', (error) => {
-          if (!settled) settle({ error: new AttemptFailure(error, attemptState({ sent: true })) });
-        });
-        res.on('aborted', () => {
-          if (!settled)
-            settle({
-              error: new AttemptFailure(new Error('response aborted'), attemptState({ sent: true })),
-            });
-        });
-      });
-
-      if (request.signal.aborted) {
-        onDeadline();
-        return;
-      }
-      request.signal.addEventListener('abort', onDeadline, { once: true });
-    });
+    return new AttemptRun(
+      {
+        poolSize: this.poolSize,
+        keepAlive: this.keepAlive,
+        connectTimeoutMs: this.options.connectTimeoutMs ?? 30_000,
+        lookup: this.options.lookup,
+        ca: this.options.tls?.ca,
+      },
+      request,
+      agents,
+      lease,
+    ).run();
   }
 
   async close(): Promise<void> {

@@ -224,10 +224,11 @@ function refused(message: string): TargetRefusedError {
  * `TargetRefusedError` when refused; returns the parsed URL otherwise. A host name that passes
  * here is checked again at connect time through {@link createPolicyLookup}.
  */
-export function checkTarget(policy: CompiledTargetPolicy, url: string, db?: string): URL {
+export function checkTarget(policy: CompiledTargetPolicy, url: URL | string, db?: string): URL {
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    // The request path hands over the URL it parsed; a text is parsed here.
+    parsed = typeof url === 'string' ? new URL(url) : url;
   } catch {
     throw refused('Target refused: not a valid URL; expected http(s)://host[:port]');
   }

@@ -9,7 +9,9 @@ import {
   ErpError,
   ErpProxy,
   ErpProxyError,
+  ErpTarget,
   majorVersion,
+  type ProxyCalls,
   toV1Call,
   ulid,
   type VersionInfo,
@@ -389,5 +391,30 @@ describe('answers that are not a plain result', () => {
       0,
     );
     await expect(v2()).rejects.toMatchObject({ code: -32003, mayHaveRun: true });
+  });
+});
+
+describe('ErpTarget over any ProxyCalls', () => {
+  it('works with an object that is not an ErpProxy: v2 on 19+, v1 below', async () => {
+    const sent: unknown[] = [];
+    const fake = (major: number): ProxyCalls => ({
+      v1: async <T>(body: unknown) => {
+        sent.push({ v1: body });
+        return 7 as T;
+      },
+      v2: async <T>(body: unknown) => {
+        sent.push({ v2: body });
+        return 8 as T;
+      },
+      version: async (): Promise<VersionInfo> => ({
+        version: `${major}.0`,
+        version_info: [major, 0, 0, 'final', 0, ''],
+      }),
+    });
+    const v2 = new ErpTarget(fake(19), { url: 'http://erp.example.com', db: 'd', apiKey: 'k' });
+    expect(await v2.searchCount('res.partner')).toBe(8);
+    const v1 = new ErpTarget(fake(17), { url: 'http://erp.example.com', db: 'd', apiKey: 'k', userId: 2 });
+    expect(await v1.searchCount('res.partner')).toBe(7);
+    expect(sent.map((call) => Object.keys(call as object)[0])).toEqual(['v2', 'v1']);
   });
 });

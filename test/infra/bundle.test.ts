@@ -11,7 +11,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type FunctionName, HANDLER_ENTRIES, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
+import { type FunctionName, HANDLER_ENTRIES, ROUTES } from '../../lambdas/platform/routes.ts';
+import { LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import {
   esbuildOptions,
   VENDORED_SDK,
@@ -21,6 +22,7 @@ import {
   vendoredSdkPackageJson,
 } from '../../lib/proxy-function.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { httpApiEvent } from '../support/http-api-event.ts';
 import { READ_TOOLS } from '../support/mcp-client.ts';
 
 type Handler = (
@@ -33,33 +35,10 @@ const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.exp
 
 function event(path: string, body?: unknown) {
   const route = ROUTES.find((r) => r.path === path)!;
-  return {
-    version: '2.0',
-    routeKey: routeKey(route),
-    rawPath: path,
-    rawQueryString: '',
+  return httpApiEvent(route, {
     headers: { 'content-type': 'application/json', 'x-api-key': KEY },
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: {
-        method: route.method,
-        path,
-        protocol: 'HTTP/1.1',
-        sourceIp: '203.0.113.7',
-        userAgent: 'bundle-test',
-      },
-      requestId: `req-${path}`,
-      routeKey: routeKey(route),
-      stage: '$default',
-      time: '21/Nov/2026:00:00:00 +0000',
-      timeEpoch: 0,
-    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    isBase64Encoded: false,
-  };
+  });
 }
 
 const context = (fn: string) => ({
@@ -243,6 +222,18 @@ describe('bundled handlers, invoked as Lambda would', () => {
       context('execute-v1'),
     );
     expect(response.statusCode).toBe(401);
+  });
+
+  it('aux runs the hourly license check for the scheduled event, and refuses an event it does not know', async () => {
+    const check = (await handlers.aux({ ...LICENSE_CHECK_EVENT }, context('aux'))) as unknown;
+    expect(check).toEqual({
+      job: 'license-days-left',
+      is_valid: true,
+      license_days_left: expect.any(Number),
+    });
+    await expect(handlers.aux({ source: 'aws.events', detail: {} }, context('aux'))).rejects.toThrow(
+      /neither an API Gateway HTTP API/,
+    );
   });
 });
 

@@ -10,6 +10,7 @@ import { LicenseError } from '../../lambdas/platform/errors.ts';
 import { LICENSE_CODE } from '../../lambdas/platform/metrics/catalogue.ts';
 import { errorCodeDimension } from '../../lambdas/platform/metrics/record.ts';
 import { type FunctionName, ROUTES, routeKeys } from '../../lambdas/platform/routes.ts';
+import { isLicenseCheckEvent, LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
   RUNTIME_SETTINGS,
@@ -168,7 +169,9 @@ describe('default context', () => {
     });
 
     it('lets API Gateway invoke each function only for its own routes', () => {
-      const permissions = Object.values(resources(s.template, 'AWS::Lambda::Permission'));
+      const permissions = Object.values(resources(s.template, 'AWS::Lambda::Permission')).filter(
+        (permission) => permission.Properties.Principal !== 'events.amazonaws.com',
+      );
       expect(permissions).toHaveLength(ROUTES.flatMap(routeKeys).length);
       for (const permission of permissions) {
         expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
@@ -453,6 +456,9 @@ describe('default context', () => {
         ],
         Threshold: 14,
         ComparisonOperator: 'LessThanThreshold',
+        // 1 of 2 hours: an hour without the hourly check's record does not turn it OK in between.
+        EvaluationPeriods: 2,
+        DatapointsToAlarm: 1,
       });
       const timeouts = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).find(
         (a) => a.Properties.AlarmName === 'ErpProxy-UpstreamTimeouts',
@@ -550,6 +556,37 @@ describe('default context', () => {
           ]),
         },
       });
+    });
+  });
+
+  describe('license check schedule', () => {
+    it('runs every hour, sending the aux function exactly the event its handler takes for the check', () => {
+      const rules = Object.values(resources(s.template, 'AWS::Events::Rule'));
+      expect(rules).toHaveLength(1);
+      const rule = rules[0]!.Properties;
+      expect(rule).toMatchObject({ ScheduleExpression: 'rate(1 hour)', State: 'ENABLED' });
+      expect(rule.EventPattern).toBeUndefined();
+      const targets = rule.Targets as { Arn: unknown; Input: string; RetryPolicy: unknown }[];
+      expect(targets).toHaveLength(1);
+      expect(targets[0]?.Arn).toEqual({ 'Fn::GetAtt': [s.fnIds.aux, 'Arn'] });
+      expect(JSON.parse(targets[0]!.Input)).toEqual(LICENSE_CHECK_EVENT);
+      expect(isLicenseCheckEvent(JSON.parse(targets[0]!.Input))).toBe(true);
+      expect(targets[0]?.RetryPolicy).toEqual({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 });
+    });
+
+    it('lets EventBridge invoke the aux function for this rule only, and no other function', () => {
+      const ruleId = s.stack.getLogicalId(s.stack.licenseCheckSchedule.node.defaultChild as CfnElement);
+      const fromEvents = Object.values(resources(s.template, 'AWS::Lambda::Permission')).filter(
+        (permission) => permission.Properties.Principal === 'events.amazonaws.com',
+      );
+      expect(fromEvents.map((permission) => permission.Properties)).toEqual([
+        {
+          Action: 'lambda:InvokeFunction',
+          FunctionName: { 'Fn::GetAtt': [s.fnIds.aux, 'Arn'] },
+          Principal: 'events.amazonaws.com',
+          SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
+        },
+      ]);
     });
   });
 

@@ -415,6 +415,11 @@ describe('POST /mcp, the HTTP around MCP', () => {
     const notJson = await proxy.post('/mcp', '{nope', mcpHeaders);
     expect(notJson.status).toBe(400);
     expect(notJson.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    const deep = await proxy.post('/mcp', `${'['.repeat(5000)}${']'.repeat(5000)}`, mcpHeaders);
+    expect(deep.status).toBe(400);
+    expect(deep.json).toMatchObject({
+      error: { code: -32600, message: expect.stringMatching(/deeper than 100/) },
+    });
     const batch = await proxy.post('/mcp', [initialize, initialize], mcpHeaders);
     expect(batch.status).toBe(400);
     expect(batch.json).toMatchObject({

@@ -3,12 +3,14 @@
  * `ProxyError` (never a crash that would become -32603), v2 names are accepted exactly when an
  * independent reference says so, and header values that cannot travel are refused.
  */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
 import type { RequestState } from '../../lambdas/core/request-state.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
+import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
 import { InvalidV2TargetError, ProxyError } from '../../lambdas/platform/errors.ts';
 
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
@@ -24,9 +26,8 @@ interface ReadBody {
 function stateWith(body: unknown, indent = 0): ReadBody {
   const state: RequestState = { api: 'v1', startedAt: 0, envelopeId: null };
   if (body === undefined) return { inbound: { ok: false }, state, body };
-  const text = JSON.stringify(body, null, indent);
-  const value: unknown = JSON.parse(text);
-  return { inbound: { ok: true, value, text }, state, body: value };
+  const inbound = inboundBodyOf(JSON.stringify(body, null, indent));
+  return { inbound, state, body: inbound.ok ? inbound.value : undefined };
 }
 
 const parseV1Call = (read: ReadBody) => requests.parseV1Call(read.inbound, read.state);

@@ -1,14 +1,15 @@
 /**
- * The budget for ERP answers held at once (the local server's) and the lease found through the
- * async context. Over HTTP: test/integration/local-server-limits.test.ts.
+ * The budget for ERP answers held at once (the local server's), and how an invocation's lease
+ * travels to the HTTP client as a value. Over HTTP: test/integration/local-server-limits.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  AnswerBudget,
-  currentAnswerLease,
-  runWithAnswerLease,
-  SMALL_ANSWER_BYTES,
-} from '../../lambdas/platform/answer-budget.ts';
+import { buildContext } from '../../lambdas/local/server.ts';
+import { toInboundCall } from '../../lambdas/middleware/inbound-call.ts';
+import { AnswerBudget, SMALL_ANSWER_BYTES } from '../../lambdas/platform/answer-budget.ts';
+import { httpApiEvent } from '../support/http-api-event.ts';
+
+const route = { method: 'POST', path: '/api/erp/execute' } as const;
+const newState = () => ({ api: 'v1' as const, startedAt: 0, envelopeId: null });
 
 describe('AnswerBudget', () => {
   // Sizes above what always fits, so that the budget decides.
@@ -61,14 +62,12 @@ describe('AnswerBudget', () => {
   });
 });
 
-describe('the current lease', () => {
-  it('is the one the invocation runs with, across awaits; none outside', async () => {
+describe("an invocation's lease", () => {
+  it('travels as a value: from the context the local server builds into the inbound call', () => {
     const lease = new AnswerBudget(1_000).lease();
-    expect(currentAnswerLease()).toBeUndefined();
-    const seen = await runWithAnswerLease(lease, async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1));
-      return currentAnswerLease();
-    });
-    expect(seen).toBe(lease);
+    const context = { ...buildContext('execute-v1', 'req-1'), answerLease: lease, proxy: newState() };
+    expect(toInboundCall(httpApiEvent(route), context).answerLease).toBe(lease);
+    const onLambda = { ...buildContext('execute-v1', 'req-2'), proxy: newState() };
+    expect(toInboundCall(httpApiEvent(route), onLambda).answerLease).toBeUndefined();
   });
 });

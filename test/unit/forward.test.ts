@@ -3,10 +3,12 @@
  * budget is spent, and its timer is gone as soon as the call settles (no timer per request left
  * behind for the rest of the budget).
  */
+
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { withCallContext } from '../../lambdas/core/forward.ts';
 import type { InboundCall } from '../../lambdas/core/inbound-call.ts';
 import type { RequestState } from '../../lambdas/core/request-state.ts';
+import { negotiateEncoding } from '../../lambdas/core/response-encoding.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
 import type { CallContext } from '../../lambdas/upstream/erp-transport.ts';
 import { LAMBDA_SAFETY_MARGIN_MS } from '../../lambdas/upstream/time-budget.ts';
@@ -24,7 +26,7 @@ function inbound(headers: Record<string, string> = {}, functionTimeoutMs = 28_00
     body: { ok: false },
     presentedProxyKey: TEST_PROXY_KEY,
     requestTimeout: headers['x-request-timeout'],
-    acceptEncoding: headers['accept-encoding'],
+    responseEncoding: negotiateEncoding(headers['accept-encoding']),
     sourceIp: '192.0.2.7',
     remainingMs: () => functionTimeoutMs,
   };

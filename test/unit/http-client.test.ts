@@ -6,11 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  AnswerBudget,
-  runWithAnswerLease,
-  SMALL_ANSWER_BYTES,
-} from '../../lambdas/platform/answer-budget.ts';
+import { AnswerBudget, SMALL_ANSWER_BYTES } from '../../lambdas/platform/answer-budget.ts';
 import {
   ProxyError,
   ResponseTooLargeError,
@@ -317,11 +313,11 @@ describe('the answer budget of the invocation the call runs in', () => {
     const client = newClient();
     const budget = new AnswerBudget(10 * S);
     const other = budget.lease();
-    await runWithAnswerLease(other, () => client.send(upstreamRequest(server.url)));
+    await client.send(upstreamRequest(server.url, { answerLease: other }));
     const lease = budget.lease();
     // Act: this invocation's first answer (100 bytes) fits; its second (6 S) does not.
-    const first = await runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url)));
-    const error = await failure(runWithAnswerLease(lease, () => client.send(upstreamRequest(server.url))));
+    const first = await client.send(upstreamRequest(server.url, { answerLease: lease }));
+    const error = await failure(client.send(upstreamRequest(server.url, { answerLease: lease })));
     // Assess
     expect(first.body.length).toBe(100);
     expect(error).toBeInstanceOf(ResponseTooLargeError);
@@ -339,9 +335,7 @@ describe('the answer budget of the invocation the call runs in', () => {
     const budget = new AnswerBudget(10 * S);
     const other = budget.lease();
     other.reserve(10 * S);
-    const answer = await runWithAnswerLease(budget.lease(), () =>
-      newClient().send(upstreamRequest(server.url)),
-    );
+    const answer = await newClient().send(upstreamRequest(server.url, { answerLease: budget.lease() }));
     expect(answer.status).toBe(200);
     other.release();
   });
@@ -357,9 +351,7 @@ describe('the answer budget of the invocation the call runs in', () => {
     const other = budget.lease();
     other.reserve(6 * S);
     const error = await failure(
-      runWithAnswerLease(budget.lease(), () =>
-        client.send(upstreamRequest(server.url, { maxResponseBytes: 10 * S })),
-      ),
+      client.send(upstreamRequest(server.url, { maxResponseBytes: 10 * S, answerLease: budget.lease() })),
     );
     expect(error).toBeInstanceOf(ResponseTooLargeError);
     expect(error.message).toMatch(/does not fit beside them now/);

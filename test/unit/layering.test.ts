@@ -205,4 +205,22 @@ describe('layering of the repository', () => {
         : undefined;
     expect(violations(typeScriptFiles('lib'), libViolation)).toEqual([]);
   });
+
+  it('client/src has no import cycle (a target depends on the ProxyCalls interface, not on the proxy class)', () => {
+    const clientFiles = typeScriptFiles('client/src');
+    const edges = new Map(
+      clientFiles.map((file) => [file, relativeImports(file).map((to) => to.replace(/\.js$/, '.ts'))]),
+    );
+    const cycles: string[] = [];
+    const visit = (file: string, path: readonly string[]): void => {
+      for (const to of edges.get(file) ?? []) {
+        const at = path.indexOf(to);
+        if (at >= 0) cycles.push([...path.slice(at), to].join(' -> '));
+        else visit(to, [...path, to]);
+      }
+    };
+    for (const file of clientFiles) visit(file, [file]);
+    expect(clientFiles).toContain('client/src/target.ts');
+    expect([...new Set(cycles)]).toEqual([]);
+  });
 });

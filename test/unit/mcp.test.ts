@@ -286,7 +286,7 @@ describe('a bug inside a tool', () => {
       params: { name: 'search_count', arguments: { model: 'res.partner' } },
     };
     const inbound: McpInbound = {
-      body: { ok: true, value: message, text: JSON.stringify(message) },
+      body: { ok: true, value: message, members: new Map(), tooDeep: false },
       protocolHeaders: {
         accept: 'application/json, text/event-stream',
         'content-type': 'application/json',
@@ -295,7 +295,7 @@ describe('a bug inside a tool', () => {
       erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
       presentedProxyKey: TEST_PROXY_KEY,
       requestTimeout: undefined,
-      acceptEncoding: undefined,
+      responseEncoding: undefined,
       sourceIp: '127.0.0.1',
       remainingMs: undefined,
     };

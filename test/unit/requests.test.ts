@@ -3,12 +3,14 @@
  * every error class, field-naming messages, -32002 for `call_method`, the v2 plain-text shape
  * errors and the -32007 checks on what travels upstream in a path or a header.
  */
+
 import { describe, expect, it } from 'vitest';
 import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
 import type { RequestState } from '../../lambdas/core/request-state.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { MAX_V2_HEADER_VALUE_LENGTH, MAX_V2_NAME_LENGTH } from '../../lambdas/core/requests.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
+import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
 import {
   InvalidRequestError,
   InvalidV2TargetError,
@@ -29,13 +31,13 @@ function stateWith(body: unknown, bodyError?: string): ReadState {
   const inbound: InboundBody =
     body === undefined
       ? { ok: false, ...(bodyError === undefined ? {} : { problem: bodyError }) }
-      : { ok: true, value: body, text: JSON.stringify(body) };
+      : inboundBodyOf(JSON.stringify(body));
   return { api: 'v1', startedAt: 0, envelopeId: null, inbound };
 }
 
 /** What `jsonBody` reads from a body given as text (parsed the same way). */
 function stateOfText(text: string): ReadState {
-  return { api: 'v1', startedAt: 0, envelopeId: null, inbound: { ok: true, value: JSON.parse(text), text } };
+  return { api: 'v1', startedAt: 0, envelopeId: null, inbound: inboundBodyOf(text) };
 }
 
 const parseV1Call = (read: ReadState, presentedProxyKey?: string) =>

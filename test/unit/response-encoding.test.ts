@@ -73,7 +73,7 @@ describe('finalizeResponse', () => {
     const state = newState();
     const response = jsonResponse('{"jsonrpc":"2.0","id":"1","result":1,"error":null}');
     // Act
-    const final = finalizeResponse(state, response, 'gzip');
+    const final = finalizeResponse(state, response, negotiateEncoding('gzip'));
     // Assess
     expect(final).toEqual(response);
     expect(final.headers['content-encoding']).toBeUndefined();
@@ -89,8 +89,8 @@ describe('finalizeResponse', () => {
   });
 
   it('compresses from the threshold on (1023 bytes stays, 1024 bytes is compressed)', () => {
-    const below = finalizeResponse(newState(), jsonResponse('x'.repeat(1023)), 'gzip');
-    const at = finalizeResponse(newState(), jsonResponse('x'.repeat(1024)), 'gzip');
+    const below = finalizeResponse(newState(), jsonResponse('x'.repeat(1023)), negotiateEncoding('gzip'));
+    const at = finalizeResponse(newState(), jsonResponse('x'.repeat(1024)), negotiateEncoding('gzip'));
     expect(below.isBase64Encoded).toBeFalsy();
     expect(at.isBase64Encoded).toBe(true);
   });
@@ -99,7 +99,7 @@ describe('finalizeResponse', () => {
     // Prepare
     const state = newState();
     // Act
-    const final = finalizeResponse(state, jsonResponse(largeJson), 'gzip, deflate');
+    const final = finalizeResponse(state, jsonResponse(largeJson), negotiateEncoding('gzip, deflate'));
     // Assess
     expect(final.isBase64Encoded).toBe(true);
     expect(final.headers['content-encoding']).toBe('gzip');
@@ -112,7 +112,7 @@ describe('finalizeResponse', () => {
   });
 
   it('uses brotli when only br is accepted', () => {
-    const final = finalizeResponse(newState(), jsonResponse(largeJson), 'br');
+    const final = finalizeResponse(newState(), jsonResponse(largeJson), negotiateEncoding('br'));
     expect(final.headers['content-encoding']).toBe('br');
     expect(brotliDecompressSync(Buffer.from(final.body, 'base64')).toString('utf8')).toBe(largeJson);
   });
@@ -122,7 +122,7 @@ describe('finalizeResponse', () => {
       ...jsonResponse(Buffer.from(largeJson).toString('base64')),
       isBase64Encoded: true,
     };
-    const final = finalizeResponse(newState(), response, 'gzip');
+    const final = finalizeResponse(newState(), response, negotiateEncoding('gzip'));
     expect(final).toEqual(response);
   });
 
@@ -132,7 +132,7 @@ describe('finalizeResponse', () => {
       headers: { 'content-type': 'application/json; charset=utf-8', 'Retry-After': '5' },
       body: largeJson,
     };
-    const final = finalizeResponse(newState(), response, 'gzip');
+    const final = finalizeResponse(newState(), response, negotiateEncoding('gzip'));
     expect(final.statusCode).toBe(503);
     expect(final.headers['Retry-After']).toBe('5');
   });
@@ -187,7 +187,7 @@ describe('finalizeResponse', () => {
     });
 
     it('lets the escaped-too-large body through once it is compressed', () => {
-      const final = finalizeResponse(newState(), jsonResponse(quotes), 'gzip');
+      const final = finalizeResponse(newState(), jsonResponse(quotes), negotiateEncoding('gzip'));
       expect(final.statusCode).toBe(200);
       expect(final.headers['content-encoding']).toBe('gzip');
       expect(gunzipSync(Buffer.from(final.body, 'base64')).toString('utf8')).toBe(quotes);
@@ -197,7 +197,7 @@ describe('finalizeResponse', () => {
       // Prepare: random data barely compresses.
       const incompressible = randomBytes(6 * 1024 * 1024).toString('base64');
       // Act
-      const final = finalizeResponse(newState(), jsonResponse(incompressible), 'gzip');
+      const final = finalizeResponse(newState(), jsonResponse(incompressible), negotiateEncoding('gzip'));
       // Assess
       expect(final.statusCode).toBe(502);
       expect(final.isBase64Encoded).toBeFalsy();

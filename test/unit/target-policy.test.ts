@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { V1ExecuteSchema } from '../../lambdas/core/schemas.ts';
 import { LOCAL_DEFAULT_TARGETS } from '../../lambdas/platform/config.ts';
 import { TargetRefusedError } from '../../lambdas/platform/errors.ts';
 import { parseIp } from '../../lambdas/platform/ip-address.ts';
@@ -175,6 +176,18 @@ describe('compileTargetPolicy', () => {
 });
 
 describe('checkTarget: URL shape', () => {
+  it('takes the URL the request schema parsed, and hands the same object on (the target is parsed once)', () => {
+    const parsed = V1ExecuteSchema.parse({
+      id: '1',
+      action: 'search_count',
+      model_id: 'res.partner',
+      params: [[]],
+      erp_instance: { url: 'https://erp.example.com/odoo', db: 'd', user_id: 2, api_key: 'k' },
+    }).erp_instance.url;
+    expect(parsed).toBeInstanceOf(URL);
+    expect(checkTarget(OPEN, parsed)).toBe(parsed);
+  });
+
   it.each([
     ['ftp://erp.example.com/', /only http: and https:.*\(ftp:\)/],
     ['file:///etc/passwd', /only http: and https:.*\(file:\)/],

@@ -82,7 +82,7 @@ export function erpUrl(headers: ErpHeaders): URL {
       `The x-erp-url header ${parsed.error.issues[0]?.message ?? 'must be a URL'}: the ERP's base URL.`,
     );
   }
-  return new URL(parsed.data);
+  return parsed.data;
 }
 
 /**

@@ -88,9 +88,11 @@ export class ErpAccess {
     const connection = erpConnection(this.inbound.erp, this.inbound.presentedProxyKey);
     this.state.erpHost = connection.baseUrl.host;
     this.state.erpDb = connection.db;
-    checkTarget(this.deps.policy, connection.baseUrl.href, connection.db);
-    this.connected = connection;
-    return connection;
+    this.connected = {
+      ...connection,
+      baseUrl: checkTarget(this.deps.policy, connection.baseUrl, connection.db),
+    };
+    return this.connected;
   }
 
   private erpCall(model: string, method: string, kwargs: Record<string, unknown>): ErpCall {
@@ -168,7 +170,10 @@ export class ErpAccess {
     this.state.erpHost = url.host;
     const db = this.inbound.erp.db?.trim() || undefined;
     if (db !== undefined) this.state.erpDb = db;
-    checkTarget(this.deps.policy, url.href, db);
-    return this.deps.versions.version(url, { ...this.context, readOnly: true }, db);
+    return this.deps.versions.version(
+      checkTarget(this.deps.policy, url, db),
+      { ...this.context, readOnly: true },
+      db,
+    );
   }
 }

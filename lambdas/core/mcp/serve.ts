@@ -14,7 +14,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { InternalError, InvalidRequestError, ParseError, ProxyError } from '../../platform/errors.ts';
-import { isJsonObject } from '../../platform/json.ts';
+import { isJsonObject, MAX_JSON_DEPTH } from '../../platform/json.ts';
 import { SERVICE_NAME } from '../../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../../platform/package-info.ts';
 import type { LambdaResponse } from '../envelope.ts';
@@ -179,6 +179,9 @@ export async function serveMcp(
 ): Promise<LambdaResponse> {
   const { body } = inbound;
   if (!body.ok) throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
+  if (body.tooDeep) {
+    throw new InvalidRequestError(`Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   if (Array.isArray(body.value)) {
     throw new InvalidRequestError(
       'Invalid request: /mcp takes one JSON-RPC message per request, not a batch (MCP 2025-06-18 removed batches).',

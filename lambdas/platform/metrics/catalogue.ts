@@ -35,7 +35,10 @@ export const MetricName = {
    * calls.
    */
   UpstreamCalls: 'UpstreamCalls',
-  /** Days until the license expires (negative once expired); no extra dimension. */
+  /**
+   * Days the license has left to serve calls: until it expires (negative once expired), 0 while it
+   * serves none for another reason (placeholder, malformed, bad signature); no extra dimension.
+   */
   LicenseDaysLeft: 'LicenseDaysLeft',
   /**
    * Count of MCP tool calls (`POST /mcp`, `tools/call`) by tool and outcome; dimensions tool,
@@ -162,7 +165,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'gauge',
     prometheusName: 'erp_proxy_license_days_left',
     dimensions: [],
-    help: 'Days until the license expires (negative once expired).',
+    help: 'Days until the license expires (negative once expired; 0 while it serves no call: placeholder, malformed, bad signature).',
   },
 ] satisfies MetricSpec[]);
 

@@ -6,6 +6,7 @@
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
+import type { LicenseStatus } from '../license.ts';
 import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.ts';
 
@@ -136,6 +137,21 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
   if (state.responseBytes !== undefined && Number.isFinite(state.responseBytes)) {
     metrics.addMetric(MetricName.ResponseBytes, MetricUnit.Bytes, state.responseBytes);
   }
+}
+
+/**
+ * The `LicenseDaysLeft` value of a license status: the days the license has left to serve calls.
+ * A valid license's days left (0 on its last day); an expired one's, negative; 0 for a license
+ * that serves no call for another reason (the placeholder, a malformed document, a missing or bad
+ * signature), whatever its date says, so that the expiry alarm fires for it too.
+ *
+ * @example
+ * licenseDaysLeftValue({ is_valid: false, days_left: null }) // 0 (placeholder or malformed)
+ * licenseDaysLeftValue({ is_valid: false, days_left: -3 }) // -3 (expired 3 days ago)
+ */
+export function licenseDaysLeftValue(status: Pick<LicenseStatus, 'is_valid' | 'days_left'>): number {
+  const days = status.days_left ?? 0;
+  return status.is_valid ? days : Math.min(days, 0);
 }
 
 /** Records the license's days left as its own record (published immediately). */

@@ -14,27 +14,7 @@ import {
 } from '../../../lambdas/platform/errors.ts';
 import { createLogger } from '../../../lambdas/platform/logger.ts';
 import { createMetrics } from '../../../lambdas/platform/metrics/powertools.ts';
-
-/**
- * The Logger prints through a private `Console` on `process.stdout` (INFO) and `process.stderr`
- * (WARN/ERROR), not the global console, so the tests spy on both streams' `write` and parse the
- * JSON lines. Metrics run in local mode, so EMF goes to an in-memory store, not to stdout.
- */
-function captureLogLines(): () => Record<string, unknown>[] {
-  const chunks: string[] = [];
-  const record = (chunk: unknown): boolean => {
-    chunks.push(String(chunk));
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(record);
-  vi.spyOn(process.stderr, 'write').mockImplementation(record);
-  return () =>
-    chunks
-      .join('')
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
+import { captureLogLines } from '../../support/captured-output.ts';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -9,27 +9,7 @@ import {
   redactSecrets,
   truncateForLog,
 } from '../../../lambdas/platform/logger.ts';
-
-/**
- * Powertools Logger prints through a private `Console` bound to `process.stdout` /
- * `process.stderr` (not the global console), so the tests spy on the streams' `write`.
- */
-function captureStreams(): { lines: () => string[] } {
-  const chunks: string[] = [];
-  const record = (chunk: unknown): boolean => {
-    chunks.push(String(chunk));
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(record);
-  vi.spyOn(process.stderr, 'write').mockImplementation(record);
-  return {
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter((line) => line.trim() !== ''),
-  };
-}
+import { captureOutputLines } from '../../support/captured-output.ts';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -132,7 +112,7 @@ describe('redactSecrets', () => {
 describe('createLogger', () => {
   it('redacts secrets in real log output at any depth, with service name and level from config', () => {
     // Prepare
-    const out = captureStreams();
+    const output = captureOutputLines();
     const logger = createLogger({ ...loadConfig({ LOG_LEVEL: 'info' }), serviceName: 'erp-proxy-test' });
 
     // Act
@@ -143,7 +123,7 @@ describe('createLogger', () => {
     logger.debug('not shown at INFO');
 
     // Assess
-    const lines = out.lines();
+    const lines = output();
     expect(lines).toHaveLength(1);
     const line = lines[0] ?? '';
     expect(line).not.toContain('super-secret-proxy-key');
@@ -160,10 +140,10 @@ describe('createLogger', () => {
   });
 
   it('honours a WARN level', () => {
-    const out = captureStreams();
+    const output = captureOutputLines();
     const logger = createLogger(loadConfig({ LOG_LEVEL: 'WARN' }));
     logger.info('hidden');
     logger.warn('shown');
-    expect(out.lines().map((line) => JSON.parse(line).message)).toEqual(['shown']);
+    expect(output().map((line) => JSON.parse(line).message)).toEqual(['shown']);
   });
 });

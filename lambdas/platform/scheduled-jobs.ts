@@ -1,0 +1,44 @@
+/**
+ * @module platform/scheduled-jobs
+ * The one invocation the aux function gets from a schedule instead of API Gateway: the hourly
+ * license check, which records `LicenseDaysLeft` whether or not calls come (docs/deployment.md,
+ * step 9). The CDK stack (`lib/`) sends {@link LICENSE_CHECK_EVENT} from an EventBridge rule
+ * every {@link LICENSE_CHECK_INTERVAL_HOURS} hour; the handler recognizes it with
+ * {@link isLicenseCheckEvent}, so the two cannot drift apart.
+ *
+ * The event is a constant of the stack's own, never a request: API Gateway invokes the function
+ * with its payload 2.0 event (`version`, `routeKey`, `rawPath`, `headers`, `requestContext`...),
+ * in which a caller chooses values but no top-level key, so no HTTP request can take this shape,
+ * and this event has none of those keys.
+ */
+
+/** The field that names a scheduled job in its event. */
+export const SCHEDULED_JOB_FIELD = 'erp_proxy_job';
+
+/** The name of the license check job. */
+export const LICENSE_CHECK_JOB = 'license-days-left';
+
+/** The whole event of the license check, exactly as the schedule sends it. */
+export const LICENSE_CHECK_EVENT: Readonly<Record<typeof SCHEDULED_JOB_FIELD, typeof LICENSE_CHECK_JOB>> =
+  Object.freeze({ [SCHEDULED_JOB_FIELD]: LICENSE_CHECK_JOB });
+
+/** How often the schedule runs the license check: the period of the `LicenseExpiring` alarm. */
+export const LICENSE_CHECK_INTERVAL_HOURS = 1;
+
+/**
+ * Whether an invocation event is the license check: a plain object with exactly
+ * {@link SCHEDULED_JOB_FIELD} set to {@link LICENSE_CHECK_JOB}, and nothing else.
+ *
+ * @example
+ * isLicenseCheckEvent({ erp_proxy_job: 'license-days-left' }) // true
+ * isLicenseCheckEvent({ erp_proxy_job: 'license-days-left', version: '2.0' }) // false
+ */
+export function isLicenseCheckEvent(event: unknown): boolean {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) return false;
+  const keys = Object.keys(event);
+  return (
+    keys.length === 1 &&
+    keys[0] === SCHEDULED_JOB_FIELD &&
+    (event as Record<string, unknown>)[SCHEDULED_JOB_FIELD] === LICENSE_CHECK_JOB
+  );
+}

@@ -1,0 +1,52 @@
+/**
+ * Facts the edge learns once and hands on as values: the response encoding is negotiated once
+ * (by the envelope middleware) and read by the core from the inbound call; the body `jsonBody`
+ * read travels on the context.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
+import { buildContext } from '../../../lambdas/local/server.ts';
+import { responseEncodingOf } from '../../../lambdas/middleware/envelope.ts';
+import { toInboundCall } from '../../../lambdas/middleware/inbound-call.ts';
+import { jsonBody } from '../../../lambdas/middleware/json-body.ts';
+import type { ProxyRequest } from '../../../lambdas/middleware/types.ts';
+import { httpApiEvent } from '../../support/http-api-event.ts';
+
+const route = { method: 'POST', path: '/api/erp/execute' } as const;
+
+function request(headers: Record<string, string>, body?: string): ProxyRequest {
+  const event = httpApiEvent(route, { headers, ...(body === undefined ? {} : { body }) });
+  const context: ProxyContext = {
+    ...buildContext('execute-v1', 'req-1'),
+    proxy: { api: 'v1', startedAt: 0, envelopeId: null },
+  };
+  return { event, context, response: null, error: null, internal: {} } as unknown as ProxyRequest;
+}
+
+describe('values the edge hands on', () => {
+  it.each([
+    ['gzip, deflate', 'gzip'],
+    ['br;q=1, gzip;q=0.5', 'br'],
+    ['identity', undefined],
+  ])(
+    'Accept-Encoding %j is negotiated once, to %j, and the core reads that value',
+    async (header, expected) => {
+      const req = request({ 'accept-encoding': header });
+      expect(toInboundCall(req.event, req.context).responseEncoding).toBe(expected);
+      expect(req.context.responseEncoding).toBe(expected);
+      // Negotiated once: a changed header is not read again for the response.
+      req.event.headers = { 'accept-encoding': 'br' };
+      expect(responseEncodingOf(req.event, req.context)).toBe(expected);
+    },
+  );
+
+  it('the body jsonBody read reaches the inbound call through the context', async () => {
+    const req = request({}, '{"id":"a1","action":"search_count"}');
+    await jsonBody().before?.(req);
+    expect(toInboundCall(req.event, req.context).body).toMatchObject({ ok: true, value: { id: 'a1' } });
+    expect(toInboundCall(request({}).event, request({}).context).body).toEqual({
+      ok: false,
+      problem: 'the request body was not read',
+    });
+  });
+});
