@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BaseLookup } from '../../lambdas/upstream/target-policy.ts';
+import { logLinesDuring } from '../support/captured-output.ts';
 import {
   type Envelope,
   USERS,
@@ -14,7 +15,6 @@ import {
   useProxy,
   withProxy,
 } from '../support/fixtures.ts';
-import { logLinesDuring } from '../support/log-lines.ts';
 import { type HttpAnswer, TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;

@@ -11,8 +11,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RESULT_CHARS } from '../../lambdas/core/mcp/answers.ts';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
+import { logLinesDuring } from '../support/captured-output.ts';
 import { USERS, useErpAndProxy, useErpDouble, useProxy } from '../support/fixtures.ts';
-import { logLinesDuring } from '../support/log-lines.ts';
 import {
   erpHeaders as connectionHeaders,
   connectMcp,
