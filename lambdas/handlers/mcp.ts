@@ -4,9 +4,10 @@
  * agents (README, "Agents (MCP)"). `GET` and `DELETE` on the same path reach this function too and
  * are answered 405: no server-sent event stream, no session to end.
  *
- * The function builds its own transports over the runtime's HTTP client, target policy and
- * version cache, so it needs only those of the runtime (and the chain's parts): every ERP version
- * is reached the same way whatever `ERP_V1_TRANSPORT` and `ERP_V2_TRANSPORT` say for execute.
+ * The function routes between the runtime's two protocols (and version cache) with transports of
+ * its own modes, so every ERP version is reached the same way whatever `ERP_V1_TRANSPORT` and
+ * `ERP_V2_TRANSPORT` say for execute; of the runtime it needs only those, the target policy and
+ * the chain's parts.
  */
 import type { LambdaResponse } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
@@ -14,32 +15,22 @@ import type { McpDeps } from '../core/mcp/erp-access.ts';
 import { serveMcp } from '../core/mcp/serve.ts';
 import type { RequestState } from '../core/request-state.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
-import { Json2Transport } from '../upstream/json2-transport.ts';
-import { JsonRpcTransport } from '../upstream/jsonrpc-transport.ts';
-import { MethodDocClient } from '../upstream/method-docs.ts';
-import { type RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
+import { V1Transport, V2Transport } from '../upstream/transport-routing.ts';
 import { type ChainRuntime, executeChain, lambdaHandler } from './chain.ts';
 import type { Runtime } from './runtime.ts';
 
 /** What the mcp function uses of a runtime. */
-export interface McpRuntime extends ChainRuntime, Pick<Runtime, 'config' | 'http'> {
-  readonly forward: Pick<ForwardDeps, 'policy' | 'versions'>;
+export interface McpRuntime extends ChainRuntime, Pick<Runtime, 'config' | 'routing'> {
+  readonly forward: Pick<ForwardDeps, 'policy'>;
 }
 
-/** The tools' ERP access over the runtime's client: JSON-2 on 19+, execute_kw on 16-18. */
+/** The tools' ERP access over the runtime's protocols: JSON-2 on 19+, execute_kw on 16-18. */
 export function createMcpDeps(runtime: McpRuntime): McpDeps {
-  const { http, config } = runtime;
-  const { policy, versions } = runtime.forward;
-  const routing: RoutingDeps = {
-    jsonrpc: new JsonRpcTransport(http),
-    json2: new Json2Transport(http),
-    versions,
-    docs: new MethodDocClient(http),
-  };
+  const { config, routing } = runtime;
   return {
     config,
-    policy,
-    versions,
+    policy: runtime.forward.policy,
+    versions: routing.versions,
     named: new V2Transport('auto', routing),
     positional: new V1Transport('json2', routing),
     writeTools: config.mcpWriteTools,

@@ -38,6 +38,8 @@ export interface Runtime {
   readonly keys: ProxyKeySource;
   readonly license: LicenseSource;
   readonly http: HttpClient;
+  /** Both ERP protocols over `http`, which the transports route between (the mcp function's own too). */
+  readonly routing: RoutingDeps;
   readonly forward: ForwardDeps;
 }
 
@@ -86,6 +88,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     keys: overrides.keys ?? createProxyKeySource(config),
     license: overrides.license ?? createLicenseSource(config),
     http,
+    routing: upstream,
     forward: {
       config,
       policy,

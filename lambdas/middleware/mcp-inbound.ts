@@ -8,7 +8,7 @@
 import type { McpInbound } from '../core/mcp/connection.ts';
 import type { ProxyContext } from '../core/request-state.ts';
 import { presentedProxyKey } from './api-key-auth.ts';
-import { parsedBodyOf } from './json-body.ts';
+import { toInboundCall } from './inbound-call.ts';
 import type { ProxyEvent } from './types.ts';
 
 /** The request headers the MCP SDK's transport reads; it sees no other (no key ever reaches it). */
@@ -23,7 +23,12 @@ export function toMcpInbound(event: ProxyEvent, context: ProxyContext): McpInbou
     if (value !== undefined) protocolHeaders[name] = value;
   }
   return {
-    body: parsedBodyOf(context),
+    ...toInboundCall(event, context),
+    // A tool's answer is cut to a few dozen KB whatever the ERP sends, so a compressed response
+    // does not earn the larger read an execute call gets (core/forward.ts); the response itself is
+    // still compressed when the client accepts it (the envelope middleware).
+    responseEncoding: undefined,
+    presentedProxyKey: presentedProxyKey(event, { bearer: true })?.key,
     protocolHeaders,
     erp: {
       url: headers['x-erp-url'],
@@ -31,17 +36,5 @@ export function toMcpInbound(event: ProxyEvent, context: ProxyContext): McpInbou
       apiKey: headers['x-erp-api-key'],
       userId: headers['x-erp-user-id'],
     },
-    presentedProxyKey: presentedProxyKey(event, { bearer: true })?.key,
-    requestTimeout: headers['x-request-timeout'],
-    // A tool's answer is cut to a few dozen KB whatever the ERP sends, so a compressed response
-    // does not earn the larger read an execute call gets (core/forward.ts); the response itself is
-    // still compressed when the client accepts it (the envelope middleware).
-    responseEncoding: undefined,
-    sourceIp: event.requestContext?.http?.sourceIp,
-    remainingMs:
-      typeof context.getRemainingTimeInMillis === 'function'
-        ? () => context.getRemainingTimeInMillis()
-        : undefined,
-    ...(context.answerLease ? { answerLease: context.answerLease } : {}),
   };
 }
