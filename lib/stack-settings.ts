@@ -263,7 +263,8 @@ export const STACK_SETTINGS = Object.freeze({
     defaultText: '*(sized: 20)*',
     readBy: [],
     sets: 'reserved concurrency of mcp',
-    meaning: 'default: a tenth of `executeConcurrency`, at least 5 (an agent makes one tool call at a time)',
+    meaning:
+      "default: version's, a tenth of the execute reservation sized from the throttle, at least 5 (an agent makes one tool call at a time)",
   },
   accountConcurrency: {
     context: 'accountConcurrency',

@@ -105,6 +105,10 @@ describe('failure results', () => {
       expect(erpFailure(code, 'm', {}).retry, String(code)).toMatch(/nothing was changed/);
     }
     expect(erpFailure(401, 'm', {}).retry).toMatch(/x-erp-api-key/);
+    expect(erpFailure(422, 'm'.repeat(5000), { name: 'n'.repeat(300) })).toMatchObject({
+      message: `${'m'.repeat(2048)}…`,
+      name: `${'n'.repeat(256)}…`,
+    });
     const server = erpFailure(500, 'boom', 'not an object');
     expect(server.name).toBeUndefined();
     expect(server.retry).toMatch(/^The ERP failed while running the call/);

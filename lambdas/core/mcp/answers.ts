@@ -5,6 +5,7 @@
  * errors as tool results with `isError: true` that carry the code, the message, the ERP's
  * exception name and whether retrying is safe, in words an agent can follow.
  */
+import { echoed, MAX_ERROR_MESSAGE_CHARS } from '../../platform/bounded-text.ts';
 import { type CallRan, PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, type ProxyError } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
@@ -114,11 +115,12 @@ const ERP_ERROR_DEFAULT_ADVICE =
  * call changed nothing and calling again is safe; whether it can succeed is what the advice says.
  */
 export function erpFailure(code: number, message: string, data: unknown): ToolFailure {
-  const name = isJsonObject(data) && typeof data.name === 'string' ? data.name : undefined;
+  const name = isJsonObject(data) && typeof data.name === 'string' ? echoed(data.name, 256) : undefined;
   return {
     source: 'erp',
     code,
-    message,
+    // The ERP's own words, bounded as the proxy's messages are (a long one helps no agent).
+    message: echoed(message, MAX_ERROR_MESSAGE_CHARS),
     ...(name === undefined ? {} : { name }),
     retrySafe: true,
     retry: `${ERP_ERROR_ADVICE[code] ?? ERP_ERROR_DEFAULT_ADVICE} The ERP rolled the call back: nothing was changed.`,
