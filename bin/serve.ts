@@ -50,6 +50,8 @@ async function main(): Promise<void> {
         `"erp_instance":{"url":"http://127.0.0.1:8069","db":"mydb","user_id":2,"api_key":"<ERP_USER_API_KEY>"}}'`,
       `  curl -s ${base}/_/about`,
       '',
+      `Agents (MCP): ${base}/mcp, with the proxy key and the x-erp-* headers (README, "Agents (MCP)").`,
+      '',
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   });
