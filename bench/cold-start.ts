@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { FUNCTION_NAMES } from '../lambdas/platform/names.ts';
 import { type FunctionName, HANDLER_ENTRIES } from '../lambdas/platform/routes.ts';
 import {
   BUNDLE,
@@ -26,7 +27,7 @@ import {
   vendoredSdkPackageJson,
 } from '../lib/proxy-function.ts';
 import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../test/support/test-secrets.ts';
-import { BENCH_PROXY_KEY, postEvent, smallBody } from './fixtures.ts';
+import { BENCH_PROXY_KEY, isGoodAnswer, mcpToolCallEvent, postEvent, smallBody } from './fixtures.ts';
 import { median, progress, speedReference } from './stats.ts';
 import { startSmallUpstream } from './upstreams.ts';
 
@@ -38,7 +39,8 @@ const ROOT = resolve(HERE, '..');
  */
 export const BUNDLE_DIR = join(ROOT, 'node_modules', '.cache', 'erp-proxy-bench');
 
-export const FUNCTIONS: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'aux'];
+/** Every function of the stack (HANDLER_ENTRIES has one entry per function). */
+export const FUNCTIONS: readonly FunctionName[] = FUNCTION_NAMES;
 
 export interface BundleRow {
   readonly fn: FunctionName;
@@ -166,7 +168,7 @@ const sdkImport = (auxBundle: string): string =>
   `await import(${JSON.stringify(join(dirname(auxBundle), vendoredSdkDir('@aws-sdk/client-cloudwatch'), 'index.mjs'))}); ${REPORT_NOW}`;
 
 /**
- * Bundles the four handlers exactly as the stack does (see test/infra/bundle.test.ts), the aux
+ * Bundles every function's handler exactly as the stack does (see test/infra/bundle.test.ts), the aux
  * function with its vendored CloudWatch client. Also an execute-v1 copy with a vendored Secrets
  * Manager client beside it: the SDK alternative to the extension, measured for comparison.
  */
@@ -244,7 +246,7 @@ function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
 }
 
 export async function measureColdStart(options: { runs: number }): Promise<ColdStartResult> {
-  progress('  bundling the 4 handlers with the stack esbuild settings');
+  progress(`  bundling the ${FUNCTIONS.length} handlers with the stack esbuild settings`);
   const bundles = await buildBundles();
   const upstream = await startSmallUpstream();
   const license = join(BUNDLE_DIR, 'license.json');
@@ -273,6 +275,7 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
       postEvent('/v2/erp/version', JSON.stringify(smallBody('version', upstream.url)), 'cs-3'),
     ),
     aux: JSON.stringify(aboutEvent()),
+    mcp: JSON.stringify(mcpToolCallEvent(upstream.url, 'cs-5')),
   };
   // First calls with secrets: the keys and license come from loopback servers, the deployed way
   // (the extension's API) and the SDK way; nothing of PROXY_API_KEY / LICENSE_FILE.
@@ -333,7 +336,7 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
           statusCode: number;
           body: string;
         };
-        if (report.statusCode !== 200 || (fn !== 'aux' && !report.body.endsWith('"error":null}'))) {
+        if (!isGoodAnswer(fn, report.statusCode, report.body)) {
           throw new Error(`cold start ${fn}: unexpected answer ${report.statusCode} ${report.body}`);
         }
         if (run >= 0) {

@@ -129,3 +129,32 @@ export function postEvent(
     isBase64Encoded: false,
   };
 }
+
+/**
+ * `POST /mcp`: a `tools/call` of `search_count` on `res.partner`, with the connection headers an
+ * MCP client's configuration sets (the first call of a new execution environment may be any MCP
+ * message; this one also reaches the ERP).
+ */
+export function mcpToolCallEvent(url: string, requestId: string): APIGatewayProxyEventV2 {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'search_count', arguments: { model: 'res.partner', domain: [] } },
+  });
+  return postEvent('/mcp', body, requestId, {
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    'x-erp-url': url,
+    'x-erp-db': 'erp_a',
+    'x-erp-api-key': ADMIN.apiKey,
+  });
+}
+
+/** Whether an answer of the cold-start child is a good one for its function. */
+export function isGoodAnswer(fn: string, statusCode: number, body: string): boolean {
+  if (statusCode !== 200) return false;
+  if (fn === 'aux') return true;
+  if (fn === 'mcp') return body.includes('"result"') && !body.includes('"isError":true');
+  return body.endsWith('"error":null}');
+}

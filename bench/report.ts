@@ -20,6 +20,8 @@ export const BUDGETS = {
   firstCallMs: 150,
   /** 250 KB, counted as KiB. */
   executeBundleBytes: 250 * 1024,
+  /** The mcp bundle (the MCP SDK and zod's JSON Schema output on top): 400 KB (test/infra/bundle.test.ts). */
+  mcpBundleBytes: 400 * 1024,
   largeAddedMs: 60,
   largePeakFactor: 4,
   /** v1 through the proxy with default settings ÷ the same call straight to `/jsonrpc` without the database header (live ERP). */
@@ -190,18 +192,18 @@ export function coldStartRows(r: Pick<Results, 'coldStart'>): Row[] {
     });
   }
   for (const b of r.coldStart.bundles) {
-    const budgeted = b.fn === 'execute-v1' || b.fn === 'execute-v2';
+    const budget =
+      b.fn === 'execute-v1' || b.fn === 'execute-v2'
+        ? BUDGETS.executeBundleBytes
+        : b.fn === 'mcp'
+          ? BUDGETS.mcpBundleBytes
+          : undefined;
     rows.push({
       area: 'Bundle size',
       measurement: `${b.fn}/index.mjs (minified)`,
       result: `${kib(b.bytes)} (${b.bytes} bytes; source map ${kib(b.mapBytes)})`,
-      budget: budgeted ? `≤ 250 KB (${BUDGETS.executeBundleBytes} bytes)` : '—',
-      ...(budgeted
-        ? {
-            met: b.bytes <= BUDGETS.executeBundleBytes,
-            note: `+${kib(b.bytes - BUDGETS.executeBundleBytes)}`,
-          }
-        : {}),
+      budget: budget === undefined ? '—' : `≤ ${budget / 1024} KB (${budget} bytes)`,
+      ...(budget === undefined ? {} : { met: b.bytes <= budget, note: `+${kib(b.bytes - budget)}` }),
     });
   }
   return rows;

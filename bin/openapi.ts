@@ -327,8 +327,11 @@ function describedWithoutDefault(description: string, prop: JsonSchema): JsonSch
 
 // --- Errors -----------------------------------------------------------------------------------
 
+/** The APIs that answer with the envelope (not `mcp`, which speaks MCP's JSON-RPC). */
+type EnvelopeApi = Exclude<ErrorApi, 'mcp'>;
+
 /** The rows an API can answer with, grouped by HTTP status (ascending). */
-function errorsByStatus(api: ErrorApi): Map<number, ProxyErrorRow[]> {
+function errorsByStatus(api: EnvelopeApi): Map<number, ProxyErrorRow[]> {
   const byStatus = new Map<number, ProxyErrorRow[]>();
   const rows = PROXY_ERROR_ROWS.filter((row) => row.apis.includes(api));
   for (const row of [...rows].sort((a, b) => a.httpStatus - b.httpStatus)) {
@@ -344,7 +347,7 @@ function describeRow(row: ProxyErrorRow): string {
 }
 
 /** The component name of an API's response for a status, e.g. `V2Error400`. */
-function responseName(api: ErrorApi, status: string): string {
+function responseName(api: EnvelopeApi, status: string): string {
   const prefix = { v1: 'V1', v2: 'V2', version: 'Version' }[api];
   return status === '200' ? `${prefix}Success` : `${prefix}Error${status}`;
 }
@@ -430,7 +433,7 @@ function componentResponses(): Record<string, unknown> {
 }
 
 /** An operation's responses: references to its API's components and to the gateway's answers. */
-function apiResponseRefs(api: ErrorApi): Record<string, unknown> {
+function apiResponseRefs(api: EnvelopeApi): Record<string, unknown> {
   return {
     ...gatewayResponseRefs(),
     ...Object.fromEntries(
@@ -443,7 +446,7 @@ function apiResponseRefs(api: ErrorApi): Record<string, unknown> {
 }
 
 /** The responses of an execute or version operation: the envelope, each error status, the gateway's. */
-function apiResponses(api: ErrorApi): Record<string, unknown> {
+function apiResponses(api: EnvelopeApi): Record<string, unknown> {
   const success = api === 'version' ? 'VersionEnvelope' : 'Envelope';
   const responses: Record<string, unknown> = {
     '200': {
@@ -504,7 +507,7 @@ function errorCodes(): unknown[] {
 const OPERATIONS: Readonly<
   Record<
     string,
-    { id: string; summary: string; description: string; tag: string; body?: string; api?: ErrorApi }
+    { id: string; summary: string; description: string; tag: string; body?: string; api?: EnvelopeApi }
   >
 > = {
   'POST /api/erp/execute': {
@@ -577,6 +580,13 @@ const OPERATIONS: Readonly<
       'Prometheus text exposition. Needs `x-api-key` unless the operator set `AUX_PUBLIC=metrics`.',
     tag: 'operator',
   },
+  'POST /mcp': {
+    id: 'mcp',
+    summary: 'MCP endpoint for agents (Streamable HTTP, stateless, JSON responses)',
+    description:
+      'One MCP JSON-RPC message per request (`initialize`, `tools/list`, `tools/call`...), as an MCP client\'s `StreamableHTTPClientTransport` sends it; answered in JSON, never as an event stream. The ERP connection comes from the `x-erp-*` headers, never from tool arguments. Tools and their answers: README, "Agents (MCP)". `GET` and `DELETE` answer 405.',
+    tag: 'agents',
+  },
 };
 
 function security(route: Route): unknown[] {
@@ -614,12 +624,94 @@ function auxResponses(path: string): Record<string, unknown> {
   return { ...gatewayResponseRefs(), ...own };
 }
 
+/** A header of the MCP client's configuration. */
+function mcpHeader(name: string, required: boolean, description: string): Record<string, unknown> {
+  return { name, in: 'header', required, description, schema: { type: 'string' } };
+}
+
+/** The JSON-RPC error `POST /mcp` answers before it handles the message, for rows of the error table. */
+function mcpErrorResponse(rows: readonly ProxyErrorRow[], description: string): Record<string, unknown> {
+  return {
+    description: `${description} ${rows.map((row) => `\`${row.code}\`: ${row.meaning}`).join(' ')}`,
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          properties: {
+            jsonrpc: { const: '2.0' },
+            id: { type: 'null' },
+            error: {
+              type: 'object',
+              properties: { code: { enum: rows.map((row) => row.code) }, message: { type: 'string' } },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** `POST /mcp`: kept small; MCP's own specification describes the messages. */
+function mcpOperation(operation: (typeof OPERATIONS)[string]): Record<string, unknown> {
+  const message = {
+    type: 'object',
+    description: 'A JSON-RPC 2.0 message of MCP (a batch is refused: -32600).',
+    required: ['jsonrpc'],
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'integer'] },
+      method: { type: 'string' },
+    },
+  };
+  return {
+    operationId: operation.id,
+    summary: operation.summary,
+    description: operation.description,
+    tags: [operation.tag],
+    security: [{ proxyApiKey: [] }, { proxyBearer: [] }],
+    parameters: [
+      mcpHeader('accept', true, 'Must name both `application/json` and `text/event-stream` (MCP).'),
+      mcpHeader('x-erp-url', false, "The ERP's base URL (needed by every tool)."),
+      mcpHeader('x-erp-db', false, 'The ERP database (needed by every tool but `erp_version`).'),
+      mcpHeader('x-erp-api-key', false, "The ERP user's API key (needed by every tool but `erp_version`)."),
+      mcpHeader('x-erp-user-id', false, "The ERP user's id: needed for ERP 16-18 only."),
+      { $ref: '#/components/parameters/RequestTimeout' },
+    ],
+    requestBody: { required: true, content: { 'application/json': { schema: message } } },
+    responses: {
+      // The gateway's own answers (408, 413, 429, 431), as on every route.
+      ...gatewayResponseRefs(),
+      '200': {
+        description:
+          'The JSON-RPC response. A tool that fails answers a result with `isError: true` (HTTP 200) whose text gives the code, the message, the ERP exception name and whether retrying is safe.',
+        content: { 'application/json': { schema: message } },
+      },
+      '202': { description: 'A notification or response was accepted (no body).' },
+      '400': mcpErrorResponse(
+        [PROXY_ERRORS.parse, PROXY_ERRORS.invalidRequest],
+        'The body is not one MCP message.',
+      ),
+      '401': mcpErrorResponse([PROXY_ERRORS.authentication], 'No valid proxy key.'),
+      '403': mcpErrorResponse([PROXY_ERRORS.license], 'No valid license.'),
+      '406': {
+        description: 'The `accept` header does not name both `application/json` and `text/event-stream`.',
+      },
+      '415': { description: 'The body is not `application/json`.' },
+      '500': mcpErrorResponse([PROXY_ERRORS.internal], 'A bug.'),
+    },
+  };
+}
+
 function paths(): Record<string, unknown> {
   const result: Record<string, Record<string, unknown>> = {};
   for (const route of ROUTES) {
     const key = `${route.method} ${route.path}`;
     const operation = OPERATIONS[key];
     if (operation === undefined) throw new Error(`openapi: no description for the route ${key}`);
+    if (route.fn === 'mcp') {
+      result[route.path] = { ...result[route.path], [route.method.toLowerCase()]: mcpOperation(operation) };
+      continue;
+    }
     const entry: Record<string, unknown> = {
       operationId: operation.id,
       summary: operation.summary,
@@ -660,6 +752,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       { name: 'v2', description: 'JSON-2 (ERP 19 and later)' },
       { name: 'version', description: 'The version of a target ERP' },
       { name: 'operator', description: 'License, service description, metrics' },
+      { name: 'agents', description: 'MCP (Model Context Protocol) tools for AI agents' },
     ],
     paths: paths(),
     components: {
@@ -671,6 +764,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           in: 'header',
           name: 'x-api-key',
           description: 'A proxy key (never an ERP key: those travel in `erp_instance.api_key`).',
+        },
+        proxyBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: '`POST /mcp` only: the proxy key as `Authorization: Bearer <key>`.',
         },
       },
       parameters: {

@@ -82,6 +82,8 @@ async function main(): Promise<void> {
         `"erp_instance":{"url":"${ERP_DOUBLE_URL}","db":"erp_a","user_id":2,"api_key":"<ERP_USER_API_KEY>"}}'`,
       `  curl -s ${base}/_/about`,
       '',
+      `Agents (MCP): ${base}/mcp, with the proxy key and the x-erp-* headers (README, "Agents (MCP)").`,
+      '',
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   });

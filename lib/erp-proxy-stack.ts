@@ -1,7 +1,8 @@
 /**
  * @module erp-proxy-stack
  * The erp-proxy deployment: an HTTP API (payload format 2.0) whose routes come from the shared
- * route table, four Lambda functions, the two secrets, access logs, alarms and a dashboard.
+ * route table, five Lambda functions (the four of the specification's routes, and mcp for
+ * `POST /mcp`), the two secrets, access logs, alarms and a dashboard.
  */
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, Fn, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
@@ -39,12 +40,13 @@ import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-
 /** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
-/** Construct ids of the four functions. */
+/** Construct ids of the functions. */
 export const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = Object.freeze({
   'execute-v1': 'ExecuteV1',
   'execute-v2': 'ExecuteV2',
   version: 'Version',
   aux: 'Aux',
+  mcp: 'Mcp',
 });
 
 const FUNCTION_DESCRIPTIONS: Readonly<Record<FunctionName, string>> = Object.freeze({
@@ -52,6 +54,7 @@ const FUNCTION_DESCRIPTIONS: Readonly<Record<FunctionName, string>> = Object.fre
   'execute-v2': 'erp-proxy v2 execute: JSON-2 (/json/2/<model>/<method>), ERP 19+',
   version: 'erp-proxy version: ERP version of a target (v1 and v2 routes)',
   aux: 'erp-proxy aux: /_/about, /_/license, /_/metrics, and the hourly license check',
+  mcp: 'erp-proxy mcp: POST /mcp, MCP tools for agents (ERP 16-22)',
 });
 
 /**
@@ -79,11 +82,14 @@ const ACCESS_LOG_FIELDS = Object.freeze({
   error: '$context.error.message',
 });
 
+const HTTP_METHODS = Object.freeze({ GET: HttpMethod.GET, POST: HttpMethod.POST, DELETE: HttpMethod.DELETE });
+
 /** Why each route has no API Gateway authorizer (cdk-nag AwsSolutions-APIG4). */
 const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freeze({
   'api-key':
-    'Authenticated in the function: x-api-key is compared in constant time with the keys in the proxy-keys secret, ' +
-    'and a failure is answered with the JSON-RPC envelope (-32000) the README documents, which a gateway authorizer cannot produce.',
+    'Authenticated in the function: x-api-key (on /mcp also Authorization: Bearer) is compared in constant time with the keys ' +
+    'in the proxy-keys secret, and a failure is answered with the JSON-RPC envelope (-32000) the README documents, which a ' +
+    'gateway authorizer cannot produce.',
   public: 'Public by design: /_/about describes the service and returns no data (README, Operators).',
   'aux-configurable':
     'Authenticated in the function with x-api-key (same keys as the execute routes) unless the operator lists the endpoint ' +
@@ -158,6 +164,7 @@ export class ErpProxyStack extends Stack {
       'execute-v2': make('execute-v2', config.executeMemoryMb, config.lambdaTimeoutSeconds),
       version: make('version', config.auxMemoryMb, config.lambdaTimeoutSeconds),
       aux: make('aux', config.auxMemoryMb, config.auxTimeoutSeconds),
+      mcp: make('mcp', config.mcpMemoryMb, config.lambdaTimeoutSeconds),
     });
 
     // Every function checks x-api-key and the license (aux for /_/license), so each reads both
@@ -246,14 +253,24 @@ export class ErpProxyStack extends Stack {
     ) as Record<FunctionName, HttpLambdaIntegration>;
 
     // Exactly the routes of the table: no $default route, so anything else is API Gateway's 404.
+    // A route's refused methods (GET and DELETE /mcp) reach its function, which answers them 405.
     for (const route of ROUTES) {
-      const [created] = this.api.addRoutes({
-        path: route.path,
-        methods: [route.method === 'GET' ? HttpMethod.GET : HttpMethod.POST],
-        integration: integrations[route.fn],
-      });
-      if (!created) throw new Error(`route ${routeKey(route)} was not created`);
-      acknowledge(created, 'AwsSolutions-APIG4', `${routeKey(route)}: ${ROUTE_AUTH_REASONS[route.auth]}`);
+      for (const method of [route.method, ...(route.refusedMethods ?? [])]) {
+        const key = routeKey({ method, path: route.path });
+        const [created] = this.api.addRoutes({
+          path: route.path,
+          methods: [HTTP_METHODS[method]],
+          integration: integrations[route.fn],
+        });
+        if (!created) throw new Error(`route ${key} was not created`);
+        acknowledge(
+          created,
+          'AwsSolutions-APIG4',
+          method === route.method
+            ? `${key}: ${ROUTE_AUTH_REASONS[route.auth]}`
+            : `${key}: answered 405 Method Not Allowed by the function after the same key check as ${routeKey(route)} (${ROUTE_AUTH_REASONS[route.auth]})`,
+        );
+      }
     }
 
     this.alarmTopic = this.createAlarmTopic(config);
@@ -264,6 +281,7 @@ export class ErpProxyStack extends Stack {
         'execute-v2': this.functions['execute-v2'].function,
         version: this.functions.version.function,
         aux: this.functions.aux.function,
+        mcp: this.functions.mcp.function,
       },
       reservedConcurrency: config.reservedConcurrency,
       alarms: config.alarms,

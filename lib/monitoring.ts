@@ -75,7 +75,8 @@ function serviceMetric(
 
 /**
  * Every series of a service metric over a dimension set (dashboards only: alarms cannot use
- * SEARCH). `Requests` carries `{api, outcome}`, `Errors` `{api, code}`, beside `service`.
+ * SEARCH). `Requests` carries `{api, outcome}`, `Errors` `{api, code}`, `McpToolCalls`
+ * `{tool, outcome}`, beside `service`.
  */
 function searchExpression(metricName: string, dimensions: readonly string[]): MathExpression {
   const schema = [METRICS_NAMESPACE, ...dimensions, Dimension.Service].join(',');
@@ -337,7 +338,13 @@ export class Monitoring extends Construct {
     );
     this.dashboard.addWidgets(
       new SingleValueWidget({ title: 'License days left', metrics: [licenseDaysLeft], width: 6, height: 6 }),
-      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 18, height: 6 }),
+      new GraphWidget({
+        title: 'MCP tool calls by tool and outcome',
+        left: [searchExpression(MetricName.McpToolCalls, [Dimension.Tool, Dimension.Outcome])],
+        width: 6,
+        height: 6,
+      }),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 12, height: 6 }),
     );
 
     const action = new SnsAction(props.topic);

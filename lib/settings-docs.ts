@@ -4,6 +4,7 @@
  * parameters), rendered from the settings catalogue. `npm run docs:settings` writes them between
  * their markers; test/infra/settings-docs.test.ts fails when a committed table differs.
  */
+import { FUNCTION_NAMES } from '../lambdas/platform/names.ts';
 import { defaultTextOf, RUNTIME_SETTINGS, type Setting } from '../lambdas/platform/settings.ts';
 import { STACK_SETTINGS } from './stack-settings.ts';
 
@@ -39,8 +40,13 @@ function onAws(setting: Setting): string {
   return `local only: ${why.why}`;
 }
 
+/** The functions that read a setting, in the order of `FUNCTION_NAMES`. */
+function functionsOf(setting: Setting): string {
+  return [...setting.readBy].sort((a, b) => FUNCTION_NAMES.indexOf(a) - FUNCTION_NAMES.indexOf(b)).join(', ');
+}
+
 function readBy(setting: Setting): string {
-  return setting.readBy.length === 0 ? 'local server' : setting.readBy.join(', ');
+  return setting.readBy.length === 0 ? 'local server' : functionsOf(setting);
 }
 
 /** The README's table: every environment variable the functions and the local server read. */
@@ -62,7 +68,7 @@ export function renderContextTable(): string {
     .filter((setting) => setting.context !== undefined)
     .map(
       (setting) =>
-        `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting), '*(none)*'))} | \`${setting.env}\` (${setting.readBy.join(', ')}) | ${cell(setting.meaning)} |`,
+        `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting), '*(none)*'))} | \`${setting.env}\` (${functionsOf(setting)}) | ${cell(setting.meaning)} |`,
     );
   const stackRows = stackEntries().map(
     (setting) =>

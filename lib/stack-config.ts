@@ -105,6 +105,8 @@ export interface StackConfig {
   readonly executeMemoryMb: number;
   /** Memory of version and aux, MB. */
   readonly auxMemoryMb: number;
+  /** Memory of mcp, MB. */
+  readonly mcpMemoryMb: number;
   readonly throttleRateLimit: number;
   readonly throttleBurstLimit: number;
   /** Reserved concurrency per function; undefined with `reserveConcurrency=false`. */
@@ -176,14 +178,16 @@ export type ContextReader = (key: ContextKey) => unknown;
  * - version: a tenth of that, at least 5 (one short call per session, not per request).
  * - aux: 10 (`auxConcurrency`'s default): /_/about and /_/license answer in milliseconds, and
  *   /_/metrics is cached for 60 s.
+ * - mcp: a tenth of execute too, at least 5: an agent makes one tool call at a time, and a slow
+ *   ERP must not let agents take the concurrency the execute callers need.
  *
- * The four together reserve 200 + 200 + 20 + 10 = 430 by default.
+ * The five together reserve 200 + 200 + 20 + 10 + 20 = 450 by default.
  */
 export function defaultReservedConcurrency(settings: {
   readonly throttleRateLimit: number;
   readonly throttleBurstLimit: number;
   readonly lambdaTimeoutSeconds: number;
-}): { readonly execute: number; readonly version: number } {
+}): { readonly execute: number; readonly version: number; readonly mcp: number } {
   const execute = Math.max(
     1,
     Math.min(
@@ -191,7 +195,8 @@ export function defaultReservedConcurrency(settings: {
       Math.ceil(settings.throttleRateLimit * settings.lambdaTimeoutSeconds),
     ),
   );
-  return { execute, version: Math.max(5, Math.ceil(execute / 10)) };
+  const tenth = Math.max(5, Math.ceil(execute / 10));
+  return { execute, version: tenth, mcp: tenth };
 }
 
 /**
@@ -206,8 +211,9 @@ export function reservationProblem(
   const floor = unreservedMinimum(accountConcurrency);
   if (total <= accountConcurrency - floor) return undefined;
   const detail =
-    `the four functions reserve ${total} concurrent executions (execute-v1 ${reserved['execute-v1']}, ` +
-    `execute-v2 ${reserved['execute-v2']}, version ${reserved.version}, aux ${reserved.aux}), and Lambda keeps ` +
+    `the five functions reserve ${total} concurrent executions (execute-v1 ${reserved['execute-v1']}, ` +
+    `execute-v2 ${reserved['execute-v2']}, version ${reserved.version}, aux ${reserved.aux}, mcp ${reserved.mcp}), ` +
+    'and Lambda keeps ' +
     `${floor} of the account's ${accountConcurrency} unreserved`;
   const deployWithout =
     'or deploy without reservations (reserveConcurrency=false; docs/deployment.md, Concurrency)';
@@ -223,7 +229,7 @@ export function reservationProblem(
   return (
     `reserved concurrency: ${detail}, so at most ${accountConcurrency - floor} can be reserved. Ask for a quota ` +
     `increase to at least ${total + 100} (Service Quotas, AWS Lambda, "Concurrent executions") and set ` +
-    `accountConcurrency to it; or lower executeConcurrency/versionConcurrency/auxConcurrency (or the throttle ` +
+    `accountConcurrency to it; or lower executeConcurrency/versionConcurrency/auxConcurrency/mcpConcurrency (or the throttle ` +
     `they default from); ${deployWithout}`
   );
 }
@@ -270,15 +276,19 @@ export function parseStackConfig(read: ContextReader): StackConfig {
       'execute-v2': execute,
       version: s.versionConcurrency ?? sized.version,
       aux: s.auxConcurrency,
+      mcp: s.mcpConcurrency ?? sized.mcp,
     };
     const problem = reservationProblem(reservedConcurrency, s.accountConcurrency);
     if (problem !== undefined) problems.push(problem);
   } else if (
     s.executeConcurrency !== undefined ||
     s.versionConcurrency !== undefined ||
+    s.mcpConcurrency !== undefined ||
     read('auxConcurrency') !== undefined
   ) {
-    problems.push('executeConcurrency, versionConcurrency and auxConcurrency need reserveConcurrency=true');
+    problems.push(
+      'executeConcurrency, versionConcurrency, auxConcurrency and mcpConcurrency need reserveConcurrency=true',
+    );
   }
 
   let vpc: VpcAttachment | undefined;
@@ -344,6 +354,7 @@ export function parseStackConfig(read: ContextReader): StackConfig {
     auxTimeoutSeconds: s.auxTimeoutSeconds,
     executeMemoryMb: s.executeMemoryMb,
     auxMemoryMb: s.auxMemoryMb,
+    mcpMemoryMb: s.mcpMemoryMb,
     throttleRateLimit: s.throttleRateLimit,
     throttleBurstLimit: s.throttleBurstLimit,
     reservedConcurrency,

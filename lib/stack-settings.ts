@@ -172,7 +172,7 @@ export const STACK_SETTINGS = Object.freeze({
       unit: ' seconds (below the 29 s API Gateway integration timeout)',
     }),
     readBy: [],
-    sets: 'Lambda timeout of execute-v1, execute-v2, version',
+    sets: 'Lambda timeout of execute-v1, execute-v2, version, mcp',
     meaning: '3 to 28 s (below the 29 s integration timeout)',
   },
   auxTimeoutSeconds: {
@@ -203,6 +203,14 @@ export const STACK_SETTINGS = Object.freeze({
     readBy: [],
     sets: 'memory of version, aux',
     meaning: '128 to 10240 MB',
+  },
+  mcpMemoryMb: {
+    context: 'mcpMemoryMb',
+    schema: integer({ fallback: 512, min: 128, max: 10_240, unit: ' MB' }),
+    readBy: [],
+    sets: 'memory of mcp',
+    meaning:
+      '128 to 10240 MB (a tool parses the ERP answer, up to `maxResponseBytes`, to cut it to size; CPU, and so the cold start of the larger bundle, grows with memory)',
   },
   throttleRateLimit: {
     context: 'throttleRateLimit',
@@ -248,6 +256,15 @@ export const STACK_SETTINGS = Object.freeze({
     readBy: [],
     sets: 'reserved concurrency of aux',
     meaning: '`/_/about` and `/_/license` answer in milliseconds; `/_/metrics` is cached for 60 s',
+  },
+  mcpConcurrency: {
+    context: 'mcpConcurrency',
+    schema: integer(CONCURRENCY),
+    defaultText: '*(sized: 20)*',
+    readBy: [],
+    sets: 'reserved concurrency of mcp',
+    meaning:
+      "default: version's, a tenth of the execute reservation sized from the throttle, at least 5 (an agent makes one tool call at a time)",
   },
   accountConcurrency: {
     context: 'accountConcurrency',

@@ -89,7 +89,10 @@ export function textResponse(state: RequestState, body: string, contentType: str
   return { statusCode: 200, headers: { 'content-type': contentType }, body };
 }
 
-/** The one place an error becomes a response. */
+/**
+ * The one place an error becomes a response: an envelope, plain text (the error table says when),
+ * or on `POST /mcp` a JSON-RPC error response (README, "Agents (MCP)").
+ */
 export function errorResponse(state: RequestState | undefined, error: unknown): LambdaResponse {
   const proxyError = error instanceof ProxyError ? error : new InternalError(error);
   if (state) {
@@ -104,6 +107,15 @@ export function errorResponse(state: RequestState | undefined, error: unknown): 
       headers: { 'content-type': TEXT_TYPE },
       body: `${proxyError.message}\n`,
     };
+  }
+  if (state?.api === 'mcp') {
+    // `POST /mcp` speaks JSON-RPC as MCP does: an error response has no `result` member, and the
+    // id is null (the failure came before the message was read).
+    return jsonResponse(
+      proxyError.httpStatus,
+      { jsonrpc: '2.0', id: null, error: { code: proxyError.code, message: proxyError.message } },
+      { ...proxyError.headers },
+    );
   }
   return jsonResponse(
     proxyError.httpStatus,

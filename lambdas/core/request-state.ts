@@ -6,7 +6,7 @@
  */
 import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
-import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 import type { InboundBody } from './inbound-call.ts';
 import type { Encoding } from './response-encoding.ts';
 
@@ -34,6 +34,15 @@ export interface RequestState {
   errorCode?: number;
   /** Size of the response body sent to the client. */
   responseBytes?: number;
+  /** `POST /mcp`: the JSON-RPC method of the MCP message (`initialize`, `tools/list`, `tools/call`...). */
+  mcpMethod?: string;
+  /** `POST /mcp`: the tool a `tools/call` ran (one of the known tools). */
+  tool?: McpToolName;
+  /**
+   * A bug caught where the answer must still be a normal one (an MCP tool's result, with
+   * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.
+   */
+  internalError?: unknown;
 }
 
 /**

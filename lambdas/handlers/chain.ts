@@ -1,10 +1,10 @@
 /**
  * @module handlers/chain
- * The Middy chain every execute and version handler shares, in the order of checks the README
- * documents (docs/design.md explains why): observe (log + metrics, outermost), envelope shaping
- * (the only error → response mapping), a bounded look for the envelope `id`, `x-api-key`,
- * license, and only then the body parse. Validation, target policy and the upstream call follow
- * in the handler's own function.
+ * The Middy chain every execute and version handler shares, and `POST /mcp` too, in the order of
+ * checks the README documents (docs/design.md explains why): observe (log + metrics, outermost),
+ * envelope shaping (the only error → response mapping), a bounded look for the envelope `id`,
+ * `x-api-key` (on `/mcp` also `Authorization: Bearer`), license, and only then the body parse.
+ * Validation, target policy and the upstream call follow in the handler's own function.
  */
 import middy from '@middy/core';
 import type { LambdaResponse } from '../core/envelope.ts';
@@ -20,8 +20,11 @@ import { licenseDaysLeftValue, recordLicenseDaysLeft } from '../platform/metrics
 import type { LicenseStatus } from '../platform/secrets.ts';
 import { getRuntime, type Runtime } from './runtime.ts';
 
+/** What the chain uses of a runtime. */
+export type ChainRuntime = Pick<Runtime, 'logger' | 'metrics' | 'keys' | 'license'>;
+
 /** observe → envelope: the part every handler has, the aux one included. */
-export function baseChain(runtime: Runtime, api: ApiName) {
+export function baseChain(runtime: ChainRuntime, api: ApiName) {
   return middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
     .use(observe({ logger: runtime.logger, metrics: runtime.metrics, api }))
     .use(envelopeMiddleware());
@@ -33,8 +36,8 @@ export function baseChain(runtime: Runtime, api: ApiName) {
  */
 const LICENSE_METRIC_INTERVAL_MS = 60_000;
 
-/** The full chain of the execute and version endpoints. */
-export function executeChain(runtime: Runtime, api: Exclude<ApiName, 'aux'>) {
+/** The full chain of the execute and version endpoints, and of `POST /mcp`. */
+export function executeChain(runtime: ChainRuntime, api: Exclude<ApiName, 'aux'>) {
   let lastReported = Number.NEGATIVE_INFINITY;
   const reportDaysLeft = (status: LicenseStatus): void => {
     const now = Date.now();
@@ -44,7 +47,7 @@ export function executeChain(runtime: Runtime, api: Exclude<ApiName, 'aux'>) {
   };
   return baseChain(runtime, api)
     .use(envelopeIdPeek())
-    .use(apiKeyAuth(runtime.keys))
+    .use(apiKeyAuth(runtime.keys, { bearer: api === 'mcp' }))
     .use(licenseCheck(runtime.license, { onStatus: reportDaysLeft }))
     .use(jsonBody());
 }

@@ -39,6 +39,8 @@ export interface Runtime {
   readonly keys: ProxyKeySource;
   readonly license: LicenseSource;
   readonly http: HttpClient;
+  /** Both ERP protocols over `http`, which the transports route between (the mcp function's own too). */
+  readonly routing: RoutingDeps;
   readonly forward: ForwardDeps;
 }
 
@@ -88,6 +90,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     keys: overrides.keys ?? createProxyKeySource(config),
     license: withLicenseWarning(config, logger, overrides.license ?? createLicenseSource(config)),
     http,
+    routing: upstream,
     forward: {
       config,
       policy,

@@ -14,12 +14,13 @@ import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createHandler as createExecuteV1Handler } from '../handlers/execute-v1.ts';
 import { createHandler as createExecuteV2Handler } from '../handlers/execute-v2.ts';
+import { createHandler as createMcpHandler } from '../handlers/mcp.ts';
 import { createHandler as createAuxHandler } from '../handlers/operator.ts';
 import type { Runtime } from '../handlers/runtime.ts';
 import { createHandler as createVersionHandler } from '../handlers/version.ts';
 import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
 import type { Config } from '../platform/config.ts';
-import { type FunctionName, findRoute, routeKey } from '../platform/routes.ts';
+import { type FunctionName, matchRoute } from '../platform/routes.ts';
 import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody, rawGatewayResponse } from './gateway-answers.ts';
 
 /** Lambda's synchronous invocation payload limit; API Gateway answers 413 above it here. */
@@ -396,13 +397,14 @@ export interface LocalServerOptions {
   readonly onCrash?: (error: unknown) => void;
 }
 
-/** Creates (but does not start) the local HTTP server in front of the four handlers. */
+/** Creates (but does not start) the local HTTP server in front of the handlers of every function. */
 export function createLocalServer(runtime: Runtime, options: LocalServerOptions = {}): Server {
   const handlers: Record<FunctionName, LambdaHandler> = {
     'execute-v1': createExecuteV1Handler(runtime) as unknown as LambdaHandler,
     'execute-v2': createExecuteV2Handler(runtime) as unknown as LambdaHandler,
     version: createVersionHandler(runtime) as unknown as LambdaHandler,
     aux: createAuxHandler(runtime) as unknown as LambdaHandler,
+    mcp: createMcpHandler(runtime) as unknown as LambdaHandler,
   };
 
   const functionTimeoutMs = options.functionTimeoutMs ?? localFunctionTimeoutMs(runtime.config);
@@ -430,8 +432,9 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
         return;
       }
       const url = requestUrl(req);
-      const route = findRoute(req.method ?? 'GET', url.pathname);
-      if (!route) {
+      // A route of the table, or the route that answers this method 405 (GET /mcp).
+      const matched = matchRoute(req.method ?? 'GET', url.pathname);
+      if (!matched) {
         // A body sent to an unknown route is not read: the connection closes after the 404.
         const hasBody =
           req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
@@ -447,7 +450,8 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
       readBody(req, res)
         .then(async (body) => {
           if (body === undefined) return;
-          const event = buildEvent(req, body, routeKey(route), url);
+          const { route, key } = matched;
+          const event = buildEvent(req, body, key, url);
           const context = buildContext(route.fn, event.requestContext.requestId, functionTimeoutMs);
           writeResult(res, await invoke(route.fn, event, context));
         })

@@ -1,27 +1,53 @@
 /**
  * @module middleware/api-key-auth
  * `x-api-key` authentication (README, Calling the proxy): the presented key is compared in constant
- * time against every configured proxy key; the matching key's name is recorded for logs.
+ * time against every configured proxy key; the matching key's name is recorded for logs. `POST /mcp`
+ * also takes the key as `Authorization: Bearer <key>` (README, "Agents (MCP)"), since many MCP
+ * clients can set no other header for authentication.
  */
 import { AuthenticationError } from '../platform/errors.ts';
 import { findCallerKey, type ProxyKeySource } from '../platform/secrets.ts';
-import type { ProxyMiddleware, ProxyRequest } from './types.ts';
+import type { ProxyEvent, ProxyMiddleware, ProxyRequest } from './types.ts';
 
 export interface ApiKeyAuthOptions {
   /** When it returns true for a request, the key is not required (e.g. `AUX_PUBLIC`). */
   readonly isPublic?: (request: ProxyRequest) => boolean;
+  /**
+   * Also take the key from `Authorization: Bearer <key>` when `x-api-key` is absent (`POST /mcp`).
+   * `x-api-key`, when sent, is the one checked.
+   */
+  readonly bearer?: boolean;
+}
+
+/** `Authorization: Bearer <token>`, the scheme in any case (RFC 9110, 11.1). */
+const BEARER = /^\s*bearer\s+(\S(?:.*\S)?)\s*$/i;
+
+/** The proxy key a request presents, and the header it came in; `undefined` when none. */
+export function presentedProxyKey(
+  event: ProxyEvent,
+  options: Pick<ApiKeyAuthOptions, 'bearer'> = {},
+): { readonly key: string; readonly header: 'x-api-key' | 'Authorization: Bearer' } | undefined {
+  const headers = event.headers ?? {};
+  const apiKey = headers['x-api-key'];
+  if (apiKey !== undefined) return { key: apiKey, header: 'x-api-key' };
+  if (!options.bearer) return undefined;
+  const token = BEARER.exec(headers.authorization ?? '')?.[1];
+  return token === undefined ? undefined : { key: token, header: 'Authorization: Bearer' };
 }
 
 export function apiKeyAuth(keys: ProxyKeySource, options: ApiKeyAuthOptions = {}): ProxyMiddleware {
   const apiKeyAuthBefore = async (request: ProxyRequest): Promise<void> => {
     if (options.isPublic?.(request)) return;
-    const presented = request.event.headers?.['x-api-key'];
-    const caller = findCallerKey(await keys.getKeys(), presented);
+    const presented = presentedProxyKey(request.event, options);
+    const caller = findCallerKey(await keys.getKeys(), presented?.key);
     if (!caller) {
+      const missing = options.bearer
+        ? 'Authentication failed: send the proxy key in the x-api-key header or as Authorization: Bearer <key>'
+        : 'Authentication failed: the x-api-key header is missing';
       throw new AuthenticationError(
         presented
-          ? 'Authentication failed: the x-api-key header does not match a proxy key'
-          : 'Authentication failed: the x-api-key header is missing',
+          ? `Authentication failed: the ${presented.header} ${presented.header === 'x-api-key' ? 'header' : 'token'} does not match a proxy key`
+          : missing,
       );
     }
     request.context.proxy.callerKeyName = caller.name;

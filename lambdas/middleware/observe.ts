@@ -22,7 +22,7 @@ import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
-import type { UpstreamProtocol } from '../platform/names.ts';
+import type { McpToolName, UpstreamProtocol } from '../platform/names.ts';
 
 export interface ObserveOptions {
   readonly logger: Logger;
@@ -65,6 +65,10 @@ export type RequestLogFields = {
   error_code: number | null;
   http_status: number | null;
   response_bytes: number | null;
+  /** `POST /mcp`: the MCP message's JSON-RPC method (`initialize`, `tools/list`, `tools/call`...). */
+  mcp_method: string | null;
+  /** `POST /mcp`: the tool a `tools/call` ran. */
+  tool: McpToolName | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -194,7 +198,8 @@ export function observe(
     reported.add(state);
 
     const durationMs = Math.max(0, performance.now() - state.startedAt);
-    const error: unknown = request.error ?? undefined;
+    // A bug an MCP tool answered as its result (state.internalError) is logged like a thrown one.
+    const error: unknown = request.error ?? state.internalError ?? undefined;
     const response = request.response;
     const httpStatus = httpStatusOf(response, error);
     // The one fallback for a chain whose envelope middleware did not set these.
@@ -227,6 +232,8 @@ export function observe(
         error_code: errorCode ?? null,
         http_status: httpStatus,
         response_bytes: state.responseBytes ?? bodyBytesOf(response),
+        mcp_method: callerValue(state.mcpMethod),
+        tool: state.tool ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };

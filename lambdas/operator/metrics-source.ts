@@ -23,7 +23,13 @@ import {
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
-import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
+import {
+  API_NAMES,
+  MCP_TOOL_NAMES,
+  METRICS_NAMESPACE,
+  OUTCOMES,
+  UPSTREAM_PROTOCOLS,
+} from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -149,7 +155,7 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
         zeroWhenEmpty: true,
       });
     }
-    if (api === 'v1' || api === 'v2') {
+    if (api === 'v1' || api === 'v2' || api === 'mcp') {
       for (const protocol of UPSTREAM_PROTOCOLS) {
         add(`calls_${id}_${protocol}`, MetricName.UpstreamCalls, { api, protocol }, 'Sum', {
           suffix: '',
@@ -196,6 +202,15 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
       reduce: 'sum',
       zeroWhenEmpty: false,
     });
+  }
+  for (const tool of MCP_TOOL_NAMES) {
+    for (const outcome of OUTCOMES) {
+      add(`tools_${tool}_${outcome}`, MetricName.McpToolCalls, { tool, outcome }, 'Sum', {
+        suffix: '',
+        reduce: 'sum',
+        zeroWhenEmpty: true,
+      });
+    }
   }
   // The most pessimistic value in the window: an alert on "days left" should not lag.
   add('license_days_left', MetricName.LicenseDaysLeft, {}, 'Minimum', {

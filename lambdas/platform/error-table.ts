@@ -36,13 +36,18 @@ export interface ProxyErrorRow {
   /** `envelope`: a JSON envelope with `error`; `text`: a `text/plain` body, no envelope. */
   readonly answer: 'envelope' | 'text';
   readonly callRan: CallRan;
-  /** The APIs that can answer with it (the OpenAPI document lists it under their endpoints). */
+  /**
+   * The APIs that can answer with it (the OpenAPI document lists it under their endpoints). On
+   * `mcp`, an error found before the MCP request is handled (key, license, body) is an HTTP answer
+   * with this status and a JSON-RPC error; one found while a tool runs is that tool's result, with
+   * `isError: true` and this code (README, "Agents (MCP)").
+   */
   readonly apis: readonly ErrorApi[];
   /** One sentence for callers (shown by `GET /_/about`); no markup. */
   readonly meaning: string;
 }
 
-const ALL_APIS: readonly ErrorApi[] = Object.freeze(['v1', 'v2', 'version'] as const);
+const ALL_APIS: readonly ErrorApi[] = Object.freeze(['v1', 'v2', 'version', 'mcp'] as const);
 
 /**
  * Every proxy error, by the name of the class that throws it. The order is the README's, with
@@ -54,17 +59,17 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
-    apis: ['v1', 'version'],
-    meaning: 'The body is not valid JSON, not UTF-8, or compressed (v1 and version endpoints).',
+    apis: ['v1', 'version', 'mcp'],
+    meaning: 'The body is not valid JSON, not UTF-8, or compressed (v1, version and /mcp endpoints).',
   },
   invalidRequest: {
     code: -32600,
     httpStatus: 400,
     answer: 'envelope',
     callRan: 'no',
-    apis: ['v1', 'version'],
+    apis: ['v1', 'version', 'mcp'],
     meaning:
-      'The body is JSON but not a valid request: a field is missing or mistyped, an unknown action, a bad erp_instance (v1 and version endpoints); a v1 call translated to JSON-2 whose positional params cannot be named.',
+      'The body is JSON but not a valid request: a field is missing or mistyped, an unknown action, a bad erp_instance (v1 and version endpoints); a v1 call translated to JSON-2 whose positional params cannot be named; on /mcp, a JSON-RPC batch, or x-erp-* connection headers missing or invalid (a tool error).',
   },
   authentication: {
     code: -32000,
@@ -72,7 +77,8 @@ export const PROXY_ERRORS = deepFreeze({
     answer: 'envelope',
     callRan: 'no',
     apis: ALL_APIS,
-    meaning: 'The x-api-key header is missing or not one of the proxy keys.',
+    meaning:
+      'The x-api-key header (on /mcp, or Authorization: Bearer) is missing or not one of the proxy keys.',
   },
   license: {
     code: 0,
@@ -124,8 +130,8 @@ export const PROXY_ERRORS = deepFreeze({
     httpStatus: 502,
     answer: 'envelope',
     callRan: 'no',
-    // v1 too: calls the protocol bridge (ERP_V1_TRANSPORT) sends over JSON-2.
-    apis: ['v1', 'v2'],
+    // v1 too: calls the protocol bridge (ERP_V1_TRANSPORT) sends over JSON-2; and MCP tools.
+    apis: ['v1', 'v2', 'mcp'],
     meaning:
       'v2 (JSON-2) is unavailable on the target: an ERP older than 19 (with ERP_V2_TRANSPORT=auto: and no user_id), or the database cannot be selected (also for v1 calls served over JSON-2).',
   },

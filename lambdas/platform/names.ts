@@ -17,17 +17,49 @@ export const SERVICE_NAME = 'erp-proxy';
 /** The CloudWatch namespace of the service metrics (default of `POWERTOOLS_METRICS_NAMESPACE`). */
 export const METRICS_NAMESPACE = 'ErpProxy';
 
-/** The APIs a request is counted under: the `api` field of the log line and metric dimension. */
-export const API_NAMES = Object.freeze(['v1', 'v2', 'version', 'aux'] as const);
+/**
+ * The APIs a request is counted under: the `api` field of the log line and metric dimension.
+ * `mcp` is `POST /mcp`, the agents' endpoint (README, "Agents (MCP)").
+ */
+export const API_NAMES = Object.freeze(['v1', 'v2', 'version', 'aux', 'mcp'] as const);
 export type ApiName = (typeof API_NAMES)[number];
 
 /** How a request ended: the `outcome` field of the log line and metric dimension. */
 export const OUTCOMES = Object.freeze(['success', 'erp_error', 'proxy_error'] as const);
 export type Outcome = (typeof OUTCOMES)[number];
 
-/** The four Lambda functions of the service (the local server emulates the same four). */
-export const FUNCTION_NAMES = Object.freeze(['execute-v1', 'execute-v2', 'version', 'aux'] as const);
+/**
+ * The Lambda functions of the service (the local server emulates the same ones): the four of the
+ * specification's routes, and `mcp` for `POST /mcp`.
+ */
+export const FUNCTION_NAMES = Object.freeze(['execute-v1', 'execute-v2', 'version', 'aux', 'mcp'] as const);
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+/**
+ * The tools `POST /mcp` offers (README, "Agents (MCP)"): the `tool` field of the request log and
+ * the `tool` dimension of `McpToolCalls`. The last four only with `MCP_WRITE_TOOLS=true`.
+ */
+export const MCP_TOOL_NAMES = Object.freeze([
+  'search_read',
+  'read',
+  'search_count',
+  'fields_get',
+  'list_models',
+  'erp_version',
+  'create',
+  'write',
+  'unlink',
+  'call_method',
+] as const);
+export type McpToolName = (typeof MCP_TOOL_NAMES)[number];
+
+/** The MCP tools that change ERP data, listed only with `MCP_WRITE_TOOLS=true`. */
+export const MCP_WRITE_TOOL_NAMES: readonly McpToolName[] = Object.freeze([
+  'create',
+  'write',
+  'unlink',
+  'call_method',
+]);
 
 /**
  * The operator endpoints `AUX_PUBLIC` may make public (`/_/license`, `/_/metrics`); every

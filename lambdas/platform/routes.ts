@@ -19,6 +19,14 @@ export interface Route {
   readonly auth: RouteAuth;
   /** Short description, shown by `/_/about`. */
   readonly summary: string;
+  /**
+   * Other methods on the same path that reach the same function, which answers them 405 Method
+   * Not Allowed (`Allow` names `method`). Without them, API Gateway would answer 404: MCP clients
+   * send `GET /mcp` (to open a server-sent event stream, which this proxy does not offer) and may
+   * send `DELETE /mcp` (to end a session, which a stateless server has not), and the MCP
+   * specification asks for 405 to both.
+   */
+  readonly refusedMethods?: readonly ('GET' | 'DELETE')[];
 }
 
 export const ROUTES: readonly Route[] = Object.freeze([
@@ -67,10 +75,18 @@ export const ROUTES: readonly Route[] = Object.freeze([
   { method: 'GET', path: '/_/license', fn: 'aux', auth: 'aux-configurable', summary: 'license status' },
   { method: 'GET', path: '/_/about', fn: 'aux', auth: 'public', summary: 'service description' },
   { method: 'GET', path: '/_/metrics', fn: 'aux', auth: 'aux-configurable', summary: 'Prometheus metrics' },
+  {
+    method: 'POST',
+    path: '/mcp',
+    fn: 'mcp',
+    auth: 'api-key',
+    summary: 'MCP (Streamable HTTP, stateless, JSON responses): ERP tools for agents',
+    refusedMethods: ['GET', 'DELETE'],
+  },
 ] satisfies Route[]);
 
 /** API Gateway route key, e.g. `POST /v2/erp/execute`. */
-export function routeKey(route: Pick<Route, 'method' | 'path'>): string {
+export function routeKey(route: { readonly method: string; readonly path: string }): string {
   return `${route.method} ${route.path}`;
 }
 
@@ -79,10 +95,33 @@ export function findRoute(method: string, path: string): Route | undefined {
   return ROUTES.find((r) => r.method === method && r.path === path);
 }
 
+/** Every API Gateway route key of a route: its own, then one per refused method. */
+export function routeKeys(route: Route): string[] {
+  return [
+    routeKey(route),
+    ...(route.refusedMethods ?? []).map((method) => routeKey({ method, path: route.path })),
+  ];
+}
+
+/**
+ * The route API Gateway sends a request to, with the route key it puts in the event: the route of
+ * that method and path, or the route that refuses that method on that path (its function answers
+ * 405); `undefined` when there is none (404).
+ */
+export function matchRoute(method: string, path: string): { route: Route; key: string } | undefined {
+  const route = findRoute(method, path);
+  if (route) return { route, key: routeKey(route) };
+  const refusing = ROUTES.find(
+    (r) => r.path === path && (r.refusedMethods as readonly string[] | undefined)?.includes(method),
+  );
+  return refusing ? { route: refusing, key: `${method} ${path}` } : undefined;
+}
+
 /** Source file (relative to the project root) of each function's handler module. */
 export const HANDLER_ENTRIES: Readonly<Record<FunctionName, string>> = Object.freeze({
   'execute-v1': 'lambdas/handlers/execute-v1.ts',
   'execute-v2': 'lambdas/handlers/execute-v2.ts',
   version: 'lambdas/handlers/version.ts',
   aux: 'lambdas/handlers/operator.ts',
+  mcp: 'lambdas/handlers/mcp.ts',
 });

@@ -268,7 +268,7 @@ export interface Setting<T = unknown> {
    * simply what the schema gives for an unset value.
    */
   readonly defaultText?: string;
-  /** The functions whose code reads it (the local server runs all four). */
+  /** The functions whose code reads it (the local server runs them all). */
   readonly readBy: readonly FunctionName[];
   /** Shown under `settings` by `GET /_/about` (never a secret, never a target or database). */
   readonly about?: boolean;
@@ -281,8 +281,9 @@ export interface Setting<T = unknown> {
 /** The name a setting goes by in one source: its environment variable or its context key. */
 export type SettingSource = 'env' | 'context';
 
-const ALL: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'aux'];
-const UPSTREAM: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version'];
+const ALL: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'aux', 'mcp'];
+/** The functions that call ERPs. */
+const UPSTREAM: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'mcp'];
 
 /** Whether the runtime accepts an `ERP_ALLOWED_TARGETS` entry (its own parser). */
 function isTargetPattern(entry: string): boolean {
@@ -354,6 +355,15 @@ export const RUNTIME_SETTINGS = Object.freeze({
     about: true,
     meaning:
       'how v2 calls reach the ERP: `json2` (-32006 below ERP 19) or `auto` (ERP 16-18 over `/jsonrpc` when `user_id` is given)',
+  },
+  mcpWriteTools: {
+    env: 'MCP_WRITE_TOOLS',
+    context: 'mcpWriteTools',
+    schema: flag(false),
+    readBy: ['mcp', 'aux'],
+    about: true,
+    meaning:
+      '`POST /mcp` also offers the tools that change ERP data (`create`, `write`, `unlink`, `call_method`); off, they are not listed',
   },
   stripDebug: {
     env: 'ERP_STRIP_DEBUG',

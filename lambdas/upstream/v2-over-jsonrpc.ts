@@ -90,11 +90,23 @@ export function json2FailureOf(data: unknown, method: string): Json2Failure {
     return { code: 401, name: 'werkzeug.exceptions.Unauthorized' };
   if (data.name === 'odoo.exceptions.UserError' && /^Object \S+ doesn't exist$/.test(message))
     return { code: 404, name: NOT_FOUND };
-  if (data.name === 'builtins.AttributeError' && /^The method '[^']+' does not exist$/.test(message))
+  if (data.name === 'builtins.AttributeError' && isUnknownMethod(message, method))
     return { code: 404, name: NOT_FOUND };
   if (data.name === 'builtins.TypeError' && doesNotBind(message, method))
     return { code: 422, name: 'werkzeug.exceptions.UnprocessableEntity' };
   return { code: STATUS_BY_EXCEPTION.get(data.name) ?? 500, name: undefined };
+}
+
+/**
+ * The AttributeError of a call to a method the model does not have, as each version words it
+ * (odoo/service/model.py): "The method 'res.partner.x' does not exist" (18 and later), "The method
+ * 'x' does not exist on the model 'res.partner'" (17), and Python's own "type object 'res.partner'
+ * has no attribute 'x'" (16, whose `call_kw` looks the method up with `getattr`), the last only
+ * when it names the called method.
+ */
+function isUnknownMethod(message: string, method: string): boolean {
+  if (/^The method '[^']+' does not exist(?: on the model '[^']+')?$/.test(message)) return true;
+  return /^type object '[^']+' has no attribute '([^']+)'$/.exec(message)?.[1] === method;
 }
 
 /** Python's TypeError for arguments that do not fit `method`'s own signature (`BaseModel.search_count() got ...`). */

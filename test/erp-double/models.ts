@@ -399,6 +399,27 @@ const BUS: ModelDef = {
   },
 };
 
+/**
+ * `ir.model`: one record per model (the double's own, and one transient model), as `list_models`
+ * (the MCP tool) reads it. Internal users read it; only administrators change it (base's ACLs).
+ */
+const IR_MODEL: ModelDef = {
+  name: 'ir.model',
+  description: 'Models',
+  order: 'model asc',
+  access: USERS_READ_ADMINS_WRITE,
+  adminGroup: 'Role / Administrator',
+  fields: {
+    id: ID,
+    display_name: displayNameField(nameOf),
+    model: { type: 'char', string: 'Model', required: true },
+    name: { type: 'char', string: 'Model Description', required: true },
+    transient: { type: 'boolean', string: 'Transient Model', readonly: true },
+    create_date: CREATE_DATE,
+    write_date: WRITE_DATE,
+  },
+};
+
 /** Every model the double serves. */
 export const MODELS: readonly ModelDef[] = [
   PARTNER,
@@ -411,6 +432,7 @@ export const MODELS: readonly ModelDef[] = [
   PARTNER_CATEGORY,
   ATTACHMENT,
   BUS,
+  IR_MODEL,
 ];
 
 /** Methods that exist on every model but may not be called remotely in 19+ (`@api.private`). */
@@ -545,6 +567,15 @@ function seedRecords(db: Database, options: { demo: boolean; users: readonly Erp
   ] as const) {
     db.insert('res.country', { id, name, code });
   }
+  for (const [index, def] of MODELS.entries()) {
+    db.insert('ir.model', { id: index + 1, model: def.name, name: def.description, transient: false });
+  }
+  db.insert('ir.model', {
+    id: MODELS.length + 1,
+    model: 'res.config.settings',
+    name: 'Config Settings',
+    transient: true,
+  });
   db.insert('res.currency', { id: 1, name: 'USD', symbol: '$', active: true });
   db.insert('res.currency', { id: 2, name: 'VEF', symbol: 'Bs.F', active: false });
   db.insert('res.company', { id: 1, name: 'YourCompany', sequence: 0, partner_id: 1, currency_id: 1 });

@@ -23,6 +23,7 @@ import {
 } from '../../lib/proxy-function.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { httpApiEvent } from '../support/http-api-event.ts';
+import { READ_TOOLS } from '../support/mcp-client.ts';
 
 type Handler = (
   event: unknown,
@@ -152,6 +153,67 @@ describe('bundled handlers, invoked as Lambda would', () => {
     expect(JSON.parse(response.body).runtime).toEqual(
       expect.objectContaining({ function_name: 'erp-proxy-bundle-test' }),
     );
+  });
+
+  it('keeps the mcp bundle within its 400 KB budget, without the parts of the MCP SDK it never uses', () => {
+    const code = readFileSync(join(dir, 'mcp', 'index.mjs'), 'utf8');
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(400 * 1024);
+    // Ajv (the SDK's default validator) and zod 3 support are replaced (platform/shims/mcp-sdk-unused.ts).
+    expect(code).not.toContain('ajv-validator/ajv');
+    expect(code).not.toContain('$refStrategy');
+    expect(code).toContain('erp-proxy: a part of the MCP SDK that this bundle leaves out was used');
+    expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
+  });
+
+  it('mcp lists its tools and answers a tool call against the ERP, and GET with 405', async () => {
+    const mcp = (message: unknown, headers: Record<string, string> = {}) => {
+      const base = event('/mcp', message);
+      return handlers.mcp(
+        {
+          ...base,
+          headers: {
+            ...base.headers,
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+            ...headers,
+          },
+        },
+        context('mcp'),
+      );
+    };
+    const listed = await mcp({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(listed.statusCode).toBe(200);
+    const tools = (JSON.parse(listed.body) as { result: { tools: { name: string; inputSchema: unknown }[] } })
+      .result.tools;
+    expect(tools.map((tool) => tool.name)).toEqual(READ_TOOLS);
+    expect(tools[0]?.inputSchema).toMatchObject({ type: 'object', required: ['model'] });
+    const called = await mcp(
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'search_read', arguments: { model: 'res.partner', fields: ['name'], limit: 1 } },
+      },
+      { 'x-erp-url': double.url, 'x-erp-db': 'erp_a', 'x-erp-api-key': admin.apiKey },
+    );
+    const result = (JSON.parse(called.body) as { result: { isError?: boolean; content: { text: string }[] } })
+      .result;
+    expect(result.isError).toBeUndefined();
+    expect(JSON.parse(result.content[0]?.text ?? '')).toEqual([
+      { id: expect.any(Number), name: expect.any(String) },
+    ]);
+    const refused = await handlers.mcp(
+      {
+        ...event('/mcp'),
+        routeKey: 'GET /mcp',
+        requestContext: {
+          ...event('/mcp').requestContext,
+          http: { ...event('/mcp').requestContext.http, method: 'GET' },
+        },
+      },
+      context('mcp'),
+    );
+    expect(refused.statusCode).toBe(405);
   });
 
   it('refuses a wrong x-api-key with 401', async () => {

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { LicenseError } from '../../lambdas/platform/errors.ts';
 import { LICENSE_CODE } from '../../lambdas/platform/metrics/catalogue.ts';
 import { errorCodeDimension } from '../../lambdas/platform/metrics/record.ts';
-import { type FunctionName, ROUTES, routeKey } from '../../lambdas/platform/routes.ts';
+import { type FunctionName, ROUTES, routeKeys } from '../../lambdas/platform/routes.ts';
 import { isLicenseCheckEvent, LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -112,26 +112,55 @@ describe('default context', () => {
       const keys = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Route')).map(
         (route) => route.Properties.RouteKey,
       );
-      expect(keys.sort()).toEqual(ROUTES.map(routeKey).sort());
+      expect(keys.sort()).toEqual(ROUTES.flatMap(routeKeys).sort());
       expect(keys).not.toContain('$default');
+    });
+
+    it("keeps the specification's nine routes on its four functions, and adds POST /mcp on its own function", () => {
+      const routes = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Route'));
+      const integrations = resources(s.template, 'AWS::ApiGatewayV2::Integration');
+      const fnOf = (key: string) => {
+        const target = routes.find((r) => r.Properties.RouteKey === key)?.Properties.Target as {
+          'Fn::Join': [string, [string, { Ref: string }]];
+        };
+        const uri = integrations[target['Fn::Join'][1][1].Ref]?.Properties.IntegrationUri as {
+          'Fn::GetAtt': [string, string];
+        };
+        return Object.entries(s.fnIds).find(([, id]) => id === uri['Fn::GetAtt'][0])?.[0];
+      };
+      const spec = {
+        'POST /api/erp/execute': 'execute-v1',
+        'POST /v1/erp/execute': 'execute-v1',
+        'POST /api/erp/version': 'version',
+        'POST /v1/erp/version': 'version',
+        'POST /v2/erp/execute': 'execute-v2',
+        'POST /v2/erp/version': 'version',
+        'GET /_/license': 'aux',
+        'GET /_/about': 'aux',
+        'GET /_/metrics': 'aux',
+      };
+      for (const [key, fn] of Object.entries(spec)) expect(fnOf(key), key).toBe(fn);
+      // /mcp: POST, and GET and DELETE only to be answered 405 by the same function.
+      for (const key of ['POST /mcp', 'GET /mcp', 'DELETE /mcp']) expect(fnOf(key), key).toBe('mcp');
+      expect(routes).toHaveLength(Object.keys(spec).length + 3);
     });
 
     it('sends every route to the function the route table names', () => {
       const routes = Object.values(resources(s.template, 'AWS::ApiGatewayV2::Route'));
       const integrations = resources(s.template, 'AWS::ApiGatewayV2::Integration');
-      for (const route of ROUTES) {
-        const cfnRoute = routes.find((r) => r.Properties.RouteKey === routeKey(route));
+      for (const route of ROUTES.flatMap((r) => routeKeys(r).map((key) => ({ ...r, key })))) {
+        const cfnRoute = routes.find((r) => r.Properties.RouteKey === route.key);
         const target = cfnRoute?.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] };
         expect(target['Fn::Join'][1][0]).toBe('integrations/');
         const integration = integrations[target['Fn::Join'][1][1].Ref];
-        expect(integration?.Properties.IntegrationUri, routeKey(route)).toEqual({
+        expect(integration?.Properties.IntegrationUri, route.key).toEqual({
           'Fn::GetAtt': [s.fnIds[route.fn], 'Arn'],
         });
       }
     });
 
     it('uses one Lambda proxy integration per function, payload format 2.0, 30 s', () => {
-      s.template.resourceCountIs('AWS::ApiGatewayV2::Integration', 4);
+      s.template.resourceCountIs('AWS::ApiGatewayV2::Integration', FUNCTION_NAMES.length);
       s.template.allResourcesProperties('AWS::ApiGatewayV2::Integration', {
         IntegrationType: 'AWS_PROXY',
         PayloadFormatVersion: '2.0',
@@ -143,10 +172,10 @@ describe('default context', () => {
       const permissions = Object.values(resources(s.template, 'AWS::Lambda::Permission')).filter(
         (permission) => permission.Properties.Principal !== 'events.amazonaws.com',
       );
-      expect(permissions).toHaveLength(ROUTES.length);
+      expect(permissions).toHaveLength(ROUTES.flatMap(routeKeys).length);
       for (const permission of permissions) {
         expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
-        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(/\/\*\/\*\/(api|v1|v2|_)\//);
+        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(/\/\*\/\*\/(api|v1|v2|_|mcp)\b/);
       }
     });
   });
@@ -178,7 +207,7 @@ describe('default context', () => {
 
     it('keeps every log group for the configured retention (30 days)', () => {
       // Access logs plus one per function.
-      s.template.resourceCountIs('AWS::Logs::LogGroup', 5);
+      s.template.resourceCountIs('AWS::Logs::LogGroup', 1 + FUNCTION_NAMES.length);
       s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
       for (const name of FUNCTION_NAMES) {
         const fn = resources(s.template, 'AWS::Lambda::Function')[s.fnIds[name]];
@@ -191,8 +220,8 @@ describe('default context', () => {
   });
 
   describe('functions', () => {
-    it('runs four ARM64 functions on Node.js 24 with the esbuild handler', () => {
-      s.template.resourceCountIs('AWS::Lambda::Function', 4);
+    it('runs five ARM64 functions on Node.js 24 with the esbuild handler', () => {
+      s.template.resourceCountIs('AWS::Lambda::Function', 5);
       s.template.allResourcesProperties('AWS::Lambda::Function', {
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
@@ -209,6 +238,7 @@ describe('default context', () => {
       expect(sizing('execute-v2')).toEqual([512, 28]);
       expect(sizing('version')).toEqual([256, 28]);
       expect(sizing('aux')).toEqual([256, 10]);
+      expect(sizing('mcp')).toEqual([512, 28]);
     });
 
     it('gives each function the settings it reads, and only those (the settings catalogue)', () => {
@@ -278,7 +308,7 @@ describe('default context', () => {
     });
 
     it('lets the proxy answer -32003 before Lambda or API Gateway cut the call off', () => {
-      for (const name of ['execute-v1', 'execute-v2', 'version'] as const) {
+      for (const name of ['execute-v1', 'execute-v2', 'version', 'mcp'] as const) {
         const timeout = propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]).Timeout as number;
         const maxTimeout = Number(envOf(s.template, s.fnIds[name]).ERP_MAX_TIMEOUT);
         expect(maxTimeout + 2).toBeLessThanOrEqual(timeout);
@@ -385,7 +415,7 @@ describe('default context', () => {
           'ErpProxy-ApiLatencyP99',
           'ErpProxy-LicenseExpiring',
           'ErpProxy-LicenseRefusals',
-          ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux'].flatMap((f) => [
+          ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux', 'Mcp'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
             `ErpProxy-${f}Throttles`,
           ]),
@@ -395,7 +425,7 @@ describe('default context', () => {
     });
 
     it("says a throttled function hit its own reservation (it never draws on the account's pool)", () => {
-      const reservations = { ExecuteV1: 200, ExecuteV2: 200, Version: 20, Aux: 10 };
+      const reservations = { ExecuteV1: 200, ExecuteV2: 200, Version: 20, Aux: 10, Mcp: 20 };
       for (const [key, reserved] of Object.entries(reservations)) {
         const [alarm] = Object.values(
           s.template.findResources('AWS::CloudWatch::Alarm', {
@@ -439,12 +469,9 @@ describe('default context', () => {
         };
       }[];
       const watched = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
-      expect(watched.map((m) => m.MetricName)).toEqual([
-        'UpstreamTimeouts',
-        'UpstreamTimeouts',
-        'UpstreamTimeouts',
-      ]);
+      expect(watched.map((m) => m.MetricName)).toEqual(Array(4).fill('UpstreamTimeouts'));
       expect(watched.map((m) => m.Dimensions.find((d) => d.Name === 'api')?.Value).sort()).toEqual([
+        'mcp',
         'v1',
         'v2',
         'version',
@@ -466,7 +493,7 @@ describe('default context', () => {
         MetricStat?: { Metric: { MetricName: string; Dimensions: { Name: string; Value: string }[] } };
       }[];
       const watched = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
-      expect(watched.map((m) => m.MetricName)).toEqual(['Errors', 'Errors', 'Errors']);
+      expect(watched.map((m) => m.MetricName)).toEqual(['Errors', 'Errors', 'Errors', 'Errors']);
       for (const metric of watched) {
         expect(metric.Dimensions).toEqual(
           expect.arrayContaining([
@@ -476,6 +503,7 @@ describe('default context', () => {
         );
       }
       expect(watched.map((m) => m.Dimensions.find((d) => d.Name === 'api')?.Value).sort()).toEqual([
+        'mcp',
         'v1',
         'v2',
         'version',
@@ -493,6 +521,7 @@ describe('default context', () => {
         'ProxyOverhead',
         'ResponseBytes',
         'LicenseDaysLeft',
+        'McpToolCalls',
       ]) {
         expect(body).toContain(metric);
       }
@@ -503,7 +532,7 @@ describe('default context', () => {
       s.template.resourceCountIs('AWS::SNS::Subscription', 0);
       const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
       const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
-      expect(alarms).toHaveLength(13);
+      expect(alarms).toHaveLength(15);
       for (const alarm of alarms) {
         expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
         expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
@@ -565,11 +594,12 @@ describe('default context', () => {
     it('reserves concurrency for every function, sized from the throttle and the timeout', () => {
       const reserved = (name: FunctionName) =>
         propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]).ReservedConcurrentExecutions;
-      // min(burst 200, rate 100 x 28 s); version a tenth; aux 10.
+      // min(burst 200, rate 100 x 28 s); version and mcp a tenth; aux 10.
       expect(reserved('execute-v1')).toBe(200);
       expect(reserved('execute-v2')).toBe(200);
       expect(reserved('version')).toBe(20);
       expect(reserved('aux')).toBe(10);
+      expect(reserved('mcp')).toBe(20);
       // Within the default account quota of 1,000, leaving Lambda's 100 unreserved.
       const total = FUNCTION_NAMES.map(reserved).reduce((sum: number, n) => sum + Number(n), 0);
       expect(total).toBeLessThanOrEqual(1000 - 100);
@@ -581,7 +611,7 @@ describe('default context', () => {
       const secrets = s.template.findResources('AWS::SecretsManager::Secret');
       expect(Object.keys(secrets)).toHaveLength(2);
       const logGroups = s.template.findResources('AWS::Logs::LogGroup');
-      expect(Object.keys(logGroups)).toHaveLength(5);
+      expect(Object.keys(logGroups)).toHaveLength(1 + FUNCTION_NAMES.length);
       for (const kept of [...Object.values(secrets), ...Object.values(logGroups)]) {
         // RetainExceptOnCreate: a first create that rolls back deletes them (nothing billed is
         // left behind); a delete or replacement afterwards keeps them.
@@ -647,6 +677,8 @@ describe('full context', () => {
       maxTimeout: 20,
       lambdaTimeout: '24',
       executeMemoryMb: 1024,
+      mcpMemoryMb: '768',
+      mcpWriteTools: 'true',
       throttleRateLimit: '20',
       throttleBurstLimit: '40',
       logRetentionDays: 90,
@@ -668,6 +700,7 @@ describe('full context', () => {
       executeConcurrency: '300',
       versionConcurrency: 30,
       auxConcurrency: '4',
+      mcpConcurrency: 12,
       accountConcurrency: 3000,
       tags: { owner: 'platform-team', 'cost-centre': 'CC-1234', project: 'erp integration' },
     });
@@ -680,7 +713,14 @@ describe('full context', () => {
         propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]).ReservedConcurrentExecutions,
       ]),
     );
-    expect(reserved).toEqual({ 'execute-v1': 300, 'execute-v2': 300, version: 30, aux: 4 });
+    expect(reserved).toEqual({ 'execute-v1': 300, 'execute-v2': 300, version: 30, aux: 4, mcp: 12 });
+  });
+
+  it('gives the mcp function its memory and the write tools setting (read by mcp and, for /_/about, aux)', () => {
+    expect(propsOf(s.template, 'AWS::Lambda::Function', s.fnIds.mcp).MemorySize).toBe(768);
+    expect(envOf(s.template, s.fnIds.mcp).MCP_WRITE_TOOLS).toBe('true');
+    expect(envOf(s.template, s.fnIds.aux).MCP_WRITE_TOOLS).toBe('true');
+    expect(envOf(s.template, s.fnIds['execute-v1'])).not.toHaveProperty('MCP_WRITE_TOOLS');
   });
 
   it('tags the stack (so CloudFormation tags every resource) from context', () => {

@@ -53,8 +53,11 @@ describe('cdk-nag AwsSolutions, default context', () => {
 
   it('acknowledges one construct at a time, each with a reason', () => {
     const acks = acknowledgments(app);
-    // 9 routes, 2 secrets, 1 GetMetricData statement, the alarm topic.
-    expect(acks.filter((a) => a.id === 'AwsSolutions-APIG4')).toHaveLength(9);
+    // 9 routes and the 3 of /mcp (POST, and GET and DELETE answered 405), 2 secrets, 1 GetMetricData
+    // statement, the alarm topic.
+    const routes = acks.filter((a) => a.id === 'AwsSolutions-APIG4');
+    expect(routes).toHaveLength(12);
+    expect(routes.filter((a) => /^(POST|GET|DELETE) \/mcp: /.test(a.reason))).toHaveLength(3);
     expect(
       acks
         .filter((a) => a.id === 'AwsSolutions-SMG4')

@@ -62,7 +62,7 @@ function partitionOf(region: string): string {
 
 interface FullStack {
   readonly template: Template;
-  /** `Layers` and environment of each of the four functions. */
+  /** `Layers` and environment of each function. */
   readonly functions: readonly { readonly layers: unknown; readonly env: Record<string, unknown> }[];
 }
 
@@ -181,7 +181,7 @@ describe('a stack in each region of the table', () => {
   let templates: Map<string, Template>;
   beforeAll(() => {
     // One app, one synth for all of them: a stack per region with one function of the service
-    // (the layer is chosen in ProxyFunction, the same for all four functions; the whole stack
+    // (the layer is chosen in ProxyFunction, the same for every function; the whole stack
     // in a region is checked below).
     const app = testApp();
     const stacks = Object.keys(ARM64_LAYERS).map((region) => [region, functionStackIn(app, region)] as const);
@@ -240,7 +240,7 @@ describe('the whole stack', () => {
 describe('secretsExtensionLayerArn (context)', () => {
   it('gives every function the operator’s layer instead of the table’s', () => {
     const { template, functions } = fullStack({ secretsExtensionLayerArn: OPERATOR_LAYER });
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(5);
     for (const fn of functions) expect(fn.layers).toEqual([OPERATOR_LAYER]);
     expect(template.toJSON().Mappings).toBeUndefined();
   });

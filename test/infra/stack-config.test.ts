@@ -305,6 +305,7 @@ describe('parseStackConfig', () => {
         'execute-v2': 40,
         version: 5,
         aux: 10,
+        mcp: 5,
       });
       // Rate 2 x 10 s = 20 < burst 100: no more than could ever run at once.
       expect(
@@ -317,52 +318,64 @@ describe('parseStackConfig', () => {
             defaultTimeout: 5,
           }),
         ).reservedConcurrency,
-      ).toEqual({ 'execute-v1': 20, 'execute-v2': 20, version: 5, aux: 10 });
+      ).toEqual({ 'execute-v1': 20, 'execute-v2': 20, version: 5, aux: 10, mcp: 5 });
     });
 
     it('takes each function group from context', () => {
       const config = parseStackConfig(
-        read({ executeConcurrency: '150', versionConcurrency: 12, auxConcurrency: '3' }),
+        read({ executeConcurrency: '150', versionConcurrency: 12, auxConcurrency: '3', mcpConcurrency: '7' }),
       );
       expect(config.reservedConcurrency).toEqual({
         'execute-v1': 150,
         'execute-v2': 150,
         version: 12,
         aux: 3,
+        mcp: 7,
       });
+      // mcp's default is version's: a tenth of the sized execute reservation, at least 5.
+      const sized = parseStackConfig(read({ executeConcurrency: '150' })).reservedConcurrency;
+      expect(sized?.mcp).toBe(sized?.version);
     });
 
     it('refuses reservations that would leave the account fewer than 100 unreserved executions', () => {
-      // The default burst of 500 gives 500 + 500 + 50 + 10 = 1,060 > 1,000 - 100.
+      // The default burst of 500 gives 500 + 500 + 50 + 10 + 50 = 1,110 > 1,000 - 100.
       const problems = problemsOf({ throttleBurstLimit: 500 });
       expect(problems).toHaveLength(1);
-      expect(problems[0]).toMatch(/reserve 1060 .* at most 900/);
+      expect(problems[0]).toMatch(/reserve 1110 .*mcp 50.* at most 900/);
       expect(problems[0]).toMatch(/accountConcurrency/);
       // The same with a raised quota is fine, and 900 exactly is the limit.
       expect(() =>
         parseStackConfig(read({ throttleBurstLimit: 500, accountConcurrency: 2000 })),
       ).not.toThrow();
-      expect(() =>
-        parseStackConfig(read({ executeConcurrency: 400, versionConcurrency: 90, auxConcurrency: 10 })),
-      ).not.toThrow();
-      expect(problemsOf({ executeConcurrency: 400, versionConcurrency: 91, auxConcurrency: 10 })[0]).toMatch(
-        /reserve 901/,
-      );
+      const fits = {
+        executeConcurrency: 400,
+        versionConcurrency: 50,
+        auxConcurrency: 10,
+        mcpConcurrency: 40,
+      };
+      expect(() => parseStackConfig(read(fits))).not.toThrow();
+      expect(problemsOf({ ...fits, mcpConcurrency: 41 })[0]).toMatch(/reserve 901/);
       // A new account's quota of 10 cannot reserve anything: Lambda keeps all 10 unreserved. Lowering
-      // the reservations cannot help, so the message asks for a quota increase (430 + 100) or the switch.
+      // the reservations cannot help, so the message asks for a quota increase (450 + 100) or the switch.
       const newAccount = problemsOf({ accountConcurrency: 10 });
       expect(newAccount).toHaveLength(1);
       expect(newAccount[0]).toMatch(
         /keeps 10 of the account's 10 unreserved, so this account cannot reserve any/,
       );
-      expect(newAccount[0]).toMatch(/A quota increase is needed: ask for at least 530/);
+      expect(newAccount[0]).toMatch(/A quota increase is needed: ask for at least 550/);
       expect(newAccount[0]).toMatch(/reserveConcurrency=false/);
       expect(newAccount[0]).not.toMatch(/lower executeConcurrency/);
-      // The same below a quota of 104 (100 kept, 1 for each of the 4 functions).
-      expect(problemsOf({ accountConcurrency: 103 })[0]).toMatch(/cannot reserve any/);
+      // The same below a quota of 105 (100 kept, 1 for each of the 5 functions).
+      expect(problemsOf({ accountConcurrency: 104 })[0]).toMatch(/cannot reserve any/);
       expect(() =>
         parseStackConfig(
-          read({ accountConcurrency: 104, executeConcurrency: 1, versionConcurrency: 1, auxConcurrency: 1 }),
+          read({
+            accountConcurrency: 105,
+            executeConcurrency: 1,
+            versionConcurrency: 1,
+            auxConcurrency: 1,
+            mcpConcurrency: 1,
+          }),
         ),
       ).not.toThrow();
       // A quota of 50 keeps all 50.
@@ -373,8 +386,9 @@ describe('parseStackConfig', () => {
       const config = parseStackConfig(read({ reserveConcurrency: 'false', accountConcurrency: 10 }));
       expect(config.reservedConcurrency).toBeUndefined();
       expect(problemsOf({ reserveConcurrency: false, executeConcurrency: 5 })).toEqual([
-        'executeConcurrency, versionConcurrency and auxConcurrency need reserveConcurrency=true',
+        'executeConcurrency, versionConcurrency, auxConcurrency and mcpConcurrency need reserveConcurrency=true',
       ]);
+      expect(problemsOf({ reserveConcurrency: false, mcpConcurrency: 5 })).toHaveLength(1);
     });
 
     it('refuses zero or non-integer concurrency (0 would turn a function off)', () => {

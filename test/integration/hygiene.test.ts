@@ -4,8 +4,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BaseLookup } from '../../lambdas/upstream/target-policy.ts';
+import { logLinesDuring } from '../support/captured-output.ts';
 import {
   type Envelope,
   USERS,
@@ -446,28 +447,6 @@ describe('target policy end to end (-32008, HTTP 403)', () => {
 
 describe('bounded output', () => {
   const { double, proxy } = useErpAndProxy({ mode: '19' });
-
-  /** The proxy's JSON log lines written while `act` runs (stdout and stderr). */
-  async function logLinesDuring(act: () => Promise<void>): Promise<string[]> {
-    const lines: string[] = [];
-    const keep = (chunk: unknown): void => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : '';
-      if (/^\{"(level|_aws)"/.test(text)) lines.push(text);
-    };
-    const spies = [process.stdout, process.stderr].map((stream) => {
-      const write = stream.write.bind(stream);
-      return vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
-        keep(chunk);
-        return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-      }) as typeof stream.write);
-    });
-    try {
-      await act();
-    } finally {
-      for (const spy of spies) spy.mockRestore();
-    }
-    return lines;
-  }
 
   it('cuts caller-supplied values in the log line: id, model, method, database', async () => {
     // Prepare: 1.4 MB each, 5.6 MB in all (under the 6 MB body limit).

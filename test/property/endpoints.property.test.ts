@@ -1,10 +1,12 @@
 /**
  * Property-based tests over random and mutated request bodies and headers for every endpoint:
- * the answer is always a well-formed envelope (or the v2 plain-text error, or an aux body),
- * with a documented status; never a 500, never a crash, never a hang.
+ * the answer is always a well-formed envelope (or the v2 plain-text error, or an aux body; on
+ * /mcp a JSON-RPC answer of MCP), with a documented status; never a 500, never a crash, never a
+ * hang.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MCP_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
 import { USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { type HttpAnswer, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';
@@ -53,7 +55,94 @@ function assertWellFormed(path: string, answer: HttpAnswer): void {
   else expect(answer.status).toBe(200); // an ERP-side error (0 on v1, the ERP's status on v2)
 }
 
+/**
+ * A well-formed answer of `POST /mcp`: a JSON-RPC response with `result` or `error` (never both),
+ * or 202 without a body; the statuses the README documents; never a 500.
+ */
+function assertMcpWellFormed(answer: HttpAnswer): void {
+  expect([200, 202, 400, 401, 403, 406, 413, 415]).toContain(answer.status);
+  if (answer.status === 202) {
+    expect(answer.text).toBe('');
+    return;
+  }
+  const message = answer.json as Record<string, unknown>;
+  expect(message).toBeTypeOf('object');
+  expect(message.jsonrpc).toBe('2.0');
+  expect('result' in message !== 'error' in message).toBe(true);
+  if ('error' in message) {
+    const error = message.error as { code: unknown; message: unknown };
+    expect(typeof error.code).toBe('number');
+    expect(typeof error.message).toBe('string');
+  } else {
+    expect(answer.status).toBe(200);
+  }
+}
+
 const jsonValue = fc.jsonValue({ maxDepth: 3 });
+
+/** MCP messages, plausible and mutated: the tools with random arguments, and junk. */
+function mcpBody(erpUrl: string): fc.Arbitrary<string> {
+  const tool = fc.constantFrom(...MCP_TOOL_NAMES, 'nope');
+  const args = fc.oneof(
+    fc.record(
+      {
+        model: fc.oneof(fc.constant('res.partner'), fc.string(), jsonValue),
+        domain: fc.oneof(fc.constant([]), jsonValue),
+        fields: fc.oneof(fc.constant(['name']), jsonValue),
+        ids: fc.oneof(fc.constant([1]), jsonValue),
+        limit: fc.oneof(fc.integer(), jsonValue),
+        values: jsonValue,
+        context: jsonValue,
+      },
+      { requiredKeys: [] },
+    ),
+    jsonValue,
+  );
+  const message = fc.oneof(
+    fc.record({
+      jsonrpc: fc.constant('2.0'),
+      id: fc.oneof(fc.integer(), fc.string()),
+      method: fc.constant('tools/call'),
+      params: fc.record({ name: tool, arguments: args }, { requiredKeys: [] }),
+    }),
+    fc.record(
+      {
+        jsonrpc: fc.oneof(fc.constant('2.0'), jsonValue),
+        id: fc.oneof(fc.integer(), fc.string(), jsonValue),
+        method: fc.oneof(
+          fc.constantFrom('initialize', 'tools/list', 'ping', 'notifications/initialized', 'resources/list'),
+          fc.string(),
+        ),
+        params: jsonValue,
+      },
+      { requiredKeys: [] },
+    ),
+    fc.array(jsonValue),
+    jsonValue,
+  );
+  return fc.oneof(
+    { weight: 4, arbitrary: message.map((value) => JSON.stringify(value)) },
+    { weight: 1, arbitrary: fc.string() },
+    { weight: 1, arbitrary: fc.constant(erpUrl) },
+  );
+}
+
+/** The headers of an MCP client, right or random. */
+function mcpHeaders(erpUrl: string) {
+  return fc.record(
+    {
+      accept: fc.oneof(fc.constant('application/json, text/event-stream'), headerValue),
+      'content-type': fc.oneof(fc.constant('application/json'), headerValue),
+      authorization: fc.oneof(fc.constant(`Bearer ${TEST_PROXY_KEY}`), headerValue),
+      'mcp-protocol-version': fc.oneof(fc.constantFrom('2025-11-25', '2025-03-26'), headerValue),
+      'x-erp-url': fc.oneof(fc.constant(erpUrl), headerValue),
+      'x-erp-db': fc.oneof(fc.constant('erp_a'), headerValue),
+      'x-erp-api-key': fc.oneof(fc.constant(admin.apiKey), headerValue),
+      'x-erp-user-id': fc.oneof(fc.constant('2'), headerValue),
+    },
+    { requiredKeys: [] },
+  );
+}
 
 /** Plausible bodies with random mutations: fields dropped, retyped, or replaced by junk. */
 function bodyFor(path: string, erpUrl: string): fc.Arbitrary<unknown> {
@@ -143,7 +232,8 @@ describe('every endpoint answers random input with a documented, well-formed res
     { env: { ERP_DEFAULT_TIMEOUT: '2', ERP_MAX_TIMEOUT: '2' } },
   );
 
-  const postRoutes = ROUTES.filter((r) => r.method === 'POST');
+  // The envelope's endpoints; /mcp speaks MCP's JSON-RPC (below).
+  const postRoutes = ROUTES.filter((r) => r.method === 'POST' && r.fn !== 'mcp');
 
   it.each(postRoutes.map((r) => [r.path]))('POST %s', async (path) => {
     await fc.assert(
@@ -157,6 +247,27 @@ describe('every endpoint answers random input with a documented, well-formed res
         assertWellFormed(path, await toAnswer(response));
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('POST /mcp', async () => {
+    await fc.assert(
+      fc.asyncProperty(mcpBody(double.url), headers, mcpHeaders(double.url), async (body, base, mcp) => {
+        const { 'x-api-key': key, ...rest } = base;
+        const response = await fetch(`${proxy.url}/mcp`, {
+          method: 'POST',
+          headers: {
+            'accept-encoding': 'identity',
+            ...rest,
+            ...mcp,
+            ...(key === undefined ? {} : { 'x-api-key': key }),
+          },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        assertMcpWellFormed(await toAnswer(response));
+      }),
+      { numRuns: 80 },
     );
   });
 

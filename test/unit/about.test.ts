@@ -46,6 +46,7 @@ describe('buildAbout', () => {
       ERP_V2_TRANSPORT: 'auto',
       ERP_MAX_TIMEOUT: '20',
       ERP_STRIP_DEBUG: 'yes',
+      MCP_WRITE_TOOLS: 'on',
       AUX_PUBLIC: 'metrics',
       ERP_ALLOWED_TARGETS: 'erp.internal.example',
       ERP_ALLOWED_DATABASES: 'secret_db_name',
@@ -59,6 +60,7 @@ describe('buildAbout', () => {
       ERP_V2_TRANSPORT: 'auto',
       ERP_STRIP_DEBUG: true,
       MAX_RESPONSE_BYTES: config.maxResponseBytes,
+      MCP_WRITE_TOOLS: true,
       SECRETS_MAX_AGE: 300,
       AUX_PUBLIC: ['metrics'],
     });

@@ -73,12 +73,45 @@ describe('docs/openapi.json', () => {
     expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
-  it('describes the 9 routes of the route table', () => {
+  it("describes the route table: the specification's 9 routes and POST /mcp", () => {
     const described = Object.entries(doc.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(described.sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
-    expect(described).toHaveLength(9);
+    expect(described).toHaveLength(10);
+    expect(described).toContain('POST /mcp');
+  });
+
+  it('keeps POST /mcp small: the key (or a bearer token), the ERP headers, the answers before MCP', () => {
+    const mcp = doc.paths['/mcp']?.post as Json;
+    expect(mcp.security).toEqual([{ proxyApiKey: [] }, { proxyBearer: [] }]);
+    expect(doc.components.securitySchemes.proxyBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const headers = (mcp.parameters as Json[]).map((parameter) => parameter.name ?? parameter.$ref);
+    expect(headers).toEqual([
+      'accept',
+      'x-erp-url',
+      'x-erp-db',
+      'x-erp-api-key',
+      'x-erp-user-id',
+      '#/components/parameters/RequestTimeout',
+    ]);
+    const responses = mcp.responses as Record<string, { description: string }>;
+    expect(Object.keys(responses).sort()).toEqual([
+      '200',
+      '202',
+      '400',
+      '401',
+      '403',
+      '406',
+      '408',
+      '413',
+      '415',
+      '429',
+      '431',
+      '500',
+    ]);
+    expect(responses['401']?.description).toContain('`-32000`');
+    expect(responses['403']?.description).toContain('`0`');
   });
 
   it('gives both request bodies from the zod schemas, with their required fields', () => {
@@ -128,7 +161,8 @@ describe('docs/openapi.json', () => {
       version: doc.paths['/api/erp/version']?.post,
     } as const;
     for (const row of PROXY_ERROR_ROWS) {
-      for (const api of row.apis) {
+      // /mcp answers tool failures as tool results (HTTP 200); its few HTTP errors are checked above.
+      for (const api of row.apis.filter((name) => name !== 'mcp')) {
         const responses = operations[api]?.responses as Record<string, unknown>;
         const response = deref<{ description: string; content: Record<string, { schema: Json }> }>(
           responses[String(row.httpStatus)],
@@ -183,7 +217,9 @@ describe('docs/openapi.json', () => {
         expect(response.content['application/json']?.example).toEqual({ message: answer.message });
         expect(response.description).toContain(JSON.stringify({ message: answer.message }));
       }
-      // 500: the proxy's -32603 envelope, or the gateway's answer when the function gave none.
+      // 500: the proxy's -32603 envelope, or the gateway's answer when the function gave none
+      // (POST /mcp answers a JSON-RPC error instead: MCP's own protocol).
+      if (route.fn === 'mcp') continue;
       const internal = deref<{ description: string; content: Record<string, { schema: { oneOf: Json[] } }> }>(
         responses['500'],
       );
@@ -238,7 +274,7 @@ describe('docs/openapi.json', () => {
       const security = operation.security as Json[];
       if (route.auth === 'public') expect(security).toEqual([]);
       else expect(security).toContainEqual({ proxyApiKey: [] });
-      if (route.auth === 'api-key') {
+      if (route.auth === 'api-key' && route.fn !== 'mcp') {
         expect(operation.parameters).toEqual([{ $ref: '#/components/parameters/RequestTimeout' }]);
       }
     }

@@ -187,6 +187,29 @@ describe("json2FailureOf: JSON-2's name where execute_kw names the same failure 
       404,
       'werkzeug.exceptions.NotFound',
     ],
+    // Odoo 17 words it so, and Odoo 16 leaves it to Python's getattr.
+    [
+      {
+        name: 'builtins.AttributeError',
+        message: "The method 'nope' does not exist on the model 'res.partner'",
+      },
+      404,
+      'werkzeug.exceptions.NotFound',
+    ],
+    [
+      {
+        name: 'builtins.AttributeError',
+        message: "type object 'res.partner' has no attribute 'search_count'",
+      },
+      404,
+      'werkzeug.exceptions.NotFound',
+    ],
+    // ... but only for the called method: another attribute missing further in is the ERP's bug.
+    [
+      { name: 'builtins.AttributeError', message: "type object 'res.partner' has no attribute '_other'" },
+      500,
+      undefined,
+    ],
     [
       {
         name: 'builtins.TypeError',

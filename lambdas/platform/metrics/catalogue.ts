@@ -6,7 +6,8 @@
  * (`operator/`) and the alarms and dashboard (`lib/monitoring.ts`) all read it from here.
  *
  * Dimensions are low-cardinality only: `service` (always), `api`, and `outcome` on Requests,
- * `code` on Errors, `protocol` on UpstreamCalls. Never a host, database, model or key name.
+ * `code` on Errors, `protocol` on UpstreamCalls, `tool` (one of the ten MCP tool names) and
+ * `outcome` on McpToolCalls. Never a host, database, model or key name.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
@@ -29,8 +30,9 @@ export const MetricName = {
   /** Bytes of the response body sent to the client; dimension api. */
   ResponseBytes: 'ResponseBytes',
   /**
-   * Count of execute calls that reached the ERP, by the protocol that served them (`jsonrpc`,
-   * `json2`); dimensions api, protocol. Shows which way the protocol bridge sends calls.
+   * Count of execute calls and MCP tool calls that reached the ERP, by the protocol that served
+   * them (`jsonrpc`, `json2`); dimensions api, protocol. Shows which way the protocol bridge sends
+   * calls.
    */
   UpstreamCalls: 'UpstreamCalls',
   /**
@@ -38,6 +40,11 @@ export const MetricName = {
    * serves none for another reason (placeholder, malformed, bad signature); no extra dimension.
    */
   LicenseDaysLeft: 'LicenseDaysLeft',
+  /**
+   * Count of MCP tool calls (`POST /mcp`, `tools/call`) by tool and outcome; dimensions tool,
+   * outcome. The request itself is counted in `Requests` under api `mcp` too.
+   */
+  McpToolCalls: 'McpToolCalls',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -48,6 +55,7 @@ export const Dimension = {
   Outcome: 'outcome',
   Code: 'code',
   Protocol: 'protocol',
+  Tool: 'tool',
 } as const;
 
 /**
@@ -115,7 +123,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'counter',
     prometheusName: 'erp_proxy_upstream_calls',
     dimensions: [Dimension.Api, Dimension.Protocol],
-    help: 'Execute calls that reached the ERP, by API and the ERP protocol that served them (jsonrpc, json2).',
+    help: 'Execute calls and MCP tool calls that reached the ERP, by API and the ERP protocol that served them (jsonrpc, json2).',
   },
   {
     name: MetricName.UpstreamLatency,
@@ -142,6 +150,14 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_response_bytes',
     dimensions: [Dimension.Api],
     help: 'Size of the response body sent to the client, in bytes.',
+  },
+  {
+    name: MetricName.McpToolCalls,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_mcp_tool_calls',
+    dimensions: [Dimension.Tool, Dimension.Outcome],
+    help: 'MCP tool calls (POST /mcp), by tool and outcome (success, erp_error, proxy_error).',
   },
   {
     name: MetricName.LicenseDaysLeft,

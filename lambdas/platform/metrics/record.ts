@@ -7,7 +7,7 @@
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
 import type { LicenseStatus } from '../license.ts';
-import type { ApiName, Outcome, UpstreamProtocol } from '../names.ts';
+import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.ts';
 
 /**
@@ -42,6 +42,8 @@ export interface RequestMetrics {
   readonly responseBytes?: number;
   /** The ERP protocol that served the call, when it reached the ERP. */
   readonly upstreamProtocol?: UpstreamProtocol;
+  /** The MCP tool the request called (`POST /mcp`, `tools/call` of a known tool). */
+  readonly tool?: McpToolName;
 }
 
 /** The single-metric emitters of one `Metrics` instance, created once and reused. */
@@ -50,6 +52,7 @@ interface SingleRecords {
   readonly errors: Metrics;
   readonly license: Metrics;
   readonly upstreamCalls: Metrics;
+  readonly toolCalls: Metrics;
 }
 
 const singleRecordsOf = new WeakMap<Metrics, SingleRecords>();
@@ -68,6 +71,7 @@ function singleRecords(metrics: Metrics): SingleRecords {
       errors: metrics.singleMetric(),
       license: metrics.singleMetric(),
       upstreamCalls: metrics.singleMetric(),
+      toolCalls: metrics.singleMetric(),
     };
     singleRecordsOf.set(metrics, records);
   }
@@ -107,6 +111,13 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
       .addDimension(Dimension.Api, api)
       .addDimension(Dimension.Protocol, state.upstreamProtocol)
       .addMetric(MetricName.UpstreamCalls, MetricUnit.Count, 1);
+  }
+
+  if (state.tool !== undefined) {
+    records.toolCalls
+      .addDimension(Dimension.Tool, state.tool)
+      .addDimension(Dimension.Outcome, outcome)
+      .addMetric(MetricName.McpToolCalls, MetricUnit.Count, 1);
   }
 
   const upstreamMs =

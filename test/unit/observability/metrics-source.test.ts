@@ -105,8 +105,19 @@ describe('CloudWatch metrics source', () => {
       ['UpstreamLatency', 'SampleCount'],
     ]);
     expect(stats('overhead_aux_').map(([name]) => name)).toEqual(Array(4).fill('ProxyOverhead'));
-    expect(stats('timeouts_')).toEqual(Array(4).fill(['UpstreamTimeouts', 'Sum']));
-    expect(stats('requests_')).toHaveLength(12);
+    expect(stats('timeouts_')).toEqual(Array(5).fill(['UpstreamTimeouts', 'Sum']));
+    expect(stats('requests_')).toHaveLength(15);
+    // The MCP function: its API like the others, and each tool by outcome.
+    expect(stats('upstream_mcp_').map(([name]) => name)).toEqual(Array(4).fill('UpstreamLatency'));
+    expect(stats('calls_mcp_')).toEqual(Array(2).fill(['UpstreamCalls', 'Sum']));
+    expect(stats('tools_')).toEqual(Array(30).fill(['McpToolCalls', 'Sum']));
+    expect(
+      queries.find((q) => q.Id === 'tools_search_read_erp_error')?.MetricStat?.Metric?.Dimensions,
+    ).toEqual([
+      { Name: 'service', Value: 'erp-proxy' },
+      { Name: 'tool', Value: 'search_read' },
+      { Name: 'outcome', Value: 'erp_error' },
+    ]);
     expect(stats('license_days_left')).toEqual([['LicenseDaysLeft', 'Minimum']]);
     expect(queries.find((q) => q.Id === 'license_days_left')?.MetricStat?.Metric?.Dimensions).toEqual([
       { Name: 'service', Value: 'erp-proxy' },

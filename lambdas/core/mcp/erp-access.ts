@@ -1,0 +1,179 @@
+/**
+ * @module core/mcp/erp-access
+ * How an MCP tool reaches the ERP of its request: the connection from the `x-erp-*` headers
+ * (checked, then the target policy, as for execute), then the proxy's own transports, so every
+ * ERP version is served the way execute serves it (README, "One envelope for every ERP version"):
+ *
+ * - named arguments (JSON-2's form, every tool): JSON-2 on ERP 19 and later, `/jsonrpc`
+ *   execute_kw on ERP 16-18 (the v2 transport in `auto` mode, whatever `ERP_V2_TRANSPORT` says);
+ * - positional arguments (`call_method` with `args`): execute_kw on ERP 16-18, JSON-2 on 19 and
+ *   later with the names read from the ERP's method documentation (the v1 transport in `json2`
+ *   mode, whatever `ERP_V1_TRANSPORT` says).
+ *
+ * ERP errors come back with the code JSON-2 gives them on every version (401, 403, 404, 409, 422,
+ * 500) and its exception name; proxy errors are thrown as they are.
+ */
+import type { Config } from '../../platform/config.ts';
+import {
+  BadUpstreamResponseError,
+  InvalidRequestError,
+  Json2UnavailableError,
+} from '../../platform/errors.ts';
+import { isJsonObject } from '../../platform/json.ts';
+import type { ErpVersion } from '../../upstream/erp-answer.ts';
+import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstream/erp-transport.ts';
+import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
+import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
+import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
+import type { RequestState } from '../request-state.ts';
+import { type ErpConnection, erpConnection, erpUrl, type McpInbound } from './connection.ts';
+
+/** What the MCP tools need of the runtime. */
+export interface McpDeps {
+  readonly config: Config;
+  readonly policy: CompiledTargetPolicy;
+  readonly versions: VersionClient;
+  /** Named arguments: JSON-2 on ERP 19+, execute_kw on 16-18 (a `V2Transport` in `auto` mode). */
+  readonly named: ErpTransport;
+  /** Positional arguments too: execute_kw on 16-18, JSON-2 on 19+ (a `V1Transport` in `json2` mode). */
+  readonly positional: ErpTransport;
+  /** Offer the tools that change data (`MCP_WRITE_TOOLS`). */
+  readonly writeTools: boolean;
+}
+
+/** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */
+export class ErpCallError extends Error {
+  constructor(
+    readonly code: number,
+    readonly erpMessage: string,
+    readonly data: unknown,
+  ) {
+    super(erpMessage);
+    this.name = 'ErpCallError';
+  }
+}
+
+/** The first ERP version with JSON-2: below it, calls need the user's id. */
+const FIRST_JSON2_MAJOR = 19;
+
+function missingUserId(major: number): InvalidRequestError {
+  return new InvalidRequestError(
+    `This ERP runs version ${major}, older than 19: the proxy reaches it over /jsonrpc execute_kw, which needs the id of ` +
+      "the user whose key is in x-erp-api-key. Add the x-erp-user-id header (that user's id, an integer) to the MCP " +
+      "client's configuration.",
+  );
+}
+
+/** The value of an ERP answer (a raw answer was validated as JSON by the transport). */
+function answerValue(outcome: ErpOutcome): unknown {
+  if (outcome.kind === 'result') return outcome.value;
+  if (outcome.kind === 'raw_result') return JSON.parse(outcome.json.toString('utf8'));
+  throw new ErpCallError(outcome.code, outcome.message, outcome.data);
+}
+
+/** The ERP calls of one tool call, within one time budget (`context`). */
+export class ErpAccess {
+  private connected: ErpConnection | undefined;
+
+  constructor(
+    private readonly inbound: McpInbound,
+    private readonly state: RequestState,
+    private readonly deps: McpDeps,
+    private readonly context: CallContext,
+  ) {}
+
+  /** The request's connection, checked once: headers, then the target policy. */
+  private connection(): ErpConnection {
+    if (this.connected) return this.connected;
+    const connection = erpConnection(this.inbound.erp, this.inbound.presentedProxyKey);
+    this.state.erpHost = connection.baseUrl.host;
+    this.state.erpDb = connection.db;
+    this.connected = {
+      ...connection,
+      baseUrl: checkTarget(this.deps.policy, connection.baseUrl, connection.db),
+    };
+    return this.connected;
+  }
+
+  private erpCall(model: string, method: string, kwargs: Record<string, unknown>): ErpCall {
+    const { baseUrl, db, apiKey, uid } = this.connection();
+    this.state.model = model;
+    this.state.action = method;
+    return {
+      baseUrl,
+      db,
+      apiKey,
+      ...(uid === undefined ? {} : { uid }),
+      model,
+      method,
+      kwargsJson: JSON.stringify(kwargs),
+    };
+  }
+
+  /** `model.method(**kwargs)`; `kwargs.ids` for a record method. */
+  async named(model: string, method: string, kwargs: Record<string, unknown>): Promise<unknown> {
+    const call = this.erpCall(model, method, kwargs);
+    try {
+      return answerValue(await this.deps.named.call(call, this.context));
+    } catch (error) {
+      // ERP 16-18 without the user's id: the transport learned the version on the way.
+      const version = this.deps.versions.cached(call.baseUrl);
+      const major = version ? majorVersion(version) : undefined;
+      if (
+        error instanceof Json2UnavailableError &&
+        call.uid === undefined &&
+        major !== undefined &&
+        major < FIRST_JSON2_MAJOR
+      ) {
+        throw missingUserId(major);
+      }
+      throw error;
+    }
+  }
+
+  /** `model.method(*args, **kwargs)`, a record method's ids being `args[0]`. */
+  async positional(
+    model: string,
+    method: string,
+    args: readonly unknown[],
+    kwargs: Record<string, unknown>,
+  ): Promise<unknown> {
+    const call = { ...this.erpCall(model, method, kwargs), argsJson: JSON.stringify(args) };
+    if (call.uid === undefined) {
+      const major = await this.knownMajor(call.baseUrl, call.db);
+      if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major);
+    }
+    const outcome = await this.deps.positional.call(call, this.context);
+    if (outcome.kind !== 'erp_error') return answerValue(outcome);
+    // v1 answers ERP errors with code 0: give them JSON-2's code (and its name where it differs).
+    const failure = json2FailureOf(outcome.data, method);
+    const data =
+      failure.name !== undefined && isJsonObject(outcome.data)
+        ? { ...outcome.data, name: failure.name }
+        : outcome.data;
+    throw new ErpCallError(failure.code, outcome.message, data);
+  }
+
+  /** The major version, when the target tells it; `undefined` when it does not (the call then says why). */
+  private async knownMajor(baseUrl: URL, db: string): Promise<number | undefined> {
+    try {
+      return majorVersion(await this.deps.versions.version(baseUrl, { ...this.context, readOnly: true }, db));
+    } catch (error) {
+      if (error instanceof BadUpstreamResponseError) return undefined;
+      throw error;
+    }
+  }
+
+  /** The ERP's version (the URL header is enough; the database travels when given). */
+  async version(): Promise<ErpVersion> {
+    const url = erpUrl(this.inbound.erp);
+    this.state.erpHost = url.host;
+    const db = this.inbound.erp.db?.trim() || undefined;
+    if (db !== undefined) this.state.erpDb = db;
+    return this.deps.versions.version(
+      checkTarget(this.deps.policy, url, db),
+      { ...this.context, readOnly: true },
+      db,
+    );
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * @module core/mcp/serve
+ * `POST /mcp`, once the caller is authenticated and licensed and the body is read: MCP's
+ * Streamable HTTP transport in stateless mode with JSON responses (no server-sent events: API
+ * Gateway's HTTP APIs do not stream), served by the official SDK (`@modelcontextprotocol/sdk`).
+ * Each request gets a server and a transport of its own, as the SDK's stateless mode requires,
+ * with the tools bound to that request's ERP connection and state.
+ *
+ * The SDK sees only the headers of the protocol (`accept`, `content-type`,
+ * `mcp-protocol-version`), never a key. Protocol errors stay the SDK's (JSON-RPC errors, 4xx);
+ * a tool that fails answers a result with `isError: true` (core/mcp/answers.ts).
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { InternalError, InvalidRequestError, ParseError, ProxyError } from '../../platform/errors.ts';
+import { isJsonObject, MAX_JSON_DEPTH } from '../../platform/json.ts';
+import { SERVICE_NAME } from '../../platform/names.ts';
+import { PROXY_DESCRIPTION, PROXY_VERSION } from '../../platform/package-info.ts';
+import type { LambdaResponse } from '../envelope.ts';
+import { withCallContext } from '../forward.ts';
+import type { RequestState } from '../request-state.ts';
+import {
+  erpFailure,
+  failureJson,
+  MAX_RESULT_CHARS,
+  proxyFailure,
+  type ToolAnswer,
+  type ToolFailure,
+} from './answers.ts';
+import type { McpInbound } from './connection.ts';
+import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
+import { offeredTools, type ToolDefinition } from './tools.ts';
+
+/** JSON-RPC's "invalid params": the code a `tools/call` the SDK refused is counted under. */
+const INVALID_PARAMS = -32602;
+
+/** The most array elements and object members a tool's arguments may hold (the SDK checks it). */
+const MAX_TOOL_INPUT_ELEMENTS = 10_000;
+
+/** What `initialize` tells the agent about this server. */
+export const MCP_INSTRUCTIONS =
+  "Tools for one Odoo ERP, reached through erp-proxy with the connection set in this MCP client's configuration; " +
+  "the ERP user's access rights apply. Learn names with list_models and fields_get; search_read takes an Odoo " +
+  'domain such as [["is_company", "=", true]] and the fields you need. Results are JSON text of at most ' +
+  `${MAX_RESULT_CHARS.toLocaleString('en-US')} characters; a second text says how to get the rest when there is more. ` +
+  'A failed call is a result with isError: true whose JSON gives the code, the message, the ERP exception name ' +
+  'and whether retrying is safe.';
+
+/**
+ * The SDK asks for a JSON Schema validator for elicitation, which this server never uses; the
+ * default one (Ajv) would be built, and its formats compiled, for every request.
+ */
+const NO_SCHEMA_VALIDATION = {
+  getValidator() {
+    return () => ({
+      valid: false as const,
+      data: undefined,
+      errorMessage: 'erp-proxy validates no JSON Schema (it never elicits input)',
+    });
+  },
+};
+
+function textContent(answer: ToolAnswer): CallToolResult {
+  return {
+    content: [
+      { type: 'text', text: answer.json },
+      ...(answer.note === undefined ? [] : [{ type: 'text' as const, text: answer.note }]),
+    ],
+  };
+}
+
+/** A tool's failure: the result, and what the request log and metrics record. */
+function failureResult(state: RequestState, failure: ToolFailure): CallToolResult {
+  state.outcome = failure.source === 'erp' ? 'erp_error' : 'proxy_error';
+  state.errorCode = failure.code;
+  return { content: [{ type: 'text', text: failureJson(failure) }], isError: true };
+}
+
+/** Runs one tool within the request's time budget; every failure becomes its result. */
+async function runTool(
+  definition: ToolDefinition,
+  args: unknown,
+  inbound: McpInbound,
+  state: RequestState,
+  deps: McpDeps,
+): Promise<CallToolResult> {
+  state.tool = definition.name;
+  const readOnly = !definition.writes;
+  try {
+    const answer = await withCallContext(inbound, state, deps.config, (context) =>
+      definition.run(args as never, new ErpAccess(inbound, state, deps, context)),
+    );
+    state.outcome = 'success';
+    return textContent(answer);
+  } catch (error) {
+    if (error instanceof ErpCallError) {
+      return failureResult(state, erpFailure(error.code, error.erpMessage, error.data));
+    }
+    if (error instanceof ProxyError) return failureResult(state, proxyFailure(error, readOnly));
+    // A bug: logged with its stack (observe reads it), shown as -32603 without details.
+    state.internalError = error;
+    return failureResult(state, proxyFailure(new InternalError(error), readOnly));
+  }
+}
+
+/** A server with the offered tools, bound to this request. */
+function createServer(inbound: McpInbound, state: RequestState, deps: McpDeps): McpServer {
+  const server = new McpServer(
+    {
+      name: SERVICE_NAME,
+      title: 'erp-proxy (Odoo ERP)',
+      version: PROXY_VERSION,
+      description: PROXY_DESCRIPTION,
+    },
+    {
+      instructions: MCP_INSTRUCTIONS,
+      jsonSchemaValidator: NO_SCHEMA_VALIDATION,
+      maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
+    },
+  );
+  for (const definition of offeredTools(deps.writeTools)) {
+    server.registerTool(
+      definition.name,
+      {
+        title: definition.title,
+        description: definition.description,
+        inputSchema: definition.input,
+        annotations: definition.annotations,
+      },
+      (args: unknown) => runTool(definition, args, inbound, state, deps),
+    );
+  }
+  return server;
+}
+
+/** The JSON-RPC error code of an answer body, if it is one. */
+function jsonRpcErrorCode(text: string): number | undefined {
+  try {
+    const body: unknown = JSON.parse(text);
+    const error = isJsonObject(body) ? body.error : undefined;
+    return isJsonObject(error) && typeof error.code === 'number' ? error.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether an answer body is a tool result with `isError: true`. */
+function isToolError(text: string): boolean {
+  try {
+    const body: unknown = JSON.parse(text);
+    return isJsonObject(body) && isJsonObject(body.result) && body.result.isError === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Records how a request the tools did not answer ended (protocol messages, protocol errors). */
+function recordProtocolOutcome(state: RequestState, status: number, text: string): void {
+  if (state.outcome !== undefined) return;
+  const code = jsonRpcErrorCode(text);
+  if (status >= 400 || code !== undefined) {
+    state.outcome = 'proxy_error';
+    if (code !== undefined) state.errorCode = code;
+  } else if (state.mcpMethod === 'tools/call' && isToolError(text)) {
+    // An unknown tool or arguments that do not fit its schema: the SDK answered before the tool ran.
+    state.outcome = 'proxy_error';
+    state.errorCode = INVALID_PARAMS;
+  } else {
+    state.outcome = 'success';
+  }
+}
+
+/** Serves one MCP message (README, "Agents (MCP)"). */
+export async function serveMcp(
+  inbound: McpInbound,
+  state: RequestState,
+  deps: McpDeps,
+): Promise<LambdaResponse> {
+  const { body } = inbound;
+  if (!body.ok) throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
+  if (body.tooDeep) {
+    throw new InvalidRequestError(`Invalid request: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  if (Array.isArray(body.value)) {
+    throw new InvalidRequestError(
+      'Invalid request: /mcp takes one JSON-RPC message per request, not a batch (MCP 2025-06-18 removed batches).',
+    );
+  }
+  if (isJsonObject(body.value) && typeof body.value.method === 'string') state.mcpMethod = body.value.method;
+
+  const server = createServer(inbound, state, deps);
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  try {
+    await server.connect(transport);
+    const response = await transport.handleRequest(
+      new Request('http://erp-proxy.invalid/mcp', { method: 'POST', headers: inbound.protocolHeaders }),
+      { parsedBody: body.value },
+    );
+    const text = await response.text();
+    recordProtocolOutcome(state, response.status, text);
+    const contentType = response.headers.get('content-type');
+    return {
+      statusCode: response.status,
+      headers: contentType ? { 'content-type': contentType } : {},
+      body: text,
+    };
+  } finally {
+    await server.close();
+  }
+}

@@ -1,0 +1,424 @@
+/**
+ * @module core/mcp/tools
+ * The MCP tools of `POST /mcp` (README, "Agents (MCP)"): each with a zod input schema, a one-line
+ * description an agent can act on, MCP's annotations, and what it asks the ERP. The argument
+ * names are the same in every tool: `model`, `domain`, `fields`, `limit`, `offset`, `order`,
+ * `ids`, `values`, `method`, `args`, `kwargs`, `context`. Read tools ask for binary fields' sizes
+ * (`bin_size`), not their contents, unless `context` says otherwise.
+ */
+import '../../platform/zod.ts';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { McpToolName } from '../../platform/names.ts';
+import { majorVersion } from '../../upstream/version-client.ts';
+import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
+import { fitJson, MAX_RESULT_CHARS, type ToolAnswer } from './answers.ts';
+import type { ErpAccess } from './erp-access.ts';
+
+/** The default `limit` of `search_read` (Odoo's own list views show 80). */
+export const DEFAULT_SEARCH_LIMIT = 80;
+/** The default `limit` of `list_models`. */
+export const DEFAULT_MODELS_LIMIT = 200;
+/** The largest `limit` and the most `ids` a call takes. */
+export const MAX_LIMIT = 1000;
+/** What `fields_get` describes of each field unless `attributes` says otherwise. */
+export const DEFAULT_FIELD_ATTRIBUTES = Object.freeze([
+  'string',
+  'type',
+  'required',
+  'readonly',
+  'relation',
+  'selection',
+]);
+
+const model = z
+  .string()
+  .max(256)
+  .regex(MODEL_NAME, 'expected a model name such as res.partner')
+  .describe('Technical name of the model, such as res.partner (list_models lists them).');
+const domain = z
+  .array(
+    z.union([
+      z.enum(['&', '|', '!']),
+      // [field, operator, value]; Odoo's always-true and always-false leaves use 1 and 0 as the field.
+      z.tuple([z.union([z.string(), z.number()]), z.string(), z.unknown()]),
+    ]),
+  )
+  .max(MAX_LIMIT)
+  .describe(
+    'Odoo domain: a list of conditions [field, operator, value], such as [["is_company", "=", true]], joined by "&" unless "|" or "!" come before them; [] matches every record.',
+  );
+const fields = z.array(z.string().max(256)).max(MAX_LIMIT);
+const ids = z
+  .array(z.number().int().positive())
+  .min(1)
+  .max(MAX_LIMIT)
+  .describe('Record ids (search_read finds them).');
+const context = z
+  .record(z.string(), z.unknown())
+  .describe(
+    'Odoo context, such as {"lang": "fr_FR"} or {"active_test": false} to include archived records; read tools add {"bin_size": true} (binary fields as their size) unless you set it.',
+  );
+const limit = (fallback: number) =>
+  z.number().int().min(1).max(MAX_LIMIT).describe(`How many records at most (default ${fallback}).`);
+const offset = z.number().int().min(0).describe('How many matching records to skip (for the next page).');
+const order = z.string().max(256).describe('Sort order, such as "name asc" or "create_date desc, id desc".');
+const values = z
+  .record(z.string(), z.unknown())
+  .describe(
+    'Field values by field name, such as {"name": "Acme", "is_company": true} (fields_get lists the fields).',
+  );
+
+/** One tool: its schema, description, annotations, and what it does. */
+export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
+  readonly name: McpToolName;
+  readonly title: string;
+  readonly description: string;
+  readonly input: Shape;
+  readonly annotations: ToolAnnotations;
+  /** Changes ERP data: listed only with `MCP_WRITE_TOOLS=true`. */
+  readonly writes: boolean;
+  run(args: z.output<z.ZodObject<Shape>>, erp: ErpAccess): Promise<ToolAnswer>;
+}
+
+/**
+ * A tool from its definition; its annotations from its title and whether it writes (`changes`:
+ * how). Every tool reaches an ERP, a world outside the proxy (`openWorldHint`).
+ */
+function tool<Shape extends z.ZodRawShape>(
+  definition: Omit<ToolDefinition<Shape>, 'annotations' | 'writes'> & {
+    readonly changes?: { readonly destructive: boolean; readonly idempotent: boolean };
+  },
+): ToolDefinition {
+  const { changes, ...rest } = definition;
+  const annotations: ToolAnnotations = {
+    title: definition.title,
+    readOnlyHint: changes === undefined,
+    destructiveHint: changes?.destructive ?? false,
+    idempotentHint: changes?.idempotent ?? true,
+    openWorldHint: true,
+  };
+  return { ...rest, annotations, writes: changes !== undefined } as unknown as ToolDefinition;
+}
+
+/** `context` with the read tools' default: binary fields as their size, not their contents. */
+function readContext(given: Record<string, unknown> | undefined): Record<string, unknown> {
+  return { bin_size: true, ...given };
+}
+
+/** Named arguments without the ones not given. */
+function present(kwargs: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(kwargs).filter(([, value]) => value !== undefined));
+}
+
+const LIMIT_WORDS = `${MAX_RESULT_CHARS.toLocaleString('en-US')} characters`;
+
+/** A page of records (`search_read`, `list_models`), with how to get the next one. */
+function page(toolName: string, records: unknown, at: number, pageLimit: number): ToolAnswer {
+  const fitted = fitJson(records);
+  if (fitted.kept !== undefined) {
+    return {
+      json: fitted.json,
+      note:
+        `Only the first ${fitted.kept} of the ${fitted.total} records the ERP returned fit in ${LIMIT_WORDS}. ` +
+        `Call ${toolName} again with offset=${at + fitted.kept} for the next ones, or ask for fewer fields.`,
+    };
+  }
+  if (fitted.total === pageLimit) {
+    return {
+      json: fitted.json,
+      note:
+        `${fitted.total} records, the limit: more may match. Call ${toolName} again with offset=${at + pageLimit} ` +
+        `for the next ones${toolName === 'search_read' ? ' (search_count gives the total)' : ''}.`,
+    };
+  }
+  return { json: fitted.json };
+}
+
+/** Any other result, cut to size by whole items when too large. */
+function whole(result: unknown, what = 'items'): ToolAnswer {
+  const fitted = fitJson(result);
+  if (fitted.kept === undefined) return { json: fitted.json };
+  return {
+    json: fitted.json,
+    note:
+      typeof result === 'string'
+        ? `The result is a text of ${fitted.total} characters; only the first ${fitted.kept} fit in ${LIMIT_WORDS}.`
+        : `Only the first ${fitted.kept} of the ${fitted.total} ${what} fit in ${LIMIT_WORDS}; ask for less.`,
+  };
+}
+
+const searchRead = tool({
+  name: 'search_read',
+  title: 'Search and read records',
+  description:
+    'Find records of a model matching a domain and read their fields: name the fields you need, page with limit (default 80) and offset.',
+  input: {
+    model,
+    domain: domain.optional(),
+    fields: fields
+      .describe('Field names to read, such as ["name", "email"] (all fields if omitted: large).')
+      .optional(),
+    limit: limit(DEFAULT_SEARCH_LIMIT).optional(),
+    offset: offset.optional(),
+    order: order.optional(),
+    context: context.optional(),
+  },
+  async run(args, erp) {
+    const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
+    const at = args.offset ?? 0;
+    const records = await erp.named(
+      args.model,
+      'search_read',
+      present({
+        domain: args.domain ?? [],
+        fields: args.fields,
+        limit: pageLimit,
+        offset: at,
+        order: args.order,
+        context: readContext(args.context),
+      }),
+    );
+    return page('search_read', records, at, pageLimit);
+  },
+});
+
+const read = tool({
+  name: 'read',
+  title: 'Read records',
+  description: 'Read fields of records of a model by their ids.',
+  input: {
+    model,
+    ids,
+    fields: fields.describe('Field names to read (all fields if omitted: large).').optional(),
+    context: context.optional(),
+  },
+  async run(args, erp) {
+    const records = await erp.named(
+      args.model,
+      'read',
+      present({ ids: args.ids, fields: args.fields, context: readContext(args.context) }),
+    );
+    const fitted = fitJson(records);
+    if (fitted.kept === undefined) return { json: fitted.json };
+    const shown = new Set(
+      (JSON.parse(fitted.json) as unknown[]).map((record) => (record as { id?: unknown } | null)?.id),
+    );
+    const rest = args.ids.filter((id) => !shown.has(id));
+    return {
+      json: fitted.json,
+      note:
+        `Only ${fitted.kept} of the ${fitted.total} records fit in ${LIMIT_WORDS}. Read the others in another call ` +
+        `(ids ${JSON.stringify(rest.slice(0, 100))}${rest.length > 100 ? ` and ${rest.length - 100} more` : ''}), or ask for fewer fields.`,
+    };
+  },
+});
+
+const searchCount = tool({
+  name: 'search_count',
+  title: 'Count records',
+  description: 'Count the records of a model that match a domain.',
+  input: { model, domain: domain.optional(), context: context.optional() },
+  async run(args, erp) {
+    return whole(
+      await erp.named(
+        args.model,
+        'search_count',
+        present({ domain: args.domain ?? [], context: args.context }),
+      ),
+    );
+  },
+});
+
+const fieldsGet = tool({
+  name: 'fields_get',
+  title: 'Describe fields',
+  description:
+    "Describe a model's fields (label, type, relation, required...) to learn what search_read, create and write take.",
+  input: {
+    model,
+    fields: fields.describe('Only these fields (all if omitted).').optional(),
+    attributes: z
+      .array(z.string().max(64))
+      .max(64)
+      .describe(
+        `What to tell of each field (default ${JSON.stringify(DEFAULT_FIELD_ATTRIBUTES)}; "help" adds the tooltips).`,
+      )
+      .optional(),
+    context: context.optional(),
+  },
+  async run(args, erp) {
+    const description = await erp.named(
+      args.model,
+      'fields_get',
+      present({
+        allfields: args.fields,
+        attributes: args.attributes ?? [...DEFAULT_FIELD_ATTRIBUTES],
+        context: args.context,
+      }),
+    );
+    const fitted = fitJson(description);
+    if (fitted.kept === undefined) return { json: fitted.json };
+    return {
+      json: fitted.json,
+      note:
+        `Only ${fitted.kept} of the ${fitted.total} fields fit in ${LIMIT_WORDS}. Name the fields you need ` +
+        '(fields) or ask for fewer attributes.',
+    };
+  },
+});
+
+const listModels = tool({
+  name: 'list_models',
+  title: 'List models',
+  description:
+    "List the ERP's models (technical name and label), optionally those whose name or label contains a word.",
+  input: {
+    search: z
+      .string()
+      .max(256)
+      .describe('Only models whose technical name or label contains this, such as "partner".')
+      .optional(),
+    limit: limit(DEFAULT_MODELS_LIMIT).optional(),
+    offset: offset.optional(),
+  },
+  async run(args, erp) {
+    const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
+    const at = args.offset ?? 0;
+    const word = args.search?.trim();
+    const records = await erp.named('ir.model', 'search_read', {
+      domain: [
+        ['transient', '=', false],
+        ...(word ? ['|', ['model', 'ilike', word], ['name', 'ilike', word]] : []),
+      ],
+      fields: ['model', 'name'],
+      order: 'model',
+      limit: pageLimit,
+      offset: at,
+    });
+    const models = Array.isArray(records)
+      ? records.map((record) => ({
+          model: (record as { model?: unknown }).model,
+          name: (record as { name?: unknown }).name,
+        }))
+      : records;
+    return page('list_models', models, at, pageLimit);
+  },
+});
+
+const erpVersion = tool({
+  name: 'erp_version',
+  title: 'ERP version',
+  description: "The ERP's version, and which protocol the proxy uses to reach it.",
+  input: {},
+  async run(_args, erp) {
+    const version = await erp.version();
+    const major = majorVersion(version);
+    const protocol =
+      major === undefined
+        ? undefined
+        : major >= 19
+          ? 'JSON-2 (/json/2/<model>/<method>)'
+          : '/jsonrpc execute_kw (needs the x-erp-user-id header)';
+    return whole({ ...version, ...(protocol ? { protocol } : {}) });
+  },
+});
+
+const create = tool({
+  name: 'create',
+  title: 'Create a record',
+  description: 'Create one record of a model from its field values; answers the new id.',
+  input: { model, values, context: context.optional() },
+  changes: { destructive: false, idempotent: false },
+  async run(args, erp) {
+    const created = await erp.named(
+      args.model,
+      'create',
+      present({ vals_list: [args.values], context: args.context }),
+    );
+    // JSON-2 answers a list of ids; one record was created.
+    return whole(Array.isArray(created) && created.length === 1 ? created[0] : created);
+  },
+});
+
+const write = tool({
+  name: 'write',
+  title: 'Update records',
+  description: 'Set field values on records of a model by their ids.',
+  input: { model, ids, values, context: context.optional() },
+  changes: { destructive: true, idempotent: true },
+  async run(args, erp) {
+    return whole(
+      await erp.named(
+        args.model,
+        'write',
+        present({ ids: args.ids, vals: args.values, context: args.context }),
+      ),
+    );
+  },
+});
+
+const unlink = tool({
+  name: 'unlink',
+  title: 'Delete records',
+  description: 'Delete records of a model by their ids.',
+  input: { model, ids, context: context.optional() },
+  changes: { destructive: true, idempotent: true },
+  async run(args, erp) {
+    return whole(await erp.named(args.model, 'unlink', present({ ids: args.ids, context: args.context })));
+  },
+});
+
+const callMethod = tool({
+  name: 'call_method',
+  title: 'Call a model method',
+  description:
+    'Call any public method of a model (such as action_archive or name_search): ids for record methods, arguments in kwargs by name or in args by position.',
+  input: {
+    model,
+    method: z
+      .string()
+      .max(256)
+      .regex(METHOD_NAME, 'expected a method name (letters, digits and _)')
+      .describe('The method, such as name_search or action_archive (names starting with _ are private).'),
+    ids: ids
+      .describe('Record ids, for a method that works on records (leave out for model methods).')
+      .optional(),
+    args: z.array(z.unknown()).max(MAX_LIMIT).describe('Positional arguments, after the ids.').optional(),
+    kwargs: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'Named arguments, by the method\'s own parameter names, such as {"name": "Azure", "limit": 5}.',
+      )
+      .optional(),
+    context: context.optional(),
+  },
+  changes: { destructive: true, idempotent: false },
+  async run(args, erp) {
+    const named = present({ ...args.kwargs, context: args.context ?? args.kwargs?.context });
+    if (args.args !== undefined && args.args.length > 0) {
+      const positional = args.ids === undefined ? args.args : [args.ids, ...args.args];
+      return whole(await erp.positional(args.model, args.method, positional, named));
+    }
+    return whole(await erp.named(args.model, args.method, present({ ...named, ids: args.ids })));
+  },
+});
+
+/** Every tool, in the order `tools/list` gives them. */
+export const TOOLS: readonly ToolDefinition[] = Object.freeze([
+  searchRead,
+  read,
+  searchCount,
+  fieldsGet,
+  listModels,
+  erpVersion,
+  create,
+  write,
+  unlink,
+  callMethod,
+]);
+
+/** The tools a deployment offers: the read tools, and the write tools when `MCP_WRITE_TOOLS` is on. */
+export function offeredTools(writeTools: boolean): readonly ToolDefinition[] {
+  return TOOLS.filter((definition) => writeTools || !definition.writes);
+}

@@ -1,0 +1,66 @@
+/**
+ * @module handlers/mcp
+ * `POST /mcp`: MCP's Streamable HTTP transport (stateless, JSON responses) with ERP tools for
+ * agents (README, "Agents (MCP)"). `GET` and `DELETE` on the same path reach this function too and
+ * are answered 405: no server-sent event stream, no session to end.
+ *
+ * The function routes between the runtime's two protocols (and version cache) with transports of
+ * its own modes, so every ERP version is reached the same way whatever `ERP_V1_TRANSPORT` and
+ * `ERP_V2_TRANSPORT` say for execute; of the runtime it needs only those, the target policy and
+ * the chain's parts.
+ */
+import type { LambdaResponse } from '../core/envelope.ts';
+import type { ForwardDeps } from '../core/forward.ts';
+import type { McpDeps } from '../core/mcp/erp-access.ts';
+import { serveMcp } from '../core/mcp/serve.ts';
+import type { RequestState } from '../core/request-state.ts';
+import { toMcpInbound } from '../middleware/mcp-inbound.ts';
+import { V1Transport, V2Transport } from '../upstream/transport-routing.ts';
+import { type ChainRuntime, executeChain, lambdaHandler } from './chain.ts';
+import type { Runtime } from './runtime.ts';
+
+/** What the mcp function uses of a runtime. */
+export interface McpRuntime extends ChainRuntime, Pick<Runtime, 'config' | 'routing'> {
+  readonly forward: Pick<ForwardDeps, 'policy'>;
+}
+
+/** The tools' ERP access over the runtime's protocols: JSON-2 on 19+, execute_kw on 16-18. */
+export function createMcpDeps(runtime: McpRuntime): McpDeps {
+  const { config, routing } = runtime;
+  return {
+    config,
+    policy: runtime.forward.policy,
+    versions: routing.versions,
+    named: new V2Transport('auto', routing),
+    positional: new V1Transport('json2', routing),
+    writeTools: config.mcpWriteTools,
+  };
+}
+
+/** 405 to `GET` and `DELETE` (every MCP session sends one `GET`: it is not an error). */
+function methodNotAllowed(state: RequestState, method: string): LambdaResponse {
+  state.outcome = 'success';
+  return {
+    statusCode: 405,
+    headers: { 'content-type': 'application/json; charset=utf-8', allow: 'POST' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32000,
+        message: `Method not allowed: ${method.slice(0, 16)} /mcp. This server is stateless and answers in JSON: POST only (no event stream, no session to end).`,
+      },
+    }),
+  };
+}
+
+export function createHandler(runtime: McpRuntime) {
+  const deps = createMcpDeps(runtime);
+  return executeChain(runtime, 'mcp').handler((event, context) => {
+    const method = event.requestContext?.http?.method ?? 'POST';
+    if (method !== 'POST') return Promise.resolve(methodNotAllowed(context.proxy, method));
+    return serveMcp(toMcpInbound(event, context), context.proxy, deps);
+  });
+}
+
+export const handler = lambdaHandler(createHandler);

@@ -1,0 +1,40 @@
+/**
+ * @module middleware/mcp-inbound
+ * The edge of `POST /mcp`: the only place its API Gateway event is read for the core. It takes
+ * the headers of the MCP protocol (for the SDK's transport), the ERP connection headers, the
+ * caller's proxy key (an ERP key equal to it is refused), the time-budget inputs and the body
+ * `jsonBody` read, and hands the core an {@link McpInbound}.
+ */
+import type { McpInbound } from '../core/mcp/connection.ts';
+import type { ProxyContext } from '../core/request-state.ts';
+import { presentedProxyKey } from './api-key-auth.ts';
+import { toInboundCall } from './inbound-call.ts';
+import type { ProxyEvent } from './types.ts';
+
+/** The request headers the MCP SDK's transport reads; it sees no other (no key ever reaches it). */
+const PROTOCOL_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+
+/** Builds the core's view of one `POST /mcp`. API Gateway (and the local server) lower-case header names. */
+export function toMcpInbound(event: ProxyEvent, context: ProxyContext): McpInbound {
+  const headers = event.headers ?? {};
+  const protocolHeaders: Record<string, string> = {};
+  for (const name of PROTOCOL_HEADERS) {
+    const value = headers[name];
+    if (value !== undefined) protocolHeaders[name] = value;
+  }
+  return {
+    ...toInboundCall(event, context),
+    // A tool's answer is cut to a few dozen KB whatever the ERP sends, so a compressed response
+    // does not earn the larger read an execute call gets (core/forward.ts); the response itself is
+    // still compressed when the client accepts it (the envelope middleware).
+    responseEncoding: undefined,
+    presentedProxyKey: presentedProxyKey(event, { bearer: true })?.key,
+    protocolHeaders,
+    erp: {
+      url: headers['x-erp-url'],
+      db: headers['x-erp-db'],
+      apiKey: headers['x-erp-api-key'],
+      userId: headers['x-erp-user-id'],
+    },
+  };
+}

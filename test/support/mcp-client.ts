@@ -1,0 +1,101 @@
+/**
+ * An MCP client as agents have it: the SDK's own `Client` with `StreamableHTTPClientTransport`,
+ * configured only with the proxy's `/mcp` URL and headers, and readers of tool results. Shared by
+ * the integration and live suites.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
+import { MCP_TOOL_NAMES, MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
+
+/** The read tools, in the order `tools/list` gives them; the write tools come after. */
+export const READ_TOOLS: readonly string[] = MCP_TOOL_NAMES.filter(
+  (name) => !MCP_WRITE_TOOL_NAMES.includes(name),
+);
+export const WRITE_TOOLS: readonly string[] = MCP_WRITE_TOOL_NAMES;
+
+/** Deletes a record with the `unlink` tool and checks that it is gone (archived records included). */
+export async function unlinkAndCheckGone(client: Client, model: string, id: number): Promise<void> {
+  expect(json(await client.callTool({ name: 'unlink', arguments: { model, ids: [id] } }))).toBe(true);
+  const left = await client.callTool({
+    name: 'search_count',
+    arguments: { model, domain: [['id', '=', id]], context: { active_test: false } },
+  });
+  expect(json(left)).toBe(0);
+}
+
+/** The ERP connection headers of an MCP client's configuration. */
+export function erpHeaders(connection: {
+  url: string;
+  db: string;
+  apiKey: string;
+  uid?: number | undefined;
+}): Record<string, string> {
+  return {
+    'x-erp-url': connection.url,
+    'x-erp-db': connection.db,
+    'x-erp-api-key': connection.apiKey,
+    ...(connection.uid === undefined ? {} : { 'x-erp-user-id': String(connection.uid) }),
+  };
+}
+
+/** An SDK client connected to `<proxyUrl>/mcp` with these headers; `errors` collects what it reports. */
+export async function connectMcp(
+  proxyUrl: string,
+  headers: Record<string, string>,
+): Promise<{ client: Client; errors: Error[] }> {
+  const client = new Client({ name: 'erp-proxy-tests', version: '1.0.0' });
+  const errors: Error[] = [];
+  client.onerror = (error) => errors.push(error);
+  const transport = new StreamableHTTPClientTransport(new URL(`${proxyUrl}/mcp`), {
+    requestInit: { headers },
+  });
+  await client.connect(transport);
+  return { client, errors };
+}
+
+/** Runs `test` with a connected client, and closes it whatever happens. */
+export async function withMcpClient<T>(
+  proxyUrl: string,
+  headers: Record<string, string>,
+  test: (client: Client, errors: Error[]) => Promise<T>,
+): Promise<T> {
+  const { client, errors } = await connectMcp(proxyUrl, headers);
+  try {
+    return await test(client, errors);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The texts of a tool result. */
+export function texts(result: unknown): string[] {
+  return ((result as CallToolResult).content ?? []).map((item) => (item.type === 'text' ? item.text : ''));
+}
+
+/** A successful tool result's JSON (its first text). */
+export function json(result: unknown): unknown {
+  return JSON.parse(texts(result)[0] ?? 'null');
+}
+
+/** What a failed tool result says. */
+export interface ToolError {
+  source: string;
+  code: number;
+  name?: string;
+  message: string;
+  retry_safe: boolean;
+  retry: string;
+}
+
+/** The error of a failed tool result (it must be one). */
+export function toolError(result: unknown): ToolError {
+  expect((result as CallToolResult).isError, texts(result)[0]).toBe(true);
+  return (json(result) as { error: ToolError }).error;
+}
+
+/** Whether a tool result is a failure. */
+export function isError(result: unknown): boolean {
+  return (result as CallToolResult).isError === true;
+}

@@ -1,0 +1,341 @@
+/**
+ * The parts of `POST /mcp` below the SDK (lambdas/core/mcp/): results cut to size by whole items,
+ * the failure results (code, name, retry advice by the error table and whether the tool writes),
+ * the proxy's messages in an MCP client's words, the connection headers, a bug inside a tool (a
+ * -32603 result, logged), and the routing of the refused methods.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  erpFailure,
+  failureJson,
+  fitJson,
+  MAX_RESULT_CHARS,
+  mcpWording,
+  proxyFailure,
+} from '../../lambdas/core/mcp/answers.ts';
+import {
+  type ErpHeaders,
+  erpConnection,
+  erpUrl,
+  type McpInbound,
+} from '../../lambdas/core/mcp/connection.ts';
+import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
+import { serveMcp } from '../../lambdas/core/mcp/serve.ts';
+import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
+import type { RequestState } from '../../lambdas/core/request-state.ts';
+import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
+import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
+import { PROXY_ERRORS } from '../../lambdas/platform/error-table.ts';
+import {
+  BadUpstreamResponseError,
+  InternalError,
+  InvalidRequestError,
+  Json2UnavailableError,
+  ResponseTooLargeError,
+  TargetRefusedError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../../lambdas/platform/errors.ts';
+import { MCP_TOOL_NAMES, MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
+import { matchRoute, ROUTES, routeKeys } from '../../lambdas/platform/routes.ts';
+import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
+import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
+import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
+
+describe('fitJson', () => {
+  it('keeps a value that fits as it is, and counts its items', () => {
+    expect(fitJson([1, 2, 3])).toEqual({ json: '[1,2,3]', total: 3 });
+    expect(fitJson({ a: 1 })).toEqual({ json: '{"a":1}', total: 1 });
+    expect(fitJson(42)).toEqual({ json: '42' });
+    expect(fitJson(null)).toEqual({ json: 'null' });
+    expect(fitJson(undefined)).toEqual({ json: 'null' });
+  });
+
+  it('cuts an array or an object by whole items, in order, to at most the limit', () => {
+    const records = Array.from({ length: 10 }, (_, id) => ({ id, name: 'x'.repeat(20) }));
+    const cut = fitJson(records, 100);
+    expect(cut.json.length).toBeLessThanOrEqual(100);
+    expect(JSON.parse(cut.json)).toEqual(records.slice(0, cut.kept));
+    expect(cut).toMatchObject({ kept: 2, total: 10 });
+    const fields = Object.fromEntries(records.map((record) => [`f${record.id}`, record]));
+    const cutFields = fitJson(fields, 100);
+    expect(cutFields.json.length).toBeLessThanOrEqual(100);
+    expect(Object.keys(JSON.parse(cutFields.json))).toEqual(['f0', 'f1']);
+    expect(cutFields).toMatchObject({ kept: 2, total: 10 });
+  });
+
+  it('keeps nothing of an array whose first item alone is too large, and says so', () => {
+    expect(fitJson(['y'.repeat(200), 1], 100)).toEqual({ json: '[]', kept: 0, total: 2 });
+  });
+
+  it('cuts a long text to valid JSON within the limit, escapes included', () => {
+    for (const text of ['a'.repeat(500), '"\\'.repeat(300), '\n'.repeat(300), 'é'.repeat(300)]) {
+      const cut = fitJson(text, 101);
+      expect(cut.json.length).toBeLessThanOrEqual(101);
+      const kept = JSON.parse(cut.json) as string;
+      expect(text.startsWith(kept)).toBe(true);
+      expect(cut.kept).toBe(kept.length);
+      expect(cut.total).toBe(text.length);
+    }
+  });
+
+  it('cuts at the documented size by default', () => {
+    const cut = fitJson(Array.from({ length: 100 }, () => 'z'.repeat(1000)));
+    expect(cut.json.length).toBeLessThanOrEqual(MAX_RESULT_CHARS);
+    expect(cut.kept).toBe(49);
+  });
+});
+
+describe('failure results', () => {
+  it('carry the ERP code, message and exception name, with advice for each code', () => {
+    const failure = erpFailure(409, 'locked', { name: 'odoo.exceptions.LockError', debug: 'Traceback...' });
+    expect(JSON.parse(failureJson(failure))).toEqual({
+      error: {
+        source: 'erp',
+        code: 409,
+        name: 'odoo.exceptions.LockError',
+        message: 'locked',
+        retry_safe: true,
+        retry: expect.stringMatching(/^Another transaction holds the record .* Retry after a short wait\./),
+      },
+    });
+    expect(failureJson(failure)).not.toContain('Traceback');
+    for (const code of [401, 403, 404, 422]) {
+      expect(erpFailure(code, 'm', {}).retry, String(code)).toMatch(/nothing was changed/);
+    }
+    expect(erpFailure(401, 'm', {}).retry).toMatch(/x-erp-api-key/);
+    expect(erpFailure(422, 'm'.repeat(5000), { name: 'n'.repeat(300) })).toMatchObject({
+      message: `${'m'.repeat(2048)}…`,
+      name: `${'n'.repeat(256)}…`,
+    });
+    const server = erpFailure(500, 'boom', 'not an object');
+    expect(server.name).toBeUndefined();
+    expect(server.retry).toMatch(/^The ERP failed while running the call/);
+    expect(JSON.parse(failureJson(server)).error).not.toHaveProperty('name');
+  });
+
+  it('say whether retrying a proxy error is safe, by the error table and whether the tool writes', () => {
+    const unavailable = proxyFailure(new UpstreamUnavailableError('busy'), false);
+    expect(unavailable).toMatchObject({
+      code: -32004,
+      retrySafe: true,
+      retry: expect.stringMatching(/did not run/),
+    });
+    // Did not run, but would fail the same way.
+    for (const error of [
+      new TargetRefusedError('no'),
+      new InvalidRequestError('no'),
+      new Json2UnavailableError('no'),
+    ]) {
+      expect(error.row.callRan).toBe('no');
+      expect(proxyFailure(error, false)).toMatchObject({
+        retrySafe: true,
+        retry: expect.stringMatching(/fails the same way/),
+      });
+    }
+    // May have run: safe for a read, not for a write.
+    for (const error of [
+      new UpstreamTimeoutError('slow'),
+      new BadUpstreamResponseError('html'),
+      new InternalError(),
+    ]) {
+      expect(proxyFailure(error, true)).toMatchObject({
+        retrySafe: true,
+        retry: expect.stringMatching(/only reads/),
+      });
+      expect(proxyFailure(error, false)).toMatchObject({
+        retrySafe: false,
+        retry: expect.stringMatching(/may happen twice/),
+      });
+    }
+    // Ran: too large.
+    expect(proxyFailure(new ResponseTooLargeError('big'), true)).toMatchObject({
+      retrySafe: true,
+      retry: expect.stringMatching(/ask for less/),
+    });
+    expect(proxyFailure(new ResponseTooLargeError('big'), false)).toMatchObject({
+      retrySafe: false,
+      retry: expect.stringMatching(/do not call it again/),
+    });
+    // A bug shows nothing of itself.
+    expect(proxyFailure(new InternalError(new Error('secret detail')), true).message).toBe(
+      'Internal error (a bug of the proxy; its logs have the details).',
+    );
+    expect(PROXY_ERRORS.internal.callRan).toBe('maybe');
+  });
+
+  it("put the proxy's messages in an MCP client's words: headers, not erp_instance fields", () => {
+    expect(
+      mcpWording(
+        'Check erp_instance.url. Fix erp_instance.db; add erp_instance.user_id, not erp_instance.api_key',
+      ),
+    ).toBe(
+      'Check the x-erp-url header. Fix the x-erp-db header; add the x-erp-user-id header, not the x-erp-api-key header',
+    );
+    expect(
+      mcpWording('like an ERP. Check the URL (url on the version endpoints, erp_instance.url on execute).'),
+    ).toBe('like an ERP. Check the URL (the x-erp-url header).');
+    expect(mcpWording('The ERP is older than 19 (use v1) or the database could not be selected.')).toBe(
+      'The ERP is older than 19 or the database could not be selected.',
+    );
+    expect(
+      mcpWording(
+        '"limit" is given both in params and in keyword. Pass the arguments by name in keyword, or call v2 (/v2/erp/execute) with named kwargs.',
+      ),
+    ).toBe(
+      '"limit" is given both in args and in kwargs. Pass the arguments by name in kwargs instead of args.',
+    );
+  });
+});
+
+describe('the connection headers', () => {
+  const headers = (extra: Partial<ErpHeaders> = {}): ErpHeaders => ({
+    url: 'https://erp.example.com',
+    db: 'prod',
+    apiKey: 'a'.repeat(40),
+    userId: undefined,
+    ...extra,
+  });
+
+  it('give a checked connection, trimmed, with the user id when given', () => {
+    expect(erpConnection(headers({ db: ' prod ', userId: ' 7 ' }), TEST_PROXY_KEY)).toEqual({
+      baseUrl: new URL('https://erp.example.com'),
+      db: 'prod',
+      apiKey: 'a'.repeat(40),
+      uid: 7,
+    });
+    expect(erpConnection(headers({ userId: '' }), undefined).uid).toBeUndefined();
+  });
+
+  it('name what is missing or wrong, and never echo the key', () => {
+    const problem = (extra: Partial<ErpHeaders>) => {
+      try {
+        erpConnection(headers(extra), TEST_PROXY_KEY);
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidRequestError);
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(problem({ url: undefined, db: undefined })).toMatch(/the x-erp-url, x-erp-db headers are missing/);
+    expect(problem({ url: ' ', db: 'prod' })).toMatch(/the x-erp-url header is missing/);
+    expect(problem({ db: '' })).toMatch(/^The x-erp-db header is missing\./);
+    expect(problem({ db: undefined, apiKey: undefined })).toMatch(
+      /^The x-erp-db and x-erp-api-key headers are missing\./,
+    );
+    expect(problem({ url: 'https://erp.example.com/?db=x' })).toMatch(/without query or fragment/);
+    expect(problem({ db: 'd'.repeat(5000) })).toMatch(/longer than 4096 characters/);
+    expect(problem({ apiKey: 'key with\u0001control' })).toMatch(/must hold the ERP user's API key/);
+    expect(problem({ apiKey: 'key with\u0001control' })).not.toContain('control');
+    expect(problem({ userId: '0' })).toMatch(/x-erp-user-id header must be the ERP user's id/);
+    expect(problem({ userId: '2.5' })).toMatch(/x-erp-user-id header/);
+    expect(problem({ apiKey: TEST_PROXY_KEY })).toMatch(/holds the proxy key/);
+    expect(problem({ apiKey: TEST_PROXY_KEY })).not.toContain(TEST_PROXY_KEY);
+    expect(erpUrl(headers({ db: undefined })).href).toBe('https://erp.example.com/');
+  });
+});
+
+describe('the proxy key of a request', () => {
+  const event = (headers: Record<string, string>) => ({ headers }) as unknown as ProxyEvent;
+
+  it('is x-api-key, else (on /mcp) the bearer token', () => {
+    expect(
+      presentedProxyKey(event({ 'x-api-key': 'k1', authorization: 'Bearer k2' }), { bearer: true }),
+    ).toEqual({
+      key: 'k1',
+      header: 'x-api-key',
+    });
+    expect(presentedProxyKey(event({ authorization: 'BEARER  k2 ' }), { bearer: true })).toEqual({
+      key: 'k2',
+      header: 'Authorization: Bearer',
+    });
+    expect(presentedProxyKey(event({ authorization: 'Bearer k2' }))).toBeUndefined();
+    expect(presentedProxyKey(event({ authorization: 'Basic k2' }), { bearer: true })).toBeUndefined();
+    expect(presentedProxyKey(event({ authorization: 'Bearer' }), { bearer: true })).toBeUndefined();
+    expect(presentedProxyKey({} as ProxyEvent, { bearer: true })).toBeUndefined();
+  });
+});
+
+describe('the tools', () => {
+  it('are the named ones, the write tools flagged as such, each description one line', () => {
+    expect(TOOLS.map((tool) => tool.name)).toEqual([...MCP_TOOL_NAMES]);
+    expect(TOOLS.filter((tool) => tool.writes).map((tool) => tool.name)).toEqual([...MCP_WRITE_TOOL_NAMES]);
+    for (const tool of TOOLS) {
+      expect(tool.description, tool.name).not.toContain('\n');
+      expect(tool.annotations.readOnlyHint, tool.name).toBe(!tool.writes);
+    }
+  });
+});
+
+describe('a bug inside a tool', () => {
+  it("is the tool's result (-32603, nothing of the bug shown), kept for the log line", async () => {
+    const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY });
+    const broken = {
+      call: () => Promise.reject(new TypeError('cannot read properties of undefined (secret)')),
+    };
+    const deps: McpDeps = {
+      config,
+      policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
+      versions: { cached: () => undefined } as unknown as VersionClient,
+      named: broken,
+      positional: broken,
+      writeTools: false,
+    };
+    const state: RequestState = { api: 'mcp', startedAt: 0, envelopeId: null };
+    const message = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'search_count', arguments: { model: 'res.partner' } },
+    };
+    const inbound: McpInbound = {
+      body: { ok: true, value: message, members: new Map(), tooDeep: false },
+      protocolHeaders: {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+      presentedProxyKey: TEST_PROXY_KEY,
+      requestTimeout: undefined,
+      responseEncoding: undefined,
+      sourceIp: '127.0.0.1',
+      remainingMs: undefined,
+    };
+    const response = await serveMcp(inbound, state, deps);
+    expect(response.statusCode).toBe(200);
+    const result = (
+      JSON.parse(response.body) as { result: { isError: boolean; content: { text: string }[] } }
+    ).result;
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(result.content[0]?.text ?? '')).toMatchObject({
+      error: { source: 'proxy', code: -32603 },
+    });
+    expect(response.body).not.toContain('secret');
+    expect(state).toMatchObject({
+      outcome: 'proxy_error',
+      errorCode: -32603,
+      tool: 'search_count',
+      mcpMethod: 'tools/call',
+    });
+    expect(state.internalError).toBeInstanceOf(TypeError);
+  });
+});
+
+describe('the route of /mcp', () => {
+  it('reaches the mcp function for POST, and for GET and DELETE (answered 405), under their own route keys', () => {
+    const mcp = ROUTES.find((route) => route.path === '/mcp');
+    expect(mcp && routeKeys(mcp)).toEqual(['POST /mcp', 'GET /mcp', 'DELETE /mcp']);
+    expect(matchRoute('POST', '/mcp')).toMatchObject({ key: 'POST /mcp', route: { fn: 'mcp' } });
+    expect(matchRoute('GET', '/mcp')).toMatchObject({ key: 'GET /mcp', route: { fn: 'mcp' } });
+    expect(matchRoute('DELETE', '/mcp')).toMatchObject({ key: 'DELETE /mcp', route: { fn: 'mcp' } });
+    expect(matchRoute('PUT', '/mcp')).toBeUndefined();
+    expect(matchRoute('DELETE', '/_/about')).toBeUndefined();
+    expect(matchRoute('GET', '/_/about')).toMatchObject({ key: 'GET /_/about', route: { fn: 'aux' } });
+    // The specification's nine routes refuse no method of their own.
+    expect(ROUTES.filter((route) => route.refusedMethods !== undefined).map((route) => route.path)).toEqual([
+      '/mcp',
+    ]);
+  });
+});
