@@ -11,12 +11,12 @@ import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import {
   baseUrl,
-  ErpInstanceV1,
-  ErpInstanceV2,
+  erpInstanceV1,
+  erpInstanceV2,
   jsonObject,
-  V1ExecuteSchema,
-  V2ExecuteSchema,
-  VersionSchema,
+  v1ExecuteSchema,
+  v2ExecuteSchema,
+  versionSchema,
 } from '../lambdas/core/schemas.ts';
 import {
   type ErrorApi,
@@ -87,7 +87,7 @@ const SCHEMAS: ReadonlyArray<{
 }> = [
   {
     id: 'V1ExecuteRequest',
-    schema: V1ExecuteSchema,
+    schema: v1ExecuteSchema(),
     description: "Body of the v1 execute endpoints: `execute_kw` over the ERP's /jsonrpc (any ERP up to 21).",
     properties: {
       id: 'Request identifier, echoed in the answer (a ULID by convention).',
@@ -103,7 +103,7 @@ const SCHEMAS: ReadonlyArray<{
   },
   {
     id: 'V2ExecuteRequest',
-    schema: V2ExecuteSchema,
+    schema: v2ExecuteSchema(),
     description:
       'Body of the v2 execute endpoint: JSON-2, `POST /json/2/<model>/<method>` (ERP 19 and later).',
     properties: {
@@ -117,13 +117,13 @@ const SCHEMAS: ReadonlyArray<{
   },
   {
     id: 'VersionRequest',
-    schema: VersionSchema,
+    schema: versionSchema(),
     description: 'Body of the version endpoints.',
     properties: { id: 'Request identifier, echoed in the answer.', url: 'Base URL of the target ERP.' },
   },
   {
     id: 'ErpInstanceV1',
-    schema: ErpInstanceV1,
+    schema: erpInstanceV1(),
     description: 'The target ERP of a v1 call.',
     properties: {
       url: 'Base URL of the ERP (absolute, no query or fragment).',
@@ -134,7 +134,7 @@ const SCHEMAS: ReadonlyArray<{
   },
   {
     id: 'ErpInstanceV2',
-    schema: ErpInstanceV2,
+    schema: erpInstanceV2(),
     description: 'The target ERP of a v2 call; a v1 `erp_instance` works unchanged.',
     properties: {
       url: "Base URL of the ERP; on multi-tenant hosts the database's own hostname.",
@@ -221,9 +221,9 @@ function componentSchemas(): Record<string, JsonSchema> {
     override: (ctx) => {
       const schema = ctx.jsonSchema as JsonSchema;
       // `params`/`keyword`/`kwargs` are checked by a predicate (kept as parsed, byte for byte).
-      if (ctx.zodSchema === jsonObject) schema.type = 'object';
+      if (ctx.zodSchema === jsonObject()) schema.type = 'object';
       // The base URL's refinement (absolute, no query or fragment) is code; say it as a format.
-      if (ctx.zodSchema === baseUrl) schema.format = 'uri';
+      if (ctx.zodSchema === baseUrl()) schema.format = 'uri';
       // zod's integer bounds are JavaScript's safe integers: say int64 instead.
       if (schema.type === 'integer' && schema.minimum === -MAX_SAFE && schema.maximum === MAX_SAFE) {
         delete schema.minimum;
