@@ -81,7 +81,7 @@ const GatewayErrorSchema = z.object({ message: z.string() });
 /** Every named schema, with the descriptions of the schema and of its properties. */
 const SCHEMAS: ReadonlyArray<{
   id: string;
-  schema: z.ZodType;
+  schema: z.core.$ZodType;
   description: string;
   properties?: Record<string, string>;
 }> = [

@@ -5,7 +5,7 @@
  * right error: -32700 / -32600 / -32002 on v1 and version endpoints; on v2 the plain-text
  * shape error, then -32007 for names and header values that cannot travel safely upstream.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import {
   InvalidRequestError,
   InvalidV2TargetError,
@@ -28,7 +28,7 @@ import {
   versionSchema,
 } from './schemas.ts';
 
-function parseEnvelopeBody<T extends z.ZodType>(body: InboundBody, schema: T): z.infer<T> {
+function parseEnvelopeBody<T extends z.ZodMiniType>(body: InboundBody, schema: T): z.infer<T> {
   if (!body.ok) {
     throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
   }
