@@ -50,6 +50,14 @@ interface CpuProfile {
   readonly timeDeltas: readonly number[];
 }
 
+/** Which bundles are imported, how often, where they are built, in what environment. */
+export interface ImportRunOptions {
+  readonly runs: number;
+  readonly functions: readonly FunctionName[];
+  readonly bundleDir: string;
+  readonly env: NodeJS.ProcessEnv;
+}
+
 /** One bundle's import, profiled: milliseconds (profiled clock) by what was running. */
 export interface ImportProfile {
   readonly fn: FunctionName;
@@ -204,12 +212,7 @@ function runChild(args: readonly string[], env: NodeJS.ProcessEnv): Promise<unkn
  * Profiles the import of each function's (unminified) bundle `runs` times, interleaved, and
  * returns the median milliseconds of each part.
  */
-export async function profileImports(options: {
-  readonly runs: number;
-  readonly functions: readonly FunctionName[];
-  readonly bundleDir: string;
-  readonly env: NodeJS.ProcessEnv;
-}): Promise<ImportProfile[]> {
+export async function profileImports(options: ImportRunOptions): Promise<ImportProfile[]> {
   const bundles = new Map<FunctionName, { file: string; map: SourceMap }>();
   for (const fn of options.functions) {
     const file = join(options.bundleDir, 'profile', fn, 'index.mjs');
@@ -307,12 +310,7 @@ const to = performance.now();
  * code esbuild wraps to run later (a target of a dynamic `import()`, and what it imports) counts
  * where it is first run.
  */
-export async function timeTopLevel(options: {
-  readonly runs: number;
-  readonly functions: readonly FunctionName[];
-  readonly bundleDir: string;
-  readonly env: NodeJS.ProcessEnv;
-}): Promise<TopLevelTimes[]> {
+export async function timeTopLevel(options: ImportRunOptions): Promise<TopLevelTimes[]> {
   const files = new Map<FunctionName, string>();
   for (const fn of options.functions) {
     const file = join(options.bundleDir, 'top-level', fn, 'index.mjs');

@@ -9,8 +9,8 @@ import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Transport } from '../upstream/transport-routing.ts';
 import { executeChain, lambdaHandler } from './chain.ts';
-import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
-import { createUpstream, v1RoutingDeps } from './runtime-upstream.ts';
+import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import { createForwardingRuntime, v1RoutingDeps } from './runtime-upstream.ts';
 
 export interface ExecuteV1Runtime extends BaseRuntime {
   readonly forward: V1ForwardDeps;
@@ -21,16 +21,9 @@ export function createExecuteV1Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV1Runtime & { readonly http: HttpClient } {
-  const upstream = createUpstream(config, overrides);
-  return {
-    ...createBaseRuntime(config, overrides),
-    http: upstream.http,
-    forward: {
-      config,
-      policy: upstream.policy,
-      v1: new V1Transport(config.v1Transport, v1RoutingDeps(upstream)),
-    },
-  };
+  return createForwardingRuntime(config, overrides, (upstream) => ({
+    v1: new V1Transport(config.v1Transport, v1RoutingDeps(upstream)),
+  }));
 }
 
 export function createHandler(runtime: ExecuteV1Runtime) {

@@ -9,8 +9,8 @@ import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V2Transport } from '../upstream/transport-routing.ts';
 import { executeChain, lambdaHandler } from './chain.ts';
-import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
-import { createUpstream, routingDeps } from './runtime-upstream.ts';
+import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import { createForwardingRuntime, routingDeps } from './runtime-upstream.ts';
 
 export interface ExecuteV2Runtime extends BaseRuntime {
   readonly forward: V2ForwardDeps;
@@ -21,16 +21,9 @@ export function createExecuteV2Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV2Runtime & { readonly http: HttpClient } {
-  const upstream = createUpstream(config, overrides);
-  return {
-    ...createBaseRuntime(config, overrides),
-    http: upstream.http,
-    forward: {
-      config,
-      policy: upstream.policy,
-      v2: new V2Transport(config.v2Transport, routingDeps(upstream)),
-    },
-  };
+  return createForwardingRuntime(config, overrides, (upstream) => ({
+    v2: new V2Transport(config.v2Transport, routingDeps(upstream)),
+  }));
 }
 
 export function createHandler(runtime: ExecuteV2Runtime) {

@@ -17,7 +17,7 @@ import {
 } from '../upstream/target-policy.ts';
 import type { RoutingDeps, V1RoutingDeps } from '../upstream/transport-routing.ts';
 import { VersionClient } from '../upstream/version-client.ts';
-import type { RuntimeOverrides } from './runtime-base.ts';
+import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
 
 export interface Upstream {
   readonly policy: CompiledTargetPolicy;
@@ -41,6 +41,27 @@ export function createUpstream(config: Config, overrides: RuntimeOverrides = {})
     connectTimeoutMs: Math.min(10, config.maxTimeoutSeconds) * 1000,
   });
   return { policy, http, versions: new VersionClient(http) };
+}
+
+/**
+ * The runtime of a function that calls ERPs: the base parts, the HTTP client (tests close it),
+ * and what its endpoint forwards with: the config and the target policy, and what `endpoint`
+ * builds from the upstream (its transport, or the version client).
+ */
+export function createForwardingRuntime<T extends object>(
+  config: Config,
+  overrides: RuntimeOverrides,
+  endpoint: (upstream: Upstream) => T,
+): BaseRuntime & {
+  readonly http: HttpClient;
+  readonly forward: { readonly config: Config; readonly policy: CompiledTargetPolicy } & T;
+} {
+  const upstream = createUpstream(config, overrides);
+  return {
+    ...createBaseRuntime(config, overrides),
+    http: upstream.http,
+    forward: { config, policy: upstream.policy, ...endpoint(upstream) },
+  };
 }
 
 /** Both protocols over the upstream's client: what routes a v2 call. */

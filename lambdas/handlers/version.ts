@@ -7,8 +7,8 @@ import { toInboundCall } from '../middleware/inbound-call.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { executeChain, lambdaHandler } from './chain.ts';
-import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
-import { createUpstream } from './runtime-upstream.ts';
+import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import { createForwardingRuntime } from './runtime-upstream.ts';
 
 export interface VersionRuntime extends BaseRuntime {
   readonly forward: VersionForwardDeps;
@@ -19,12 +19,7 @@ export function createVersionRuntime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): VersionRuntime & { readonly http: HttpClient } {
-  const upstream = createUpstream(config, overrides);
-  return {
-    ...createBaseRuntime(config, overrides),
-    http: upstream.http,
-    forward: { config, policy: upstream.policy, versions: upstream.versions },
-  };
+  return createForwardingRuntime(config, overrides, (upstream) => ({ versions: upstream.versions }));
 }
 
 export function createHandler(runtime: VersionRuntime) {

@@ -22,12 +22,7 @@ import {
   vendoredSdkPackageJson,
 } from '../../lib/proxy-function.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
-import { httpApiEvent, lambdaContext } from '../support/http-api-event.ts';
-
-type Handler = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+import { httpApiEvent, type InvokedHandler, lambdaContext } from '../support/http-api-event.ts';
 
 const KEY = 'bundle-proxy-key-0123456789';
 const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
@@ -45,7 +40,7 @@ const context = lambdaContext;
 describe('bundled handlers, invoked as Lambda would', () => {
   let dir: string;
   let double: ErpDouble;
-  const handlers = {} as Record<FunctionName, Handler>;
+  const handlers = {} as Record<FunctionName, InvokedHandler>;
   const metafiles = {} as Record<FunctionName, Metafile>;
 
   beforeAll(async () => {
@@ -64,7 +59,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
       const outfile = join(dir, fn, 'index.mjs');
       // The metafile says which source files the bundle holds; it changes nothing in the output.
       metafiles[fn] = (await build({ ...esbuildOptions(resolve(entry), outfile), metafile: true })).metafile;
-      handlers[fn] = ((await import(pathToFileURL(outfile).href)) as { handler: Handler }).handler;
+      handlers[fn] = ((await import(pathToFileURL(outfile).href)) as { handler: InvokedHandler }).handler;
     }
   });
   afterAll(async () => {

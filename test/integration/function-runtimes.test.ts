@@ -26,13 +26,8 @@ import { type Config, loadConfig } from '../../lambdas/platform/config.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
 import type { HttpClient } from '../../lambdas/upstream/http-client.ts';
 import { USERS, useErpDouble } from '../support/fixtures.ts';
-import { httpApiEvent, lambdaContext } from '../support/http-api-event.ts';
+import { httpApiEvent, type InvokedHandler, lambdaContext } from '../support/http-api-event.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
-
-type Invoke = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
 
 const config: Config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, LOG_LEVEL: 'SILENT' });
 
@@ -51,7 +46,7 @@ describe('the runtime each function builds', () => {
       headers: { 'content-type': 'application/json', 'x-api-key': TEST_PROXY_KEY },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return (handler as Invoke)(event, lambdaContext(fn));
+    return (handler as InvokedHandler)(event, lambdaContext(fn));
   };
 
   it('execute-v1: the v1 transport over an HTTP client, no v2 transport, no metrics source', async () => {

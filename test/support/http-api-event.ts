@@ -42,6 +42,12 @@ export function httpApiEvent(
   };
 }
 
+/** A handler as a test invokes it: an event and a context in, an API Gateway result out. */
+export type InvokedHandler = (
+  event: unknown,
+  context: unknown,
+) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+
 /** A Lambda context of the function `erp-proxy-<fn>`, with 28 s left. */
 export function lambdaContext(fn: string) {
   return {
