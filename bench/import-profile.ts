@@ -80,6 +80,16 @@ export const PART = {
   idle: 'idle (waiting on the file system)',
 } as const;
 
+/** Who a part's time belongs to: the project's code, its dependencies, or Node and V8 themselves. */
+export type PartOwner = 'project' | 'dependencies' | 'node';
+
+export function ownerOfPart(part: string): PartOwner {
+  if (part.startsWith('lambdas/')) return 'project';
+  if ((Object.values(PART) as string[]).includes(part) || part.startsWith('node:')) return 'node';
+  // esbuild's helpers and the require shim are the bundler's, counted with Node and V8.
+  return part.startsWith('bundle code without a source') ? 'node' : 'dependencies';
+}
+
 /** A file of the bundle as a part: `zod`, `@middy/core`, or a project path such as `lambdas/core/schemas.ts`. */
 export function moduleOfSource(source: string): string {
   const pkg = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source);

@@ -6,7 +6,13 @@ import { arch, cpus, platform, release, totalmem } from 'node:os';
 import type { ColdStartResult } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
 import { OVERHEAD_ROUNDS, type OverheadResult } from './handler-overhead.ts';
-import { type ImportProfile, PART, type TopLevelTimes } from './import-profile.ts';
+import {
+  type ImportProfile,
+  ownerOfPart,
+  PART,
+  type PartOwner,
+  type TopLevelTimes,
+} from './import-profile.ts';
 import type { LargeAnswerRow } from './large-answers.ts';
 import type { BridgeRow, BridgeVariant } from './protocol-bridge.ts';
 import { kib, mib, ms } from './stats.ts';
@@ -258,6 +264,13 @@ export function renderTable(rows: readonly Row[]): string {
   );
 }
 
+/** The rows that sum the parts by owner, below the parts. */
+const PROFILE_OWNERS: readonly (readonly [PartOwner, string])[] = [
+  ['project', "together: the project's modules (lambdas/)"],
+  ['dependencies', 'together: dependencies (zod, Powertools, Middy…)'],
+  ['node', 'together: Node and V8 (loader, built-ins, compiling, source map, GC)'],
+];
+
 /** Parts under this share of the import in every bundle are summed into one row. */
 const PROFILE_MIN_SHARE = 0.01;
 
@@ -285,6 +298,11 @@ export function importProfileTable(profiles: readonly ImportProfile[]): string {
       ...shown.map((part) => row(part, (profile) => profile.parts.get(part) ?? 0)),
       row(`other (${folded.length} parts, each under ${PROFILE_MIN_SHARE * 100} %)`, (profile) =>
         folded.reduce((sum, part) => sum + (profile.parts.get(part) ?? 0), 0),
+      ),
+      ...PROFILE_OWNERS.map(([owner, label]) =>
+        row(label, (profile) =>
+          [...profile.parts].reduce((sum, [part, ms]) => sum + (ownerOfPart(part) === owner ? ms : 0), 0),
+        ),
       ),
       [
         'whole import, profiled (median)',
@@ -413,11 +431,13 @@ CPU profiles of each bundle's import (bench/import-profile.ts; \`npm run bench -
 prints this table alone): ${r.importProfile[0]?.runs ?? 0} fresh processes per bundle in Lambda mode, as in the cold-start rows, with
 V8's sampling profiler on. Each cell is the median time of a part under the profiler and its share of
 the profiled import; the profiler roughly doubles the time, so read the shares. A module's part is its
-own code, top-level statements included: the zod schemas the project builds at load
-(\`platform/config.ts\`, \`platform/license.ts\`, \`core/schemas.ts\`) count as zod. "${PART.compile}"
+own code, top-level statements included: the zod schemas the settings catalogue builds at load
+(\`platform/settings.ts\`, \`platform/config.ts\`) count as zod (the table below splits them). "${PART.compile}"
 grows with the bundle's size, and so does "${PART.sourceMap}" (Node 20 reads the map and splits the
 bundle's text into lines when it loads it). The built-in modules are the ones the bundle imports
-(\`node:http\`, \`node:crypto\`, …), named by the first one on the stack.
+(\`node:http\`, \`node:crypto\`, …), each with the internal modules it is the first to load, so their
+split between \`node:http\` and \`node:net\` shifts from bundle to bundle. The last three rows sum the
+parts by owner (sums of the medians).
 
 ${importProfileTable(r.importProfile)}
 
