@@ -10,7 +10,7 @@ import middy from '@middy/core';
 import type { LambdaResponse } from '../core/envelope.ts';
 import type { ApiName, ProxyContext } from '../core/request-state.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
-import { envelopeMiddleware } from '../middleware/envelope.ts';
+import { envelopeMiddleware } from '../middleware/response-shaping.ts';
 import { envelopeIdPeek } from '../middleware/envelope-id.ts';
 import { jsonBody } from '../middleware/json-body.ts';
 import { licenseCheck } from '../middleware/license-check.ts';

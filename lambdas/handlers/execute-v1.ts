@@ -4,7 +4,7 @@
  * or translated to JSON-2 (`ERP_V1_TRANSPORT`).
  */
 import { forwardV1, type V1ForwardDeps } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-call.ts';
+import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Transport } from '../upstream/transport-routing.ts';

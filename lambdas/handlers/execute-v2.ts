@@ -4,7 +4,7 @@
  * execute_kw to ERP 16-18 (`ERP_V2_TRANSPORT`).
  */
 import { forwardV2, type V2ForwardDeps } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-call.ts';
+import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V2Transport } from '../upstream/transport-routing.ts';

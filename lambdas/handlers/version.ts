@@ -3,7 +3,7 @@
  * `POST /api/erp/version`, `/v1/erp/version`, `/v2/erp/version`: the target ERP's version.
  */
 import { forwardVersion, type VersionForwardDeps } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-call.ts';
+import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { executeChain, lambdaHandler } from './chain.ts';

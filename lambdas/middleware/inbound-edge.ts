@@ -6,7 +6,7 @@
  */
 import type { InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-state.ts';
-import { responseEncodingOf } from './envelope.ts';
+import { responseEncodingOf } from './response-shaping.ts';
 import { parsedBodyOf } from './json-body.ts';
 import type { ProxyEvent } from './types.ts';
 
