@@ -2,9 +2,16 @@
  * `npm run openapi`: writes `docs/openapi.json`, the OpenAPI 3.1 description of the proxy, built
  * from what the proxy itself runs on: the request bodies from the zod schemas the handlers
  * validate with (`lambdas/core/schemas.ts`, through zod's JSON Schema output), the paths from the
- * route table (`lambdas/platform/routes.ts`), and the error answers from the error table
- * (`lambdas/platform/error-table.ts`). `npm run openapi -- --check` only compares, and fails when
- * the committed file is out of date (`test/unit/openapi.test.ts` does the same).
+ * route table (`lambdas/platform/routes.ts`), the error answers from the error table
+ * (`lambdas/platform/error-table.ts`) and the gateway's own answers (408, 413, 429, 431, 500)
+ * from `lambdas/local/gateway-answers.ts`. `npm run openapi -- --check` only compares, and fails
+ * when the committed file is out of date (`test/unit/openapi.test.ts` does the same).
+ *
+ * Written for generators as well as readers (test/unit/openapi-tools.test.ts runs redocly's
+ * recommended rules and openapi-typescript on it): `params`, `keyword` and `kwargs` are open
+ * objects and arrays (a bare `{"type": "object"}` becomes `Record<string, never>` in
+ * openapi-typescript), and request fields with a default carry it in their description only (a
+ * JSON Schema `default` makes openapi-typescript's types require the field).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +25,8 @@ import {
   V2ExecuteSchema,
   VersionSchema,
 } from '../lambdas/core/schemas.ts';
+import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody } from '../lambdas/local/gateway-answers.ts';
+import type { About } from '../lambdas/operator/about.ts';
 import {
   type ErrorApi,
   mayHaveRun,
@@ -25,6 +34,7 @@ import {
   PROXY_ERRORS,
   type ProxyErrorRow,
 } from '../lambdas/platform/error-table.ts';
+import { SERVICE_NAME, V1_TRANSPORTS, V2_TRANSPORTS } from '../lambdas/platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_NAME, PROXY_VERSION } from '../lambdas/platform/package-info.ts';
 import { ROUTES, type Route } from '../lambdas/platform/routes.ts';
 
@@ -78,6 +88,40 @@ const LicenseSchema = z.object({
   reason: z.string().optional(),
 });
 const GatewayErrorSchema = z.object({ message: z.string() });
+
+/** One API of `GET /_/about`. */
+const AboutApiVersionSchema = z.object({ erp: z.string(), upstream: z.string() });
+/** `GET /_/about`, every field (`About` in lambdas/operator/about.ts; the two are checked equal below). */
+const AboutSchema = z.object({
+  name: z.literal(SERVICE_NAME),
+  version: z.string(),
+  description: z.string(),
+  api_versions: z.object({ v1: AboutApiVersionSchema, v2: AboutApiVersionSchema }),
+  transports: z.object({ v1: z.enum(V1_TRANSPORTS), v2: z.enum(V2_TRANSPORTS) }),
+  settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])),
+  routes: z.array(
+    z.object({
+      method: z.enum(['GET', 'POST']),
+      path: z.string(),
+      auth: z.enum(['api-key', 'public']),
+      summary: z.string(),
+    }),
+  ),
+  error_codes: z.array(
+    z.object({ code: z.int(), http_status: z.int(), may_have_run: z.boolean(), meaning: z.string() }),
+  ),
+  build: z.object({ commit: z.string().nullable(), time: z.string().nullable() }),
+  runtime: z.object({
+    node: z.string(),
+    region: z.string().nullable(),
+    function_name: z.string().nullable(),
+  }),
+});
+
+/** True when `A` and `B` are the same type: `GET /_/about` cannot gain a field the document lacks. */
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const aboutSchemaIsAbout: SameType<z.infer<typeof AboutSchema>, About> = true;
+void aboutSchemaIsAbout;
 
 /** Every named schema, with the descriptions of the schema and of its properties. */
 const SCHEMAS: ReadonlyArray<{
@@ -202,7 +246,26 @@ const SCHEMAS: ReadonlyArray<{
     id: 'GatewayError',
     schema: GatewayErrorSchema,
     description:
-      "An answer of API Gateway itself (or the local server's emulation of it), not an envelope: `Not Found`, a body over 6 MB (413), a function that ran out of time (500 `Internal Server Error`).",
+      'An answer of API Gateway itself (or the local server\'s, which answers the same way), not an envelope: `{"message": "Request Entity Too Large"}` and the like. The message is the status\'s reason phrase.',
+  },
+  {
+    id: 'About',
+    schema: AboutSchema,
+    description: 'What the service is, as `GET /_/about` answers it (public, never a secret).',
+    properties: {
+      name: 'Always `erp-proxy`.',
+      version: 'The proxy version.',
+      description: 'One sentence.',
+      api_versions: 'The ERP versions each API serves and the ERP operation it calls.',
+      transports: 'How calls reach the ERP: `ERP_V1_TRANSPORT` and `ERP_V2_TRANSPORT` in effect.',
+      settings:
+        'The settings in effect that say how the proxy behaves, by environment name (never a key, a target or a database).',
+      routes: 'Every route, with its authentication under this configuration (`AUX_PUBLIC` applied).',
+      error_codes:
+        "The proxy's own errors, with their HTTP status and whether the ERP call may have run (a retry is safe only when it did not).",
+      build: 'The commit and build time, when the deployment gave them.',
+      runtime: 'The Node.js version, and on AWS the region and function name.',
+    },
   },
 ];
 
@@ -221,8 +284,12 @@ function componentSchemas(): Record<string, JsonSchema> {
     uri: (id) => `#/components/schemas/${id}`,
     override: (ctx) => {
       const schema = ctx.jsonSchema as JsonSchema;
-      // `params`/`keyword`/`kwargs` are checked by a predicate (kept as parsed, byte for byte).
-      if (ctx.zodSchema === jsonObject) schema.type = 'object';
+      // `params`/`keyword`/`kwargs` are checked by a predicate (kept as parsed, byte for byte):
+      // any JSON object. Said explicitly: generators read a bare `type: object` as "no members".
+      if (ctx.zodSchema === jsonObject) {
+        schema.type = 'object';
+        schema.additionalProperties = true;
+      }
       // The base URL's refinement (absolute, no query or fragment) is code; say it as a format.
       if (ctx.zodSchema === baseUrl) schema.format = 'uri';
       // zod's integer bounds are JavaScript's safe integers: say int64 instead.
@@ -241,11 +308,21 @@ function componentSchemas(): Record<string, JsonSchema> {
     for (const [name, text] of Object.entries(properties ?? {})) {
       const prop = props[name];
       if (prop === undefined) throw new Error(`openapi: ${id} has no property ${name} to describe`);
-      props[name] = { description: text, ...prop };
+      props[name] = describedWithoutDefault(text, prop);
     }
     components[id] = { description, ...schema };
   }
   return components;
+}
+
+/**
+ * A property with its description, its default (if any) moved into the description: the field
+ * stays optional for generators (openapi-typescript makes a property with a `default` required).
+ */
+function describedWithoutDefault(description: string, prop: JsonSchema): JsonSchema {
+  if (!('default' in prop)) return { description, ...prop };
+  const { default: fallback, ...rest } = prop;
+  return { description: `${description} Default: \`${JSON.stringify(fallback)}\`.`, ...rest };
 }
 
 // --- Errors -----------------------------------------------------------------------------------
@@ -275,7 +352,72 @@ function responseName(api: EnvelopeApi, status: string): string {
   return status === '200' ? `${prefix}Success` : `${prefix}Error${status}`;
 }
 
-/** The shared responses of each API (the aliases of a route answer alike), as OpenAPI components. */
+/**
+ * The gateway's answers every route can get, by component name (its 500 is merged with the
+ * proxy's own -32603 into each route's 500).
+ */
+const GATEWAY_RESPONSES: Readonly<Record<string, GatewayAnswer>> = {
+  RequestTimeout: GATEWAY_ANSWERS.requestTimeout,
+  PayloadTooLarge: GATEWAY_ANSWERS.tooLarge,
+  TooManyRequests: GATEWAY_ANSWERS.throttled,
+  RequestHeaderFieldsTooLarge: GATEWAY_ANSWERS.headersTooLarge,
+};
+
+/** A gateway answer as a response: its real body, never an envelope. */
+function gatewayResponse(answer: GatewayAnswer): Record<string, unknown> {
+  return {
+    description: `${answer.when} Not an envelope: \`${gatewayBody(answer)}\`.`,
+    content: {
+      'application/json': { schema: ref('GatewayError'), example: { message: answer.message } },
+    },
+  };
+}
+
+/** References to the gateway's answers, by status, for an operation's responses. */
+function gatewayResponseRefs(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(GATEWAY_RESPONSES).map(([name, answer]) => [
+      String(answer.status),
+      { $ref: `#/components/responses/${name}` },
+    ]),
+  );
+}
+
+/**
+ * The 500 of a route: the proxy's -32603 envelope (`meaning` says what fails there), or the
+ * gateway's own answer when the function gave none.
+ */
+function internalErrorResponse(meaning: string): Record<string, unknown> {
+  const internal = GATEWAY_ANSWERS.internal;
+  return {
+    description:
+      `${meaning}\n\n` +
+      `${internal.when} The gateway then answers itself, not with an envelope: \`${gatewayBody(internal)}\`.`,
+    content: {
+      'application/json': {
+        schema: { oneOf: [errorEnvelopeWith([PROXY_ERRORS.internal.code]), ref('GatewayError')] },
+      },
+    },
+  };
+}
+
+/** The error envelope, its `error.code` one of `codes`. */
+function errorEnvelopeWith(codes: readonly number[]): JsonSchema {
+  return {
+    allOf: [
+      ref('ErrorEnvelope'),
+      {
+        type: 'object',
+        properties: { error: { type: 'object', properties: { code: { enum: [...codes] } } } },
+      },
+    ],
+  };
+}
+
+/** The 500 of the operator endpoints. */
+const OPERATOR_INTERNAL_ERROR = 'OperatorError500';
+
+/** The shared responses (the aliases of a route answer alike), as OpenAPI components. */
 function componentResponses(): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const api of ['v1', 'v2', 'version'] as const) {
@@ -283,17 +425,24 @@ function componentResponses(): Record<string, unknown> {
       responses[responseName(api, status)] = response;
     }
   }
+  for (const [name, answer] of Object.entries(GATEWAY_RESPONSES)) responses[name] = gatewayResponse(answer);
+  responses[OPERATOR_INTERNAL_ERROR] = internalErrorResponse(
+    `\`${PROXY_ERRORS.internal.code}\`: the endpoint failed: the license secret could not be read (\`/_/license\`), CloudWatch could not be read (\`/_/metrics\`, deployed), or a bug. The details are only in the logs.`,
+  );
   return responses;
 }
 
-/** An operation's responses: references to its API's components. */
+/** An operation's responses: references to its API's components and to the gateway's answers. */
 function apiResponseRefs(api: EnvelopeApi): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.keys(apiResponses(api)).map((status) => [
-      status,
-      { $ref: `#/components/responses/${responseName(api, status)}` },
-    ]),
-  );
+  return {
+    ...gatewayResponseRefs(),
+    ...Object.fromEntries(
+      Object.keys(apiResponses(api)).map((status) => [
+        status,
+        { $ref: `#/components/responses/${responseName(api, status)}` },
+      ]),
+    ),
+  };
 }
 
 /** The responses of an execute or version operation: the envelope, each error status, the gateway's. */
@@ -309,25 +458,16 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
     },
   };
   for (const [status, rows] of errorsByStatus(api)) {
+    if (status === GATEWAY_ANSWERS.internal.status) {
+      // A function that crashed or ran out of time is answered by the gateway itself.
+      responses[String(status)] = internalErrorResponse(rows.map(describeRow).join('\n\n'));
+      continue;
+    }
     const envelopeRows = rows.filter((row) => row.answer === 'envelope');
     const textRows = rows.filter((row) => row.answer === 'text');
     const content: Record<string, unknown> = {};
     if (envelopeRows.length > 0) {
-      const envelope = {
-        allOf: [
-          ref('ErrorEnvelope'),
-          {
-            type: 'object',
-            properties: {
-              error: { type: 'object', properties: { code: { enum: envelopeRows.map((row) => row.code) } } },
-            },
-          },
-        ],
-      };
-      // A function that runs out of time is answered by the gateway itself.
-      content['application/json'] = {
-        schema: status === 500 ? { oneOf: [envelope, ref('GatewayError')] } : envelope,
-      };
+      content['application/json'] = { schema: errorEnvelopeWith(envelopeRows.map((row) => row.code)) };
     }
     if (textRows.length > 0) {
       content['text/plain'] = {
@@ -347,10 +487,6 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
     }
     responses[String(status)] = response;
   }
-  responses['413'] = {
-    description: 'The body is over 6 MB (answered by the gateway, not an envelope).',
-    content: { 'application/json': { schema: ref('GatewayError') } },
-  };
   return responses;
 }
 
@@ -461,68 +597,31 @@ function security(route: Route): unknown[] {
 
 const UNAUTHORIZED = {
   description: '`-32000`: `x-api-key` missing or not a proxy key (unless `AUX_PUBLIC` lists the endpoint).',
-  content: {
-    'application/json': {
-      schema: {
-        allOf: [
-          ref('ErrorEnvelope'),
-          {
-            type: 'object',
-            properties: { error: { type: 'object', properties: { code: { const: -32000 } } } },
-          },
-        ],
-      },
-    },
-  },
+  content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.authentication.code]) } },
 };
 
+/** The responses of an operator endpoint: its answer, the -32000 when keyed, the 500, the gateway's. */
 function auxResponses(path: string): Record<string, unknown> {
-  if (path === '/_/license') {
-    return {
-      '200': {
-        description: 'The license status.',
-        content: { 'application/json': { schema: ref('License') } },
-      },
-      '401': UNAUTHORIZED,
-    };
-  }
-  if (path === '/_/metrics') {
-    return {
-      '200': {
-        description: 'The service metrics.',
-        content: { 'text/plain': { schema: { type: 'string' } } },
-      },
-      '401': UNAUTHORIZED,
-    };
-  }
-  return {
-    '200': {
-      description: 'The service description.',
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            properties: {
-              name: { type: 'string' },
-              version: { type: 'string' },
-              error_codes: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  properties: {
-                    code: { type: 'integer' },
-                    http_status: { type: 'integer' },
-                    may_have_run: { type: 'boolean' },
-                    meaning: { type: 'string' },
-                  },
-                },
-              },
+  const own: Record<string, unknown> = {
+    '200':
+      path === '/_/license'
+        ? {
+            description: 'The license status.',
+            content: { 'application/json': { schema: ref('License') } },
+          }
+        : path === '/_/metrics'
+          ? {
+              description: 'The service metrics, Prometheus text exposition (`text/plain; version=0.0.4`).',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            }
+          : {
+              description: 'The service description.',
+              content: { 'application/json': { schema: ref('About') } },
             },
-          },
-        },
-      },
-    },
   };
+  if (path !== '/_/about') own['401'] = UNAUTHORIZED;
+  own['500'] = { $ref: `#/components/responses/${OPERATOR_INTERNAL_ERROR}` };
+  return { ...gatewayResponseRefs(), ...own };
 }
 
 /** A header of the MCP client's configuration. */
@@ -530,25 +629,26 @@ function mcpHeader(name: string, required: boolean, description: string): Record
   return { name, in: 'header', required, description, schema: { type: 'string' } };
 }
 
+/** The JSON-RPC error response of `POST /mcp` (no `result`, `id` null) with one of these codes. */
+function mcpErrorSchema(rows: readonly ProxyErrorRow[]): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: 'null' },
+      error: {
+        type: 'object',
+        properties: { code: { enum: rows.map((row) => row.code) }, message: { type: 'string' } },
+      },
+    },
+  };
+}
+
 /** The JSON-RPC error `POST /mcp` answers before it handles the message, for rows of the error table. */
 function mcpErrorResponse(rows: readonly ProxyErrorRow[], description: string): Record<string, unknown> {
   return {
     description: `${description} ${rows.map((row) => `\`${row.code}\`: ${row.meaning}`).join(' ')}`,
-    content: {
-      'application/json': {
-        schema: {
-          type: 'object',
-          properties: {
-            jsonrpc: { const: '2.0' },
-            id: { type: 'null' },
-            error: {
-              type: 'object',
-              properties: { code: { enum: rows.map((row) => row.code) }, message: { type: 'string' } },
-            },
-          },
-        },
-      },
-    },
+    content: { 'application/json': { schema: mcpErrorSchema(rows) } },
   };
 }
 
@@ -595,12 +695,18 @@ function mcpOperation(operation: (typeof OPERATIONS)[string]): Record<string, un
       '406': {
         description: 'The `accept` header does not name both `application/json` and `text/event-stream`.',
       },
-      '413': {
-        description: 'The body is over 6 MB (answered by the gateway).',
-        content: { 'application/json': { schema: ref('GatewayError') } },
-      },
       '415': { description: 'The body is not `application/json`.' },
-      '500': mcpErrorResponse([PROXY_ERRORS.internal], 'A bug.'),
+      ...gatewayResponseRefs(),
+      '500': {
+        description:
+          `\`${PROXY_ERRORS.internal.code}\`: ${PROXY_ERRORS.internal.meaning}\n\n` +
+          `${GATEWAY_ANSWERS.internal.when} The gateway then answers itself: \`${gatewayBody(GATEWAY_ANSWERS.internal)}\`.`,
+        content: {
+          'application/json': {
+            schema: { oneOf: [mcpErrorSchema([PROXY_ERRORS.internal]), ref('GatewayError')] },
+          },
+        },
+      },
     },
   };
 }
@@ -646,7 +752,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     info: {
       title: PROXY_NAME,
       version: PROXY_VERSION,
-      description: `${PROXY_DESCRIPTION}\n\nA JSON-RPC 2.0 style envelope, not REST: ERP-side errors come back with HTTP 200 and \`error\` set, so always check \`error\`. \`x-error-codes\` lists the proxy's error codes with their HTTP statuses and whether the ERP call may have run (a retry is safe only when it did not). Generated by \`npm run openapi\` from the proxy's own schemas, routes and error table.`,
+      description: `${PROXY_DESCRIPTION}\n\nA JSON-RPC 2.0 style envelope, not REST: ERP-side errors come back with HTTP 200 and \`error\` set, so always check \`error\`. \`x-error-codes\` lists the proxy's error codes with their HTTP statuses and whether the ERP call may have run (a retry is safe only when it did not). The gateway's own answers (\`GatewayError\`, not envelopes) are listed under each operation; besides them, a path or method no route has gets ${GATEWAY_ANSWERS.notFound.status} \`${gatewayBody(GATEWAY_ANSWERS.notFound)}\`, and the local server answers a request that is not HTTP with ${GATEWAY_ANSWERS.badRequest.status} \`${gatewayBody(GATEWAY_ANSWERS.badRequest)}\`. Generated by \`npm run openapi\` from the proxy's own schemas, routes and error table.`,
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: 'http://127.0.0.1:8787', description: 'The local server (`npm start`)' }],

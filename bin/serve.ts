@@ -2,8 +2,15 @@
  * @module serve
  * `npm start`: the proxy on this machine, no AWS needed. Configuration comes from the
  * environment (see the README); with no proxy key configured, one is generated and printed once.
+ * It prints curls for the address it listens on, aimed at the ERP double's default address
+ * (`npm run erp-double`, port 8788: no ERP's default port, so a pasted curl never reaches a real
+ * ERP by accident), and warns when the license is invalid or expires within
+ * `LICENSE_WARNING_DAYS`.
  */
 import type { AddressInfo } from 'node:net';
+
+/** The ERP double's default address (test/erp-double: ERP_DOUBLE_DEFAULT_PORT), for the printed curls. */
+const ERP_DOUBLE_URL = 'http://127.0.0.1:8788';
 
 async function main(): Promise<void> {
   // Loaded here, not statically, so a configuration error prints a message instead of a trace.
@@ -17,6 +24,7 @@ async function main(): Promise<void> {
   }
   const { getRuntime } = await import('../lambdas/handlers/runtime.ts');
   const { createLocalServer } = await import('../lambdas/local/server.ts');
+  const { licenseWarning } = await import('../lambdas/platform/license-notice.ts');
   const runtime = getRuntime();
   const server = createLocalServer(runtime, {
     onCrash: (error) => runtime.logger.error('local server: handler crashed', { error: error as Error }),
@@ -31,7 +39,25 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  server.listen(config.port, config.host, () => {
+  /** The license line of the banner; a warning (stderr) first when it is invalid or near its end. */
+  const licenseLine = async (): Promise<string> => {
+    try {
+      const status = await runtime.license.getLicense();
+      const warning = licenseWarning(status, config.licenseWarningDays);
+      if (warning !== undefined) process.stderr.write(`erp-proxy: WARNING: ${warning}\n`);
+      return status.is_valid
+        ? `License: ${status.licensee}, valid until ${status.valid_until}`
+        : `License: NOT VALID (${status.reason ?? 'unknown reason'})`;
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      process.stderr.write(
+        `erp-proxy: WARNING: the license could not be read (${why}): every execute and version call fails until it can be\n`,
+      );
+      return 'License: could not be read';
+    }
+  };
+
+  server.listen(config.port, config.host, async () => {
     const { port } = server.address() as AddressInfo;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const base = `http://${host}:${port}`;
@@ -42,12 +68,18 @@ async function main(): Promise<void> {
         ? `No PROXY_API_KEY was set: generated this proxy key for this run (shown once):\n  ${config.generatedKey}`
         : `Proxy keys: ${config.localKeys.map((k) => k.name).join(', ') || 'from PROXY_KEYS_SECRET_ID'}`,
       `Allowed targets: ${config.allowedTargets.join(', ') || 'any public address'}`,
+      // Read now, before any call is refused for it: what GET /_/license will tell.
+      await licenseLine(),
       '',
-      'Try it (replace the erp_instance values with your ERP):',
+      `Try it with the ERP double (\`npm run erp-double\` in another terminal listens on ${ERP_DOUBLE_URL} and prints`,
+      'its users and keys); for your own ERP, put its URL, database, user id and API key in erp_instance:',
+      `  curl -s ${base}/api/erp/version \\`,
+      `    -H 'content-type: application/json' -H 'x-api-key: ${key}' \\`,
+      `    -d '{"id":"1","url":"${ERP_DOUBLE_URL}"}'`,
       `  curl -s ${base}/api/erp/execute \\`,
       `    -H 'content-type: application/json' -H 'x-api-key: ${key}' \\`,
-      `    -d '{"id":"1","action":"search_read","model_id":"res.partner","params":[[]],"keyword":{"fields":["name"],"limit":5},` +
-        `"erp_instance":{"url":"http://127.0.0.1:8069","db":"mydb","user_id":2,"api_key":"<ERP_USER_API_KEY>"}}'`,
+      `    -d '{"id":"2","action":"search_read","model_id":"res.partner","params":[[]],"keyword":{"fields":["name"],"limit":5},` +
+        `"erp_instance":{"url":"${ERP_DOUBLE_URL}","db":"erp_a","user_id":2,"api_key":"<ERP_USER_API_KEY>"}}'`,
       `  curl -s ${base}/_/about`,
       '',
       `Agents (MCP): ${base}/mcp, with the proxy key and the x-erp-* headers (README, "Agents (MCP)").`,

@@ -374,7 +374,7 @@ export function parseStackConfig(read: ContextReader): StackConfig {
       serverErrorRatePercent: s.alarm5xxRatePercent,
       p99LatencyMs: s.alarmP99LatencyMs,
       upstreamTimeouts: s.alarmUpstreamTimeouts,
-      licenseWarningDays: s.licenseWarningDays,
+      licenseWarningDays: settings.licenseWarningDays,
     },
   };
 }

@@ -438,11 +438,4 @@ export const STACK_SETTINGS = Object.freeze({
     sets: 'alarm',
     meaning: 'upstream timeouts (-32003) per 5 minutes, all APIs',
   },
-  licenseWarningDays: {
-    context: 'licenseWarningDays',
-    schema: integer({ fallback: 14, min: 1, max: 365, unit: ' days' }),
-    readBy: [],
-    sets: 'alarm',
-    meaning: 'warn when the license expires within this many days',
-  },
 } as const satisfies Record<string, Setting>);

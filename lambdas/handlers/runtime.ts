@@ -14,6 +14,7 @@ import {
   type MetricsSource,
 } from '../operator/metrics-source.ts';
 import { type Config, getConfig } from '../platform/config.ts';
+import { withLicenseWarning } from '../platform/license-notice.ts';
 import { createLogger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics/powertools.ts';
 import {
@@ -78,15 +79,16 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     versions,
     docs: new MethodDocClient(http),
   };
+  const logger = createLogger(config);
   return {
     config,
-    logger: createLogger(config),
+    logger,
     metrics,
     metricsSource:
       overrides.metricsSource ??
       (config.runtime === 'lambda' ? createCloudWatchMetricsSource(config) : createLocalMetricsSource(store)),
     keys: overrides.keys ?? createProxyKeySource(config),
-    license: overrides.license ?? createLicenseSource(config),
+    license: withLicenseWarning(config, logger, overrides.license ?? createLicenseSource(config)),
     http,
     routing: upstream,
     forward: {

@@ -2,13 +2,15 @@
  * @module local/server
  * Runs the Lambda handlers behind `node:http`, the way API Gateway (HTTP API, payload 2.0)
  * would: routes from the shared route table, events with lower-cased headers and a string (or
- * base64) body, a Lambda-like context with `getRemainingTimeInMillis`, and API Gateway's own
- * answers for unknown routes (404) and oversized bodies (413). This is the only code that
- * knows both HTTP and the event shape.
+ * base64) body, a Lambda-like context with `getRemainingTimeInMillis`, and the gateway's own
+ * answers (gateway-answers.ts) for unknown routes (404), oversized bodies (413) and headers (431),
+ * requests that do not arrive in time (408) and requests that are not HTTP (400). This is the
+ * only code that knows both HTTP and the event shape.
  */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createHandler as createExecuteV1Handler } from '../handlers/execute-v1.ts';
 import { createHandler as createExecuteV2Handler } from '../handlers/execute-v2.ts';
@@ -19,6 +21,7 @@ import { createHandler as createVersionHandler } from '../handlers/version.ts';
 import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
 import type { Config } from '../platform/config.ts';
 import { type FunctionName, matchRoute } from '../platform/routes.ts';
+import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody, rawGatewayResponse } from './gateway-answers.ts';
 
 /** Lambda's synchronous invocation payload limit; API Gateway answers 413 above it here. */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
@@ -38,10 +41,11 @@ export function localFunctionTimeoutMs(config: Pick<Config, 'maxTimeoutSeconds'>
 /**
  * API Gateway HTTP API quota: request line and headers together, 10 240 bytes. Counted as
  * {@link requestHeadBytes} does; Node's own `maxHeaderSize` counts only the target, names and
- * values, so it lets up to ~40 bytes more through and is kept as the parser's backstop only.
+ * values, so it lets up to ~40 bytes more through and is kept as the parser's backstop only
+ * (its overflow gets the same 431 answer, through `clientError`).
  */
 export const MAX_REQUEST_HEADER_BYTES = 10 * 1024;
-/** A request (headers and body) must arrive within this; Node then answers 408 and closes. */
+/** A request (headers and body) must arrive within this; the server then answers 408 and closes. */
 export const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 /**
  * How often Node looks for requests past their time (its default, 30 s, made the 408 of a 30 s
@@ -50,9 +54,10 @@ export const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
  */
 export const REQUEST_TIMEOUT_CHECK_INTERVAL_MS = 250;
 /**
- * A body over {@link MAX_REQUEST_BODY_BYTES} is still read, and discarded, up to this many bytes
- * in all, and answered 413 once it has arrived: a client still uploading when the connection
- * closes gets EPIPE instead of the answer. Larger uploads are answered and closed at this point.
+ * A body over {@link MAX_REQUEST_BODY_BYTES} is answered 413 at once, and then still read, and
+ * discarded, up to this many bytes in all before the connection closes: a client still uploading
+ * when the connection closes would get EPIPE (or a reset that loses the answer) instead of
+ * reading the 413. An upload larger than this meets the close at this point.
  */
 export const MAX_DISCARDED_BODY_BYTES = 64 * 1024 * 1024;
 /**
@@ -258,48 +263,61 @@ function joinChunks(chunks: readonly Buffer[], size: number): Buffer {
 }
 
 /**
- * Answers once the rest of the request body has arrived (read and discarded, up to
- * {@link MAX_DISCARDED_BODY_BYTES} in all), then the connection closes: as API Gateway does, so a
- * client still sending its body reads the answer instead of meeting a closed connection (EPIPE).
- * `alreadyRead` bytes of the body were read before.
+ * Answers with a gateway answer now, then reads and discards the rest of the request body (up
+ * to {@link MAX_DISCARDED_BODY_BYTES} in all, counting the `alreadyRead` bytes read before)
+ * before the response ends, which closes the connection. The whole answer is written at once
+ * (its `Content-Length` known), so a client reads it while it is still sending; ending the
+ * response only once the body is in keeps the connection open for the client's last bytes, so
+ * it meets no EPIPE. This is what nginx does with a body over `client_max_body_size`.
  */
-function answerAfterBody(req: IncomingMessage, answer: () => void, alreadyRead = 0): void {
-  let read = alreadyRead;
-  let answered = false;
-  const once = (): void => {
-    if (answered) return;
-    answered = true;
-    answer();
-  };
-  const declared = Number(req.headers['content-length']);
-  if (req.complete || (Number.isFinite(declared) && declared > MAX_DISCARDED_BODY_BYTES)) {
-    once();
-    req.resume();
+function answerThenDiscard(
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: GatewayAnswer,
+  alreadyRead = 0,
+): void {
+  if (res.headersSent) return;
+  const body = gatewayBody(answer);
+  res.writeHead(answer.status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  });
+  if (req.complete) {
+    res.end(body);
     return;
   }
-  req.on('data', (chunk: Buffer) => {
+  res.write(body);
+  let read = alreadyRead;
+  const finish = (): void => {
+    req.off('data', onData);
+    if (!res.writableEnded) res.end();
+  };
+  const onData = (chunk: Buffer): void => {
     read += chunk.length;
-    if (read > MAX_DISCARDED_BODY_BYTES) once();
-  });
-  req.on('end', once);
+    if (read > MAX_DISCARDED_BODY_BYTES) finish();
+  };
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > MAX_DISCARDED_BODY_BYTES) finish();
+  else {
+    req.on('data', onData);
+    req.once('end', finish);
+    // Aborted by the client: nothing more will come.
+    req.once('close', finish);
+  }
   req.resume();
 }
 
-function refuse(res: ServerResponse, status: number, body: string): void {
-  send(res, status, { 'content-type': 'application/json', connection: 'close' }, body);
-}
-
 /**
- * Reads the body up to the limit; `undefined` once it is over (413 sent once the rest arrived)
- * or when the client went away mid-body (nothing to answer: on AWS such a request never reaches
- * Lambda).
+ * Reads the body up to the limit; `undefined` once it is over (413 sent at once, the rest
+ * discarded) or when the client went away mid-body (nothing to answer: on AWS such a request
+ * never reaches Lambda).
  */
 function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
-    const tooLarge = (): void => refuse(res, 413, '{"message":"Request Entity Too Large"}');
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_REQUEST_BODY_BYTES) {
-      answerAfterBody(req, tooLarge);
+      answerThenDiscard(req, res, GATEWAY_ANSWERS.tooLarge);
       resolve(undefined);
       return;
     }
@@ -311,10 +329,11 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
         chunks.push(chunk);
         return;
       }
+      // A chunked body (or one longer than it declared) passed the limit: answer now.
       req.off('data', onData);
       req.off('end', onEnd);
       chunks.length = 0;
-      answerAfterBody(req, tooLarge, size);
+      answerThenDiscard(req, res, GATEWAY_ANSWERS.tooLarge, size);
       resolve(undefined);
     };
     const onEnd = (): void => resolve(joinChunks(chunks, size));
@@ -322,6 +341,46 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
     req.on('end', onEnd);
     // 'aborted' / ECONNRESET: the client closed the connection before its body was complete.
     req.on('error', () => resolve(undefined));
+  });
+}
+
+/** The gateway answer for an error of Node's HTTP parser or its request timeout. */
+function clientErrorAnswer(code: string | undefined): GatewayAnswer {
+  if (code === 'HPE_HEADER_OVERFLOW') return GATEWAY_ANSWERS.headersTooLarge;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return GATEWAY_ANSWERS.requestTimeout;
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return GATEWAY_ANSWERS.tooLarge;
+  return GATEWAY_ANSWERS.badRequest;
+}
+
+/**
+ * Answers what Node's HTTP parser refuses (headers over `maxHeaderSize`, a request that is not
+ * HTTP) and requests past the receive timeout with the gateway's JSON answers instead of Node's
+ * empty ones. As Node does, nothing is written once a response has started on the connection;
+ * the connection is then closed. After the answer, what the client still sends is read and
+ * dropped (up to {@link MAX_DISCARDED_BODY_BYTES}) until it closes, so it can read the answer;
+ * the receive timeout ends a connection that never closes.
+ */
+function handleClientErrors(server: Server): void {
+  const answered = new WeakSet<Duplex>();
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (answered.has(socket)) {
+      // The parser fails again on each further chunk; only the receive timeout ends it here.
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.destroy();
+      return;
+    }
+    answered.add(socket);
+    // Node's own check before it writes its default answer: no response started on the socket.
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    let discarded = 0;
+    socket.on('data', (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > MAX_DISCARDED_BODY_BYTES) socket.destroy();
+    });
+    socket.end(rawGatewayResponse(clientErrorAnswer(error.code)));
   });
 }
 
@@ -369,7 +428,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
     },
     (req, res) => {
       if (requestHeadBytes(req) > MAX_REQUEST_HEADER_BYTES) {
-        answerAfterBody(req, () => refuse(res, 431, '{"message":"Request Header Fields Too Large"}'));
+        answerThenDiscard(req, res, GATEWAY_ANSWERS.headersTooLarge);
         return;
       }
       const url = requestUrl(req);
@@ -384,7 +443,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
           res,
           404,
           { 'content-type': 'application/json', ...(hasBody ? { connection: 'close' } : {}) },
-          '{"message":"Not Found"}',
+          gatewayBody(GATEWAY_ANSWERS.notFound),
         );
         return;
       }
@@ -398,10 +457,11 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
         })
         .catch((error: unknown) => {
           options.onCrash?.(error);
-          send(res, 500, { 'content-type': 'application/json' }, '{"message":"Internal Server Error"}');
+          send(res, 500, { 'content-type': 'application/json' }, gatewayBody(GATEWAY_ANSWERS.internal));
         });
     },
   );
+  handleClientErrors(server);
   server.keepAliveTimeout = 5_000;
   // A client that half-closes after its request (HTTP/1.0 style, `nc -N`) still gets the answer:
   // by default Node's HTTP server ends the connection as soon as the client's side ends, before

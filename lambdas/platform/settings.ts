@@ -417,6 +417,14 @@ export const RUNTIME_SETTINGS = Object.freeze({
     readBy: ALL,
     meaning: 'Ed25519 public key (base64 or PEM); when set, licenses must be signed',
   },
+  licenseWarningDays: {
+    env: 'LICENSE_WARNING_DAYS',
+    context: 'licenseWarningDays',
+    schema: integer({ fallback: 14, min: 1, max: 365, unit: ' days' }),
+    readBy: ALL,
+    meaning:
+      'warn when the license expires within this many days: the `LicenseExpiring` alarm, the local server at start, and each function once per execution environment (a log line)',
+  },
   secretsMaxAgeSeconds: {
     env: 'SECRETS_MAX_AGE',
     context: 'secretsMaxAge',

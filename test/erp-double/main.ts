@@ -1,15 +1,27 @@
 /**
  * `npm run erp-double`: the Odoo imitation the tests use, on 127.0.0.1 (port `ERP_DOUBLE_PORT`,
- * default 8069), so the proxy can be tried without a real ERP. Prints the databases, users and
- * keys to put in `erp_instance`. Test data only: the keys are fixed, public test values.
+ * default 8788: no ERP's default port, so the examples never reach a real ERP by accident), so
+ * the proxy can be tried without a real ERP. Prints the databases, users and keys to put in
+ * `erp_instance`, and a curl through the local proxy at the address `npm start` listens on with
+ * the same `PORT` and `HOST`. Test data only: the keys are fixed, public test values.
  */
-import { DOUBLE_USERS, type ErpMode, startErpDouble } from './index.ts';
+import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
+import { DOUBLE_USERS, ERP_DOUBLE_DEFAULT_PORT, type ErpMode, startErpDouble } from './index.ts';
 
-const port = Number(process.env.ERP_DOUBLE_PORT ?? 8069);
+const port = Number(process.env.ERP_DOUBLE_PORT ?? ERP_DOUBLE_DEFAULT_PORT);
 const mode = (process.env.ERP_DOUBLE_MODE ?? '19') as ErpMode;
 if (!['16', '17', '18', '19', '21', '22'].includes(mode)) {
   process.stderr.write('ERP_DOUBLE_MODE must be one of 16, 17, 18, 19, 21, 22\n');
   process.exit(2);
+}
+
+/** The local proxy's base URL, as `npm start` reads `PORT` and `HOST` (same defaults, same checks). */
+function proxyBaseUrl(): string {
+  const proxyPort = RUNTIME_SETTINGS.port.schema.safeParse(process.env.PORT);
+  const proxyHost = RUNTIME_SETTINGS.host.schema.safeParse(process.env.HOST);
+  const host = proxyHost.success ? proxyHost.data : '<HOST>';
+  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shownHost}:${proxyPort.success ? proxyPort.data : '<PORT>'}`;
 }
 
 try {
@@ -25,8 +37,8 @@ try {
         `  db ${u.db}  user_id ${u.uid}  api_key ${u.apiKey}  (${u.expired ? 'expired key' : u.limited ? 'limited user' : 'admin'})`,
     ),
     '',
-    'With `npm start` running in another terminal (use the proxy key it prints):',
-    `  curl -s http://127.0.0.1:8787/api/erp/execute -H 'content-type: application/json' -H 'x-api-key: <PROXY_KEY>' \\`,
+    `With \`npm start\` running in another terminal (same PORT and HOST; use the proxy key it prints):`,
+    `  curl -s ${proxyBaseUrl()}/api/erp/execute -H 'content-type: application/json' -H 'x-api-key: <PROXY_KEY>' \\`,
     `    -d '{"id":"1","action":"search_read","model_id":"res.partner","params":[[["is_company","=",true]]],` +
       `"keyword":{"fields":["name"],"limit":3},"erp_instance":{"url":"${double.url}","db":"erp_a","user_id":2,"api_key":"${admin?.apiKey}"}}'`,
     '',

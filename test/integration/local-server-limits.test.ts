@@ -1,21 +1,26 @@
 /**
  * The local server's own limits and connection handling over real loopback sockets, as API
  * Gateway answers them (README, "Limits"): a client that half-closes after its request, the
- * request-receive timeout (408), the header quota counted exactly (431), an oversized body
- * answered in a way clients can read (413), and the bound on ERP answers held at once (-32009).
- * No timing is asserted: the times these take are measured by hand (see the CHANGELOG).
+ * request-receive timeout (408), the header quota counted exactly (431), a request that is not
+ * HTTP (400), each with the gateway's JSON answer (never Node's empty one), an oversized body
+ * answered at once and in a way clients can read (413), and the bound on ERP answers held at
+ * once (-32009). No timing is asserted: "at once" is shown by clients that hold back the rest of
+ * their body until the answer has come. The times these take are measured by hand (see the
+ * CHANGELOG).
  */
 import { request as httpRequest } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { GATEWAY_ANSWERS, type GatewayAnswer } from '../../lambdas/local/gateway-answers.ts';
 import {
   MAX_DISCARDED_BODY_BYTES,
   MAX_REQUEST_BODY_BYTES,
   MAX_REQUEST_HEADER_BYTES,
 } from '../../lambdas/local/server.ts';
 import { AnswerBudget, SMALL_ANSWER_BYTES } from '../../lambdas/platform/answer-budget.ts';
-import { type Envelope, USERS, useErpAndProxy, withProxy } from '../support/fixtures.ts';
+import { ROUTES } from '../../lambdas/platform/routes.ts';
+import { type Envelope, USERS, useErpAndProxy, useProxy, withProxy } from '../support/fixtures.ts';
 import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
 /** Writes `bytes` on a new connection (then half-closes it when `halfClose`); resolves with all that came back. */
@@ -36,6 +41,14 @@ function rawExchange(url: string, bytes: string, options: { halfClose?: boolean 
 }
 
 const statusLine = (answer: string): string => answer.split('\r\n')[0] ?? '';
+
+/** Checks a raw answer is the gateway's JSON answer (status, content type, body), not Node's empty one. */
+function expectGatewayAnswer(answer: string, expected: GatewayAnswer): void {
+  expect(statusLine(answer)).toMatch(new RegExp(`^HTTP/1\\.1 ${expected.status} `));
+  const [head = '', body] = answer.split('\r\n\r\n');
+  expect(head.toLowerCase()).toContain('content-type: application/json');
+  expect(JSON.parse(body ?? '')).toEqual({ message: expected.message });
+}
 
 describe('a client that half-closes after sending its request (HTTP/1.0 style, nc -N)', () => {
   const { double, proxy } = useErpAndProxy();
@@ -74,7 +87,19 @@ describe('a request that has not fully arrived in time gets 408', () => {
     await withProxy({ server: { requestReceiveTimeoutMs: 1_000 } }, async (proxy) => {
       const answer = await rawExchange(proxy.url, bytes);
       expect(statusLine(answer)).toBe('HTTP/1.1 408 Request Timeout');
+      expectGatewayAnswer(answer, GATEWAY_ANSWERS.requestTimeout);
     });
+  });
+});
+
+describe('a request that is not HTTP gets 400, with the JSON answer', () => {
+  const proxy = useProxy();
+
+  it.each([
+    ['a request line that is not HTTP', 'HELLO\r\n\r\n'],
+    ['a header line without a colon', 'GET /_/about HTTP/1.1\r\nHost proxy\r\n\r\n'],
+  ])('%s', async (_label, bytes) => {
+    expectGatewayAnswer(await rawExchange(proxy.url, bytes), GATEWAY_ANSWERS.badRequest);
   });
 });
 
@@ -82,8 +107,8 @@ describe('request line and headers over 10 240 bytes get 431, counted exactly', 
   const { proxy } = useErpAndProxy();
 
   /** A request whose line and headers (the empty line included) are exactly `total` bytes. */
-  function head(total: number, extra = ''): string {
-    const bare = `GET /_/about HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n${extra}X-Pad: \r\n\r\n`;
+  function head(total: number, extra = '', requestLine = 'GET /_/about'): string {
+    const bare = `${requestLine} HTTP/1.1\r\nHost: proxy\r\nConnection: close\r\n${extra}X-Pad: \r\n\r\n`;
     return bare.replace('X-Pad: ', `X-Pad: ${'p'.repeat(total - bare.length)}`);
   }
 
@@ -98,6 +123,17 @@ describe('request line and headers over 10 240 bytes get 431, counted exactly', 
     expect(statusLine(await rawExchange(proxy.url, bytes))).toBe(expected);
   });
 
+  it("answers on every route with the gateway's JSON 431, from the exact count and from Node's parser alike", async () => {
+    for (const route of ROUTES) {
+      // Just over the quota (the exact count), and far over it (Node's parser gives up first).
+      for (const total of [MAX_REQUEST_HEADER_BYTES + 1, 2 * MAX_REQUEST_HEADER_BYTES]) {
+        const bytes = head(total, '', `${route.method} ${route.path}`);
+        expect(bytes.length).toBe(total);
+        expectGatewayAnswer(await rawExchange(proxy.url, bytes), GATEWAY_ANSWERS.headersTooLarge);
+      }
+    }
+  });
+
   it('counts every header line, however the bytes are split between headers', async () => {
     const extra = `${Array.from({ length: 40 }, (_, i) => `X-H${i}: v`).join('\r\n')}\r\n`;
     expect(statusLine(await rawExchange(proxy.url, head(MAX_REQUEST_HEADER_BYTES, extra)))).toBe(
@@ -106,6 +142,114 @@ describe('request line and headers over 10 240 bytes get 431, counted exactly', 
     expect(statusLine(await rawExchange(proxy.url, head(MAX_REQUEST_HEADER_BYTES + 1, extra)))).toBe(
       'HTTP/1.1 431 Request Header Fields Too Large',
     );
+  });
+});
+
+/**
+ * Sends `head`, then the body from `bodyChunks` until `holdBackAfter` bytes of it are sent, then
+ * waits for the whole answer (its `Content-Length`) before it sends the rest: the answer can only
+ * come if the server gave it before the body was complete. Resolves with the answer, the bytes
+ * the server read in all and whether the socket failed (EPIPE, a reset) on the way.
+ */
+function uploadHoldingBack(
+  url: string,
+  head: string,
+  bodyChunks: () => Generator<Buffer>,
+  holdBackAfter: number,
+): Promise<{ answer: string; sentAfterAnswer: number; error: string | undefined }> {
+  const { port } = new URL(url);
+  return new Promise((resolve) => {
+    const chunks = bodyChunks();
+    let sent = 0;
+    let sentAfterAnswer = 0;
+    let answered = false;
+    let received = '';
+    let error: string | undefined;
+    const socket = connect(Number(port), '127.0.0.1');
+    const pump = (): void => {
+      for (let next = chunks.next(); !next.done; next = chunks.next()) {
+        sent += next.value.length;
+        if (answered) sentAfterAnswer += next.value.length;
+        const flushed = socket.write(next.value);
+        if (!answered && sent >= holdBackAfter) return; // wait for the answer
+        if (!flushed) {
+          socket.once('drain', pump);
+          return;
+        }
+      }
+    };
+    socket.on('connect', () => {
+      socket.write(head);
+      pump();
+    });
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const [answerHead = '', body = ''] = received.split('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(answerHead)?.[1]);
+      if (!answered && received.includes('\r\n\r\n') && body.length >= length) {
+        answered = true;
+        pump();
+      }
+    });
+    socket.on('error', (failure: NodeJS.ErrnoException) => {
+      error = failure.code ?? failure.message;
+    });
+    socket.on('close', () => resolve({ answer: received, sentAfterAnswer, error }));
+  });
+}
+
+/** `total` bytes of body in 64 KiB chunks. */
+function* plainBody(total: number): Generator<Buffer> {
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  for (let sent = 0; sent < total; sent += chunk.length)
+    yield chunk.subarray(0, Math.min(chunk.length, total - sent));
+}
+
+/** `total` bytes of body, chunked transfer coding, 64 KiB per chunk, then the last chunk. */
+function* chunkedBody(total: number): Generator<Buffer> {
+  for (const chunk of plainBody(total))
+    yield Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+  yield Buffer.from('0\r\n\r\n');
+}
+
+describe('a body over 6 MB gets a 413 at once, and the rest of the upload is read before the close', () => {
+  const proxy = useProxy();
+  const total = 20 * 1024 * 1024;
+  const request = (framing: string): string =>
+    `POST /api/erp/execute HTTP/1.1\r\nHost: proxy\r\nContent-Type: application/json\r\n` +
+    `x-api-key: ${TEST_PROXY_KEY}\r\n${framing}\r\n\r\n`;
+
+  it('a declared Content-Length over 6 MB: answered before the body, 1 MiB of 20 MiB sent', async () => {
+    const result = await uploadHoldingBack(
+      proxy.url,
+      request(`Content-Length: ${total}`),
+      () => plainBody(total),
+      1024 * 1024,
+    );
+    expectGatewayAnswer(result.answer, GATEWAY_ANSWERS.tooLarge);
+    expect(result.error).toBeUndefined();
+    // The client sent the rest after the answer, and the server read it all before it closed.
+    expect(result.sentAfterAnswer).toBeGreaterThan(total - 2 * 1024 * 1024);
+  });
+
+  it('a chunked body: answered once it passes 6 MB, before the rest and the last chunk', async () => {
+    const result = await uploadHoldingBack(
+      proxy.url,
+      request('Transfer-Encoding: chunked'),
+      () => chunkedBody(total),
+      MAX_REQUEST_BODY_BYTES + 256 * 1024,
+    );
+    expectGatewayAnswer(result.answer, GATEWAY_ANSWERS.tooLarge);
+    expect(result.error).toBeUndefined();
+    expect(result.sentAfterAnswer).toBeGreaterThan(total - MAX_REQUEST_BODY_BYTES - 1024 * 1024);
+  });
+
+  it('a declared length at 6 MB is read whole (not refused early)', async () => {
+    const body = `{"id":"${'x'.repeat(MAX_REQUEST_BODY_BYTES - 9)}"}`;
+    expect(Buffer.byteLength(body)).toBe(MAX_REQUEST_BODY_BYTES);
+    const answer = await proxy.post('/api/erp/execute', body);
+    expect(answer.status).toBe(400);
+    expect((answer.json as Envelope).error?.code).toBe(-32600);
   });
 });
 

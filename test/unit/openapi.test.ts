@@ -10,15 +10,16 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApiDocument, OPENAPI_PATH, renderOpenApi } from '../../bin/openapi.ts';
+import { OPENAPI_PATH, renderOpenApi } from '../../bin/openapi.ts';
+import { GATEWAY_ANSWERS } from '../../lambdas/local/gateway-answers.ts';
 import { mayHaveRun, PROXY_ERROR_ROWS } from '../../lambdas/platform/error-table.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
+import { deref, type Json, openApiDocument } from '../support/openapi-doc.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const committed = readFileSync(`${root}${OPENAPI_PATH}`, 'utf8');
 
-type Json = Record<string, unknown>;
-const doc = buildOpenApiDocument() as {
+const doc = openApiDocument as {
   openapi: string;
   paths: Record<string, Record<string, Json>>;
   components: {
@@ -32,16 +33,6 @@ const doc = buildOpenApiDocument() as {
   };
   'x-error-codes': Json[];
 };
-
-/** Follows a local `$ref` (`#/components/...`) to what it names. */
-function deref<T>(value: unknown): T {
-  const target = (value as { $ref?: string }).$ref;
-  if (target === undefined) return value as T;
-  return target
-    .slice(2)
-    .split('/')
-    .reduce<unknown>((node, key) => (node as Json)[key], doc) as T;
-}
 
 /** The error codes a response lists in its envelope schema. */
 function envelopeCodes(response: { content: Record<string, { schema: Json }> }): number[] {
@@ -112,8 +103,11 @@ describe('docs/openapi.json', () => {
       '401',
       '403',
       '406',
+      '408',
       '413',
       '415',
+      '429',
+      '431',
       '500',
     ]);
     expect(responses['401']?.description).toContain('`-32000`');
@@ -134,10 +128,16 @@ describe('docs/openapi.json', () => {
     expect(schemas.ErpInstanceV1?.required).toEqual(['url', 'db', 'user_id', 'api_key']);
     expect(schemas.ErpInstanceV2?.required).toEqual(['url', 'db', 'api_key']);
     const v2 = schemas.V2ExecuteRequest?.properties as Record<string, Json>;
-    expect(v2.kwargs?.type).toBe('object');
+    expect(v2.kwargs).toMatchObject({ type: 'object', additionalProperties: true });
     const v1 = schemas.V1ExecuteRequest?.properties as Record<string, Json>;
     expect(v1.action?.enum).toHaveLength(9);
-    expect(v1.params).toMatchObject({ type: 'array', default: [] });
+    // Defaults in the description only: a JSON Schema `default` makes generated types require it.
+    expect(v1.params).toMatchObject({ type: 'array', items: {} });
+    expect(v1.params).not.toHaveProperty('default');
+    expect(v1.params?.description).toMatch(/Default: `\[\]`\.$/);
+    expect(v1.keyword).toMatchObject({ type: 'object', additionalProperties: true });
+    expect(v1.keyword).not.toHaveProperty('default');
+    expect(v1.keyword?.description).toMatch(/Default: `\{\}`\.$/);
     const v1Instance = schemas.ErpInstanceV1?.properties as Record<string, Json>;
     expect(v1Instance.user_id).toMatchObject({ type: 'integer', format: 'int64' });
     expect(v1Instance.url).toMatchObject({ type: 'string', format: 'uri' });
@@ -192,6 +192,64 @@ describe('docs/openapi.json', () => {
         $ref: '#/components/schemas/ErrorEnvelope',
       });
     }
+  });
+
+  it("lists the gateway's own answers (408, 413, 429, 431, 500) with their real body on every route", () => {
+    const gateway = [
+      GATEWAY_ANSWERS.requestTimeout,
+      GATEWAY_ANSWERS.tooLarge,
+      GATEWAY_ANSWERS.throttled,
+      GATEWAY_ANSWERS.headersTooLarge,
+    ];
+    for (const route of ROUTES) {
+      const responses = doc.paths[route.path]?.[route.method.toLowerCase()]?.responses as Record<
+        string,
+        unknown
+      >;
+      for (const answer of gateway) {
+        const response = deref<{
+          description: string;
+          content: Record<string, { schema: Json; example: Json }>;
+        }>(responses[String(answer.status)]);
+        expect(response.content['application/json']?.schema).toEqual({
+          $ref: '#/components/schemas/GatewayError',
+        });
+        expect(response.content['application/json']?.example).toEqual({ message: answer.message });
+        expect(response.description).toContain(JSON.stringify({ message: answer.message }));
+      }
+      // 500: the proxy's -32603 envelope, or the gateway's answer when the function gave none.
+      const internal = deref<{ description: string; content: Record<string, { schema: { oneOf: Json[] } }> }>(
+        responses['500'],
+      );
+      expect(internal.content['application/json']?.schema.oneOf).toHaveLength(2);
+      expect(internal.content['application/json']?.schema.oneOf[1]).toEqual({
+        $ref: '#/components/schemas/GatewayError',
+      });
+      expect(internal.description).toContain('`-32603`');
+      expect(internal.description).toContain(JSON.stringify({ message: 'Internal Server Error' }));
+      // Every operation has a 4XX (redocly's operation-4xx-response), /_/about included.
+      expect(Object.keys(responses).some((status) => status.startsWith('4'))).toBe(true);
+    }
+  });
+
+  it('types every field of /_/about, and documents the failure of /_/metrics', () => {
+    const about = doc.components.schemas.About as { properties: Record<string, Json>; required: string[] };
+    expect(about.required.sort()).toEqual([
+      'api_versions',
+      'build',
+      'description',
+      'error_codes',
+      'name',
+      'routes',
+      'runtime',
+      'settings',
+      'transports',
+      'version',
+    ]);
+    const metrics = doc.paths['/_/metrics']?.get?.responses as Record<string, unknown>;
+    expect(deref<{ description: string }>(metrics['500']).description).toMatch(
+      /CloudWatch could not be read/,
+    );
   });
 
   it('passes on Retry-After with -32004', () => {
