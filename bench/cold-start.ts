@@ -245,15 +245,15 @@ function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
   });
 }
 
-export async function measureColdStart(options: { runs: number }): Promise<ColdStartResult> {
-  progress(`  bundling the ${FUNCTIONS.length} handlers with the stack esbuild settings`);
-  const bundles = await buildBundles();
-  const upstream = await startSmallUpstream();
+/**
+ * The environment of a fresh bundle process: Lambda mode, as deployed (NODE_OPTIONS as the stack
+ * sets it), keys and license from the environment; nothing of this shell's env.
+ */
+export function lambdaModeEnv(): NodeJS.ProcessEnv {
   const license = join(BUNDLE_DIR, 'license.json');
   mkdirSync(BUNDLE_DIR, { recursive: true });
   writeFileSync(license, JSON.stringify({ licensee: 'Benchmark', valid_until: '2999-12-31' }));
-  // Lambda mode, as deployed (NODE_OPTIONS as the stack sets it); nothing of this shell's env.
-  const env: NodeJS.ProcessEnv = {
+  return {
     PATH: process.env.PATH ?? '',
     NODE_OPTIONS: '--enable-source-maps',
     AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-bench',
@@ -264,6 +264,13 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
     ERP_ALLOWED_TARGETS: '127.0.0.0/8',
     LOG_LEVEL: 'INFO',
   };
+}
+
+export async function measureColdStart(options: { runs: number }): Promise<ColdStartResult> {
+  progress(`  bundling the ${FUNCTIONS.length} handlers with the stack esbuild settings`);
+  const bundles = await buildBundles();
+  const upstream = await startSmallUpstream();
+  const env = lambdaModeEnv();
   const events: Record<FunctionName, string> = {
     'execute-v1': JSON.stringify(
       postEvent('/api/erp/execute', JSON.stringify(smallBody('v1', upstream.url)), 'cs-1'),

@@ -6,6 +6,13 @@ import { arch, cpus, platform, release, totalmem } from 'node:os';
 import type { ColdStartResult } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
 import { OVERHEAD_ROUNDS, type OverheadResult } from './handler-overhead.ts';
+import {
+  type ImportProfile,
+  ownerOfPart,
+  PART,
+  type PartOwner,
+  type TopLevelTimes,
+} from './import-profile.ts';
 import type { LargeAnswerRow } from './large-answers.ts';
 import type { BridgeRow, BridgeVariant } from './protocol-bridge.ts';
 import { kib, mib, ms } from './stats.ts';
@@ -14,10 +21,9 @@ import { kib, mib, ms } from './stats.ts';
 export const BUDGETS = {
   overheadMedianMs: 0.3,
   overheadP99Ms: 1.5,
-  throughputRatio: 0.85,
-  coldStartMs: 100,
+  coldStartMs: 90,
   /** First call of a fresh execution environment, secrets read the deployed way. */
-  firstCallMs: 150,
+  firstCallMs: 130,
   /** 250 KB, counted as KiB. */
   executeBundleBytes: 250 * 1024,
   /** The mcp bundle (the MCP SDK and zod's JSON Schema output on top): 400 KB (test/infra/bundle.test.ts). */
@@ -41,6 +47,10 @@ export interface Results {
   readonly endToEnd: EndToEndRow[];
   readonly endToEndSettings: { warmupSeconds: number; seconds: number; concurrency: number };
   readonly coldStart: ColdStartResult;
+  /** Where each bundle's import time goes (CPU profiles). */
+  readonly importProfile: ImportProfile[];
+  /** Each module's top-level code, timed without the profiler. */
+  readonly topLevel: TopLevelTimes[];
   readonly largeAnswers: LargeAnswerRow[];
   readonly largeRuns: number;
   /** v1 over /jsonrpc and over JSON-2 (double; live ERP when ERP_LIVE_* is set). */
@@ -126,22 +136,17 @@ function endToEndRows(r: Results): Row[] {
       });
     }
     if (proxy && floor && direct) {
-      const ratio = proxy.rps / floor.rps;
-      const budgeted = upstream === 'fast';
+      // Informative, no budget: the observed floor (the row above) shows that the log line and the
+      // EMF records the design asks for on every request already cap any proxy far below the bare
+      // floor; the proxy's own cost per request is budgeted by the handler overhead rows.
       rows.push({
         area: `End to end, ${name}`,
-        measurement: `proxy ÷ floor throughput (c=${c})${budgeted ? '' : ', informative'}`,
+        measurement: `proxy ÷ floor throughput (c=${c}), informative`,
         result:
-          `${percent(ratio)} (proxy − direct latency at c=1: ` +
+          `${percent(proxy.rps / floor.rps)} (proxy − direct latency at c=1: ` +
           `+${ms(proxy.latencyMedianMs - direct.latencyMedianMs)} median)` +
           (observed ? `; ${percent(proxy.rps / observed.rps)} of the observed floor` : ''),
-        budget: budgeted ? `≥ ${BUDGETS.throughputRatio * 100} %` : '— (budget uses the fast upstream)',
-        ...(budgeted
-          ? {
-              met: ratio >= BUDGETS.throughputRatio,
-              note: `${((BUDGETS.throughputRatio - ratio) * 100).toFixed(1)} points short`,
-            }
-          : {}),
+        budget: '— (see Method: why no budget)',
       });
     }
   }
@@ -246,14 +251,95 @@ function escapeCell(text: string): string {
 }
 
 /** A pipe table, padded so that it also reads well in a terminal. */
-export function renderTable(rows: readonly Row[]): string {
-  const header = ['Area', 'Measurement', 'Result', 'Budget', 'Status'];
-  const cells = rows.map((row) =>
-    [row.area, row.measurement, row.result, row.budget, status(row)].map(escapeCell),
-  );
+function pipeTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const cells = rows.map((row) => row.map(escapeCell));
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
-  const line = (values: string[]) => `| ${values.map((v, i) => v.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  const line = (values: readonly string[]) =>
+    `| ${values.map((v, i) => v.padEnd(widths[i] ?? 0)).join(' | ')} |`;
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+export function renderTable(rows: readonly Row[]): string {
+  return pipeTable(
+    ['Area', 'Measurement', 'Result', 'Budget', 'Status'],
+    rows.map((row) => [row.area, row.measurement, row.result, row.budget, status(row)]),
+  );
+}
+
+/** The rows that sum the parts by owner, below the parts. */
+const PROFILE_OWNERS: readonly (readonly [PartOwner, string])[] = [
+  ['project', "together: the project's modules (lambdas/)"],
+  ['dependencies', 'together: dependencies (zod, Powertools, Middy…)'],
+  ['node', 'together: Node and V8 (loader, built-ins, compiling, source map, GC)'],
+];
+
+/** Parts under this share of the import in every bundle are summed into one row. */
+const PROFILE_MIN_SHARE = 0.01;
+
+/**
+ * One row per part of the import (a module of the bundle, a Node built-in module, V8 compiling,
+ * the source map, …) and one column per bundle: profiled milliseconds and share of the import.
+ */
+export function importProfileTable(profiles: readonly ImportProfile[]): string {
+  const share = (profile: ImportProfile, part: string) => (profile.parts.get(part) ?? 0) / profile.importMs;
+  const parts = [...new Set(profiles.flatMap((profile) => [...profile.parts.keys()]))];
+  const maxShare = (part: string) => Math.max(...profiles.map((profile) => share(profile, part)));
+  const shown = parts
+    .filter((part) => maxShare(part) >= PROFILE_MIN_SHARE)
+    .sort((a, b) => maxShare(b) - maxShare(a));
+  const folded = parts.filter((part) => !shown.includes(part));
+  const cell = (profile: ImportProfile, ms: number) =>
+    `${ms.toFixed(1)} ms (${((ms / profile.importMs) * 100).toFixed(0)} %)`;
+  const row = (label: string, of: (profile: ImportProfile) => number) => [
+    label,
+    ...profiles.map((profile) => cell(profile, of(profile))),
+  ];
+  return pipeTable(
+    ['Part of the import (profiled)', ...profiles.map((profile) => `${profile.fn} bundle`)],
+    [
+      ...shown.map((part) => row(part, (profile) => profile.parts.get(part) ?? 0)),
+      row(`other (${folded.length} parts, each under ${PROFILE_MIN_SHARE * 100} %)`, (profile) =>
+        folded.reduce((sum, part) => sum + (profile.parts.get(part) ?? 0), 0),
+      ),
+      ...PROFILE_OWNERS.map(([owner, label]) =>
+        row(label, (profile) =>
+          [...profile.parts].reduce((sum, [part, ms]) => sum + (ownerOfPart(part) === owner ? ms : 0), 0),
+        ),
+      ),
+      [
+        'whole import, profiled (median)',
+        ...profiles.map((profile) => `${profile.importMs.toFixed(1)} ms (${profile.runs} runs)`),
+      ],
+    ],
+  );
+}
+
+/** Modules whose top-level code takes less than this in every bundle are summed into one row. */
+const TOP_LEVEL_MIN_MS = 0.1;
+
+/** One row per module whose top-level code costs something, one column per bundle (no profiler). */
+export function topLevelTable(times: readonly TopLevelTimes[]): string {
+  const modules = [...new Set(times.flatMap((time) => [...time.modules.keys()]))];
+  const most = (module: string) => Math.max(...times.map((time) => time.modules.get(module) ?? 0));
+  const shown = modules
+    .filter((module) => most(module) >= TOP_LEVEL_MIN_MS)
+    .sort((a, b) => most(b) - most(a));
+  const folded = modules.filter((module) => !shown.includes(module));
+  const row = (label: string, of: (time: TopLevelTimes) => number) => [
+    label,
+    ...times.map((time) => `${of(time).toFixed(2)} ms`),
+  ];
+  return pipeTable(
+    ['Top-level code of (no profiler)', ...times.map((time) => `${time.fn} bundle`)],
+    [
+      ...shown.map((module) => row(module, (time) => time.modules.get(module) ?? 0)),
+      row(`other modules (${folded.length}, each under ${TOP_LEVEL_MIN_MS} ms)`, (time) =>
+        folded.reduce((sum, module) => sum + (time.modules.get(module) ?? 0), 0),
+      ),
+      row('before the first module runs: read, compile, link, built-in modules', (time) => time.beforeCodeMs),
+      ['whole import (median)', ...times.map((time) => `${time.importMs.toFixed(1)} ms (${time.runs} runs)`)],
+    ],
+  );
 }
 
 function bridgeRows(r: Results): Row[] {
@@ -341,6 +427,31 @@ ${renderTable(rows)}
 
 ${summary(rows)}
 
+## Where import time goes
+
+CPU profiles of each bundle's import (bench/import-profile.ts; \`npm run bench -- --import-profile\`
+prints this table alone): ${r.importProfile[0]?.runs ?? 0} fresh processes per bundle in Lambda mode, as in the cold-start rows, with
+V8's sampling profiler on. Each cell is the median time of a part under the profiler and its share of
+the profiled import; the profiler roughly doubles the time, so read the shares. A module's part is its
+own code, top-level statements included: the zod schemas the settings catalogue builds at load
+(\`platform/settings.ts\`, \`platform/config.ts\`) count as zod (the table below splits them). "${PART.compile}"
+grows with the bundle's size, and so does "${PART.sourceMap}" (Node 20 reads the map and splits the
+bundle's text into lines when it loads it). The built-in modules are the ones the bundle imports
+(\`node:http\`, \`node:crypto\`, …), each with the internal modules it is the first to load, so their
+split between \`node:http\` and \`node:net\` shifts from bundle to bundle. The last three rows sum the
+parts by owner (sums of the medians).
+
+${importProfileTable(r.importProfile)}
+
+The same imports without the profiler, by the module whose top-level code was running (its own
+statements and what they call: a settings or schema module's row includes the zod schemas it
+builds). Each bundle is built unminified with a mark before each module's code and imported in
+${r.topLevel[0]?.runs ?? 0} fresh processes; medians. A module esbuild wraps to run later (the
+method-docs client behind \`import()\`, and what it imports) counts where it first runs. The
+last rows are what no module's code accounts for.
+
+${topLevelTable(r.topLevel)}
+
 ## Method
 
 - **Handler overhead.** The execute-v1, execute-v2 and version handlers (\`createHandler(runtime)\`)
@@ -375,8 +486,13 @@ ${summary(rows)}
   which autocannon reports in fractional ms but rounds to whole ms in its histogram), requests per
   second at concurrency ${e.concurrency} (2xx answers ÷ elapsed time; any error or non-2xx fails the run). Two
   upstreams: the ERP double (Odoo 19 mode, realistic but slower) and the fast fixed-answer upstream.
-  **The throughput budget uses the fast upstream**, so that the ratio measures the proxy's own cost
-  rather than the upstream's; the ERP double ratio is informative.
+  **Why proxy ÷ floor throughput has no budget** (it had ≥ 85 % until 2026-11): the floor does
+  nothing but forward bytes, and the observed floor, which adds only what the design requires on
+  every request (the Powertools request log line and the EMF records), already reaches well under
+  half of it on every run. No proxy that observes requests as docs/operators-observability.md
+  describes can reach 85 % of the bare floor, so the ratio is shown for what it says (with the
+  fast upstream it is the proxy's own cost, not the upstream's, and beside it the share of the
+  observed floor), and the proxy's own cost per request is budgeted by the handler overhead rows.
 - **Cold start.** Each of the 4 handlers is bundled with the stack's esbuild settings
   (lib/proxy-function.ts: ESM, minified, \`@aws-sdk/*\` external, the \`require\` shim, source maps)
   into node_modules/.cache/erp-proxy-bench (so the external SDK resolves, as the Lambda runtime

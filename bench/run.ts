@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- --cold-start` runs only the cold-start part (cold starts, first calls with
- * secrets, bundle sizes), prints its rows and writes nothing.
+ * secrets, bundle sizes), prints its rows and writes nothing; `--import-profile` only the CPU
+ * profile of each bundle's import (where import time goes), printed the same way.
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
@@ -11,19 +12,22 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { measureColdStart } from './cold-start.ts';
+import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
+import { profileImports, timeTopLevel } from './import-profile.ts';
 import { measureLargeAnswers } from './large-answers.ts';
 import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import {
   allRows,
   coldStartRows,
+  importProfileTable,
   machine,
   type Results,
   renderMarkdown,
   renderTable,
   summary,
+  topLevelTable,
 } from './report.ts';
 import { progress, speedReference } from './stats.ts';
 
@@ -35,6 +39,10 @@ const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
 // 10-15 ms from one bench run to the next (execute bundles 80-107 ms over 7 runs).
 const COLD_START_RUNS = 25;
 const LARGE_RUNS = 5;
+/** Profiled imports per bundle: the median of each part over these. */
+const PROFILE_RUNS = 9;
+/** Imports per bundle timed module by module, without the profiler. */
+const TOP_LEVEL_RUNS = 15;
 const BRIDGE = { warmup: 5, calls: 50 };
 
 /** The cold-start part alone (`--cold-start`): its rows on stdout, BENCHMARKS.md untouched. */
@@ -46,8 +54,29 @@ async function coldStartOnly(): Promise<void> {
   process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n`);
 }
 
+/** Where each bundle's import time goes: CPU profiles, and each module's top-level code without the profiler. */
+async function profileBundleImports() {
+  const options = { functions: FUNCTIONS, bundleDir: BUNDLE_DIR, env: lambdaModeEnv() };
+  const importProfile = await profileImports({ ...options, runs: PROFILE_RUNS });
+  const topLevel = await timeTopLevel({ ...options, runs: TOP_LEVEL_RUNS });
+  return { importProfile, topLevel };
+}
+
+/** The import profile alone (`--import-profile`): its table on stdout, BENCHMARKS.md untouched. */
+async function importProfileOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const speed = speedReference();
+  progress(
+    `import profile (${PROFILE_RUNS} profiled imports, ${TOP_LEVEL_RUNS} timed by module, per bundle); ` +
+      `speed reference ${speed.toFixed(1)} ms`,
+  );
+  const { importProfile, topLevel } = await profileBundleImports();
+  process.stdout.write(`\n${importProfileTable(importProfile)}\n\n${topLevelTable(topLevel)}\n`);
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--cold-start')) return coldStartOnly();
+  if (process.argv.includes('--import-profile')) return importProfileOnly();
   const startedAt = new Date();
   const loadAverage = loadavg();
   const t0 = performance.now();
@@ -60,6 +89,10 @@ async function main(): Promise<void> {
 
   progress(`2/5 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
   const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
+  progress(
+    `  import profile (${PROFILE_RUNS} profiled imports, ${TOP_LEVEL_RUNS} timed by module, per bundle)`,
+  );
+  const { importProfile, topLevel } = await profileBundleImports();
 
   progress('3/5 large answers (1 MB and 5 MB, v1 and v2, with and without gzip; one child process each)');
   const largeAnswers = await measureLargeAnswers({ runs: LARGE_RUNS });
@@ -82,6 +115,8 @@ async function main(): Promise<void> {
     endToEnd,
     endToEndSettings: END_TO_END,
     coldStart,
+    importProfile,
+    topLevel,
     largeAnswers,
     largeRuns: LARGE_RUNS,
     bridge,

@@ -18,12 +18,12 @@ import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import {
   baseUrl,
-  ErpInstanceV1,
-  ErpInstanceV2,
+  erpInstanceV1,
+  erpInstanceV2,
   jsonObject,
-  V1ExecuteSchema,
-  V2ExecuteSchema,
-  VersionSchema,
+  v1ExecuteSchema,
+  v2ExecuteSchema,
+  versionSchema,
 } from '../lambdas/core/schemas.ts';
 import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody } from '../lambdas/local/gateway-answers.ts';
 import type { About } from '../lambdas/operator/about.ts';
@@ -126,13 +126,13 @@ void aboutSchemaIsAbout;
 /** Every named schema, with the descriptions of the schema and of its properties. */
 const SCHEMAS: ReadonlyArray<{
   id: string;
-  schema: z.ZodType;
+  schema: z.core.$ZodType;
   description: string;
   properties?: Record<string, string>;
 }> = [
   {
     id: 'V1ExecuteRequest',
-    schema: V1ExecuteSchema,
+    schema: v1ExecuteSchema(),
     description: "Body of the v1 execute endpoints: `execute_kw` over the ERP's /jsonrpc (any ERP up to 21).",
     properties: {
       id: 'Request identifier, echoed in the answer (a ULID by convention).',
@@ -148,7 +148,7 @@ const SCHEMAS: ReadonlyArray<{
   },
   {
     id: 'V2ExecuteRequest',
-    schema: V2ExecuteSchema,
+    schema: v2ExecuteSchema(),
     description:
       'Body of the v2 execute endpoint: JSON-2, `POST /json/2/<model>/<method>` (ERP 19 and later).',
     properties: {
@@ -162,13 +162,13 @@ const SCHEMAS: ReadonlyArray<{
   },
   {
     id: 'VersionRequest',
-    schema: VersionSchema,
+    schema: versionSchema(),
     description: 'Body of the version endpoints.',
     properties: { id: 'Request identifier, echoed in the answer.', url: 'Base URL of the target ERP.' },
   },
   {
     id: 'ErpInstanceV1',
-    schema: ErpInstanceV1,
+    schema: erpInstanceV1(),
     description: 'The target ERP of a v1 call.',
     properties: {
       url: 'Base URL of the ERP (absolute, no query or fragment).',
@@ -179,7 +179,7 @@ const SCHEMAS: ReadonlyArray<{
   },
   {
     id: 'ErpInstanceV2',
-    schema: ErpInstanceV2,
+    schema: erpInstanceV2(),
     description: 'The target ERP of a v2 call; a v1 `erp_instance` works unchanged.',
     properties: {
       url: "Base URL of the ERP; on multi-tenant hosts the database's own hostname.",
@@ -286,12 +286,12 @@ function componentSchemas(): Record<string, JsonSchema> {
       const schema = ctx.jsonSchema as JsonSchema;
       // `params`/`keyword`/`kwargs` are checked by a predicate (kept as parsed, byte for byte):
       // any JSON object. Said explicitly: generators read a bare `type: object` as "no members".
-      if (ctx.zodSchema === jsonObject) {
+      if (ctx.zodSchema === jsonObject()) {
         schema.type = 'object';
         schema.additionalProperties = true;
       }
       // The base URL's refinement (absolute, no query or fragment) is code; say it as a format.
-      if (ctx.zodSchema === baseUrl) schema.format = 'uri';
+      if (ctx.zodSchema === baseUrl()) schema.format = 'uri';
       // zod's integer bounds are JavaScript's safe integers: say int64 instead.
       if (schema.type === 'integer' && schema.minimum === -MAX_SAFE && schema.maximum === MAX_SAFE) {
         delete schema.minimum;
@@ -680,6 +680,8 @@ function mcpOperation(operation: (typeof OPERATIONS)[string]): Record<string, un
     ],
     requestBody: { required: true, content: { 'application/json': { schema: message } } },
     responses: {
+      // The gateway's own answers (408, 413, 429, 431), as on every route.
+      ...gatewayResponseRefs(),
       '200': {
         description:
           'The JSON-RPC response. A tool that fails answers a result with `isError: true` (HTTP 200) whose text gives the code, the message, the ERP exception name and whether retrying is safe.',

@@ -19,13 +19,27 @@ import { parseV1Call, parseV2Call, parseVersionTarget } from './requests.ts';
 const COMPRESSED_READ_FACTOR = 10;
 const COMPRESSED_READ_CEILING_BYTES = 64 * 1024 * 1024;
 
-export interface ForwardDeps {
+/** What every endpoint needs: the limits of the configuration and the target policy. */
+interface ForwardBase {
   readonly config: Config;
   readonly policy: CompiledTargetPolicy;
+}
+
+/** What {@link forwardV1} needs: each function builds only its own endpoint's transport. */
+export interface V1ForwardDeps extends ForwardBase {
   readonly v1: ErpTransport;
+}
+
+export interface V2ForwardDeps extends ForwardBase {
   readonly v2: ErpTransport;
+}
+
+export interface VersionForwardDeps extends ForwardBase {
   readonly versions: VersionClient;
 }
+
+/** All three: what the local server, which serves every endpoint, builds. */
+export interface ForwardDeps extends V1ForwardDeps, V2ForwardDeps, VersionForwardDeps {}
 
 /**
  * Runs `call` with the request's call context: its time budget, size limit and client identity,
@@ -77,7 +91,7 @@ async function forwardExecute(
   transport: ErpTransport,
   inbound: InboundCall,
   state: RequestState,
-  deps: ForwardDeps,
+  deps: ForwardBase,
 ): Promise<LambdaResponse> {
   const call = parse(inbound.body, state, inbound.presentedProxyKey);
   checkTarget(deps.policy, call.baseUrl, call.db);
@@ -91,7 +105,7 @@ async function forwardExecute(
 export function forwardV1(
   inbound: InboundCall,
   state: RequestState,
-  deps: ForwardDeps,
+  deps: V1ForwardDeps,
 ): Promise<LambdaResponse> {
   return forwardExecute(parseV1Call, deps.v1, inbound, state, deps);
 }
@@ -100,7 +114,7 @@ export function forwardV1(
 export function forwardV2(
   inbound: InboundCall,
   state: RequestState,
-  deps: ForwardDeps,
+  deps: V2ForwardDeps,
 ): Promise<LambdaResponse> {
   return forwardExecute(parseV2Call, deps.v2, inbound, state, deps);
 }
@@ -109,7 +123,7 @@ export function forwardV2(
 export async function forwardVersion(
   inbound: InboundCall,
   state: RequestState,
-  deps: ForwardDeps,
+  deps: VersionForwardDeps,
 ): Promise<LambdaResponse> {
   const target = parseVersionTarget(inbound.body, state);
   checkTarget(deps.policy, target);

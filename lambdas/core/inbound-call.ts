@@ -1,7 +1,7 @@
 /**
  * @module core/inbound-call
  * What the core needs of one inbound HTTP call, and nothing else: the middleware layer builds it
- * from the API Gateway event (`middleware/inbound-call.ts`), so the core never sees an event and
+ * from the API Gateway event (`middleware/inbound-edge.ts`), so the core never sees an event and
  * its tests need no fake events.
  */
 import type { AnswerLease } from '../platform/answer-budget.ts';

@@ -5,7 +5,7 @@
  * right error: -32700 / -32600 / -32002 on v1 and version endpoints; on v2 the plain-text
  * shape error, then -32007 for names and header values that cannot travel safely upstream.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import {
   InvalidRequestError,
   InvalidV2TargetError,
@@ -23,12 +23,12 @@ import {
   HEADER_SAFE,
   METHOD_NAME,
   MODEL_NAME,
-  V1ExecuteSchema,
-  V2ExecuteSchema,
-  VersionSchema,
+  v1ExecuteSchema,
+  v2ExecuteSchema,
+  versionSchema,
 } from './schemas.ts';
 
-function parseEnvelopeBody<T extends z.ZodType>(body: InboundBody, schema: T): z.infer<T> {
+function parseEnvelopeBody<T extends z.ZodMiniType>(body: InboundBody, schema: T): z.infer<T> {
   if (!body.ok) {
     throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
   }
@@ -75,7 +75,7 @@ const PROXY_KEY_AS_ERP_KEY =
 
 /** v1 execute body → call. `presentedProxyKey` is the request's `x-api-key`. */
 export function parseV1Call(inbound: InboundBody, state: RequestState, presentedProxyKey?: string): ErpCall {
-  const body = parseEnvelopeBody(inbound, V1ExecuteSchema);
+  const body = parseEnvelopeBody(inbound, v1ExecuteSchema());
   state.model = body.model_id;
   recordTarget(state, body.erp_instance.url, body.erp_instance.db);
   let method: string = body.action;
@@ -120,7 +120,7 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
     throw new V2RequestShapeError(`body: expected object, received ${received}`);
   }
   if (inbound.tooDeep) throw new V2RequestShapeError(`body: nests deeper than ${MAX_JSON_DEPTH} levels`);
-  const parsed = V2ExecuteSchema.safeParse(value);
+  const parsed = v2ExecuteSchema().safeParse(value);
   if (!parsed.success) throw new V2RequestShapeError(describeIssues(parsed.error));
   const body = parsed.data;
   state.model = body.model_id;
@@ -187,7 +187,7 @@ function userIdOf(value: unknown): number | undefined {
 
 /** Version body → target base URL. */
 export function parseVersionTarget(inbound: InboundBody, state: RequestState): URL {
-  const body = parseEnvelopeBody(inbound, VersionSchema);
+  const body = parseEnvelopeBody(inbound, versionSchema());
   recordTarget(state, body.url);
   return body.url;
 }

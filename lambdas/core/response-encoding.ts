@@ -4,7 +4,6 @@
  * for it (`Accept-Encoding`), and the byte accounting that keeps an answer within Lambda's 6 MB
  * response limit; an answer that does not fit becomes -32009.
  */
-import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../platform/config.ts';
 import { ResponseTooLargeError } from '../platform/errors.ts';
 import { errorResponse, type LambdaResponse } from './envelope.ts';
@@ -17,6 +16,15 @@ const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 /** A response encoding the proxy sends. */
 export type Encoding = 'gzip' | 'br';
+
+/**
+ * `node:zlib`, loaded on the first response worth compressing rather than at import: loading it
+ * is 1-3 ms of every cold start on this machine, and a process may never compress (answers under
+ * the threshold, clients that do not ask). `process.getBuiltinModule` loads it synchronously.
+ */
+function zlib(): typeof import('node:zlib') {
+  return process.getBuiltinModule('node:zlib');
+}
 
 /** Picks a response encoding from `Accept-Encoding` (q-values honoured; gzip preferred). */
 export function negotiateEncoding(acceptEncoding: string | undefined): Encoding | undefined {
@@ -93,13 +101,14 @@ export function finalizeResponse(
     // The fastest settings: on a 5 MB search_read (this machine) gzip level 1 takes 22 ms for
     // 584 KB (level 3: 28 ms, 561 KB; the default 6: 55 ms, 508 KB), brotli quality 1 13.5 ms
     // for 462 KB (quality 4: 54 ms, 367 KB). The answer is sent once; CPU time is latency.
+    const { brotliCompressSync, constants, gzipSync } = zlib();
     const compressed =
       encoding === 'gzip'
         ? gzipSync(raw, { level: 1 })
         : brotliCompressSync(raw, {
             params: {
-              [zlibConstants.BROTLI_PARAM_QUALITY]: 1,
-              [zlibConstants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+              [constants.BROTLI_PARAM_QUALITY]: 1,
+              [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
             },
           });
     final = {

@@ -10,21 +10,19 @@ import middy from '@middy/core';
 import type { LambdaResponse } from '../core/envelope.ts';
 import type { ApiName, ProxyContext } from '../core/request-state.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
-import { envelopeMiddleware } from '../middleware/envelope.ts';
 import { envelopeIdPeek } from '../middleware/envelope-id.ts';
 import { jsonBody } from '../middleware/json-body.ts';
 import { licenseCheck } from '../middleware/license-check.ts';
 import { observe } from '../middleware/observe.ts';
+import { envelopeMiddleware } from '../middleware/response-shaping.ts';
 import type { ProxyEvent } from '../middleware/types.ts';
+import { type Config, getConfig } from '../platform/config.ts';
 import { licenseDaysLeftValue, recordLicenseDaysLeft } from '../platform/metrics/record.ts';
 import type { LicenseStatus } from '../platform/secrets.ts';
-import { getRuntime, type Runtime } from './runtime.ts';
-
-/** What the chain uses of a runtime. */
-export type ChainRuntime = Pick<Runtime, 'logger' | 'metrics' | 'keys' | 'license'>;
+import type { BaseRuntime } from './runtime-base.ts';
 
 /** observe → envelope: the part every handler has, the aux one included. */
-export function baseChain(runtime: ChainRuntime, api: ApiName) {
+export function baseChain(runtime: BaseRuntime, api: ApiName) {
   return middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
     .use(observe({ logger: runtime.logger, metrics: runtime.metrics, api }))
     .use(envelopeMiddleware());
@@ -37,7 +35,7 @@ export function baseChain(runtime: ChainRuntime, api: ApiName) {
 const LICENSE_METRIC_INTERVAL_MS = 60_000;
 
 /** The full chain of the execute and version endpoints, and of `POST /mcp`. */
-export function executeChain(runtime: ChainRuntime, api: Exclude<ApiName, 'aux'>) {
+export function executeChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux'>) {
   let lastReported = Number.NEGATIVE_INFINITY;
   const reportDaysLeft = (status: LicenseStatus): void => {
     const now = Date.now();
@@ -53,16 +51,18 @@ export function executeChain(runtime: ChainRuntime, api: Exclude<ApiName, 'aux'>
 }
 
 /**
- * The exported Lambda handler: builds the process-wide runtime on the first invocation (the cold
- * start) and the chain once. Importing a handler module therefore has no side effects, so the
- * local server and the tests can compose handlers over runtimes of their own.
+ * The exported Lambda handler: on the first invocation (the cold start) it reads the config and
+ * builds the function's own runtime (`createRuntime`: only the parts this handler uses) and the
+ * chain, once. Importing a handler module therefore has no side effects, so the local server and
+ * the tests can compose handlers over runtimes of their own.
  */
-export function lambdaHandler<TEvent, TContext, TResult>(
-  create: (runtime: Runtime) => (event: TEvent, context: TContext) => Promise<TResult>,
+export function lambdaHandler<TRuntime, TEvent, TContext, TResult>(
+  createRuntime: (config: Config) => TRuntime,
+  create: (runtime: TRuntime) => (event: TEvent, context: TContext) => Promise<TResult>,
 ): (event: TEvent, context: TContext) => Promise<TResult> {
   let built: ((event: TEvent, context: TContext) => Promise<TResult>) | undefined;
   return (event, context) => {
-    built ??= create(getRuntime());
+    built ??= create(createRuntime(getConfig()));
     return built(event, context);
   };
 }

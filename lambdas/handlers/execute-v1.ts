@@ -1,16 +1,35 @@
 /**
  * @module handlers/execute-v1
- * `POST /api/erp/execute` (alias `/v1/erp/execute`): v1 execute through `/jsonrpc` execute_kw.
+ * `POST /api/erp/execute` (alias `/v1/erp/execute`): v1 execute through `/jsonrpc` execute_kw,
+ * or translated to JSON-2 (`ERP_V1_TRANSPORT`).
  */
-import { forwardV1 } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-call.ts';
+import { forwardV1, type V1ForwardDeps } from '../core/forward.ts';
+import { toInboundCall } from '../middleware/inbound-edge.ts';
+import type { Config } from '../platform/config.ts';
+import type { HttpClient } from '../upstream/http-client.ts';
+import { V1Transport } from '../upstream/transport-routing.ts';
 import { executeChain, lambdaHandler } from './chain.ts';
-import type { Runtime } from './runtime.ts';
+import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import { createForwardingRuntime, v1RoutingDeps } from './runtime-upstream.ts';
 
-export function createHandler(runtime: Runtime) {
+export interface ExecuteV1Runtime extends BaseRuntime {
+  readonly forward: V1ForwardDeps;
+}
+
+/** The function's own runtime: the base parts and the v1 transport over one HTTP client. */
+export function createExecuteV1Runtime(
+  config: Config,
+  overrides: RuntimeOverrides = {},
+): ExecuteV1Runtime & { readonly http: HttpClient } {
+  return createForwardingRuntime(config, overrides, (upstream) => ({
+    v1: new V1Transport(config.v1Transport, v1RoutingDeps(upstream)),
+  }));
+}
+
+export function createHandler(runtime: ExecuteV1Runtime) {
   return executeChain(runtime, 'v1').handler((event, context) =>
     forwardV1(toInboundCall(event, context), context.proxy, runtime.forward),
   );
 }
 
-export const handler = lambdaHandler(createHandler);
+export const handler = lambdaHandler(createExecuteV1Runtime, createHandler);

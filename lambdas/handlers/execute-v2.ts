@@ -1,16 +1,35 @@
 /**
  * @module handlers/execute-v2
- * `POST /v2/erp/execute`: v2 execute through JSON-2 (ERP 19 and later).
+ * `POST /v2/erp/execute`: v2 execute through JSON-2 (ERP 19 and later), or over `/jsonrpc`
+ * execute_kw to ERP 16-18 (`ERP_V2_TRANSPORT`).
  */
-import { forwardV2 } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-call.ts';
+import { forwardV2, type V2ForwardDeps } from '../core/forward.ts';
+import { toInboundCall } from '../middleware/inbound-edge.ts';
+import type { Config } from '../platform/config.ts';
+import type { HttpClient } from '../upstream/http-client.ts';
+import { V2Transport } from '../upstream/transport-routing.ts';
 import { executeChain, lambdaHandler } from './chain.ts';
-import type { Runtime } from './runtime.ts';
+import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import { createForwardingRuntime, routingDeps } from './runtime-upstream.ts';
 
-export function createHandler(runtime: Runtime) {
+export interface ExecuteV2Runtime extends BaseRuntime {
+  readonly forward: V2ForwardDeps;
+}
+
+/** The function's own runtime: the base parts and the v2 transport over one HTTP client. */
+export function createExecuteV2Runtime(
+  config: Config,
+  overrides: RuntimeOverrides = {},
+): ExecuteV2Runtime & { readonly http: HttpClient } {
+  return createForwardingRuntime(config, overrides, (upstream) => ({
+    v2: new V2Transport(config.v2Transport, routingDeps(upstream)),
+  }));
+}
+
+export function createHandler(runtime: ExecuteV2Runtime) {
   return executeChain(runtime, 'v2').handler((event, context) =>
     forwardV2(toInboundCall(event, context), context.proxy, runtime.forward),
   );
 }
 
-export const handler = lambdaHandler(createHandler);
+export const handler = lambdaHandler(createExecuteV2Runtime, createHandler);

@@ -15,13 +15,32 @@ import type { McpDeps } from '../core/mcp/erp-access.ts';
 import { serveMcp } from '../core/mcp/serve.ts';
 import type { RequestState } from '../core/request-state.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
-import { V1Transport, V2Transport } from '../upstream/transport-routing.ts';
-import { type ChainRuntime, executeChain, lambdaHandler } from './chain.ts';
-import type { Runtime } from './runtime.ts';
+import type { Config } from '../platform/config.ts';
+import type { HttpClient } from '../upstream/http-client.ts';
+import { type V1RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
+import { executeChain, lambdaHandler } from './chain.ts';
+import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
+import { createUpstream, v1RoutingDeps } from './runtime-upstream.ts';
 
 /** What the mcp function uses of a runtime. */
-export interface McpRuntime extends ChainRuntime, Pick<Runtime, 'config' | 'routing'> {
+export interface McpRuntime extends BaseRuntime {
+  /** Both ERP protocols, the version cache and the method documentation, over one HTTP client. */
+  readonly routing: V1RoutingDeps;
   readonly forward: Pick<ForwardDeps, 'policy'>;
+}
+
+/** The function's own runtime: the base parts and both protocols over one HTTP client. */
+export function createMcpRuntime(
+  config: Config,
+  overrides: RuntimeOverrides = {},
+): McpRuntime & { readonly http: HttpClient } {
+  const upstream = createUpstream(config, overrides);
+  return {
+    ...createBaseRuntime(config, overrides),
+    http: upstream.http,
+    routing: v1RoutingDeps(upstream),
+    forward: { policy: upstream.policy },
+  };
 }
 
 /** The tools' ERP access over the runtime's protocols: JSON-2 on 19+, execute_kw on 16-18. */
@@ -63,4 +82,4 @@ export function createHandler(runtime: McpRuntime) {
   });
 }
 
-export const handler = lambdaHandler(createHandler);
+export const handler = lambdaHandler(createMcpRuntime, createHandler);

@@ -9,14 +9,32 @@ import type { LambdaResponse } from '../core/envelope.ts';
 import type { ProxyContext } from '../core/request-state.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { isHttpApiEvent } from '../middleware/types.ts';
-import { isPublicOperatorRequest, serveOperator } from '../operator/endpoints.ts';
+import { isPublicOperatorRequest, type OperatorDeps, serveOperator } from '../operator/endpoints.ts';
+import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type LicenseCheckResult, runScheduledLicenseCheck } from '../operator/scheduled-license-check.ts';
+import type { Config } from '../platform/config.ts';
 import { isLicenseCheckEvent, LICENSE_CHECK_JOB } from '../platform/scheduled-jobs.ts';
 import { baseChain, lambdaHandler } from './chain.ts';
-import type { Runtime } from './runtime.ts';
+import {
+  type BaseRuntime,
+  createBaseRuntime,
+  localMetricsStore,
+  type RuntimeOverrides,
+} from './runtime-base.ts';
+
+export interface OperatorRuntime extends BaseRuntime, OperatorDeps {}
+
+/** The function's own runtime: the base parts and the metrics source (no HTTP client). */
+export function createOperatorRuntime(config: Config, overrides: RuntimeOverrides = {}): OperatorRuntime {
+  const store = localMetricsStore(config);
+  return {
+    ...createBaseRuntime(config, overrides, store),
+    metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
+  };
+}
 
 /** The operator endpoints: the chain API Gateway's events go through (the local server uses it too). */
-export function createHandler(runtime: Runtime) {
+export function createHandler(runtime: OperatorRuntime) {
   return baseChain(runtime, 'aux')
     .use(
       apiKeyAuth(runtime.keys, {
@@ -32,7 +50,7 @@ export function createHandler(runtime: Runtime) {
  * Gateway HTTP API event goes through the operator chain, and anything else is refused (thrown,
  * so it shows as a function error) rather than guessed at.
  */
-export function createLambdaHandler(runtime: Runtime) {
+export function createLambdaHandler(runtime: OperatorRuntime) {
   const operatorEndpoints = createHandler(runtime);
   return async function auxHandler(
     event: unknown,
@@ -46,4 +64,4 @@ export function createLambdaHandler(runtime: Runtime) {
   };
 }
 
-export const handler = lambdaHandler(createLambdaHandler);
+export const handler = lambdaHandler(createOperatorRuntime, createLambdaHandler);

@@ -2,15 +2,30 @@
  * @module handlers/version
  * `POST /api/erp/version`, `/v1/erp/version`, `/v2/erp/version`: the target ERP's version.
  */
-import { forwardVersion } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-call.ts';
+import { forwardVersion, type VersionForwardDeps } from '../core/forward.ts';
+import { toInboundCall } from '../middleware/inbound-edge.ts';
+import type { Config } from '../platform/config.ts';
+import type { HttpClient } from '../upstream/http-client.ts';
 import { executeChain, lambdaHandler } from './chain.ts';
-import type { Runtime } from './runtime.ts';
+import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import { createForwardingRuntime } from './runtime-upstream.ts';
 
-export function createHandler(runtime: Runtime) {
+export interface VersionRuntime extends BaseRuntime {
+  readonly forward: VersionForwardDeps;
+}
+
+/** The function's own runtime: the base parts and the version client (no transport). */
+export function createVersionRuntime(
+  config: Config,
+  overrides: RuntimeOverrides = {},
+): VersionRuntime & { readonly http: HttpClient } {
+  return createForwardingRuntime(config, overrides, (upstream) => ({ versions: upstream.versions }));
+}
+
+export function createHandler(runtime: VersionRuntime) {
   return executeChain(runtime, 'version').handler((event, context) =>
     forwardVersion(toInboundCall(event, context), context.proxy, runtime.forward),
   );
 }
 
-export const handler = lambdaHandler(createHandler);
+export const handler = lambdaHandler(createVersionRuntime, createHandler);

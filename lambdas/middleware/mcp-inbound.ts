@@ -8,7 +8,7 @@
 import type { McpInbound } from '../core/mcp/connection.ts';
 import type { ProxyContext } from '../core/request-state.ts';
 import { presentedProxyKey } from './api-key-auth.ts';
-import { toInboundCall } from './inbound-call.ts';
+import { toInboundCall } from './inbound-edge.ts';
 import type { ProxyEvent } from './types.ts';
 
 /** The request headers the MCP SDK's transport reads; it sees no other (no key ever reaches it). */

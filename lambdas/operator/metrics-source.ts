@@ -396,3 +396,22 @@ export function createCloudWatchMetricsSource(
     },
   };
 }
+
+/**
+ * The source of `GET /_/metrics` for a runtime: the local store its Metrics deliver to, or (on
+ * Lambda, no store) CloudWatch, whose queries are planned on the first scrape rather than on
+ * every cold start of the aux function.
+ */
+export function createMetricsSource(
+  config: CloudWatchSourceConfig,
+  store: LocalMetricsStore | undefined,
+): MetricsSource {
+  if (store) return createLocalMetricsSource(store);
+  let cloudWatch: MetricsSource | undefined;
+  return {
+    snapshot: () => {
+      cloudWatch ??= createCloudWatchMetricsSource(config);
+      return cloudWatch.snapshot();
+    },
+  };
+}

@@ -2,7 +2,7 @@
  * @module platform/errors
  * The one error hierarchy of the proxy. Every failure the proxy itself reports is a
  * `ProxyError` with a JSON-RPC-style `code`, an HTTP status and a message that is safe to show
- * (it never carries a secret). `lambdas/middleware/envelope.ts` is the only place that turns
+ * (it never carries a secret). `lambdas/middleware/response-shaping.ts` is the only place that turns
  * these into responses. One subclass per row of the error table (`error-table.ts`), which
  * gives each its code, status and answer shape.
  */

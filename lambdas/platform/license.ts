@@ -15,8 +15,6 @@ import {
   sign,
   verify,
 } from 'node:crypto';
-import './zod.ts';
-import * as z from 'zod';
 
 /** What `GET /_/license` answers (plus `days_left`, used by the alarm and the CLI). */
 export interface LicenseStatus {
@@ -58,24 +56,35 @@ export function isIsoDate(text: string): boolean {
 
 const VALID_UNTIL_MESSAGE = 'valid_until must be a date YYYY-MM-DD';
 
-const LicenseSchema = z.object({
-  licensee: z
-    .string({
-      error: (issue) =>
-        issue.input === undefined ? 'license is missing licensee' : 'licensee must be a string',
-    })
-    .trim()
-    .min(1, 'license is missing licensee')
-    .max(MAX_LICENSEE_LENGTH, `licensee must be at most ${MAX_LICENSEE_LENGTH} characters`)
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
-    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), 'licensee must not contain control characters'),
-  valid_until: z
-    .string({
-      error: (issue) => (issue.input === undefined ? 'license is missing valid_until' : VALID_UNTIL_MESSAGE),
-    })
-    .refine(isIsoDate, VALID_UNTIL_MESSAGE),
-  signature: z.string({ error: 'signature must be a base64 string' }).optional(),
-});
+type FieldsCheck = { ok: true; license: License } | { ok: false; reason: string };
+
+/**
+ * The fields of a license document, or the first reason they are malformed, fields in document
+ * order (licensee, valid_until, signature). `licensee` is trimmed; other members are ignored.
+ * Written out rather than as a zod schema: the checks are few, and building a schema at load
+ * was the largest top-level cost of this module on every cold start (bench/import-profile.ts).
+ */
+function checkLicenseFields(value: Readonly<Record<string, unknown>>): FieldsCheck {
+  const fail = (reason: string): FieldsCheck => ({ ok: false, reason });
+  const { licensee: rawLicensee, valid_until, signature } = value;
+  if (typeof rawLicensee !== 'string') {
+    return fail(rawLicensee === undefined ? 'license is missing licensee' : 'licensee must be a string');
+  }
+  const licensee = rawLicensee.trim();
+  if (licensee.length === 0) return fail('license is missing licensee');
+  if (licensee.length > MAX_LICENSEE_LENGTH) {
+    return fail(`licensee must be at most ${MAX_LICENSEE_LENGTH} characters`);
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(licensee)) return fail('licensee must not contain control characters');
+  if (typeof valid_until !== 'string') {
+    return fail(valid_until === undefined ? 'license is missing valid_until' : VALID_UNTIL_MESSAGE);
+  }
+  if (!isIsoDate(valid_until)) return fail(VALID_UNTIL_MESSAGE);
+  if (signature === undefined) return { ok: true, license: { licensee, valid_until } };
+  if (typeof signature !== 'string') return fail('signature must be a base64 string');
+  return { ok: true, license: { licensee, valid_until, signature } };
+}
 
 /** The message a license signature covers. */
 export function canonicalLicenseMessage(licensee: string, validUntil: string): Buffer {
@@ -99,15 +108,7 @@ export function parseLicense(raw: unknown): { ok: true; license: License } | { o
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'license must be a JSON object' };
   }
-  const parsed = LicenseSchema.safeParse(value);
-  if (!parsed.success) {
-    return { ok: false, reason: parsed.error.issues[0]?.message ?? 'license is malformed' };
-  }
-  const { licensee, valid_until, signature } = parsed.data;
-  return {
-    ok: true,
-    license: signature === undefined ? { licensee, valid_until } : { licensee, valid_until, signature },
-  };
+  return checkLicenseFields(value as Record<string, unknown>);
 }
 
 /**
@@ -258,8 +259,8 @@ export function generateKeyPair(): LicenseKeyPair {
  * licensee or date is malformed or the private key is not an Ed25519 PEM private key.
  */
 export function signLicense(licensee: string, validUntil: string, privateKeyPem: string): Required<License> {
-  const checked = LicenseSchema.safeParse({ licensee, valid_until: validUntil });
-  if (!checked.success) throw new Error(checked.error.issues[0]?.message ?? 'license is malformed');
+  const checked = checkLicenseFields({ licensee, valid_until: validUntil });
+  if (!checked.ok) throw new Error(checked.reason);
   let key: KeyObject;
   try {
     key = createPrivateKey(privateKeyPem);
@@ -267,7 +268,7 @@ export function signLicense(licensee: string, validUntil: string, privateKeyPem:
     throw new Error('the private key is not a PEM private key');
   }
   if (key.asymmetricKeyType !== 'ed25519') throw new Error('the private key is not an Ed25519 key');
-  const { licensee: name, valid_until } = checked.data;
+  const { licensee: name, valid_until } = checked.license;
   const signature = sign(null, canonicalLicenseMessage(name, valid_until), key).toString('base64');
   return { licensee: name, valid_until, signature };
 }

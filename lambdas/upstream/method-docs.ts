@@ -35,6 +35,14 @@ export interface MethodDocTarget {
   readonly model: string;
 }
 
+/**
+ * What a v1 call translated to JSON-2 asks the documentation. {@link MethodDocClient} answers it;
+ * a runtime may load that client on the first question (handlers/runtime-parts.ts).
+ */
+export interface MethodDocs {
+  lookup(target: MethodDocTarget, method: string, context: CallContext): Promise<DocLookup>;
+}
+
 export interface MethodDocOptions {
   /** How long a document is used before it is revalidated with its ETag. */
   readonly freshMs?: number;
@@ -55,7 +63,7 @@ const DEFAULT_FRESH_MS = 60_000;
 const DEFAULT_UNAVAILABLE_MS = 60_000;
 const DEFAULT_MAX_ENTRIES = 256;
 
-export class MethodDocClient {
+export class MethodDocClient implements MethodDocs {
   private readonly docs = new Map<string, DocEntry>();
   private readonly misses = new Map<string, { until: number; status: number | undefined }>();
   private readonly freshMs: number;

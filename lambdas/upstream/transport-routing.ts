@@ -19,7 +19,7 @@ import { JsonRpcMissingError, notAnErpWithoutVersion } from './erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-transport.ts';
 import type { Json2Transport } from './json2-transport.ts';
 import type { JsonRpcTransport } from './jsonrpc-transport.ts';
-import type { MethodDocClient } from './method-docs.ts';
+import type { MethodDocs } from './method-docs.ts';
 import { V1OverJson2 } from './v1-over-json2.ts';
 import { V2OverJsonRpc } from './v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from './version-client.ts';
@@ -34,11 +34,16 @@ const FIRST_WITHOUT_JSONRPC_MAJOR = 22;
 const JSONRPC_GONE_TTL_MS = 5 * 60 * 1000;
 const JSONRPC_GONE_MAX_ENTRIES = 500;
 
+/** What routes a v2 call (and the version lookups on the way). */
 export interface RoutingDeps {
   readonly jsonrpc: JsonRpcTransport;
   readonly json2: Json2Transport;
   readonly versions: VersionClient;
-  readonly docs: MethodDocClient;
+}
+
+/** A v1 call translated to JSON-2 also reads the ERP's method documentation (`call_method`). */
+export interface V1RoutingDeps extends RoutingDeps {
+  readonly docs: MethodDocs;
 }
 
 function targetKey(call: ErpCall): string {
@@ -81,7 +86,7 @@ export class V1Transport implements ErpTransport {
 
   constructor(
     private readonly mode: V1TransportMode,
-    private readonly deps: RoutingDeps,
+    private readonly deps: V1RoutingDeps,
   ) {
     this.overJson2 = new V1OverJson2(deps.json2, deps.docs);
   }

@@ -10,7 +10,7 @@ import { InvalidRequestError } from '../platform/errors.ts';
 import { topLevelTexts } from '../platform/json.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-transport.ts';
 import type { Json2Transport } from './json2-transport.ts';
-import type { MethodDocClient } from './method-docs.ts';
+import type { MethodDocs } from './method-docs.ts';
 import { BUILT_IN_SIGNATURES, type MethodSignature } from './method-signatures.ts';
 
 /** The JSON-2 body of a translated call, and how its answer becomes v1's. */
@@ -119,7 +119,7 @@ export function toV1Outcome(outcome: ErpOutcome, translation: Json2Translation):
 export class V1OverJson2 implements ErpTransport {
   constructor(
     private readonly json2: Json2Transport,
-    private readonly docs: MethodDocClient,
+    private readonly docs: MethodDocs,
   ) {}
 
   async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type FunctionName, HANDLER_ENTRIES, ROUTES } from '../../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
@@ -22,13 +22,8 @@ import {
   vendoredSdkPackageJson,
 } from '../../lib/proxy-function.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
-import { httpApiEvent } from '../support/http-api-event.ts';
+import { httpApiEvent, type InvokedHandler, lambdaContext } from '../support/http-api-event.ts';
 import { READ_TOOLS } from '../support/mcp-client.ts';
-
-type Handler = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
 
 const KEY = 'bundle-proxy-key-0123456789';
 const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired)!;
@@ -41,22 +36,13 @@ function event(path: string, body?: unknown) {
   });
 }
 
-const context = (fn: string) => ({
-  functionName: `erp-proxy-${fn}`,
-  functionVersion: '$LATEST',
-  invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:erp-proxy-${fn}`,
-  memoryLimitInMB: '512',
-  awsRequestId: 'aws-req',
-  logGroupName: 'g',
-  logStreamName: 's',
-  callbackWaitsForEmptyEventLoop: true,
-  getRemainingTimeInMillis: () => 28_000,
-});
+const context = lambdaContext;
 
 describe('bundled handlers, invoked as Lambda would', () => {
   let dir: string;
   let double: ErpDouble;
-  const handlers = {} as Record<FunctionName, Handler>;
+  const handlers = {} as Record<FunctionName, InvokedHandler>;
+  const metafiles = {} as Record<FunctionName, Metafile>;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'erp-proxy-bundle-'));
@@ -72,8 +58,9 @@ describe('bundled handlers, invoked as Lambda would', () => {
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     for (const [fn, entry] of Object.entries(HANDLER_ENTRIES) as Array<[FunctionName, string]>) {
       const outfile = join(dir, fn, 'index.mjs');
-      await build(esbuildOptions(resolve(entry), outfile));
-      handlers[fn] = ((await import(pathToFileURL(outfile).href)) as { handler: Handler }).handler;
+      // The metafile says which source files the bundle holds; it changes nothing in the output.
+      metafiles[fn] = (await build({ ...esbuildOptions(resolve(entry), outfile), metafile: true })).metafile;
+      handlers[fn] = ((await import(pathToFileURL(outfile).href)) as { handler: InvokedHandler }).handler;
     }
   });
   afterAll(async () => {
@@ -98,6 +85,82 @@ describe('bundled handlers, invoked as Lambda would', () => {
       expect(code, fn).not.toContain('node:stream/web');
       expect(code, fn).not.toMatch(/from\s*"stream\/web"/);
     }
+  });
+
+  it('no bundle loads node:zlib at import (compression loads it on the first compressed answer)', () => {
+    for (const fn of Object.keys(HANDLER_ENTRIES)) {
+      const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
+      const imported = [...code.matchAll(/\bfrom\s*"([^"]+)"/g)].map((match) => match[1]);
+      expect(imported, fn).not.toContain('node:zlib');
+      expect(imported, fn).not.toContain('zlib');
+    }
+  });
+
+  /**
+   * The bytes a source file contributes to a function's bundle. A file esbuild dropped by tree
+   * shaking can leave a few: the calls that initialise what it imports, when those modules are
+   * wrapped for the lazy method-docs import (`init_x()`, a handful of bytes each).
+   */
+  const bytesOf = (fn: FunctionName, source: string): number => {
+    const output = Object.values(metafiles[fn].outputs).find((out) => out.entryPoint !== undefined);
+    return output?.inputs[source]?.bytesInOutput ?? 0;
+  };
+  const CARRIED_BYTES = 64;
+  /** The files that import `source` into a function's bundle, with how (`import-statement`, `dynamic-import`). */
+  const importsOf = (fn: FunctionName, source: string): string[] =>
+    Object.entries(metafiles[fn].inputs).flatMap(([file, input]) =>
+      input.imports
+        .filter((imported) => imported.path === source)
+        .map((imported) => `${file}: ${imported.kind}`),
+    );
+
+  it.each<[FunctionName, readonly string[]]>([
+    ['execute-v1', ['lambdas/operator/metrics-source.ts', 'lambdas/upstream/v2-over-jsonrpc.ts']],
+    [
+      'execute-v2',
+      [
+        'lambdas/operator/metrics-source.ts',
+        'lambdas/upstream/v1-over-json2.ts',
+        'lambdas/upstream/method-docs.ts',
+      ],
+    ],
+    [
+      'version',
+      [
+        'lambdas/operator/metrics-source.ts',
+        'lambdas/upstream/transport-routing.ts',
+        'lambdas/upstream/json2-transport.ts',
+        'lambdas/upstream/v1-over-json2.ts',
+        'lambdas/upstream/v2-over-jsonrpc.ts',
+        'lambdas/upstream/method-docs.ts',
+      ],
+    ],
+    [
+      'aux',
+      [
+        'lambdas/upstream/http-client.ts',
+        'lambdas/upstream/target-policy.ts',
+        'lambdas/upstream/transport-routing.ts',
+        'lambdas/upstream/version-client.ts',
+        'lambdas/core/forward.ts',
+        'lambdas/core/schemas.ts',
+      ],
+    ],
+  ])('the %s bundle carries only what its handler uses: none of %j', (fn, absent) => {
+    for (const source of absent) {
+      expect(bytesOf(fn, source), `${fn} carries ${source}`).toBeLessThan(CARRIED_BYTES);
+    }
+  });
+
+  it('execute-v1 loads the method-docs client only on its first use (a dynamic import)', () => {
+    expect(bytesOf('execute-v1', 'lambdas/upstream/method-docs.ts')).toBeGreaterThan(CARRIED_BYTES);
+    expect(importsOf('execute-v1', 'lambdas/upstream/method-docs.ts')).toEqual([
+      'lambdas/handlers/runtime-upstream.ts: dynamic-import',
+    ]);
+  });
+
+  it('only aux carries the CloudWatch metrics source', () => {
+    expect(bytesOf('aux', 'lambdas/operator/metrics-source.ts')).toBeGreaterThan(CARRIED_BYTES);
   });
 
   it('execute-v1 answers a search_count', async () => {

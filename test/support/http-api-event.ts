@@ -1,6 +1,6 @@
 /**
  * API Gateway HTTP API events (payload format 2.0), as API Gateway sends them for a route of the
- * route table, for tests that invoke a handler the way Lambda does.
+ * route table, and a Lambda context, for tests that invoke a handler the way Lambda does.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { type Route, routeKey } from '../../lambdas/platform/routes.ts';
@@ -39,5 +39,26 @@ export function httpApiEvent(
     },
     isBase64Encoded: false,
     ...overrides,
+  };
+}
+
+/** A handler as a test invokes it: an event and a context in, an API Gateway result out. */
+export type InvokedHandler = (
+  event: unknown,
+  context: unknown,
+) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+
+/** A Lambda context of the function `erp-proxy-<fn>`, with 28 s left. */
+export function lambdaContext(fn: string) {
+  return {
+    functionName: `erp-proxy-${fn}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:erp-proxy-${fn}`,
+    memoryLimitInMB: '512',
+    awsRequestId: 'aws-req',
+    logGroupName: 'g',
+    logStreamName: 's',
+    callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => 28_000,
   };
 }

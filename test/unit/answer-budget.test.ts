@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildContext } from '../../lambdas/local/server.ts';
-import { toInboundCall } from '../../lambdas/middleware/inbound-call.ts';
+import { toInboundCall } from '../../lambdas/middleware/inbound-edge.ts';
 import { AnswerBudget, SMALL_ANSWER_BYTES } from '../../lambdas/platform/answer-budget.ts';
 import { httpApiEvent } from '../support/http-api-event.ts';
 

@@ -193,6 +193,15 @@ describe('layering of the repository', () => {
     expect(cdkImports).toEqual([]);
   });
 
+  it('no two modules under lambdas/ share a file name (one name per thing)', () => {
+    const byName = new Map<string, string[]>();
+    for (const file of lambdasFiles) {
+      const name = file.split('/').pop() as string;
+      byName.set(name, [...(byName.get(name) ?? []), file]);
+    }
+    expect([...byName.values()].filter((files) => files.length > 1)).toEqual([]);
+  });
+
   it(`lambdas/ holds at most ${MAX_ROOT_FILES} .ts files directly`, () => {
     const rootFiles = lambdasFiles.filter((file) => lambdasFolder(file) === '');
     expect(rootFiles.length, rootFiles.join(', ')).toBeLessThanOrEqual(MAX_ROOT_FILES);

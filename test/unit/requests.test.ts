@@ -9,7 +9,15 @@ import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
 import type { RequestState } from '../../lambdas/core/request-state.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { MAX_V2_HEADER_VALUE_LENGTH, MAX_V2_NAME_LENGTH } from '../../lambdas/core/requests.ts';
-import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
+import {
+  baseUrl,
+  erpInstanceV1,
+  erpInstanceV2,
+  V1_ACTIONS,
+  v1ExecuteSchema,
+  v2ExecuteSchema,
+  versionSchema,
+} from '../../lambdas/core/schemas.ts';
 import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
 import {
   InvalidRequestError,
@@ -655,5 +663,18 @@ describe('parseVersionTarget', () => {
     const error = thrown(() => parseVersionTarget(stateWith(body)));
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect(error.message).toContain(expected);
+  });
+});
+
+describe('the request schemas', () => {
+  it('are built once, on first use, and shared: every call gives the same schema', () => {
+    expect(v1ExecuteSchema()).toBe(v1ExecuteSchema());
+    expect(v2ExecuteSchema()).toBe(v2ExecuteSchema());
+    expect(versionSchema()).toBe(versionSchema());
+    // The OpenAPI document (bin/openapi.ts) refers to the shared parts by identity.
+    expect(v1ExecuteSchema().shape.erp_instance).toBe(erpInstanceV1());
+    expect(v2ExecuteSchema().shape.erp_instance).toBe(erpInstanceV2());
+    expect(versionSchema().shape.url).toBe(baseUrl());
+    expect(erpInstanceV1().shape.url).toBe(baseUrl());
   });
 });

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { V1ExecuteSchema } from '../../lambdas/core/schemas.ts';
+import { v1ExecuteSchema } from '../../lambdas/core/schemas.ts';
 import { LOCAL_DEFAULT_TARGETS } from '../../lambdas/platform/config.ts';
 import { TargetRefusedError } from '../../lambdas/platform/errors.ts';
 import { parseIp } from '../../lambdas/platform/ip-address.ts';
@@ -177,7 +177,7 @@ describe('compileTargetPolicy', () => {
 
 describe('checkTarget: URL shape', () => {
   it('takes the URL the request schema parsed, and hands the same object on (the target is parsed once)', () => {
-    const parsed = V1ExecuteSchema.parse({
+    const parsed = v1ExecuteSchema().parse({
       id: '1',
       action: 'search_count',
       model_id: 'res.partner',

@@ -76,7 +76,7 @@ export function erpUrl(headers: ErpHeaders): URL {
         'the tools never take ERP credentials as arguments.',
     );
   }
-  const parsed = baseUrl.safeParse(headers.url.trim());
+  const parsed = baseUrl().safeParse(headers.url.trim());
   if (!parsed.success) {
     throw invalid(
       `The x-erp-url header ${parsed.error.issues[0]?.message ?? 'must be a URL'}: the ERP's base URL.`,

@@ -85,15 +85,15 @@ class LocalCapturingMetrics extends Metrics {
  * publish" warning (it would repeat on every empty publish) and the debug/info chatter, and
  * passes other warnings and errors on.
  */
-function quietMetricsLogger(target: MetricsLogger): MetricsLogger {
+function quietMetricsLogger(target: () => MetricsLogger): MetricsLogger {
   return {
     debug: () => {},
     info: () => {},
     warn: (...content: unknown[]) => {
       if (typeof content[0] === 'string' && content[0].startsWith(EMPTY_PUBLISH_WARNING)) return;
-      target.warn(...content);
+      target().warn(...content);
     },
-    error: (...content: unknown[]) => target.error(...content),
+    error: (...content: unknown[]) => target().error(...content),
   };
 }
 
@@ -122,11 +122,15 @@ export function createMetrics(
   config: Pick<Config, 'runtime' | 'serviceName' | 'metricsNamespace'>,
   options: CreateMetricsOptions = {},
 ): Metrics {
-  const warnings = options.logger ?? new Console({ stdout: process.stderr, stderr: process.stderr });
+  // The stderr Console is built on the first warning: most processes never print one.
+  let warnings = options.logger;
   const metricsOptions: MetricsOptions = {
     namespace: config.metricsNamespace || METRICS_NAMESPACE,
     serviceName: config.serviceName,
-    logger: quietMetricsLogger(warnings),
+    logger: quietMetricsLogger(() => {
+      warnings ??= new Console({ stdout: process.stderr, stderr: process.stderr });
+      return warnings;
+    }),
   };
   if (config.runtime !== 'local') return new Metrics(metricsOptions);
   const { store } = options;

@@ -46,36 +46,26 @@ export interface RequestMetrics {
   readonly tool?: McpToolName;
 }
 
-/** The single-metric emitters of one `Metrics` instance, created once and reused. */
-interface SingleRecords {
-  readonly requests: Metrics;
-  readonly errors: Metrics;
-  readonly license: Metrics;
-  readonly upstreamCalls: Metrics;
-  readonly toolCalls: Metrics;
-}
+/** The single-metric emitters of one `Metrics` instance, each created on first use and reused. */
+type SingleRecordKind = 'requests' | 'errors' | 'license' | 'upstreamCalls' | 'toolCalls';
 
-const singleRecordsOf = new WeakMap<Metrics, SingleRecords>();
+const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
 /**
  * Powertools' `singleMetric()` builds a whole new `Metrics` (environment reads, a new Console):
  * measured at about a third of the proxy's per-request overhead when called twice per request.
  * A single-metric instance publishes and clears its metrics and dimensions on every
- * `addMetric`, so one per record kind is created once and reused.
+ * `addMetric`, so one per record kind is created, on its first record (a first request that
+ * succeeds never builds the errors one), and reused.
  */
-function singleRecords(metrics: Metrics): SingleRecords {
+function singleRecord(metrics: Metrics, kind: SingleRecordKind): Metrics {
   let records = singleRecordsOf.get(metrics);
   if (!records) {
-    records = {
-      requests: metrics.singleMetric(),
-      errors: metrics.singleMetric(),
-      license: metrics.singleMetric(),
-      upstreamCalls: metrics.singleMetric(),
-      toolCalls: metrics.singleMetric(),
-    };
+    records = {};
     singleRecordsOf.set(metrics, records);
   }
-  return records;
+  records[kind] ??= metrics.singleMetric();
+  return records[kind];
 }
 
 /**
@@ -92,29 +82,28 @@ function singleRecords(metrics: Metrics): SingleRecords {
  */
 export function recordRequest(metrics: Metrics, state: RequestMetrics, durationMs: number): void {
   const { api, outcome } = state;
-  const records = singleRecords(metrics);
 
-  records.requests
+  singleRecord(metrics, 'requests')
     .addDimension(Dimension.Api, api)
     .addDimension(Dimension.Outcome, outcome)
     .addMetric(MetricName.Requests, MetricUnit.Count, 1);
 
   if (outcome !== 'success') {
-    records.errors
+    singleRecord(metrics, 'errors')
       .addDimension(Dimension.Api, api)
       .addDimension(Dimension.Code, errorCodeDimension(outcome, state.errorCode))
       .addMetric(MetricName.Errors, MetricUnit.Count, 1);
   }
 
   if (state.upstreamProtocol !== undefined) {
-    records.upstreamCalls
+    singleRecord(metrics, 'upstreamCalls')
       .addDimension(Dimension.Api, api)
       .addDimension(Dimension.Protocol, state.upstreamProtocol)
       .addMetric(MetricName.UpstreamCalls, MetricUnit.Count, 1);
   }
 
   if (state.tool !== undefined) {
-    records.toolCalls
+    singleRecord(metrics, 'toolCalls')
       .addDimension(Dimension.Tool, state.tool)
       .addDimension(Dimension.Outcome, outcome)
       .addMetric(MetricName.McpToolCalls, MetricUnit.Count, 1);
@@ -157,5 +146,5 @@ export function licenseDaysLeftValue(status: Pick<LicenseStatus, 'is_valid' | 'd
 /** Records the license's days left as its own record (published immediately). */
 export function recordLicenseDaysLeft(metrics: Metrics, days: number): void {
   if (!Number.isFinite(days)) return;
-  singleRecords(metrics).license.addMetric(MetricName.LicenseDaysLeft, MetricUnit.Count, days);
+  singleRecord(metrics, 'license').addMetric(MetricName.LicenseDaysLeft, MetricUnit.Count, days);
 }

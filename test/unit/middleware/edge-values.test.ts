@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
 import { buildContext } from '../../../lambdas/local/server.ts';
-import { responseEncodingOf } from '../../../lambdas/middleware/envelope.ts';
-import { toInboundCall } from '../../../lambdas/middleware/inbound-call.ts';
+import { toInboundCall } from '../../../lambdas/middleware/inbound-edge.ts';
 import { jsonBody } from '../../../lambdas/middleware/json-body.ts';
+import { responseEncodingOf } from '../../../lambdas/middleware/response-shaping.ts';
 import type { ProxyRequest } from '../../../lambdas/middleware/types.ts';
 import { httpApiEvent } from '../../support/http-api-event.ts';
 

@@ -1,9 +1,11 @@
 import { CloudWatchClient, GetMetricDataCommand, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { LocalMetricsStore } from '../../../lambdas/operator/local-metrics-store.ts';
 import {
   buildMetricDataQueries,
   createCloudWatchMetricsSource,
+  createMetricsSource,
 } from '../../../lambdas/operator/metrics-source.ts';
 import { renderPrometheus } from '../../../lambdas/operator/prometheus.ts';
 import { loadConfig } from '../../../lambdas/platform/config.ts';
@@ -236,5 +238,26 @@ describe('CloudWatch metrics source', () => {
     expect((failure as Error).message).not.toContain('123456789012');
     await expect(source.snapshot()).rejects.toThrow('CloudWatch GetMetricData failed');
     expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+  });
+});
+
+describe('the metrics source of a runtime', () => {
+  it('on Lambda (no local store): CloudWatch, asked on the first scrape and not before', async () => {
+    cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: RESULTS });
+    const source = createMetricsSource(config, undefined);
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(0);
+
+    const families = await source.snapshot();
+    expect(families.map((family) => family.name)).toContain('erp_proxy_requests');
+    await source.snapshot();
+    // The same source afterwards: its cache serves the second scrape.
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(1);
+  });
+
+  it('locally: the store the Metrics instance delivers to, never CloudWatch', async () => {
+    const store = new LocalMetricsStore();
+    const source = createMetricsSource(config, store);
+    expect(await source.snapshot()).toEqual(store.families());
+    expect(cloudWatch.commandCalls(GetMetricDataCommand)).toHaveLength(0);
   });
 });

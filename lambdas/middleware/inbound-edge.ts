@@ -6,8 +6,8 @@
  */
 import type { InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-state.ts';
-import { responseEncodingOf } from './envelope.ts';
 import { parsedBodyOf } from './json-body.ts';
+import { responseEncodingOf } from './response-shaping.ts';
 import type { ProxyEvent } from './types.ts';
 
 /** Builds the core's view of one call. API Gateway (and the local server) lower-case header names. */

@@ -1,0 +1,67 @@
+/**
+ * @module handlers/runtime-base
+ * What every function's runtime holds, whatever its endpoint: the config, the logger, the
+ * metrics, the proxy keys and the license (the chain's observe, `x-api-key` and license steps).
+ * The parts of the execute and version functions are in runtime-upstream.ts; each handler module
+ * composes what it uses (runtime.ts says how, and builds everything for the local server).
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
+import type { MetricsSource } from '../operator/metrics-source.ts';
+import type { Config } from '../platform/config.ts';
+import { withLicenseWarning } from '../platform/license-notice.ts';
+import { createLogger } from '../platform/logger.ts';
+import { createMetrics } from '../platform/metrics/powertools.ts';
+import {
+  createLicenseSource,
+  createProxyKeySource,
+  type LicenseSource,
+  type ProxyKeySource,
+} from '../platform/secrets.ts';
+import type { HttpClientOptions } from '../upstream/http-client.ts';
+import type { BaseLookup } from '../upstream/target-policy.ts';
+
+export interface RuntimeOverrides {
+  /** Extra HTTP client options (tests: a CA for the self-signed HTTPS case). */
+  readonly http?: Omit<HttpClientOptions, 'lookup'>;
+  /** The resolver the target policy's connect-time lookup wraps (tests: a fake DNS); `dns.lookup` otherwise. */
+  readonly dnsLookup?: BaseLookup;
+  readonly keys?: ProxyKeySource;
+  readonly license?: LicenseSource;
+  readonly metricsSource?: MetricsSource;
+}
+
+/** The parts every handler's chain uses. */
+export interface BaseRuntime {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly keys: ProxyKeySource;
+  readonly license: LicenseSource;
+}
+
+/**
+ * Where a local runtime's EMF records stay, for its `/_/metrics` to read; `undefined` on Lambda,
+ * where Powertools prints them for CloudWatch.
+ */
+export function localMetricsStore(config: Pick<Config, 'runtime'>): LocalMetricsStore | undefined {
+  return config.runtime === 'local' ? new LocalMetricsStore() : undefined;
+}
+
+/** The base parts; locally, the metrics deliver their records to `store`. */
+export function createBaseRuntime(
+  config: Config,
+  overrides: RuntimeOverrides = {},
+  store: LocalMetricsStore | undefined = localMetricsStore(config),
+): BaseRuntime {
+  const logger = createLogger(config);
+  return {
+    config,
+    logger,
+    metrics: createMetrics(config, store ? { store } : {}),
+    keys: overrides.keys ?? createProxyKeySource(config),
+    // The first read of the license logs a warning when it is invalid or expiring (issue 26).
+    license: withLicenseWarning(config, logger, overrides.license ?? createLicenseSource(config)),
+  };
+}
