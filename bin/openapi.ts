@@ -629,25 +629,26 @@ function mcpHeader(name: string, required: boolean, description: string): Record
   return { name, in: 'header', required, description, schema: { type: 'string' } };
 }
 
+/** The JSON-RPC error response of `POST /mcp` (no `result`, `id` null) with one of these codes. */
+function mcpErrorSchema(rows: readonly ProxyErrorRow[]): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: 'null' },
+      error: {
+        type: 'object',
+        properties: { code: { enum: rows.map((row) => row.code) }, message: { type: 'string' } },
+      },
+    },
+  };
+}
+
 /** The JSON-RPC error `POST /mcp` answers before it handles the message, for rows of the error table. */
 function mcpErrorResponse(rows: readonly ProxyErrorRow[], description: string): Record<string, unknown> {
   return {
     description: `${description} ${rows.map((row) => `\`${row.code}\`: ${row.meaning}`).join(' ')}`,
-    content: {
-      'application/json': {
-        schema: {
-          type: 'object',
-          properties: {
-            jsonrpc: { const: '2.0' },
-            id: { type: 'null' },
-            error: {
-              type: 'object',
-              properties: { code: { enum: rows.map((row) => row.code) }, message: { type: 'string' } },
-            },
-          },
-        },
-      },
-    },
+    content: { 'application/json': { schema: mcpErrorSchema(rows) } },
   };
 }
 
@@ -697,7 +698,17 @@ function mcpOperation(operation: (typeof OPERATIONS)[string]): Record<string, un
         description: 'The `accept` header does not name both `application/json` and `text/event-stream`.',
       },
       '415': { description: 'The body is not `application/json`.' },
-      '500': mcpErrorResponse([PROXY_ERRORS.internal], 'A bug.'),
+      ...gatewayResponseRefs(),
+      '500': {
+        description:
+          `\`${PROXY_ERRORS.internal.code}\`: ${PROXY_ERRORS.internal.meaning}\n\n` +
+          `${GATEWAY_ANSWERS.internal.when} The gateway then answers itself: \`${gatewayBody(GATEWAY_ANSWERS.internal)}\`.`,
+        content: {
+          'application/json': {
+            schema: { oneOf: [mcpErrorSchema([PROXY_ERRORS.internal]), ref('GatewayError')] },
+          },
+        },
+      },
     },
   };
 }
