@@ -175,7 +175,8 @@ export type ContextReader = (key: ContextKey) => unknown;
  *   defaults that is 200 for each of execute-v1 and execute-v2: the full 100 requests/s while
  *   calls average up to 2 s, and a slow ERP (every call waiting the 25 s maxTimeout) holds at
  *   most 200 executions of each, 400 for the two, instead of 2,500.
- * - version: a tenth of that, at least 5 (one short call per session, not per request).
+ * - version: a tenth of the execute reservation (`executeConcurrency` when set), at least 5 (one
+ *   short call per session, not per request).
  * - aux: 10 (`auxConcurrency`'s default): /_/about and /_/license answer in milliseconds, and
  *   /_/metrics is cached for 60 s.
  * - mcp: a tenth of execute too, at least 5: an agent makes one tool call at a time, and a slow
@@ -187,14 +188,18 @@ export function defaultReservedConcurrency(settings: {
   readonly throttleRateLimit: number;
   readonly throttleBurstLimit: number;
   readonly lambdaTimeoutSeconds: number;
+  /** `executeConcurrency` when set: version's and mcp's tenth is of the execute reservation made. */
+  readonly executeConcurrency?: number | undefined;
 }): { readonly execute: number; readonly version: number; readonly mcp: number } {
-  const execute = Math.max(
-    1,
-    Math.min(
-      settings.throttleBurstLimit,
-      Math.ceil(settings.throttleRateLimit * settings.lambdaTimeoutSeconds),
-    ),
-  );
+  const execute =
+    settings.executeConcurrency ??
+    Math.max(
+      1,
+      Math.min(
+        settings.throttleBurstLimit,
+        Math.ceil(settings.throttleRateLimit * settings.lambdaTimeoutSeconds),
+      ),
+    );
   const tenth = Math.max(5, Math.ceil(execute / 10));
   return { execute, version: tenth, mcp: tenth };
 }
@@ -270,10 +275,9 @@ export function parseStackConfig(read: ContextReader): StackConfig {
   let reservedConcurrency: ReservedConcurrency | undefined;
   if (s.reserveConcurrency) {
     const sized = defaultReservedConcurrency(s);
-    const execute = s.executeConcurrency ?? sized.execute;
     reservedConcurrency = {
-      'execute-v1': execute,
-      'execute-v2': execute,
+      'execute-v1': sized.execute,
+      'execute-v2': sized.execute,
       version: s.versionConcurrency ?? sized.version,
       aux: s.auxConcurrency,
       mcp: s.mcpConcurrency ?? sized.mcp,

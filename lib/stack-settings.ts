@@ -248,7 +248,7 @@ export const STACK_SETTINGS = Object.freeze({
     defaultText: '*(sized: 20)*',
     readBy: [],
     sets: 'reserved concurrency of version',
-    meaning: 'default: a tenth of `executeConcurrency`, at least 5',
+    meaning: 'default: a tenth of the execute reservation (`executeConcurrency` when set), at least 5',
   },
   auxConcurrency: {
     context: 'auxConcurrency',
@@ -264,7 +264,7 @@ export const STACK_SETTINGS = Object.freeze({
     readBy: [],
     sets: 'reserved concurrency of mcp',
     meaning:
-      "default: version's, a tenth of the execute reservation sized from the throttle, at least 5 (an agent makes one tool call at a time)",
+      "default: version's, a tenth of the execute reservation (`executeConcurrency` when set), at least 5 (an agent makes one tool call at a time)",
   },
   accountConcurrency: {
     context: 'accountConcurrency',

@@ -332,9 +332,15 @@ describe('parseStackConfig', () => {
         aux: 3,
         mcp: 7,
       });
-      // mcp's default is version's: a tenth of the sized execute reservation, at least 5.
-      const sized = parseStackConfig(read({ executeConcurrency: '150' })).reservedConcurrency;
-      expect(sized?.mcp).toBe(sized?.version);
+      // version's and mcp's defaults: a tenth of the execute reservation made, at least 5
+      // (docs/deployment.md), also when executeConcurrency sets it.
+      const tenthOf = (executeConcurrency: string) => {
+        const reserved = parseStackConfig(read({ executeConcurrency })).reservedConcurrency;
+        return { version: reserved?.version, mcp: reserved?.mcp };
+      };
+      expect(tenthOf('150')).toEqual({ version: 15, mcp: 15 });
+      expect(tenthOf('300')).toEqual({ version: 30, mcp: 30 });
+      expect(tenthOf('20')).toEqual({ version: 5, mcp: 5 });
     });
 
     it('refuses reservations that would leave the account fewer than 100 unreserved executions', () => {
