@@ -204,6 +204,13 @@ export class ErpProxyStack extends Stack {
     // LicenseDaysLeft comes from calls only while there are calls: the hourly check records it
     // without them, so LicenseExpiring also fires on an idle proxy. The function tells this
     // constant event from API Gateway's (lambdas/platform/scheduled-jobs.ts); no route reaches it.
+    // EventBridge invokes asynchronously, and Lambda retries a failed asynchronous invocation
+    // twice by default: a license secret that cannot be read would count three AuxErrors an
+    // hour. The next hour's check is the retry (API Gateway's calls are synchronous: unaffected).
+    aux.function.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.hours(LICENSE_CHECK_INTERVAL_HOURS),
+    });
     this.licenseCheckSchedule = new Rule(this, 'LicenseCheckSchedule', {
       description:
         'erp-proxy: hourly license check of the aux function; records LicenseDaysLeft for the LicenseExpiring alarm, with or without calls',

@@ -574,6 +574,20 @@ describe('default context', () => {
       expect(targets[0]?.RetryPolicy).toEqual({ MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 });
     });
 
+    it('does not retry a failed check: one AuxErrors an hour for an unreadable license secret, not three', () => {
+      const configs = Object.values(resources(s.template, 'AWS::Lambda::EventInvokeConfig')).map(
+        (config) => config.Properties,
+      );
+      expect(configs).toEqual([
+        {
+          FunctionName: { Ref: s.fnIds.aux },
+          Qualifier: '$LATEST',
+          MaximumRetryAttempts: 0,
+          MaximumEventAgeInSeconds: 3600,
+        },
+      ]);
+    });
+
     it('lets EventBridge invoke the aux function for this rule only, and no other function', () => {
       const ruleId = s.stack.getLogicalId(s.stack.licenseCheckSchedule.node.defaultChild as CfnElement);
       const fromEvents = Object.values(resources(s.template, 'AWS::Lambda::Permission')).filter(
