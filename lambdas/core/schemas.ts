@@ -10,9 +10,10 @@
  * only the schema of its own endpoint. Every message is the schemas' own: none comes from a zod
  * locale.
  */
-import '../platform/zod.ts';
+
 import * as z from 'zod/mini';
 import { isJsonObject } from '../platform/json.ts';
+import { lazily } from '../platform/zod.ts';
 
 /** The 9 v1 actions (README, "Calling the proxy"). */
 export const V1_ACTIONS = [
@@ -33,15 +34,6 @@ export type V1Action = (typeof V1_ACTIONS)[number];
  * the trailing dot), so no error message or log line can repeat a longer one.
  */
 export const MAX_HOST_NAME_LENGTH = 253;
-
-/** `build`, called on the first call of the returned function; the same value afterwards. */
-function lazily<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => {
-    value ??= build();
-    return value;
-  };
-}
 
 /**
  * A base URL the proxy can append `/jsonrpc` or `/json/2/...` to, parsed here once: the parsed

@@ -5,6 +5,7 @@
  * value fails fast at cold start with a message naming the variable and the problem.
  */
 import { randomBytes } from 'node:crypto';
+import * as z from 'zod/mini';
 import {
   LOCAL_DEFAULT_TARGETS,
   type LogLevelName,
@@ -13,8 +14,7 @@ import {
   type RuntimeSettingValues,
   SETTING_RULES,
 } from './settings.ts';
-import './zod.ts';
-import * as z from 'zod';
+import { lazily } from './zod.ts';
 
 export {
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -42,20 +42,42 @@ export function trimProxyKey(text: string): string {
   return text.trim();
 }
 
-const ProxyKeysJson = z.object({
-  keys: z
-    .array(
-      z.object({
-        name: z.string().min(1, 'each key needs a name'),
-        key: z
-          .string()
-          .transform(trimProxyKey)
-          .pipe(z.string().min(16, 'a proxy key must be at least 16 characters')),
-      }),
-    )
-    // A name may repeat: a caller's old and new key during a rotation.
-    .min(1, 'at least one key is needed'),
-});
+/**
+ * The message of a JSON value of the wrong type: zod's English one, word for word. No zod locale
+ * is loaded (these schemas are `zod/mini` ones, as in core/schemas.ts), so the schemas carry
+ * every message themselves.
+ */
+function wrongType(expected: string): (issue: z.core.$ZodRawIssue) => string {
+  return (issue) => `Invalid input: expected ${expected}, received ${z.util.parsedType(issue.input)}`;
+}
+
+/**
+ * The JSON form of the proxy keys, built on its first use: a function reads its keys from a
+ * secret on its first request, and a plain key needs no schema at all.
+ */
+const proxyKeysSchema = lazily(() =>
+  z.object(
+    {
+      keys: z
+        .array(
+          z.object(
+            {
+              name: z.string({ error: wrongType('string') }).check(z.minLength(1, 'each key needs a name')),
+              key: z.pipe(
+                z.pipe(z.string({ error: wrongType('string') }), z.transform(trimProxyKey)),
+                z.string().check(z.minLength(16, 'a proxy key must be at least 16 characters')),
+              ),
+            },
+            { error: wrongType('object') },
+          ),
+          { error: wrongType('array') },
+        )
+        // A name may repeat: a caller's old and new key during a rotation.
+        .check(z.minLength(1, 'at least one key is needed')),
+    },
+    { error: wrongType('object') },
+  ),
+);
 
 /**
  * Parses a proxy-keys document: either one plain key, or JSON `{"keys":[{name,key}]}`.
@@ -70,7 +92,7 @@ export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[]
     } catch {
       throw new Error('proxy keys: the JSON form is not valid JSON');
     }
-    const parsed = ProxyKeysJson.safeParse(json);
+    const parsed = proxyKeysSchema().safeParse(json);
     if (!parsed.success) {
       throw new Error(
         `proxy keys: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,

@@ -20,6 +20,12 @@
  *
  * The same schema parses an environment value (always text) and a context value (text from
  * `-c key=value`, or a number, boolean or array from cdk.json and the settings files).
+ *
+ * The schemas are `zod/mini` ones, as the request schemas (core/schemas.ts): every function
+ * builds this catalogue at cold start, and zod's classic API, which puts its methods on every
+ * schema object, made it about 12 ms of each cold start and 65 KB of each bundle. Each schema is
+ * one transform over the value as given (the parts below): its messages are its own, never a zod
+ * locale's.
  */
 import { parsePublicKey } from './license.ts';
 import {
@@ -35,7 +41,7 @@ import {
 } from './names.ts';
 import { parseTargetList } from './target-list.ts';
 import './zod.ts';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /** Lambda's synchronous response limit (6 MB), for the whole serialized response. */
 export const LAMBDA_RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024;
@@ -72,38 +78,36 @@ function shown(raw: unknown): string {
 /** A parsed value, or what is wrong with it (one problem, or one per bad entry of a list). */
 export type Parsed<T> = { readonly value: T } | { readonly problem: string | readonly string[] };
 
-/** Adds each problem of a failed parse as an issue of its own. */
-function addProblems(ctx: z.core.$RefinementCtx, problem: string | readonly string[]): void {
+/** A setting's schema: parses a value as given (environment text or a context value) to a `T`. */
+export type SettingSchema<T> = z.ZodMiniType<T>;
+
+/**
+ * `parse`'s value, or `z.NEVER` with each of its problems added to the parse as an issue of its
+ * own (zod/mini hands a transform the parse payload itself: its issues are pushed there).
+ */
+function settle<T>(parsed: Parsed<T>, input: unknown, payload: z.core.ParsePayload): T {
+  if (!('problem' in parsed)) return parsed.value;
+  const { problem } = parsed;
   for (const message of typeof problem === 'string' ? [problem] : problem) {
-    ctx.addIssue({ code: 'custom', message });
+    payload.issues.push({ code: 'custom', message, input });
   }
+  return z.NEVER;
 }
 
 /**
  * A schema from a parse function over the given value (`undefined` when not set). The problem
  * becomes the issue's message; the caller prefixes the setting's name.
  */
-export function settingSchema<T>(parse: (raw: unknown) => Parsed<T>): z.ZodType<T> {
-  return z.unknown().transform((raw, ctx) => {
-    const parsed = parse(given(raw));
-    if ('problem' in parsed) {
-      addProblems(ctx, parsed.problem);
-      return z.NEVER;
-    }
-    return parsed.value;
-  });
+export function settingSchema<T>(parse: (raw: unknown) => Parsed<T>): SettingSchema<T> {
+  return z.transform((raw: unknown, payload) => settle(parse(given(raw)), raw, payload));
 }
 
 /** `schema`, then a further check or conversion of its value. */
-export function checked<T, U>(schema: z.ZodType<T>, parse: (value: T) => Parsed<U>): z.ZodType<U> {
-  return schema.transform((value, ctx) => {
-    const parsed = parse(value);
-    if ('problem' in parsed) {
-      addProblems(ctx, parsed.problem);
-      return z.NEVER;
-    }
-    return parsed.value;
-  });
+export function checked<T, U>(schema: SettingSchema<T>, parse: (value: T) => Parsed<U>): SettingSchema<U> {
+  return z.pipe(
+    schema,
+    z.transform((value: T, payload) => settle(parse(value), value, payload)),
+  );
 }
 
 /** An integer in `[min, max]`: a number, or digits in text. */
@@ -112,19 +116,19 @@ export function integer(options: {
   readonly min: number;
   readonly max: number;
   readonly unit?: string;
-}): z.ZodType<number>;
+}): SettingSchema<number>;
 export function integer(options: {
   readonly fallback?: undefined;
   readonly min: number;
   readonly max: number;
   readonly unit?: string;
-}): z.ZodType<number | undefined>;
+}): SettingSchema<number | undefined>;
 export function integer(options: {
   readonly fallback?: number | undefined;
   readonly min: number;
   readonly max: number;
   readonly unit?: string;
-}): z.ZodType<number | undefined> {
+}): SettingSchema<number | undefined> {
   const { fallback, min, max, unit = '' } = options;
   return settingSchema((raw) => {
     if (raw === undefined) return { value: fallback };
@@ -141,7 +145,7 @@ export function decimal(options: {
   readonly fallback: number;
   readonly min: number;
   readonly max: number;
-}): z.ZodType<number> {
+}): SettingSchema<number> {
   const { fallback, min, max } = options;
   return settingSchema<number>((raw) => {
     if (raw === undefined) return { value: fallback };
@@ -157,7 +161,7 @@ const TRUE_WORDS = new Set(['true', '1', 'yes', 'on']);
 const FALSE_WORDS = new Set(['false', '0', 'no', 'off']);
 
 /** true or false: a boolean, or `true`/`false`/`1`/`0`/`yes`/`no`/`on`/`off` in any case. */
-export function flag(fallback: boolean): z.ZodType<boolean> {
+export function flag(fallback: boolean): SettingSchema<boolean> {
   return settingSchema<boolean>((raw) => {
     if (raw === undefined) return { value: fallback };
     if (typeof raw === 'boolean') return { value: raw };
@@ -169,12 +173,15 @@ export function flag(fallback: boolean): z.ZodType<boolean> {
 }
 
 /** One of `values`, in any case. */
-export function choice<const V extends string>(values: readonly V[], fallback: V): z.ZodType<V>;
+export function choice<const V extends string>(values: readonly V[], fallback: V): SettingSchema<V>;
 export function choice<const V extends string>(
   values: readonly V[],
   fallback?: undefined,
-): z.ZodType<V | undefined>;
-export function choice<const V extends string>(values: readonly V[], fallback?: V): z.ZodType<V | undefined> {
+): SettingSchema<V | undefined>;
+export function choice<const V extends string>(
+  values: readonly V[],
+  fallback?: V,
+): SettingSchema<V | undefined> {
   return settingSchema((raw) => {
     if (raw === undefined) return { value: fallback };
     const word = typeof raw === 'string' ? raw.trim() : undefined;
@@ -187,7 +194,7 @@ export function choice<const V extends string>(values: readonly V[], fallback?: 
 /** Text, trimmed; optionally checked (`expected` says what is wanted). Not set: `undefined`. */
 export function text(
   options: { readonly expected?: string; readonly check?: (text: string) => boolean } = {},
-): z.ZodType<string | undefined> {
+): SettingSchema<string | undefined> {
   const { expected = 'text', check } = options;
   return settingSchema((raw) => {
     if (raw === undefined) return { value: undefined };
@@ -201,8 +208,11 @@ export function text(
 }
 
 /** Text with a default. */
-export function textOr(fallback: string): z.ZodType<string> {
-  return text().transform((value) => value ?? fallback);
+export function textOr(fallback: string): SettingSchema<string> {
+  return z.pipe(
+    text(),
+    z.transform((value: string | undefined) => value ?? fallback),
+  );
 }
 
 /**
@@ -211,7 +221,7 @@ export function textOr(fallback: string): z.ZodType<string> {
  */
 export function list(
   options: { readonly expected?: string; readonly check?: (entry: string) => boolean } = {},
-): z.ZodType<string[]> {
+): SettingSchema<string[]> {
   const { expected = 'a comma-separated list', check } = options;
   return settingSchema<string[]>((raw) => {
     if (raw === undefined) return { value: [] };
@@ -262,7 +272,7 @@ export interface Setting<T = unknown> {
   readonly context?: string;
   readonly notDeployable?: NotDeployable;
   /** Parses an environment or context value: default, bounds, the message of a bad value. */
-  readonly schema: z.ZodType<T>;
+  readonly schema: SettingSchema<T>;
   /**
    * The default as the docs show it (markdown; a bare value is shown as code), when it is not
    * simply what the schema gives for an unset value.
@@ -449,10 +459,13 @@ export const RUNTIME_SETTINGS = Object.freeze({
   auxPublic: {
     env: 'AUX_PUBLIC',
     context: 'auxPublic',
-    schema: list({
-      expected: AUX_PUBLIC_NAMES.map((name) => `"${name}"`).join(' and/or '),
-      check: (name) => (AUX_PUBLIC_NAMES as readonly string[]).includes(name),
-    }).transform((names) => new Set(names as AuxPublicName[]) as ReadonlySet<AuxPublicName>),
+    schema: z.pipe(
+      list({
+        expected: AUX_PUBLIC_NAMES.map((name) => `"${name}"`).join(' and/or '),
+        check: (name) => (AUX_PUBLIC_NAMES as readonly string[]).includes(name),
+      }),
+      z.transform((names: string[]) => new Set(names as AuxPublicName[]) as ReadonlySet<AuxPublicName>),
+    ),
     readBy: ['aux'],
     about: true,
     meaning:
@@ -601,7 +614,9 @@ export const RUNTIME_SETTINGS = Object.freeze({
 export type RuntimeSettingName = keyof typeof RUNTIME_SETTINGS;
 
 /** The value a setting parses to. */
-export type SettingValue<S> = S extends { readonly schema: infer Z extends z.ZodType } ? z.output<Z> : never;
+export type SettingValue<S> = S extends { readonly schema: infer Z extends z.ZodMiniType }
+  ? z.output<Z>
+  : never;
 
 /** Every runtime setting's value, defaults applied. */
 export type RuntimeSettingValues = {

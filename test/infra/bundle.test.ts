@@ -152,6 +152,21 @@ describe('bundled handlers, invoked as Lambda would', () => {
     }
   });
 
+  it.each<FunctionName>(['execute-v1', 'execute-v2', 'version', 'aux'])(
+    'the %s bundle carries zod/mini only: no zod classic and no zod locale (platform/zod.ts says why)',
+    (fn) => {
+      const output = Object.values(metafiles[fn].outputs).find((out) => out.entryPoint !== undefined);
+      const carried = Object.entries(output?.inputs ?? {})
+        .filter(([source, input]) => input.bytesInOutput > 0 && /node_modules\/zod\//.test(source))
+        .map(([source]) => source);
+      expect(carried.length, fn).toBeGreaterThan(0);
+      expect(
+        carried.filter((source) => !/node_modules\/zod\/v4\/(core|mini)\//.test(source)),
+        fn,
+      ).toEqual([]);
+    },
+  );
+
   it('execute-v1 loads the method-docs client only on its first use (a dynamic import)', () => {
     expect(bytesOf('execute-v1', 'lambdas/upstream/method-docs.ts')).toBeGreaterThan(CARRIED_BYTES);
     expect(importsOf('execute-v1', 'lambdas/upstream/method-docs.ts')).toEqual([
