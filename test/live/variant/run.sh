@@ -121,6 +121,9 @@ if [ $stop_only = 1 ]; then
   if ours_running; then stop_ours; else say "no variant Odoo from $STATE is running"; fi
   exit 0
 fi
+# Without --keep, our server is stopped however the run ends (a failure included).
+on_exit() { if [ $keep = 0 ]; then stop_ours; fi; }
+trap on_exit EXIT
 port_busy() { "$PY" -c 'import socket,sys; s=socket.socket(); s.settimeout(1); sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)' "$PORT"; }
 if port_busy && ! { ours_running && grep -qx "http_port = $PORT" "$CONF" 2>/dev/null; }; then
   die "port $PORT on 127.0.0.1 is taken by a process this script did not start (set VARIANT_PORT)"
@@ -220,7 +223,7 @@ ensure_db() {  # $1 db, $2 t/f demo, $3 modules
   if ours_running; then stop_ours; fi
   need_restart=1
   if [ "$demo" = t ]; then flag=--with-demo; else flag=--without-demo; fi
-  say "building database $db ($modules, $flag), log $STATE/init-$db.log (1-3 minutes)"
+  say "building database $db ($modules, $flag), log $STATE/init-$db.log (20-90 s)"
   t=$SECONDS
   : > "$building"
   (cd "$SRC" && "${ODOO[@]}" -c "$CONF" -d "$db" -i "$modules" $flag --stop-after-init --no-http \
@@ -266,9 +269,6 @@ say "keys in $KEYS (0600)"
 
 # ------------------------------------------------------------------ server
 URL=http://127.0.0.1:$PORT
-# Without --keep, the server is stopped however the run ends (a failed check included).
-on_exit() { if [ $keep = 0 ]; then stop_ours; fi; }
-trap on_exit EXIT
 if ours_running && [ "$need_restart" = 1 ]; then stop_ours; fi
 if ! ours_running; then
   port_busy && die "port $PORT on 127.0.0.1 is taken by a process this script did not start (set VARIANT_PORT)"
