@@ -203,7 +203,8 @@ db_ok() {  # $1 db, $2 modules, $3 t/f demo, $4 stamp
 }
 ensure_db() {  # $1 db, $2 t/f demo, $3 modules
   local db=$1 demo=$2 modules=$3 flag comment why stamp t
-  stamp="$STAMP $src_sum $mod_sum $modules demo=$demo"
+  stamp="$STAMP $src_sum $modules demo=$demo"
+  [[ ,$modules, != *,x_more,* ]] || stamp="$STAMP $src_sum x_more=$mod_sum $modules demo=$demo"
   if [ "${VARIANT_RESET:-0}" != 1 ] && db_ok "$db" "$modules" "$demo" "$stamp"; then say "database $db ok"; return; fi
   local building=$STATE/building-$db
   if db_exists "$db"; then
