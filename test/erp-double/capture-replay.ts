@@ -460,6 +460,47 @@ export function answerDifferences(expected: Answer, actual: Answer, path: string
     : structureDifferences(expected.body, actual.body);
 }
 
+/** True for a model document's path (`/doc-bearer/<model>.json`, not the index). */
+export function isModelDocument(path: string): boolean {
+  return /^\/doc-bearer\/[^/]+\.json$/.test(path) && path !== '/doc-bearer/index.json';
+}
+
+/**
+ * The model an `_inherits` field of a model document comes from, or `undefined` when `name` is
+ * not one: Odoo adds such a field as `related: "<many2one>.<name>"` (odoo/orm/model_classes.py,
+ * `_add_inherited_fields`), the many2one naming the delegated model in `relation`.
+ */
+function delegatedModelOf(doc: Record<string, unknown>, name: string, item: unknown): string | undefined {
+  const related = asRecord(item).related;
+  if (typeof related !== 'string') return undefined;
+  const [via, target, ...rest] = related.split('.');
+  if (target !== name || rest.length > 0 || via === undefined) return undefined;
+  const delegate = asRecord(asRecord(doc.fields)[via]);
+  return delegate.type === 'many2one' && typeof delegate.relation === 'string'
+    ? delegate.relation
+    : undefined;
+}
+
+/**
+ * The models whose documents {@link otherModules} needs to tell where a model document's
+ * `_inherits` fields come from (`res.partner` for `res.users`).
+ */
+export function delegatedModels(doc: unknown): string[] {
+  const record = asRecord(doc);
+  const models = new Set<string>();
+  for (const [name, item] of Object.entries(asRecord(record.fields))) {
+    const model = delegatedModelOf(record, name, item);
+    if (model !== undefined) models.add(model);
+  }
+  return [...models].sort();
+}
+
+/** Model documents by model name, of the live server and of the double. */
+export interface DelegatedDocuments {
+  live: Readonly<Record<string, unknown>>;
+  double: Readonly<Record<string, unknown>>;
+}
+
 /**
  * A model document (`/doc-bearer/<model>.json`) as the live server and the double give it, without
  * the fields and methods that modules the capture server lacks define on the live server: an item
@@ -468,20 +509,44 @@ export function answerDifferences(expected: Answer, actual: Answer, path: string
  * other modules than the capture server (more, or others defining the same names) then compares
  * like one with the same modules; an item of a module the double knows is compared as before.
  * `leftOut` lists what was left out (`fields.x (module)`); other answers are returned unchanged.
+ *
+ * An `_inherits` field (`res.users`' `email`, from `res.partner`) names as its module any one of
+ * the delegating many2one's modules and the inherited field's: odoo/orm/fields.py unions them in
+ * a set, so which one changes with each server process's string hashing (`x_more_note` on
+ * `res.users` says `base` in one run and `x_more` in the next). Its module is therefore taken
+ * from the delegated model's document in `delegates` (each side its own) when given, else the one
+ * it names.
  */
 export function otherModules(
   path: string,
   live: unknown,
   double: unknown,
+  delegates: DelegatedDocuments = { live: {}, double: {} },
 ): { live: unknown; double: unknown; leftOut: string[] } {
   const unchanged = { live, double, leftOut: [] };
-  if (!/^\/doc-bearer\/[^/]+\.json$/.test(path) || path === '/doc-bearer/index.json') return unchanged;
+  if (!isModelDocument(path)) return unchanged;
   const liveDoc = asRecord(live);
   const doubleDoc = asRecord(double);
   const sections = ['fields', 'methods'] as const;
   const moduleOf = (item: unknown): unknown => asRecord(item).module;
+  /** The module of `doc`'s item `name` of `section`, an `_inherits` field's from its own model. */
+  const moduleIn = (
+    doc: Record<string, unknown>,
+    documents: Readonly<Record<string, unknown>>,
+    section: (typeof sections)[number],
+    name: string,
+    item: unknown,
+  ): unknown => {
+    const model = section === 'fields' ? delegatedModelOf(doc, name, item) : undefined;
+    const source = model === undefined ? undefined : asRecord(asRecord(documents[model]).fields)[name];
+    return source === undefined ? moduleOf(item) : moduleOf(source);
+  };
   const known = new Set(
-    sections.flatMap((section) => Object.values(asRecord(doubleDoc[section])).map(moduleOf)),
+    sections.flatMap((section) =>
+      Object.entries(asRecord(doubleDoc[section])).map(([name, item]) =>
+        moduleIn(doubleDoc, delegates.double, section, name, item),
+      ),
+    ),
   );
   if (known.size === 0) return unchanged;
   const leftOut: string[] = [];
@@ -491,8 +556,11 @@ export function otherModules(
     const liveItems = { ...asRecord(liveDoc[section]) };
     const doubleItems = { ...asRecord(doubleDoc[section]) };
     for (const [name, item] of Object.entries(liveItems)) {
-      const module = moduleOf(item);
-      const foreign = name in doubleItems ? module !== moduleOf(doubleItems[name]) : !known.has(module);
+      const module = moduleIn(liveDoc, delegates.live, section, name, item);
+      const foreign =
+        name in doubleItems
+          ? module !== moduleIn(doubleDoc, delegates.double, section, name, doubleItems[name])
+          : !known.has(module);
       if (!foreign) continue;
       leftOut.push(`${section}.${name} (${String(module)})`);
       delete liveItems[name];

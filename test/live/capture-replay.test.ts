@@ -13,13 +13,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  answerOf,
   bareEtag,
   type Capture,
   callOf,
   captureFiles,
+  type DelegatedDocuments,
   dbfilterOf,
+  delegatedModels,
   etagSources,
+  isModelDocument,
   loadCapture,
+  type Reply,
   replay,
   requestOf,
   send,
@@ -39,7 +44,7 @@ import {
   SKIPPED,
   withDoubleEtags,
 } from '../erp-double/double-replay.ts';
-import { DOUBLE_USERS } from '../erp-double/index.ts';
+import { DOUBLE_USERS, type ErpDouble } from '../erp-double/index.ts';
 import { captureNeeds, type DemoPartner, LIVE19, liveKeyFor, liveName, useLiveReplay } from './live-env.ts';
 
 /** The captures come from an Odoo 19: they are replayed on the live Odoo 19+. */
@@ -318,6 +323,42 @@ describe.skipIf(LIVE.skipReason !== undefined)(
       return new Map(plan.ids.map((captured, index) => [captured, ids[index] ?? 0]));
     }
 
+    /**
+     * For a model document both answered: the documents of the models its `_inherits` fields come
+     * from (`res.partner` for `res.users`), each side's own, asked for as the capture asks for its
+     * own (its key and database, a plain GET), so {@link otherModules} can place those fields.
+     */
+    async function delegatedDocuments(
+      capture: Capture,
+      liveReply: Reply,
+      doubleReply: Reply,
+      double: ErpDouble,
+    ): Promise<DelegatedDocuments | undefined> {
+      const live = answerOf(liveReply);
+      const onDouble = answerOf(doubleReply);
+      if (!isModelDocument(capture.request.path) || live.status !== 200 || onDouble.status !== 200)
+        return undefined;
+      const models = [...new Set([...delegatedModels(live.body), ...delegatedModels(onDouble.body)])];
+      if (models.length === 0) return undefined;
+      const documents = { live: {} as Record<string, unknown>, double: {} as Record<string, unknown> };
+      for (const model of models) {
+        const headers = Object.fromEntries(
+          Object.entries(capture.request.headers).filter(
+            ([name]) => !/^(if-none-match|if-modified-since|content-type|content-length)$/i.test(name),
+          ),
+        );
+        const request: Capture = {
+          ...capture,
+          request: { method: 'GET', path: `/doc-bearer/${model}.json`, headers, body: null },
+        };
+        const fromLive = answerOf(await replay(LIVE.url, request, liveTarget()));
+        const fromDouble = answerOf(await replayOnDouble(double, request));
+        if (fromLive.status === 200) documents.live[model] = fromLive.body;
+        if (fromDouble.status === 200) documents.double[model] = fromDouble.body;
+      }
+      return documents;
+    }
+
     describe.each(replayed)('capture %s', (file) => {
       const capture = loadCapture(file);
       const needs = captureNeeds(LIVE, capture, { limitedUid, secondDb: 'erp_b' });
@@ -347,7 +388,12 @@ describe.skipIf(LIVE.skipReason !== undefined)(
             await withDoubleEtags(double, capture, etagSourcesOfReplayed),
           );
 
-          session.compare(capture, liveReply, doubleReply);
+          session.compare(
+            capture,
+            liveReply,
+            doubleReply,
+            await delegatedDocuments(capture, liveReply, doubleReply, double),
+          );
         },
       );
     });

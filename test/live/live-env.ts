@@ -17,6 +17,7 @@ import {
   asRecord,
   type Capture,
   createdIds,
+  type DelegatedDocuments,
   otherModules,
   type Reply,
   replay,
@@ -615,8 +616,11 @@ export interface LiveReplay {
     makeTarget: () => Promise<Target>,
     options?: { first?: Capture; headers?: (target: Target) => Promise<Record<string, string>> },
   ): Promise<Reply>;
-  /** Expects the live and the double's replies to differ only as {@link Tolerance}s allow. */
-  compare(capture: Capture, live: Reply, double: Reply): void;
+  /**
+   * Expects the live and the double's replies to differ only as {@link Tolerance}s allow; a model
+   * document's `_inherits` fields are placed by the documents of `delegates` ({@link otherModules}).
+   */
+  compare(capture: Capture, live: Reply, double: Reply, delegates?: DelegatedDocuments): void;
 }
 
 /**
@@ -683,10 +687,10 @@ export function useLiveReplay(
         await cleanup.run();
       }
     },
-    compare(capture, live, double) {
+    compare(capture, live, double, delegates) {
       const liveAnswer = answerOf(live);
       const doubleAnswer = answerOf(double);
-      const compared = otherModules(capture.request.path, liveAnswer.body, doubleAnswer.body);
+      const compared = otherModules(capture.request.path, liveAnswer.body, doubleAnswer.body, delegates);
       log.leftOut(capture.file, compared.leftOut);
       const differences = answerDifferences(
         { ...liveAnswer, body: compared.live },

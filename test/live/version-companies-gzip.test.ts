@@ -70,7 +70,9 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
       let partners: number[] = [];
 
       beforeAll(async () => {
-        // Prepare: the admin's company, and an id above every company there is (so none the admin has).
+        // Prepare: the admin's company, an id above every company there is (so none the admin has),
+        // and companies seen from the admin's company (a multi-company server has partners of one
+        // company only, which a call restricted to another does not see).
         const [admin] = (await erpResult(server, 'res.users', 'read', {
           ids: [server.uid],
           fields: ['company_id', 'company_ids'],
@@ -81,7 +83,15 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
           context: { active_test: false },
         })) as number[];
         inaccessible = Math.max(...all, ...(admin?.company_ids ?? [])) + 1;
-        partners = await discoverIds(server, 'res.partner', [['is_company', '=', true]], 2);
+        partners = await discoverIds(
+          server,
+          'res.partner',
+          [
+            ['is_company', '=', true],
+            ['company_id', 'in', [false, company]],
+          ],
+          2,
+        );
       });
 
       it('a company of the user: the call runs, on v1 and v2 alike', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { otherModules, structureDifferences } from '../erp-double/capture-replay.ts';
+import { delegatedModels, otherModules, structureDifferences } from '../erp-double/capture-replay.ts';
 
 describe('structureDifferences (the live replay compares the real ERP and the double by structure)', () => {
   it('compares listings by the shape of their items, not by their number', () => {
@@ -69,6 +69,68 @@ describe('otherModules (a live server with other modules than the capture server
     expect(compared.double).toEqual({
       fields: { name: { module: 'base' } },
       methods: { read: { module: 'base' } },
+    });
+  });
+
+  describe('an _inherits field (res.users from res.partner), whose module Odoo names at random', () => {
+    // res.users' copy of a partner field names the module of its partner_id (base) or the
+    // partner field's own: odoo/orm/fields.py unions them in a set, hashed per process.
+    const partnerId = { type: 'many2one', relation: 'res.partner', module: 'base' };
+    const inherited = (name: string, module: string, extra: Record<string, unknown> = {}) => ({
+      related: `partner_id.${name}`,
+      module,
+      ...extra,
+    });
+    const double = {
+      fields: {
+        partner_id: partnerId,
+        email: inherited('email', 'base'),
+        message_needaction: inherited('message_needaction', 'base', { help: 'mail' }),
+      },
+    };
+    const live = {
+      fields: {
+        partner_id: partnerId,
+        email: inherited('email', 'base'),
+        message_needaction: inherited('message_needaction', 'base'),
+        x_more_note: inherited('x_more_note', 'base'),
+      },
+    };
+    const delegates = {
+      live: {
+        'res.partner': {
+          fields: {
+            email: { module: 'base' },
+            message_needaction: { module: 'x_more' },
+            x_more_note: { module: 'x_more' },
+          },
+        },
+      },
+      double: {
+        'res.partner': { fields: { email: { module: 'base' }, message_needaction: { module: 'mail' } } },
+      },
+    };
+
+    it('names the models the documents of which tell where such fields come from', () => {
+      expect(delegatedModels(live)).toEqual(['res.partner']);
+      expect(delegatedModels({ fields: { partner_id: partnerId, name: { module: 'base' } } })).toEqual([]);
+      // a related field of another name is not an _inherits field
+      expect(
+        delegatedModels({ fields: { partner_id: partnerId, x: { related: 'partner_id.email' } } }),
+      ).toEqual([]);
+    });
+
+    it('places them by the delegated model documents, whatever module they name', () => {
+      const compared = otherModules('/doc-bearer/res.users.json', live, double, delegates);
+      expect(compared.leftOut).toEqual(['fields.message_needaction (x_more)', 'fields.x_more_note (x_more)']);
+      expect(compared.live).toEqual({ fields: { partner_id: partnerId, email: inherited('email', 'base') } });
+      expect(compared.double).toEqual({
+        fields: { partner_id: partnerId, email: inherited('email', 'base') },
+      });
+    });
+
+    it('without the delegated documents, goes by the module they name (as before)', () => {
+      expect(otherModules('/doc-bearer/res.users.json', live, double).leftOut).toEqual([]);
     });
   });
 
