@@ -34,7 +34,7 @@ import type { RequestState } from '../request-state.ts';
 import {
   erpFailure,
   failureJson,
-  MAX_RESULT_CHARS,
+  MAX_RESULT_WORDS,
   proxyFailure,
   type ToolAnswer,
   type ToolFailure,
@@ -56,7 +56,7 @@ export const MCP_INSTRUCTIONS =
   "Tools for one Odoo ERP, reached through erp-proxy with the connection set in this MCP client's configuration; " +
   "the ERP user's access rights apply. Learn names with list_models and fields_get; search_read takes an Odoo " +
   'domain such as [["is_company", "=", true]] and the fields you need. Results are JSON text of at most ' +
-  `${MAX_RESULT_CHARS.toLocaleString('en-US')} characters; a second text says how to get the rest when there is more. ` +
+  `${MAX_RESULT_WORDS}; a second text says how to get the rest when there is more. ` +
   'A failed call is a result with isError: true whose JSON gives the code, the message, the ERP exception name ' +
   'and whether retrying is safe.';
 

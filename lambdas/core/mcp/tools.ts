@@ -12,7 +12,7 @@ import * as z from 'zod/mini';
 import type { McpToolName } from '../../platform/names.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
-import { fitJson, MAX_RESULT_CHARS, type ToolAnswer } from './answers.ts';
+import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
 import type { ErpAccess } from './erp-access.ts';
 
 /** The default `limit` of `search_read` (Odoo's own list views show 80). */
@@ -161,7 +161,7 @@ function present(kwargs: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(kwargs).filter(([, value]) => value !== undefined));
 }
 
-const LIMIT_WORDS = `${MAX_RESULT_CHARS.toLocaleString('en-US')} characters`;
+const LIMIT_WORDS = MAX_RESULT_WORDS;
 
 /** A page of records (`search_read`, `list_models`), with how to get the next one. */
 function page(toolName: string, records: unknown, at: number, pageLimit: number): ToolAnswer {
