@@ -127,7 +127,8 @@ const SERVER_INFO = {
 
 /**
  * `tools/list`'s tools, as the SDK's `McpServer` lists tools registered with these definitions
- * (name, title, description, input JSON Schema, annotations); built once per `writeTools`.
+ * (name, title, description, input JSON Schema, annotations, execution); built once per
+ * `writeTools`.
  * The JSON Schemas are tool-schemas.json's, which test/unit/mcp-tools.test.ts keeps equal to
  * what the SDK makes of the tools' zod schemas, so no schema is converted at run time.
  */
@@ -146,6 +147,8 @@ function toolList(writeTools: boolean): readonly Tool[] {
         description: definition.description,
         inputSchema,
         annotations: definition.annotations,
+        // What McpServer's registerTool gives every tool.
+        execution: { taskSupport: 'forbidden' },
       };
     });
     listedTools.set(writeTools, tools);
