@@ -48,7 +48,7 @@ import { StatelessJsonTransport } from './transport.ts';
 /** JSON-RPC's "invalid params": the code a `tools/call` the SDK refused is counted under. */
 const INVALID_PARAMS = -32602;
 
-/** The most array elements and object members a tool's arguments may hold (the SDK checks it). */
+/** The most array elements and object members a tool's arguments may hold (checked as McpServer checks it). */
 const MAX_TOOL_INPUT_ELEMENTS = 10_000;
 
 /** What `initialize` tells the agent about this server. */
@@ -128,9 +128,8 @@ const SERVER_INFO = {
 /**
  * `tools/list`'s tools, as the SDK's `McpServer` lists tools registered with these definitions
  * (name, title, description, input JSON Schema, annotations, execution); built once per
- * `writeTools`.
- * The JSON Schemas are tool-schemas.json's, which test/unit/mcp-tools.test.ts keeps equal to
- * what the SDK makes of the tools' zod schemas, so no schema is converted at run time.
+ * `writeTools`. The JSON Schemas are tool-schemas.json's, which test/unit/mcp-transport.test.ts
+ * keeps equal to what the SDK makes of the tools' zod schemas, so none is converted at run time.
  */
 const listedTools = new Map<boolean, readonly Tool[]>();
 

@@ -33,10 +33,11 @@ export const DEFAULT_FIELD_ATTRIBUTES = Object.freeze([
 
 /*
  * The arguments' schemas are zod/mini's (the same core, checks and messages as zod's classic API,
- * without the methods classic puts on every schema object), and each tool builds its own on its
- * first use ({@link lazily}): a cold start that calls one tool builds that tool's schema only.
- * `tools/list` needs none of them: it answers the JSON Schemas of tool-schemas.json, which a test
- * (test/unit/mcp-tools.test.ts) keeps equal to what the SDK makes of these schemas.
+ * and the same JSON Schemas, with less to build; core/schemas.ts does the same), and each tool
+ * builds its own on its first use ({@link lazily}): a cold start that calls one tool builds that
+ * tool's schema only. `tools/list` needs none of them: it answers the JSON Schemas of
+ * tool-schemas.json, which a test (test/unit/mcp-transport.test.ts) keeps equal to what the SDK
+ * makes of these schemas.
  */
 const model = () =>
   z
