@@ -353,6 +353,10 @@ const SERVER_CASES: readonly [string, unknown][] = [
     call(13, 'search_read', { model: 'res.partner', domain: ['&', [1, '=', nested(40)], [null, 2, 3], 'x'] }),
   ],
   ['unknown arguments (dropped) with bad known ones', call(14, 'list_models', { extra: 1, limit: 'x' })],
+  [
+    'a task-augmented call (arguments that do not fit)',
+    request(15, 'tools/call', { name: 'read', arguments: { ids: [] }, task: { ttl: 1000 } }),
+  ],
   ['ping', request(15, 'ping')],
   ['an unknown method', request(16, 'prompts/list')],
   ['a notification', notification],
