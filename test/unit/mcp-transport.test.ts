@@ -231,10 +231,29 @@ describe('the proxy transport', () => {
     expect(answer).toEqual(expected);
   });
 
-  it('refuses a header value the SDK transport could not even be given (a Request would throw)', async () => {
-    const headers = { ...GOOD_HEADERS, accept: 'application/json,\0 text/event-stream' };
-    await expect(sdkAnswer(echoServer(), headers, request(1, 'ping'))).rejects.toThrow(TypeError);
-    await expect(ownAnswer(echoServer(), headers, request(1, 'ping'))).rejects.toThrow(TypeError);
+  it.each([
+    ['a NUL', 'application/json,\0 text/event-stream'],
+    ['a line feed', 'application/json,\n text/event-stream'],
+    ['a character above U+00FF', 'application/json, text/event-stream, \u2603'],
+  ])(
+    'refuses a header value with %s, as the SDK transport could not be given it (a Request throws)',
+    async (_name, accept) => {
+      const headers = { ...GOOD_HEADERS, accept };
+      await expect(sdkAnswer(echoServer(), headers, request(1, 'ping'))).rejects.toThrow(TypeError);
+      await expect(ownAnswer(echoServer(), headers, request(1, 'ping'))).rejects.toThrow(TypeError);
+    },
+  );
+
+  it('takes a header value with Latin-1 characters, tabs and control characters, as a Request does', async () => {
+    for (const accept of [
+      '\u00e9 application/json, text/event-stream',
+      'application/json,\ttext/event-stream\u007f',
+    ]) {
+      const headers = { ...GOOD_HEADERS, accept };
+      expect(await ownAnswer(echoServer(), headers, request(1, 'ping'))).toEqual(
+        await sdkAnswer(echoServer(), headers, request(1, 'ping')),
+      );
+    }
   });
 
   it('serves one request only, as the SDK transport in stateless mode', async () => {

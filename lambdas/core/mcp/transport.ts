@@ -21,7 +21,8 @@
  *
  * Error bodies are `{"jsonrpc":"2.0","error":{"code","message"[,"data"]},"id":null}` with
  * `Content-Type: application/json`. Header values are read as the `Headers` of a web `Request`
- * would hold them (surrounding whitespace trimmed). test/unit/mcp-transport.test.ts compares its
+ * would hold them (surrounding whitespace trimmed), and one a `Request` refuses throws a
+ * `TypeError` as building it did. test/unit/mcp-transport.test.ts compares its
  * answers with the SDK transport's, case by case.
  *
  * Why not the SDK's: it speaks web `Request`/`Response`, whose first use loads Node's fetch
@@ -67,10 +68,16 @@ function jsonError(status: number, code: number, message: string, data?: unknown
   };
 }
 
-/** Header values as a web `Headers` holds them; a value it would refuse throws as it would. */
+/**
+ * Header values as a web `Headers` holds them; a value it would refuse (a character above U+00FF,
+ * which is no byte, or NUL, CR or LF) throws a `TypeError` as it would.
+ */
 function normalizedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   const normalized: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
+    if (/[\u0100-\uffff]/.test(value)) {
+      throw new TypeError(`Cannot convert the header value of ${name} to a ByteString`);
+    }
     const trimmed = value.replace(HTTP_WHITESPACE, '');
     if (/[\0\r\n]/.test(trimmed))
       throw new TypeError(`Headers.append: "${value}" is an invalid header value.`);
