@@ -17,6 +17,12 @@ import { isJsonObject } from '../../platform/json.ts';
  */
 export const MAX_RESULT_CHARS = 50_000;
 
+/**
+ * {@link MAX_RESULT_CHARS} in words, "50,000 characters" (digits grouped as `toLocaleString('en-US')`
+ * groups them, without it: its first call loads ICU's locale data, 15-40 ms of a cold start here).
+ */
+export const MAX_RESULT_WORDS = `${String(MAX_RESULT_CHARS).replace(/\B(?=(\d{3})+$)/g, ',')} characters`;
+
 /** A tool's answer before it becomes MCP content. */
 export interface ToolAnswer {
   /** JSON text of the result (always valid JSON, also when cut). */

@@ -2,17 +2,28 @@
  * @module core/mcp/serve
  * `POST /mcp`, once the caller is authenticated and licensed and the body is read: MCP's
  * Streamable HTTP transport in stateless mode with JSON responses (no server-sent events: API
- * Gateway's HTTP APIs do not stream), served by the official SDK (`@modelcontextprotocol/sdk`).
+ * Gateway's HTTP APIs do not stream), served by the official SDK (`@modelcontextprotocol/sdk`):
+ * its `Server`, with `tools/list` and `tools/call` answered as its `McpServer` would answer them,
+ * over a transport of the SDK's `Transport` interface that answers as its web-standard Streamable
+ * HTTP transport does in this mode (core/mcp/transport.ts), without web `Request`/`Response`.
  * Each request gets a server and a transport of its own, as the SDK's stateless mode requires,
- * with the tools bound to that request's ERP connection and state.
+ * with the tools bound to that request's ERP connection and state; what does not depend on the
+ * request (the tools' JSON Schemas and zod schemas) is built once.
  *
  * The SDK sees only the headers of the protocol (`accept`, `content-type`,
  * `mcp-protocol-version`), never a key. Protocol errors stay the SDK's (JSON-RPC errors, 4xx);
  * a tool that fails answers a result with `isError: true` (core/mcp/answers.ts).
  */
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod/mini';
 import { InternalError, InvalidRequestError, ParseError, ProxyError } from '../../platform/errors.ts';
 import { isJsonObject, MAX_JSON_DEPTH } from '../../platform/json.ts';
 import { SERVICE_NAME } from '../../platform/names.ts';
@@ -23,19 +34,21 @@ import type { RequestState } from '../request-state.ts';
 import {
   erpFailure,
   failureJson,
-  MAX_RESULT_CHARS,
+  MAX_RESULT_WORDS,
   proxyFailure,
   type ToolAnswer,
   type ToolFailure,
 } from './answers.ts';
 import type { McpInbound } from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
+import TOOL_INPUT_SCHEMAS from './tool-schemas.json' with { type: 'json' };
 import { offeredTools, type ToolDefinition } from './tools.ts';
+import { StatelessJsonTransport } from './transport.ts';
 
 /** JSON-RPC's "invalid params": the code a `tools/call` the SDK refused is counted under. */
 const INVALID_PARAMS = -32602;
 
-/** The most array elements and object members a tool's arguments may hold (the SDK checks it). */
+/** The most array elements and object members a tool's arguments may hold (checked as McpServer checks it). */
 const MAX_TOOL_INPUT_ELEMENTS = 10_000;
 
 /** What `initialize` tells the agent about this server. */
@@ -43,7 +56,7 @@ export const MCP_INSTRUCTIONS =
   "Tools for one Odoo ERP, reached through erp-proxy with the connection set in this MCP client's configuration; " +
   "the ERP user's access rights apply. Learn names with list_models and fields_get; search_read takes an Odoo " +
   'domain such as [["is_company", "=", true]] and the fields you need. Results are JSON text of at most ' +
-  `${MAX_RESULT_CHARS.toLocaleString('en-US')} characters; a second text says how to get the rest when there is more. ` +
+  `${MAX_RESULT_WORDS}; a second text says how to get the rest when there is more. ` +
   'A failed call is a result with isError: true whose JSON gives the code, the message, the ERP exception name ' +
   'and whether retrying is safe.';
 
@@ -104,33 +117,117 @@ async function runTool(
   }
 }
 
-/** A server with the offered tools, bound to this request. */
-function createServer(inbound: McpInbound, state: RequestState, deps: McpDeps): McpServer {
-  const server = new McpServer(
-    {
-      name: SERVICE_NAME,
-      title: 'erp-proxy (Odoo ERP)',
-      version: PROXY_VERSION,
-      description: PROXY_DESCRIPTION,
-    },
-    {
-      instructions: MCP_INSTRUCTIONS,
-      jsonSchemaValidator: NO_SCHEMA_VALIDATION,
-      maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
-    },
-  );
-  for (const definition of offeredTools(deps.writeTools)) {
-    server.registerTool(
-      definition.name,
-      {
+/** What `initialize` tells of this server. */
+const SERVER_INFO = {
+  name: SERVICE_NAME,
+  title: 'erp-proxy (Odoo ERP)',
+  version: PROXY_VERSION,
+  description: PROXY_DESCRIPTION,
+};
+
+/**
+ * `tools/list`'s tools, as the SDK's `McpServer` lists tools registered with these definitions
+ * (name, title, description, input JSON Schema, annotations, execution); built once per
+ * `writeTools`. The JSON Schemas are tool-schemas.json's, which test/unit/mcp-transport.test.ts
+ * keeps equal to what the SDK makes of the tools' zod schemas, so none is converted at run time.
+ */
+const listedTools = new Map<boolean, readonly Tool[]>();
+
+function toolList(writeTools: boolean): readonly Tool[] {
+  let tools = listedTools.get(writeTools);
+  if (tools === undefined) {
+    const schemas = TOOL_INPUT_SCHEMAS as Record<string, Tool['inputSchema'] | undefined>;
+    tools = offeredTools(writeTools).map((definition) => {
+      const inputSchema = schemas[definition.name];
+      if (inputSchema === undefined) throw new Error(`no JSON Schema for the tool ${definition.name}`);
+      return {
+        name: definition.name,
         title: definition.title,
         description: definition.description,
-        inputSchema: definition.input,
+        inputSchema,
         annotations: definition.annotations,
-      },
-      (args: unknown) => runTool(definition, args, inbound, state, deps),
+        // What McpServer's registerTool gives every tool.
+        execution: { taskSupport: 'forbidden' },
+      };
+    });
+    listedTools.set(writeTools, tools);
+  }
+  return tools;
+}
+
+/** Counts array elements and object members in `value`, stopping once the count passes `max` (as McpServer). */
+function inputElementCount(value: unknown, max: number): number {
+  let count = 0;
+  const stack = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const children = Array.isArray(node) ? node : Object.values(node);
+    for (const child of children) {
+      if (++count > max) return count;
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return count;
+}
+
+/** A dotted path of a zod issue, as McpServer words it. */
+function dotPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return 'object root';
+  return path.reduce<string>((text, segment, index) => {
+    if (index === 0) return String(segment);
+    return typeof segment === 'number' ? `${text}[${segment}]` : `${text}.${String(segment)}`;
+  }, '');
+}
+
+/** A tool's arguments, checked as McpServer checks them; McpError -32602 when they do not fit. */
+async function validArguments(definition: ToolDefinition, args: unknown): Promise<unknown> {
+  if (inputElementCount(args, MAX_TOOL_INPUT_ELEMENTS) > MAX_TOOL_INPUT_ELEMENTS) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid arguments for tool ${definition.name}: arguments contain more than the maximum of ${MAX_TOOL_INPUT_ELEMENTS} elements`,
     );
   }
+  const parsed = await z.safeParseAsync(definition.input(), args ?? {});
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues
+    .map((issue) => (issue.path.length === 0 ? issue.message : `${issue.message} at ${dotPath(issue.path)}`))
+    .join('\n');
+  throw new McpError(
+    ErrorCode.InvalidParams,
+    `Input validation error: Invalid arguments for tool ${definition.name}: ${message}`,
+  );
+}
+
+/**
+ * A server with the offered tools, bound to this request: the SDK's `Server` with the handlers
+ * its `McpServer` would set for these tools (the same capabilities, list, checks and messages:
+ * an unknown tool or arguments that do not fit are a result with `isError: true`).
+ */
+function createServer(inbound: McpInbound, state: RequestState, deps: McpDeps): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: true } },
+    instructions: MCP_INSTRUCTIONS,
+    jsonSchemaValidator: NO_SCHEMA_VALIDATION,
+  });
+  const tools = offeredTools(deps.writeTools);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...toolList(deps.writeTools)] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    try {
+      const definition = tools.find((candidate) => candidate.name === request.params.name);
+      if (definition === undefined) {
+        throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+      }
+      const args = await validArguments(definition, request.params.arguments);
+      return await runTool(definition, args, inbound, state, deps);
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.UrlElicitationRequired) throw error;
+      return {
+        content: [{ type: 'text', text: error instanceof Error ? error.message : String(error) }],
+        isError: true,
+      };
+    }
+  });
   return server;
 }
 
@@ -190,24 +287,12 @@ export async function serveMcp(
   if (isJsonObject(body.value) && typeof body.value.method === 'string') state.mcpMethod = body.value.method;
 
   const server = createServer(inbound, state, deps);
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
+  const transport = new StatelessJsonTransport();
   try {
     await server.connect(transport);
-    const response = await transport.handleRequest(
-      new Request('http://erp-proxy.invalid/mcp', { method: 'POST', headers: inbound.protocolHeaders }),
-      { parsedBody: body.value },
-    );
-    const text = await response.text();
-    recordProtocolOutcome(state, response.status, text);
-    const contentType = response.headers.get('content-type');
-    return {
-      statusCode: response.status,
-      headers: contentType ? { 'content-type': contentType } : {},
-      body: text,
-    };
+    const answer = await transport.handle(inbound.protocolHeaders, body.value);
+    recordProtocolOutcome(state, answer.status, answer.body);
+    return { statusCode: answer.status, headers: { ...answer.headers }, body: answer.body };
   } finally {
     await server.close();
   }

@@ -8,11 +8,11 @@
  */
 import '../../platform/zod.ts';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { McpToolName } from '../../platform/names.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
-import { fitJson, MAX_RESULT_CHARS, type ToolAnswer } from './answers.ts';
+import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
 import type { ErpAccess } from './erp-access.ts';
 
 /** The default `limit` of `search_read` (Odoo's own list views show 80). */
@@ -31,66 +31,112 @@ export const DEFAULT_FIELD_ATTRIBUTES = Object.freeze([
   'selection',
 ]);
 
-const model = z
-  .string()
-  .max(256)
-  .regex(MODEL_NAME, 'expected a model name such as res.partner')
-  .describe('Technical name of the model, such as res.partner (list_models lists them).');
-const domain = z
-  .array(
-    z.union([
-      z.enum(['&', '|', '!']),
-      // [field, operator, value]; Odoo's always-true and always-false leaves use 1 and 0 as the field.
-      z.tuple([z.union([z.string(), z.number()]), z.string(), z.unknown()]),
-    ]),
-  )
-  .max(MAX_LIMIT)
-  .describe(
-    'Odoo domain: a list of conditions [field, operator, value], such as [["is_company", "=", true]], joined by "&" unless "|" or "!" come before them; [] matches every record.',
-  );
-const fields = z.array(z.string().max(256)).max(MAX_LIMIT);
-const ids = z
-  .array(z.number().int().positive())
-  .min(1)
-  .max(MAX_LIMIT)
-  .describe('Record ids (search_read finds them).');
-const context = z
-  .record(z.string(), z.unknown())
-  .describe(
-    'Odoo context, such as {"lang": "fr_FR"} or {"active_test": false} to include archived records; read tools add {"bin_size": true} (binary fields as their size) unless you set it.',
-  );
+/*
+ * The arguments' schemas are zod/mini's (the same core, checks and messages as zod's classic API,
+ * and the same JSON Schemas, with less to build; core/schemas.ts does the same), and each tool
+ * builds its own on its first use ({@link lazily}): a cold start that calls one tool builds that
+ * tool's schema only. `tools/list` needs none of them: it answers the JSON Schemas of
+ * tool-schemas.json, which a test (test/unit/mcp-transport.test.ts) keeps equal to what the SDK
+ * makes of these schemas.
+ */
+const model = () =>
+  z
+    .string()
+    .check(
+      z.maxLength(256),
+      z.regex(MODEL_NAME, 'expected a model name such as res.partner'),
+      z.describe('Technical name of the model, such as res.partner (list_models lists them).'),
+    );
+const domain = () =>
+  z
+    .array(
+      z.union([
+        z.enum(['&', '|', '!']),
+        // [field, operator, value]; Odoo's always-true and always-false leaves use 1 and 0 as the field.
+        z.tuple([z.union([z.string(), z.number()]), z.string(), z.unknown()]),
+      ]),
+    )
+    .check(
+      z.maxLength(MAX_LIMIT),
+      z.describe(
+        'Odoo domain: a list of conditions [field, operator, value], such as [["is_company", "=", true]], joined by "&" unless "|" or "!" come before them; [] matches every record.',
+      ),
+    );
+const fields = (description: string) =>
+  z.array(z.string().check(z.maxLength(256))).check(z.maxLength(MAX_LIMIT), z.describe(description));
+const ids = (description = 'Record ids (search_read finds them).') =>
+  z
+    .array(z.number().check(z.int(), z.positive()))
+    .check(z.minLength(1), z.maxLength(MAX_LIMIT), z.describe(description));
+const context = () =>
+  z
+    .record(z.string(), z.unknown())
+    .check(
+      z.describe(
+        'Odoo context, such as {"lang": "fr_FR"} or {"active_test": false} to include archived records; read tools add {"bin_size": true} (binary fields as their size) unless you set it.',
+      ),
+    );
 const limit = (fallback: number) =>
-  z.number().int().min(1).max(MAX_LIMIT).describe(`How many records at most (default ${fallback}).`);
-const offset = z.number().int().min(0).describe('How many matching records to skip (for the next page).');
-const order = z.string().max(256).describe('Sort order, such as "name asc" or "create_date desc, id desc".');
-const values = z
-  .record(z.string(), z.unknown())
-  .describe(
-    'Field values by field name, such as {"name": "Acme", "is_company": true} (fields_get lists the fields).',
-  );
+  z
+    .number()
+    .check(
+      z.int(),
+      z.gte(1),
+      z.lte(MAX_LIMIT),
+      z.describe(`How many records at most (default ${fallback}).`),
+    );
+const offset = () =>
+  z.number().check(z.int(), z.gte(0), z.describe('How many matching records to skip (for the next page).'));
+const order = () =>
+  z
+    .string()
+    .check(z.maxLength(256), z.describe('Sort order, such as "name asc" or "create_date desc, id desc".'));
+const values = () =>
+  z
+    .record(z.string(), z.unknown())
+    .check(
+      z.describe(
+        'Field values by field name, such as {"name": "Acme", "is_company": true} (fields_get lists the fields).',
+      ),
+    );
+
+/** `build`, called on the first call of the returned function; the same value afterwards. */
+function lazily<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= build();
+    return value;
+  };
+}
+
+/** The shape of a tool's arguments: zod/mini schemas by argument name. */
+type Shape = Record<string, z.ZodMiniType>;
 
 /** One tool: its schema, description, annotations, and what it does. */
-export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
+export interface ToolDefinition<S extends Shape = Shape> {
   readonly name: McpToolName;
   readonly title: string;
   readonly description: string;
-  readonly input: Shape;
+  /** The schema of its arguments, built on its first use and kept. */
+  readonly input: () => z.ZodMiniObject<S>;
   readonly annotations: ToolAnnotations;
   /** Changes ERP data: listed only with `MCP_WRITE_TOOLS=true`. */
   readonly writes: boolean;
-  run(args: z.output<z.ZodObject<Shape>>, erp: ErpAccess): Promise<ToolAnswer>;
+  run(args: z.output<z.ZodMiniObject<S>>, erp: ErpAccess): Promise<ToolAnswer>;
 }
 
 /**
- * A tool from its definition; its annotations from its title and whether it writes (`changes`:
- * how). Every tool reaches an ERP, a world outside the proxy (`openWorldHint`).
+ * A tool from its definition (`input`: what builds its arguments' shape); its annotations from its
+ * title and whether it writes (`changes`: how). Every tool reaches an ERP, a world outside the
+ * proxy (`openWorldHint`).
  */
-function tool<Shape extends z.ZodRawShape>(
-  definition: Omit<ToolDefinition<Shape>, 'annotations' | 'writes'> & {
+function tool<S extends Shape>(
+  definition: Omit<ToolDefinition<S>, 'annotations' | 'writes' | 'input'> & {
+    readonly input: () => S;
     readonly changes?: { readonly destructive: boolean; readonly idempotent: boolean };
   },
 ): ToolDefinition {
-  const { changes, ...rest } = definition;
+  const { changes, input, ...rest } = definition;
   const annotations: ToolAnnotations = {
     title: definition.title,
     readOnlyHint: changes === undefined,
@@ -98,7 +144,12 @@ function tool<Shape extends z.ZodRawShape>(
     idempotentHint: changes?.idempotent ?? true,
     openWorldHint: true,
   };
-  return { ...rest, annotations, writes: changes !== undefined } as unknown as ToolDefinition;
+  return {
+    ...rest,
+    input: lazily(() => z.object(input())),
+    annotations,
+    writes: changes !== undefined,
+  } as unknown as ToolDefinition;
 }
 
 /** `context` with the read tools' default: binary fields as their size, not their contents. */
@@ -111,7 +162,7 @@ function present(kwargs: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(kwargs).filter(([, value]) => value !== undefined));
 }
 
-const LIMIT_WORDS = `${MAX_RESULT_CHARS.toLocaleString('en-US')} characters`;
+const LIMIT_WORDS = MAX_RESULT_WORDS;
 
 /** A page of records (`search_read`, `list_models`), with how to get the next one. */
 function page(toolName: string, records: unknown, at: number, pageLimit: number): ToolAnswer {
@@ -153,17 +204,17 @@ const searchRead = tool({
   title: 'Search and read records',
   description:
     'Find records of a model matching a domain and read their fields: name the fields you need, page with limit (default 80) and offset.',
-  input: {
-    model,
-    domain: domain.optional(),
-    fields: fields
-      .describe('Field names to read, such as ["name", "email"] (all fields if omitted: large).')
-      .optional(),
-    limit: limit(DEFAULT_SEARCH_LIMIT).optional(),
-    offset: offset.optional(),
-    order: order.optional(),
-    context: context.optional(),
-  },
+  input: () => ({
+    model: model(),
+    domain: z.optional(domain()),
+    fields: z.optional(
+      fields('Field names to read, such as ["name", "email"] (all fields if omitted: large).'),
+    ),
+    limit: z.optional(limit(DEFAULT_SEARCH_LIMIT)),
+    offset: z.optional(offset()),
+    order: z.optional(order()),
+    context: z.optional(context()),
+  }),
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     const at = args.offset ?? 0;
@@ -187,12 +238,12 @@ const read = tool({
   name: 'read',
   title: 'Read records',
   description: 'Read fields of records of a model by their ids.',
-  input: {
-    model,
-    ids,
-    fields: fields.describe('Field names to read (all fields if omitted: large).').optional(),
-    context: context.optional(),
-  },
+  input: () => ({
+    model: model(),
+    ids: ids(),
+    fields: z.optional(fields('Field names to read (all fields if omitted: large).')),
+    context: z.optional(context()),
+  }),
   async run(args, erp) {
     const records = await erp.named(
       args.model,
@@ -218,7 +269,7 @@ const searchCount = tool({
   name: 'search_count',
   title: 'Count records',
   description: 'Count the records of a model that match a domain.',
-  input: { model, domain: domain.optional(), context: context.optional() },
+  input: () => ({ model: model(), domain: z.optional(domain()), context: z.optional(context()) }),
   async run(args, erp) {
     return whole(
       await erp.named(
@@ -235,18 +286,21 @@ const fieldsGet = tool({
   title: 'Describe fields',
   description:
     "Describe a model's fields (label, type, relation, required...) to learn what search_read, create and write take.",
-  input: {
-    model,
-    fields: fields.describe('Only these fields (all if omitted).').optional(),
-    attributes: z
-      .array(z.string().max(64))
-      .max(64)
-      .describe(
-        `What to tell of each field (default ${JSON.stringify(DEFAULT_FIELD_ATTRIBUTES)}; "help" adds the tooltips).`,
-      )
-      .optional(),
-    context: context.optional(),
-  },
+  input: () => ({
+    model: model(),
+    fields: z.optional(fields('Only these fields (all if omitted).')),
+    attributes: z.optional(
+      z
+        .array(z.string().check(z.maxLength(64)))
+        .check(
+          z.maxLength(64),
+          z.describe(
+            `What to tell of each field (default ${JSON.stringify(DEFAULT_FIELD_ATTRIBUTES)}; "help" adds the tooltips).`,
+          ),
+        ),
+    ),
+    context: z.optional(context()),
+  }),
   async run(args, erp) {
     const description = await erp.named(
       args.model,
@@ -273,15 +327,18 @@ const listModels = tool({
   title: 'List models',
   description:
     "List the ERP's models (technical name and label), optionally those whose name or label contains a word.",
-  input: {
-    search: z
-      .string()
-      .max(256)
-      .describe('Only models whose technical name or label contains this, such as "partner".')
-      .optional(),
-    limit: limit(DEFAULT_MODELS_LIMIT).optional(),
-    offset: offset.optional(),
-  },
+  input: () => ({
+    search: z.optional(
+      z
+        .string()
+        .check(
+          z.maxLength(256),
+          z.describe('Only models whose technical name or label contains this, such as "partner".'),
+        ),
+    ),
+    limit: z.optional(limit(DEFAULT_MODELS_LIMIT)),
+    offset: z.optional(offset()),
+  }),
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
     const at = args.offset ?? 0;
@@ -310,7 +367,7 @@ const erpVersion = tool({
   name: 'erp_version',
   title: 'ERP version',
   description: "The ERP's version, and which protocol the proxy uses to reach it.",
-  input: {},
+  input: () => ({}),
   async run(_args, erp) {
     const version = await erp.version();
     const major = majorVersion(version);
@@ -328,7 +385,7 @@ const create = tool({
   name: 'create',
   title: 'Create a record',
   description: 'Create one record of a model from its field values; answers the new id.',
-  input: { model, values, context: context.optional() },
+  input: () => ({ model: model(), values: values(), context: z.optional(context()) }),
   changes: { destructive: false, idempotent: false },
   async run(args, erp) {
     const created = await erp.named(
@@ -345,7 +402,7 @@ const write = tool({
   name: 'write',
   title: 'Update records',
   description: 'Set field values on records of a model by their ids.',
-  input: { model, ids, values, context: context.optional() },
+  input: () => ({ model: model(), ids: ids(), values: values(), context: z.optional(context()) }),
   changes: { destructive: true, idempotent: true },
   async run(args, erp) {
     return whole(
@@ -362,7 +419,7 @@ const unlink = tool({
   name: 'unlink',
   title: 'Delete records',
   description: 'Delete records of a model by their ids.',
-  input: { model, ids, context: context.optional() },
+  input: () => ({ model: model(), ids: ids(), context: z.optional(context()) }),
   changes: { destructive: true, idempotent: true },
   async run(args, erp) {
     return whole(await erp.named(args.model, 'unlink', present({ ids: args.ids, context: args.context })));
@@ -374,25 +431,30 @@ const callMethod = tool({
   title: 'Call a model method',
   description:
     'Call any public method of a model (such as action_archive or name_search): ids for record methods, arguments in kwargs by name or in args by position.',
-  input: {
-    model,
+  input: () => ({
+    model: model(),
     method: z
       .string()
-      .max(256)
-      .regex(METHOD_NAME, 'expected a method name (letters, digits and _)')
-      .describe('The method, such as name_search or action_archive (names starting with _ are private).'),
-    ids: ids
-      .describe('Record ids, for a method that works on records (leave out for model methods).')
-      .optional(),
-    args: z.array(z.unknown()).max(MAX_LIMIT).describe('Positional arguments, after the ids.').optional(),
-    kwargs: z
-      .record(z.string(), z.unknown())
-      .describe(
-        'Named arguments, by the method\'s own parameter names, such as {"name": "Azure", "limit": 5}.',
-      )
-      .optional(),
-    context: context.optional(),
-  },
+      .check(
+        z.maxLength(256),
+        z.regex(METHOD_NAME, 'expected a method name (letters, digits and _)'),
+        z.describe('The method, such as name_search or action_archive (names starting with _ are private).'),
+      ),
+    ids: z.optional(ids('Record ids, for a method that works on records (leave out for model methods).')),
+    args: z.optional(
+      z.array(z.unknown()).check(z.maxLength(MAX_LIMIT), z.describe('Positional arguments, after the ids.')),
+    ),
+    kwargs: z.optional(
+      z
+        .record(z.string(), z.unknown())
+        .check(
+          z.describe(
+            'Named arguments, by the method\'s own parameter names, such as {"name": "Azure", "limit": 5}.',
+          ),
+        ),
+    ),
+    context: z.optional(context()),
+  }),
   changes: { destructive: true, idempotent: false },
   async run(args, erp) {
     const named = present({ ...args.kwargs, context: args.context ?? args.kwargs?.context });
