@@ -17,9 +17,9 @@ import { InternalError, InvalidRequestError, ParseError, ProxyError } from '../.
 import { isJsonObject, MAX_JSON_DEPTH } from '../../platform/json.ts';
 import { SERVICE_NAME } from '../../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../../platform/package-info.ts';
-import type { LambdaResponse } from '../envelope.ts';
+import type { Answer } from '../envelope.ts';
 import { withCallContext } from '../forward.ts';
-import type { RequestState } from '../request-state.ts';
+import { type FactSheet, factsOf, withFacts } from '../request-facts.ts';
 import {
   erpFailure,
   failureJson,
@@ -71,7 +71,7 @@ function textContent(answer: ToolAnswer): CallToolResult {
 }
 
 /** A tool's failure: the result, and what the request log and metrics record. */
-function failureResult(state: RequestState, failure: ToolFailure): CallToolResult {
+function failureResult(state: FactSheet, failure: ToolFailure): CallToolResult {
   state.outcome = failure.source === 'erp' ? 'erp_error' : 'proxy_error';
   state.errorCode = failure.code;
   return { content: [{ type: 'text', text: failureJson(failure) }], isError: true };
@@ -82,18 +82,20 @@ async function runTool(
   definition: ToolDefinition,
   args: unknown,
   inbound: McpInbound,
-  state: RequestState,
+  state: FactSheet,
   deps: McpDeps,
 ): Promise<CallToolResult> {
   state.tool = definition.name;
   const readOnly = !definition.writes;
   try {
-    const answer = await withCallContext(inbound, state, deps.config, (context) =>
+    const { value: answer, upstream } = await withCallContext(inbound, deps.config, (context) =>
       definition.run(args as never, new ErpAccess(inbound, state, deps, context)),
     );
+    Object.assign(state, upstream);
     state.outcome = 'success';
     return textContent(answer);
   } catch (error) {
+    Object.assign(state, factsOf(error));
     if (error instanceof ErpCallError) {
       return failureResult(state, erpFailure(error.code, error.erpMessage, error.data));
     }
@@ -105,7 +107,7 @@ async function runTool(
 }
 
 /** A server with the offered tools, bound to this request. */
-function createServer(inbound: McpInbound, state: RequestState, deps: McpDeps): McpServer {
+function createServer(inbound: McpInbound, state: FactSheet, deps: McpDeps): McpServer {
   const server = new McpServer(
     {
       name: SERVICE_NAME,
@@ -156,7 +158,7 @@ function isToolError(text: string): boolean {
 }
 
 /** Records how a request the tools did not answer ended (protocol messages, protocol errors). */
-function recordProtocolOutcome(state: RequestState, status: number, text: string): void {
+function recordProtocolOutcome(state: FactSheet, status: number, text: string): void {
   if (state.outcome !== undefined) return;
   const code = jsonRpcErrorCode(text);
   if (status >= 400 || code !== undefined) {
@@ -171,12 +173,12 @@ function recordProtocolOutcome(state: RequestState, status: number, text: string
   }
 }
 
-/** Serves one MCP message (README, "Agents (MCP)"). */
-export async function serveMcp(
-  inbound: McpInbound,
-  state: RequestState,
-  deps: McpDeps,
-): Promise<LambdaResponse> {
+/**
+ * Serves one MCP message (README, "Agents (MCP)"). What the tools learn (the ERP calls run inside
+ * the SDK's callbacks) is gathered on this request's own sheet and returned as the answer's facts.
+ */
+export async function serveMcp(inbound: McpInbound, deps: McpDeps): Promise<Answer> {
+  const state: FactSheet = {};
   const { body } = inbound;
   if (!body.ok) throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
   if (body.tooDeep) {
@@ -204,10 +206,15 @@ export async function serveMcp(
     recordProtocolOutcome(state, response.status, text);
     const contentType = response.headers.get('content-type');
     return {
-      statusCode: response.status,
-      headers: contentType ? { 'content-type': contentType } : {},
-      body: text,
+      response: {
+        statusCode: response.status,
+        headers: contentType ? { 'content-type': contentType } : {},
+        body: text,
+      },
+      facts: state,
     };
+  } catch (error) {
+    throw withFacts(error, state);
   } finally {
     await server.close();
   }
