@@ -41,9 +41,9 @@ const context = () => ({ awsRequestId: 'req-1', functionName: 'erp-proxy-execute
 
 /**
  * Chains built in an order the README forbids: none of them type-checks (`npm run typecheck`
- * fails when one of the `@ts-expect-error` lines below compiles). Never called: building is enough.
+ * fails when one of the `@ts-expect-error` lines below compiles).
  */
-export function chainsInTheWrongOrder(base: BaseRuntime): unknown[] {
+function chainsInTheWrongOrder(base: BaseRuntime): unknown[] {
   const keys = base.keys;
   return [
     // The body before the caller is known: unbounded work for anyone.
@@ -66,6 +66,10 @@ export function chainsInTheWrongOrder(base: BaseRuntime): unknown[] {
 }
 
 describe('the chain builder', () => {
+  it('refuses a wrong order at compile time (the @ts-expect-error lines above), not at run time', () => {
+    expect(chainsInTheWrongOrder(runtime().runtime)).toHaveLength(4);
+  });
+
   it('builds the execute chain in the documented order (the order a step needs compiles)', () => {
     const { runtime: base } = runtime();
     const chain = Chain.start(base, 'v1')

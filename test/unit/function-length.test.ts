@@ -47,7 +47,7 @@ function nameOf(node: ts.FunctionLikeDeclaration, source: ts.SourceFile): string
 }
 
 /** Every function-like node with a body in a file, with its length in lines. */
-export function functionSpans(path: string, text: string): FunctionSpan[] {
+function functionSpans(path: string, text: string): FunctionSpan[] {
   const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const spans: FunctionSpan[] = [];
   const visit = (node: ts.Node): void => {
