@@ -93,8 +93,8 @@ export interface RequestRecord {
   readonly api: ApiName;
   /** `performance.now()` when the chain started. */
   readonly startedAt: number;
-  /** The facts merged so far. */
-  facts: RequestFacts;
+  /** The facts merged so far (by `learn` alone). */
+  readonly facts: FactSheet;
   /** What the steps returned for later steps and the handler (the caller, the body...). */
   readonly values: Record<string, unknown>;
 }

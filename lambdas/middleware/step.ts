@@ -46,7 +46,8 @@ export function learn(
   const record = context.record;
   if (record === undefined) return;
   if (values !== undefined) Object.assign(record.values, values);
-  if (facts !== undefined) record.facts = { ...record.facts, ...facts };
+  // Merged in place: one object per request, however many steps (no copy per step).
+  if (facts !== undefined) Object.assign(record.facts, facts);
 }
 
 /** The values the record holds: what the steps returned so far (partial on an error path). */

@@ -99,10 +99,7 @@ function chain(handler: Handler, logger: Logger = createLogger(loadConfig({}))) 
     },
     after: (request) => {
       const body = typeof request.response === 'object' ? (request.response?.body ?? '') : '';
-      learn(request.context, undefined, {
-        outcome: request.context.record?.facts.outcome ?? 'success',
-        responseBytes: Buffer.byteLength(body),
-      });
+      learn(request.context, undefined, { responseBytes: Buffer.byteLength(body) });
     },
     onError: (request) => {
       const error = request.error;
