@@ -18,7 +18,7 @@ import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import type { InboundBody, InboundCall } from './inbound-call.ts';
-import { learnedBefore, withFacts } from './request-facts.ts';
+import { withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
@@ -114,14 +114,17 @@ async function forwardExecute(
 ): Promise<Answer> {
   const call = parse(inbound.body, inbound.presentedProxyKey);
   const learned = callFacts(call);
-  return learnedBefore(learned, async () => {
+  try {
     checkTarget(deps.policy, call.baseUrl, call.db);
     const { value: outcome, upstream } = await withCallContext(inbound, deps.config, (callCtx) =>
       transport.call(call, callCtx),
     );
     const answer = outcomeResponse(inbound.envelopeId, outcome);
-    return { response: answer.response, facts: { ...learned, ...upstream, ...answer.facts } };
-  });
+    // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
+    return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+  } catch (error) {
+    throw withFacts(error, learned);
+  }
 }
 
 /** `POST /api/erp/execute`: a v1 call over `/jsonrpc` execute_kw. */
@@ -138,12 +141,14 @@ export function forwardV2(inbound: InboundCall, deps: V2ForwardDeps): Promise<An
 export async function forwardVersion(inbound: InboundCall, deps: VersionForwardDeps): Promise<Answer> {
   const target = parseVersionTarget(inbound.body);
   const learned = targetFacts(target);
-  return learnedBefore(learned, async () => {
+  try {
     checkTarget(deps.policy, target);
     const { value: version, upstream } = await withCallContext(inbound, deps.config, (callCtx) =>
       deps.versions.version(target, { ...callCtx, readOnly: true }),
     );
     const answer = outcomeResponse(inbound.envelopeId, { kind: 'result', value: version });
-    return { response: answer.response, facts: { ...learned, ...upstream, ...answer.facts } };
-  });
+    return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+  } catch (error) {
+    throw withFacts(error, learned);
+  }
 }

@@ -69,7 +69,7 @@ type CarriesFacts = { [LEARNED]?: RequestFacts };
 export function withFacts<E>(error: E, facts: RequestFacts): E {
   if (typeof error === 'object' && error !== null) {
     const carrier = error as CarriesFacts;
-    carrier[LEARNED] = { ...facts, ...carrier[LEARNED] };
+    carrier[LEARNED] = Object.assign({}, facts, carrier[LEARNED]);
   }
   return error;
 }

@@ -17,7 +17,7 @@ import { isJsonObject, MAX_JSON_DEPTH } from '../platform/json.ts';
 import { isSameProxyKey } from '../platform/secrets.ts';
 import { type ErpCall, MAX_HEADER_VALUE_LENGTH } from '../upstream/erp-transport.ts';
 import type { InboundBody } from './inbound-call.ts';
-import { type RequestFacts, withFacts } from './request-facts.ts';
+import { type FactSheet, withFacts } from './request-facts.ts';
 import {
   describeIssues,
   HEADER_SAFE,
@@ -52,14 +52,24 @@ function rawMember(body: InboundBody, name: string): string | undefined {
   return body.ok ? body.members.get(name) : undefined;
 }
 
-/** The target as the request log line shows it: the host (with its port) and the database. */
-export function targetFacts(url: URL, db?: string): RequestFacts {
+/** The target as the request log line shows it: the host (with its port) and the database. A new object. */
+export function targetFacts(url: URL, db?: string): FactSheet {
   return db === undefined ? { erpHost: url.host } : { erpHost: url.host, erpDb: db };
 }
 
-/** What a parsed call tells the request log line: the action (v1 `fn_name`, v2 method), model and target. */
-export function callFacts(call: ErpCall): RequestFacts {
-  return { action: call.method, model: call.model, ...targetFacts(call.baseUrl, call.db) };
+/**
+ * What a parsed call tells the request log line: the action (v1 `fn_name`, v2 method), model and
+ * target. A new object, which the caller may complete.
+ */
+export function callFacts(call: ErpCall): FactSheet {
+  return { action: call.method, model: call.model, erpHost: call.baseUrl.host, erpDb: call.db };
+}
+
+/** The facts of a call refused after its schema: what was read of it before the refusal. */
+function refusedCallFacts(model: string, url: URL, db: string, action?: string): FactSheet {
+  const facts: FactSheet = { model, erpHost: url.host, erpDb: db };
+  if (action !== undefined) facts.action = action;
+  return facts;
 }
 
 /**
@@ -81,18 +91,19 @@ const PROXY_KEY_AS_ERP_KEY =
 /** v1 execute body → call. `presentedProxyKey` is the request's `x-api-key`. */
 export function parseV1Call(inbound: InboundBody, presentedProxyKey?: string): ErpCall {
   const body = parseEnvelopeBody(inbound, v1ExecuteSchema());
-  const target = { model: body.model_id, ...targetFacts(body.erp_instance.url, body.erp_instance.db) };
+  const { url, db } = body.erp_instance;
   let method: string = body.action;
   if (body.action === 'call_method') {
     const fnName = body.fn_name?.trim() ?? '';
-    if (fnName === '') throw withFacts(new MissingFunctionNameError(), target);
+    if (fnName === '')
+      throw withFacts(new MissingFunctionNameError(), refusedCallFacts(body.model_id, url, db));
     method = fnName;
   }
   if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
-    throw withFacts(new InvalidRequestError(`Invalid request: ${PROXY_KEY_AS_ERP_KEY}`), {
-      ...target,
-      action: method,
-    });
+    throw withFacts(
+      new InvalidRequestError(`Invalid request: ${PROXY_KEY_AS_ERP_KEY}`),
+      refusedCallFacts(body.model_id, url, db, method),
+    );
   }
   return {
     baseUrl: body.erp_instance.url,
@@ -132,11 +143,10 @@ export function parseV2Call(inbound: InboundBody, presentedProxyKey?: string): E
   try {
     checkV2Target(body, presentedProxyKey);
   } catch (error) {
-    throw withFacts(error, {
-      action: body.method,
-      model: body.model_id,
-      ...targetFacts(body.erp_instance.url, body.erp_instance.db),
-    });
+    throw withFacts(
+      error,
+      refusedCallFacts(body.model_id, body.erp_instance.url, body.erp_instance.db, body.method),
+    );
   }
   return {
     baseUrl: body.erp_instance.url,

@@ -95,7 +95,7 @@ export function finalizeResponse(
 ): Answer {
   const { bodyBytes, ...plain } = response;
   let final: LambdaResponse = plain;
-  let facts: RequestFacts = {};
+  let facts: RequestFacts | undefined;
   const size = bodyBytes ? bodyBytes.length : Buffer.byteLength(response.body);
   if (encoding && !response.isBase64Encoded && size >= COMPRESSION_THRESHOLD_BYTES) {
     const raw = bodyBytes ?? Buffer.from(response.body, 'utf8');
@@ -133,5 +133,5 @@ export function finalizeResponse(
   const responseBytes = final.isBase64Encoded
     ? Buffer.byteLength(final.body, 'base64')
     : Buffer.byteLength(final.body, 'utf8');
-  return { response: final, facts: { ...facts, responseBytes } };
+  return { response: final, facts: Object.assign({ responseBytes }, facts) };
 }

@@ -150,15 +150,15 @@ function lastResort(what: string, error: unknown): void {
  * Lambda context (for `cold_start`) and sets the API Gateway request id as its correlation id;
  * `after` and `onError` write the request line, record the metrics and publish them.
  *
- * Outcome and error code: the envelope helpers always set both. The fallbacks below (for a
+ * Outcome and error code: the envelope helpers always return both. The fallbacks below (for a
  * chain that failed before the envelope middleware could) are the only ones; `recordRequest`
  * takes what this middleware decided.
  *
  * @example
- * const handler = middy<APIGatewayProxyEventV2, LambdaResponse, Error, ProxyContext>()
+ * // What the chain builder (handlers/chain.ts) does first for every chain:
+ * middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
  *   .use(observe({ logger, metrics, api: 'v1' }))
- *   .use(envelopeMiddleware())
- *   .handler(executeV1);
+ *   .use(envelopeMiddleware('v1'))
  */
 export function observe(
   options: ObserveOptions,
@@ -246,7 +246,19 @@ export function observe(
     }
 
     try {
-      recordRequest(metrics, { ...facts, api: record.api, outcome, errorCode }, durationMs);
+      recordRequest(
+        metrics,
+        {
+          api: record.api,
+          outcome,
+          errorCode,
+          upstreamMs: facts.upstreamMs,
+          responseBytes: facts.responseBytes,
+          upstreamProtocol: facts.upstreamProtocol,
+          tool: facts.tool,
+        },
+        durationMs,
+      );
       metrics.publishStoredMetrics();
     } catch (metricsError) {
       try {

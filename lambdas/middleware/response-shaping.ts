@@ -47,7 +47,7 @@ export function envelopeMiddleware(api: ApiName): ProxyMiddleware {
     const encoding = responseEncodingOf(request.event, request.context);
     const final = finalizeResponse(shape, refused.response, encoding);
     request.response = final.response;
-    learn(request.context, undefined, { ...factsOf(request.error), ...refused.facts, ...final.facts });
+    learn(request.context, undefined, Object.assign({}, factsOf(request.error), refused.facts, final.facts));
   };
   return { after: envelopeAfter, onError: envelopeOnError };
 }

@@ -38,7 +38,7 @@ export function isPublicOperatorRequest(
 export async function serveOperator(path: string, deps: OperatorDeps): Promise<Answer> {
   const learned = { action: path };
   const answer = await learnedBefore(learned, () => answerOperator(path, deps));
-  return { response: answer.response, facts: { ...learned, ...answer.facts } };
+  return { response: answer.response, facts: Object.assign(learned, answer.facts) };
 }
 
 async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer> {

@@ -80,11 +80,11 @@ export class UpstreamMeter {
   }
 
   facts(): UpstreamFacts {
-    return {
-      ...(this.status === undefined ? {} : { upstreamStatus: this.status }),
-      ...(this.ms === undefined ? {} : { upstreamMs: this.ms }),
-      ...(this.protocol === undefined ? {} : { upstreamProtocol: this.protocol }),
-    };
+    const facts: { -readonly [K in keyof UpstreamFacts]: UpstreamFacts[K] } = {};
+    if (this.status !== undefined) facts.upstreamStatus = this.status;
+    if (this.ms !== undefined) facts.upstreamMs = this.ms;
+    if (this.protocol !== undefined) facts.upstreamProtocol = this.protocol;
+    return facts;
   }
 }
 
