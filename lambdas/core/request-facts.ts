@@ -64,10 +64,12 @@ type CarriesFacts = { [LEARNED]?: RequestFacts };
 /**
  * Lets `error` carry `facts` to the edge (the log line of a -32003 still shows the action, model
  * and target learned before it). Facts the error already carries win: they were learned later,
- * closer to the failure. A thrown value that is not an object cannot carry facts.
+ * closer to the failure. A thrown value that is not an object, or a frozen one, cannot carry
+ * facts (and is thrown as it is). The error must be the request's own: every error the proxy
+ * throws after the body is read is created for its request (none is cached and shared).
  */
 export function withFacts<E>(error: E, facts: RequestFacts): E {
-  if (typeof error === 'object' && error !== null) {
+  if (typeof error === 'object' && error !== null && Object.isExtensible(error)) {
     const carrier = error as CarriesFacts;
     carrier[LEARNED] = Object.assign({}, facts, carrier[LEARNED]);
   }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { forwardV1 } from '../../lambdas/core/forward.ts';
-import { withFacts } from '../../lambdas/core/request-facts.ts';
+import { factsOf, withFacts } from '../../lambdas/core/request-facts.ts';
 import { Chain, executeChain } from '../../lambdas/handlers/chain.ts';
 import { type BaseRuntime, createBaseRuntime } from '../../lambdas/handlers/runtime-base.ts';
 import { apiKeyAuth } from '../../lambdas/middleware/api-key-auth.ts';
@@ -192,5 +192,17 @@ describe('the chain builder', () => {
         facts: { outcome: 'success' },
       }));
     expect(await handle(event(), context())).toMatchObject({ statusCode: 200, body: '["answer"]' });
+  });
+});
+
+describe('facts an error carries', () => {
+  it('keep the first facts attached (closest to the failure) over later ones, and leave a value that cannot carry them as it is', () => {
+    const error = withFacts(withFacts(new Error('x'), { upstreamMs: 3 }), { upstreamMs: 9, action: 'read' });
+    expect(factsOf(error)).toEqual({ upstreamMs: 3, action: 'read' });
+    const frozen = Object.freeze(new Error('frozen'));
+    expect(withFacts(frozen, { action: 'read' })).toBe(frozen);
+    expect(factsOf(frozen)).toEqual({});
+    expect(withFacts('text', { action: 'read' })).toBe('text');
+    expect(factsOf(undefined)).toEqual({});
   });
 });
