@@ -15,6 +15,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createRuntime } from '../lambdas/handlers/runtime.ts';
 import { buildContext } from '../lambdas/local/server.ts';
 import { observe } from '../lambdas/middleware/observe.ts';
+import { learn } from '../lambdas/middleware/step.ts';
 import type { ProxyRequest } from '../lambdas/middleware/types.ts';
 import { loadConfig } from '../lambdas/platform/config.ts';
 import { BENCH_PROXY_KEY } from './fixtures.ts';
@@ -47,17 +48,18 @@ function observer(erpHost: string): (method: string, path: string) => Done {
     void middleware.before?.(proxyRequest);
     return (status, upstreamMs, responseBytes) => {
       // The fields the proxy's line carries for the same call (it reads them from the envelope).
-      const state = proxyRequest.context.proxy;
-      state.envelopeId = 'bench-v1';
-      state.action = 'search_count';
-      state.model = 'res.partner';
-      state.erpHost = erpHost;
-      state.erpDb = 'erp_a';
-      state.callerKeyName = 'default';
-      state.responseBytes = responseBytes;
-      state.upstreamStatus = status;
-      state.upstreamMs = upstreamMs;
-      state.outcome = status < 400 ? 'success' : 'proxy_error';
+      learn(proxyRequest.context, undefined, {
+        envelopeId: 'bench-v1',
+        action: 'search_count',
+        model: 'res.partner',
+        erpHost,
+        erpDb: 'erp_a',
+        callerKeyName: 'default',
+        responseBytes,
+        upstreamStatus: status,
+        upstreamMs,
+        outcome: status < 400 ? 'success' : 'proxy_error',
+      });
       proxyRequest.response = { statusCode: status, headers: {}, body: '' };
       void middleware.after?.(proxyRequest);
     };

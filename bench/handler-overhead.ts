@@ -2,11 +2,11 @@
  * Handler overhead: the execute-v1, execute-v2 and version handlers (`createHandler(runtime)`,
  * the local server's runtime at LOG_LEVEL INFO with local metrics) invoked in-process with
  * payload 2.0 events against a loopback upstream that answers at once. Per call, overhead =
- * handler wall time − `context.proxy.upstreamMs` (the time the handler spent waiting on the
+ * handler wall time − `context.record?.facts.upstreamMs` (the time the handler spent waiting on the
  * upstream, as the handler itself measures it).
  */
 
-import type { ProxyContext } from '../lambdas/core/request-state.ts';
+import type { ProxyContext } from '../lambdas/core/request-facts.ts';
 import { createHandler as createV1 } from '../lambdas/handlers/execute-v1.ts';
 import { createHandler as createV2 } from '../lambdas/handlers/execute-v2.ts';
 import { createRuntime } from '../lambdas/handlers/runtime.ts';
@@ -122,8 +122,8 @@ export async function measureHandlerOverhead(options: {
               `${c.label}: unexpected answer ${response.statusCode} ${response.body.slice(0, 300)}`,
             );
           }
-          const waited = context.proxy.upstreamMs ?? 0;
-          if (c.expectUpstream && context.proxy.upstreamMs === undefined) {
+          const waited = context.record?.facts.upstreamMs ?? 0;
+          if (c.expectUpstream && context.record?.facts.upstreamMs === undefined) {
             throw new Error(`${c.label}: the handler did not call the upstream`);
           }
           const sample = samples[index] as (typeof samples)[number];

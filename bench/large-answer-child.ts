@@ -7,7 +7,7 @@
  * Usage: large-answer-child.ts <v1|v2> <size> <gzip|identity> <upstream-url> <runs>
  */
 
-import type { ProxyContext } from '../lambdas/core/request-state.ts';
+import type { ProxyContext } from '../lambdas/core/request-facts.ts';
 import { createHandler as createV1 } from '../lambdas/handlers/execute-v1.ts';
 import { createHandler as createV2 } from '../lambdas/handlers/execute-v2.ts';
 import { createRuntime } from '../lambdas/handlers/runtime.ts';
@@ -66,7 +66,7 @@ async function call(sizeName: string) {
   const started = performance.now();
   const response = await handler(event, context);
   const elapsed = performance.now() - started;
-  const upstreamMs = context.proxy.upstreamMs ?? 0;
+  const upstreamMs = context.record?.facts.upstreamMs ?? 0;
   return { response, addedMs: elapsed - upstreamMs, upstreamMs };
 }
 

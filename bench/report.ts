@@ -463,7 +463,7 @@ ${topLevelTable(r.topLevel)}
   measured calls per handler, in ${OVERHEAD_ROUNDS} rounds: each round runs a block of consecutive calls of each
   handler in turn (consecutive, as a Lambda function runs only its own handler; in rounds, so that
   this VM's drifts in speed hit every handler alike). Per call, overhead = handler wall time −
-  \`context.proxy.upstreamMs\` (the time the handler itself records as spent on the upstream). The
+  \`context.record.facts.upstreamMs\` (the time the handler itself returns as spent on the upstream). The
   version handler caches versions per URL, so it is measured twice: with a new URL per call (cache
   miss, the upstream is called) and with one URL (cached, no upstream call). While measuring,
   \`process.stdout.write\` is replaced by a no-op that still receives every string: the logger does all

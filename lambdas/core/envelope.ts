@@ -9,7 +9,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { wrapBytes } from '../platform/buffers.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import type { ErpOutcome } from '../upstream/erp-transport.ts';
-import type { RequestState } from './request-state.ts';
+import type { ApiName, RequestFacts } from './request-facts.ts';
 
 export type LambdaResponse = APIGatewayProxyStructuredResultV2 & {
   statusCode: number;
@@ -21,6 +21,12 @@ export type LambdaResponse = APIGatewayProxyStructuredResultV2 & {
    */
   bodyBytes?: Buffer;
 };
+
+/** A response and what producing it taught: what the handlers, the endpoints and these helpers return. */
+export interface Answer {
+  readonly response: LambdaResponse;
+  readonly facts: RequestFacts;
+}
 
 export interface EnvelopeError {
   readonly code: number;
@@ -61,44 +67,58 @@ function jsonResponse(
   return { statusCode, headers: { 'content-type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 
+const SUCCESS = Object.freeze({ outcome: 'success' as const });
+
 /** The HTTP 200 response for a call that reached the ERP (successful or ERP-side error). */
-export function outcomeResponse(state: RequestState, outcome: ErpOutcome): LambdaResponse {
-  state.outcome = outcome.kind === 'erp_error' ? 'erp_error' : 'success';
-  if (outcome.kind === 'erp_error') state.errorCode = outcome.code;
+export function outcomeResponse(envelopeId: string | null, outcome: ErpOutcome): Answer {
   if (outcome.kind === 'raw_result') {
     // The same bytes JSON.stringify(envelope) would give, with the ERP's JSON spliced in as is.
     const bodyBytes = wrapBytes(
-      Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(state.envelopeId)},"result":`, 'utf8'),
+      Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(envelopeId)},"result":`, 'utf8'),
       outcome.json,
       Buffer.from(',"error":null}', 'utf8'),
     );
-    return { statusCode: 200, headers: { 'content-type': JSON_TYPE }, body: '', bodyBytes };
+    return {
+      response: { statusCode: 200, headers: { 'content-type': JSON_TYPE }, body: '', bodyBytes },
+      facts: SUCCESS,
+    };
   }
-  return jsonResponse(200, envelope(state.envelopeId, outcome));
+  return {
+    response: jsonResponse(200, envelope(envelopeId, outcome)),
+    facts: outcome.kind === 'erp_error' ? { outcome: 'erp_error', errorCode: outcome.code } : SUCCESS,
+  };
 }
 
 /** A JSON body that is not an envelope (`/_/license`, `/_/about`). */
-export function plainJsonResponse(state: RequestState, body: unknown): LambdaResponse {
-  state.outcome = 'success';
-  return jsonResponse(200, body);
+export function plainJsonResponse(body: unknown): Answer {
+  return { response: jsonResponse(200, body), facts: SUCCESS };
 }
 
 /** A non-JSON success body (`/_/metrics`). */
-export function textResponse(state: RequestState, body: string, contentType: string): LambdaResponse {
-  state.outcome = 'success';
-  return { statusCode: 200, headers: { 'content-type': contentType }, body };
+export function textResponse(body: string, contentType: string): Answer {
+  return { response: { statusCode: 200, headers: { 'content-type': contentType }, body }, facts: SUCCESS };
+}
+
+/** What an error response needs of the request: the API (its shape) and the envelope `id` to echo. */
+export interface ErrorShape {
+  readonly api: ApiName;
+  readonly envelopeId: string | null;
 }
 
 /**
  * The one place an error becomes a response: an envelope, plain text (the error table says when),
- * or on `POST /mcp` a JSON-RPC error response (README, "Agents (MCP)").
+ * or on `POST /mcp` a JSON-RPC error response (README, "Agents (MCP)"). Its facts: the outcome and
+ * code (the facts the error carries are the edge's to merge).
  */
-export function errorResponse(state: RequestState | undefined, error: unknown): LambdaResponse {
+export function errorResponse(shape: ErrorShape, error: unknown): Answer {
   const proxyError = error instanceof ProxyError ? error : new InternalError(error);
-  if (state) {
-    state.outcome = 'proxy_error';
-    state.errorCode = proxyError.code;
-  }
+  return {
+    response: errorBody(shape, proxyError),
+    facts: { outcome: 'proxy_error', errorCode: proxyError.code },
+  };
+}
+
+function errorBody(shape: ErrorShape, proxyError: ProxyError): LambdaResponse {
   if (proxyError.row.answer === 'text') {
     // The error table says which errors are no envelope: a v2 body that cannot be decoded is
     // answered in plain text (README, "Responses and errors").
@@ -108,7 +128,7 @@ export function errorResponse(state: RequestState | undefined, error: unknown): 
       body: `${proxyError.message}\n`,
     };
   }
-  if (state?.api === 'mcp') {
+  if (shape.api === 'mcp') {
     // `POST /mcp` speaks JSON-RPC as MCP does: an error response has no `result` member, and the
     // id is null (the failure came before the message was read).
     return jsonResponse(
@@ -119,7 +139,7 @@ export function errorResponse(state: RequestState | undefined, error: unknown): 
   }
   return jsonResponse(
     proxyError.httpStatus,
-    envelope(state?.envelopeId ?? null, {
+    envelope(shape.envelopeId, {
       code: proxyError.code,
       message: proxyError.message,
       data: proxyError.data,

@@ -19,6 +19,8 @@ export type InboundBody =
 
 export interface InboundCall {
   readonly body: InboundBody;
+  /** The envelope `id` to echo (from the body); `null` when it has none or could not be read. */
+  readonly envelopeId: string | null;
   /** `x-api-key` as the caller sent it: an `erp_instance.api_key` equal to it is refused. */
   readonly presentedProxyKey: string | undefined;
   /** `x-request-timeout` as sent (integer seconds, parsed by the time budget). */

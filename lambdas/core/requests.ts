@@ -17,7 +17,7 @@ import { isJsonObject, MAX_JSON_DEPTH } from '../platform/json.ts';
 import { isSameProxyKey } from '../platform/secrets.ts';
 import { type ErpCall, MAX_HEADER_VALUE_LENGTH } from '../upstream/erp-transport.ts';
 import type { InboundBody } from './inbound-call.ts';
-import type { RequestState } from './request-state.ts';
+import { type FactSheet, withFacts } from './request-facts.ts';
 import {
   describeIssues,
   HEADER_SAFE,
@@ -52,9 +52,24 @@ function rawMember(body: InboundBody, name: string): string | undefined {
   return body.ok ? body.members.get(name) : undefined;
 }
 
-function recordTarget(state: RequestState, url: URL, db?: string): void {
-  state.erpHost = url.host;
-  if (db !== undefined) state.erpDb = db;
+/** The target as the request log line shows it: the host (with its port) and the database. A new object. */
+export function targetFacts(url: URL, db?: string): FactSheet {
+  return db === undefined ? { erpHost: url.host } : { erpHost: url.host, erpDb: db };
+}
+
+/**
+ * What a parsed call tells the request log line: the action (v1 `fn_name`, v2 method), model and
+ * target. A new object, which the caller may complete.
+ */
+export function callFacts(call: ErpCall): FactSheet {
+  return { action: call.method, model: call.model, erpHost: call.baseUrl.host, erpDb: call.db };
+}
+
+/** The facts of a call refused after its schema: what was read of it before the refusal. */
+function refusedCallFacts(model: string, url: URL, db: string, action?: string): FactSheet {
+  const facts: FactSheet = { model, erpHost: url.host, erpDb: db };
+  if (action !== undefined) facts.action = action;
+  return facts;
 }
 
 /**
@@ -74,19 +89,21 @@ const PROXY_KEY_AS_ERP_KEY =
   '(the proxy key is never sent to an ERP)';
 
 /** v1 execute body → call. `presentedProxyKey` is the request's `x-api-key`. */
-export function parseV1Call(inbound: InboundBody, state: RequestState, presentedProxyKey?: string): ErpCall {
+export function parseV1Call(inbound: InboundBody, presentedProxyKey?: string): ErpCall {
   const body = parseEnvelopeBody(inbound, v1ExecuteSchema());
-  state.model = body.model_id;
-  recordTarget(state, body.erp_instance.url, body.erp_instance.db);
+  const { url, db } = body.erp_instance;
   let method: string = body.action;
   if (body.action === 'call_method') {
     const fnName = body.fn_name?.trim() ?? '';
-    if (fnName === '') throw new MissingFunctionNameError();
+    if (fnName === '')
+      throw withFacts(new MissingFunctionNameError(), refusedCallFacts(body.model_id, url, db));
     method = fnName;
   }
-  state.action = method;
   if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
-    throw new InvalidRequestError(`Invalid request: ${PROXY_KEY_AS_ERP_KEY}`);
+    throw withFacts(
+      new InvalidRequestError(`Invalid request: ${PROXY_KEY_AS_ERP_KEY}`),
+      refusedCallFacts(body.model_id, url, db, method),
+    );
   }
   return {
     baseUrl: body.erp_instance.url,
@@ -110,7 +127,7 @@ export const MAX_V2_NAME_LENGTH = 256;
 export const MAX_V2_HEADER_VALUE_LENGTH = MAX_HEADER_VALUE_LENGTH;
 
 /** v2 execute body → call. Shape errors are plain text (README, Responses and errors). */
-export function parseV2Call(inbound: InboundBody, state: RequestState, presentedProxyKey?: string): ErpCall {
+export function parseV2Call(inbound: InboundBody, presentedProxyKey?: string): ErpCall {
   if (!inbound.ok) {
     throw new V2RequestShapeError(`body: ${inbound.problem ?? 'the request body is not valid JSON'}`);
   }
@@ -123,10 +140,29 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
   const parsed = v2ExecuteSchema().safeParse(value);
   if (!parsed.success) throw new V2RequestShapeError(describeIssues(parsed.error));
   const body = parsed.data;
-  state.model = body.model_id;
-  state.action = body.method;
-  recordTarget(state, body.erp_instance.url, body.erp_instance.db);
+  try {
+    checkV2Target(body, presentedProxyKey);
+  } catch (error) {
+    throw withFacts(
+      error,
+      refusedCallFacts(body.model_id, body.erp_instance.url, body.erp_instance.db, body.method),
+    );
+  }
+  return {
+    baseUrl: body.erp_instance.url,
+    db: body.erp_instance.db,
+    apiKey: body.erp_instance.api_key,
+    // Ignored unless the call runs over /jsonrpc (ERP_V2_TRANSPORT=auto, ERP 16-18).
+    uid: userIdOf(body.erp_instance.user_id),
+    model: body.model_id,
+    method: body.method,
+    // Present: the schema requires kwargs.
+    kwargsJson: rawMember(inbound, 'kwargs') as string,
+  };
+}
 
+/** The names and header values of a v2 call that cannot travel safely upstream: -32007. */
+function checkV2Target(body: z.infer<ReturnType<typeof v2ExecuteSchema>>, presentedProxyKey?: string): void {
   if (body.model_id.length > MAX_V2_NAME_LENGTH) {
     throw new InvalidV2TargetError(`Invalid model_id: longer than ${MAX_V2_NAME_LENGTH} characters.`);
   }
@@ -167,17 +203,6 @@ export function parseV2Call(inbound: InboundBody, state: RequestState, presented
   if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
     throw new InvalidV2TargetError(`Invalid ${PROXY_KEY_AS_ERP_KEY}`);
   }
-  return {
-    baseUrl: body.erp_instance.url,
-    db: body.erp_instance.db,
-    apiKey: body.erp_instance.api_key,
-    // Ignored unless the call runs over /jsonrpc (ERP_V2_TRANSPORT=auto, ERP 16-18).
-    uid: userIdOf(body.erp_instance.user_id),
-    model: body.model_id,
-    method: body.method,
-    // Present: the schema requires kwargs.
-    kwargsJson: rawMember(inbound, 'kwargs') as string,
-  };
 }
 
 /** A v2 `user_id` the ERP can use: a positive integer (anything else is ignored, as before). */
@@ -186,10 +211,8 @@ function userIdOf(value: unknown): number | undefined {
 }
 
 /** Version body → target base URL. */
-export function parseVersionTarget(inbound: InboundBody, state: RequestState): URL {
-  const body = parseEnvelopeBody(inbound, versionSchema());
-  recordTarget(state, body.url);
-  return body.url;
+export function parseVersionTarget(inbound: InboundBody): URL {
+  return parseEnvelopeBody(inbound, versionSchema()).url;
 }
 
 /** Shows a name in a message with control characters (CR/LF included) escaped, shortened. */

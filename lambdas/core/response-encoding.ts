@@ -6,8 +6,8 @@
  */
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../platform/config.ts';
 import { ResponseTooLargeError } from '../platform/errors.ts';
-import { errorResponse, type LambdaResponse } from './envelope.ts';
-import type { RequestState } from './request-state.ts';
+import { type Answer, type ErrorShape, errorResponse, type LambdaResponse } from './envelope.ts';
+import type { RequestFacts } from './request-facts.ts';
 
 /** Room kept for the API Gateway payload wrapper and headers when checking the 6 MB limit. */
 const RESPONSE_OVERHEAD_BYTES = 8 * 1024;
@@ -89,12 +89,13 @@ function escapedJsonStringBytes(text: string): number {
  * fits Lambda's 6 MB response limit (else -32009, the only safe answer left).
  */
 export function finalizeResponse(
-  state: RequestState | undefined,
+  shape: ErrorShape,
   response: LambdaResponse,
   encoding: Encoding | undefined,
-): LambdaResponse {
+): Answer {
   const { bodyBytes, ...plain } = response;
   let final: LambdaResponse = plain;
+  let facts: RequestFacts | undefined;
   const size = bodyBytes ? bodyBytes.length : Buffer.byteLength(response.body);
   if (encoding && !response.isBase64Encoded && size >= COMPRESSION_THRESHOLD_BYTES) {
     const raw = bodyBytes ?? Buffer.from(response.body, 'utf8');
@@ -125,12 +126,12 @@ export function finalizeResponse(
       'The answer is too large for the gateway (6 MB). Ask for less: use limit/offset or fewer fields' +
         (encoding ? '.' : ', or send Accept-Encoding: gzip.'),
     );
-    final = errorResponse(state, tooLarge);
+    const refused = errorResponse(shape, tooLarge);
+    final = refused.response;
+    facts = refused.facts;
   }
-  if (state) {
-    state.responseBytes = final.isBase64Encoded
-      ? Buffer.byteLength(final.body, 'base64')
-      : Buffer.byteLength(final.body, 'utf8');
-  }
-  return final;
+  const responseBytes = final.isBase64Encoded
+    ? Buffer.byteLength(final.body, 'base64')
+    : Buffer.byteLength(final.body, 'utf8');
+  return { response: final, facts: Object.assign({ responseBytes }, facts) };
 }

@@ -1,36 +1,86 @@
 /**
  * @module handlers/chain
- * The Middy chain every execute and version handler shares, and `POST /mcp` too, in the order of
- * checks the README documents (docs/design.md explains why): observe (log + metrics, outermost),
- * envelope shaping (the only error → response mapping), a bounded look for the envelope `id`,
- * `x-api-key` (on `/mcp` also `Authorization: Bearer`), license, and only then the body parse.
- * Validation, target policy and the upstream call follow in the handler's own function.
+ * The chain builder, and the chain every execute and version handler shares, and `POST /mcp` too,
+ * in the order of checks the README documents (docs/design.md explains why): observe (log +
+ * metrics, outermost), envelope shaping (the only error → response mapping), a bounded look for
+ * the envelope `id`, `x-api-key` (on `/mcp` also `Authorization: Bearer`), license, and only then
+ * the body parse. Validation, target policy and the upstream call follow in the handler's own
+ * function.
+ *
+ * The order is the builder's, not a comment's: observe and the envelope middleware are always the
+ * first two (nothing else can add them), and a step can only be added once the steps before it
+ * returned the values it needs (`Step<Needs, Adds>`, `middleware/step.ts`): the license check
+ * needs the caller, the body step needs a licensed caller, an execute handler needs the body. No
+ * step returns a value to Middy, so none ends the chain early.
  */
 import middy from '@middy/core';
-import type { LambdaResponse } from '../core/envelope.ts';
-import type { ApiName, ProxyContext } from '../core/request-state.ts';
+import type { Answer, LambdaResponse } from '../core/envelope.ts';
+import type { ApiName, ProxyContext } from '../core/request-facts.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { envelopeIdPeek } from '../middleware/envelope-id.ts';
 import { jsonBody } from '../middleware/json-body.ts';
 import { licenseCheck } from '../middleware/license-check.ts';
 import { observe } from '../middleware/observe.ts';
 import { envelopeMiddleware } from '../middleware/response-shaping.ts';
-import type { ProxyEvent } from '../middleware/types.ts';
+import { knownValues, learn, type NoValues, type Step } from '../middleware/step.ts';
+import type { ProxyEvent, ProxyMiddleware } from '../middleware/types.ts';
 import { type Config, getConfig } from '../platform/config.ts';
 import { licenseDaysLeftValue, recordLicenseDaysLeft } from '../platform/metrics/record.ts';
 import type { LicenseStatus } from '../platform/secrets.ts';
 import type { BaseRuntime } from './runtime-base.ts';
 
-/** observe → envelope: the part every handler has, the aux one included. */
-export function baseChain(runtime: BaseRuntime, api: ApiName) {
-  return middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
-    .use(observe({ logger: runtime.logger, metrics: runtime.metrics, api }))
-    .use(envelopeMiddleware());
+/** What a chain's handler does with the event and the values its steps returned. */
+export type ChainHandler<Known extends object> = (
+  event: ProxyEvent,
+  known: Known,
+  context: ProxyContext,
+) => Promise<Answer>;
+
+/** The Lambda handler a chain becomes (Middy's). */
+export type ProxyHandler = (event: ProxyEvent, context: ProxyContext) => Promise<LambdaResponse>;
+
+/**
+ * A chain being built: what its steps will have returned by the end is `Known`. Immutable: each
+ * `step` gives a new chain.
+ */
+export class Chain<Known extends object> {
+  private constructor(
+    private readonly runtime: BaseRuntime,
+    private readonly api: ApiName,
+    private readonly steps: readonly ProxyMiddleware[],
+  ) {}
+
+  /** A chain with observe (outermost) and envelope shaping, and no step yet. */
+  static start(runtime: BaseRuntime, api: ApiName): Chain<NoValues> {
+    return new Chain<NoValues>(runtime, api, []);
+  }
+
+  /** Adds a step that needs no more than what the chain knows; the new chain knows what it returns too. */
+  step<Adds extends object>(next: Step<Known, Adds>): Chain<Known & Adds> {
+    return new Chain<Known & Adds>(this.runtime, this.api, [...this.steps, next]);
+  }
+
+  /**
+   * The Middy chain, ending in `handle`: it gets the values the steps returned, and returns the
+   * response with its facts (merged into the record for observe; Middy gets the response).
+   */
+  handler(handle: ChainHandler<Known>): ProxyHandler {
+    const { runtime, api } = this;
+    let chain = middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
+      .use(observe({ logger: runtime.logger, metrics: runtime.metrics, api }))
+      .use(envelopeMiddleware(api));
+    for (const next of this.steps) chain = chain.use(next);
+    return chain.handler(async (event, context) => {
+      const answer = await handle(event, knownValues(context) as Known, context);
+      learn(context, undefined, answer.facts);
+      return answer.response;
+    });
+  }
 }
 
 /**
  * How often a process reports `LicenseDaysLeft` from calls (the expiry alarm needs it regularly, not
- * per call; the aux function's hourly license check reports it without calls).
+ * per call; the operator function's hourly license check reports it without calls).
  */
 const LICENSE_METRIC_INTERVAL_MS = 60_000;
 
@@ -43,11 +93,11 @@ export function executeChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux'>)
     lastReported = now;
     recordLicenseDaysLeft(runtime.metrics, licenseDaysLeftValue(status));
   };
-  return baseChain(runtime, api)
-    .use(envelopeIdPeek())
-    .use(apiKeyAuth(runtime.keys, { bearer: api === 'mcp' }))
-    .use(licenseCheck(runtime.license, { onStatus: reportDaysLeft }))
-    .use(jsonBody());
+  return Chain.start(runtime, api)
+    .step(envelopeIdPeek())
+    .step(apiKeyAuth(runtime.keys, { bearer: api === 'mcp' }))
+    .step(licenseCheck(runtime.license, { onStatus: reportDaysLeft }))
+    .step(jsonBody());
 }
 
 /**

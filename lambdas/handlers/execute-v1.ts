@@ -27,8 +27,8 @@ export function createExecuteV1Runtime(
 }
 
 export function createHandler(runtime: ExecuteV1Runtime) {
-  return executeChain(runtime, 'v1').handler((event, context) =>
-    forwardV1(toInboundCall(event, context), context.proxy, runtime.forward),
+  return executeChain(runtime, 'v1').handler((event, known, context) =>
+    forwardV1(toInboundCall(event, context, known), runtime.forward),
   );
 }
 

@@ -27,8 +27,8 @@ export function createExecuteV2Runtime(
 }
 
 export function createHandler(runtime: ExecuteV2Runtime) {
-  return executeChain(runtime, 'v2').handler((event, context) =>
-    forwardV2(toInboundCall(event, context), context.proxy, runtime.forward),
+  return executeChain(runtime, 'v2').handler((event, known, context) =>
+    forwardV2(toInboundCall(event, context, known), runtime.forward),
   );
 }
 

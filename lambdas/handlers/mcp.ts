@@ -9,11 +9,10 @@
  * `ERP_V2_TRANSPORT` say for execute; of the runtime it needs only those, the target policy and
  * the chain's parts.
  */
-import type { LambdaResponse } from '../core/envelope.ts';
+import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
 import { serveMcp } from '../core/mcp/serve.ts';
-import type { RequestState } from '../core/request-state.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
@@ -57,9 +56,8 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
 }
 
 /** 405 to `GET` and `DELETE` (every MCP session sends one `GET`: it is not an error). */
-function methodNotAllowed(state: RequestState, method: string): LambdaResponse {
-  state.outcome = 'success';
-  return {
+function methodNotAllowed(method: string): Answer {
+  const response = {
     statusCode: 405,
     headers: { 'content-type': 'application/json; charset=utf-8', allow: 'POST' },
     body: JSON.stringify({
@@ -71,14 +69,15 @@ function methodNotAllowed(state: RequestState, method: string): LambdaResponse {
       },
     }),
   };
+  return { response, facts: { outcome: 'success' } };
 }
 
 export function createHandler(runtime: McpRuntime) {
   const deps = createMcpDeps(runtime);
-  return executeChain(runtime, 'mcp').handler((event, context) => {
+  return executeChain(runtime, 'mcp').handler((event, known, context) => {
     const method = event.requestContext?.http?.method ?? 'POST';
-    if (method !== 'POST') return Promise.resolve(methodNotAllowed(context.proxy, method));
-    return serveMcp(toMcpInbound(event, context), context.proxy, deps);
+    if (method !== 'POST') return Promise.resolve(methodNotAllowed(method));
+    return serveMcp(toMcpInbound(event, context, known), deps);
   });
 }
 

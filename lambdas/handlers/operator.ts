@@ -6,7 +6,7 @@
 
 import type { Context } from 'aws-lambda';
 import type { LambdaResponse } from '../core/envelope.ts';
-import type { ProxyContext } from '../core/request-state.ts';
+import type { ProxyContext } from '../core/request-facts.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { isHttpApiEvent } from '../middleware/types.ts';
 import { isPublicOperatorRequest, type OperatorDeps, serveOperator } from '../operator/endpoints.ts';
@@ -14,7 +14,7 @@ import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type LicenseCheckResult, runScheduledLicenseCheck } from '../operator/scheduled-license-check.ts';
 import type { Config } from '../platform/config.ts';
 import { isLicenseCheckEvent, LICENSE_CHECK_JOB } from '../platform/scheduled-jobs.ts';
-import { baseChain, lambdaHandler } from './chain.ts';
+import { Chain, lambdaHandler } from './chain.ts';
 import {
   type BaseRuntime,
   createBaseRuntime,
@@ -35,14 +35,14 @@ export function createOperatorRuntime(config: Config, overrides: RuntimeOverride
 
 /** The operator endpoints: the chain API Gateway's events go through (the local server uses it too). */
 export function createHandler(runtime: OperatorRuntime) {
-  return baseChain(runtime, 'aux')
-    .use(
+  return Chain.start(runtime, 'aux')
+    .step(
       apiKeyAuth(runtime.keys, {
-        isPublic: ({ event }) =>
+        isPublic: (event) =>
           isPublicOperatorRequest(event.requestContext.http.method, event.rawPath, runtime.config),
       }),
     )
-    .handler((event, context) => serveOperator(event.rawPath, context.proxy, runtime));
+    .handler((event) => serveOperator(event.rawPath, runtime));
 }
 
 /**

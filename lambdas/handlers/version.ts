@@ -23,8 +23,8 @@ export function createVersionRuntime(
 }
 
 export function createHandler(runtime: VersionRuntime) {
-  return executeChain(runtime, 'version').handler((event, context) =>
-    forwardVersion(toInboundCall(event, context), context.proxy, runtime.forward),
+  return executeChain(runtime, 'version').handler((event, known, context) =>
+    forwardVersion(toInboundCall(event, context, known), runtime.forward),
   );
 }
 

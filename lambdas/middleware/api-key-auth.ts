@@ -7,11 +7,12 @@
  */
 import { AuthenticationError } from '../platform/errors.ts';
 import { findCallerKey, type ProxyKeySource } from '../platform/secrets.ts';
-import type { ProxyEvent, ProxyMiddleware, ProxyRequest } from './types.ts';
+import { type NoValues, type Step, step } from './step.ts';
+import type { ProxyEvent } from './types.ts';
 
 export interface ApiKeyAuthOptions {
   /** When it returns true for a request, the key is not required (e.g. `AUX_PUBLIC`). */
-  readonly isPublic?: (request: ProxyRequest) => boolean;
+  readonly isPublic?: (event: ProxyEvent) => boolean;
   /**
    * Also take the key from `Authorization: Bearer <key>` when `x-api-key` is absent (`POST /mcp`).
    * `x-api-key`, when sent, is the one checked.
@@ -35,10 +36,27 @@ export function presentedProxyKey(
   return token === undefined ? undefined : { key: token, header: 'Authorization: Bearer' };
 }
 
-export function apiKeyAuth(keys: ProxyKeySource, options: ApiKeyAuthOptions = {}): ProxyMiddleware {
-  const apiKeyAuthBefore = async (request: ProxyRequest): Promise<void> => {
-    if (options.isPublic?.(request)) return;
-    const presented = presentedProxyKey(request.event, options);
+/** What the step returns: the name of the proxy key that authenticated the caller. */
+export interface Authenticated {
+  readonly caller: string;
+}
+
+/**
+ * The key check as a step: it returns the caller's key name (a value for later steps, a fact for
+ * the log). With `isPublic`, a public request passes without one (`caller` is then `undefined`).
+ */
+export function apiKeyAuth(
+  keys: ProxyKeySource,
+  options: ApiKeyAuthOptions & { readonly isPublic: (event: ProxyEvent) => boolean },
+): Step<NoValues, { readonly caller: string | undefined }>;
+export function apiKeyAuth(keys: ProxyKeySource, options?: ApiKeyAuthOptions): Step<NoValues, Authenticated>;
+export function apiKeyAuth(
+  keys: ProxyKeySource,
+  options: ApiKeyAuthOptions = {},
+): Step<NoValues, { readonly caller: string | undefined }> {
+  return step<NoValues, { readonly caller: string | undefined }>('apiKeyAuth', async (event) => {
+    if (options.isPublic?.(event)) return { values: { caller: undefined } };
+    const presented = presentedProxyKey(event, options);
     const caller = findCallerKey(await keys.getKeys(), presented?.key);
     if (!caller) {
       const missing = options.bearer
@@ -50,7 +68,6 @@ export function apiKeyAuth(keys: ProxyKeySource, options: ApiKeyAuthOptions = {}
           : missing,
       );
     }
-    request.context.proxy.callerKeyName = caller.name;
-  };
-  return { before: apiKeyAuthBefore };
+    return { values: { caller: caller.name }, facts: { callerKeyName: caller.name } };
+  });
 }

@@ -8,7 +8,7 @@
  * sets the `id` from it (see the README, "Responses and errors", and docs/design.md).
  */
 import { leadingStringMember } from '../platform/json.ts';
-import type { ProxyMiddleware, ProxyRequest } from './types.ts';
+import { type NoValues, type Step, step } from './step.ts';
 
 /**
  * How much of the body the look reads. The `id` comes first in every example of the README and
@@ -45,13 +45,18 @@ export function bodyPrefix(
   return text.length > chars ? text.slice(0, chars) : text;
 }
 
+/** What the peek and the body step return: the envelope `id` an answer echoes. */
+export interface EnvelopeIdKnown {
+  readonly envelopeId: string | null;
+}
+
 /**
- * Middy middleware: sets the envelope `id` from the bounded look above. Register it before
- * `apiKeyAuth`, so a refused call still echoes its `id`.
+ * The step that returns the envelope `id` of the bounded look above. The chain builder puts it
+ * before `apiKeyAuth`, so a refused call still echoes its `id`.
  */
-export function envelopeIdPeek(): ProxyMiddleware {
-  const envelopeIdPeekBefore = (request: ProxyRequest): void => {
-    request.context.proxy.envelopeId = peekEnvelopeId(bodyPrefix(request.event, ENVELOPE_ID_PEEK_CHARS));
-  };
-  return { before: envelopeIdPeekBefore };
+export function envelopeIdPeek(): Step<NoValues, EnvelopeIdKnown> {
+  return step('envelopeIdPeek', (event) => {
+    const envelopeId = peekEnvelopeId(bodyPrefix(event, ENVELOPE_ID_PEEK_CHARS));
+    return { values: { envelopeId }, facts: { envelopeId } };
+  });
 }

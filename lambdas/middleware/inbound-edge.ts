@@ -1,20 +1,21 @@
 /**
- * @module middleware/inbound-call
+ * @module middleware/inbound-edge
  * The edge: the only place an execute or version call's API Gateway event is read for the core.
  * It takes the headers the core needs, the source address, the function's remaining time and the
- * body `jsonBody` read, and hands the core an {@link InboundCall}.
+ * body and envelope `id` the `jsonBody` step returned, and hands the core an {@link InboundCall}.
  */
 import type { InboundCall } from '../core/inbound-call.ts';
-import type { ProxyContext } from '../core/request-state.ts';
-import { parsedBodyOf } from './json-body.ts';
+import type { ProxyContext } from '../core/request-facts.ts';
+import type { BodyRead } from './json-body.ts';
 import { responseEncodingOf } from './response-shaping.ts';
 import type { ProxyEvent } from './types.ts';
 
 /** Builds the core's view of one call. API Gateway (and the local server) lower-case header names. */
-export function toInboundCall(event: ProxyEvent, context: ProxyContext): InboundCall {
+export function toInboundCall(event: ProxyEvent, context: ProxyContext, known: BodyRead): InboundCall {
   const headers = event.headers ?? {};
   return {
-    body: parsedBodyOf(context),
+    body: known.body,
+    envelopeId: known.envelopeId,
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
     responseEncoding: responseEncodingOf(event, context),

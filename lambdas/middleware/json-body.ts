@@ -20,13 +20,16 @@
  *   in the API's own way (-32700 on v1 and version, a plain-text 400 on v2).
  */
 import type { InboundBody } from '../core/inbound-call.ts';
-import type { ProxyContext } from '../core/request-state.ts';
 import { isJsonObject, readJsonDocument } from '../platform/json.ts';
-import type { ProxyMiddleware, ProxyRequest } from './types.ts';
+import type { Authenticated } from './api-key-auth.ts';
+import type { EnvelopeIdKnown } from './envelope-id.ts';
+import type { Licensed } from './license-check.ts';
+import { type Step, step } from './step.ts';
+import type { ProxyEvent } from './types.ts';
 
-/** The body as `jsonBody` read it (on the context); `{ ok: false }` when the middleware did not run. */
-export function parsedBodyOf(context: ProxyContext): InboundBody {
-  return context.body ?? { ok: false, problem: 'the request body was not read' };
+/** What the step returns: the body, and the envelope `id` read from all of it. */
+export interface BodyRead extends EnvelopeIdKnown {
+  readonly body: InboundBody;
 }
 
 /** The reason given for a body that is not UTF-8 (the bytes themselves are never quoted). */
@@ -70,8 +73,7 @@ export function inboundBodyOf(sent: string): InboundBody {
   return { ok: false, problem: `the request body is not valid JSON${at}` };
 }
 
-function readBody(request: ProxyRequest): InboundBody {
-  const { event } = request;
+function readBody(event: ProxyEvent): InboundBody {
   const encoding = event.headers?.['content-encoding']?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
     return {
@@ -84,15 +86,17 @@ function readBody(request: ProxyRequest): InboundBody {
   return inboundBodyOf(sent);
 }
 
-/** Middy middleware: reads the body (see the module comment). Register it after `licenseCheck`. */
-export function jsonBody(): ProxyMiddleware {
-  const jsonBodyBefore = (request: ProxyRequest): void => {
-    const body = readBody(request);
-    request.context.body = body;
+/**
+ * The body step (see the module comment). It needs an authenticated, licensed caller: the chain
+ * builder adds it after `licenseCheck`, so no unbounded work is done for anyone else.
+ */
+export function jsonBody(): Step<Authenticated & Licensed, BodyRead> {
+  return step('jsonBody', (event) => {
+    const body = readBody(event);
     // The whole body is known now: its `id` is the one to echo, even where the bounded look found
     // another (a repeated member) or none (past the look's reach); none when it cannot be read.
     const id = body.ok && isJsonObject(body.value) ? body.value.id : undefined;
-    request.context.proxy.envelopeId = typeof id === 'string' ? id : null;
-  };
-  return { before: jsonBodyBefore };
+    const envelopeId = typeof id === 'string' ? id : null;
+    return { values: { body, envelopeId }, facts: { envelopeId } };
+  });
 }

@@ -6,16 +6,17 @@
  * `jsonBody` read, and hands the core an {@link McpInbound}.
  */
 import type { McpInbound } from '../core/mcp/connection.ts';
-import type { ProxyContext } from '../core/request-state.ts';
+import type { ProxyContext } from '../core/request-facts.ts';
 import { presentedProxyKey } from './api-key-auth.ts';
 import { toInboundCall } from './inbound-edge.ts';
+import type { BodyRead } from './json-body.ts';
 import type { ProxyEvent } from './types.ts';
 
 /** The request headers the MCP SDK's transport reads; it sees no other (no key ever reaches it). */
 const PROTOCOL_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
 
 /** Builds the core's view of one `POST /mcp`. API Gateway (and the local server) lower-case header names. */
-export function toMcpInbound(event: ProxyEvent, context: ProxyContext): McpInbound {
+export function toMcpInbound(event: ProxyEvent, context: ProxyContext, known: BodyRead): McpInbound {
   const headers = event.headers ?? {};
   const protocolHeaders: Record<string, string> = {};
   for (const name of PROTOCOL_HEADERS) {
@@ -23,7 +24,7 @@ export function toMcpInbound(event: ProxyEvent, context: ProxyContext): McpInbou
     if (value !== undefined) protocolHeaders[name] = value;
   }
   return {
-    ...toInboundCall(event, context),
+    ...toInboundCall(event, context, known),
     // A tool's answer is cut to a few dozen KB whatever the ERP sends, so a compressed response
     // does not earn the larger read an execute call gets (core/forward.ts); the response itself is
     // still compressed when the client accepts it (the envelope middleware).

@@ -1,23 +1,24 @@
 /**
  * @module middleware/observe
- * The request log line and the request metrics. Register it FIRST in every chain: its `before`
- * creates the per-request state (`context.proxy`) that the other middlewares fill in, and its
- * `after` / `onError` run LAST, once the envelope middleware has set the response and the
- * outcome, error code and response size.
+ * The request log line and the request metrics: the edge. The chain builder (`handlers/chain.ts`)
+ * always registers it first: its `before` creates the request's record (`context.record`), into
+ * which the chain merges what each step, the handler and the envelope middleware return
+ * (`middleware/step.ts`, `learn`), and its `after` / `onError` run LAST and assemble the line and
+ * the metrics from those facts. It is the record's one reader.
  *
  * One structured line per request (message `request`), never a body, `params`, `keyword`,
  * `kwargs` or a result; the Logger redacts secret-looking keys anyway. This middleware never
  * throws: a logging or metrics failure must not change a response.
  *
  * Middy skips the remaining `after` (and `onError`) middlewares when one of them returns a value,
- * and skips the handler and all `after` middlewares when a `before` returns one; middlewares in
- * these chains set `request.response` instead of returning it, so this one always runs.
+ * and skips the handler and all `after` middlewares when a `before` returns one; the steps the
+ * chain builder adds return nothing to Middy (`middleware/step.ts`), so this one always runs.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import type { ApiName, Outcome, ProxyContext, RequestState } from '../core/request-state.ts';
+import type { ApiName, Outcome, ProxyContext, RequestFacts, RequestRecord } from '../core/request-facts.ts';
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import { truncateForLog } from '../platform/logger.ts';
@@ -145,30 +146,29 @@ function lastResort(what: string, error: unknown): void {
 }
 
 /**
- * Observability middleware factory. `before` creates `context.proxy`, gives the Logger the
+ * Observability middleware factory. `before` creates `context.record`, gives the Logger the
  * Lambda context (for `cold_start`) and sets the API Gateway request id as its correlation id;
  * `after` and `onError` write the request line, record the metrics and publish them.
  *
- * Outcome and error code: the envelope helpers always set both. The fallbacks below (for a
+ * Outcome and error code: the envelope helpers always return both. The fallbacks below (for a
  * chain that failed before the envelope middleware could) are the only ones; `recordRequest`
  * takes what this middleware decided.
  *
  * @example
- * const handler = middy<APIGatewayProxyEventV2, LambdaResponse, Error, ProxyContext>()
+ * // What the chain builder (handlers/chain.ts) does first for every chain:
+ * middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
  *   .use(observe({ logger, metrics, api: 'v1' }))
- *   .use(envelopeMiddleware())
- *   .handler(executeV1);
+ *   .use(envelopeMiddleware('v1'))
  */
 export function observe(
   options: ObserveOptions,
 ): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext> {
   const { logger, metrics, api } = options;
-  /** States already reported, so a request is never logged twice (after throwing into onError). */
-  const reported = new WeakSet<RequestState>();
+  /** Records already reported, so a request is never logged twice (after throwing into onError). */
+  const reported = new WeakSet<RequestRecord>();
 
   const observeBefore = (request: ObserveRequest): void => {
-    const state: RequestState = { api, startedAt: performance.now(), envelopeId: null };
-    request.context.proxy = state;
+    request.context.record = { api, startedAt: performance.now(), facts: {}, values: {} };
     try {
       // Once per request: `addContext` also flips Powertools' cold-start flag. The request line
       // writes this request's own context values explicitly (the Logger is shared locally).
@@ -189,25 +189,26 @@ export function observe(
   };
 
   const reportRequest = (request: ObserveRequest): void => {
-    let state = request.context?.proxy;
-    if (state === undefined) {
+    let record = request.context?.record;
+    if (record === undefined) {
       // `before` did not run (the middleware was registered after one that returned early).
-      state = { api, startedAt: performance.now(), envelopeId: null };
+      record = { api, startedAt: performance.now(), facts: {}, values: {} };
     }
-    if (reported.has(state)) return;
-    reported.add(state);
+    if (reported.has(record)) return;
+    reported.add(record);
 
-    const durationMs = Math.max(0, performance.now() - state.startedAt);
-    // A bug an MCP tool answered as its result (state.internalError) is logged like a thrown one.
-    const error: unknown = request.error ?? state.internalError ?? undefined;
+    const durationMs = Math.max(0, performance.now() - record.startedAt);
+    const facts: RequestFacts = record.facts;
+    // A bug an MCP tool answered as its result (facts.internalError) is logged like a thrown one.
+    const error: unknown = request.error ?? facts.internalError ?? undefined;
     const response = request.response;
     const httpStatus = httpStatusOf(response, error);
     // The one fallback for a chain whose envelope middleware did not set these.
     const errorCode =
-      state.errorCode ??
+      facts.errorCode ??
       (error === undefined ? undefined : error instanceof ProxyError ? error.code : INTERNAL_ERROR_CODE);
     const outcome: Outcome =
-      state.outcome ?? (error !== undefined || (httpStatus ?? 200) >= 400 ? 'proxy_error' : 'success');
+      facts.outcome ?? (error !== undefined || (httpStatus ?? 200) >= 400 ? 'proxy_error' : 'success');
 
     try {
       const requestId = requestIdOf(request.event);
@@ -215,25 +216,25 @@ export function observe(
       if (requestId !== null) logger.setCorrelationId(requestId);
       const fields: RequestLogFields = {
         ...lambdaContextFields(request.context),
-        envelope_id: callerValue(state.envelopeId),
+        envelope_id: callerValue(facts.envelopeId),
         request_id: requestId,
         route: nonEmptyString(request.event?.routeKey),
-        api: state.api,
-        action: callerValue(state.action),
-        model: callerValue(state.model),
-        erp_host: callerValue(state.erpHost),
-        erp_db: callerValue(state.erpDb),
-        caller: state.callerKeyName ?? null,
-        upstream_status: state.upstreamStatus ?? null,
-        upstream_protocol: state.upstreamProtocol ?? null,
-        upstream_ms: state.upstreamMs === undefined ? null : roundMs(state.upstreamMs),
+        api: record.api,
+        action: callerValue(facts.action),
+        model: callerValue(facts.model),
+        erp_host: callerValue(facts.erpHost),
+        erp_db: callerValue(facts.erpDb),
+        caller: facts.callerKeyName ?? null,
+        upstream_status: facts.upstreamStatus ?? null,
+        upstream_protocol: facts.upstreamProtocol ?? null,
+        upstream_ms: facts.upstreamMs === undefined ? null : roundMs(facts.upstreamMs),
         duration_ms: roundMs(durationMs),
         outcome,
         error_code: errorCode ?? null,
         http_status: httpStatus,
-        response_bytes: state.responseBytes ?? bodyBytesOf(response),
-        mcp_method: callerValue(state.mcpMethod),
-        tool: state.tool ?? null,
+        response_bytes: facts.responseBytes ?? bodyBytesOf(response),
+        mcp_method: callerValue(facts.mcpMethod),
+        tool: facts.tool ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };
@@ -245,7 +246,19 @@ export function observe(
     }
 
     try {
-      recordRequest(metrics, { ...state, outcome, errorCode }, durationMs);
+      recordRequest(
+        metrics,
+        {
+          api: record.api,
+          outcome,
+          errorCode,
+          upstreamMs: facts.upstreamMs,
+          responseBytes: facts.responseBytes,
+          upstreamProtocol: facts.upstreamProtocol,
+          tool: facts.tool,
+        },
+        durationMs,
+      );
       metrics.publishStoredMetrics();
     } catch (metricsError) {
       try {

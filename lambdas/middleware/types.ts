@@ -5,7 +5,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { LambdaResponse } from '../core/envelope.ts';
-import type { ProxyContext } from '../core/request-state.ts';
+import type { ProxyContext } from '../core/request-facts.ts';
 
 export type ProxyEvent = APIGatewayProxyEventV2;
 export type ProxyMiddleware = middy.MiddlewareObj<ProxyEvent, LambdaResponse, Error, ProxyContext>;

@@ -4,8 +4,8 @@
  * unless listed in `AUX_PUBLIC`). They take the path and what they read (config, license,
  * metrics), never the API Gateway event or the whole runtime.
  */
-import { type LambdaResponse, plainJsonResponse, textResponse } from '../core/envelope.ts';
-import type { RequestState } from '../core/request-state.ts';
+import { type Answer, plainJsonResponse, textResponse } from '../core/envelope.ts';
+import { learnedBefore } from '../core/request-facts.ts';
 import type { Config } from '../platform/config.ts';
 import { InternalError } from '../platform/errors.ts';
 import { findRoute } from '../platform/routes.ts';
@@ -31,27 +31,27 @@ export function isPublicOperatorRequest(
   return route !== undefined && effectiveAuth(route, config) === 'public';
 }
 
-/** Answers `GET /_/about`, `/_/license` or `/_/metrics`. */
-export async function serveOperator(
-  path: string,
-  state: RequestState,
-  deps: OperatorDeps,
-): Promise<LambdaResponse> {
-  state.action = path;
+/**
+ * Answers `GET /_/about`, `/_/license` or `/_/metrics`. The path is the request log line's action,
+ * on the answer and on what it throws.
+ */
+export async function serveOperator(path: string, deps: OperatorDeps): Promise<Answer> {
+  const learned = { action: path };
+  const answer = await learnedBefore(learned, () => answerOperator(path, deps));
+  return { response: answer.response, facts: Object.assign(learned, answer.facts) };
+}
+
+async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer> {
   switch (path) {
     case '/_/about':
-      return plainJsonResponse(state, buildAbout(deps.config));
+      return plainJsonResponse(buildAbout(deps.config));
     case '/_/license': {
       const status = await deps.license.getLicense();
       const { licensee, valid_until, is_valid, reason } = status;
-      return plainJsonResponse(state, { licensee, valid_until, is_valid, ...(reason ? { reason } : {}) });
+      return plainJsonResponse({ licensee, valid_until, is_valid, ...(reason ? { reason } : {}) });
     }
     case '/_/metrics':
-      return textResponse(
-        state,
-        renderPrometheus(await deps.metricsSource.snapshot()),
-        PROMETHEUS_CONTENT_TYPE,
-      );
+      return textResponse(renderPrometheus(await deps.metricsSource.snapshot()), PROMETHEUS_CONTENT_TYPE);
     default:
       // API Gateway only routes the three paths above here.
       throw new InternalError(new Error(`operator endpoints: no route for ${path}`));

@@ -1,7 +1,7 @@
 /**
  * @module upstream/erp-transport
  * The port both upstream protocols implement, and what they share: sending one exchange
- * (common headers, timing, the request state) and classifying answers that are not ERP
+ * (common headers, timing into the call's meter) and classifying answers that are not ERP
  * answers (redirects, front-proxy errors, HTML pages).
  */
 
@@ -48,18 +48,44 @@ export type ErpOutcome =
   | { readonly kind: 'raw_result'; readonly json: Buffer }
   | { readonly kind: 'erp_error'; readonly code: number; readonly message: string; readonly data: unknown };
 
-/**
- * What the upstream layer writes down about a request, for the request log and the metrics.
- * The request's state (`core/request-state.ts`) has these fields; this layer needs nothing
- * else from it.
- */
-export interface UpstreamRecord {
+/** What the upstream layer learned about one call, for the request log and the metrics. */
+export interface UpstreamFacts {
   /** HTTP status of the last upstream answer. */
-  upstreamStatus?: number;
-  /** Milliseconds spent waiting on the upstream (sum over calls). */
-  upstreamMs?: number;
+  readonly upstreamStatus?: number;
+  /** Milliseconds spent waiting on the upstream (sum over exchanges). */
+  readonly upstreamMs?: number;
   /** The ERP protocol that served the call (the last one tried). */
-  upstreamProtocol?: UpstreamProtocol;
+  readonly upstreamProtocol?: UpstreamProtocol;
+}
+
+/**
+ * Adds up the exchanges of one call: created by the core for that call alone (`withCallContext`),
+ * fed by `sendExchange` and the transports, and read back once as an {@link UpstreamFacts} value.
+ * It is no request state: nothing but the call that created it sees it.
+ */
+export class UpstreamMeter {
+  private status: number | undefined;
+  private ms: number | undefined;
+  private protocol: UpstreamProtocol | undefined;
+
+  /** The transport about to serve the call. */
+  servedBy(protocol: UpstreamProtocol): void {
+    this.protocol = protocol;
+  }
+
+  /** One exchange: its status when an answer came, and the time it took either way. */
+  exchanged(status: number | undefined, ms: number): void {
+    if (status !== undefined) this.status = status;
+    this.ms = (this.ms ?? 0) + ms;
+  }
+
+  facts(): UpstreamFacts {
+    const facts: { -readonly [K in keyof UpstreamFacts]: UpstreamFacts[K] } = {};
+    if (this.status !== undefined) facts.upstreamStatus = this.status;
+    if (this.ms !== undefined) facts.upstreamMs = this.ms;
+    if (this.protocol !== undefined) facts.upstreamProtocol = this.protocol;
+    return facts;
+  }
 }
 
 /** Per-request settings every upstream exchange needs. */
@@ -77,7 +103,8 @@ export interface CallContext {
   readonly readOnly?: boolean;
   /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
   readonly answerLease?: AnswerLease;
-  readonly state: UpstreamRecord;
+  /** What this call's exchanges add up to (its status, time and protocol). */
+  readonly meter: UpstreamMeter;
 }
 
 /** v1 (`/jsonrpc` execute_kw) and v2 (JSON-2) are two implementations of this. */
@@ -139,6 +166,7 @@ export async function sendExchange(
     ...(exchange.headers ?? {}),
   };
   const started = performance.now();
+  let status: number | undefined;
   try {
     const response = await client.send({
       method: exchange.method,
@@ -153,10 +181,10 @@ export async function sendExchange(
       ...(context.readOnly ? { readOnly: true } : {}),
       ...(context.answerLease ? { answerLease: context.answerLease } : {}),
     });
-    context.state.upstreamStatus = response.status;
+    status = response.status;
     return response;
   } finally {
-    context.state.upstreamMs = (context.state.upstreamMs ?? 0) + (performance.now() - started);
+    context.meter.exchanged(status, performance.now() - started);
   }
 }
 

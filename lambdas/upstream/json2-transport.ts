@@ -22,7 +22,7 @@ export class Json2Transport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
 
   async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
-    context.state.upstreamProtocol = 'json2';
+    context.meter.servedBy('json2');
     const response = await sendExchange(this.client, context, {
       method: 'POST',
       url: upstreamUrl(call.baseUrl, `/json/2/${call.model}/${call.method}`),

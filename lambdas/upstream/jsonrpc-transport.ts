@@ -55,7 +55,7 @@ export class JsonRpcTransport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
 
   call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
-    context.state.upstreamProtocol = 'jsonrpc';
+    context.meter.servedBy('jsonrpc');
     // execute_kw(db, uid, key, model, method, args, kwargs); args and kwargs as the client wrote them.
     const fixed = JSON.stringify([call.db, call.uid, call.apiKey, call.model, call.method]).slice(0, -1);
     const argsJson = `${fixed},${call.argsJson ?? '[]'},${call.kwargsJson}]`;

@@ -5,6 +5,7 @@
  * that JSON-2 cannot select, for a v1 caller.
  */
 import { describe, expect, it } from 'vitest';
+import { UpstreamMeter } from '../../lambdas/upstream/erp-transport.ts';
 import { createHttpClient } from '../../lambdas/upstream/http-client.ts';
 import { MethodDocClient } from '../../lambdas/upstream/method-docs.ts';
 import { startErpDouble } from '../erp-double/index.ts';
@@ -140,7 +141,7 @@ describe('the document cache', () => {
       compressedResponse: false,
       clientIp: undefined,
       stripDebug: false,
-      state: {},
+      meter: new UpstreamMeter(),
     };
     try {
       expect((await docs.lookup(target, 'name_search', context)).kind).toBe('documented');

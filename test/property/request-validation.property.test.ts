@@ -7,7 +7,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
 import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
@@ -15,24 +14,22 @@ import { InvalidV2TargetError, ProxyError } from '../../lambdas/platform/errors.
 
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 
-/** A body as the middleware hands it to the core, the request state, and the parsed value. */
+/** A body as the middleware hands it to the core, and the parsed value. */
 interface ReadBody {
   readonly inbound: InboundBody;
-  readonly state: RequestState;
   readonly body: unknown;
 }
 
 /** What `jsonBody` reads from a body sent as `JSON.stringify(body, null, indent)`. */
 function stateWith(body: unknown, indent = 0): ReadBody {
-  const state: RequestState = { api: 'v1', startedAt: 0, envelopeId: null };
-  if (body === undefined) return { inbound: { ok: false }, state, body };
+  if (body === undefined) return { inbound: { ok: false }, body };
   const inbound = inboundBodyOf(JSON.stringify(body, null, indent));
-  return { inbound, state, body: inbound.ok ? inbound.value : undefined };
+  return { inbound, body: inbound.ok ? inbound.value : undefined };
 }
 
-const parseV1Call = (read: ReadBody) => requests.parseV1Call(read.inbound, read.state);
-const parseV2Call = (read: ReadBody) => requests.parseV2Call(read.inbound, read.state);
-const parseVersionTarget = (read: ReadBody) => requests.parseVersionTarget(read.inbound, read.state);
+const parseV1Call = (read: ReadBody) => requests.parseV1Call(read.inbound);
+const parseV2Call = (read: ReadBody) => requests.parseV2Call(read.inbound);
+const parseVersionTarget = (read: ReadBody) => requests.parseVersionTarget(read.inbound);
 
 /** What a parser did with a body: returned, threw a ProxyError, or threw something else. */
 function outcomeOf(parse: (read: ReadBody) => unknown, body: unknown): 'call' | 'proxy_error' | 'crash' {

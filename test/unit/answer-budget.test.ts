@@ -9,7 +9,8 @@ import { AnswerBudget, SMALL_ANSWER_BYTES } from '../../lambdas/platform/answer-
 import { httpApiEvent } from '../support/http-api-event.ts';
 
 const route = { method: 'POST', path: '/api/erp/execute' } as const;
-const newState = () => ({ api: 'v1' as const, startedAt: 0, envelopeId: null });
+/** What the `jsonBody` step returns for a request without a body. */
+const noBody = { body: { ok: false as const }, envelopeId: null };
 
 describe('AnswerBudget', () => {
   // Sizes above what always fits, so that the budget decides.
@@ -65,9 +66,9 @@ describe('AnswerBudget', () => {
 describe("an invocation's lease", () => {
   it('travels as a value: from the context the local server builds into the inbound call', () => {
     const lease = new AnswerBudget(1_000).lease();
-    const context = { ...buildContext('execute-v1', 'req-1'), answerLease: lease, proxy: newState() };
-    expect(toInboundCall(httpApiEvent(route), context).answerLease).toBe(lease);
-    const onLambda = { ...buildContext('execute-v1', 'req-2'), proxy: newState() };
-    expect(toInboundCall(httpApiEvent(route), onLambda).answerLease).toBeUndefined();
+    const context = { ...buildContext('execute-v1', 'req-1'), answerLease: lease };
+    expect(toInboundCall(httpApiEvent(route), context, noBody).answerLease).toBe(lease);
+    const onLambda = buildContext('execute-v1', 'req-2');
+    expect(toInboundCall(httpApiEvent(route), onLambda, noBody).answerLease).toBeUndefined();
   });
 });

@@ -3,13 +3,9 @@
  * responses. Compression and the 6 MB limit: response-encoding.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  type Envelope,
-  errorResponse,
-  type LambdaResponse,
-  outcomeResponse,
-} from '../../lambdas/core/envelope.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
+import type { Envelope, LambdaResponse } from '../../lambdas/core/envelope.ts';
+import * as envelope from '../../lambdas/core/envelope.ts';
+import type { FactSheet } from '../../lambdas/core/request-facts.ts';
 import {
   AuthenticationError,
   BadUpstreamResponseError,
@@ -28,8 +24,27 @@ import {
   V2RequestShapeError,
 } from '../../lambdas/platform/errors.ts';
 
-function newState(envelopeId: string | null = 'req-1'): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId };
+/** The request as these helpers see it (API, envelope `id`), and the facts they returned, gathered. */
+type State = FactSheet & { readonly api: 'v1'; readonly envelopeId: string | null };
+
+function newState(envelopeId: string | null = 'req-1'): State {
+  return { api: 'v1', envelopeId };
+}
+
+/** `errorResponse`, its facts gathered onto `state` (no state: the shape of a request whose `id` is unknown). */
+function errorResponse(state: State | undefined, error: unknown): LambdaResponse {
+  const answer = envelope.errorResponse(state ?? { api: 'v1', envelopeId: null }, error);
+  if (state) Object.assign(state, answer.facts);
+  return answer.response;
+}
+
+function outcomeResponse(
+  state: State,
+  outcome: Parameters<typeof envelope.outcomeResponse>[1],
+): LambdaResponse {
+  const answer = envelope.outcomeResponse(state.envelopeId, outcome);
+  Object.assign(state, answer.facts);
+  return answer.response;
 }
 
 function envelopeOf(response: LambdaResponse): Envelope {

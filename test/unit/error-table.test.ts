@@ -5,8 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { errorResponse } from '../../lambdas/core/envelope.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
+import { type ErrorShape, errorResponse } from '../../lambdas/core/envelope.ts';
 import {
   mayHaveRun,
   PROXY_ERROR_ROWS,
@@ -47,8 +46,8 @@ function instantiate(errorClass: ErrorClass): errors.ProxyError {
   return new errorClass('a message');
 }
 
-function state(): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId: 'id-1' };
+function state(): ErrorShape {
+  return { api: 'v1', envelopeId: 'id-1' };
 }
 
 describe('the README "Proxy errors" table', () => {
@@ -145,7 +144,7 @@ describe('the error classes', () => {
     '%s is answered with its status, as its row says (envelope or plain text)',
     (_name, errorClass) => {
       const { row } = errorClass;
-      const response = errorResponse(state(), instantiate(errorClass));
+      const { response } = errorResponse(state(), instantiate(errorClass));
       expect(response.statusCode).toBe(row.httpStatus);
       if (row.answer === 'text') {
         expect(response.headers['content-type']).toBe('text/plain; charset=utf-8');

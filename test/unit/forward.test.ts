@@ -7,7 +7,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { withCallContext } from '../../lambdas/core/forward.ts';
 import type { InboundCall } from '../../lambdas/core/inbound-call.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
 import { negotiateEncoding } from '../../lambdas/core/response-encoding.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
 import type { CallContext } from '../../lambdas/upstream/erp-transport.ts';
@@ -24,16 +23,13 @@ const config = loadConfig({
 function inbound(headers: Record<string, string> = {}, functionTimeoutMs = 28_000): InboundCall {
   return {
     body: { ok: false },
+    envelopeId: null,
     presentedProxyKey: TEST_PROXY_KEY,
     requestTimeout: headers['x-request-timeout'],
     responseEncoding: negotiateEncoding(headers['accept-encoding']),
     sourceIp: '192.0.2.7',
     remainingMs: () => functionTimeoutMs,
   };
-}
-
-function state(): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId: null };
 }
 
 describe('withCallContext', () => {
@@ -47,7 +43,7 @@ describe('withCallContext', () => {
   it('aborts the signal with a TimeoutError once the budget is spent, not a millisecond before', async () => {
     // Prepare
     let seen: CallContext | undefined;
-    const pending = withCallContext(inbound({ 'x-request-timeout': '3' }), state(), config, (call) => {
+    const pending = withCallContext(inbound({ 'x-request-timeout': '3' }), config, (call) => {
       seen = call;
       return new Promise<string>((_resolve, reject) => {
         call.signal.addEventListener('abort', () => reject(call.signal.reason));
@@ -75,7 +71,7 @@ describe('withCallContext', () => {
     // Prepare
     let signal: AbortSignal | undefined;
     // Act
-    await withCallContext(inbound(), state(), config, (call) => {
+    await withCallContext(inbound(), config, (call) => {
       signal = call.signal;
       return settle();
     }).catch(() => undefined);
@@ -92,10 +88,10 @@ describe('withCallContext', () => {
       return Promise.resolve();
     };
     // Act
-    await withCallContext(inbound(), state(), config, record);
-    await withCallContext(inbound({ 'x-request-timeout': '60' }), state(), config, record);
-    await withCallContext(inbound({ 'x-request-timeout': '20' }, 5_000), state(), config, record);
-    await withCallContext(inbound({ 'accept-encoding': 'gzip' }), state(), config, record);
+    await withCallContext(inbound(), config, record);
+    await withCallContext(inbound({ 'x-request-timeout': '60' }), config, record);
+    await withCallContext(inbound({ 'x-request-timeout': '20' }, 5_000), config, record);
+    await withCallContext(inbound({ 'accept-encoding': 'gzip' }), config, record);
     // Assess
     expect(calls.map((c) => c.timeoutMs)).toEqual([10_000, 25_000, 5_000 - LAMBDA_SAFETY_MARGIN_MS, 10_000]);
     expect(calls[0]).toMatchObject({

@@ -129,7 +129,7 @@ describe('the import rule of lambdas/ (unit cases)', () => {
   });
 
   it.each([
-    ['lambdas/platform/metrics.ts', 'lambdas/core/request-state.ts'],
+    ['lambdas/platform/metrics.ts', 'lambdas/core/request-facts.ts'],
     ['lambdas/upstream/erp-transport.ts', 'lambdas/core/envelope.ts'],
     ['lambdas/core/forward.ts', 'lambdas/middleware/types.ts'],
     ['lambdas/operator/endpoints.ts', 'lambdas/handlers/runtime.ts'],

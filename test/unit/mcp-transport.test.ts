@@ -17,7 +17,6 @@ import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { MCP_INSTRUCTIONS, serveMcp } from '../../lambdas/core/mcp/serve.ts';
 import { offeredTools } from '../../lambdas/core/mcp/tools.ts';
 import { MAX_BATCH_SIZE, StatelessJsonTransport } from '../../lambdas/core/mcp/transport.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
 import { SERVICE_NAME } from '../../lambdas/platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../../lambdas/platform/package-info.ts';
@@ -310,8 +309,8 @@ async function proxyAnswer(writeTools: boolean, body: unknown): Promise<Answer> 
     positional: never,
     writeTools,
   };
-  const state: RequestState = { api: 'mcp', startedAt: 0, envelopeId: null };
   const inbound: McpInbound = {
+    envelopeId: null,
     body: { ok: true, value: body, members: new Map(), tooDeep: false },
     protocolHeaders: GOOD_HEADERS,
     erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
@@ -321,7 +320,7 @@ async function proxyAnswer(writeTools: boolean, body: unknown): Promise<Answer> 
     sourceIp: '127.0.0.1',
     remainingMs: undefined,
   };
-  const response = await serveMcp(inbound, state, deps);
+  const { response } = await serveMcp(inbound, deps);
   return {
     status: response.statusCode,
     contentType: response.headers?.['content-type'],

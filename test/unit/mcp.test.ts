@@ -22,7 +22,6 @@ import {
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { serveMcp } from '../../lambdas/core/mcp/serve.ts';
 import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
@@ -282,7 +281,6 @@ describe('a bug inside a tool', () => {
       positional: broken,
       writeTools: false,
     };
-    const state: RequestState = { api: 'mcp', startedAt: 0, envelopeId: null };
     const message = {
       jsonrpc: '2.0',
       id: 1,
@@ -297,13 +295,14 @@ describe('a bug inside a tool', () => {
         'mcp-protocol-version': '2025-11-25',
       },
       erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+      envelopeId: null,
       presentedProxyKey: TEST_PROXY_KEY,
       requestTimeout: undefined,
       responseEncoding: undefined,
       sourceIp: '127.0.0.1',
       remainingMs: undefined,
     };
-    const response = await serveMcp(inbound, state, deps);
+    const { response, facts: state } = await serveMcp(inbound, deps);
     expect(response.statusCode).toBe(200);
     const result = (
       JSON.parse(response.body) as { result: { isError: boolean; content: { text: string }[] } }

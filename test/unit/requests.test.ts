@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
+import { factsOf, type RequestFacts } from '../../lambdas/core/request-facts.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { MAX_V2_HEADER_VALUE_LENGTH, MAX_V2_NAME_LENGTH } from '../../lambdas/core/requests.ts';
 import {
@@ -31,8 +31,11 @@ import {
 /** A marker ERP key: it must never show up in any error message. */
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 
-/** A request state, with the body as the middleware (`jsonBody`) hands it to the core. */
-type ReadState = RequestState & { readonly inbound: InboundBody };
+/**
+ * The body as the middleware (`jsonBody`) hands it to the core, and the facts the parse taught
+ * (what it returned, or what its error carries), gathered here for the assertions.
+ */
+type ReadState = { -readonly [K in keyof RequestFacts]: RequestFacts[K] } & { readonly inbound: InboundBody };
 
 /** What `jsonBody` reads from `JSON.stringify(body)`; `undefined` with `bodyError`: a body it could not read. */
 function stateWith(body: unknown, bodyError?: string): ReadState {
@@ -40,19 +43,35 @@ function stateWith(body: unknown, bodyError?: string): ReadState {
     body === undefined
       ? { ok: false, ...(bodyError === undefined ? {} : { problem: bodyError }) }
       : inboundBodyOf(JSON.stringify(body));
-  return { api: 'v1', startedAt: 0, envelopeId: null, inbound };
+  return { inbound };
 }
 
 /** What `jsonBody` reads from a body given as text (parsed the same way). */
 function stateOfText(text: string): ReadState {
-  return { api: 'v1', startedAt: 0, envelopeId: null, inbound: inboundBodyOf(text) };
+  return { inbound: inboundBodyOf(text) };
 }
 
+/** Runs a parse and gathers what it taught onto `read`: the call's facts, or its error's. */
+function learning<T>(read: ReadState, parse: () => T, factsOfValue: (value: T) => RequestFacts): T {
+  try {
+    const value = parse();
+    Object.assign(read, factsOfValue(value));
+    return value;
+  } catch (error) {
+    Object.assign(read, factsOf(error));
+    throw error;
+  }
+}
 const parseV1Call = (read: ReadState, presentedProxyKey?: string) =>
-  requests.parseV1Call(read.inbound, read, presentedProxyKey);
+  learning(read, () => requests.parseV1Call(read.inbound, presentedProxyKey), requests.callFacts);
 const parseV2Call = (read: ReadState, presentedProxyKey?: string) =>
-  requests.parseV2Call(read.inbound, read, presentedProxyKey);
-const parseVersionTarget = (read: ReadState) => requests.parseVersionTarget(read.inbound, read);
+  learning(read, () => requests.parseV2Call(read.inbound, presentedProxyKey), requests.callFacts);
+const parseVersionTarget = (read: ReadState) =>
+  learning(
+    read,
+    () => requests.parseVersionTarget(read.inbound),
+    (url) => requests.targetFacts(url),
+  );
 
 /** Runs `fn` and returns what it threw (fails the test when it did not throw). */
 function thrown(fn: () => unknown): ProxyError {

@@ -6,16 +6,27 @@ import { randomBytes } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { Envelope, LambdaResponse } from '../../lambdas/core/envelope.ts';
-import type { RequestState } from '../../lambdas/core/request-state.ts';
-import {
-  finalizeResponse,
-  lambdaPayloadBytes,
-  negotiateEncoding,
-} from '../../lambdas/core/response-encoding.ts';
+import type { FactSheet } from '../../lambdas/core/request-facts.ts';
+import * as encoding from '../../lambdas/core/response-encoding.ts';
+import { lambdaPayloadBytes, negotiateEncoding } from '../../lambdas/core/response-encoding.ts';
 import { LAMBDA_RESPONSE_LIMIT_BYTES } from '../../lambdas/platform/config.ts';
 
-function newState(envelopeId: string | null = 'req-1'): RequestState {
-  return { api: 'v1', startedAt: 0, envelopeId };
+/** The request as `finalizeResponse` sees it (API, envelope `id`), and the facts it returned, gathered. */
+type State = FactSheet & { readonly api: 'v1'; readonly envelopeId: string | null };
+
+function newState(envelopeId: string | null = 'req-1'): State {
+  return { api: 'v1', envelopeId };
+}
+
+/** `finalizeResponse`, its facts gathered onto `state`. */
+function finalizeResponse(
+  state: State,
+  response: LambdaResponse,
+  accepted: encoding.Encoding | undefined,
+): LambdaResponse {
+  const answer = encoding.finalizeResponse(state, response, accepted);
+  Object.assign(state, answer.facts);
+  return answer.response;
 }
 
 function envelopeOf(response: LambdaResponse): Envelope {

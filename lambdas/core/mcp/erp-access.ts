@@ -25,7 +25,7 @@ import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstr
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
-import type { RequestState } from '../request-state.ts';
+import type { FactSheet } from '../request-facts.ts';
 import { type ErpConnection, erpConnection, erpUrl, type McpInbound } from './connection.ts';
 
 /** What the MCP tools need of the runtime. */
@@ -77,7 +77,7 @@ export class ErpAccess {
 
   constructor(
     private readonly inbound: McpInbound,
-    private readonly state: RequestState,
+    private readonly state: FactSheet,
     private readonly deps: McpDeps,
     private readonly context: CallContext,
   ) {}

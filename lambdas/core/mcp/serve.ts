@@ -28,9 +28,9 @@ import { InternalError, InvalidRequestError, ParseError, ProxyError } from '../.
 import { isJsonObject, MAX_JSON_DEPTH } from '../../platform/json.ts';
 import { SERVICE_NAME } from '../../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../../platform/package-info.ts';
-import type { LambdaResponse } from '../envelope.ts';
+import type { Answer } from '../envelope.ts';
 import { withCallContext } from '../forward.ts';
-import type { RequestState } from '../request-state.ts';
+import { type FactSheet, factsOf, withFacts } from '../request-facts.ts';
 import {
   erpFailure,
   failureJson,
@@ -84,7 +84,7 @@ function textContent(answer: ToolAnswer): CallToolResult {
 }
 
 /** A tool's failure: the result, and what the request log and metrics record. */
-function failureResult(state: RequestState, failure: ToolFailure): CallToolResult {
+function failureResult(state: FactSheet, failure: ToolFailure): CallToolResult {
   state.outcome = failure.source === 'erp' ? 'erp_error' : 'proxy_error';
   state.errorCode = failure.code;
   return { content: [{ type: 'text', text: failureJson(failure) }], isError: true };
@@ -95,18 +95,20 @@ async function runTool(
   definition: ToolDefinition,
   args: unknown,
   inbound: McpInbound,
-  state: RequestState,
+  state: FactSheet,
   deps: McpDeps,
 ): Promise<CallToolResult> {
   state.tool = definition.name;
   const readOnly = !definition.writes;
   try {
-    const answer = await withCallContext(inbound, state, deps.config, (context) =>
+    const { value: answer, upstream } = await withCallContext(inbound, deps.config, (context) =>
       definition.run(args as never, new ErpAccess(inbound, state, deps, context)),
     );
+    Object.assign(state, upstream);
     state.outcome = 'success';
     return textContent(answer);
   } catch (error) {
+    Object.assign(state, factsOf(error));
     if (error instanceof ErpCallError) {
       return failureResult(state, erpFailure(error.code, error.erpMessage, error.data));
     }
@@ -204,7 +206,7 @@ async function validArguments(definition: ToolDefinition, args: unknown): Promis
  * its `McpServer` would set for these tools (the same capabilities, list, checks and messages:
  * an unknown tool or arguments that do not fit are a result with `isError: true`).
  */
-function createServer(inbound: McpInbound, state: RequestState, deps: McpDeps): Server {
+function createServer(inbound: McpInbound, state: FactSheet, deps: McpDeps): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: true } },
     instructions: MCP_INSTRUCTIONS,
@@ -253,7 +255,7 @@ function isToolError(text: string): boolean {
 }
 
 /** Records how a request the tools did not answer ended (protocol messages, protocol errors). */
-function recordProtocolOutcome(state: RequestState, status: number, text: string): void {
+function recordProtocolOutcome(state: FactSheet, status: number, text: string): void {
   if (state.outcome !== undefined) return;
   const code = jsonRpcErrorCode(text);
   if (status >= 400 || code !== undefined) {
@@ -268,12 +270,12 @@ function recordProtocolOutcome(state: RequestState, status: number, text: string
   }
 }
 
-/** Serves one MCP message (README, "Agents (MCP)"). */
-export async function serveMcp(
-  inbound: McpInbound,
-  state: RequestState,
-  deps: McpDeps,
-): Promise<LambdaResponse> {
+/**
+ * Serves one MCP message (README, "Agents (MCP)"). What the tools learn (the ERP calls run inside
+ * the SDK's callbacks) is gathered on this request's own sheet and returned as the answer's facts.
+ */
+export async function serveMcp(inbound: McpInbound, deps: McpDeps): Promise<Answer> {
+  const state: FactSheet = {};
   const { body } = inbound;
   if (!body.ok) throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
   if (body.tooDeep) {
@@ -292,7 +294,12 @@ export async function serveMcp(
     await server.connect(transport);
     const answer = await transport.handle(inbound.protocolHeaders, body.value);
     recordProtocolOutcome(state, answer.status, answer.body);
-    return { statusCode: answer.status, headers: { ...answer.headers }, body: answer.body };
+    return {
+      response: { statusCode: answer.status, headers: { ...answer.headers }, body: answer.body },
+      facts: state,
+    };
+  } catch (error) {
+    throw withFacts(error, state);
   } finally {
     await server.close();
   }

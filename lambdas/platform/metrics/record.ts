@@ -28,8 +28,8 @@ export function roundMs(ms: number): number {
 }
 
 /**
- * What one request's metrics are made of: the fields of the request state (`core/request-state.ts`)
- * the metrics read. `outcome` is required: the envelope helpers always set it, and the observe
+ * What one request's metrics are made of: the request's facts (`core/request-facts.ts`) the
+ * metrics read. `outcome` is required: the envelope helpers always return it, and the observe
  * middleware supplies the one fallback when a chain did not.
  */
 export interface RequestMetrics {

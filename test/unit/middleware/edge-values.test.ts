@@ -1,10 +1,9 @@
 /**
  * Facts the edge learns once and hands on as values: the response encoding is negotiated once
- * (by the envelope middleware) and read by the core from the inbound call; the body `jsonBody`
- * read travels on the context.
+ * (by the envelope middleware) and read by the core from the inbound call; the body and envelope
+ * `id` the `jsonBody` step returned reach the inbound call as values.
  */
 import { describe, expect, it } from 'vitest';
-import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
 import { buildContext } from '../../../lambdas/local/server.ts';
 import { toInboundCall } from '../../../lambdas/middleware/inbound-edge.ts';
 import { jsonBody } from '../../../lambdas/middleware/json-body.ts';
@@ -14,12 +13,12 @@ import { httpApiEvent } from '../../support/http-api-event.ts';
 
 const route = { method: 'POST', path: '/api/erp/execute' } as const;
 
+/** What the `jsonBody` step returns for a request without a body. */
+const noBody = { body: { ok: false as const }, envelopeId: null };
+
 function request(headers: Record<string, string>, body?: string): ProxyRequest {
   const event = httpApiEvent(route, { headers, ...(body === undefined ? {} : { body }) });
-  const context: ProxyContext = {
-    ...buildContext('execute-v1', 'req-1'),
-    proxy: { api: 'v1', startedAt: 0, envelopeId: null },
-  };
+  const context = buildContext('execute-v1', 'req-1');
   return { event, context, response: null, error: null, internal: {} } as unknown as ProxyRequest;
 }
 
@@ -32,7 +31,7 @@ describe('values the edge hands on', () => {
     'Accept-Encoding %j is negotiated once, to %j, and the core reads that value',
     async (header, expected) => {
       const req = request({ 'accept-encoding': header });
-      expect(toInboundCall(req.event, req.context).responseEncoding).toBe(expected);
+      expect(toInboundCall(req.event, req.context, noBody).responseEncoding).toBe(expected);
       expect(req.context.responseEncoding).toBe(expected);
       // Negotiated once: a changed header is not read again for the response.
       req.event.headers = { 'accept-encoding': 'br' };
@@ -40,13 +39,11 @@ describe('values the edge hands on', () => {
     },
   );
 
-  it('the body jsonBody read reaches the inbound call through the context', async () => {
+  it('the body and envelope id the jsonBody step returned reach the inbound call as values', async () => {
     const req = request({}, '{"id":"a1","action":"search_count"}');
-    await jsonBody().before?.(req);
-    expect(toInboundCall(req.event, req.context).body).toMatchObject({ ok: true, value: { id: 'a1' } });
-    expect(toInboundCall(request({}).event, request({}).context).body).toEqual({
-      ok: false,
-      problem: 'the request body was not read',
-    });
+    const { values } = await jsonBody().run(req.event, { caller: 'test', licensed: true });
+    const inbound = toInboundCall(req.event, req.context, values);
+    expect(inbound.body).toMatchObject({ ok: true, value: { id: 'a1' } });
+    expect(inbound.envelopeId).toBe('a1');
   });
 });

@@ -6,9 +6,8 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
-import { jsonBody, NOT_UTF8_PROBLEM, parsedBodyOf } from '../../../lambdas/middleware/json-body.ts';
-import type { ProxyEvent, ProxyRequest } from '../../../lambdas/middleware/types.ts';
+import { jsonBody, NOT_UTF8_PROBLEM } from '../../../lambdas/middleware/json-body.ts';
+import type { ProxyEvent } from '../../../lambdas/middleware/types.ts';
 
 async function read(body: string, isBase64Encoded: boolean) {
   const event = {
@@ -16,10 +15,8 @@ async function read(body: string, isBase64Encoded: boolean) {
     body,
     isBase64Encoded,
   } as unknown as ProxyEvent;
-  const context = { proxy: { api: 'v1', startedAt: 0, envelopeId: null } } as unknown as ProxyContext;
-  const request = { event, context, response: null, error: null, internal: {} } as unknown as ProxyRequest;
-  await jsonBody().before?.(request);
-  return { body: parsedBodyOf(context), envelopeId: context.proxy.envelopeId };
+  const { values } = await jsonBody().run(event, { caller: 'test', licensed: true });
+  return { body: values.body, envelopeId: values.envelopeId };
 }
 
 const base64 = (...parts: Array<string | number[]>) =>

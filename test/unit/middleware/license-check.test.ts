@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
+import type { ProxyContext } from '../../../lambdas/core/request-facts.ts';
 import { licenseCheck } from '../../../lambdas/middleware/license-check.ts';
 import { LicenseError } from '../../../lambdas/platform/errors.ts';
 import type { LicenseStatus } from '../../../lambdas/platform/license.ts';

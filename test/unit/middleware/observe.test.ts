@@ -2,8 +2,9 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ProxyContext } from '../../../lambdas/core/request-state.ts';
+import { factsOf, type ProxyContext, withFacts } from '../../../lambdas/core/request-facts.ts';
 import { observe } from '../../../lambdas/middleware/observe.ts';
+import { learn } from '../../../lambdas/middleware/step.ts';
 import { LocalMetricsStore } from '../../../lambdas/operator/local-metrics-store.ts';
 import { loadConfig } from '../../../lambdas/platform/config.ts';
 import {
@@ -60,7 +61,7 @@ function event(requestId = 'apigw-req-123'): APIGatewayProxyEventV2 {
 }
 
 function context(awsRequestId = 'lambda-req-1', functionName = 'erp-proxy-execute-v1'): ProxyContext {
-  // Only the fields the chain reads; `proxy` is created by observe's before.
+  // Only the fields the chain reads; `record` is created by observe's before.
   return {
     awsRequestId,
     functionName,
@@ -72,8 +73,9 @@ function context(awsRequestId = 'lambda-req-1', functionName = 'erp-proxy-execut
 type Handler = (event: APIGatewayProxyEventV2, context: ProxyContext) => Promise<APIGatewayProxyResultV2>;
 
 /**
- * A chain like the real ones: observe first, then a stand-in for the envelope middleware that
- * fills in what the real one fills in (outcome, error code, response size) and turns errors
+ * A chain like the real ones: observe first, then a stand-in for the steps and the envelope
+ * middleware that returns what the real ones return (the caller and target facts; the outcome,
+ * error code, response size and the facts an error carries) through `learn`, and turns errors
  * into responses without returning them.
  */
 function chain(handler: Handler, logger: Logger = createLogger(loadConfig({}))) {
@@ -86,32 +88,34 @@ function chain(handler: Handler, logger: Logger = createLogger(loadConfig({}))) 
     ProxyContext
   > = {
     before: (request) => {
-      const state = request.context.proxy;
-      state.envelopeId = 'env-7';
-      state.callerKeyName = 'billing';
-      state.action = 'search_read';
-      state.model = 'res.partner';
-      state.erpHost = 'erp.local';
-      state.erpDb = 'erp_a';
+      learn(request.context, undefined, {
+        envelopeId: 'env-7',
+        callerKeyName: 'billing',
+        action: 'search_read',
+        model: 'res.partner',
+        erpHost: 'erp.local',
+        erpDb: 'erp_a',
+      });
     },
     after: (request) => {
-      const state = request.context.proxy;
-      state.outcome ??= 'success';
       const body = typeof request.response === 'object' ? (request.response?.body ?? '') : '';
-      state.responseBytes = Buffer.byteLength(body);
+      learn(request.context, undefined, { responseBytes: Buffer.byteLength(body) });
     },
     onError: (request) => {
-      const state = request.context.proxy;
       const error = request.error;
       const proxyError = error instanceof ProxyError ? error : undefined;
-      state.outcome = 'proxy_error';
-      state.errorCode = proxyError?.code ?? -32603;
+      const errorCode = proxyError?.code ?? -32603;
       const body = JSON.stringify({
         jsonrpc: '2.0',
         id: 'env-7',
-        error: { code: state.errorCode, message: 'x' },
+        error: { code: errorCode, message: 'x' },
       });
-      state.responseBytes = Buffer.byteLength(body);
+      learn(request.context, undefined, {
+        ...factsOf(error),
+        outcome: 'proxy_error',
+        errorCode,
+        responseBytes: Buffer.byteLength(body),
+      });
       request.response = { statusCode: proxyError?.httpStatus ?? 500, body };
     },
   };
@@ -127,8 +131,7 @@ describe('observe middleware', () => {
     // Prepare
     const lines = captureLogLines();
     const { handle, store } = chain(async (_event, ctx) => {
-      ctx.proxy.upstreamStatus = 200;
-      ctx.proxy.upstreamMs = 12.345;
+      learn(ctx, undefined, { upstreamStatus: 200, upstreamMs: 12.345 });
       return { statusCode: 200, body: '{"jsonrpc":"2.0","id":"env-7","result":[],"error":null}' };
     });
 
@@ -181,9 +184,10 @@ describe('observe middleware', () => {
 
   it('logs a proxy error at WARN without a stack, and counts it by code', async () => {
     const lines = captureLogLines();
-    const { handle, store } = chain(async (_event, ctx) => {
-      ctx.proxy.upstreamMs = 15000;
-      throw new UpstreamTimeoutError('The ERP did not answer within 15 s; the call may have run');
+    const { handle, store } = chain(async () => {
+      throw withFacts(new UpstreamTimeoutError('The ERP did not answer within 15 s; the call may have run'), {
+        upstreamMs: 15000,
+      });
     });
 
     const response = await handle(event(), context());

@@ -1,0 +1,113 @@
+/**
+ * @module core/request-facts
+ * What one request learns on its way, as values: each step of the chain returns its facts (the
+ * caller, the envelope `id`, the parsed call, the target, the upstream outcome, the encoded
+ * answer), the handler returns its answer with its facts, and an error thrown after a step learned
+ * something carries those facts ({@link withFacts}). The edge (`middleware/observe.ts`) assembles
+ * the request log line and the metrics from them. Never holds a secret, `params`, `kwargs` or a
+ * result.
+ *
+ * The one record of a request (`RequestRecord`, on the context) is created by observe, written by
+ * the chain builder alone (`handlers/chain.ts`, merging what each step and the handler return) and
+ * read by observe alone.
+ */
+import type { Context } from 'aws-lambda';
+import type { WithAnswerLease } from '../platform/answer-budget.ts';
+import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type { Encoding } from './response-encoding.ts';
+
+export type { ApiName, Outcome };
+
+/** What a step, the handler or an error tells the request log line and the metrics. */
+export interface RequestFacts {
+  /** The envelope `id` to echo; `null` when the body could not be read. */
+  readonly envelopeId?: string | null;
+  /** Name of the proxy key that authenticated the caller. */
+  readonly callerKeyName?: string;
+  /** v1 action, or v2 method (or the operator path). */
+  readonly action?: string;
+  readonly model?: string;
+  readonly erpHost?: string;
+  readonly erpDb?: string;
+  readonly upstreamStatus?: number;
+  /** Milliseconds spent waiting on the upstream (sum over calls). */
+  readonly upstreamMs?: number;
+  /** The ERP protocol that served the call (`/jsonrpc` or JSON-2). */
+  readonly upstreamProtocol?: UpstreamProtocol;
+  readonly outcome?: Outcome;
+  readonly errorCode?: number;
+  /** Size of the response body sent to the client. */
+  readonly responseBytes?: number;
+  /** `POST /mcp`: the JSON-RPC method of the MCP message (`initialize`, `tools/list`, `tools/call`...). */
+  readonly mcpMethod?: string;
+  /** `POST /mcp`: the tool a `tools/call` ran (one of the known tools). */
+  readonly tool?: McpToolName;
+  /**
+   * A bug caught where the answer must still be a normal one (an MCP tool's result, with
+   * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.
+   */
+  readonly internalError?: unknown;
+}
+
+/**
+ * Facts a core function gathers while it runs, where they come from callbacks it does not return
+ * through (an MCP tool's ERP calls inside the SDK): a local of that function, returned as its
+ * answer's facts, never shared with the chain.
+ */
+export type FactSheet = { -readonly [K in keyof RequestFacts]: RequestFacts[K] };
+
+/** Where an error keeps the facts learned before it was thrown. */
+const LEARNED: unique symbol = Symbol('erp-proxy.learned');
+
+type CarriesFacts = { [LEARNED]?: RequestFacts };
+
+/**
+ * Lets `error` carry `facts` to the edge (the log line of a -32003 still shows the action, model
+ * and target learned before it). Facts the error already carries win: they were learned later,
+ * closer to the failure. A thrown value that is not an object, or a frozen one, cannot carry
+ * facts (and is thrown as it is). The error must be the request's own: every error the proxy
+ * throws after the body is read is created for its request (none is cached and shared).
+ */
+export function withFacts<E>(error: E, facts: RequestFacts): E {
+  if (typeof error === 'object' && error !== null && Object.isExtensible(error)) {
+    const carrier = error as CarriesFacts;
+    carrier[LEARNED] = Object.assign({}, facts, carrier[LEARNED]);
+  }
+  return error;
+}
+
+/** The facts an error carries (none for a value that was never given any). */
+export function factsOf(error: unknown): RequestFacts {
+  return (typeof error === 'object' && error !== null && (error as CarriesFacts)[LEARNED]) || {};
+}
+
+/** Runs `step`; whatever it throws carries `facts` (see {@link withFacts}). */
+export async function learnedBefore<T>(facts: RequestFacts, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw withFacts(error, facts);
+  }
+}
+
+/** The request's one record (see the module comment). */
+export interface RequestRecord {
+  readonly api: ApiName;
+  /** `performance.now()` when the chain started. */
+  readonly startedAt: number;
+  /** The facts merged so far (by `learn` alone). */
+  readonly facts: FactSheet;
+  /** What the steps returned for later steps and the handler (the caller, the body...). */
+  readonly values: Record<string, unknown>;
+}
+
+/**
+ * The Lambda context as the proxy's handlers see it: the request's record, and on the local
+ * server the invocation's answer lease.
+ */
+export interface ProxyContext extends Context, WithAnswerLease {
+  /** Created by observe's `before`; written by the chain builder only; read by observe. */
+  record?: RequestRecord;
+  /** The response encoding, negotiated once from `Accept-Encoding` (`responseEncodingOf`). */
+  responseEncoding?: Encoding;
+}
