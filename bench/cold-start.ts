@@ -255,7 +255,6 @@ export function lambdaModeEnv(): NodeJS.ProcessEnv {
   writeFileSync(license, JSON.stringify({ licensee: 'Benchmark', valid_until: '2999-12-31' }));
   return {
     PATH: process.env.PATH ?? '',
-    NODE_OPTIONS: '--enable-source-maps',
     AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-bench',
     AWS_REGION: 'eu-west-1',
     AWS_EC2_METADATA_DISABLED: 'true',

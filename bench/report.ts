@@ -435,8 +435,9 @@ V8's sampling profiler on. Each cell is the median time of a part under the prof
 the profiled import; the profiler roughly doubles the time, so read the shares. A module's part is its
 own code, top-level statements included: the zod schemas the settings catalogue builds at load
 (\`platform/settings.ts\`, \`platform/config.ts\`) count as zod (the table below splits them). "${PART.compile}"
-grows with the bundle's size, and so does "${PART.sourceMap}" (Node 20 reads the map and splits the
-bundle's text into lines when it loads it). The built-in modules are the ones the bundle imports
+grows with the bundle's size. "${PART.sourceMap}" is 0 as deployed (no \`--enable-source-maps\`:
+Node would read the map and split the bundle's text into lines at load, about 10 ms; a logged
+stack is mapped when it is written, \`platform/stack-trace.ts\`). The built-in modules are the ones the bundle imports
 (\`node:http\`, \`node:crypto\`, …), each with the internal modules it is the first to load, so their
 split between \`node:http\` and \`node:net\` shifts from bundle to bundle. The last three rows sum the
 parts by owner (sums of the medians).
@@ -493,10 +494,10 @@ ${topLevelTable(r.topLevel)}
   describes can reach 85 % of the bare floor, so the ratio is shown for what it says (with the
   fast upstream it is the proxy's own cost, not the upstream's, and beside it the share of the
   observed floor), and the proxy's own cost per request is budgeted by the handler overhead rows.
-- **Cold start.** Each of the 4 handlers is bundled with the stack's esbuild settings
+- **Cold start.** Each of the 5 handlers is bundled with the stack's esbuild settings
   (lib/proxy-function.ts: ESM, minified, \`@aws-sdk/*\` external, the \`require\` shim, source maps)
   into node_modules/.cache/erp-proxy-bench (so the external SDK resolves, as the Lambda runtime
-  provides it). Each run spawns a fresh \`node\` (NODE_OPTIONS=--enable-source-maps, as deployed;
+  provides it). Each run spawns a fresh \`node\` (no NODE_OPTIONS, as deployed: no --enable-source-maps;
   Lambda mode through AWS_LAMBDA_FUNCTION_NAME, PROXY_API_KEY, LICENSE_FILE, ERP_ALLOWED_TARGETS,
   LOG_LEVEL INFO) running bench/cold-start-child.mjs, which imports the bundle and completes one
   invocation against a loopback upstream of the parent process, then exits. Cold start = median time

@@ -24,6 +24,7 @@ import { InternalError, ProxyError } from '../platform/errors.ts';
 import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
 import type { McpToolName, UpstreamProtocol } from '../platform/names.ts';
+import { withReadableStack } from '../platform/stack-trace.ts';
 
 export interface ObserveOptions {
   readonly logger: Logger;
@@ -130,9 +131,10 @@ function bodyBytesOf(response: APIGatewayProxyResultV2 | null | undefined): numb
  */
 function errorToLog(error: unknown): Error | undefined {
   if (error === null || error === undefined) return undefined;
-  if (error instanceof InternalError) return error.cause instanceof Error ? error.cause : error;
+  if (error instanceof InternalError)
+    return withReadableStack(error.cause instanceof Error ? error.cause : error);
   if (error instanceof ProxyError) return undefined;
-  if (error instanceof Error) return error;
+  if (error instanceof Error) return withReadableStack(error);
   return new Error(`a non-Error value was thrown (${typeof error})`);
 }
 

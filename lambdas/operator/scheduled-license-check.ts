@@ -12,6 +12,7 @@ import type { Context } from 'aws-lambda';
 import { licenseDaysLeftValue, recordLicenseDaysLeft } from '../platform/metrics/record.ts';
 import { LICENSE_CHECK_JOB } from '../platform/scheduled-jobs.ts';
 import type { LicenseSource, LicenseStatus } from '../platform/secrets.ts';
+import { withReadableStack } from '../platform/stack-trace.ts';
 
 /** What the license check reads and writes. */
 export interface LicenseCheckDeps {
@@ -54,7 +55,7 @@ export async function runScheduledLicenseCheck(
   try {
     status = await deps.license.getLicense();
   } catch (error) {
-    logger.error(LICENSE_CHECK_LOG_MESSAGE, { job: LICENSE_CHECK_JOB, error });
+    logger.error(LICENSE_CHECK_LOG_MESSAGE, { job: LICENSE_CHECK_JOB, error: withReadableStack(error) });
     throw error;
   }
   const result: LicenseCheckResult = {

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
@@ -302,6 +306,33 @@ describe('observe middleware', () => {
     });
     const error = (written[0]?.error ?? {}) as Record<string, unknown>;
     expect(String(error.stack)).toContain(`${name}: ${logged.message}`);
+  });
+
+  it('logs a bundle frame of the stack in source terms, from the map beside the bundle', async () => {
+    // As deployed: a minified index.mjs with index.mjs.map beside it, no --enable-source-maps.
+    const dir = mkdtempSync(join(tmpdir(), 'observe-map-'));
+    const bundle = join(dir, 'index.mjs');
+    writeFileSync(bundle, 'export{};');
+    // One mapping: generated 1:1 is line 1, column 1 of the source.
+    writeFileSync(
+      `${bundle}.map`,
+      JSON.stringify({ version: 3, sources: ['../../lambdas/core/forward.ts'], names: [], mappings: 'AAAA' }),
+    );
+    try {
+      const thrown = new TypeError('a bug in the bundle');
+      thrown.stack = `TypeError: a bug in the bundle\n    at forwardV1 (${pathToFileURL(bundle).href}:1:1)`;
+      const lines = captureLogLines();
+      const { handle } = chain(async () => {
+        throw thrown;
+      });
+      await handle(event(), context());
+      const error = (lines()[0]?.error ?? {}) as Record<string, unknown>;
+      expect(String(error.stack)).toBe(
+        'TypeError: a bug in the bundle\n    at forwardV1 (lambdas/core/forward.ts:1:1)',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('never breaks a response when logging or metrics fail', async () => {
