@@ -56,6 +56,32 @@ export interface RequestFacts {
  */
 export type FactSheet = { -readonly [K in keyof RequestFacts]: RequestFacts[K] };
 
+/**
+ * The request record's facts before anything is learned: every field present (undefined), in
+ * one order, so the record keeps one shape (one V8 hidden class) however the steps' facts are
+ * merged into it, instead of growing field by field in each request's own order. Merge only
+ * partial facts into it: a field merged as undefined would erase one learned.
+ */
+export function emptyFacts(): FactSheet {
+  return {
+    envelopeId: undefined,
+    callerKeyName: undefined,
+    action: undefined,
+    model: undefined,
+    erpHost: undefined,
+    erpDb: undefined,
+    upstreamStatus: undefined,
+    upstreamMs: undefined,
+    upstreamProtocol: undefined,
+    outcome: undefined,
+    errorCode: undefined,
+    responseBytes: undefined,
+    mcpMethod: undefined,
+    tool: undefined,
+    internalError: undefined,
+  };
+}
+
 /** Where an error keeps the facts learned before it was thrown. */
 const LEARNED: unique symbol = Symbol('erp-proxy.learned');
 

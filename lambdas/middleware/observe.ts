@@ -18,7 +18,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import type { ApiName, Outcome, ProxyContext, RequestFacts, RequestRecord } from '../core/request-facts.ts';
+import {
+  type ApiName,
+  emptyFacts,
+  type Outcome,
+  type ProxyContext,
+  type RequestFacts,
+  type RequestRecord,
+} from '../core/request-facts.ts';
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import { truncateForLog } from '../platform/logger.ts';
@@ -170,7 +177,7 @@ export function observe(
   const reported = new WeakSet<RequestRecord>();
 
   const observeBefore = (request: ObserveRequest): void => {
-    request.context.record = { api, startedAt: performance.now(), facts: {}, values: {} };
+    request.context.record = { api, startedAt: performance.now(), facts: emptyFacts(), values: {} };
     try {
       // Once per request: `addContext` also flips Powertools' cold-start flag. The request line
       // writes this request's own context values explicitly (the Logger is shared locally).
@@ -194,7 +201,7 @@ export function observe(
     let record = request.context?.record;
     if (record === undefined) {
       // `before` did not run (the middleware was registered after one that returned early).
-      record = { api, startedAt: performance.now(), facts: {}, values: {} };
+      record = { api, startedAt: performance.now(), facts: emptyFacts(), values: {} };
     }
     if (reported.has(record)) return;
     reported.add(record);
