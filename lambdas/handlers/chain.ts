@@ -11,7 +11,10 @@
  * first two (nothing else can add them), and a step can only be added once the steps before it
  * returned the values it needs (`Step<Needs, Adds>`, `middleware/step.ts`): the license check
  * needs the caller, the body step needs a licensed caller, an execute handler needs the body. No
- * step returns a value to Middy, so none ends the chain early.
+ * step returns a value to Middy, so none ends the chain early. One order is `executeChain`'s own,
+ * not a type's: the `id` peek before the key check (the key check needs no `id`: the operator
+ * function authenticates GETs, which have none); test/integration/key-before-body.test.ts fails
+ * when a refused call stops echoing its `id`.
  */
 import middy from '@middy/core';
 import type { Answer, LambdaResponse } from '../core/envelope.ts';

@@ -12,8 +12,14 @@ import { readFileSync } from 'node:fs';
 import { SourceMap, type SourceMapPayload } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-/** A frame's location: `file:///var/task/index.mjs:1:2345` or `/var/task/index.mjs:1:2345`. */
-const FRAME_LOCATION = /((?:file:\/\/)?\/[^\s():]+\.m?js):(\d+):(\d+)/g;
+/**
+ * A frame line's location: `    at f (file:///var/task/index.mjs:1:2345)` or
+ * `    at /var/task/index.mjs:1:2345`. Only frame lines: a message may quote a caller's text.
+ */
+const FRAME_LOCATION = /^(\s+at (?:[^\n(]*\()?)((?:file:\/\/)?\/[^\s():]+\.m?js):(\d+):(\d+)/gm;
+
+/** A longer stack is logged as it is (a stack is a message and ten frames). */
+const MAX_MAPPED_STACK_CHARS = 32 * 1024;
 
 /** Each bundle's map, read once; `null` for a file without a readable map beside it. */
 const maps = new Map<string, SourceMap | null>();
@@ -57,8 +63,13 @@ function originalLocation(location: string, file: string, line: string, column: 
  * // 'Error: boom\n    at f (lambdas/core/forward.ts:88:11)'
  */
 export function readableStack(stack: string): string {
+  if (stack.length > MAX_MAPPED_STACK_CHARS) return stack;
   try {
-    return stack.replace(FRAME_LOCATION, originalLocation);
+    return stack.replace(
+      FRAME_LOCATION,
+      (location: string, frame: string, file: string, line: string, column: string) =>
+        `${frame}${originalLocation(location.slice(frame.length), file, line, column)}`,
+    );
   } catch {
     return stack;
   }

@@ -62,6 +62,17 @@ describe('readableStack', () => {
     expect(stack).not.toMatch(/\(\.\.\//);
   });
 
+  it('maps frame lines only: a message quoting a bundle path stays as written; a huge stack is left as it is', () => {
+    const url = pathToFileURL(bundle).href;
+    const frame = (thrown.stack ?? '').split('\n').find((line) => line.includes('index.mjs')) ?? '';
+    const stack = `Error: the caller sent ${url}:1:5 and /x/y.js:2:3\n${frame}`;
+    const mapped = readableStack(stack);
+    expect(mapped.split('\n')[0]).toBe(`Error: the caller sent ${url}:1:5 and /x/y.js:2:3`);
+    expect(mapped.split('\n')[1]).toMatch(/^\s+at .*thrower\.ts:\d+:\d+\)$/);
+    const huge = `Error: ${'/a'.repeat(20_000)}\n${frame}`;
+    expect(readableStack(huge)).toBe(huge);
+  });
+
   it('leaves frames of files without a map as they are, and text that is no stack', () => {
     const stack = `Error: x\n    at f (${pathToFileURL(join(dir, 'thrower.ts')).href}:3:10)\n    at node:internal/process/task_queues:95:5`;
     expect(readableStack(stack)).toBe(stack);

@@ -253,9 +253,11 @@ run_keys() {  # $1 db, $2 with extras (0/1); prints the JSON of keys.py's KEYS_J
 a_json=$(run_keys "$DB_A" 1)
 b_json=$(run_keys "$DB_B" 0)
 [ -n "$a_json" ] && [ -n "$b_json" ] || die "could not obtain the API keys (see $STATE/shell.log)"
-"$PY" - "$KEYS" "$DB_A" "$a_json" "$DB_B" "$b_json" <<'EOF' || die "cannot write $KEYS"
+# The keys go through the environment, not argv: another local user can read argv in `ps`.
+A_JSON="$a_json" B_JSON="$b_json" "$PY" - "$KEYS" "$DB_A" "$DB_B" <<'EOF' || die "cannot write $KEYS"
 import json, os, sys
-path, db_a, a, db_b, b = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
+path, db_a, db_b = sys.argv[1], sys.argv[2], sys.argv[3]
+a, b = json.loads(os.environ['A_JSON']), json.loads(os.environ['B_JSON'])
 order_a = ['admin_uid', 'admin_rpc', 'limited_uid', 'limited_rpc', 'admin_expired', 'admin_any']
 data = {db_a: {k: a[k] for k in order_a}, db_b: {k: b[k] for k in ['admin_uid', 'admin_rpc']}}
 tmp = path + '.tmp'
