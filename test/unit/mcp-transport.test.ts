@@ -235,13 +235,29 @@ describe('the proxy transport', () => {
     ['a line feed', 'application/json,\n text/event-stream'],
     ['a character above U+00FF', 'application/json, text/event-stream, \u2603'],
   ])(
-    'refuses a header value with %s, as the SDK transport could not be given it (a Request throws)',
+    'answers a header value with %s 400 -32600 naming the header (the SDK transport could not be given it: a Request throws)',
     async (_name, accept) => {
       const headers = { ...GOOD_HEADERS, accept };
       await expect(sdkAnswer(echoServer(), headers, request(1, 'ping'))).rejects.toThrow(TypeError);
-      await expect(ownAnswer(echoServer(), headers, request(1, 'ping'))).rejects.toThrow(TypeError);
+      const answer = await ownAnswer(echoServer(), headers, request(1, 'ping'));
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toEqual({
+        jsonrpc: '2.0',
+        error: {
+          code: -32600,
+          message:
+            'Invalid Request: the accept header holds a character HTTP headers cannot carry (NUL, CR, LF, or one above U+00FF)',
+        },
+        id: null,
+      });
     },
   );
+
+  it('gives serveMcp an answer for such a header, not an error (a 500 -32603 before)', async () => {
+    const answer = await proxyAnswer(false, request(1, 'ping'), { ...GOOD_HEADERS, accept: '\u2603' });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body ?? '{}').error.code).toBe(-32600);
+  });
 
   it('takes a header value with Latin-1 characters, tabs and control characters, as a Request does', async () => {
     for (const accept of [
@@ -298,7 +314,7 @@ function referenceServer(writeTools: boolean): McpServer {
 }
 
 /** What serveMcp answers (no ERP: these cases never reach a tool). */
-async function proxyAnswer(writeTools: boolean, body: unknown): Promise<Answer> {
+async function proxyAnswer(writeTools: boolean, body: unknown, headers = GOOD_HEADERS): Promise<Answer> {
   const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY });
   const never = { call: () => Promise.reject(new Error('no tool runs in these cases')) };
   const deps: McpDeps = {
@@ -312,7 +328,7 @@ async function proxyAnswer(writeTools: boolean, body: unknown): Promise<Answer> 
   const inbound: McpInbound = {
     envelopeId: null,
     body: { ok: true, value: body, members: new Map(), tooDeep: false },
-    protocolHeaders: GOOD_HEADERS,
+    protocolHeaders: headers,
     erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
     presentedProxyKey: TEST_PROXY_KEY,
     requestTimeout: undefined,

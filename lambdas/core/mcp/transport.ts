@@ -69,21 +69,19 @@ function jsonError(status: number, code: number, message: string, data?: unknown
 }
 
 /**
- * Header values as a web `Headers` holds them; a value it would refuse (a character above U+00FF,
- * which is no byte, or NUL, CR or LF) throws a `TypeError` as it would.
+ * Header values as a web `Headers` holds them, or the name of the first header whose value it
+ * would refuse (a character above U+00FF, which is no byte, or NUL, CR or LF).
  */
-function normalizedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+function normalizedHeaders(
+  headers: Readonly<Record<string, string>>,
+): { readonly ok: Record<string, string> } | { readonly refused: string } {
   const normalized: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (/[\u0100-\uffff]/.test(value)) {
-      throw new TypeError(`Cannot convert the header value of ${name} to a ByteString`);
-    }
     const trimmed = value.replace(HTTP_WHITESPACE, '');
-    if (/[\0\r\n]/.test(trimmed))
-      throw new TypeError(`Headers.append: "${value}" is an invalid header value.`);
+    if (/[\u0100-\uffff]/.test(value) || /[\0\r\n]/.test(trimmed)) return { refused: name.toLowerCase() };
     normalized[name.toLowerCase()] = trimmed;
   }
-  return normalized;
+  return { ok: normalized };
 }
 
 /**
@@ -125,10 +123,18 @@ export class StatelessJsonTransport implements Transport {
       );
     }
     this.#handled = true;
-    // Before the SDK transport's handling starts: where `new Request(...)` would have thrown.
+    // Before the SDK transport's handling starts: where `new Request(...)` would have thrown (a
+    // 500 -32603 then); a request's bad header is the caller's error, answered as one.
     const requestHeaders = normalizedHeaders(headers);
+    if ('refused' in requestHeaders) {
+      return this.#refuse(
+        400,
+        -32600,
+        `Invalid Request: the ${requestHeaders.refused} header holds a character HTTP headers cannot carry (NUL, CR, LF, or one above U+00FF)`,
+      );
+    }
     try {
-      return await this.#handlePost(requestHeaders, body);
+      return await this.#handlePost(requestHeaders.ok, body);
     } catch (error) {
       this.onerror?.(error as Error);
       return jsonError(400, -32700, 'Parse error', String(error));
