@@ -17,6 +17,7 @@ import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from '../platform/json.ts'
 import type { UpstreamProtocol } from '../platform/names.ts';
 import { USER_AGENT } from '../platform/package-info.ts';
 import type { HttpClient, UpstreamResponse } from './http-client.ts';
+import { dataWithoutInfrastructure } from './infrastructure-text.ts';
 
 /** One call to a target ERP, protocol-neutral. */
 export interface ErpCall {
@@ -257,9 +258,14 @@ export function classifyGatewayAnswer(response: UpstreamResponse): ProxyError | 
   return undefined;
 }
 
-/** Removes `debug` (a server traceback) from ERP error data when configured to. */
+/**
+ * ERP error data as the proxy passes it on: without the ERP's database server address
+ * (`infrastructure-text.ts`), and without `debug` (a server traceback) when configured to.
+ */
 export function scrubErrorData(data: unknown, stripDebug: boolean): unknown {
-  if (!stripDebug || !isJsonObject(data) || !('debug' in data)) return data ?? null;
-  const { debug: _debug, ...rest } = data;
+  if (!isJsonObject(data)) return data ?? null;
+  const clean = dataWithoutInfrastructure(data);
+  if (!stripDebug || !('debug' in clean)) return clean;
+  const { debug: _debug, ...rest } = clean;
   return rest;
 }

@@ -17,6 +17,7 @@ import {
   upstreamUrl,
 } from './erp-transport.ts';
 import type { HttpClient } from './http-client.ts';
+import { withoutInfrastructure } from './infrastructure-text.ts';
 
 export class Json2Transport implements ErpTransport {
   constructor(private readonly client: HttpClient) {}
@@ -41,7 +42,7 @@ export class Json2Transport implements ErpTransport {
       return {
         kind: 'erp_error',
         code: answer.status,
-        message: answer.body.message,
+        message: withoutInfrastructure(answer.body.message),
         data: scrubErrorData(answer.body, context.stripDebug),
       };
     }

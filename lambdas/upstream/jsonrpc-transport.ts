@@ -15,6 +15,7 @@ import {
   upstreamUrl,
 } from './erp-transport.ts';
 import type { HttpClient } from './http-client.ts';
+import { withoutInfrastructure } from './infrastructure-text.ts';
 
 let nextRpcId = 1;
 
@@ -43,12 +44,13 @@ export async function callJsonRpc(
   const answer = readJsonRpcAnswer(response, id);
   if (answer.kind === 'none') return { kind: 'result', value: null };
   if (answer.kind === 'result') return { kind: 'raw_result', json: answer.json };
-  const { error, data } = answer;
+  const { error } = answer;
+  const data = scrubErrorData(answer.data, context.stripDebug) as Record<string, unknown>;
   // Odoo's top-level message is always "Odoo Server Error"; the useful text is in data.message.
   const message =
     (typeof data.message === 'string' && data.message) ||
-    (typeof error.message === 'string' ? error.message : 'ERP error');
-  return { kind: 'erp_error', code: 0, message, data: scrubErrorData(data, context.stripDebug) };
+    (typeof error.message === 'string' ? withoutInfrastructure(error.message) : 'ERP error');
+  return { kind: 'erp_error', code: 0, message, data };
 }
 
 export class JsonRpcTransport implements ErpTransport {

@@ -91,6 +91,28 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
     expect(double.requests.at(-1)!.headers['x-injected']).toBeUndefined();
   });
 
+  it('an unknown database is the ERP error naming the database, never the database server (with debug too)', async () => {
+    // Act: the double answers as the real ERP of this version (PostgreSQL's text, with the
+    // "connection to server at ..., port ..." prefix from 17 on).
+    const { status, envelope, text } = await execute({
+      action: 'search_count',
+      model_id: 'res.partner',
+      params: [[]],
+      erp_instance: instance(double, { db: 'no_such_db' }),
+    });
+    // Assess
+    expect(status).toBe(200);
+    expect(envelope.error).toMatchObject({
+      code: 0,
+      message: 'database "no_such_db" does not exist',
+      data: { name: 'psycopg2.OperationalError', message: 'database "no_such_db" does not exist' },
+    });
+    expect(text).not.toMatch(/connection to server|127\.0\.0\.1|5432|FATAL:/);
+    expect(String(envelope.error?.data?.debug)).toMatch(
+      /OperationalError: database "no_such_db" does not exist/,
+    );
+  });
+
   it('search returns ids, search_count an integer', async () => {
     const ids = (await execute({ action: 'search', model_id: 'res.partner', params: [[]] })).envelope.result;
     const count = (await execute({ action: 'search_count', model_id: 'res.partner', params: [[]] })).envelope

@@ -9,7 +9,7 @@ import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 import {
   adminInstance,
   discoverIds,
-  LIVE18,
+  LIVE_BEFORE_19,
   LIVE19,
   type LiveProxy,
   liveName,
@@ -164,19 +164,21 @@ describe.skipIf(LIVE19.skipReason !== undefined)(LIVE19.title('v1 over JSON-2 ag
   });
 });
 
-describe.skipIf(LIVE18.skipReason !== undefined)(
-  LIVE18.title('v1 with ERP_V1_TRANSPORT=auto and json2 below 19: /jsonrpc'),
-  () => {
-    describe.each(['auto', 'json2'] as const)('ERP_V1_TRANSPORT=%s', (transport) => {
-      const proxy = useLiveProxy(LIVE18, { ERP_V1_TRANSPORT: transport });
+describe.each(LIVE_BEFORE_19)('$label', (server) => {
+  describe.skipIf(server.skipReason !== undefined)(
+    server.title('v1 with ERP_V1_TRANSPORT=auto and json2 below 19: /jsonrpc'),
+    () => {
+      describe.each(['auto', 'json2'] as const)('ERP_V1_TRANSPORT=%s', (transport) => {
+        const proxy = useLiveProxy(server, { ERP_V1_TRANSPORT: transport });
 
-      it('runs the v1 calls over /jsonrpc, as the README matrix says', async () => {
-        const [id] = await discoverIds(LIVE18, 'res.partner', [], 1);
-        expect(resultOf(await proxy().v1({ action: 'search_count', params: [[['id', '=', id]]] }))).toBe(1);
-        const metrics = (await proxy().harness.get('/_/metrics', { 'x-api-key': TEST_PROXY_KEY })).text;
-        expect(metrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="jsonrpc"\} [1-9]/m);
-        expect(metrics).not.toMatch(/protocol="json2"\} [1-9]/);
+        it('runs the v1 calls over /jsonrpc, as the README matrix says', async () => {
+          const [id] = await discoverIds(server, 'res.partner', [], 1);
+          expect(resultOf(await proxy().v1({ action: 'search_count', params: [[['id', '=', id]]] }))).toBe(1);
+          const metrics = (await proxy().harness.get('/_/metrics', { 'x-api-key': TEST_PROXY_KEY })).text;
+          expect(metrics).toMatch(/^erp_proxy_upstream_calls\{api="v1",protocol="jsonrpc"\} [1-9]/m);
+          expect(metrics).not.toMatch(/protocol="json2"\} [1-9]/);
+        });
       });
-    });
-  },
-);
+    },
+  );
+});

@@ -3,11 +3,14 @@
  * (v1, v2, version) and straight to the ERP (discovery and cleanup), and a cleanup list for the
  * records a test creates. Nothing here assumes a record id, a record count or a database count.
  *
- * Two servers, each described by its own variables and skipped alone when they are missing:
+ * Four servers, each described by its own variables and skipped alone when they are missing:
  * - `ERP_LIVE_*`: an Odoo 19 or later (JSON-2), as `../shared/odoo19/start.sh` prints them;
- * - `ERP_LIVE18_*`: an Odoo 16-18 (`/jsonrpc` only), as `../shared/odoo18/start.sh` prints them.
+ * - `ERP_LIVE18_*`, `ERP_LIVE17_*`, `ERP_LIVE16_*`: an Odoo 18, 17 and 16 (`/jsonrpc` only), as
+ *   `../shared/odoo18/start.sh`, `odoo17/start.sh` and `odoo16/start.sh` print them.
  * A file runs its cases once per server ({@link LIVE_SERVERS}); on 16-18 the proxy's v2 calls go
- * over `execute_kw` (`ERP_V2_TRANSPORT=auto`), which is the path such callers use.
+ * over `execute_kw` (`ERP_V2_TRANSPORT=auto`), which is the path such callers use. Each server's
+ * cases fail when it reports another major version than its variables promise
+ * ({@link checkServerVersion}): a case about 17 proves nothing when run against an 18.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -26,6 +29,7 @@ import {
 } from '../erp-double/capture-replay.ts';
 import { DoublePool } from '../erp-double/double-replay.ts';
 import type { Envelope } from '../support/fixtures.ts';
+import { LIVE_SERVER_PREFIXES } from '../support/live-servers.ts';
 import { type HttpAnswer, type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 
 const env = process.env;
@@ -35,10 +39,14 @@ const REQUIRED_SUFFIXES = ['URL', 'DB', 'UID', 'KEY'] as const;
 
 /** One real ERP of the live suite. */
 export interface LiveServer {
-  /** `Odoo 19+` or `Odoo 16-18`: which of the two the variables describe. */
+  /** `Odoo 19+`, `Odoo 18`, `Odoo 17` or `Odoo 16`: which server the variables describe. */
   readonly label: string;
-  /** `ERP_LIVE` or `ERP_LIVE18`. */
+  /** `ERP_LIVE`, `ERP_LIVE18`, `ERP_LIVE17` or `ERP_LIVE16`. */
   readonly prefix: string;
+  /** The major version the server must report: exactly, or at least when {@link orLater}. */
+  readonly major: number;
+  /** True for `ERP_LIVE` (any Odoo 19 or later); false where the major must be exact. */
+  readonly orLater: boolean;
   /** True for ERP 19+ (JSON-2, `/web/version`); false for 16-18 (`/jsonrpc` only). */
   readonly json2: boolean;
   /** Why this server's cases are skipped, or `undefined` when they run. */
@@ -61,7 +69,9 @@ export interface LiveServer {
   title(what: string): string;
 }
 
-function liveServer(prefix: string, label: string, json2: boolean): LiveServer {
+function liveServer(prefix: string, major: number, orLater = false): LiveServer {
+  const label = `Odoo ${major}${orLater ? '+' : ''}`;
+  const json2 = major >= 19;
   const read = (suffix: string): string => env[`${prefix}_${suffix}`] ?? '';
   const missing = REQUIRED_SUFFIXES.map((suffix) => `${prefix}_${suffix}`).filter((name) => !env[name]);
   const skipReason =
@@ -73,6 +83,8 @@ function liveServer(prefix: string, label: string, json2: boolean): LiveServer {
   return {
     label,
     prefix,
+    major,
+    orLater,
     json2,
     skipReason,
     url: read('URL'),
@@ -95,12 +107,25 @@ function liveServer(prefix: string, label: string, json2: boolean): LiveServer {
   };
 }
 
-/** An Odoo 19 or later: `ERP_LIVE_*` (../shared/odoo19/start.sh). */
-export const LIVE19: LiveServer = liveServer('ERP_LIVE', 'Odoo 19+', true);
-/** An Odoo 16-18: `ERP_LIVE18_*` (../shared/odoo18/start.sh). */
-export const LIVE18: LiveServer = liveServer('ERP_LIVE18', 'Odoo 16-18', false);
 /** The live servers, each of which a file's cases run against (skipped alone when unset). */
-export const LIVE_SERVERS: readonly LiveServer[] = [LIVE19, LIVE18];
+export const LIVE_SERVERS: readonly LiveServer[] = LIVE_SERVER_PREFIXES.map(({ prefix, major, orLater }) =>
+  liveServer(prefix, major, orLater),
+);
+const byMajor = (major: number): LiveServer => {
+  const server = LIVE_SERVERS.find((candidate) => candidate.major === major);
+  if (!server) throw new Error(`no live server for Odoo ${major}`);
+  return server;
+};
+/** An Odoo 19 or later: `ERP_LIVE_*` (../shared/odoo19/start.sh). */
+export const LIVE19: LiveServer = byMajor(19);
+/** An Odoo 18: `ERP_LIVE18_*` (../shared/odoo18/start.sh). */
+export const LIVE18: LiveServer = byMajor(18);
+/** An Odoo 17: `ERP_LIVE17_*` (../shared/odoo17/start.sh). */
+export const LIVE17: LiveServer = byMajor(17);
+/** An Odoo 16: `ERP_LIVE16_*` (../shared/odoo16/start.sh). */
+export const LIVE16: LiveServer = byMajor(16);
+/** The live servers older than 19 (no JSON-2: v2 over `execute_kw`). */
+export const LIVE_BEFORE_19: readonly LiveServer[] = LIVE_SERVERS.filter((server) => !server.json2);
 
 for (const server of LIVE_SERVERS)
   if (server.skipReason)
@@ -162,7 +187,13 @@ export interface LiveProxy {
  */
 export function useLiveProxy(server: LiveServer, env: Record<string, string> = {}): () => LiveProxy {
   let proxy: LiveProxy | undefined;
+  /** Why every case of the block fails: the server is not the version its variables promise. */
+  let wrongVersion: Error | undefined;
   beforeAll(async () => {
+    wrongVersion = await checkServerVersion(server).then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    );
     const harness = await startProxy({
       env: {
         ...(process.env.ERP_ALLOWED_TARGETS ? { ERP_ALLOWED_TARGETS: process.env.ERP_ALLOWED_TARGETS } : {}),
@@ -200,6 +231,7 @@ export function useLiveProxy(server: LiveServer, env: Record<string, string> = {
   });
   afterAll(async () => proxy?.harness.close());
   return () => {
+    if (wrongVersion) throw wrongVersion;
     if (!proxy) throw new Error('the live proxy is not started yet');
     return proxy;
   };
@@ -327,6 +359,31 @@ export async function directVersion(server: LiveServer): Promise<Record<string, 
     return (await (await fetch(`${server.url}/web/version`)).json()) as Record<string, unknown>;
   const result = (await erpJsonRpc(server, 'common', 'version', [])).result as Record<string, unknown>;
   return { version_info: result.server_version_info, version: result.server_version };
+}
+
+const versionChecks = new Map<LiveServer, Promise<void>>();
+
+/**
+ * Fails (once per server and file, for every case that uses the server) when the server reports
+ * another major version than {@link LiveServer.major}: `ERP_LIVE17_*` pointed at an Odoo 18 makes
+ * every Odoo 17 case fail rather than pass on the wrong ERP. The version is the ERP's own answer
+ * (`common.version`, `/web/version`), a nightly's `17.0-20240709` included.
+ */
+export function checkServerVersion(server: LiveServer): Promise<void> {
+  let check = versionChecks.get(server);
+  if (!check) {
+    check = directVersion(server).then(({ version_info: info, version }) => {
+      const major = Array.isArray(info) ? Number(info[0]) : Number.NaN;
+      const fits = server.orLater ? major >= server.major : major === server.major;
+      if (!fits)
+        throw new Error(
+          `${server.prefix}_URL (${server.url}) is an Odoo ${String(version)}, not the ${server.label} its ` +
+            `variables promise: the ${server.label} cases prove nothing there`,
+        );
+    });
+    versionChecks.set(server, check);
+  }
+  return check;
 }
 
 /** A name that marks the records this suite creates (and only them). */
@@ -650,6 +707,7 @@ export function useLiveReplay(
   let login = '';
 
   beforeAll(async () => {
+    await checkServerVersion(server);
     partners = await options.demoPartners();
     ({ ids: demoIds, byKind } = await mapDemoPartners(server, partners));
     login = await adminLogin(server);

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useProxy } from '../support/fixtures.ts';
-import { LIVE_SERVERS } from './live-env.ts';
+import { checkServerVersion, LIVE_SERVERS } from './live-env.ts';
 
 interface Envelope {
   result: unknown;
@@ -24,6 +24,7 @@ describe.each(LIVE_SERVERS)('$label', (live) => {
     let major = 0;
 
     beforeAll(async () => {
+      await checkServerVersion(live);
       const version = (await proxy.post('/api/erp/version', { id: 'live-version', url: live.url }))
         .json as Envelope;
       expect(version.error).toBeNull();

@@ -192,6 +192,21 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
       expect(v1Error(answer)).toEqual({ name: 'odoo.exceptions.AccessDenied', message: 'Access Denied' });
     });
 
+    it('an unknown database is the ERP error, naming the database and not the database server', async () => {
+      const db = `erp_proxy_no_such_db_${process.pid}`;
+      const answer = await proxy().v1(
+        { action: 'search_count', params: [[]] },
+        { ...adminInstance(server), db },
+      );
+      expect(v1Error(answer)).toEqual({
+        name: 'psycopg2.OperationalError',
+        message: `database "${db}" does not exist`,
+      });
+      // Nowhere in the answer (arguments, traceback): PostgreSQL's host, port or socket.
+      expect(answer.raw.text).not.toMatch(/connection to server|port \d{2,5}|FATAL:/);
+      expect(answer.envelope.error?.data?.arguments).toEqual([`database "${db}" does not exist`]);
+    });
+
     it.skipIf(!expiredKey)(
       `an expired key is the ERP AccessDenied${server.optionalSkip('EXPIRED_KEY')}`,
       async () => {

@@ -1,10 +1,11 @@
 /**
  * v2 on Odoo 16-18 over execute_kw (`ERP_V2_TRANSPORT=auto`) against v2 on Odoo 19+ over JSON-2,
  * side by side: every row of the README's "From v1 to v2" table in its v2 form, and every v2
- * operation the README documents, run as the same call on both real servers. A success must
+ * operation the README documents, run as the same call on both real servers (19 against each of
+ * 18, 17 and 16). A success must
  * have the same result shape (test/erp-double/capture-replay.ts `structureDifferences`: types,
  * keys, items; not values or counts, which are each server's data); a failure the same error code
- * and `data.name`. Needs both servers (`ERP_LIVE_*` and `ERP_LIVE18_*`). Writes only records it
+ * and `data.name`. Needs both servers (`ERP_LIVE_*` and `ERP_LIVE18_*`, `ERP_LIVE17_*` or `ERP_LIVE16_*`). Writes only records it
  * creates and deletes again.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import {
   type Cleanup,
   discoverIds,
   erpCall,
-  LIVE18,
+  LIVE_BEFORE_19,
   LIVE19,
   type LiveProxy,
   type LiveServer,
@@ -23,8 +24,6 @@ import {
   useLiveProxy,
   v2Instance,
 } from './live-env.ts';
-
-const skipReason = LIVE19.skipReason ?? LIVE18.skipReason;
 
 /** What one side of a case may use: its proxy, its server, discovered companies and its cleanup. */
 interface Side {
@@ -197,53 +196,59 @@ function outcome(answer: ProxyAnswer): { status: number; error?: { code: unknown
     : { status: answer.status };
 }
 
-describe.skipIf(skipReason !== undefined)(
-  `v2 on ${LIVE18.label} over execute_kw against v2 on ${LIVE19.label} over JSON-2${skipReason ? ` (skipped: ${skipReason})` : ''}`,
-  () => {
-    const json2 = useLiveProxy(LIVE19);
-    const executeKw = useLiveProxy(LIVE18);
-    const cleanups = { json2: useCleanup(LIVE19), executeKw: useCleanup(LIVE18) };
-    const sides: { json2?: Side; executeKw?: Side } = {};
+describe.each(LIVE_BEFORE_19)('$label', (older) => {
+  const skipReason = LIVE19.skipReason ?? older.skipReason;
+  describe.skipIf(skipReason !== undefined)(
+    `v2 on ${older.label} over execute_kw against v2 on ${LIVE19.label} over JSON-2${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+    () => {
+      const json2 = useLiveProxy(LIVE19);
+      const executeKw = useLiveProxy(older);
+      const cleanups = { json2: useCleanup(LIVE19), executeKw: useCleanup(older) };
+      const sides: { json2?: Side; executeKw?: Side } = {};
 
-    beforeAll(async () => {
-      for (const [key, proxy, server] of [
-        ['json2', json2, LIVE19],
-        ['executeKw', executeKw, LIVE18],
-      ] as const) {
-        const companies = await discoverIds(server, 'res.partner', [['is_company', '=', true]], 3);
-        sides[key] = { proxy: proxy(), server, companies, cleanup: cleanups[key] };
-      }
-    });
+      beforeAll(async () => {
+        for (const [key, proxy, server] of [
+          ['json2', json2, LIVE19],
+          ['executeKw', executeKw, older],
+        ] as const) {
+          const companies = await discoverIds(server, 'res.partner', [['is_company', '=', true]], 3);
+          sides[key] = { proxy: proxy(), server, companies, cleanup: cleanups[key] };
+        }
+      });
 
-    it.each(CASES.map((testCase) => [testCase.name, testCase] as const))('%s', async (_name, testCase) => {
-      const pair = [sides.json2, sides.executeKw].filter((side): side is Side => side !== undefined);
-      expect(pair).toHaveLength(2);
-      const lacking = pair.filter((side) =>
-        testCase.needs === 'limited'
-          ? !side.server.limited
-          : testCase.needs === 'expired' && !side.server.expiredKey,
-      );
-      if (lacking.length > 0) {
-        process.stderr.write(
-          `v2 comparison, ${testCase.name}: skipped (${lacking[0]?.server.optionalSkip('LIMITED_KEY', 'EXPIRED_KEY')})\n`,
+      it.each(CASES.map((testCase) => [testCase.name, testCase] as const))('%s', async (_name, testCase) => {
+        const pair = [sides.json2, sides.executeKw].filter((side): side is Side => side !== undefined);
+        expect(pair).toHaveLength(2);
+        const lacking = pair.filter((side) =>
+          testCase.needs === 'limited'
+            ? !side.server.limited
+            : testCase.needs === 'expired' && !side.server.expiredKey,
         );
-        return;
-      }
+        if (lacking.length > 0) {
+          process.stderr.write(
+            `v2 comparison, ${testCase.name}: skipped (${lacking[0]?.server.optionalSkip('LIMITED_KEY', 'EXPIRED_KEY')})\n`,
+          );
+          return;
+        }
 
-      // Act: the same call on both servers.
-      const [overJson2, overExecuteKw] = await Promise.all(pair.map((side) => testCase.run(side)));
-      if (!overJson2 || !overExecuteKw) throw new Error('a side gave no answer');
-      for (const [side, answer] of [
-        [pair[0], overJson2],
-        [pair[1], overExecuteKw],
-      ] as const)
-        if (testCase.track && !answer.envelope.error)
-          side?.cleanup.track('res.partner', answer.envelope.result);
+        // Act: the same call on both servers.
+        const [overJson2, overExecuteKw] = await Promise.all(pair.map((side) => testCase.run(side)));
+        if (!overJson2 || !overExecuteKw) throw new Error('a side gave no answer');
+        for (const [side, answer] of [
+          [pair[0], overJson2],
+          [pair[1], overExecuteKw],
+        ] as const)
+          if (testCase.track && !answer.envelope.error)
+            side?.cleanup.track('res.partner', answer.envelope.result);
 
-      // Assess: same status and error code and name; the same result structure.
-      expect(outcome(overExecuteKw), 'execute_kw (18) against JSON-2 (19)').toEqual(outcome(overJson2));
-      if (!overJson2.envelope.error)
-        expect(structureDifferences(overJson2.envelope.result, overExecuteKw.envelope.result)).toEqual([]);
-    });
-  },
-);
+        // Assess: same status and error code and name; the same result structure.
+        expect(
+          outcome(overExecuteKw),
+          `execute_kw (${older.label}) against JSON-2 (${LIVE19.label})`,
+        ).toEqual(outcome(overJson2));
+        if (!overJson2.envelope.error)
+          expect(structureDifferences(overJson2.envelope.result, overExecuteKw.envelope.result)).toEqual([]);
+      });
+    },
+  );
+});

@@ -12,8 +12,8 @@ import {
   adminInstance,
   discoverIds,
   erpResult,
+  LIVE_BEFORE_19,
   LIVE_SERVERS,
-  LIVE18,
   liveName,
   type ProxyAnswer,
   partnerToSearch,
@@ -212,7 +212,12 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
         expect(answer.envelope.error?.code).toBe(-32006);
       } else {
         // /jsonrpc reaches the database by its name and the ERP says it does not exist.
-        expect(v2Error(answer)).toMatchObject({ code: 500, name: 'psycopg2.OperationalError' });
+        expect(v2Error(answer)).toMatchObject({
+          code: 500,
+          name: 'psycopg2.OperationalError',
+          message: `database "erp_proxy_no_such_db_${process.pid}" does not exist`,
+        });
+        expect(answer.raw.text).not.toMatch(/connection to server|port \d{2,5}|FATAL:/);
       }
     });
 
@@ -250,18 +255,20 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
   });
 });
 
-describe.skipIf(LIVE18.skipReason !== undefined)(
-  LIVE18.title('v2 with the default ERP_V2_TRANSPORT=json2: unavailable below 19'),
-  () => {
-    const proxy = useLiveProxy(LIVE18, { ERP_V2_TRANSPORT: 'json2' });
+describe.each(LIVE_BEFORE_19)('$label', (server) => {
+  describe.skipIf(server.skipReason !== undefined)(
+    server.title('v2 with the default ERP_V2_TRANSPORT=json2: unavailable below 19'),
+    () => {
+      const proxy = useLiveProxy(server, { ERP_V2_TRANSPORT: 'json2' });
 
-    it('is -32006 with user_id too (the spec: use v1), and the ERP is not called over execute_kw', async () => {
-      const answer = await proxy().v2('search_count', { domain: [] });
-      expect(answer.status).toBe(502);
-      expect(answer.envelope.result).toBeNull();
-      expect(answer.envelope.error?.code).toBe(-32006);
-      const metrics = (await proxy().harness.get('/_/metrics', { 'x-api-key': TEST_PROXY_KEY })).text;
-      expect(metrics).not.toMatch(/protocol="jsonrpc"\} [1-9]/);
-    });
-  },
-);
+      it('is -32006 with user_id too (the spec: use v1), and the ERP is not called over execute_kw', async () => {
+        const answer = await proxy().v2('search_count', { domain: [] });
+        expect(answer.status).toBe(502);
+        expect(answer.envelope.result).toBeNull();
+        expect(answer.envelope.error?.code).toBe(-32006);
+        const metrics = (await proxy().harness.get('/_/metrics', { 'x-api-key': TEST_PROXY_KEY })).text;
+        expect(metrics).not.toMatch(/protocol="jsonrpc"\} [1-9]/);
+      });
+    },
+  );
+});

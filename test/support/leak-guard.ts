@@ -6,6 +6,7 @@
  */
 import { afterAll, expect } from 'vitest';
 import { DOUBLE_USERS } from '../erp-double/users.ts';
+import { LIVE_KEY_SUFFIXES, LIVE_SERVER_PREFIXES } from './live-servers.ts';
 import { TEST_PROXY_KEY } from './test-secrets.ts';
 
 /** Secrets used across the suites. Extend when a test introduces a new one. */
@@ -15,9 +16,8 @@ export const KNOWN_SECRETS: readonly string[] = [
   'billing-key-0123456789',
   'crm-key-0123456789abcd',
   's3cr3tPw',
-  // The live suite's ERP keys (../shared/odoo19/start.sh and odoo18/start.sh print them), when set.
-  ...['ERP_LIVE', 'ERP_LIVE18']
-    .flatMap((prefix) => ['KEY', 'LIMITED_KEY', 'EXPIRED_KEY', 'KEY2'].map((suffix) => `${prefix}_${suffix}`))
+  // The live suite's ERP keys (../shared/odoo19, 18, 17 and 16's start.sh print them), when set.
+  ...LIVE_SERVER_PREFIXES.flatMap(({ prefix }) => LIVE_KEY_SUFFIXES.map((suffix) => `${prefix}_${suffix}`))
     .map((name) => process.env[name] ?? '')
     .filter((key) => key.length >= 16),
 ];
