@@ -16,7 +16,10 @@ export interface TokenIssuer {
   /** How many times the metadata was fetched. */
   metadataFetches(): number;
   /** A token signed with the issuer's key `kid` (default: its first), claims over the defaults. */
-  mint(claims: JWTPayload, options?: { kid?: string; alg?: string; expiresIn?: string | number }): Promise<string>;
+  mint(
+    claims: JWTPayload,
+    options?: { kid?: string; alg?: string; expiresIn?: string | number },
+  ): Promise<string>;
   /** A key the JWKS does not publish (yet): for unknown `kid` and rotation tests. */
   addUnpublishedKey(kid: string): Promise<void>;
   /** Publishes a key added with {@link addUnpublishedKey}. */
@@ -37,7 +40,12 @@ export async function startTokenIssuer(audience: string): Promise<TokenIssuer> {
   const keys: Key[] = [];
   const addKey = async (kid: string, published: boolean) => {
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-    keys.push({ kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }, published });
+    keys.push({
+      kid,
+      privateKey,
+      publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' },
+      published,
+    });
   };
   await addKey('key-1', true);
   let jwks = 0;

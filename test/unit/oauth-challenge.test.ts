@@ -9,7 +9,9 @@ import {
 
 describe('resource metadata', () => {
   it('puts the well-known segment between the host and the resource path (RFC 9728 3.1)', () => {
-    expect(resourceMetadataPath('https://erp.example.com/mcp')).toBe('/.well-known/oauth-protected-resource/mcp');
+    expect(resourceMetadataPath('https://erp.example.com/mcp')).toBe(
+      '/.well-known/oauth-protected-resource/mcp',
+    );
     expect(resourceMetadataPath('https://erp.example.com/prod/mcp/')).toBe(
       '/.well-known/oauth-protected-resource/prod/mcp',
     );
@@ -17,7 +19,9 @@ describe('resource metadata', () => {
   });
 
   it('names the resource, its issuers, scopes and the header as the only bearer method', () => {
-    expect(protectedResourceMetadata({ resource: 'https://e.example/mcp', issuers: ['https://id.example'] })).toEqual({
+    expect(
+      protectedResourceMetadata({ resource: 'https://e.example/mcp', issuers: ['https://id.example'] }),
+    ).toEqual({
       resource: 'https://e.example/mcp',
       authorization_servers: ['https://id.example'],
       scopes_supported: ['erp.read', 'erp.write'],
@@ -59,7 +63,13 @@ describe('isAccessToken', () => {
     const header = Buffer.from('{"alg":"ES256","kid":"a"}').toString('base64url');
     expect(isAccessToken(`${header}.eyJzdWIiOiJ4In0.c2ln`)).toBe(true);
     expect(isAccessToken(`${header}.eyJzdWIiOiJ4In0.`)).toBe(true);
-    for (const key of ['3f1c9a2b7d4e6f8091a2b3c4d5e6f708192a3b4c', 'my-local-proxy-key-123', 'a.b.c', 'x.y', ''])
+    for (const key of [
+      '3f1c9a2b7d4e6f8091a2b3c4d5e6f708192a3b4c',
+      'my-local-proxy-key-123',
+      'a.b.c',
+      'x.y',
+      '',
+    ])
       expect(isAccessToken(key)).toBe(false);
   });
 });

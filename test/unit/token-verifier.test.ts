@@ -34,7 +34,11 @@ describe('TokenVerifier', () => {
   it.each([
     ['expired', { exp: Math.floor(Date.now() / 1000) - 3600 }, 'the access token has expired'],
     ['not yet valid', { nbf: Math.floor(Date.now() / 1000) + 3600 }, 'the access token is not valid yet'],
-    ['for another audience', { aud: 'https://other.example.com/mcp' }, 'the access token was issued for another resource'],
+    [
+      'for another audience',
+      { aud: 'https://other.example.com/mcp' },
+      'the access token was issued for another resource',
+    ],
     [
       'from another issuer',
       { iss: 'https://evil.example.com' },
@@ -81,8 +85,14 @@ describe('TokenVerifier', () => {
     const token = await issuer.mint({});
     const [header, payload] = token.split('.');
     const forged = `${header}.${b64({ ...JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()), sub: 'admin' })}.${token.split('.')[2]}`;
-    expect(await verifier.verify(forged)).toMatchObject({ ok: false, description: "the access token's signature is not valid" });
-    expect(await verifier.verify('not-a-token')).toMatchObject({ ok: false, description: 'the access token is not a JWT' });
+    expect(await verifier.verify(forged)).toMatchObject({
+      ok: false,
+      description: "the access token's signature is not valid",
+    });
+    expect(await verifier.verify('not-a-token')).toMatchObject({
+      ok: false,
+      description: 'the access token is not a JWT',
+    });
   });
 
   it('an unknown kid is refused; 1,000 unknown kids in a row fetch the JWKS at most once (cooldown)', async () => {

@@ -50,7 +50,8 @@ export function bearerChallenge(options: {
 }): string {
   const parts = [`resource_metadata=${quoted(options.resourceMetadataUrl)}`];
   if (options.error) parts.push(`error=${quoted(options.error)}`);
-  if (options.error && options.description !== undefined) parts.push(`error_description=${quoted(options.description)}`);
+  if (options.error && options.description !== undefined)
+    parts.push(`error_description=${quoted(options.description)}`);
   if (options.scope && options.scope.length > 0) parts.push(`scope=${quoted(options.scope.join(' '))}`);
   return `Bearer ${parts.join(', ')}`;
 }
@@ -67,7 +68,9 @@ export function isAccessToken(value: string): boolean {
     return false;
   try {
     const header: unknown = JSON.parse(Buffer.from(parts[0] ?? '', 'base64url').toString('utf8'));
-    return typeof header === 'object' && header !== null && typeof (header as { alg?: unknown }).alg === 'string';
+    return (
+      typeof header === 'object' && header !== null && typeof (header as { alg?: unknown }).alg === 'string'
+    );
   } catch {
     return false;
   }

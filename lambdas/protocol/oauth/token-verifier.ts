@@ -66,9 +66,7 @@ export interface VerifiedToken {
   readonly scopes: ReadonlySet<string>;
 }
 
-export type TokenCheck =
-  | ({ readonly ok: true } & VerifiedToken)
-  | ({ readonly ok: false } & TokenRefusal);
+export type TokenCheck = ({ readonly ok: true } & VerifiedToken) | ({ readonly ok: false } & TokenRefusal);
 
 export interface TokenVerifierOptions {
   /** Issuer identifiers, exactly as the tokens' `iss` carries them. */
@@ -217,14 +215,24 @@ function refusalOf(error: unknown): TokenCheck {
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'nbf') return refuse('the access token is not valid yet');
     if (error.claim === 'aud') return refuse('the access token was issued for another resource');
-    if (error.claim === 'iss') return refuse('the token was not issued by an authorization server this resource trusts');
+    if (error.claim === 'iss')
+      return refuse('the token was not issued by an authorization server this resource trusts');
     return refuse(`the access token's ${error.claim} claim is not valid`);
   }
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys)
     return refuse("the access token's signing key is not one of the authorization server's keys");
-  if (error instanceof errors.JWSSignatureVerificationFailed) return refuse("the access token's signature is not valid");
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return refuse("the access token's signature is not valid");
   if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
-    return { ok: false, kind: 'issuer_unavailable', description: "the authorization server's keys could not be read" };
+    return {
+      ok: false,
+      kind: 'issuer_unavailable',
+      description: "the authorization server's keys could not be read",
+    };
   if (error instanceof errors.JOSEError) return refuse('the access token is not valid');
-  return { ok: false, kind: 'issuer_unavailable', description: "the authorization server's keys could not be read" };
+  return {
+    ok: false,
+    kind: 'issuer_unavailable',
+    description: "the authorization server's keys could not be read",
+  };
 }
