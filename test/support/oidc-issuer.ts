@@ -67,7 +67,7 @@ export async function startOidcIssuer(options: OidcIssuerOptions): Promise<OidcI
       registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: (_ctx: unknown, _client: unknown, oneOf?: string[]) => oneOf?.[0] ?? undefined,
+        defaultResource: (_ctx, _client, oneOf) => oneOf?.[0],
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({
           scope: scopes,
@@ -82,8 +82,10 @@ export async function startOidcIssuer(options: OidcIssuerOptions): Promise<OidcI
       options.accounts[id]
         ? { accountId: id, claims: () => ({ sub: id, ...options.accounts[id] }) }
         : undefined,
-    extraTokenClaims: (_ctx: unknown, token: { accountId?: string }) =>
-      token.accountId ? (options.accounts[token.accountId] ?? {}) : {},
+    extraTokenClaims: (_ctx, token) => {
+      const accountId = 'accountId' in token ? token.accountId : undefined;
+      return accountId ? (options.accounts[accountId] ?? {}) : {};
+    },
   });
   // Loopback over http: oidc-provider allows it for development, as the MCP spec allows localhost.
   provider.proxy = false;

@@ -31,7 +31,7 @@ export interface TokenIssuer {
 
 interface Key {
   readonly kid: string;
-  readonly privateKey: CryptoKey;
+  readonly privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
   readonly publicJwk: JWK;
   published: boolean;
 }
