@@ -608,7 +608,7 @@ const UNAUTHORIZED = {
 
 const POLICY_REFUSED = {
   description:
-    "`-32008`: the proxy key's policy does not list `operator` in its `apis` (README, \"Key policies\"); the message names the rule, never the key.",
+    '`-32008`: the proxy key\'s policy does not list `operator` in its `apis` (README, "Key policies"); the message names the rule, never the key.',
   content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.keyPolicyRefused.code]) } },
 };
 
