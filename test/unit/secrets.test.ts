@@ -223,7 +223,7 @@ describe('createProxyKeySource', () => {
     // Assess
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toBe(
-      `proxy keys secret ${KEYS_SECRET} is not usable: keys.0.key: a proxy key must be at least 16 characters`,
+      `proxy keys secret ${KEYS_SECRET} is not usable: keys.0.key (key "billing"): a proxy key must be at least 16 characters`,
     );
     expect((error as Error).message).not.toContain('short-secret');
   });
