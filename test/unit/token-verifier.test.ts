@@ -158,4 +158,11 @@ describe('scopesOf', () => {
     expect([...scopesOf({ scp: ['erp.read', 7] })]).toEqual(['erp.read']);
     expect([...scopesOf({})]).toEqual([]);
   });
+
+  it("counts Cognito's resource-server scopes (<audience>/<scope>) as ours, and no other resource's", () => {
+    const audience = 'https://erp.example.com/mcp';
+    expect([
+      ...scopesOf({ scope: `${audience}/erp.read https://other.example.com/erp.write openid` }, audience),
+    ]).toEqual(['erp.read', 'https://other.example.com/erp.write', 'openid']);
+  });
 });

@@ -93,11 +93,20 @@ export function metadataUrls(issuer: string): string[] {
       ];
 }
 
-/** The scopes a token grants: `scope` (a string) or `scp` (an array or a string). */
-export function scopesOf(claims: JWTPayload): Set<string> {
+/**
+ * The scopes a token grants: `scope` (a string) or `scp` (an array or a string). A scope written
+ * `<audience>/<scope>` counts as `<scope>`: Amazon Cognito names a resource server's custom scopes
+ * so (`https://erp.example.com/mcp/erp.read`).
+ */
+export function scopesOf(claims: JWTPayload, audience?: string): Set<string> {
   const raw = claims.scope ?? claims.scp;
   const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(' ') : [];
-  return new Set(list.filter((scope): scope is string => typeof scope === 'string' && scope !== ''));
+  const prefix = audience === undefined ? undefined : `${audience.replace(/\/+$/, '')}/`;
+  return new Set(
+    list
+      .filter((scope): scope is string => typeof scope === 'string' && scope !== '')
+      .map((scope) => (prefix && scope.startsWith(prefix) ? scope.slice(prefix.length) : scope)),
+  );
 }
 
 /**
@@ -152,7 +161,7 @@ export class TokenVerifier {
         issuer,
         subject: payload.sub,
         claims: payload,
-        scopes: scopesOf(payload),
+        scopes: scopesOf(payload, this.options.audience),
       };
     } catch (error) {
       return refusalOf(error);
