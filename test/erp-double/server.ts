@@ -46,7 +46,7 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
   const db = modern ? selectDatabase(state, header(request, 'x-odoo-database'), host) : undefined;
   // api_doc (19+): routes of the per-database routing map only, like JSON-2; 16-18 have no such route.
   if (modern && path.startsWith('/doc-bearer/')) {
-    if (!db) return notFoundPage(true);
+    if (!db) return notFoundPage(state.mode, true);
     return handleDocBearer(state, db, {
       method,
       path,
@@ -60,9 +60,9 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
     });
   }
   if (path === '/json/2' || path.startsWith('/json/2/')) {
-    if (!modern) return werkzeugNotFound();
+    if (!modern) return werkzeugNotFound(state.mode);
     // Without a database the JSON-2 routes are not in the routing map at all (Odoo 19's `odoo/http.py`; captures `v2-no-db-*`).
-    if (!db) return notFoundPage(true);
+    if (!db) return notFoundPage(state.mode, true);
     return handleJson2(state, db, {
       method,
       path,
@@ -71,7 +71,7 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
       body,
     });
   }
-  return notFoundPage(modern && !db);
+  return notFoundPage(state.mode, modern && !db);
 }
 
 /**

@@ -43,8 +43,11 @@ export interface ReleaseInfo {
 }
 
 const RELEASES: Readonly<Record<ErpMode, ReleaseInfo>> = {
-  '16': { version: '16.0', versionInfo: [16, 0, 0, 'final', 0, ''], serie: '16.0' },
-  '17': { version: '17.0', versionInfo: [17, 0, 0, 'final', 0, ''], serie: '17.0' },
+  // Nightly builds, as the real 16 and 17 of ../shared/odoo16 and odoo17 report them: the nightly
+  // appends its date to `version` only (captures o16-/o17-v1-common_version,
+  // -web-webclient-version_info, -v1-db_server_version).
+  '16': { version: '16.0-20231208', versionInfo: [16, 0, 0, 'final', 0, ''], serie: '16.0' },
+  '17': { version: '17.0-20240709', versionInfo: [17, 0, 0, 'final', 0, ''], serie: '17.0' },
   // A community 18.0 without a nightly suffix, as the real 18 of ../shared/odoo18 reports it
   // (captures o18-v1-common_version, o18-web-webclient-version_info, o18-v1-db_server_version).
   // Packaged builds append to `version` only (`18.0-20250702`, `18.0+e-20241113`): the proxy's
@@ -69,6 +72,29 @@ export function rpcVersion(mode: ErpMode): Record<string, unknown> {
     server_serie: release.serie,
     protocol_version: 1,
   };
+}
+
+/**
+ * What the imitated server runs on, where it shows on the wire. The real 16 of ../shared/odoo16
+ * runs on Debian 11 (Python 3.9, Werkzeug 1.0.1, libpq 13); the others on Debian 12 (Python
+ * 3.11, Werkzeug 2.2, libpq 15). A 16 on Python 3.10 would word its TypeErrors as 17 does.
+ */
+export interface Platform {
+  /** Werkzeug 1.0's error pages (`<!DOCTYPE HTML PUBLIC ...>`, `'` not escaped), else 2.x's. */
+  werkzeug1: boolean;
+  /**
+   * Python >= 3.10 names a function by its qualified name in a call's TypeError
+   * (`BaseModel.search_count() got an unexpected keyword argument`); 3.9 by its name alone.
+   */
+  qualifiedCallErrors: boolean;
+  /** libpq >= 14 starts a connection error with `connection to server at "host", port N failed: `. */
+  libpqConnectionPrefix: boolean;
+}
+
+/** The {@link Platform} of a mode (captures o16-web-version-*, o16-v1-err-bad-kwarg, o16-v1-err-nonexistent-db). */
+export function platformOf(mode: ErpMode): Platform {
+  const old = mode === '16';
+  return { werkzeug1: old, qualifiedCallErrors: !old, libpqConnectionPrefix: !old };
 }
 
 /** `/jsonrpc` exists up to and including the 21 line (removed in 22). */

@@ -99,6 +99,8 @@ function liveServer(prefix: string, label: string, json2: boolean): LiveServer {
 export const LIVE19: LiveServer = liveServer('ERP_LIVE', 'Odoo 19+', true);
 /** An Odoo 16-18: `ERP_LIVE18_*` (../shared/odoo18/start.sh). */
 export const LIVE18: LiveServer = liveServer('ERP_LIVE18', 'Odoo 16-18', false);
+export const LIVE17: LiveServer = liveServer('ERP_LIVE17', 'Odoo 17', false);
+export const LIVE16: LiveServer = liveServer('ERP_LIVE16', 'Odoo 16', false);
 /** The live servers, each of which a file's cases run against (skipped alone when unset). */
 export const LIVE_SERVERS: readonly LiveServer[] = [LIVE19, LIVE18];
 
@@ -535,7 +537,8 @@ export function captureNeeds(
   const needs: string[] = [];
   if (capture.keyUsed?.includes('limited') || (Array.isArray(args) && args[1] === names.limitedUid))
     if (!server.limited) needs.push(`${server.prefix}_LIMITED_UID`, `${server.prefix}_LIMITED_KEY`);
-  if (/expired/i.test(capture.keyUsed ?? '') && !server.expiredKey)
+  // `*_EXPIRED_KEY` is an expired key on 18, a revoked one on 16 and 17 (no key expiry there).
+  if (/expired|revoked/i.test(capture.keyUsed ?? '') && !server.expiredKey)
     needs.push(`${server.prefix}_EXPIRED_KEY`);
   if (text.includes(names.secondDb) && !server.secondDb)
     needs.push(`${server.prefix}_DB2`, `${server.prefix}_KEY2`);
