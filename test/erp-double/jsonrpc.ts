@@ -339,7 +339,8 @@ function callModel(
   // 18.0's `execute_cr` already calls `get_public_method` (odoo/service/model.py), worded as in
   // 19, but it looks the method up before it checks the name: an unknown `_foo` does not exist,
   // an existing `_read_group` or `@api.private` one is private (captures o18-v1-err-*method*).
-  // 16 and 17 go straight to `call_kw` after `check_method_name`.
+  // 16 and 17 go straight to `call_kw` after `check_method_name`: `_foo` and `_read_group` are
+  // private, `with_context` is called (captures o17-/o16-v1-err-private-method*, -with_context).
   const publicMethodCheck = Number(mode) >= 18;
   const notFound = (): OdooError => {
     if (publicMethodCheck) return pyError('AttributeError', `The method '${model}.${method}' does not exist`);
