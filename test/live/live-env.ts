@@ -537,8 +537,7 @@ export function captureNeeds(
   const needs: string[] = [];
   if (capture.keyUsed?.includes('limited') || (Array.isArray(args) && args[1] === names.limitedUid))
     if (!server.limited) needs.push(`${server.prefix}_LIMITED_UID`, `${server.prefix}_LIMITED_KEY`);
-  // `*_EXPIRED_KEY` is an expired key on 18, a revoked one on 16 and 17 (no key expiry there).
-  if (/expired|revoked/i.test(capture.keyUsed ?? '') && !server.expiredKey)
+  if (/expired/i.test(capture.keyUsed ?? '') && !server.expiredKey)
     needs.push(`${server.prefix}_EXPIRED_KEY`);
   if (text.includes(names.secondDb) && !server.secondDb)
     needs.push(`${server.prefix}_DB2`, `${server.prefix}_KEY2`);
