@@ -15,8 +15,8 @@ export const KNOWN_SECRETS: readonly string[] = [
   'billing-key-0123456789',
   'crm-key-0123456789abcd',
   's3cr3tPw',
-  // The live suite's ERP keys (../shared/odoo19/start.sh and odoo18/start.sh print them), when set.
-  ...['ERP_LIVE', 'ERP_LIVE18']
+  // The live suite's ERP keys (../shared/odoo19, odoo18, odoo17 and odoo16's start.sh print them), when set.
+  ...['ERP_LIVE', 'ERP_LIVE18', 'ERP_LIVE17', 'ERP_LIVE16']
     .flatMap((prefix) => ['KEY', 'LIMITED_KEY', 'EXPIRED_KEY', 'KEY2'].map((suffix) => `${prefix}_${suffix}`))
     .map((name) => process.env[name] ?? '')
     .filter((key) => key.length >= 16),
