@@ -18,6 +18,7 @@ import {
   asRecord,
   capturedAnswer,
   captureFiles,
+  headerValue,
   loadCapture,
   RECORDED_VERSIONS,
   type RecordedVersion,
@@ -104,6 +105,7 @@ describe.each(RECORDED_VERSIONS)('Odoo %s captures', (version) => {
       ];
       expect(differences, capture.caseText).toEqual(ACCEPTED[file]?.differences ?? []);
       expect(reply.headers['set-cookie'], 'the double never sets cookies').toBeUndefined();
+      expect(reply.headers.server, 'the Server header').toBe(headerValue(capture.response.headers, 'server'));
     });
   });
 });

@@ -11,7 +11,7 @@ import { type DoubleResponse, jsonResponse, notFoundPage, redirect, werkzeugNotF
 import { type DoubleState, seedDatabases, selectDatabase } from './state.ts';
 import type { ErpDouble, ErpDoubleOptions, RecordedRequest } from './types.ts';
 import { DOUBLE_USERS } from './users.ts';
-import { hasJsonRpc, isModern, releaseOf } from './versions.ts';
+import { hasJsonRpc, isModern, platformOf, releaseOf } from './versions.ts';
 
 const JSON_RPC_ROUTES: ReadonlySet<string> = new Set([
   '/jsonrpc',
@@ -124,7 +124,9 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
       const payload = Buffer.from(answer.body, 'utf8');
       // A 304 carries no entity headers, Content-Length included (werkzeug strips them).
       const length = answer.status === 304 ? {} : { 'Content-Length': String(payload.length) };
-      response.writeHead(answer.status, { ...answer.headers, ...length });
+      // The imitated server's werkzeug and Python (captures: 16's Werkzeug 1.0.1 on Python 3.9).
+      const serverHeader = 'Server' in answer.headers ? { Server: platformOf(mode).serverHeader } : {};
+      response.writeHead(answer.status, { ...answer.headers, ...serverHeader, ...length });
       response.end(payload);
     });
   });

@@ -32,13 +32,13 @@
  *   (TypeError; Python 3.9's 16 names the function without `BaseModel.`), a partner without
  *   name (ValidationError), a missing record on write/unlink (MissingError) and an unknown
  *   database (psycopg2.OperationalError; libpq 13's 16 without the `connection to server at
- *   ...` prefix).
+ *   ...` prefix); the `Server` header (16: `Werkzeug/1.0.1 Python/3.9.2`).
  *   Not captured on 16-18, so still read from Odoo's source: the rest of these modes, e.g.
  *   `execute`, `db.list`, the common service's errors, the limited user's other errors, the
  *   wording of other groups and bad operators, TypeErrors other than an unknown kwarg on 16,
  *   16's `search(count=True)` (not imitated), and which other methods 16 and 17 let through that
  *   18 made `@api.private` (only `with_context` is imitated; `sudo` and `browse` answer
- *   AttributeError); and the `Server` header (the double always names Werkzeug 2.2.2).
+ *   AttributeError).
  * - **21**: no capture; 19's behaviour with its own release, from source.
  */
 import type { ErpMode } from './types.ts';
@@ -97,12 +97,19 @@ export interface Platform {
   qualifiedCallErrors: boolean;
   /** libpq >= 14 starts a connection error with `connection to server at "host", port N failed: `. */
   libpqConnectionPrefix: boolean;
+  /** The `Server` header werkzeug's development server sends. */
+  serverHeader: string;
 }
 
-/** The {@link Platform} of a mode (captures o16-web-version-*, o16-v1-err-bad-kwarg, o16-v1-err-nonexistent-db). */
+/** The {@link Platform} of a mode (captures o16-web-version-*, o16-v1-err-bad-kwarg, o16-v1-err-nonexistent-db; the `Server` header of every capture). */
 export function platformOf(mode: ErpMode): Platform {
   const old = mode === '16';
-  return { werkzeug1: old, qualifiedCallErrors: !old, libpqConnectionPrefix: !old };
+  return {
+    werkzeug1: old,
+    qualifiedCallErrors: !old,
+    libpqConnectionPrefix: !old,
+    serverHeader: old ? 'Werkzeug/1.0.1 Python/3.9.2' : 'Werkzeug/2.2.2 Python/3.11.2',
+  };
 }
 
 /** `/jsonrpc` exists up to and including the 21 line (removed in 22). */
