@@ -31,8 +31,8 @@ import { DoublePool, doubleTargetRecorded, PREPARE_RECORDED, prepareRecorded } f
 /** Differences between a capture and the double that are not the double's fault, with the reason. */
 const ACCEPTED: Readonly<Record<string, { differences: readonly string[]; reason: string }>> = {};
 
-/** Fewest captures per version: what the 18 recording has, and 16 and 17 three more (named arguments). */
-const AT_LEAST: Readonly<Record<RecordedVersion, number>> = { '18': 45, '17': 48, '16': 48 };
+/** Fewest captures per version: what the 18 recording has, and 16 and 17 four more (named arguments). */
+const AT_LEAST: Readonly<Record<RecordedVersion, number>> = { '18': 45, '17': 49, '16': 49 };
 
 const doubles = new DoublePool();
 

@@ -588,12 +588,18 @@ async function recordAll(): Promise<void> {
     keyUsed: ADMIN,
   });
   if (VERSION !== '18') {
-    // 16 and 17 name some parameters otherwise than 18 (search's `domain` is checked too: the
-    // live suite's helper passes it by position because 16 was said to name it `args`).
+    // 16 and 17 name some parameters otherwise than 18. search's domain too? The live suite's
+    // helper passes it by position because 16 was said to name it `args`: these two show which.
     await record({
       file: `${PREFIX}-v1-named-search.json`,
       case: "execute_kw res.partner.search with args [] and kwargs {'domain', 'limit'}",
       body: kw('res.partner', 'search', [], { domain: isCompany, limit: 2 }),
+      keyUsed: ADMIN,
+    });
+    await record({
+      file: `${PREFIX}-v1-err-named-search-args.json`,
+      case: "execute_kw res.partner.search with args [] and kwargs {'args'} -> TypeError (this build names it domain)",
+      body: kw('res.partner', 'search', [], { args: isCompany }),
       keyUsed: ADMIN,
     });
     await record({

@@ -18,8 +18,8 @@
  *   a bare id on 16 and 17, whether the id is sent as an int or in a list), write, unlink,
  *   action_archive (no `result`), name_search; named arguments (`domain`, `fields`, `vals` work;
  *   `vals_list` and a record method without ids give IndexError "tuple index out of range"; on
- *   16 and 17 also search by `domain`, and name_search's domain named `args`, `domain` being a
- *   TypeError); errors with HTTP 200, `code` 200, "Odoo Server Error" and `data` keys `name,
+ *   16 and 17 also search by `domain` (`args` a TypeError, on 16.0-20231208 too), and
+ *   name_search's domain named `args`, `domain` being a TypeError); errors with HTTP 200, `code` 200, "Odoo Server Error" and `data` keys `name,
  *   debug, message, arguments, context`: wrong, other-database and other-uid keys and 18's
  *   expired key or 16 and 17's revoked one (AccessDenied), the limited user's create
  *   (AccessError naming "Extra Rights/Contact Creation"), unknown model (UserError), unknown
