@@ -19,20 +19,21 @@
  *   action_archive (no `result`), name_search; named arguments (`domain`, `fields`, `vals` work;
  *   `vals_list` and a record method without ids give IndexError "tuple index out of range"; on
  *   16 and 17 also search by `domain` (`args` a TypeError, on 16.0-20231208 too), and
- *   name_search's domain named `args`, `domain` being a TypeError); errors with HTTP 200, `code` 200, "Odoo Server Error" and `data` keys `name,
- *   debug, message, arguments, context`: wrong, other-database and other-uid keys and 18's
- *   expired key or 16 and 17's revoked one (AccessDenied), the limited user's create
- *   (AccessError naming "Extra Rights/Contact Creation"), unknown model (UserError), unknown
- *   method (AttributeError: 18 "The method 'res.partner.x' does not exist", 17 "The method 'x'
- *   does not exist on the model 'res.partner'", 16 "type object 'res.partner' has no attribute
- *   'x'"), `_foo` (18: AttributeError; 16 and 17: AccessError "Private methods (such as _foo)
- *   ..."), `_read_group` (AccessError, worded as in 19 on 18, as for `_foo` on 16 and 17),
- *   `with_context` (18: `@api.private`, AccessError; 16 and 17: called, answering its
- *   recordset's `str()`), an unknown field in a domain ("... in leaf ..."), an unknown kwarg
- *   (TypeError; Python 3.9's 16 names the function without `BaseModel.`), a partner without
- *   name (ValidationError), a missing record on write/unlink (MissingError) and an unknown
- *   database (psycopg2.OperationalError; libpq 13's 16 without the `connection to server at
- *   ...` prefix); the `Server` header (16: `Werkzeug/1.0.1 Python/3.9.2`).
+ *   name_search's domain named `args`, `domain` being a TypeError); errors with HTTP 200,
+ *   `code` 200, "Odoo Server Error" and `data` keys `name, debug, message, arguments, context`:
+ *   wrong, other-database and other-uid keys and 18's expired key or 16 and 17's revoked one
+ *   (AccessDenied), the limited user's create (AccessError naming "Extra Rights/Contact
+ *   Creation"), unknown model (UserError), unknown method (AttributeError: 18 "The method
+ *   'res.partner.x' does not exist", 17 "The method 'x' does not exist on the model
+ *   'res.partner'", 16 "type object 'res.partner' has no attribute 'x'"), `_foo` (18:
+ *   AttributeError; 16 and 17: AccessError "Private methods (such as _foo) ..."), `_read_group`
+ *   (AccessError, worded as in 19 on 18, as for `_foo` on 16 and 17), `with_context` (18:
+ *   `@api.private`, AccessError; 16 and 17: called, answering its recordset's `str()`), an
+ *   unknown field in a domain ("... in leaf ..."), an unknown kwarg (TypeError; Python 3.9's 16
+ *   names the function without `BaseModel.`), a partner without name (ValidationError), a
+ *   missing record on write/unlink (MissingError) and an unknown database
+ *   (psycopg2.OperationalError; libpq 13's 16 without the `connection to server at ...`
+ *   prefix); the `Server` header (16: `Werkzeug/1.0.1 Python/3.9.2`).
  *   Not captured on 16-18, so still read from Odoo's source: the rest of these modes, e.g.
  *   `execute`, `db.list`, the common service's errors, the limited user's other errors, the
  *   wording of other groups and bad operators, TypeErrors other than an unknown kwarg on 16,
