@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
+import { releaseOf } from '../erp-double/versions.ts';
 import { type Envelope, USERS, useErpAndProxy, useProxy, withProxy } from '../support/fixtures.ts';
 import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
@@ -378,6 +379,10 @@ describe.each(['16', '17', '18', '19', '22'] as ErpMode[])('version endpoints ag
       expect(result.version_info[0]).toBe(Number(mode));
       expect(typeof result.version).toBe('string');
       expect(result.version.startsWith(`${mode}.`)).toBe(true);
+      // As the ERP spelled it: 16 and 17 are nightly builds (`16.0-20231208`, captures o16-/o17-v1-common_version).
+      const release = releaseOf(mode);
+      expect(result).toEqual({ version_info: [...release.versionInfo], version: release.version });
+      if (mode === '16' || mode === '17') expect(result.version).toMatch(/^1[67]\.0-\d{8}$/);
     },
   );
 
