@@ -59,12 +59,15 @@ export interface Metered<T> {
  * the budget; its timer is cleared as soon as the call settles (`AbortSignal.timeout` would keep
  * a timer and a weak reference alive per request for the whole budget: tens of thousands of
  * them under load, each a little more work for the garbage collector). The upstream facts (status,
- * time, protocol) come back with the value, or ride on the error it throws.
+ * time, protocol) come back with the value, or ride on the error it throws. `stripDebug` is the
+ * execute APIs' `ERP_STRIP_DEBUG`: only their answers carry the ERP's error data (the version
+ * endpoints and the MCP tools never do, so their functions do not read the setting).
  */
 export async function withCallContext<T>(
   inbound: InboundCall,
   config: Config,
   call: (callContext: CallContext) => Promise<T>,
+  stripDebug = false,
 ): Promise<Metered<T>> {
   const remaining = inbound.remainingMs?.();
   const timeoutMs = upstreamTimeoutMs({
@@ -89,7 +92,7 @@ export async function withCallContext<T>(
         : config.maxResponseBytes,
       compressedResponse: compressed,
       clientIp: inbound.sourceIp,
-      stripDebug: config.stripDebug,
+      stripDebug,
       ...(inbound.answerLease ? { answerLease: inbound.answerLease } : {}),
       meter,
     });
@@ -116,8 +119,11 @@ async function forwardExecute(
   const learned = callFacts(call);
   try {
     checkTarget(deps.policy, call.baseUrl, call.db);
-    const { value: outcome, upstream } = await withCallContext(inbound, deps.config, (callCtx) =>
-      transport.call(call, callCtx),
+    const { value: outcome, upstream } = await withCallContext(
+      inbound,
+      deps.config,
+      (callCtx) => transport.call(call, callCtx),
+      deps.config.stripDebug,
     );
     const answer = outcomeResponse(inbound.envelopeId, outcome);
     // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.

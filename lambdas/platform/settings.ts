@@ -12,7 +12,7 @@
  * - each function's environment (only the settings that function reads, `lib/erp-proxy-stack.ts`);
  * - the settings of `GET /_/about`;
  * - the configuration tables of the README and docs/deployment.md (`npm run docs:settings`,
- *   checked by test/infra/settings-docs.test.ts).
+ *   checked by test/infra/settings-catalogue.test.ts).
  *
  * The settings only the stack reads (memory, concurrency, alarms, VPC, ...) are the catalogue's
  * other half, `lib/stack-settings.ts`, built from the same parts; they stay out of the function
