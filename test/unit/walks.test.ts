@@ -1,12 +1,15 @@
 /**
  * The lists that docs/design.md's walks ("The usual changes") keep in step by hand, where the code
  * cannot derive one from the other: a v1 action and an MCP tool each appear in the README (and the
- * client) as well as in the code. Each check names what to add when it fails.
+ * client) as well as in the code, and an operator endpoint's answer is described in the OpenAPI
+ * document by hand. Each check names what to add when it fails.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../bin/openapi.ts';
 import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
+import { ROUTES } from '../../lambdas/platform/routes.ts';
 import { BUILT_IN_SIGNATURES } from '../../lambdas/upstream/method-signatures.ts';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -82,5 +85,18 @@ describe('an MCP tool (TOOLS in lambdas/core/mcp/tools.ts)', () => {
             .join(', '),
     ]);
     expect(rows).toEqual(expected);
+  });
+});
+
+describe('an operator endpoint (a route of the aux function in lambdas/platform/routes.ts)', () => {
+  it("has its own OpenAPI 200 answer (bin/openapi.ts OPERATIONS, `answer`), not another endpoint's", () => {
+    const document = buildOpenApiDocument() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const answers = ROUTES.filter((route) => route.fn === 'aux').map((route) =>
+      JSON.stringify(document.paths[route.path]?.[route.method.toLowerCase()]?.responses['200']),
+    );
+    expect(answers.every((answer) => answer !== undefined)).toBe(true);
+    expect(new Set(answers).size).toBe(answers.length);
   });
 });
