@@ -9,6 +9,7 @@ import type { Config } from '../platform/config.ts';
 import {
   type CallContext,
   type ErpCall,
+  type ErpOutcome,
   type ErpTransport,
   type UpstreamFacts,
   UpstreamMeter,
@@ -20,6 +21,7 @@ import { type Answer, outcomeResponse } from './envelope.ts';
 import type { InboundBody, InboundCall } from './inbound-call.ts';
 import { withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
+import { withV1DomainHint } from './v1-domain-hint.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
 const COMPRESSED_READ_FACTOR = 10;
@@ -114,6 +116,7 @@ async function forwardExecute(
   transport: ErpTransport,
   inbound: InboundCall,
   deps: ForwardBase,
+  explain: (call: ErpCall, outcome: ErpOutcome) => ErpOutcome = (_call, outcome) => outcome,
 ): Promise<Answer> {
   const call = parse(inbound.body, inbound.presentedProxyKey);
   const learned = callFacts(call);
@@ -125,7 +128,7 @@ async function forwardExecute(
       (callCtx) => transport.call(call, callCtx),
       deps.config.stripDebug,
     );
-    const answer = outcomeResponse(inbound.envelopeId, outcome);
+    const answer = outcomeResponse(inbound.envelopeId, explain(call, outcome));
     // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
     return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
   } catch (error) {
@@ -135,7 +138,7 @@ async function forwardExecute(
 
 /** `POST /api/erp/execute`: a v1 call over `/jsonrpc` execute_kw. */
 export function forwardV1(inbound: InboundCall, deps: V1ForwardDeps): Promise<Answer> {
-  return forwardExecute(parseV1Call, deps.v1, inbound, deps);
+  return forwardExecute(parseV1Call, deps.v1, inbound, deps, withV1DomainHint);
 }
 
 /** `POST /v2/erp/execute`: a v2 call over JSON-2. */

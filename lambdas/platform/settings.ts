@@ -544,6 +544,14 @@ export const RUNTIME_SETTINGS = Object.freeze({
     readBy: [],
     meaning: 'local server address',
   },
+  erpDoublePort: {
+    env: 'ERP_DOUBLE_PORT',
+    notDeployable: { by: 'local', why: 'the ERP double is a local tool for trying the proxy' },
+    schema: integer({ fallback: 8788, min: 0, max: 65_535, unit: ' (a port number, 0: any free port)' }),
+    readBy: [],
+    meaning:
+      'port of the ERP double (`npm run erp-double` listens on it, 0: on any free port it prints; the curls `npm start` prints call it). 8788: no ERP listens there by default',
+  },
   proxyApiKey: {
     env: 'PROXY_API_KEY',
     notDeployable: {

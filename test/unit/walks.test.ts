@@ -88,6 +88,12 @@ describe('an MCP tool (TOOLS in lambdas/core/mcp/tools.ts)', () => {
   });
 });
 
+describe('a route (lambdas/platform/routes.ts)', () => {
+  it("is counted in the README's sentence on the OpenAPI document", () => {
+    expect(readme).toContain(`description of the ${ROUTES.length} routes`);
+  });
+});
+
 describe('an operator endpoint (a route of the aux function in lambdas/platform/routes.ts)', () => {
   it("has its own OpenAPI 200 answer (bin/openapi.ts OPERATIONS, `answer`), not another endpoint's", () => {
     const document = buildOpenApiDocument() as {
