@@ -3,6 +3,7 @@
  * budget and whether it was met, plus the machine description and the method.
  */
 import { arch, cpus, platform, release, totalmem } from 'node:os';
+import type { BodyParseRow } from './body-parse.ts';
 import type { ColdStartResult } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
 import { OVERHEAD_ROUNDS, type OverheadResult } from './handler-overhead.ts';
@@ -55,6 +56,8 @@ export interface Results {
   readonly largeRuns: number;
   /** v1 over /jsonrpc and over JSON-2 (double; live ERP when ERP_LIVE_* is set). */
   readonly bridge: BridgeRow[];
+  /** The body step with `@middy/http-json-body-parser` against the scanner alone. */
+  readonly bodyParse: BodyParseRow[];
 }
 
 interface Row {
@@ -383,8 +386,27 @@ function bridgeRows(r: Results): Row[] {
   return rows;
 }
 
+/** The body step's parse, with the design card's parser and with the scanner alone, side by side. */
+export function bodyParseRows(r: Pick<Results, 'bodyParse'>): Row[] {
+  return r.bodyParse.map((b) => ({
+    area: 'Body parse (in-process)',
+    measurement: `${b.label} (${kib(b.bytes)}): @middy/http-json-body-parser + scan vs the scanner alone (JSON.parse + scan)`,
+    result:
+      `${ms(b.parserMs)} vs ${ms(b.scannerMs)} per body: ${b.parserMs >= b.scannerMs ? '+' : ''}${ms(b.parserMs - b.scannerMs)} ` +
+      `(${((b.parserMs / b.scannerMs - 1) * 100).toFixed(1)} %); medians of ${b.rounds} interleaved rounds`,
+    budget: '—',
+  }));
+}
+
 export function allRows(r: Results): Row[] {
-  return [...overheadRows(r), ...endToEndRows(r), ...coldStartRows(r), ...largeRows(r), ...bridgeRows(r)];
+  return [
+    ...overheadRows(r),
+    ...endToEndRows(r),
+    ...coldStartRows(r),
+    ...largeRows(r),
+    ...bridgeRows(r),
+    ...bodyParseRows(r),
+  ];
 }
 
 export function machine(): string {

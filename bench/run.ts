@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --cold-start` runs only the cold-start part (cold starts, first calls with
  * secrets, bundle sizes), prints its rows and writes nothing; `--import-profile` only the CPU
- * profile of each bundle's import (where import time goes), printed the same way.
+ * profile of each bundle's import (where import time goes), printed the same way; `--body-parse`
+ * only the body step with `@middy/http-json-body-parser` against the scanner alone.
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
@@ -12,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { measureBodyParse } from './body-parse.ts';
 import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
@@ -20,6 +22,7 @@ import { measureLargeAnswers } from './large-answers.ts';
 import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import {
   allRows,
+  bodyParseRows,
   coldStartRows,
   importProfileTable,
   machine,
@@ -74,7 +77,20 @@ async function importProfileOnly(): Promise<void> {
   process.stdout.write(`\n${importProfileTable(importProfile)}\n\n${topLevelTable(topLevel)}\n`);
 }
 
+/** The body parse alone (`--body-parse`): its rows on stdout, BENCHMARKS.md untouched. */
+async function bodyParseOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const before = speedReference();
+  progress(`speed reference: ${before.toFixed(1)} ms`);
+  const rows = bodyParseRows({ bodyParse: await measureBodyParse() });
+  const after = speedReference();
+  process.stdout.write(
+    `\n${renderTable(rows)}\n\nspeed reference ${before.toFixed(0)} ms at the start, ${after.toFixed(0)} ms at the end\n`,
+  );
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--body-parse')) return bodyParseOnly();
   if (process.argv.includes('--cold-start')) return coldStartOnly();
   if (process.argv.includes('--import-profile')) return importProfileOnly();
   const startedAt = new Date();
@@ -103,6 +119,10 @@ async function main(): Promise<void> {
     `5/5 v1 over /jsonrpc and over JSON-2 (${BRIDGE.calls} interleaved calls each; ERP double${liveTarget() ? ' and the live ERP' : ''})`,
   );
   const bridge = await measureProtocolBridge(BRIDGE);
+  progress(
+    '  the body parse: @middy/http-json-body-parser against the scanner alone (in-process, interleaved)',
+  );
+  const bodyParse = await measureBodyParse();
   const speedAtEnd = speedReference();
 
   const results: Results = {
@@ -120,6 +140,7 @@ async function main(): Promise<void> {
     largeAnswers,
     largeRuns: LARGE_RUNS,
     bridge,
+    bodyParse,
   };
   const rows = allRows(results);
   writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderMarkdown(results));

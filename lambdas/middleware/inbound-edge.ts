@@ -18,7 +18,7 @@ export function toInboundCall(event: ProxyEvent, context: ProxyContext, known: B
     envelopeId: known.envelopeId,
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
-    responseEncoding: responseEncodingOf(event, context),
+    responseEncoding: responseEncodingOf(event),
     sourceIp: event.requestContext?.http?.sourceIp,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'

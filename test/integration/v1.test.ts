@@ -3,6 +3,7 @@
  * front of the ERP double, both on loopback, across the ERP versions the double imitates.
  */
 import { describe, expect, it } from 'vitest';
+import { V1_DOMAIN_HINT } from '../../lambdas/core/v1-domain-hint.ts';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
 import { releaseOf } from '../erp-double/versions.ts';
 import { type Envelope, USERS, useErpAndProxy, useProxy, withProxy } from '../support/fixtures.ts';
@@ -193,10 +194,11 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
   });
 
   it('ERP errors are HTTP 200 with code 0, the ERP message and its data', async () => {
+    // A domain of the right shape on a field the model does not have.
     const { status, envelope } = await execute({
       action: 'search_read',
       model_id: 'res.partner',
-      params: [['is_company', '=', true]],
+      params: [[['no_such_field', '=', 1]]],
     });
     expect(status).toBe(200);
     expect(envelope.result).toBeNull();
@@ -204,6 +206,19 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
     expect(envelope.error?.message).not.toBe('Odoo Server Error');
     expect(envelope.error?.data?.name).toBe('builtins.ValueError');
     expect(envelope.error?.message).toBe(envelope.error?.data?.message);
+  });
+
+  it('a domain not wrapped once more is the ERP error, its message followed by the v1 hint', async () => {
+    const { status, envelope } = await execute({
+      action: 'search_read',
+      model_id: 'res.partner',
+      params: [['is_company', '=', true]],
+    });
+    expect(status).toBe(200);
+    expect(envelope.error?.code).toBe(0);
+    // The double's Domain error in every mode (the real 16-18 raise TypeError: test/live/v1-matrix.test.ts).
+    expect(envelope.error?.data?.name).toBe('builtins.ValueError');
+    expect(envelope.error?.message).toBe(`${envelope.error?.data?.message} (${V1_DOMAIN_HINT})`);
   });
 
   it('a wrong ERP key is an ERP AccessDenied (code 0), not a proxy -32000', async () => {
