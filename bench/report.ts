@@ -5,7 +5,7 @@
 import { arch, cpus, platform, release, totalmem } from 'node:os';
 import type { ColdStartResult } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
-import { OVERHEAD_ROUNDS, type OverheadResult } from './handler-overhead.ts';
+import { OVERHEAD_ROUNDS, type OverheadResult, type OverheadRow } from './handler-overhead.ts';
 import {
   type ImportProfile,
   ownerOfPart,
@@ -44,6 +44,8 @@ export interface Results {
   readonly speedReferenceMs: readonly [number, number];
   readonly overhead: OverheadResult;
   readonly overheadSettings: { warmup: number; iterations: number };
+  /** The handler overhead with 50 keys, without and with key policies, side by side. */
+  readonly keyPolicies: readonly OverheadRow[];
   readonly endToEnd: EndToEndRow[];
   readonly endToEndSettings: { warmupSeconds: number; seconds: number; concurrency: number };
   readonly coldStart: ColdStartResult;
@@ -75,7 +77,16 @@ const status = (row: Row): string =>
       : `**NOT met**${row.note ? ` (${row.note})` : ''}`;
 
 function overheadRows(r: Results): Row[] {
-  return r.overhead.rows.map((o) => {
+  return budgetedOverheadRows('Handler overhead', r.overhead.rows);
+}
+
+/** The key-policy rows: the handler overhead budget, with 50 keys, without and with policies. */
+export function keyPolicyRows(rows: readonly OverheadRow[]): Row[] {
+  return budgetedOverheadRows('Handler overhead, key policies', rows);
+}
+
+function budgetedOverheadRows(area: string, rows: readonly OverheadRow[]): Row[] {
+  return rows.map((o) => {
     const medianOk = o.medianMs <= BUDGETS.overheadMedianMs;
     const p99Ok = o.p99Ms <= BUDGETS.overheadP99Ms;
     const misses = [
@@ -83,7 +94,7 @@ function overheadRows(r: Results): Row[] {
       p99Ok ? '' : `p99 +${(o.p99Ms - BUDGETS.overheadP99Ms).toFixed(3)} ms`,
     ].filter(Boolean);
     return {
-      area: 'Handler overhead',
+      area,
       measurement: o.label,
       result: `median ${ms(o.medianMs)}, p99 ${ms(o.p99Ms)} (upstream median ${ms(o.upstreamMedianMs)})`,
       budget: `median ≤ ${BUDGETS.overheadMedianMs} ms, p99 ≤ ${BUDGETS.overheadP99Ms} ms`,
@@ -384,7 +395,14 @@ function bridgeRows(r: Results): Row[] {
 }
 
 export function allRows(r: Results): Row[] {
-  return [...overheadRows(r), ...endToEndRows(r), ...coldStartRows(r), ...largeRows(r), ...bridgeRows(r)];
+  return [
+    ...overheadRows(r),
+    ...keyPolicyRows(r.keyPolicies),
+    ...endToEndRows(r),
+    ...coldStartRows(r),
+    ...largeRows(r),
+    ...bridgeRows(r),
+  ];
 }
 
 export function machine(): string {
