@@ -488,6 +488,11 @@ ${topLevelTable(r.topLevel)}
   \`process.stdout.write\` is replaced by a no-op that still receives every string: the logger does all
   its formatting work (${r.overhead.logWrites} log lines, ${mib(r.overhead.logBytes)}), but terminal I/O
   is not measured.
+- **Handler overhead, key policies.** The same handlers over two runtimes side by side in one run
+  (\`bench/key-policy-overhead.ts\`; alone: \`npm run bench -- --key-policies\`): 50 named keys without
+  a policy, and the same 50 keys of which 25 carry a policy (apis, read access, 12 models with globs,
+  3 targets, 2 databases), the caller's key one of the 25 (every call is checked against it). Blocks
+  of both runtimes and every case take turns over 6 rounds, in ABBA order.
 - **End to end over loopback.** autocannon (programmatic, in the benchmark process) sends the same
   small call, v1 \`search_count\` on \`res.partner\`: straight to the upstream (\`/jsonrpc\`
   execute_kw), through the local proxy (the real handlers behind \`createLocalServer\`, LOG_LEVEL INFO
