@@ -18,6 +18,7 @@ import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-s
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
 import { profileImports, timeTopLevel } from './import-profile.ts';
+import { KEY_COUNT, KEYS_WITH_POLICIES, measureKeyPolicyOverhead } from './key-policy-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
 import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import {
@@ -25,6 +26,7 @@ import {
   bodyParseRows,
   coldStartRows,
   importProfileTable,
+  keyPolicyRows,
   machine,
   type Results,
   renderMarkdown,
@@ -37,6 +39,8 @@ import { progress, speedReference } from './stats.ts';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const OVERHEAD = { warmup: 500, iterations: 3000 };
+/** Per case and runtime (two runtimes, three cases). */
+const KEY_POLICY_OVERHEAD = { warmup: 300, iterations: 3000 };
 const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
 // 25, not 15: this VM has slow spells of a few seconds, and a median of 15 runs still moved by
 // 10-15 ms from one bench run to the next (execute bundles 80-107 ms over 7 runs).
@@ -89,9 +93,24 @@ async function bodyParseOnly(): Promise<void> {
   );
 }
 
+/** The key-policy rows alone (`--key-policies`): on stdout, BENCHMARKS.md untouched. */
+async function keyPoliciesOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const speed = speedReference();
+  progress(
+    `key policies: ${KEY_COUNT} keys, none or ${KEYS_WITH_POLICIES} with policies (${KEY_POLICY_OVERHEAD.iterations} calls per case and runtime); speed reference ${speed.toFixed(1)} ms`,
+  );
+  const rows = keyPolicyRows(await measureKeyPolicyOverhead(KEY_POLICY_OVERHEAD));
+  const after = speedReference();
+  process.stdout.write(
+    `\n${renderTable(rows)}\n\n${summary(rows)}\nspeed reference ${speed.toFixed(1)} ms at the start, ${after.toFixed(1)} ms at the end\n`,
+  );
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--body-parse')) return bodyParseOnly();
   if (process.argv.includes('--cold-start')) return coldStartOnly();
+  if (process.argv.includes('--key-policies')) return keyPoliciesOnly();
   if (process.argv.includes('--import-profile')) return importProfileOnly();
   const startedAt = new Date();
   const loadAverage = loadavg();
@@ -102,6 +121,8 @@ async function main(): Promise<void> {
 
   progress(`1/5 handler overhead (${OVERHEAD.iterations} calls per handler, in-process)`);
   const overhead = await measureHandlerOverhead(OVERHEAD);
+  progress(`  key policies (${KEY_COUNT} keys, none or ${KEYS_WITH_POLICIES} with policies, side by side)`);
+  const keyPolicies = await measureKeyPolicyOverhead(KEY_POLICY_OVERHEAD);
 
   progress(`2/5 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
   const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
@@ -132,6 +153,7 @@ async function main(): Promise<void> {
     speedReferenceMs: [speedAtStart, speedAtEnd],
     overhead,
     overheadSettings: OVERHEAD,
+    keyPolicies,
     endToEnd,
     endToEndSettings: END_TO_END,
     coldStart,

@@ -111,6 +111,12 @@ const AboutSchema = z.object({
   error_codes: z.array(
     z.object({ code: z.int(), http_status: z.int(), may_have_run: z.boolean(), meaning: z.string() }),
   ),
+  key_policies: z
+    .boolean()
+    .nullable()
+    .describe(
+      'Whether any proxy key carries a policy (README, "Key policies"), never what they say; null when the keys could not be read.',
+    ),
   build: z.object({ commit: z.string().nullable(), time: z.string().nullable() }),
   runtime: z.object({
     node: z.string(),
@@ -409,7 +415,7 @@ function errorEnvelopeWith(codes: readonly number[]): JsonSchema {
       ref('ErrorEnvelope'),
       {
         type: 'object',
-        properties: { error: { type: 'object', properties: { code: { enum: [...codes] } } } },
+        properties: { error: { type: 'object', properties: { code: { enum: [...new Set(codes)] } } } },
       },
     ],
   };
@@ -624,13 +630,22 @@ const UNAUTHORIZED = {
   content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.authentication.code]) } },
 };
 
+const POLICY_REFUSED = {
+  description:
+    '`-32008`: the proxy key\'s policy does not list `operator` in its `apis` (README, "Key policies"); the message names the rule, never the key.',
+  content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.keyPolicyRefused.code]) } },
+};
+
 /** The responses of an operator endpoint: its answer, the -32000 when keyed, the 500, the gateway's. */
 function auxResponses(route: Route, operation: Operation): Record<string, unknown> {
   const key = `${route.method} ${route.path}`;
   if (operation.answer === undefined)
     throw new Error(`openapi: no answer (200 response) for the route ${key}`);
   const own: Record<string, unknown> = { '200': operation.answer };
-  if (route.auth !== 'public') own['401'] = UNAUTHORIZED;
+  if (route.auth !== 'public') {
+    own['401'] = UNAUTHORIZED;
+    own['403'] = POLICY_REFUSED;
+  }
   own['500'] = { $ref: `#/components/responses/${OPERATOR_INTERNAL_ERROR}` };
   return { ...gatewayResponseRefs(), ...own };
 }
@@ -704,7 +719,10 @@ function mcpOperation(operation: Operation): Record<string, unknown> {
         'The body is not one MCP message.',
       ),
       '401': mcpErrorResponse([PROXY_ERRORS.authentication], 'No valid proxy key.'),
-      '403': mcpErrorResponse([PROXY_ERRORS.license], 'No valid license.'),
+      '403': mcpErrorResponse(
+        [PROXY_ERRORS.license, PROXY_ERRORS.keyPolicyRefused],
+        "No valid license, or the proxy key's policy does not list `mcp` in its `apis` (-32008, before any MCP processing).",
+      ),
       '406': {
         description: 'The `accept` header does not name both `application/json` and `text/event-stream`.',
       },

@@ -1,7 +1,8 @@
 /**
  * @module core/forward
  * What each endpoint does once the caller is authenticated and licensed: validate, apply the
- * target policy, call the ERP within the time budget, and shape the answer. Knows nothing of
+ * target policy and the caller key's own policy, call the ERP within the time budget, and shape
+ * the answer. Knows nothing of
  * Middy; handlers compose it.
  */
 
@@ -19,6 +20,7 @@ import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import type { InboundBody, InboundCall } from './inbound-call.ts';
+import { checkKeyPolicy } from './key-policy-check.ts';
 import { withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
 import { withV1DomainHint } from './v1-domain-hint.ts';
@@ -122,6 +124,14 @@ async function forwardExecute(
   const learned = callFacts(call);
   try {
     checkTarget(deps.policy, call.baseUrl, call.db);
+    // The caller key's own policy, on the model and method exactly as they will be sent.
+    const pending = checkKeyPolicy(inbound.keyPolicy, {
+      model: call.model,
+      method: call.method,
+      target: call.baseUrl,
+      db: call.db,
+    });
+    if (pending !== undefined) await pending;
     const { value: outcome, upstream } = await withCallContext(
       inbound,
       deps.config,
@@ -152,6 +162,8 @@ export async function forwardVersion(inbound: InboundCall, deps: VersionForwardD
   const learned = targetFacts(target);
   try {
     checkTarget(deps.policy, target);
+    const pending = checkKeyPolicy(inbound.keyPolicy, { target });
+    if (pending !== undefined) await pending;
     const { value: version, upstream } = await withCallContext(inbound, deps.config, (callCtx) =>
       deps.versions.version(target, { ...callCtx, readOnly: true }),
     );

@@ -6,6 +6,7 @@
  */
 import type { AnswerLease } from '../platform/answer-budget.ts';
 import type { JsonDocument } from '../platform/json.ts';
+import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { Encoding } from './response-encoding.ts';
 
 /**
@@ -21,6 +22,8 @@ export interface InboundCall {
   readonly body: InboundBody;
   /** The envelope `id` to echo (from the body); `null` when it has none or could not be read. */
   readonly envelopeId: string | null;
+  /** The policy of the caller's proxy key (README, "Key policies"); `undefined`: the key has none. */
+  readonly keyPolicy?: KeyPolicy | undefined;
   /** `x-api-key` as the caller sent it: an `erp_instance.api_key` equal to it is refused. */
   readonly presentedProxyKey: string | undefined;
   /** `x-request-timeout` as sent (integer seconds, parsed by the time budget). */

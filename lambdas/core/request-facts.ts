@@ -13,6 +13,7 @@
  */
 import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
+import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
 export type { ApiName, Outcome };
@@ -41,6 +42,8 @@ export interface RequestFacts {
   readonly mcpMethod?: string;
   /** `POST /mcp`: the tool a `tools/call` ran (one of the known tools). */
   readonly tool?: McpToolName;
+  /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
+  readonly policyRule?: KeyPolicyRule;
   /**
    * A bug caught where the answer must still be a normal one (an MCP tool's result, with
    * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.
@@ -77,6 +80,7 @@ export function emptyFacts(): FactSheet {
     responseBytes: undefined,
     mcpMethod: undefined,
     tool: undefined,
+    policyRule: undefined,
     internalError: undefined,
   };
 }

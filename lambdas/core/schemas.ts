@@ -166,9 +166,7 @@ export function describeIssues(error: z.core.$ZodError): string {
     .join('; ');
 }
 
-/** A valid ERP model name: dotted identifiers (`res.partner`, `x_custom.model_2`). */
-export const MODEL_NAME = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$/;
-/** A valid ERP method name: a Python identifier. A leading `_` is left to the ERP to refuse. */
-export const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Model and method names (defined with the key policies, which check model names too). */
+export { METHOD_NAME, MODEL_NAME } from '../platform/erp-names.ts';
 /** A value that can be sent as an HTTP header value unchanged (defined with the transports that send it). */
 export { HEADER_SAFE } from '../upstream/erp-transport.ts';

@@ -3,9 +3,9 @@
  * The chain builder, and the chain every execute and version handler shares, and `POST /mcp` too,
  * in the order of checks the README documents (docs/design.md explains why): observe (log +
  * metrics, outermost), envelope shaping (the only error → response mapping), a bounded look for
- * the envelope `id`, `x-api-key` (on `/mcp` also `Authorization: Bearer`), license, and only then
- * the body parse. Validation, target policy and the upstream call follow in the handler's own
- * function.
+ * the envelope `id`, `x-api-key` (on `/mcp` also `Authorization: Bearer`), license, the body parse,
+ * and whether the caller's key may use this API at all (its policy's `apis`). Validation, the rest of
+ * the key's policy, the target policy and the upstream call follow in the handler's own function.
  *
  * The order is the builder's, not a comment's: observe and the envelope middleware are always the
  * first two (nothing else can add them), and a step can only be added once the steps before it
@@ -22,6 +22,7 @@ import type { ApiName, ProxyContext } from '../core/request-facts.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { envelopeIdPeek } from '../middleware/envelope-id.ts';
 import { jsonBody } from '../middleware/json-body.ts';
+import { keyPolicyApi } from '../middleware/key-policy-api.ts';
 import { licenseCheck } from '../middleware/license-check.ts';
 import { observe } from '../middleware/observe.ts';
 import { envelopeMiddleware } from '../middleware/response-shaping.ts';
@@ -100,7 +101,8 @@ export function executeChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux'>)
     .step(envelopeIdPeek())
     .step(apiKeyAuth(runtime.keys, { bearer: api === 'mcp' }))
     .step(licenseCheck(runtime.license, { onStatus: reportDaysLeft }))
-    .step(jsonBody());
+    .step(jsonBody())
+    .step(keyPolicyApi(api));
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Context } from 'aws-lambda';
 import type { LambdaResponse } from '../core/envelope.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
+import { keyPolicyApi } from '../middleware/key-policy-api.ts';
 import { isHttpApiEvent } from '../middleware/types.ts';
 import { isPublicOperatorRequest, type OperatorDeps, serveOperator } from '../operator/endpoints.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
@@ -35,14 +36,18 @@ export function createOperatorRuntime(config: Config, overrides: RuntimeOverride
 
 /** The operator endpoints: the chain API Gateway's events go through (the local server uses it too). */
 export function createHandler(runtime: OperatorRuntime) {
-  return Chain.start(runtime, 'aux')
-    .step(
-      apiKeyAuth(runtime.keys, {
-        isPublic: (event) =>
-          isPublicOperatorRequest(event.requestContext.http.method, event.rawPath, runtime.config),
-      }),
-    )
-    .handler((event) => serveOperator(event.rawPath, runtime));
+  return (
+    Chain.start(runtime, 'aux')
+      .step(
+        apiKeyAuth(runtime.keys, {
+          isPublic: (event) =>
+            isPublicOperatorRequest(event.requestContext.http.method, event.rawPath, runtime.config),
+        }),
+      )
+      // `/_/about` is public: it has no caller, so no policy to ask (a key sent to it is not checked).
+      .step(keyPolicyApi('operator'))
+      .handler((event) => serveOperator(event.rawPath, runtime))
+  );
 }
 
 /**

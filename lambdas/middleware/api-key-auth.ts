@@ -6,6 +6,7 @@
  * clients can set no other header for authentication.
  */
 import { AuthenticationError } from '../platform/errors.ts';
+import type { KeyPolicy } from '../platform/key-policy.ts';
 import { findCallerKey, type ProxyKeySource } from '../platform/secrets.ts';
 import { type NoValues, type Step, step } from './step.ts';
 import type { ProxyEvent } from './types.ts';
@@ -36,9 +37,19 @@ export function presentedProxyKey(
   return token === undefined ? undefined : { key: token, header: 'Authorization: Bearer' };
 }
 
-/** What the step returns: the name of the proxy key that authenticated the caller. */
+/**
+ * What the step returns: the name of the proxy key that authenticated the caller, and that key's
+ * policy (README, "Key policies"; `undefined` for a key without one).
+ */
 export interface Authenticated {
   readonly caller: string;
+  readonly policy: KeyPolicy | undefined;
+}
+
+/** What the step returns where a request may be public: no caller and no policy then. */
+export interface MaybeAuthenticated {
+  readonly caller: string | undefined;
+  readonly policy: KeyPolicy | undefined;
 }
 
 /**
@@ -48,14 +59,14 @@ export interface Authenticated {
 export function apiKeyAuth(
   keys: ProxyKeySource,
   options: ApiKeyAuthOptions & { readonly isPublic: (event: ProxyEvent) => boolean },
-): Step<NoValues, { readonly caller: string | undefined }>;
+): Step<NoValues, MaybeAuthenticated>;
 export function apiKeyAuth(keys: ProxyKeySource, options?: ApiKeyAuthOptions): Step<NoValues, Authenticated>;
 export function apiKeyAuth(
   keys: ProxyKeySource,
   options: ApiKeyAuthOptions = {},
-): Step<NoValues, { readonly caller: string | undefined }> {
-  return step<NoValues, { readonly caller: string | undefined }>('apiKeyAuth', async (event) => {
-    if (options.isPublic?.(event)) return { values: { caller: undefined } };
+): Step<NoValues, MaybeAuthenticated> {
+  return step<NoValues, MaybeAuthenticated>('apiKeyAuth', async (event) => {
+    if (options.isPublic?.(event)) return { values: { caller: undefined, policy: undefined } };
     const presented = presentedProxyKey(event, options);
     const caller = findCallerKey(await keys.getKeys(), presented?.key);
     if (!caller) {
@@ -68,6 +79,6 @@ export function apiKeyAuth(
           : missing,
       );
     }
-    return { values: { caller: caller.name }, facts: { callerKeyName: caller.name } };
+    return { values: { caller: caller.name, policy: caller.policy }, facts: { callerKeyName: caller.name } };
   });
 }

@@ -1,21 +1,28 @@
 /**
  * @module middleware/inbound-edge
  * The edge: the only place an execute or version call's API Gateway event is read for the core.
- * It takes the headers the core needs, the source address, the function's remaining time and the
- * body and envelope `id` the `jsonBody` step returned, and hands the core an {@link InboundCall}.
+ * It takes the headers the core needs, the source address, the function's remaining time, the
+ * body and envelope `id` the `jsonBody` step returned and the caller key's policy `apiKeyAuth`
+ * returned, and hands the core an {@link InboundCall}.
  */
 import type { InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
+import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { BodyRead } from './json-body.ts';
 import { responseEncodingOf } from './response-shaping.ts';
 import type { ProxyEvent } from './types.ts';
 
 /** Builds the core's view of one call. API Gateway (and the local server) lower-case header names. */
-export function toInboundCall(event: ProxyEvent, context: ProxyContext, known: BodyRead): InboundCall {
+export function toInboundCall(
+  event: ProxyEvent,
+  context: ProxyContext,
+  known: BodyRead & { readonly policy?: KeyPolicy | undefined },
+): InboundCall {
   const headers = event.headers ?? {};
   return {
     body: known.body,
     envelopeId: known.envelopeId,
+    keyPolicy: known.policy,
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
     responseEncoding: responseEncodingOf(event),

@@ -7,6 +7,7 @@
  */
 import type { McpInbound } from '../core/mcp/connection.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
+import type { KeyPolicy } from '../platform/key-policy.ts';
 import { presentedProxyKey } from './api-key-auth.ts';
 import { toInboundCall } from './inbound-edge.ts';
 import type { BodyRead } from './json-body.ts';
@@ -16,7 +17,11 @@ import type { ProxyEvent } from './types.ts';
 const PROTOCOL_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
 
 /** Builds the core's view of one `POST /mcp`. API Gateway (and the local server) lower-case header names. */
-export function toMcpInbound(event: ProxyEvent, context: ProxyContext, known: BodyRead): McpInbound {
+export function toMcpInbound(
+  event: ProxyEvent,
+  context: ProxyContext,
+  known: BodyRead & { readonly policy?: KeyPolicy | undefined },
+): McpInbound {
   const headers = event.headers ?? {};
   const protocolHeaders: Record<string, string> = {};
   for (const name of PROTOCOL_HEADERS) {

@@ -28,6 +28,7 @@ import {
 } from '../core/request-facts.ts';
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
+import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
 import type { McpToolName, UpstreamProtocol } from '../platform/names.ts';
@@ -78,6 +79,8 @@ export type RequestLogFields = {
   mcp_method: string | null;
   /** `POST /mcp`: the tool a `tools/call` ran. */
   tool: McpToolName | null;
+  /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
+  policy_rule: KeyPolicyRule | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -244,6 +247,7 @@ export function observe(
         response_bytes: facts.responseBytes ?? bodyBytesOf(response),
         mcp_method: callerValue(facts.mcpMethod),
         tool: facts.tool ?? null,
+        policy_rule: facts.policyRule ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };
@@ -265,6 +269,8 @@ export function observe(
           responseBytes: facts.responseBytes,
           upstreamProtocol: facts.upstreamProtocol,
           tool: facts.tool,
+          callerKeyName: facts.callerKeyName,
+          policyRule: facts.policyRule,
         },
         durationMs,
       );

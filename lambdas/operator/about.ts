@@ -55,6 +55,11 @@ export interface About {
    * (a second -32600, whose code the client never sees: the body is not an envelope).
    */
   error_codes: AboutErrorCode[];
+  /**
+   * Whether any proxy key carries a policy (README, "Key policies"); never what they say. `null`
+   * when the keys could not be read for this answer.
+   */
+  key_policies: boolean | null;
   build: { commit: string | null; time: string | null };
   runtime: { node: string; region: string | null; function_name: string | null };
 }
@@ -87,7 +92,11 @@ function aboutErrorCodes(): AboutErrorCode[] {
 }
 
 /** Builds the `GET /_/about` body. */
-export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): About {
+export function buildAbout(
+  config: Config,
+  routes: readonly Route[] = ROUTES,
+  keyPolicies: boolean | null = null,
+): About {
   return {
     name: SERVICE_NAME,
     version: PROXY_VERSION,
@@ -105,6 +114,7 @@ export function buildAbout(config: Config, routes: readonly Route[] = ROUTES): A
       summary: route.summary,
     })),
     error_codes: aboutErrorCodes(),
+    key_policies: keyPolicies,
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {
       node: process.version,

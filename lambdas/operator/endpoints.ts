@@ -9,7 +9,7 @@ import { learnedBefore } from '../core/request-facts.ts';
 import type { Config } from '../platform/config.ts';
 import { InternalError } from '../platform/errors.ts';
 import { findRoute } from '../platform/routes.ts';
-import type { LicenseSource } from '../platform/secrets.ts';
+import type { LicenseSource, ProxyKeySource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
 import type { MetricsSource } from './metrics-source.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
@@ -19,6 +19,17 @@ export interface OperatorDeps {
   readonly config: Config;
   readonly license: LicenseSource;
   readonly metricsSource: MetricsSource;
+  /** The proxy keys: `/_/about` says whether any carries a policy. */
+  readonly keys: ProxyKeySource;
+}
+
+/** Whether any proxy key carries a policy; `null` when the keys cannot be read (about stays up). */
+async function keyPoliciesInUse(keys: ProxyKeySource): Promise<boolean | null> {
+  try {
+    return (await keys.getKeys()).some((key) => key.policy !== undefined);
+  } catch {
+    return null;
+  }
 }
 
 /** Whether an operator request may skip `x-api-key`. Unknown paths are never public. */
@@ -44,7 +55,7 @@ export async function serveOperator(path: string, deps: OperatorDeps): Promise<A
 async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer> {
   switch (path) {
     case '/_/about':
-      return plainJsonResponse(buildAbout(deps.config));
+      return plainJsonResponse(buildAbout(deps.config, undefined, await keyPoliciesInUse(deps.keys)));
     case '/_/license': {
       const status = await deps.license.getLicense();
       const { licensee, valid_until, is_valid, reason } = status;

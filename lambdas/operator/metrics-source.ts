@@ -13,6 +13,7 @@ import {
   CLOUDWATCH_REQUEST_TIMEOUT_MS,
 } from '../platform/cloudwatch-client-limits.ts';
 import type { Config } from '../platform/config.ts';
+import { KEY_POLICY_RULES } from '../platform/key-policy.ts';
 import {
   Dimension,
   LICENSE_CODE,
@@ -77,11 +78,17 @@ export interface MetricDataPlan {
   readonly plans: ReadonlyMap<string, QueryPlan>;
   /** Id of the SEARCH query for errors by code; its results are parsed from their labels. */
   readonly errorsSearchId: string;
+  /** Id of the SEARCH query for key-policy refusals by key name and rule. */
+  readonly refusalsSearchId: string;
   /** CloudWatch period, in seconds: the window rounded up to whole minutes. */
   readonly periodSeconds: number;
 }
 
 const ERRORS_SEARCH_ID = 'errors_by_code';
+const REFUSALS_SEARCH_ID = 'policy_refusals';
+/** Names each series of the refusals SEARCH: `reporting|access` (the rule is the last part). */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
+const REFUSALS_SEARCH_LABEL = "${PROP('Dim.key')}|${PROP('Dim.rule')}";
 /** Separates api and code in the SEARCH results' dynamic label. */
 const LABEL_SEPARATOR = '|';
 /** CloudWatch dynamic label naming each series the errors SEARCH returns: `v2|422`. */
@@ -219,16 +226,41 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
     zeroWhenEmpty: false,
   });
 
-  const schema = `{${searchQuoted(namespace)},${Dimension.Api},${Dimension.Code},${Dimension.Service}}`;
-  const terms = `MetricName="${MetricName.Errors}" ${Dimension.Service}=${searchQuoted(config.serviceName)}`;
-  queries.push({
-    Id: ERRORS_SEARCH_ID,
-    Expression: `SEARCH('${schema} ${terms}', 'Sum', ${periodSeconds})`,
-    Label: ERRORS_SEARCH_LABEL,
-    ReturnData: true,
-  });
+  queries.push(...searchQueries(namespace, config.serviceName, periodSeconds));
 
-  return { queries, plans, errorsSearchId: ERRORS_SEARCH_ID, periodSeconds };
+  return {
+    queries,
+    plans,
+    errorsSearchId: ERRORS_SEARCH_ID,
+    refusalsSearchId: REFUSALS_SEARCH_ID,
+    periodSeconds,
+  };
+}
+
+/**
+ * The SEARCH queries of a scrape, for the series whose dimension values are not a closed set known
+ * here: errors by API and code, and key-policy refusals by key name and rule.
+ */
+function searchQueries(namespace: string, serviceName: string, periodSeconds: number): MetricDataQuery[] {
+  const search = (metric: MetricName, dimensions: readonly string[]): string => {
+    const schema = `{${searchQuoted(namespace)},${dimensions.join(',')},${Dimension.Service}}`;
+    const terms = `MetricName="${metric}" ${Dimension.Service}=${searchQuoted(serviceName)}`;
+    return `SEARCH('${schema} ${terms}', 'Sum', ${periodSeconds})`;
+  };
+  return [
+    {
+      Id: ERRORS_SEARCH_ID,
+      Expression: search(MetricName.Errors, [Dimension.Api, Dimension.Code]),
+      Label: ERRORS_SEARCH_LABEL,
+      ReturnData: true,
+    },
+    {
+      Id: REFUSALS_SEARCH_ID,
+      Expression: search(MetricName.PolicyRefusals, [Dimension.Key, Dimension.Rule]),
+      Label: REFUSALS_SEARCH_LABEL,
+      ReturnData: true,
+    },
+  ];
 }
 
 function reduceValues(values: readonly number[], reduce: 'sum' | 'latest'): number | undefined {
@@ -248,6 +280,16 @@ function parseErrorsLabel(label: string | undefined): { api: string; code: strin
   if (!(API_NAMES as readonly string[]).includes(api)) return undefined;
   if (!/^-?\d+$/.test(code) && !NAMED_CODES.has(code)) return undefined;
   return { api, code };
+}
+
+/** The key name and rule of a refusals SEARCH label; the rule is the part after the last `|`. */
+function parseRefusalsLabel(label: string | undefined): { key: string; rule: string } | undefined {
+  if (label === undefined) return undefined;
+  const at = label.lastIndexOf(LABEL_SEPARATOR);
+  if (at <= 0) return undefined;
+  const rule = label.slice(at + 1);
+  if (!(KEY_POLICY_RULES as readonly string[]).includes(rule)) return undefined;
+  return { key: label.slice(0, at), rule };
 }
 
 /** Numeric codes in numeric order, then named codes (`license`, `unknown`) alphabetically. */
@@ -294,9 +336,17 @@ export function familiesFromResults(
   // SEARCH results: every result whose Id is not a fixed query's (CloudWatch may or may not
   // suffix the search's Id per series), named by its dynamic label.
   const errors: { api: string; code: string; value: number }[] = [];
+  const refusals: { key: string; rule: string; value: number }[] = [];
   for (const result of results) {
     const id = result.Id ?? '';
-    if (plan.plans.has(id) || !id.startsWith(plan.errorsSearchId)) continue;
+    if (plan.plans.has(id)) continue;
+    if (id.startsWith(plan.refusalsSearchId)) {
+      const labels = parseRefusalsLabel(result.Label);
+      const value = reduceValues(result.Values ?? [], 'sum');
+      if (labels !== undefined && value !== undefined) refusals.push({ ...labels, value });
+      continue;
+    }
+    if (!id.startsWith(plan.errorsSearchId)) continue;
     const labels = parseErrorsLabel(result.Label);
     const value = reduceValues(result.Values ?? [], 'sum');
     if (labels === undefined || value === undefined) continue;
@@ -304,6 +354,10 @@ export function familiesFromResults(
   }
   errors.sort((a, b) => (a.api === b.api ? compareCodes(a.code, b.code) : a.api < b.api ? -1 : 1));
   for (const { api, code, value } of errors) push(MetricName.Errors, { labels: { api, code }, value });
+  refusals.sort((a, b) => (a.key === b.key ? (a.rule < b.rule ? -1 : 1) : a.key < b.key ? -1 : 1));
+  for (const { key, rule, value } of refusals) {
+    push(MetricName.PolicyRefusals, { labels: { key, rule }, value });
+  }
 
   const window = `Over the last ${windowSeconds} s, from CloudWatch.`;
   return METRIC_SPECS.map((spec) => ({

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
+import { compileKeyPolicy, type KeyPolicy, keyPolicySchema, strictObjectError } from './key-policy.ts';
 import {
   LOCAL_DEFAULT_TARGETS,
   type LogLevelName,
@@ -24,10 +25,12 @@ export {
   type LogLevelName,
 } from './settings.ts';
 
-/** A named proxy key (README, Configuration: `PROXY_API_KEYS`). */
+/** A named proxy key (README, Configuration: `PROXY_API_KEYS`), with its own policy when it has one. */
 export interface NamedKey {
   readonly name: string;
   readonly key: string;
+  /** The key's policy (README, "Key policies"); absent: the key may do what the proxy allows. */
+  readonly policy?: KeyPolicy;
 }
 
 /**
@@ -60,15 +63,17 @@ const proxyKeysSchema = lazily(() =>
     {
       keys: z
         .array(
-          z.object(
+          // Strict: a misspelt `policy` must fail, not leave the key unrestricted.
+          z.strictObject(
             {
               name: z.string({ error: wrongType('string') }).check(z.minLength(1, 'each key needs a name')),
               key: z.pipe(
                 z.pipe(z.string({ error: wrongType('string') }), z.transform(trimProxyKey)),
                 z.string().check(z.minLength(16, 'a proxy key must be at least 16 characters')),
               ),
+              policy: z.optional(keyPolicySchema()),
             },
-            { error: wrongType('object') },
+            { error: strictObjectError(wrongType('object')) },
           ),
           { error: wrongType('array') },
         )
@@ -80,7 +85,23 @@ const proxyKeysSchema = lazily(() =>
 );
 
 /**
- * Parses a proxy-keys document: either one plain key, or JSON `{"keys":[{name,key}]}`.
+ * One problem of a proxy-keys document, named by where it is: `keys.1.policy.access (key
+ * "reporting"): expected "read" or "write"`. The key's name (when the entry has one) and the field, never the key
+ * or the value found: zod/mini's messages here are the schema's own, and none quotes its input.
+ */
+function describeKeyIssue(json: unknown, issue: z.core.$ZodIssue): string {
+  const [top, index] = issue.path;
+  const where = issue.path.join('.') || 'document';
+  if (top !== 'keys' || typeof index !== 'number') return `${where}: ${issue.message}`;
+  const entry = (json as { keys: unknown[] }).keys[index];
+  const name = (entry as { name?: unknown } | null)?.name;
+  const named = typeof name === 'string' && name !== '' ? ` (key ${JSON.stringify(name.slice(0, 64))})` : '';
+  return `${where}${named}: ${issue.message}`;
+}
+
+/**
+ * Parses a proxy-keys document: either one plain key, or JSON `{"keys":[{name,key,policy?}]}` (each
+ * policy compiled here, once).
  * Throws an `Error` whose message never contains a key.
  */
 export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[] {
@@ -94,9 +115,7 @@ export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[]
     }
     const parsed = proxyKeysSchema().safeParse(json);
     if (!parsed.success) {
-      throw new Error(
-        `proxy keys: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      );
+      throw new Error(`proxy keys: ${parsed.error.issues.map((i) => describeKeyIssue(json, i)).join('; ')}`);
     }
     // One value under two names would make the caller's name in logs and metrics a guess.
     const firstIndex = new Map<string, number>();
@@ -109,7 +128,9 @@ export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[]
       }
       firstIndex.set(entry.key, index);
     }
-    return parsed.data.keys;
+    return parsed.data.keys.map(({ name, key, policy }) =>
+      policy === undefined ? { name, key } : { name, key, policy: compileKeyPolicy(policy) },
+    );
   }
   if (text.length < 16) throw new Error('proxy keys: a proxy key must be at least 16 characters');
   return [{ name: defaultName, key: text }];

@@ -152,6 +152,15 @@ export const PROXY_ERRORS = deepFreeze({
     meaning:
       "The target is refused by the proxy's target policy; a host name the policy does not list by name gets this one answer whether it is unknown or resolves to a refused address.",
   },
+  keyPolicyRefused: {
+    code: -32008,
+    httpStatus: 403,
+    answer: 'envelope',
+    callRan: 'no',
+    apis: ALL_APIS,
+    meaning:
+      "The call is refused by the calling proxy key's own policy (its APIs, read-only access, models, targets or databases); the message names the rule, never the key.",
+  },
   responseTooLarge: {
     code: -32009,
     httpStatus: 502,

@@ -8,6 +8,7 @@
  */
 import { echoed, MAX_ERROR_MESSAGE_CHARS } from './bounded-text.ts';
 import { PROXY_ERRORS, type ProxyErrorRow } from './error-table.ts';
+import type { KeyPolicyRule } from './key-policy.ts';
 
 export abstract class ProxyError extends Error {
   /**
@@ -122,6 +123,19 @@ export class InvalidV2TargetError extends ProxyError {
 /** -32008: the target is refused by the proxy's target policy. */
 export class TargetRefusedError extends ProxyError {
   static override readonly row = PROXY_ERRORS.targetRefused;
+}
+
+/**
+ * -32008 too: the call is refused by the calling key's own policy. Its message names the rule
+ * ("this key may only read"), never the key; `rule` goes to the request log line and the metrics.
+ */
+export class KeyPolicyRefusedError extends ProxyError {
+  static override readonly row = PROXY_ERRORS.keyPolicyRefused;
+  readonly rule: KeyPolicyRule;
+  constructor(message: string, rule: KeyPolicyRule = 'api') {
+    super(`Refused by this key's policy: ${message}`);
+    this.rule = rule;
+  }
 }
 
 /** -32009: the upstream answer is too large for the gateway. */

@@ -293,7 +293,7 @@ function isNotFound(error: unknown): boolean {
 
 /**
  * The proxy keys: from the secret `config.proxyKeysSecretId` when set (a plain string is one key
- * named `default`, JSON `{"keys":[{name,key}]}` several), otherwise `config.localKeys`.
+ * named `default`, JSON `{"keys":[{name,key,policy?}]}` several), otherwise `config.localKeys`.
  *
  * `getKeys()` throws a plain `Error` naming the secret when it cannot be read or parsed; the
  * message never contains a key.
@@ -333,7 +333,7 @@ export function createProxyKeySource(config: Config): ProxyKeySource {
         throw new Error(`proxy keys secret ${secretId} is not usable: ${why}`);
       }
       lastText = text;
-      lastKeys = Object.freeze(keys.map((k) => Object.freeze({ name: k.name, key: k.key })));
+      lastKeys = Object.freeze(keys.map((k) => Object.freeze({ ...k })));
       return lastKeys;
     },
   };

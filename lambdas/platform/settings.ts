@@ -572,7 +572,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: text(),
     readBy: [],
     meaning:
-      'several named keys: `{"keys":[{"name":"billing","key":"..."}]}`; the name appears in logs. A name may repeat (a rotation); a key value may not',
+      'several named keys: `{"keys":[{"name":"billing","key":"..."}]}`; the name appears in logs. A name may repeat (a rotation); a key value may not. A key may carry a `policy` (see Key policies)',
   },
   licenseFile: {
     env: 'LICENSE_FILE',

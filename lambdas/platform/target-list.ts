@@ -77,3 +77,12 @@ export function parseTargetList(entries: readonly string[]): TargetList {
   }
   return { exactNames, wildcardSuffixes: Object.freeze(wildcardSuffixes), cidrs: Object.freeze(cidrs) };
 }
+
+/**
+ * Whether a host name (normalized: {@link normalizeHostName}) matches a host-name entry of `list`,
+ * or a wildcard entry (any subdomain, not the apex).
+ */
+export function listsHostName(list: TargetList, name: string): boolean {
+  if (list.exactNames.has(name)) return true;
+  return list.wildcardSuffixes.some((suffix) => name.length > suffix.length && name.endsWith(suffix));
+}

@@ -75,7 +75,12 @@ import { isIP } from 'node:net';
 import { echoed } from '../platform/bounded-text.ts';
 import { TargetRefusedError } from '../platform/errors.ts';
 import { cidrContains, embeddedIPv4, type IpAddress, parseCidr, parseIp } from '../platform/ip-address.ts';
-import { normalizeHostName, parseTargetList, type TargetList } from '../platform/target-list.ts';
+import {
+  listsHostName,
+  normalizeHostName,
+  parseTargetList,
+  type TargetList,
+} from '../platform/target-list.ts';
 
 /** The target policy as configured (`Config.allowedTargets`, `Config.allowedDatabases`). */
 export interface TargetPolicy {
@@ -174,8 +179,7 @@ export function compileTargetPolicy(policy: TargetPolicy): CompiledTargetPolicy 
 
 /** True when a (normalized) host name matches a host-name or wildcard entry. */
 function nameListed(policy: CompiledTargetPolicy, name: string): boolean {
-  if (policy.exactNames.has(name)) return true;
-  return policy.wildcardSuffixes.some((suffix) => name.length > suffix.length && name.endsWith(suffix));
+  return listsHostName(policy, name);
 }
 
 // ---------------------------------------------------------------------------------------------

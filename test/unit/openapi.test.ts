@@ -241,6 +241,7 @@ describe('docs/openapi.json', () => {
       'build',
       'description',
       'error_codes',
+      'key_policies',
       'name',
       'routes',
       'runtime',

@@ -20,11 +20,13 @@ import {
   Json2UnavailableError,
 } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
+import { modelListDomain, modelListed } from '../../platform/key-policy.ts';
 import type { ErpVersion } from '../../upstream/erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
+import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { FactSheet } from '../request-facts.ts';
 import { type ErpConnection, erpConnection, erpUrl, type McpInbound } from './connection.ts';
 
@@ -110,9 +112,47 @@ export class ErpAccess {
     };
   }
 
+  /**
+   * The caller key's policy (README, "Key policies") on one ERP call of a tool, as execute asks it:
+   * the model and method exactly as they are sent, the target and the database. `checkModel: false`
+   * only for `list_models`' own read of `ir.model`, whose answer {@link modelCatalogue} narrows.
+   */
+  private async allowedByKey(call: ErpCall, checkModel = true): Promise<void> {
+    const pending = checkKeyPolicy(this.inbound.keyPolicy, {
+      ...(checkModel ? { model: call.model } : {}),
+      method: call.method,
+      target: call.baseUrl,
+      db: call.db,
+    });
+    if (pending !== undefined) await pending;
+  }
+
   /** `model.method(**kwargs)`; `kwargs.ids` for a record method. */
   async named(model: string, method: string, kwargs: Record<string, unknown>): Promise<unknown> {
     const call = this.erpCall(model, method, kwargs);
+    await this.allowedByKey(call);
+    return this.sendNamed(call);
+  }
+
+  /**
+   * `ir.model.search_read(**kwargs)` for `list_models`: only the models the caller's key may use
+   * (its policy's `models`, as a domain, and again on the answer).
+   */
+  async modelCatalogue(kwargs: Record<string, unknown> & { readonly domain: unknown[] }): Promise<unknown> {
+    const models = this.inbound.keyPolicy?.models;
+    const narrowed =
+      models === undefined ? kwargs : { ...kwargs, domain: [...modelListDomain(models), ...kwargs.domain] };
+    const call = this.erpCall('ir.model', 'search_read', narrowed);
+    await this.allowedByKey(call, false);
+    const records = await this.sendNamed(call);
+    if (models === undefined || !Array.isArray(records)) return records;
+    return records.filter((record) => {
+      const name = (record as { model?: unknown } | null)?.model;
+      return typeof name === 'string' && modelListed(models, name);
+    });
+  }
+
+  private async sendNamed(call: ErpCall): Promise<unknown> {
     try {
       return answerValue(await this.deps.named.call(call, this.context));
     } catch (error) {
@@ -139,6 +179,7 @@ export class ErpAccess {
     kwargs: Record<string, unknown>,
   ): Promise<unknown> {
     const call = { ...this.erpCall(model, method, kwargs), argsJson: JSON.stringify(args) };
+    await this.allowedByKey(call);
     if (call.uid === undefined) {
       const major = await this.knownMajor(call.baseUrl, call.db);
       if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major);
@@ -170,10 +211,9 @@ export class ErpAccess {
     this.state.erpHost = url.host;
     const db = this.inbound.erp.db?.trim() || undefined;
     if (db !== undefined) this.state.erpDb = db;
-    return this.deps.versions.version(
-      checkTarget(this.deps.policy, url, db),
-      { ...this.context, readOnly: true },
-      db,
-    );
+    const target = checkTarget(this.deps.policy, url, db);
+    const pending = checkKeyPolicy(this.inbound.keyPolicy, { target, db });
+    if (pending !== undefined) await pending;
+    return this.deps.versions.version(target, { ...this.context, readOnly: true }, db);
   }
 }

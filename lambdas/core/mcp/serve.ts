@@ -26,10 +26,11 @@ import {
 import * as z from 'zod/mini';
 import { InternalError, InvalidRequestError, ParseError, ProxyError } from '../../platform/errors.ts';
 import { isJsonObject, MAX_JSON_DEPTH } from '../../platform/json.ts';
-import { SERVICE_NAME } from '../../platform/names.ts';
+import { type McpToolName, SERVICE_NAME } from '../../platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../../platform/package-info.ts';
 import type { Answer } from '../envelope.ts';
 import { withCallContext } from '../forward.ts';
+import { checkKeyPolicy, toolsForKey } from '../key-policy-check.ts';
 import { type FactSheet, factsOf, withFacts } from '../request-facts.ts';
 import {
   erpFailure,
@@ -101,6 +102,8 @@ async function runTool(
   state.tool = definition.name;
   const readOnly = !definition.writes;
   try {
+    // The caller key's policy: a tool that changes data is refused to a read key (-32008).
+    checkKeyPolicy(inbound.keyPolicy, { tool: definition });
     const { value: answer, upstream } = await withCallContext(inbound, deps.config, (context) =>
       definition.run(args as never, new ErpAccess(inbound, state, deps, context)),
     );
@@ -213,7 +216,11 @@ function createServer(inbound: McpInbound, state: FactSheet, deps: McpDeps): Ser
     jsonSchemaValidator: NO_SCHEMA_VALIDATION,
   });
   const tools = offeredTools(deps.writeTools);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...toolList(deps.writeTools)] }));
+  // Only the tools the caller's key may use (README, "Key policies").
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    const mayUse = new Set(toolsForKey(tools, inbound.keyPolicy).map((definition) => definition.name));
+    return { tools: toolList(deps.writeTools).filter((listed) => mayUse.has(listed.name as McpToolName)) };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     try {
       const definition = tools.find((candidate) => candidate.name === request.params.name);

@@ -343,7 +343,7 @@ const listModels = tool({
     const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
     const at = args.offset ?? 0;
     const word = args.search?.trim();
-    const records = await erp.named('ir.model', 'search_read', {
+    const records = await erp.modelCatalogue({
       domain: [
         ['transient', '=', false],
         ...(word ? ['|', ['model', 'ilike', word], ['name', 'ilike', word]] : []),

@@ -7,7 +7,9 @@
  *
  * Dimensions are low-cardinality only: `service` (always), `api`, and `outcome` on Requests,
  * `code` on Errors, `protocol` on UpstreamCalls, `tool` (one of the ten MCP tool names) and
- * `outcome` on McpToolCalls. Never a host, database, model or key name.
+ * `outcome` on McpToolCalls, `key` (a proxy key's name) and `rule` on PolicyRefusals. Never a
+ * host, database or model, nor a key: a key's name is the operator's choice, one per named key,
+ * and counting refusals per caller is what the metric is for.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
@@ -45,6 +47,11 @@ export const MetricName = {
    * outcome. The request itself is counted in `Requests` under api `mcp` too.
    */
   McpToolCalls: 'McpToolCalls',
+  /**
+   * Count of calls a proxy key's own policy refused (README, "Key policies"); dimensions key (the
+   * key's name), rule (`api`, `access`, `model`, `target`, `database`).
+   */
+  PolicyRefusals: 'PolicyRefusals',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -56,6 +63,9 @@ export const Dimension = {
   Code: 'code',
   Protocol: 'protocol',
   Tool: 'tool',
+  /** A proxy key's name: few values, the operator's own (one per named key, never the key). */
+  Key: 'key',
+  Rule: 'rule',
 } as const;
 
 /**
@@ -158,6 +168,14 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_mcp_tool_calls',
     dimensions: [Dimension.Tool, Dimension.Outcome],
     help: 'MCP tool calls (POST /mcp), by tool and outcome (success, erp_error, proxy_error).',
+  },
+  {
+    name: MetricName.PolicyRefusals,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_policy_refusals',
+    dimensions: [Dimension.Key, Dimension.Rule],
+    help: "Calls refused by the calling proxy key's own policy, by key name and rule (api, access, model, target, database).",
   },
   {
     name: MetricName.LicenseDaysLeft,

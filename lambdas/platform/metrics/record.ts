@@ -6,6 +6,7 @@
  */
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
+import type { KeyPolicyRule } from '../key-policy.ts';
 import type { LicenseStatus } from '../license.ts';
 import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.ts';
@@ -44,10 +45,14 @@ export interface RequestMetrics {
   readonly upstreamProtocol?: UpstreamProtocol;
   /** The MCP tool the request called (`POST /mcp`, `tools/call` of a known tool). */
   readonly tool?: McpToolName;
+  /** The name of the proxy key that authenticated the caller. */
+  readonly callerKeyName?: string;
+  /** The rule of that key's policy that refused the call. */
+  readonly policyRule?: KeyPolicyRule;
 }
 
 /** The single-metric emitters of one `Metrics` instance, each created on first use and reused. */
-type SingleRecordKind = 'requests' | 'errors' | 'license' | 'upstreamCalls' | 'toolCalls';
+type SingleRecordKind = 'requests' | 'errors' | 'license' | 'upstreamCalls' | 'toolCalls' | 'policyRefusals';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
@@ -107,6 +112,13 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
       .addDimension(Dimension.Tool, state.tool)
       .addDimension(Dimension.Outcome, outcome)
       .addMetric(MetricName.McpToolCalls, MetricUnit.Count, 1);
+  }
+
+  if (state.policyRule !== undefined && state.callerKeyName !== undefined) {
+    singleRecord(metrics, 'policyRefusals')
+      .addDimension(Dimension.Key, state.callerKeyName)
+      .addDimension(Dimension.Rule, state.policyRule)
+      .addMetric(MetricName.PolicyRefusals, MetricUnit.Count, 1);
   }
 
   const upstreamMs =

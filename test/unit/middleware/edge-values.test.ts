@@ -40,7 +40,7 @@ describe('values the edge hands on', () => {
 
   it('the body and envelope id the jsonBody step returned reach the inbound call as values', async () => {
     const req = request({}, '{"id":"a1","action":"search_count"}');
-    const { values } = await jsonBody().run(req.event, { caller: 'test', licensed: true });
+    const { values } = await jsonBody().run(req.event, { caller: 'test', policy: undefined, licensed: true });
     const inbound = toInboundCall(req.event, req.context, values);
     expect(inbound.body).toMatchObject({ ok: true, value: { id: 'a1' } });
     expect(inbound.envelopeId).toBe('a1');

@@ -1,0 +1,231 @@
+/**
+ * @module platform/key-policy
+ * A proxy key's own policy (least privilege; README, "Key policies"): what a key entry's `policy`
+ * may say, its schema (zod/mini, as the rest of the proxy-keys document), the one list of read
+ * methods, and the policy compiled once at load into what a call is checked against. The check
+ * itself is `core/key-policy-check.ts`'s, made once per call.
+ *
+ * Every field is optional; an absent one narrows nothing:
+ *
+ * - `apis`: any of `v1`, `v2`, `version`, `mcp`, `operator` (`/_/license` and `/_/metrics` when
+ *   they require a key);
+ * - `access`: `read` (only the methods of {@link READ_METHODS}) or `write` (the default);
+ * - `models`: exact model names, or `prefix.*` (any model whose name starts with `prefix.`);
+ * - `targets`: the syntax of `ERP_ALLOWED_TARGETS` (host names, `*.` wildcards, CIDRs), narrowing
+ *   the proxy's target policy, never widening it;
+ * - `databases`: exact database names, narrowing `ERP_ALLOWED_DATABASES`.
+ *
+ * A field or value the schema does not know fails the whole document (fail closed), with a message
+ * naming the key's `name` and the field, never the key.
+ */
+import * as z from 'zod/mini';
+import { MODEL_NAME } from './erp-names.ts';
+import { parseTargetList, type TargetList } from './target-list.ts';
+import { lazily } from './zod.ts';
+
+/** The APIs a key policy names (README, "Key policies"). */
+export const KEY_POLICY_APIS = Object.freeze(['v1', 'v2', 'version', 'mcp', 'operator'] as const);
+export type KeyPolicyApi = (typeof KEY_POLICY_APIS)[number];
+
+/** What a key policy allows of the ERP data. */
+export const KEY_POLICY_ACCESS = Object.freeze(['read', 'write'] as const);
+export type KeyPolicyAccess = (typeof KEY_POLICY_ACCESS)[number];
+
+/** Which rule of a key's policy refused a call: a log field and a metric dimension (few values). */
+export const KEY_POLICY_RULES = Object.freeze(['api', 'access', 'model', 'target', 'database'] as const);
+export type KeyPolicyRule = (typeof KEY_POLICY_RULES)[number];
+
+/**
+ * The methods a `read` key may call, on every API (v1 actions and `call_method`'s `fn_name`, v2
+ * methods, every MCP tool's ERP calls): the public methods Odoo 16 to 19 define on every model
+ * that only read (read from `odoo/models.py` or `odoo/orm/models.py`,
+ * `addons/web/models/models.py` and `addons/base/models/ir_ui_view.py` of the 16, 17, 18 and 19
+ * sources). A method a version does not have is refused by that ERP as it would be anyway. Any other name is a write, an unknown one included:
+ * a model's own methods (`action_confirm`, `message_post`...) can change data, and `onchange`,
+ * `name_create`, `copy_data` or `web_resequence` are left out on purpose. Compared exactly: the
+ * ERP's method names are case-sensitive, and the name compared is the one sent to the ERP.
+ */
+export const READ_METHODS: readonly string[] = Object.freeze([
+  // Searching and reading records.
+  'search',
+  'search_read',
+  'search_count',
+  'search_fetch', // 17+
+  'read',
+  'exists',
+  'name_search',
+  'name_get', // 16 (deprecated in 17, gone in 18)
+  'read_group', // 16-19 (deprecated in 19)
+  'formatted_read_group', // 19
+  'formatted_read_grouping_sets', // 19
+  'get_metadata',
+  'export_data',
+  'get_field_translations',
+  // Describing the model.
+  'fields_get',
+  'default_get',
+  'check_access_rights', // 16-18
+  'check_access', // 18+
+  'has_access', // 18+
+  'check_field_access_rights',
+  'get_views',
+  'get_view',
+  'fields_view_get', // 16 (deprecated there, gone in 17)
+  'load_views', // 16 (deprecated there, gone in 17)
+  // The web client's read methods (addons/web).
+  'web_search_read',
+  'web_read', // 17+
+  'web_read_group',
+  'web_name_search', // 19
+  'read_progress_bar',
+  'search_panel_select_range',
+  'search_panel_select_multi_range',
+]);
+
+const READ_METHOD_SET: ReadonlySet<string> = new Set(READ_METHODS);
+
+/** Whether `method`, exactly as it is sent to the ERP, is on the read list. */
+export function isReadMethod(method: string): boolean {
+  return READ_METHOD_SET.has(method);
+}
+
+/** A key policy, compiled once at load. */
+export interface KeyPolicy {
+  /** `undefined`: every API. */
+  readonly apis: ReadonlySet<KeyPolicyApi> | undefined;
+  readonly access: KeyPolicyAccess;
+  /** `undefined`: every model. */
+  readonly models: ModelList | undefined;
+  /** `undefined`: every target the proxy's target policy allows. */
+  readonly targets: TargetList | undefined;
+  /** `undefined`: every database `ERP_ALLOWED_DATABASES` allows. */
+  readonly databases: ReadonlySet<string> | undefined;
+}
+
+/** The `models` entries: exact names, and the prefixes of `prefix.*` globs (with their dot). */
+export interface ModelList {
+  readonly exact: ReadonlySet<string>;
+  readonly prefixes: readonly string[];
+}
+
+/**
+ * Whether `model`, exactly as it is sent to the ERP, is in `list`: an exact entry equals it, or it
+ * is a valid model name that starts with a glob's `prefix.` (so `sale.*` never matches
+ * `sale.order/../res.users`, `sale.order\u0000` or ` sale.order`).
+ */
+export function modelListed(list: ModelList, model: string): boolean {
+  if (list.exact.has(model)) return true;
+  return (
+    list.prefixes.some((prefix) => model.length > prefix.length && model.startsWith(prefix)) &&
+    MODEL_NAME.test(model)
+  );
+}
+
+/**
+ * An Odoo domain on `ir.model` that matches exactly the models of `list` (for `list_models`):
+ * `model in [...]` for the exact names, `model =like 'prefix.%'` for each glob, with `%`, `_` and
+ * `\` escaped (in SQL's LIKE, `_` matches any character).
+ */
+export function modelListDomain(list: ModelList): unknown[] {
+  const leaves: unknown[] = [];
+  if (list.exact.size > 0) leaves.push(['model', 'in', [...list.exact]]);
+  for (const prefix of list.prefixes) {
+    leaves.push(['model', '=like', `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`]);
+  }
+  return [...Array.from({ length: leaves.length - 1 }, () => '|'), ...leaves];
+}
+
+/**
+ * The message of a strict object's problem: an unknown field (named when its name looks like a
+ * field name: a misplaced secret is never echoed), or a value that is no object.
+ */
+export function strictObjectError(notAnObject: (issue: z.core.$ZodRawIssue) => string) {
+  return (issue: z.core.$ZodRawIssue): string => {
+    if (issue.code !== 'unrecognized_keys') return notAnObject(issue);
+    const keys = (issue as { keys?: unknown }).keys;
+    const names = Array.isArray(keys) ? keys.map(String) : [];
+    const shown = names.every((name) => /^[A-Za-z_][A-Za-z0-9_]{0,31}$/.test(name));
+    return shown && names.length > 0
+      ? `unknown field${names.length > 1 ? 's' : ''} ${names.map((name) => JSON.stringify(name)).join(', ')}`
+      : 'an unknown field';
+  };
+}
+
+/** A `models` entry: a model name, or `prefix.*`. */
+const MODEL_ENTRY = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*(?:\.\*)?$/;
+
+function nonEmptyList<T extends z.ZodMiniType>(item: T, what: string) {
+  return z
+    .array(item, { error: 'expected a list' })
+    .check(z.minLength(1, `an empty list allows no ${what}; leave the field out to allow every ${what}`));
+}
+
+/** A `targets` entry the target list's own parser accepts (the message is the parser's). */
+const targetEntry = () =>
+  z.string({ error: 'expected a string' }).check(
+    z.refine((entry) => {
+      try {
+        parseTargetList([entry]);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'not a host name (erp.example.com), a wildcard (*.example.com) or a CIDR (10.0.0.0/8); URLs and ports are not entries'),
+  );
+
+/**
+ * The JSON form of a key's `policy`: a strict object (an unknown field fails), every field optional.
+ * Built on its first use.
+ */
+export const keyPolicySchema = lazily(() =>
+  z.strictObject(
+    {
+      apis: z.optional(
+        nonEmptyList(
+          z.enum(KEY_POLICY_APIS, { error: `expected one of ${KEY_POLICY_APIS.join(', ')}` }),
+          'API',
+        ),
+      ),
+      access: z.optional(z.enum(KEY_POLICY_ACCESS, { error: 'expected "read" or "write"' })),
+      models: z.optional(
+        nonEmptyList(
+          z
+            .string({ error: 'expected a string' })
+            .check(z.regex(MODEL_ENTRY, 'expected a model name (res.partner) or a prefix glob (sale.*)')),
+          'model',
+        ),
+      ),
+      targets: z.optional(nonEmptyList(targetEntry(), 'target')),
+      databases: z.optional(
+        nonEmptyList(
+          z.string({ error: 'expected a string' }).check(z.minLength(1, 'a database name is not empty')),
+          'database',
+        ),
+      ),
+    },
+    { error: strictObjectError(() => 'expected an object') },
+  ),
+);
+
+/** A key's policy as its schema reads it. */
+export type KeyPolicyDocument = z.output<ReturnType<typeof keyPolicySchema>>;
+
+/** Compiles a policy its schema read; every entry was already checked. */
+export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
+  const models = document.models;
+  return Object.freeze({
+    apis: document.apis === undefined ? undefined : new Set(document.apis),
+    access: document.access ?? 'write',
+    models:
+      models === undefined
+        ? undefined
+        : Object.freeze({
+            exact: new Set(models.filter((entry) => !entry.endsWith('.*'))),
+            prefixes: Object.freeze(
+              models.filter((entry) => entry.endsWith('.*')).map((entry) => entry.slice(0, -1)),
+            ),
+          }),
+    targets: document.targets === undefined ? undefined : parseTargetList(document.targets),
+    databases: document.databases === undefined ? undefined : new Set(document.databases),
+  });
+}
