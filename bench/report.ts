@@ -3,9 +3,10 @@
  * budget and whether it was met, plus the machine description and the method.
  */
 import { arch, cpus, platform, release, totalmem } from 'node:os';
+import type { BodyParseRow } from './body-parse.ts';
 import type { ColdStartResult } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
-import { OVERHEAD_ROUNDS, type OverheadResult } from './handler-overhead.ts';
+import { OVERHEAD_ROUNDS, type OverheadResult, type OverheadRow } from './handler-overhead.ts';
 import {
   type ImportProfile,
   ownerOfPart,
@@ -44,6 +45,8 @@ export interface Results {
   readonly speedReferenceMs: readonly [number, number];
   readonly overhead: OverheadResult;
   readonly overheadSettings: { warmup: number; iterations: number };
+  /** The handler overhead with 50 keys, without and with key policies, side by side. */
+  readonly keyPolicies: readonly OverheadRow[];
   readonly endToEnd: EndToEndRow[];
   readonly endToEndSettings: { warmupSeconds: number; seconds: number; concurrency: number };
   readonly coldStart: ColdStartResult;
@@ -55,6 +58,8 @@ export interface Results {
   readonly largeRuns: number;
   /** v1 over /jsonrpc and over JSON-2 (double; live ERP when ERP_LIVE_* is set). */
   readonly bridge: BridgeRow[];
+  /** The body step with `@middy/http-json-body-parser` against the scanner alone. */
+  readonly bodyParse: BodyParseRow[];
 }
 
 interface Row {
@@ -75,7 +80,16 @@ const status = (row: Row): string =>
       : `**NOT met**${row.note ? ` (${row.note})` : ''}`;
 
 function overheadRows(r: Results): Row[] {
-  return r.overhead.rows.map((o) => {
+  return budgetedOverheadRows('Handler overhead', r.overhead.rows);
+}
+
+/** The key-policy rows: the handler overhead budget, with 50 keys, without and with policies. */
+export function keyPolicyRows(rows: readonly OverheadRow[]): Row[] {
+  return budgetedOverheadRows('Handler overhead, key policies', rows);
+}
+
+function budgetedOverheadRows(area: string, rows: readonly OverheadRow[]): Row[] {
+  return rows.map((o) => {
     const medianOk = o.medianMs <= BUDGETS.overheadMedianMs;
     const p99Ok = o.p99Ms <= BUDGETS.overheadP99Ms;
     const misses = [
@@ -83,7 +97,7 @@ function overheadRows(r: Results): Row[] {
       p99Ok ? '' : `p99 +${(o.p99Ms - BUDGETS.overheadP99Ms).toFixed(3)} ms`,
     ].filter(Boolean);
     return {
-      area: 'Handler overhead',
+      area,
       measurement: o.label,
       result: `median ${ms(o.medianMs)}, p99 ${ms(o.p99Ms)} (upstream median ${ms(o.upstreamMedianMs)})`,
       budget: `median ≤ ${BUDGETS.overheadMedianMs} ms, p99 ≤ ${BUDGETS.overheadP99Ms} ms`,
@@ -383,8 +397,28 @@ function bridgeRows(r: Results): Row[] {
   return rows;
 }
 
+/** The body step's parse, with the design card's parser and with the scanner alone, side by side. */
+export function bodyParseRows(r: Pick<Results, 'bodyParse'>): Row[] {
+  return r.bodyParse.map((b) => ({
+    area: 'Body parse (in-process)',
+    measurement: `${b.label} (${kib(b.bytes)}): @middy/http-json-body-parser + scan vs the scanner alone (JSON.parse + scan)`,
+    result:
+      `${ms(b.parserMs)} vs ${ms(b.scannerMs)} per body: ${b.parserMs >= b.scannerMs ? '+' : ''}${ms(b.parserMs - b.scannerMs)} ` +
+      `(${((b.parserMs / b.scannerMs - 1) * 100).toFixed(1)} %); medians of ${b.rounds} interleaved rounds`,
+    budget: '—',
+  }));
+}
+
 export function allRows(r: Results): Row[] {
-  return [...overheadRows(r), ...endToEndRows(r), ...coldStartRows(r), ...largeRows(r), ...bridgeRows(r)];
+  return [
+    ...overheadRows(r),
+    ...keyPolicyRows(r.keyPolicies),
+    ...endToEndRows(r),
+    ...coldStartRows(r),
+    ...largeRows(r),
+    ...bridgeRows(r),
+    ...bodyParseRows(r),
+  ];
 }
 
 export function machine(): string {
@@ -470,6 +504,11 @@ ${topLevelTable(r.topLevel)}
   \`process.stdout.write\` is replaced by a no-op that still receives every string: the logger does all
   its formatting work (${r.overhead.logWrites} log lines, ${mib(r.overhead.logBytes)}), but terminal I/O
   is not measured.
+- **Handler overhead, key policies.** The same handlers over two runtimes side by side in one run
+  (\`bench/key-policy-overhead.ts\`; alone: \`npm run bench -- --key-policies\`): 50 named keys without
+  a policy, and the same 50 keys of which 25 carry a policy (apis, read access, 12 models with globs,
+  3 targets, 2 databases), the caller's key one of the 25 (every call is checked against it). Blocks
+  of both runtimes and every case take turns over 6 rounds, in ABBA order.
 - **End to end over loopback.** autocannon (programmatic, in the benchmark process) sends the same
   small call, v1 \`search_count\` on \`res.partner\`: straight to the upstream (\`/jsonrpc\`
   execute_kw), through the local proxy (the real handlers behind \`createLocalServer\`, LOG_LEVEL INFO

@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --cold-start` runs only the cold-start part (cold starts, first calls with
  * secrets, bundle sizes), prints its rows and writes nothing; `--import-profile` only the CPU
- * profile of each bundle's import (where import time goes), printed the same way.
+ * profile of each bundle's import (where import time goes), printed the same way; `--body-parse`
+ * only the body step with `@middy/http-json-body-parser` against the scanner alone.
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
@@ -12,16 +13,20 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { measureBodyParse } from './body-parse.ts';
 import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
 import { profileImports, timeTopLevel } from './import-profile.ts';
+import { KEY_COUNT, KEYS_WITH_POLICIES, measureKeyPolicyOverhead } from './key-policy-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
 import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import {
   allRows,
+  bodyParseRows,
   coldStartRows,
   importProfileTable,
+  keyPolicyRows,
   machine,
   type Results,
   renderMarkdown,
@@ -34,6 +39,8 @@ import { progress, speedReference } from './stats.ts';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const OVERHEAD = { warmup: 500, iterations: 3000 };
+/** Per case and runtime (two runtimes, three cases). */
+const KEY_POLICY_OVERHEAD = { warmup: 300, iterations: 3000 };
 const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
 // 25, not 15: this VM has slow spells of a few seconds, and a median of 15 runs still moved by
 // 10-15 ms from one bench run to the next (execute bundles 80-107 ms over 7 runs).
@@ -74,8 +81,36 @@ async function importProfileOnly(): Promise<void> {
   process.stdout.write(`\n${importProfileTable(importProfile)}\n\n${topLevelTable(topLevel)}\n`);
 }
 
+/** The body parse alone (`--body-parse`): its rows on stdout, BENCHMARKS.md untouched. */
+async function bodyParseOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const before = speedReference();
+  progress(`speed reference: ${before.toFixed(1)} ms`);
+  const rows = bodyParseRows({ bodyParse: await measureBodyParse() });
+  const after = speedReference();
+  process.stdout.write(
+    `\n${renderTable(rows)}\n\nspeed reference ${before.toFixed(0)} ms at the start, ${after.toFixed(0)} ms at the end\n`,
+  );
+}
+
+/** The key-policy rows alone (`--key-policies`): on stdout, BENCHMARKS.md untouched. */
+async function keyPoliciesOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const speed = speedReference();
+  progress(
+    `key policies: ${KEY_COUNT} keys, none or ${KEYS_WITH_POLICIES} with policies (${KEY_POLICY_OVERHEAD.iterations} calls per case and runtime); speed reference ${speed.toFixed(1)} ms`,
+  );
+  const rows = keyPolicyRows(await measureKeyPolicyOverhead(KEY_POLICY_OVERHEAD));
+  const after = speedReference();
+  process.stdout.write(
+    `\n${renderTable(rows)}\n\n${summary(rows)}\nspeed reference ${speed.toFixed(1)} ms at the start, ${after.toFixed(1)} ms at the end\n`,
+  );
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--body-parse')) return bodyParseOnly();
   if (process.argv.includes('--cold-start')) return coldStartOnly();
+  if (process.argv.includes('--key-policies')) return keyPoliciesOnly();
   if (process.argv.includes('--import-profile')) return importProfileOnly();
   const startedAt = new Date();
   const loadAverage = loadavg();
@@ -86,6 +121,8 @@ async function main(): Promise<void> {
 
   progress(`1/5 handler overhead (${OVERHEAD.iterations} calls per handler, in-process)`);
   const overhead = await measureHandlerOverhead(OVERHEAD);
+  progress(`  key policies (${KEY_COUNT} keys, none or ${KEYS_WITH_POLICIES} with policies, side by side)`);
+  const keyPolicies = await measureKeyPolicyOverhead(KEY_POLICY_OVERHEAD);
 
   progress(`2/5 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
   const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
@@ -103,6 +140,10 @@ async function main(): Promise<void> {
     `5/5 v1 over /jsonrpc and over JSON-2 (${BRIDGE.calls} interleaved calls each; ERP double${liveTarget() ? ' and the live ERP' : ''})`,
   );
   const bridge = await measureProtocolBridge(BRIDGE);
+  progress(
+    '  the body parse: @middy/http-json-body-parser against the scanner alone (in-process, interleaved)',
+  );
+  const bodyParse = await measureBodyParse();
   const speedAtEnd = speedReference();
 
   const results: Results = {
@@ -112,6 +153,7 @@ async function main(): Promise<void> {
     speedReferenceMs: [speedAtStart, speedAtEnd],
     overhead,
     overheadSettings: OVERHEAD,
+    keyPolicies,
     endToEnd,
     endToEndSettings: END_TO_END,
     coldStart,
@@ -120,6 +162,7 @@ async function main(): Promise<void> {
     largeAnswers,
     largeRuns: LARGE_RUNS,
     bridge,
+    bodyParse,
   };
   const rows = allRows(results);
   writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderMarkdown(results));

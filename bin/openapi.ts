@@ -21,6 +21,7 @@ import {
   erpInstanceV1,
   erpInstanceV2,
   jsonObject,
+  V1_ACTIONS,
   v1ExecuteSchema,
   v2ExecuteSchema,
   versionSchema,
@@ -510,16 +511,27 @@ function errorCodes(): unknown[] {
 
 // --- Paths ------------------------------------------------------------------------------------
 
-const OPERATIONS: Readonly<
-  Record<
-    string,
-    { id: string; summary: string; description: string; tag: string; body?: string; api?: EnvelopeApi }
-  >
-> = {
+/**
+ * An operation of the document: an envelope endpoint names its request body and API (its answers
+ * come from the error table); an operator endpoint gives its own 200 answer, so a new one cannot
+ * borrow another's (`paths` throws without it).
+ */
+interface Operation {
+  readonly id: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly tag: string;
+  readonly body?: string;
+  readonly api?: EnvelopeApi;
+  /** The 200 response of an operator endpoint. */
+  readonly answer?: { readonly description: string; readonly content: Record<string, unknown> };
+}
+
+const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /api/erp/execute': {
     id: 'executeV1',
     summary: 'v1 execute (execute_kw over /jsonrpc)',
-    description: 'Runs one of the 9 actions on the target ERP (any version up to 21).',
+    description: `Runs one of the ${V1_ACTIONS.length} actions on the target ERP (any version up to 21).`,
     tag: 'v1',
     body: 'V1ExecuteRequest',
     api: 'v1',
@@ -571,6 +583,10 @@ const OPERATIONS: Readonly<
     summary: 'License status',
     description: 'Needs `x-api-key` unless the operator set `AUX_PUBLIC=license`.',
     tag: 'operator',
+    answer: {
+      description: 'The license status.',
+      content: { 'application/json': { schema: ref('License') } },
+    },
   },
   'GET /_/about': {
     id: 'about',
@@ -578,6 +594,10 @@ const OPERATIONS: Readonly<
     description:
       'Name, version, supported APIs and ERP ranges, routes, build and runtime, and `error_codes` (the error table). Public.',
     tag: 'operator',
+    answer: {
+      description: 'The service description.',
+      content: { 'application/json': { schema: ref('About') } },
+    },
   },
   'GET /_/metrics': {
     id: 'metrics',
@@ -585,6 +605,10 @@ const OPERATIONS: Readonly<
     description:
       'Prometheus text exposition. Needs `x-api-key` unless the operator set `AUX_PUBLIC=metrics`.',
     tag: 'operator',
+    answer: {
+      description: 'The service metrics, Prometheus text exposition (`text/plain; version=0.0.4`).',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
   },
   'POST /mcp': {
     id: 'mcp',
@@ -613,25 +637,12 @@ const POLICY_REFUSED = {
 };
 
 /** The responses of an operator endpoint: its answer, the -32000 when keyed, the 500, the gateway's. */
-function auxResponses(path: string): Record<string, unknown> {
-  const own: Record<string, unknown> = {
-    '200':
-      path === '/_/license'
-        ? {
-            description: 'The license status.',
-            content: { 'application/json': { schema: ref('License') } },
-          }
-        : path === '/_/metrics'
-          ? {
-              description: 'The service metrics, Prometheus text exposition (`text/plain; version=0.0.4`).',
-              content: { 'text/plain': { schema: { type: 'string' } } },
-            }
-          : {
-              description: 'The service description.',
-              content: { 'application/json': { schema: ref('About') } },
-            },
-  };
-  if (path !== '/_/about') {
+function auxResponses(route: Route, operation: Operation): Record<string, unknown> {
+  const key = `${route.method} ${route.path}`;
+  if (operation.answer === undefined)
+    throw new Error(`openapi: no answer (200 response) for the route ${key}`);
+  const own: Record<string, unknown> = { '200': operation.answer };
+  if (route.auth !== 'public') {
     own['401'] = UNAUTHORIZED;
     own['403'] = POLICY_REFUSED;
   }
@@ -668,7 +679,7 @@ function mcpErrorResponse(rows: readonly ProxyErrorRow[], description: string): 
 }
 
 /** `POST /mcp`: kept small; MCP's own specification describes the messages. */
-function mcpOperation(operation: (typeof OPERATIONS)[string]): Record<string, unknown> {
+function mcpOperation(operation: Operation): Record<string, unknown> {
   const message = {
     type: 'object',
     description: 'A JSON-RPC 2.0 message of MCP (a batch is refused: -32600).',
@@ -756,7 +767,7 @@ function paths(): Record<string, unknown> {
       };
       entry.responses = apiResponseRefs(operation.api);
     } else {
-      entry.responses = auxResponses(route.path);
+      entry.responses = auxResponses(route, operation);
     }
     result[route.path] = { ...result[route.path], [route.method.toLowerCase()]: entry };
   }

@@ -2,15 +2,12 @@
  * @module serve
  * `npm start`: the proxy on this machine, no AWS needed. Configuration comes from the
  * environment (see the README); with no proxy key configured, one is generated and printed once.
- * It prints curls for the address it listens on, aimed at the ERP double's default address
- * (`npm run erp-double`, port 8788: no ERP's default port, so a pasted curl never reaches a real
- * ERP by accident), and warns when the license is invalid or expires within
+ * It prints curls for the address it listens on, aimed at the ERP double (`npm run erp-double`, on
+ * `ERP_DOUBLE_PORT`, 8788 by default: no ERP's default port, so a pasted curl never reaches a real
+ * ERP by accident) with the double's own admin key, and warns when the license is invalid or expires within
  * `LICENSE_WARNING_DAYS`.
  */
 import type { AddressInfo } from 'node:net';
-
-/** The ERP double's default address (test/erp-double: ERP_DOUBLE_DEFAULT_PORT), for the printed curls. */
-const ERP_DOUBLE_URL = 'http://127.0.0.1:8788';
 
 async function main(): Promise<void> {
   // Loaded here, not statically, so a configuration error prints a message instead of a trace.
@@ -25,6 +22,9 @@ async function main(): Promise<void> {
   const { getRuntime } = await import('../lambdas/handlers/runtime.ts');
   const { createLocalServer } = await import('../lambdas/local/server.ts');
   const { licenseWarning } = await import('../lambdas/platform/license-notice.ts');
+  // The double's fixed, public test key (test/erp-double/users.ts): the printed curls work as pasted.
+  const { ERP_A_ADMIN_KEY } = await import('../test/erp-double/users.ts');
+  const erpDoubleUrl = `http://127.0.0.1:${config.erpDoublePort}`;
   const runtime = getRuntime();
   const server = createLocalServer(runtime, {
     onCrash: (error) => runtime.logger.error('local server: handler crashed', { error: error as Error }),
@@ -71,15 +71,16 @@ async function main(): Promise<void> {
       // Read now, before any call is refused for it: what GET /_/license will tell.
       await licenseLine(),
       '',
-      `Try it with the ERP double (\`npm run erp-double\` in another terminal listens on ${ERP_DOUBLE_URL} and prints`,
-      'its users and keys); for your own ERP, put its URL, database, user id and API key in erp_instance:',
+      `Try it with the ERP double (\`npm run erp-double\` in another terminal listens on ${erpDoubleUrl}, its admin`,
+      'user 2 and key below); for your own ERP, put its URL, database, user id and API key in erp_instance',
+      '(README, "Connect your own Odoo"):',
       `  curl -s ${base}/api/erp/version \\`,
       `    -H 'content-type: application/json' -H 'x-api-key: ${key}' \\`,
-      `    -d '{"id":"1","url":"${ERP_DOUBLE_URL}"}'`,
+      `    -d '{"id":"1","url":"${erpDoubleUrl}"}'`,
       `  curl -s ${base}/api/erp/execute \\`,
       `    -H 'content-type: application/json' -H 'x-api-key: ${key}' \\`,
       `    -d '{"id":"2","action":"search_read","model_id":"res.partner","params":[[]],"keyword":{"fields":["name"],"limit":5},` +
-        `"erp_instance":{"url":"${ERP_DOUBLE_URL}","db":"erp_a","user_id":2,"api_key":"<ERP_USER_API_KEY>"}}'`,
+        `"erp_instance":{"url":"${erpDoubleUrl}","db":"erp_a","user_id":2,"api_key":"${ERP_A_ADMIN_KEY}"}}'`,
       `  curl -s ${base}/_/about`,
       '',
       `Agents (MCP): ${base}/mcp, with the proxy key and the x-erp-* headers (README, "Agents (MCP)").`,

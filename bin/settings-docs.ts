@@ -1,7 +1,7 @@
 /**
  * `npm run docs:settings`: writes the configuration tables of the README and docs/deployment.md
  * from the settings catalogue (lib/settings-docs.ts). `-- --check` only compares, and fails when a
- * committed table is out of date (test/infra/settings-docs.test.ts does the same).
+ * committed table is out of date (test/infra/settings-catalogue.test.ts does the same).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

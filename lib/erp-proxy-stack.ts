@@ -135,7 +135,38 @@ export class ErpProxyStack extends Stack {
 
     this.proxyKeysSecret = this.createProxyKeysSecret(config);
     this.licenseSecret = this.createLicenseSecret(config);
+    this.functions = this.createFunctions(config);
+    this.grantSecrets(config);
+    this.licenseCheckSchedule = this.scheduleLicenseCheck();
 
+    const domain = this.customDomain(config);
+    const gateway = this.createApi(id, config, domain);
+    this.api = gateway.api;
+    this.accessLogs = gateway.accessLogs;
+    this.stage = gateway.stage;
+    this.addRoutes();
+
+    this.alarmTopic = this.createAlarmTopic(config);
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      api: this.api,
+      functions: {
+        'execute-v1': this.functions['execute-v1'].function,
+        'execute-v2': this.functions['execute-v2'].function,
+        version: this.functions.version.function,
+        aux: this.functions.aux.function,
+        mcp: this.functions.mcp.function,
+      },
+      reservedConcurrency: config.reservedConcurrency,
+      alarms: config.alarms,
+      dashboardName: `${this.stackName}-${SERVICE_NAME}`,
+      topic: this.alarmTopic,
+    });
+
+    this.addOutputs(config, domain);
+  }
+
+  /** The five functions, each with only the settings it reads. */
+  private createFunctions(config: StackConfig): Readonly<Record<FunctionName, ProxyFunction>> {
     const vpc = this.vpcPlacement(config);
     const stackSet = {
       proxyKeysSecretId: this.proxyKeysSecret.secretArn,
@@ -159,14 +190,17 @@ export class ErpProxyStack extends Stack {
         ...(vpc ? { vpc } : {}),
         secretsExtensionLayerArn: config.secretsExtensionLayerArn,
       });
-    this.functions = Object.freeze({
+    return Object.freeze({
       'execute-v1': make('execute-v1', config.executeMemoryMb, config.lambdaTimeoutSeconds),
       'execute-v2': make('execute-v2', config.executeMemoryMb, config.lambdaTimeoutSeconds),
       version: make('version', config.auxMemoryMb, config.lambdaTimeoutSeconds),
       aux: make('aux', config.auxMemoryMb, config.auxTimeoutSeconds),
       mcp: make('mcp', config.mcpMemoryMb, config.lambdaTimeoutSeconds),
     });
+  }
 
+  /** The secrets every function reads, and the aux function's CloudWatch read. */
+  private grantSecrets(config: StackConfig): void {
     // Every function checks x-api-key and the license (aux for /_/license), so each reads both
     // secrets and nothing else.
     for (const fn of Object.values(this.functions)) {
@@ -200,7 +234,11 @@ export class ErpProxyStack extends Stack {
       'cloudwatch:GetMetricData supports no resource-level permissions and no condition keys, so its resource must be "*". ' +
         'Only the aux function (GET /_/metrics) has it; it reads metrics, nothing else.',
     );
+  }
 
+  /** The aux function's hourly license check. */
+  private scheduleLicenseCheck(): Rule {
+    const aux = this.functions.aux;
     // LicenseDaysLeft comes from calls only while there are calls: the hourly check records it
     // without them, so LicenseExpiring also fires on an idle proxy. The function tells this
     // constant event from API Gateway's (lambdas/platform/scheduled-jobs.ts); no route reaches it.
@@ -211,7 +249,7 @@ export class ErpProxyStack extends Stack {
       retryAttempts: 0,
       maxEventAge: Duration.hours(LICENSE_CHECK_INTERVAL_HOURS),
     });
-    this.licenseCheckSchedule = new Rule(this, 'LicenseCheckSchedule', {
+    return new Rule(this, 'LicenseCheckSchedule', {
       description:
         'erp-proxy: hourly license check of the aux function; records LicenseDaysLeft for the LicenseExpiring alarm, with or without calls',
       schedule: Schedule.rate(Duration.hours(LICENSE_CHECK_INTERVAL_HOURS)),
@@ -224,31 +262,42 @@ export class ErpProxyStack extends Stack {
         }),
       ],
     });
+  }
 
-    const domain = this.customDomain(config);
-    this.api = new HttpApi(this, 'HttpApi', {
+  /** The HTTP API, its access log group and its `$default` stage (on the custom domain, if any). */
+  private createApi(
+    id: string,
+    config: StackConfig,
+    domain: DomainName | undefined,
+  ): { readonly api: HttpApi; readonly accessLogs: LogGroup; readonly stage: HttpStage } {
+    const api = new HttpApi(this, 'HttpApi', {
       apiName: id,
       description: 'erp-proxy: JSON-RPC envelope proxy in front of ERP instances',
       createDefaultStage: false,
       disableExecuteApiEndpoint: config.domain?.disableExecuteApiEndpoint ?? false,
     });
 
-    this.accessLogs = new LogGroup(this, 'ApiAccessLogs', {
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
       retention: config.logRetention,
       removalPolicy: KEPT_UNLESS_CREATE_FAILS,
     });
-    this.stage = new HttpStage(this, 'DefaultStage', {
-      httpApi: this.api,
+    const stage = new HttpStage(this, 'DefaultStage', {
+      httpApi: api,
       stageName: '$default',
       autoDeploy: true,
       throttle: { rateLimit: config.throttleRateLimit, burstLimit: config.throttleBurstLimit },
       accessLogSettings: {
-        destination: new LogGroupLogDestination(this.accessLogs),
+        destination: new LogGroupLogDestination(accessLogs),
         format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
       ...(domain ? { domainMapping: { domainName: domain } } : {}),
     });
 
+    return { api, accessLogs, stage };
+  }
+
+  /** Exactly the routes of the route table, each to its function. */
+  private addRoutes(): void {
     const integrations = Object.fromEntries(
       FUNCTION_NAMES.map((name) => [
         name,
@@ -279,23 +328,10 @@ export class ErpProxyStack extends Stack {
         );
       }
     }
+  }
 
-    this.alarmTopic = this.createAlarmTopic(config);
-    this.monitoring = new Monitoring(this, 'Monitoring', {
-      api: this.api,
-      functions: {
-        'execute-v1': this.functions['execute-v1'].function,
-        'execute-v2': this.functions['execute-v2'].function,
-        version: this.functions.version.function,
-        aux: this.functions.aux.function,
-        mcp: this.functions.mcp.function,
-      },
-      reservedConcurrency: config.reservedConcurrency,
-      alarms: config.alarms,
-      dashboardName: `${this.stackName}-${SERVICE_NAME}`,
-      topic: this.alarmTopic,
-    });
-
+  /** The stack's outputs: URLs, the alarm topic, the secrets, the log groups, the dashboard. */
+  private addOutputs(config: StackConfig, domain: DomainName | undefined): void {
     if (!config.domain?.disableExecuteApiEndpoint) {
       new CfnOutput(this, 'ApiUrl', {
         value: this.stage.url,

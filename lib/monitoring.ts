@@ -88,16 +88,46 @@ function searchExpression(metricName: string, dimensions: readonly string[]): Ma
   });
 }
 
+/** The API Gateway metrics the alarms and the dashboard share. */
+interface GatewayMetrics {
+  readonly gateway: (metricName: string, statistic: string, label: string) => Metric;
+  readonly requests: Metric;
+  readonly serverErrors: Metric;
+  readonly clientErrors: Metric;
+  readonly serverErrorRate: MathExpression;
+  readonly latencyP99: Metric;
+}
+
+/** What the alarms measure that the dashboard shows too. */
+interface AlarmedMetrics extends GatewayMetrics {
+  readonly upstreamTimeoutsByApi: Record<string, Metric>;
+  readonly licenseDaysLeft: Metric;
+}
+
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
   readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
-    const { api, functions, reservedConcurrency, alarms: settings } = props;
-    const stackName = Stack.of(this).stackName;
-    const apiId = api.apiId;
+    // The alarms in the order they are listed (the dashboard's alarm widget keeps it), then the
+    // dashboard, then every alarm's action.
+    const gateway = this.gatewayAlarm(props.api.apiId, props.alarms);
+    const upstreamTimeoutsByApi = this.upstreamTimeoutAlarm(props.alarms);
+    this.functionAlarms(props.functions, props.reservedConcurrency);
+    const latencyP99 = this.latencyAlarm(gateway.gateway, props.alarms);
+    const licenseDaysLeft = this.licenseAlarms(props.alarms);
+    this.dashboard = this.buildDashboard(props, {
+      ...gateway,
+      latencyP99,
+      upstreamTimeoutsByApi,
+      licenseDaysLeft,
+    });
+    this.notify(props.topic);
+  }
 
+  /** The gateway's metrics, and the 5xx rate alarm. */
+  private gatewayAlarm(apiId: string, settings: AlarmSettings): Omit<GatewayMetrics, 'latencyP99'> {
     const gateway = (metricName: string, statistic: string, label: string): Metric =>
       new Metric({
         namespace: 'AWS/ApiGateway',
@@ -126,6 +156,11 @@ export class Monitoring extends Construct {
       datapointsToAlarm: 2,
     });
 
+    return { gateway, requests, serverErrors, clientErrors, serverErrorRate };
+  }
+
+  /** Upstream timeouts (-32003) of every API that calls an ERP, and their alarm. */
+  private upstreamTimeoutAlarm(settings: AlarmSettings): Record<string, Metric> {
     const upstreamTimeoutsByApi = Object.fromEntries(
       UPSTREAM_APIS.map((api) => [
         api,
@@ -146,6 +181,14 @@ export class Monitoring extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
 
+    return upstreamTimeoutsByApi;
+  }
+
+  /** Each function's errors and throttles. */
+  private functionAlarms(
+    functions: MonitoringProps['functions'],
+    reservedConcurrency: ReservedConcurrency | undefined,
+  ): void {
     for (const [name, fn] of Object.entries(functions) as [FunctionName, IFunction][]) {
       const key = name.replace(/(^|-)(\w)/g, (_m, _dash: string, c: string) => c.toUpperCase());
       this.addAlarm(`${key}Errors`, {
@@ -170,7 +213,10 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       });
     }
+  }
 
+  /** The gateway's p99 latency alarm. */
+  private latencyAlarm(gateway: GatewayMetrics['gateway'], settings: AlarmSettings): Metric {
     const latencyP99 = gateway('Latency', 'p99', 'Latency p99');
     this.addAlarm('ApiLatencyP99', {
       description: `API Gateway p99 latency above ${settings.p99LatencyMs} ms for 15 minutes.`,
@@ -179,6 +225,11 @@ export class Monitoring extends Construct {
       evaluationPeriods: 3,
     });
 
+    return latencyP99;
+  }
+
+  /** The license's days left (hourly) and the refused calls. */
+  private licenseAlarms(settings: AlarmSettings): Metric {
     // Recorded by the aux function's hourly license check (with or without calls) and, during
     // calls, once a minute per execution environment; 0 for a license that serves no call.
     const licenseDaysLeft = new Metric({
@@ -229,15 +280,18 @@ export class Monitoring extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
 
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
-    const fnEntries = Object.entries(functions) as [FunctionName, IFunction][];
-    const perFunction = (make: (fn: IFunction) => IMetric, label: string): IMetric[] =>
-      fnEntries.map(([name, fn]) => {
-        const metric = make(fn);
-        return metric instanceof Metric ? metric.with({ label: `${name} ${label}` }) : metric;
-      });
+    return licenseDaysLeft;
+  }
 
-    this.dashboard.addWidgets(
+  /** The dashboard: gateway, service, Lambda and license widgets, and the alarms' status. */
+  private buildDashboard(props: MonitoringProps, metrics: AlarmedMetrics): Dashboard {
+    const { functions, alarms: settings } = props;
+    const stackName = Stack.of(this).stackName;
+    const { gateway, requests, clientErrors, serverErrors, serverErrorRate, latencyP99 } = metrics;
+    const { upstreamTimeoutsByApi, licenseDaysLeft } = metrics;
+    const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+
+    dashboard.addWidgets(
       new TextWidget({
         markdown: [
           `# ${SERVICE_NAME} (${stackName})`,
@@ -248,7 +302,7 @@ export class Monitoring extends Construct {
         height: 3,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Requests and errors (gateway)',
         left: [requests, clientErrors, serverErrors],
@@ -271,7 +325,7 @@ export class Monitoring extends Construct {
         width: 8,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Requests by API and outcome',
         left: [searchExpression(MetricName.Requests, [Dimension.Api, Dimension.Outcome])],
@@ -289,7 +343,7 @@ export class Monitoring extends Construct {
         width: 8,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Upstream latency (ms)',
         left: UPSTREAM_APIS.flatMap((api) => [
@@ -313,7 +367,23 @@ export class Monitoring extends Construct {
         width: 8,
       }),
     );
-    this.dashboard.addWidgets(
+    this.addLambdaAndLicenseWidgets(dashboard, functions, licenseDaysLeft);
+    return dashboard;
+  }
+
+  /** The dashboard's last two rows: each function's Lambda metrics, the license, the MCP tools and the alarms. */
+  private addLambdaAndLicenseWidgets(
+    dashboard: Dashboard,
+    functions: MonitoringProps['functions'],
+    licenseDaysLeft: Metric,
+  ): void {
+    const fnEntries = Object.entries(functions) as [FunctionName, IFunction][];
+    const perFunction = (make: (fn: IFunction) => IMetric, label: string): IMetric[] =>
+      fnEntries.map(([name, fn]) => {
+        const metric = make(fn);
+        return metric instanceof Metric ? metric.with({ label: `${name} ${label}` }) : metric;
+      });
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Lambda errors and throttles',
         left: [
@@ -336,7 +406,7 @@ export class Monitoring extends Construct {
         width: 8,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new SingleValueWidget({ title: 'License days left', metrics: [licenseDaysLeft], width: 6, height: 6 }),
       new GraphWidget({
         title: 'MCP tool calls by tool and outcome',
@@ -346,8 +416,11 @@ export class Monitoring extends Construct {
       }),
       new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 12, height: 6 }),
     );
+  }
 
-    const action = new SnsAction(props.topic);
+  /** Every alarm notifies the topic, on ALARM and on OK. */
+  private notify(topic: ITopic): void {
+    const action = new SnsAction(topic);
     for (const alarm of this.alarms) {
       alarm.addAlarmAction(action);
       alarm.addOkAction(action);

@@ -2,7 +2,7 @@
  * @module settings-docs
  * The configuration tables of the README (environment variables) and docs/deployment.md (context
  * parameters), rendered from the settings catalogue. `npm run docs:settings` writes them between
- * their markers; test/infra/settings-docs.test.ts fails when a committed table differs.
+ * their markers; test/infra/settings-catalogue.test.ts fails when a committed table differs.
  */
 import { FUNCTION_NAMES } from '../lambdas/platform/names.ts';
 import { defaultTextOf, RUNTIME_SETTINGS, type Setting } from '../lambdas/platform/settings.ts';

@@ -86,7 +86,7 @@ type DeployableName = {
 /** The deployed values of the runtime settings, defaults applied; the functions get them. */
 export type DeployedSettings = { readonly [K in DeployableName]: RuntimeSettingValues[K] };
 
-type StackSettingValues = {
+export type StackSettingValues = {
   readonly [K in keyof typeof STACK_SETTINGS]: SettingValue<(typeof STACK_SETTINGS)[K]>;
 };
 
@@ -244,79 +244,76 @@ function retention(days: number): RetentionDays {
   return days as RetentionDays;
 }
 
-/**
- * Reads and checks the stack settings.
- *
- * @example
- * const config = parseStackConfig((key) => app.node.tryGetContext(key));
- */
-export function parseStackConfig(read: ContextReader): StackConfig {
-  const runtime = parseSettings(RUNTIME_SETTINGS, 'context', read);
-  const stack = parseSettings(STACK_SETTINGS, 'context', read);
-  const problems = [...runtime.problems, ...stack.problems];
-  if (problems.length > 0) throw new StackConfigError(problems);
-  const settings = runtime.values as DeployedSettings;
-  const s = stack.values as StackSettingValues;
-  const contextName = (key: RuntimeSettingName): string => RUNTIME_SETTINGS[key].env;
-  const keyOf = (key: RuntimeSettingName): string =>
-    (RUNTIME_SETTINGS[key] as Setting).context ?? contextName(key);
-  for (const rule of SETTING_RULES) {
-    const problem = rule(settings, keyOf);
-    if (problem !== undefined) problems.push(problem);
-  }
+/** The context keys a runtime setting is given with (its context key, or its variable's name). */
+function runtimeKeyOf(key: RuntimeSettingName): string {
+  return (RUNTIME_SETTINGS[key] as Setting).context ?? RUNTIME_SETTINGS[key].env;
+}
 
-  if (settings.maxTimeoutSeconds + MIN_ANSWER_MARGIN_SECONDS > s.lambdaTimeoutSeconds) {
-    problems.push(
-      `maxTimeout (${settings.maxTimeoutSeconds}) must be at least ${MIN_ANSWER_MARGIN_SECONDS} s below lambdaTimeout ` +
-        `(${s.lambdaTimeoutSeconds}), so the proxy answers -32003 before Lambda or API Gateway cut the request off`,
-    );
+/** The reservations (`reserveConcurrency`), with what is wrong with them. */
+function reservationsOf(
+  s: StackSettingValues,
+  read: ContextReader,
+  problems: string[],
+): ReservedConcurrency | undefined {
+  if (!s.reserveConcurrency) {
+    if (
+      s.executeConcurrency !== undefined ||
+      s.versionConcurrency !== undefined ||
+      s.mcpConcurrency !== undefined ||
+      read('auxConcurrency') !== undefined
+    ) {
+      problems.push(
+        'executeConcurrency, versionConcurrency, auxConcurrency and mcpConcurrency need reserveConcurrency=true',
+      );
+    }
+    return undefined;
   }
+  const sized = defaultReservedConcurrency(s);
+  const reserved: ReservedConcurrency = {
+    'execute-v1': sized.execute,
+    'execute-v2': sized.execute,
+    version: s.versionConcurrency ?? sized.version,
+    aux: s.auxConcurrency,
+    mcp: s.mcpConcurrency ?? sized.mcp,
+  };
+  const problem = reservationProblem(reserved, s.accountConcurrency);
+  if (problem !== undefined) problems.push(problem);
+  return reserved;
+}
 
-  let reservedConcurrency: ReservedConcurrency | undefined;
-  if (s.reserveConcurrency) {
-    const sized = defaultReservedConcurrency(s);
-    reservedConcurrency = {
-      'execute-v1': sized.execute,
-      'execute-v2': sized.execute,
-      version: s.versionConcurrency ?? sized.version,
-      aux: s.auxConcurrency,
-      mcp: s.mcpConcurrency ?? sized.mcp,
-    };
-    const problem = reservationProblem(reservedConcurrency, s.accountConcurrency);
-    if (problem !== undefined) problems.push(problem);
-  } else if (
-    s.executeConcurrency !== undefined ||
-    s.versionConcurrency !== undefined ||
-    s.mcpConcurrency !== undefined ||
-    read('auxConcurrency') !== undefined
-  ) {
-    problems.push(
-      'executeConcurrency, versionConcurrency, auxConcurrency and mcpConcurrency need reserveConcurrency=true',
-    );
-  }
-
-  let vpc: VpcAttachment | undefined;
+/** The VPC attachment (`vpcId` and its subnets and security groups). */
+function vpcOf(s: StackSettingValues, problems: string[]): VpcAttachment | undefined {
   if (s.vpcId !== undefined) {
     if (s.vpcSubnetIds.length === 0)
       problems.push('vpcId is set but vpcSubnetIds is empty: list the private subnets');
-    vpc = { vpcId: s.vpcId, subnetIds: s.vpcSubnetIds, securityGroupIds: s.vpcSecurityGroupIds };
-  } else if (s.vpcSubnetIds.length > 0 || s.vpcSecurityGroupIds.length > 0) {
+    return { vpcId: s.vpcId, subnetIds: s.vpcSubnetIds, securityGroupIds: s.vpcSecurityGroupIds };
+  }
+  if (s.vpcSubnetIds.length > 0 || s.vpcSecurityGroupIds.length > 0) {
     problems.push('vpcSubnetIds and vpcSecurityGroupIds need vpcId');
   }
+  return undefined;
+}
 
-  let domain: CustomDomain | undefined;
+/** The custom domain (`domainName` with its certificate and hosted zone). */
+function domainOf(s: StackSettingValues, problems: string[]): CustomDomain | undefined {
   const { domainName, certificateArn, hostedZoneId, hostedZoneName, disableExecuteApiEndpoint } = s;
   if (domainName !== undefined && certificateArn !== undefined) {
     if ((hostedZoneId === undefined) !== (hostedZoneName === undefined)) {
       problems.push('hostedZoneId and hostedZoneName go together');
     }
-    domain = { domainName, certificateArn, hostedZoneId, hostedZoneName, disableExecuteApiEndpoint };
-  } else if (domainName !== undefined || certificateArn !== undefined) {
+    return { domainName, certificateArn, hostedZoneId, hostedZoneName, disableExecuteApiEndpoint };
+  }
+  if (domainName !== undefined || certificateArn !== undefined) {
     problems.push('domainName and certificateArn go together');
   } else if (hostedZoneId !== undefined || hostedZoneName !== undefined || disableExecuteApiEndpoint) {
     problems.push('hostedZoneId, hostedZoneName and disableExecuteApiEndpoint need domainName');
   }
+  return undefined;
+}
 
+/** What the secrets' settings and a production synth require of each other. */
+function secretProblems(settings: DeployedSettings, s: StackSettingValues): string[] {
+  const problems: string[] = [];
   if (
     s.secretsKmsKeyArn !== undefined &&
     s.proxyKeysSecretArn === undefined &&
@@ -327,28 +324,53 @@ export function parseStackConfig(read: ContextReader): StackConfig {
         '(the secrets the stack creates use the default aws/secretsmanager key)',
     );
   }
-
-  if (s.production) {
-    if (settings.licensePublicKey === undefined && !s.acceptUnsignedLicenses) {
-      problems.push(
-        'production: licensePublicKey is not set, so any license document would be accepted. Set it (the public key ' +
-          'printed by npm run license -- keygen), or, to accept unsigned licenses knowingly, set acceptUnsignedLicenses: true',
-      );
-    }
-    const missing = (['proxyKeysSecretArn', 'licenseSecretArn'] as const).filter(
-      (key) => s[key] === undefined,
-    );
-    if (missing.length > 0) {
-      problems.push(
-        `production: ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not set. A production stack never ` +
-          'creates its secrets: a deploy that created new ones would lock every caller out (401) and refuse every call ' +
-          '(403). Create them and give their ARNs (docs/deployment.md, "Secrets")',
-      );
-    }
-  } else if (s.acceptUnsignedLicenses) {
-    problems.push('acceptUnsignedLicenses applies to a production synth only (production: true)');
+  if (!s.production) {
+    if (s.acceptUnsignedLicenses)
+      problems.push('acceptUnsignedLicenses applies to a production synth only (production: true)');
+    return problems;
   }
+  if (settings.licensePublicKey === undefined && !s.acceptUnsignedLicenses) {
+    problems.push(
+      'production: licensePublicKey is not set, so any license document would be accepted. Set it (the public key ' +
+        'printed by npm run license -- keygen), or, to accept unsigned licenses knowingly, set acceptUnsignedLicenses: true',
+    );
+  }
+  const missing = (['proxyKeysSecretArn', 'licenseSecretArn'] as const).filter((key) => s[key] === undefined);
+  if (missing.length > 0) {
+    problems.push(
+      `production: ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not set. A production stack never ` +
+        'creates its secrets: a deploy that created new ones would lock every caller out (401) and refuse every call ' +
+        '(403). Create them and give their ARNs (docs/deployment.md, "Secrets")',
+    );
+  }
+  return problems;
+}
 
+/**
+ * The stack's configuration from the parsed values of both halves of the catalogue (`read` is the
+ * context, for what a parsed default cannot tell). Throws {@link StackConfigError} listing every
+ * problem. Exported for the test that checks it reads every stack-only setting.
+ */
+export function stackConfigOf(
+  settings: DeployedSettings,
+  s: StackSettingValues,
+  read: ContextReader,
+): StackConfig {
+  const problems: string[] = [];
+  for (const rule of SETTING_RULES) {
+    const problem = rule(settings, runtimeKeyOf);
+    if (problem !== undefined) problems.push(problem);
+  }
+  if (settings.maxTimeoutSeconds + MIN_ANSWER_MARGIN_SECONDS > s.lambdaTimeoutSeconds) {
+    problems.push(
+      `maxTimeout (${settings.maxTimeoutSeconds}) must be at least ${MIN_ANSWER_MARGIN_SECONDS} s below lambdaTimeout ` +
+        `(${s.lambdaTimeoutSeconds}), so the proxy answers -32003 before Lambda or API Gateway cut the request off`,
+    );
+  }
+  const reservedConcurrency = reservationsOf(s, read, problems);
+  const vpc = vpcOf(s, problems);
+  const domain = domainOf(s, problems);
+  problems.push(...secretProblems(settings, s));
   if (problems.length > 0) throw new StackConfigError(problems);
   return {
     settings,
@@ -381,4 +403,18 @@ export function parseStackConfig(read: ContextReader): StackConfig {
       licenseWarningDays: settings.licenseWarningDays,
     },
   };
+}
+
+/**
+ * Reads and checks the stack settings.
+ *
+ * @example
+ * const config = parseStackConfig((key) => app.node.tryGetContext(key));
+ */
+export function parseStackConfig(read: ContextReader): StackConfig {
+  const runtime = parseSettings(RUNTIME_SETTINGS, 'context', read);
+  const stack = parseSettings(STACK_SETTINGS, 'context', read);
+  const problems = [...runtime.problems, ...stack.problems];
+  if (problems.length > 0) throw new StackConfigError(problems);
+  return stackConfigOf(runtime.values as DeployedSettings, stack.values as StackSettingValues, read);
 }

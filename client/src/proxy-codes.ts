@@ -15,7 +15,10 @@ export interface ProxyCode {
   readonly mayHaveRun: boolean;
 }
 
-/** Every proxy error code, in the README's order (-32600 twice: envelope, and v2's plain text). */
+/**
+ * Every proxy error code, in the README's order (-32600 twice: envelope, and v2's plain text;
+ * -32008 twice: the proxy's target policy, and the calling key's own policy).
+ */
 export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
   [
     { code: -32700, httpStatus: 400, mayHaveRun: false },
@@ -28,6 +31,7 @@ export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
     { code: -32005, httpStatus: 502, mayHaveRun: true },
     { code: -32006, httpStatus: 502, mayHaveRun: false },
     { code: -32007, httpStatus: 400, mayHaveRun: false },
+    { code: -32008, httpStatus: 403, mayHaveRun: false },
     { code: -32008, httpStatus: 403, mayHaveRun: false },
     { code: -32009, httpStatus: 502, mayHaveRun: true },
     { code: -32603, httpStatus: 500, mayHaveRun: true },

@@ -10,6 +10,7 @@ import type { Config } from '../platform/config.ts';
 import {
   type CallContext,
   type ErpCall,
+  type ErpOutcome,
   type ErpTransport,
   type UpstreamFacts,
   UpstreamMeter,
@@ -22,6 +23,7 @@ import type { InboundBody, InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy } from './key-policy-check.ts';
 import { withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
+import { withV1DomainHint } from './v1-domain-hint.ts';
 
 /** Compressed responses may carry roughly ten times more JSON; memory still bounds the read. */
 const COMPRESSED_READ_FACTOR = 10;
@@ -61,12 +63,15 @@ export interface Metered<T> {
  * the budget; its timer is cleared as soon as the call settles (`AbortSignal.timeout` would keep
  * a timer and a weak reference alive per request for the whole budget: tens of thousands of
  * them under load, each a little more work for the garbage collector). The upstream facts (status,
- * time, protocol) come back with the value, or ride on the error it throws.
+ * time, protocol) come back with the value, or ride on the error it throws. `stripDebug` is the
+ * execute APIs' `ERP_STRIP_DEBUG`: only their answers carry the ERP's error data (the version
+ * endpoints and the MCP tools never do, so their functions do not read the setting).
  */
 export async function withCallContext<T>(
   inbound: InboundCall,
   config: Config,
   call: (callContext: CallContext) => Promise<T>,
+  stripDebug = false,
 ): Promise<Metered<T>> {
   const remaining = inbound.remainingMs?.();
   const timeoutMs = upstreamTimeoutMs({
@@ -91,7 +96,7 @@ export async function withCallContext<T>(
         : config.maxResponseBytes,
       compressedResponse: compressed,
       clientIp: inbound.sourceIp,
-      stripDebug: config.stripDebug,
+      stripDebug,
       ...(inbound.answerLease ? { answerLease: inbound.answerLease } : {}),
       meter,
     });
@@ -113,6 +118,7 @@ async function forwardExecute(
   transport: ErpTransport,
   inbound: InboundCall,
   deps: ForwardBase,
+  explain: (call: ErpCall, outcome: ErpOutcome) => ErpOutcome = (_call, outcome) => outcome,
 ): Promise<Answer> {
   const call = parse(inbound.body, inbound.presentedProxyKey);
   const learned = callFacts(call);
@@ -126,10 +132,13 @@ async function forwardExecute(
       db: call.db,
     });
     if (pending !== undefined) await pending;
-    const { value: outcome, upstream } = await withCallContext(inbound, deps.config, (callCtx) =>
-      transport.call(call, callCtx),
+    const { value: outcome, upstream } = await withCallContext(
+      inbound,
+      deps.config,
+      (callCtx) => transport.call(call, callCtx),
+      deps.config.stripDebug,
     );
-    const answer = outcomeResponse(inbound.envelopeId, outcome);
+    const answer = outcomeResponse(inbound.envelopeId, explain(call, outcome));
     // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
     return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
   } catch (error) {
@@ -139,7 +148,7 @@ async function forwardExecute(
 
 /** `POST /api/erp/execute`: a v1 call over `/jsonrpc` execute_kw. */
 export function forwardV1(inbound: InboundCall, deps: V1ForwardDeps): Promise<Answer> {
-  return forwardExecute(parseV1Call, deps.v1, inbound, deps);
+  return forwardExecute(parseV1Call, deps.v1, inbound, deps, withV1DomainHint);
 }
 
 /** `POST /v2/erp/execute`: a v2 call over JSON-2. */

@@ -15,7 +15,6 @@ import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
-import type { Encoding } from './response-encoding.ts';
 
 export type { ApiName, Outcome };
 
@@ -138,6 +137,4 @@ export interface RequestRecord {
 export interface ProxyContext extends Context, WithAnswerLease {
   /** Created by observe's `before`; written by the chain builder only; read by observe. */
   record?: RequestRecord;
-  /** The response encoding, negotiated once from `Accept-Encoding` (`responseEncodingOf`). */
-  responseEncoding?: Encoding;
 }

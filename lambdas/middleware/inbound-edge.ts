@@ -25,7 +25,7 @@ export function toInboundCall(
     keyPolicy: known.policy,
     presentedProxyKey: headers['x-api-key'],
     requestTimeout: headers['x-request-timeout'],
-    responseEncoding: responseEncodingOf(event, context),
+    responseEncoding: responseEncodingOf(event),
     sourceIp: event.requestContext?.http?.sourceIp,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'

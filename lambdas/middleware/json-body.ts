@@ -1,8 +1,11 @@
 /**
  * @module middleware/json-body
  * Reads the request body, once, after the caller is authenticated and licensed (no unbounded work
- * happens for a caller without a valid key), in one scan of `platform/json.ts` (validity, depth and
- * each top-level member's text) and `JSON.parse` for the value, and keeps what the README documents:
+ * happens for a caller without a valid key). The value is parsed by `@middy/http-json-body-parser`
+ * (the design card's parser, run here on a copy of the event: its content-type check off, its
+ * errors turned into the README's), then one scan of `platform/json.ts` gives the depth and each
+ * top-level member's text. Around the parser, this step keeps what the README documents and the
+ * package does not do:
  *
  * - a `Content-Encoding` other than `identity` is refused (API Gateway passes a compressed body on
  *   as it came, and nothing here decompresses it);
@@ -19,13 +22,14 @@
  * - a body that cannot be read is not an error here: its reason is kept, and the core answers it
  *   in the API's own way (-32700 on v1 and version, a plain-text 400 on v2).
  */
+import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { InboundBody } from '../core/inbound-call.ts';
-import { isJsonObject, readJsonDocument } from '../platform/json.ts';
+import { isJsonObject, type JsonDocument, jsonDocumentOf, syntaxPositionOf } from '../platform/json.ts';
 import type { Authenticated } from './api-key-auth.ts';
 import type { EnvelopeIdKnown } from './envelope-id.ts';
 import type { Licensed } from './license-check.ts';
 import { type Step, step } from './step.ts';
-import type { ProxyEvent } from './types.ts';
+import type { ProxyEvent, ProxyRequest } from './types.ts';
 
 /** What the step returns: the body, and the envelope `id` read from all of it. */
 export interface BodyRead extends EnvelopeIdKnown {
@@ -61,19 +65,57 @@ function bodyText(event: { body?: string; isBase64Encoded?: boolean }): string |
 }
 
 /**
- * The body as the core gets it, from the text as sent (a leading byte order mark is ignored).
- * Where it is not JSON, the problem names a position, never the text around it (it may be a key).
+ * `disableContentTypeCheck` is an option of the package's code and documentation (6.4.5) that its
+ * type declarations leave out.
  */
-export function inboundBodyOf(sent: string): InboundBody {
-  const text = sent.charCodeAt(0) === 0xfeff ? sent.slice(1) : sent;
-  if (text.trim() === '') return { ok: false, problem: 'the request body is empty' };
-  const document = readJsonDocument(text);
+type ParserOptions = NonNullable<Parameters<typeof httpJsonBodyParser>[0]> & {
+  readonly disableContentTypeCheck?: boolean;
+};
+/** The package's parser: `before` replaces `event.body` with the parsed value, or throws (415). */
+const parser = httpJsonBodyParser<ProxyEvent>({ disableContentTypeCheck: true } as ParserOptions);
+
+/**
+ * The text parsed by the package, on a copy of the event holding only the text (the event itself
+ * stays as API Gateway sent it). Its error carries `JSON.parse`'s message as `cause.message`,
+ * whose position is kept; the text around it is never quoted (it may hold a key).
+ */
+async function parsed(
+  text: string,
+): Promise<
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly position: number | undefined }
+> {
+  const copy = { event: { body: text, isBase64Encoded: false, headers: {} } } as unknown as ProxyRequest;
+  try {
+    await parser.before?.(copy);
+  } catch (error) {
+    const cause: unknown = error instanceof Error ? error.cause : undefined;
+    const message = isJsonObject(cause) && typeof cause.message === 'string' ? cause.message : '';
+    return { ok: false, position: syntaxPositionOf(new Error(message)) };
+  }
+  // `before` replaced the copy's text with the parsed value.
+  return { ok: true, value: (copy.event as { body: unknown }).body };
+}
+
+/**
+ * The body as the core gets it, from the JSON document read from its text. Where it is not JSON,
+ * the problem names a position, never the text around it (it may be a key).
+ */
+export function inboundBodyOfDocument(document: JsonDocument): InboundBody {
   if (document.ok) return document;
   const at = document.position === undefined ? '' : ` (error at position ${document.position})`;
   return { ok: false, problem: `the request body is not valid JSON${at}` };
 }
 
-function readBody(event: ProxyEvent): InboundBody {
+/** The body as the core gets it, from the text as sent (a leading byte order mark is ignored). */
+export async function inboundBodyOf(sent: string): Promise<InboundBody> {
+  const text = sent.charCodeAt(0) === 0xfeff ? sent.slice(1) : sent;
+  if (text.trim() === '') return { ok: false, problem: 'the request body is empty' };
+  const value = await parsed(text);
+  return inboundBodyOfDocument(value.ok ? jsonDocumentOf(text, value.value) : value);
+}
+
+function readBody(event: ProxyEvent): InboundBody | Promise<InboundBody> {
   const encoding = event.headers?.['content-encoding']?.trim();
   if (encoding && encoding.toLowerCase() !== 'identity') {
     return {
@@ -91,8 +133,8 @@ function readBody(event: ProxyEvent): InboundBody {
  * builder adds it after `licenseCheck`, so no unbounded work is done for anyone else.
  */
 export function jsonBody(): Step<Authenticated & Licensed, BodyRead> {
-  return step('jsonBody', (event) => {
-    const body = readBody(event);
+  return step('jsonBody', async (event) => {
+    const body = await readBody(event);
     // The whole body is known now: its `id` is the one to echo, even where the bounded look found
     // another (a repeated member) or none (past the look's reach); none when it cannot be read.
     const id = body.ok && isJsonObject(body.value) ? body.value.id : undefined;

@@ -15,15 +15,13 @@ import { knownValues, learn } from './step.ts';
 import type { ProxyEvent, ProxyMiddleware, ProxyRequest } from './types.ts';
 
 /**
- * The response encoding of this request, negotiated from `Accept-Encoding` once, on first use,
- * and kept on the context: the core reads it (a client that accepts gzip or br may receive larger
- * answers, through the inbound call) and the response is compressed with it.
+ * The response encoding of this request, from its `Accept-Encoding` header: the core reads it (a
+ * client that accepts gzip or br may receive larger answers, through the inbound call) and the
+ * response is compressed with it. A function of the header alone, so the edge and this middleware
+ * each ask for it (a few string operations) and nothing is kept on the context.
  */
-export function responseEncodingOf(event: ProxyEvent, context: ProxyContext): Encoding | undefined {
-  if (!('responseEncoding' in context)) {
-    context.responseEncoding = negotiateEncoding(event.headers?.['accept-encoding']);
-  }
-  return context.responseEncoding;
+export function responseEncodingOf(event: ProxyEvent): Encoding | undefined {
+  return negotiateEncoding(event.headers?.['accept-encoding']);
 }
 
 /** The shape of this request's error answers: its API, and the envelope `id` a step returned. */
@@ -35,7 +33,7 @@ function shapeOf(api: ApiName, context: ProxyContext): ErrorShape {
 export function envelopeMiddleware(api: ApiName): ProxyMiddleware {
   const envelopeAfter = (request: ProxyRequest): void => {
     if (request.response) {
-      const encoding = responseEncodingOf(request.event, request.context);
+      const encoding = responseEncodingOf(request.event);
       const final = finalizeResponse(shapeOf(api, request.context), request.response, encoding);
       request.response = final.response;
       learn(request.context, undefined, final.facts);
@@ -44,7 +42,7 @@ export function envelopeMiddleware(api: ApiName): ProxyMiddleware {
   const envelopeOnError = (request: ProxyRequest): void => {
     const shape = shapeOf(api, request.context);
     const refused = errorResponse(shape, request.error);
-    const encoding = responseEncodingOf(request.event, request.context);
+    const encoding = responseEncodingOf(request.event);
     const final = finalizeResponse(shape, refused.response, encoding);
     request.response = final.response;
     learn(request.context, undefined, Object.assign({}, factsOf(request.error), refused.facts, final.facts));

@@ -181,20 +181,32 @@ export type JsonDocument =
   | { readonly ok: false; readonly position: number | undefined };
 
 /**
- * Reads a JSON text: one scan gives validity, depth and the top-level members' texts, then
- * `JSON.parse` the value. A repeated member is the last one, as in `JSON.parse`.
+ * Reads a JSON text with `JSON.parse`, then {@link jsonDocumentOf}. A repeated member is the last
+ * one, as in `JSON.parse`.
  */
 export function readJsonDocument(text: string, maxDepth: number = MAX_JSON_DEPTH): JsonDocument {
-  const bytes = Buffer.from(text, 'utf8');
-  let scan = scanJson(bytes, { topLevelMembers: true, maxDepth });
-  if (!scan.ok && scan.reason === 'syntax') return { ok: false, position: syntaxPosition(text) };
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
-    // Past the depth bound the scan stopped early; the rest may still be broken.
-    return { ok: false, position: syntaxPosition(text) };
+  } catch (error) {
+    return { ok: false, position: syntaxPositionOf(error) };
   }
+  return jsonDocumentOf(text, value, maxDepth);
+}
+
+/**
+ * The document of a JSON text already parsed into `value` (by `JSON.parse`, or a body parser that
+ * uses it): one scan of the text gives its depth and each top-level member's text as written.
+ */
+export function jsonDocumentOf(
+  text: string,
+  value: unknown,
+  maxDepth: number = MAX_JSON_DEPTH,
+): JsonDocument {
+  const bytes = Buffer.from(text, 'utf8');
+  let scan = scanJson(bytes, { topLevelMembers: true, maxDepth });
+  // The scanner and JSON.parse read the same grammar; a text one refuses is not a document.
+  if (!scan.ok && scan.reason === 'syntax') return { ok: false, position: syntaxPosition(text) };
   let tooDeep = false;
   if (!scan.ok) {
     // The text nests too deep; the value may not (a repeated member overridden by a shallow one
@@ -210,14 +222,19 @@ export function readJsonDocument(text: string, maxDepth: number = MAX_JSON_DEPTH
   return { ok: true, value, members, tooDeep };
 }
 
+/** The position a `JSON.parse` error names (V8: "... in JSON at position 12"), if any. */
+export function syntaxPositionOf(error: unknown): number | undefined {
+  const position = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
+  return position === undefined ? undefined : Number(position);
+}
+
 /** Where `JSON.parse` finds `text` broken, for a message (the text around it is never quoted). */
 function syntaxPosition(text: string): number | undefined {
   try {
     JSON.parse(text);
     return undefined;
   } catch (error) {
-    const position = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
-    return position === undefined ? undefined : Number(position);
+    return syntaxPositionOf(error);
   }
 }
 

@@ -38,9 +38,9 @@ export type KeyPolicyRule = (typeof KEY_POLICY_RULES)[number];
 /**
  * The methods a `read` key may call, on every API (v1 actions and `call_method`'s `fn_name`, v2
  * methods, every MCP tool's ERP calls): the public methods Odoo 16 to 19 define on every model
- * that only read (read from `odoo/models.py` or `odoo/orm/models.py` and `addons/web/models/models.py`
- * of the 17, 18 and 19 sources; 16 from its documentation). A method a version does not have is
- * refused by that ERP as it would be anyway. Any other name is a write, an unknown one included:
+ * that only read (read from `odoo/models.py` or `odoo/orm/models.py`,
+ * `addons/web/models/models.py` and `addons/base/models/ir_ui_view.py` of the 16, 17, 18 and 19
+ * sources). A method a version does not have is refused by that ERP as it would be anyway. Any other name is a write, an unknown one included:
  * a model's own methods (`action_confirm`, `message_post`...) can change data, and `onchange`,
  * `name_create`, `copy_data` or `web_resequence` are left out on purpose. Compared exactly: the
  * ERP's method names are case-sensitive, and the name compared is the one sent to the ERP.
@@ -60,7 +60,7 @@ export const READ_METHODS: readonly string[] = Object.freeze([
   'formatted_read_grouping_sets', // 19
   'get_metadata',
   'export_data',
-  'get_field_translations', // 17+
+  'get_field_translations',
   // Describing the model.
   'fields_get',
   'default_get',
@@ -70,6 +70,8 @@ export const READ_METHODS: readonly string[] = Object.freeze([
   'check_field_access_rights',
   'get_views',
   'get_view',
+  'fields_view_get', // 16 (deprecated there, gone in 17)
+  'load_views', // 16 (deprecated there, gone in 17)
   // The web client's read methods (addons/web).
   'web_search_read',
   'web_read', // 17+

@@ -12,7 +12,7 @@
  * - each function's environment (only the settings that function reads, `lib/erp-proxy-stack.ts`);
  * - the settings of `GET /_/about`;
  * - the configuration tables of the README and docs/deployment.md (`npm run docs:settings`,
- *   checked by test/infra/settings-docs.test.ts).
+ *   checked by test/infra/settings-catalogue.test.ts).
  *
  * The settings only the stack reads (memory, concurrency, alarms, VPC, ...) are the catalogue's
  * other half, `lib/stack-settings.ts`, built from the same parts; they stay out of the function
@@ -544,6 +544,14 @@ export const RUNTIME_SETTINGS = Object.freeze({
     readBy: [],
     meaning: 'local server address',
   },
+  erpDoublePort: {
+    env: 'ERP_DOUBLE_PORT',
+    notDeployable: { by: 'local', why: 'the ERP double is a local tool for trying the proxy' },
+    schema: integer({ fallback: 8788, min: 0, max: 65_535, unit: ' (a port number, 0: any free port)' }),
+    readBy: [],
+    meaning:
+      'port of the ERP double (`npm run erp-double` listens on it, 0: on any free port it prints; the curls `npm start` prints call it). 8788: no ERP listens there by default',
+  },
   proxyApiKey: {
     env: 'PROXY_API_KEY',
     notDeployable: {
@@ -564,7 +572,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: text(),
     readBy: [],
     meaning:
-      'several named keys: `{"keys":[{"name":"billing","key":"..."}]}`; the name appears in logs. A name may repeat (a rotation); a key value may not',
+      'several named keys: `{"keys":[{"name":"billing","key":"..."}]}`; the name appears in logs. A name may repeat (a rotation); a key value may not. A key may carry a `policy` (see Key policies)',
   },
   licenseFile: {
     env: 'LICENSE_FILE',

@@ -145,7 +145,9 @@ describe('the client: proxy errors, ids and headers', () => {
       const error = await erp.searchCount('res.partner').catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ErpProxyError);
       expect(error).toMatchObject({ code: -32600, httpStatus: 0, mayHaveRun: false, retryable: false });
-      expect((error as Error).message).toMatch(/ERP 17\.0, older than 19.*needs the ERP user id.*userId/);
+      expect((error as Error).message).toMatch(
+        /ERP 17\.0-20240709, older than 19.*needs the ERP user id.*userId/,
+      );
       expect(recording.sent.map((call) => call.path)).toEqual(['/api/erp/version']);
     } finally {
       await old.close();

@@ -1,11 +1,12 @@
 /**
  * @module erp-double/capture-replay
- * What the capture replays share: loading the real Odoo 19 (and, `o18-*`, Odoo 18) captures of `captures/`, turning one
- * into the request to send (keys, and for another server its databases, uids and record ids,
- * filled in), sending it, comparing two answers by status, content type and body shape (then
- * structure), and the tolerances of such comparisons. Used by `captures.test.ts` and
- * `captures18.test.ts` (the captures against the double) and by `test/live/capture-replay.test.ts`
- * and `test/live/capture-replay18.test.ts` (a real server against the double).
+ * What the capture replays share: loading the captures of `captures/` (a real Odoo 19's, and
+ * `o18-*`, `o17-*`, `o16-*` of a real Odoo 18.0, 17.0 and 16.0), turning one into the request to
+ * send (keys, and for another server its databases, uids and record ids, filled in), sending it,
+ * comparing two answers by status, content type and body shape (then structure), and the
+ * tolerances of such comparisons. Used by `captures.test.ts` and `captures16-18.test.ts` (the
+ * captures against the double) and by `test/live/capture-replay.test.ts` and
+ * `test/live/capture-replay16-18.ts` (a real server against the double).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -35,15 +36,44 @@ function stringRecord(value: unknown): Record<string, string> {
   return Object.fromEntries(Object.entries(asRecord(value)).map(([key, item]) => [key, String(item)]));
 }
 
-/** Where INDEX.md's section about the Odoo 18 captures starts (before it: the Odoo 19 index). */
+/** Where INDEX.md's section about the Odoo 18 captures starts (before it: the Odoo 19 index; after it, 17's and 16's). */
 export const INDEX18_HEADING = '\n# Odoo 18 captures';
 
-/** The Odoo major version a capture was recorded from: `o18-*` files from a real Odoo 18.0, the others from 19.0. */
-export type CaptureServer = '18' | '19';
+/** The Odoo versions whose captures this repository recorded itself (`o18-*`, `o17-*`, `o16-*`), newest first. */
+export const RECORDED_VERSIONS = ['18', '17', '16'] as const;
+export type RecordedVersion = (typeof RECORDED_VERSIONS)[number];
 
-/** The server a capture file comes from, read from its name (`o18-` prefix: Odoo 18). */
+/** Where INDEX.md's section about the captures of `version` starts (it ends where the next `# Odoo` heading starts). */
+export function indexHeading(version: RecordedVersion): string {
+  return `\n# Odoo ${version} captures`;
+}
+
+/**
+ * The `key_used` names of a recorded version's captures: the admin's and the limited user's rpc
+ * keys of erpNN_a, the admin's of erpNN_b, and the key of keys.json's `admin_expired` slot, an
+ * expired key on 18 and a revoked one (generated, then deleted) on 16 and 17, which have no expiry.
+ */
+export function recordedKeyNames(version: RecordedVersion): {
+  admin: string;
+  limited: string;
+  secondDb: string;
+  old: string;
+} {
+  return {
+    admin: `erp${version}_a admin rpc key`,
+    limited: `erp${version}_a limited rpc key`,
+    secondDb: `erp${version}_b admin rpc key`,
+    old: `erp${version}_a admin ${version === '18' ? 'expired' : 'revoked'} key`,
+  };
+}
+
+/** The Odoo major version a capture was recorded from: `o18-*`, `o17-*`, `o16-*` files from a real 18.0, 17.0, 16.0, the others from 19.0. */
+export type CaptureServer = RecordedVersion | '19';
+
+/** The server a capture file comes from, read from its name (`o18-` prefix: Odoo 18, and so on). */
 export function captureServer(file: string): CaptureServer {
-  return file.startsWith('o18-') ? '18' : '19';
+  const recorded = /^o(1[678])-/.exec(file)?.[1];
+  return RECORDED_VERSIONS.find((version) => version === recorded) ?? '19';
 }
 
 /** The capture files (`*.json`) recorded from `server` (default: the Odoo 19 ones), sorted. */

@@ -1,7 +1,8 @@
 /**
  * Replays the real Odoo 19 captures against the ERP double and checks that status, content type
- * and body shape match. Where the double and a capture differ, the double is wrong. The Odoo 18
- * captures (`o18-*`) are replayed against the double's 18 mode by captures18.test.ts.
+ * and body shape match. Where the double and a capture differ, the double is wrong. The Odoo 18,
+ * 17 and 16 captures (`o18-*`, `o17-*`, `o16-*`) are replayed against the double's 18, 17 and 16
+ * modes by captures16-18.test.ts.
  *
  * The captures are a copy of `../shared/odoo/captures/` (keys redacted) kept beside this file, so
  * the suite needs nothing outside the repository; when `../shared` is there, a test checks that

@@ -145,10 +145,14 @@ function wantsNoCache(request: DocBearerRequest): boolean {
 export function handleDocBearer(state: DoubleState, db: Database, request: DocBearerRequest): DoubleResponse {
   const isIndex = request.path === INDEX_PATH;
   const match = isIndex ? null : MODEL_ROUTE.exec(request.path);
-  if (!isIndex && !match) return werkzeugNotFound();
+  if (!isIndex && !match) return werkzeugNotFound(state.mode);
   // Same order as /json/2: content type (415), bearer key (401), body (400). The body's values are
   // then dropped: the endpoints take no parameter but the path's (Odoo's route_wrapper ignores extras).
-  const refusal = json2MediaTypeRefusal(request, isIndex ? INDEX_PATH : '/doc-bearer/<model_name>.json');
+  const refusal = json2MediaTypeRefusal(
+    state.mode,
+    request,
+    isIndex ? INDEX_PATH : '/doc-bearer/<model_name>.json',
+  );
   if (refusal) return refusal;
   const auth = json2BearerUser(state, db, request.authorization);
   if ('response' in auth) return auth.response;

@@ -98,7 +98,7 @@ function fieldOf(db: Database, model: string, name: string): FieldDef | undefine
 /**
  * How the ValueError of a bad domain words it: 19's `Domain` speaks of a `condition`; up to 18,
  * `odoo/osv/expression.py` speaks of a `leaf` (`Invalid field x.y in leaf (...)`, capture
- * o18-v1-err-unknown-field-domain; `Invalid leaf (...)` for an unknown operator, from its source).
+ * o18-, o17- and o16-v1-err-unknown-field-domain; `Invalid leaf (...)` for an unknown operator, from its source).
  */
 export type DomainWording = 'condition' | 'leaf';
 

@@ -3,7 +3,8 @@
  * The double's side of a capture replay: which captures it imitates (and why not the others),
  * the keys it answers for each capture's `key_used`, the records earlier captures created that a
  * replay needs first, and one double per imitated version and `--db-filter` configuration.
- * Shared by `captures.test.ts`, `captures18.test.ts` and `test/live/capture-replay.test.ts`.
+ * Shared by `captures.test.ts`, `captures16-18.test.ts`, `test/live/capture-replay.test.ts` and
+ * `test/live/capture-replay16-18.ts`.
  */
 import {
   asRecord,
@@ -13,7 +14,10 @@ import {
   dbfilterOf,
   KEY_PLACEHOLDER,
   loadCapture,
+  RECORDED_VERSIONS,
+  type RecordedVersion,
   type Reply,
+  recordedKeyNames,
   replay,
   requestOf,
   send,
@@ -43,11 +47,19 @@ const KEY_FOR: Readonly<Record<string, string>> = {
   'erp_a admin expired key': ERP_A_EXPIRED_KEY,
   'erp_a admin REVOKED key': REVOKED_KEY,
   'erp_a admin key scope odoo.plugin.outlook': OTHER_SCOPE_KEY,
-  // The Odoo 18 captures (o18-*): erp18_a and erp18_b are the double's erp_a and erp_b.
-  'erp18_a admin rpc key': ERP_A_ADMIN_KEY,
-  'erp18_b admin rpc key': ERP_B_ADMIN_KEY,
-  'erp18_a limited rpc key': ERP_A_LIMITED_KEY,
-  'erp18_a admin expired key': ERP_A_EXPIRED_KEY,
+  // The captures of Odoo 18, 17 and 16 (o18-*, o17-*, o16-*): erpNN_a and erpNN_b are the
+  // double's erp_a and erp_b. 16 and 17 have no key expiry: their old key is a revoked one.
+  ...Object.fromEntries(
+    RECORDED_VERSIONS.flatMap((version) => {
+      const names = recordedKeyNames(version);
+      return [
+        [names.admin, ERP_A_ADMIN_KEY],
+        [names.secondDb, ERP_B_ADMIN_KEY],
+        [names.limited, ERP_A_LIMITED_KEY],
+        [names.old, version === '18' ? ERP_A_EXPIRED_KEY : REVOKED_KEY],
+      ];
+    }),
+  ),
 };
 
 /** The double as a replay target: the captures' databases, uids and ids, the double's keys. */
@@ -61,46 +73,71 @@ export const DOUBLE_TARGET: Target = {
   },
 };
 
+/** The recorded version of an `o18-*`, `o17-*` or `o16-*` capture file. */
+function recordedVersion(file: string): RecordedVersion {
+  const version = captureServer(file);
+  if (version === '19') throw new Error(`${file}: not a capture of Odoo 16-18`);
+  return version;
+}
+
+/** The limited user's uid on the server a version's captures come from (the uid of its limited create). */
+function limitedUidOf(version: RecordedVersion): unknown {
+  const args = asRecord(
+    asRecord(loadCapture(`o${version}-v1-err-limited-create.json`).request.body).params,
+  ).args;
+  return Array.isArray(args) ? args[1] : undefined;
+}
+
 /**
- * The Odoo 18 captures (`o18-*`, recorded by record-captures18.ts) as the double gets them: the
- * databases erp18_a and erp18_b are the double's erp_a and erp_b, the limited user (uid 8 on
- * that server) is the double's uid 7, and the partners earlier captures created (see
- * {@link PREPARE18}) are the ones {@link prepare18} creates in the double.
+ * The captures of Odoo 18, 17 and 16 (`o18-*`, `o17-*`, `o16-*`, recorded by record-captures.ts)
+ * as the double gets them: the databases erpNN_a and erpNN_b are the double's erp_a and erp_b,
+ * the limited user (uid 8 on those servers) is the double's uid 7, and the partners earlier
+ * captures created (see {@link PREPARE_RECORDED}) are the ones {@link prepareRecorded} creates in
+ * the double.
  */
-export function doubleTarget18(ids: ReadonlyMap<number, number>): Target {
+export function doubleTargetRecorded(file: string, ids: ReadonlyMap<number, number>): Target {
+  const version = recordedVersion(file);
+  const limitedUid = limitedUidOf(version);
+  if (typeof limitedUid !== 'number') throw new Error(`o${version}: no limited uid in its limited create`);
   return {
     keyFor: DOUBLE_TARGET.keyFor,
     databases: new Map([
-      ['erp18_a', 'erp_a'],
-      ['erp18_b', 'erp_b'],
+      [`erp${version}_a`, 'erp_a'],
+      [`erp${version}_b`, 'erp_b'],
     ]),
-    uids: new Map([[8, 7]]),
+    uids: new Map([[limitedUid, 7]]),
     ids: () => ids,
   };
 }
 
 /**
- * o18 captures whose request names partners that earlier o18 captures created on the real Odoo
- * 18, with those earlier captures: the ids are their results (record-captures18.ts creates one
- * partner from a dict and one from a list, copies the first twice, then deletes them all).
+ * Captures of 16-18 (named without their `oNN-` prefix) whose request names partners that earlier
+ * captures of the same server created, with those earlier captures: the ids are their results
+ * (record-captures.ts creates one partner from a dict and one from a list, copies the first twice,
+ * then deletes them all).
  */
-export const PREPARE18: Readonly<Record<string, readonly string[]>> = {
-  'o18-v1-copy-int.json': ['o18-v1-create-single.json'],
-  'o18-v1-copy-list.json': ['o18-v1-create-single.json'],
-  'o18-v1-write.json': ['o18-v1-create-single.json'],
-  'o18-v1-action_archive.json': ['o18-v1-create-list.json'],
-  'o18-v1-named-write.json': ['o18-v1-create-single.json'],
-  'o18-v1-unlink.json': [
-    'o18-v1-create-single.json',
-    'o18-v1-create-list.json',
-    'o18-v1-copy-int.json',
-    'o18-v1-copy-list.json',
-  ],
+const PREPARE_CASES: Readonly<Record<string, readonly string[]>> = {
+  'v1-copy-int.json': ['v1-create-single.json'],
+  'v1-copy-list.json': ['v1-create-single.json'],
+  'v1-write.json': ['v1-create-single.json'],
+  'v1-action_archive.json': ['v1-create-list.json'],
+  'v1-named-write.json': ['v1-create-single.json'],
+  'v1-unlink.json': ['v1-create-single.json', 'v1-create-list.json', 'v1-copy-int.json', 'v1-copy-list.json'],
 };
 
-/** The ids of the records the capture's request names, from the results of {@link PREPARE18}. */
-export function createdIds18(file: string): number[] {
-  return (PREPARE18[file] ?? []).flatMap((source) => {
+/** {@link PREPARE_CASES} for the captures of every recorded version: `o17-v1-write.json` -> `[o17-v1-create-single.json]`. */
+export const PREPARE_RECORDED: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  RECORDED_VERSIONS.flatMap((version) =>
+    Object.entries(PREPARE_CASES).map(([file, sources]) => [
+      `o${version}-${file}`,
+      sources.map((source) => `o${version}-${source}`),
+    ]),
+  ),
+);
+
+/** The ids of the records the capture's request names, from the results of {@link PREPARE_RECORDED} (an int or a list each). */
+export function createdIdsRecorded(file: string): number[] {
+  return (PREPARE_RECORDED[file] ?? []).flatMap((source) => {
     const result = asRecord(loadCapture(source).response.body).result;
     const ids = Array.isArray(result) ? result : [result];
     if (!ids.every((id) => typeof id === 'number')) throw new Error(`${source}: no created ids`);
@@ -108,9 +145,9 @@ export function createdIds18(file: string): number[] {
   });
 }
 
-/** Creates in the double one partner per id of {@link createdIds18}; returns captured id -> the double's id. */
-export async function prepare18(double: ErpDouble, file: string): Promise<ReadonlyMap<number, number>> {
-  const captured = createdIds18(file);
+/** Creates in the double one partner per id of {@link createdIdsRecorded}; returns captured id -> the double's id. */
+export async function prepareRecorded(double: ErpDouble, file: string): Promise<ReadonlyMap<number, number>> {
+  const captured = createdIdsRecorded(file);
   if (captured.length === 0) return new Map();
   const vals = captured.map((id) => ({ name: `Prepared for ${id}` }));
   const ids = await jsonRpc(double, 'object', 'execute_kw', [
@@ -254,7 +291,7 @@ export function withDoubleEtags(
 export class DoublePool {
   private readonly doubles = new Map<string, Promise<ErpDouble>>();
 
-  /** The double for this capture's server (Odoo 18 or 19, from the file name) and flags, reset. */
+  /** The double for this capture's server (Odoo 16, 17, 18 or 19, from the file name) and flags, reset. */
   async for(capture: Capture): Promise<ErpDouble> {
     const dbfilter = dbfilterOf(capture);
     const mode = captureServer(capture.file);

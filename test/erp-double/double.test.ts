@@ -260,11 +260,11 @@ describe.each(['16', '17', '18'] as const)('mode %s (legacy only)', (mode) => {
     });
     expect(reply.status).toBe(400);
     expect(reply.contentType).toMatch(/^text\/html/);
-    // 16-18 give `_set_request_dispatcher`'s sentence alone (capture o18-v1-wrong-content-type).
+    // 16-18 give `_set_request_dispatcher`'s sentence alone (captures o18-, o17-, o16-v1-wrong-content-type).
     expect(reply.text).not.toContain('Please verify');
   });
 
-  // Code 16-18 share, worded as the real 18.0 words it (captures o18-v1-*); 16 and 17 from the same source.
+  // Code 16-18 share, worded as the real 18.0 words it (captures o18-v1-*; o17-* and o16-* word the captured cases alike).
   it('words what 16-18 share like the captured 18.0', async () => {
     const url = erp(mode).url;
     const message = async (body: string) => errorOf(await post(`${url}/jsonrpc`, body)).data.message;

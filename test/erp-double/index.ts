@@ -12,14 +12,17 @@
  * await erp.close();
  * ```
  */
+import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
+
 export { startErpDouble } from './server.ts';
 
 /**
- * Where `npm run erp-double` listens unless `ERP_DOUBLE_PORT` says otherwise: beside the local
- * proxy's 8787, and a port no ERP listens on by default (Odoo: 8069 and 8072), so an example
- * pasted on a machine that runs a real ERP never reaches it by accident.
+ * Where `npm run erp-double` listens unless `ERP_DOUBLE_PORT` says otherwise (the settings
+ * catalogue's default, 8788): beside the local proxy's 8787, and a port no ERP listens on by
+ * default (Odoo: 8069 and 8072), so an example pasted on a machine that runs a real ERP never
+ * reaches it by accident.
  */
-export const ERP_DOUBLE_DEFAULT_PORT = 8788;
+export const ERP_DOUBLE_DEFAULT_PORT: number = RUNTIME_SETTINGS.erpDoublePort.schema.parse(undefined);
 export type { ErpDouble, ErpDoubleOptions, ErpMode, ErpUser, RecordedRequest } from './types.ts';
 export {
   DOUBLE_USERS,

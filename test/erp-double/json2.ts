@@ -9,7 +9,7 @@ import { bindNamed, checkContext, type Env, METHODS, normalizeIds } from './orm.
 import { isPlainObject, type JsonObject } from './py.ts';
 import { type DoubleResponse, jsonResponse, unsupportedMediaType } from './responses.ts';
 import { type DoubleState, userByKey } from './state.ts';
-import type { ErpUser } from './types.ts';
+import type { ErpMode, ErpUser } from './types.ts';
 
 /** The parts of the HTTP request JSON-2 looks at. */
 export interface Json2Request {
@@ -54,12 +54,13 @@ function jsonDecodeReason(body: string, error: unknown): string {
  * naming the matched route `rule`. Undefined when the request is acceptable.
  */
 export function json2MediaTypeRefusal(
+  mode: ErpMode,
   request: Pick<Json2Request, 'contentType' | 'body'>,
   rule: string,
 ): DoubleResponse | undefined {
   const mimetype = (request.contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (mimetype === 'application/json' || request.body.length === 0) return undefined;
-  return unsupportedMediaType(['http'], rule, 'json2', 'application/json');
+  return unsupportedMediaType(mode, ['http'], rule, 'json2', 'application/json');
 }
 
 /** `auth='bearer'`: the key's user on `db`, or the 401 answer (no header, or a wrong/expired/other-db key). */
@@ -105,6 +106,7 @@ export function json2Params(body: string): { params: JsonObject } | { response: 
 export function handleJson2(state: DoubleState, db: Database, request: Json2Request): DoubleResponse {
   const match = request.method === 'POST' ? MAIN_ROUTE.exec(request.path) : null;
   const refusal = json2MediaTypeRefusal(
+    state.mode,
     request,
     match ? '/json/2/<__model__>/<__method__>' : '/json/2/<path:subpath>',
   );

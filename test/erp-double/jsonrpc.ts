@@ -15,7 +15,7 @@ import {
   userError,
 } from './errors.ts';
 import { API_PRIVATE_METHODS } from './models.ts';
-import { bindPositional, checkContext, type Env, METHODS, normalizeIds } from './orm.ts';
+import { bindPositional, checkContext, type Env, methodOf, normalizeIds } from './orm.ts';
 import { isPlainObject, type JsonObject, pyNameList, pyRepr } from './py.ts';
 import {
   badRequestWrongType,
@@ -27,7 +27,7 @@ import {
 } from './responses.ts';
 import { type DoubleState, dbFilter } from './state.ts';
 import type { ErpMode } from './types.ts';
-import { isModern, jsonRpcErrorCode, releaseOf, rpcVersion } from './versions.ts';
+import { isModern, jsonRpcErrorCode, platformOf, releaseOf, rpcVersion } from './versions.ts';
 
 /** The JSON-RPC routes of the double. */
 export type JsonRpcRoute = '/jsonrpc' | '/web/webclient/version_info' | '/web/database/list';
@@ -72,8 +72,8 @@ export function handleJsonRpc(
   if (!JSON_MIMETYPES.has(mimetype)) {
     const inferred = request.body.length > 0 ? ['http'] : ['http', 'json2'];
     return isModern(state.mode)
-      ? unsupportedMediaType(inferred, route, 'jsonrpc', 'application/json, application/json-rpc')
-      : badRequestWrongType(inferred, route, 'json');
+      ? unsupportedMediaType(state.mode, inferred, route, 'jsonrpc', 'application/json, application/json-rpc')
+      : badRequestWrongType(state.mode, inferred, route, 'json');
   }
   let payload: unknown;
   try {
@@ -152,7 +152,11 @@ function pyTypeName(value: unknown): string {
 function requireDatabase(state: DoubleState, name: unknown): Database {
   const db = typeof name === 'string' ? state.databases.get(name) : undefined;
   if (!db) {
-    const message = `connection to server at "127.0.0.1", port 5432 failed: FATAL:  database "${String(name)}" does not exist\n`;
+    // libpq 13 (the real 16's) gives the server's message alone (capture o16-v1-err-nonexistent-db).
+    const prefix = platformOf(state.mode).libpqConnectionPrefix
+      ? 'connection to server at "127.0.0.1", port 5432 failed: '
+      : '';
+    const message = `${prefix}FATAL:  database "${String(name)}" does not exist\n`;
     throw new OdooError('psycopg2.OperationalError', message, { json2Status: 500 });
   }
   return db;
@@ -331,11 +335,12 @@ function callModel(
 ): unknown {
   const def = db.model(model);
   if (!def) throw userError(`Object ${model} doesn't exist`);
-  const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  const spec = methodOf(method, mode);
   // 18.0's `execute_cr` already calls `get_public_method` (odoo/service/model.py), worded as in
   // 19, but it looks the method up before it checks the name: an unknown `_foo` does not exist,
   // an existing `_read_group` or `@api.private` one is private (captures o18-v1-err-*method*).
-  // 16 and 17 go straight to `call_kw` after `check_method_name`.
+  // 16 and 17 go straight to `call_kw` after `check_method_name`: `_foo` and `_read_group` are
+  // private, `with_context` is called (captures o17-/o16-v1-err-private-method*, -with_context).
   const publicMethodCheck = Number(mode) >= 18;
   const notFound = (): OdooError => {
     if (publicMethodCheck) return pyError('AttributeError', `The method '${model}.${method}' does not exist`);
@@ -374,7 +379,7 @@ function callModel(
     ids = normalizeIds(args[0]);
     positional = args.slice(1);
   }
-  const bound = bindPositional(method, spec, positional, namedArgs);
+  const bound = bindPositional(method, spec, positional, namedArgs, mode);
   const run = (): unknown => {
     const result = spec.run(env, def, ids, bound);
     if (method !== 'create') return result;

@@ -6,9 +6,16 @@
  * the same `PORT` and `HOST`. Test data only: the keys are fixed, public test values.
  */
 import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
-import { DOUBLE_USERS, ERP_DOUBLE_DEFAULT_PORT, type ErpMode, startErpDouble } from './index.ts';
+import { DOUBLE_USERS, type ErpMode, startErpDouble } from './index.ts';
 
-const port = Number(process.env.ERP_DOUBLE_PORT ?? ERP_DOUBLE_DEFAULT_PORT);
+const portSetting = RUNTIME_SETTINGS.erpDoublePort.schema.safeParse(process.env.ERP_DOUBLE_PORT);
+if (!portSetting.success) {
+  process.stderr.write(
+    `ERP_DOUBLE_PORT: ${portSetting.error.issues.map((issue) => issue.message).join('; ')}\n`,
+  );
+  process.exit(2);
+}
+const port = portSetting.data;
 const mode = (process.env.ERP_DOUBLE_MODE ?? '19') as ErpMode;
 if (!['16', '17', '18', '19', '21', '22'].includes(mode)) {
   process.stderr.write('ERP_DOUBLE_MODE must be one of 16, 17, 18, 19, 21, 22\n');

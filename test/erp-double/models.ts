@@ -61,7 +61,7 @@ export interface ModelDef {
   adminGroup: string;
   /**
    * The same group as 16-18 name it, when it differs: before 19's privileges, `full_name` is
-   * `<category>/<name>` (capture o18-v1-err-limited-create; 16 and 17 assumed from 18's data).
+   * `<category>/<name>` (captures o18-, o17- and o16-v1-err-limited-create).
    */
   adminGroupBefore19?: string;
   /** `_module` of the model: the module its stored fields come from (`/doc-bearer` documents). Default `base`. */

@@ -11,6 +11,7 @@ import type { FieldDef, ModelDef } from './models.ts';
 import { isPlainObject, type JsonObject, pyNameList, pyRepr, utcNow } from './py.ts';
 import { readGroup } from './read-group.ts';
 import type { ErpMode } from './types.ts';
+import { platformOf } from './versions.ts';
 
 /** Who calls, where, with which context. */
 export interface Env {
@@ -628,6 +629,48 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   },
 };
 
+/**
+ * Parameters that 18.0 renamed, by method: their names up to 17.0 (16 and 17 call name_search's
+ * domain `args`: captures o17-/o16-v1-named-name_search-args, -err-named-name_search-domain).
+ */
+const NAMES_BEFORE_18: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  name_search: { domain: 'args' },
+};
+
+/**
+ * `with_context` up to 17.0: a public method (18 made it `@api.private`), so `execute_kw` calls
+ * it on the given ids and answers the new recordset as the JSON encoder's `str()` of it,
+ * `res.partner()` or `res.partner(14,)` (captures o17-/o16-v1-with_context).
+ */
+const WITH_CONTEXT_BEFORE_18: MethodSpec = {
+  model: false,
+  readonly: true,
+  params: [param('context_dict')],
+  varKeyword: 'overrides',
+  run: (_env, def, ids) => `${def.name}(${ids.length === 1 ? `${ids[0]},` : ids.join(', ')})`,
+};
+
+/** The public method `method` of every model as Odoo `mode` has it ({@link METHODS} from 18 on), or undefined. */
+export function methodOf(method: string, mode: ErpMode): MethodSpec | undefined {
+  const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  if (Number(mode) >= 18) return spec;
+  if (method === 'with_context') return WITH_CONTEXT_BEFORE_18;
+  const renamed = NAMES_BEFORE_18[method];
+  if (spec === undefined || renamed === undefined) return spec;
+  const current = new Map(Object.entries(renamed).map(([name, before]) => [before, name]));
+  return {
+    ...spec,
+    params: spec.params.map((p) => ({ ...p, name: renamed[p.name] ?? p.name })),
+    run: (env, def, ids, args) =>
+      spec.run(
+        env,
+        def,
+        ids,
+        Object.fromEntries(Object.entries(args).map(([name, value]) => [current.get(name) ?? name, value])),
+      ),
+  };
+}
+
 function setActive(env: Env, def: ModelDef, ids: number[], active: boolean): undefined {
   checkAccess(env, def, 'write');
   assertExisting(env, def, ids);
@@ -651,8 +694,10 @@ export function bindPositional(
   spec: MethodSpec,
   positional: unknown[],
   kwargs: JsonObject,
+  mode: ErpMode,
 ): JsonObject {
-  const label = `BaseModel.${method}()`;
+  // Python 3.9 (the real 16's) names the function alone (capture o16-v1-err-bad-kwarg).
+  const label = platformOf(mode).qualifiedCallErrors ? `BaseModel.${method}()` : `${method}()`;
   const bound: JsonObject = {};
   const extra: JsonObject = {};
   if (positional.length > spec.params.length) {

@@ -3,6 +3,8 @@
  * HTTP responses of the double: JSON (Python-style separators) and Odoo/werkzeug HTML pages.
  */
 import { pyJsonDumps } from './py.ts';
+import type { ErpMode } from './types.ts';
+import { platformOf } from './versions.ts';
 
 /** A complete response, written at once. */
 export interface DoubleResponse {
@@ -57,27 +59,31 @@ export const NOT_FOUND_NODB =
   '<p>Please verify the hostname, <a href=/web/login>login</a> and try again.</p>\n\n' +
   '<!-- Alternatively, use the X-Odoo-Database header. -->\n';
 
-function werkzeugPage(status: number, title: string, description: string): string {
-  return (
-    `<!doctype html>\n<html lang=en>\n<title>${status} ${title}</title>\n<h1>${title}</h1>\n` +
-    `<p>${description}</p>\n`
-  );
+/**
+ * werkzeug's `HTTPException.get_body()` for `mode`: 2.x's `<!doctype html>` page, or 1.0's
+ * `<!DOCTYPE HTML PUBLIC ...>` one (capture o16-web-version-get). `description` is HTML already.
+ */
+function werkzeugPage(mode: ErpMode, status: number, title: string, description: string): string {
+  const head = platformOf(mode).werkzeug1
+    ? '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 3.2 Final//EN">\n'
+    : '<!doctype html>\n<html lang=en>\n';
+  return `${head}<title>${status} ${title}</title>\n<h1>${title}</h1>\n<p>${description}</p>\n`;
 }
 
-function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&#34;')
-    .replace(/'/g, '&#39;');
+/** werkzeug's `escape()`: 2.x (markupsafe) escapes `"` and `'` as `&#34;` and `&#39;`; 1.0 only `"`, as `&quot;`. */
+function escapeHtml(mode: ErpMode, text: string): string {
+  const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return platformOf(mode).werkzeug1
+    ? escaped.replace(/"/g, '&quot;')
+    : escaped.replace(/"/g, '&#34;').replace(/'/g, '&#39;');
 }
 
 /** werkzeug's default 404 page. */
-export function werkzeugNotFound(): DoubleResponse {
+export function werkzeugNotFound(mode: ErpMode): DoubleResponse {
   return htmlResponse(
     404,
     werkzeugPage(
+      mode,
       404,
       'Not Found',
       'The requested URL was not found on the server. If you entered the URL manually please check your spelling and try again.',
@@ -86,36 +92,51 @@ export function werkzeugNotFound(): DoubleResponse {
 }
 
 /** The 404 for a path without a route: the no-db page when no database is selected (19+). */
-export function notFoundPage(noDatabase: boolean): DoubleResponse {
-  return noDatabase ? htmlResponse(404, NOT_FOUND_NODB) : werkzeugNotFound();
+export function notFoundPage(mode: ErpMode, noDatabase: boolean): DoubleResponse {
+  return noDatabase ? htmlResponse(404, NOT_FOUND_NODB) : werkzeugNotFound(mode);
 }
 
-function inferredTypeText(inferred: readonly string[], rule: string, routeType: string): string {
+function inferredTypeText(
+  mode: ErpMode,
+  inferred: readonly string[],
+  rule: string,
+  routeType: string,
+): string {
   const list = `[${inferred.map((type) => `'${type}'`).join(', ')}]`;
-  return escapeHtml(`Request inferred type is compatible with ${list} but '${rule}' is type='${routeType}'.`);
+  return escapeHtml(
+    mode,
+    `Request inferred type is compatible with ${list} but '${rule}' is type='${routeType}'.`,
+  );
 }
 
 /** 19+: `UnsupportedMediaType` (415) for a request whose content type does not fit the route type. */
 export function unsupportedMediaType(
+  mode: ErpMode,
   inferred: readonly string[],
   rule: string,
   routeType: string,
   accept: string,
 ): DoubleResponse {
-  const description = `${inferredTypeText(inferred, rule, routeType)}<br><br>Please verify the Content-Type request header and try again.`;
-  return htmlResponse(415, werkzeugPage(415, 'Unsupported Media Type', description), { Accept: accept });
+  const description = `${inferredTypeText(mode, inferred, rule, routeType)}<br><br>Please verify the Content-Type request header and try again.`;
+  return htmlResponse(415, werkzeugPage(mode, 415, 'Unsupported Media Type', description), {
+    Accept: accept,
+  });
 }
 
 /**
  * 16-18: `BadRequest` (400) for a request whose content type does not fit the route type: the
- * bare sentence of `_set_request_dispatcher`, without 19's advice (capture o18-v1-wrong-content-type).
+ * bare sentence of `_set_request_dispatcher`, without 19's advice (captures o18-, o17-, o16-v1-wrong-content-type).
  */
 export function badRequestWrongType(
+  mode: ErpMode,
   inferred: readonly string[],
   rule: string,
   routeType: string,
 ): DoubleResponse {
-  return htmlResponse(400, werkzeugPage(400, 'Bad Request', inferredTypeText(inferred, rule, routeType)));
+  return htmlResponse(
+    400,
+    werkzeugPage(mode, 400, 'Bad Request', inferredTypeText(mode, inferred, rule, routeType)),
+  );
 }
 
 /** werkzeug `redirect(location, 303)`. */

@@ -11,7 +11,7 @@ import { type DoubleResponse, jsonResponse, notFoundPage, redirect, werkzeugNotF
 import { type DoubleState, seedDatabases, selectDatabase } from './state.ts';
 import type { ErpDouble, ErpDoubleOptions, RecordedRequest } from './types.ts';
 import { DOUBLE_USERS } from './users.ts';
-import { hasJsonRpc, isModern, releaseOf } from './versions.ts';
+import { hasJsonRpc, isModern, platformOf, releaseOf } from './versions.ts';
 
 const JSON_RPC_ROUTES: ReadonlySet<string> = new Set([
   '/jsonrpc',
@@ -46,7 +46,7 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
   const db = modern ? selectDatabase(state, header(request, 'x-odoo-database'), host) : undefined;
   // api_doc (19+): routes of the per-database routing map only, like JSON-2; 16-18 have no such route.
   if (modern && path.startsWith('/doc-bearer/')) {
-    if (!db) return notFoundPage(true);
+    if (!db) return notFoundPage(state.mode, true);
     return handleDocBearer(state, db, {
       method,
       path,
@@ -60,9 +60,9 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
     });
   }
   if (path === '/json/2' || path.startsWith('/json/2/')) {
-    if (!modern) return werkzeugNotFound();
+    if (!modern) return werkzeugNotFound(state.mode);
     // Without a database the JSON-2 routes are not in the routing map at all (Odoo 19's `odoo/http.py`; captures `v2-no-db-*`).
-    if (!db) return notFoundPage(true);
+    if (!db) return notFoundPage(state.mode, true);
     return handleJson2(state, db, {
       method,
       path,
@@ -71,7 +71,7 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
       body,
     });
   }
-  return notFoundPage(modern && !db);
+  return notFoundPage(state.mode, modern && !db);
 }
 
 /**
@@ -124,7 +124,9 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
       const payload = Buffer.from(answer.body, 'utf8');
       // A 304 carries no entity headers, Content-Length included (werkzeug strips them).
       const length = answer.status === 304 ? {} : { 'Content-Length': String(payload.length) };
-      response.writeHead(answer.status, { ...answer.headers, ...length });
+      // The imitated server's werkzeug and Python (captures: 16's Werkzeug 1.0.1 on Python 3.9).
+      const serverHeader = 'Server' in answer.headers ? { Server: platformOf(mode).serverHeader } : {};
+      response.writeHead(answer.status, { ...answer.headers, ...serverHeader, ...length });
       response.end(payload);
     });
   });

@@ -5,33 +5,42 @@
  * What each mode rests on:
  * - **19** (and 22, which is 19 without `/jsonrpc`): the captures of a real Odoo 19.0
  *   (`captures/`, replayed by captures.test.ts).
- * - **18**: the captures `captures/o18-*` of a real Odoo 18.0 community (`../shared/odoo18`,
- *   source commit ac918a4f; recorded by record-captures18.ts, replayed in mode 18 by
- *   captures18.test.ts). They cover: `common.version`, `/web/webclient/version_info` and
- *   `db.server_version` ("18.0"); the werkzeug 404 page of `/web/version` (GET and POST),
- *   `/json/2/...` and `/doc-bearer/...`; the 400 page for a wrong Content-Type on `/jsonrpc`;
- *   `execute_kw` search, search_count, search_read, read (a missing id gives `[]`), fields_get,
- *   create (a dict gives an int, a list a list), copy (a list whether the id is an int or a
- *   list), write, unlink, action_archive (no `result`), name_search; named arguments (`domain`,
- *   `fields`, `vals` work; `vals_list` and a record method without ids give IndexError "tuple
- *   index out of range"); errors with HTTP 200, `code` 200, "Odoo Server Error" and
- *   `data` keys `name, debug, message, arguments, context`: wrong, expired, other-database and
- *   other-uid keys (AccessDenied), the limited user's create (AccessError naming "Extra
- *   Rights/Contact Creation"), unknown model (UserError), unknown method and unknown `_foo`
- *   (AttributeError "The method 'res.partner.x' does not exist"), private and `@api.private`
- *   methods (AccessError worded as in 19), an unknown field in a domain ("... in leaf ..."), an
- *   unknown kwarg (TypeError), a partner without name (ValidationError), a missing record on
- *   write/unlink (MissingError) and an unknown database (psycopg2.OperationalError).
- *   Not captured on 18, so still read from Odoo's source: the rest of the 18 mode (e.g. `execute`,
- *   `db.list`, the limited user's other errors, the wording of other groups and bad operators).
- * - **16 and 17**: no capture; Odoo's source as `../shared/odoo/wire-reference.md` read it, and
- *   where 18 showed a behaviour that the same code has in 16 and 17, the 18 capture: `code` 200
- *   and the 16-18 `data` key order, no JSON-2 and no `/web/version`, the 400 page, "tuple index
- *   out of range" (`execute_kw` passes `*args` in 16-18), "... in leaf ..." (`expression.py`),
- *   "Extra Rights/Contact Creation". Theirs alone, from source only: `copy` of one record gives a
- *   bare id (ensure_one up to 17.0), the unknown-method wording (16: "type object ... has no
- *   attribute"; 17: "The method 'x' does not exist on the model 'y'"), and private methods
- *   worded "Private methods (such as _foo) ...".
+ * - **18, 17 and 16**: the captures `captures/o18-*`, `o17-*` and `o16-*` of a real Odoo 18.0
+ *   community (`../shared/odoo18`, source commit ac918a4f), 17.0 (`../shared/odoo17`, nightly
+ *   17.0-20240709) and 16.0 (`../shared/odoo16`, nightly 16.0-20231208 on Python 3.9 and
+ *   Werkzeug 1.0), recorded by record-captures.ts and replayed in the matching mode by
+ *   captures16-18.test.ts. The same cases on each: `common.version`,
+ *   `/web/webclient/version_info` and `db.server_version` ("18.0", "17.0-20240709",
+ *   "16.0-20231208"); the werkzeug 404 page of `/web/version` (GET and POST), `/json/2/...` and
+ *   `/doc-bearer/...` (Werkzeug 2.x's page on 17 and 18, 1.0's on 16); the 400 page for a wrong
+ *   Content-Type on `/jsonrpc`; `execute_kw` search, search_count, search_read, read (a missing
+ *   id gives `[]`), fields_get, create (a dict gives an int, a list a list), copy (a list on 18,
+ *   a bare id on 16 and 17, whether the id is sent as an int or in a list), write, unlink,
+ *   action_archive (no `result`), name_search; named arguments (`domain`, `fields`, `vals` work;
+ *   `vals_list` and a record method without ids give IndexError "tuple index out of range"; on
+ *   16 and 17 also search by `domain` (`args` a TypeError, on 16.0-20231208 too), and
+ *   name_search's domain named `args`, `domain` being a TypeError); errors with HTTP 200,
+ *   `code` 200, "Odoo Server Error" and `data` keys `name, debug, message, arguments, context`:
+ *   wrong, other-database and other-uid keys and 18's expired key or 16 and 17's revoked one
+ *   (AccessDenied), the limited user's create (AccessError naming "Extra Rights/Contact
+ *   Creation"), unknown model (UserError), unknown method (AttributeError: 18 "The method
+ *   'res.partner.x' does not exist", 17 "The method 'x' does not exist on the model
+ *   'res.partner'", 16 "type object 'res.partner' has no attribute 'x'"), `_foo` (18:
+ *   AttributeError; 16 and 17: AccessError "Private methods (such as _foo) ..."), `_read_group`
+ *   (AccessError, worded as in 19 on 18, as for `_foo` on 16 and 17), `with_context` (18:
+ *   `@api.private`, AccessError; 16 and 17: called, answering its recordset's `str()`), an
+ *   unknown field in a domain ("... in leaf ..."), an unknown kwarg (TypeError; Python 3.9's 16
+ *   names the function without `BaseModel.`), a partner without name (ValidationError), a
+ *   missing record on write/unlink (MissingError) and an unknown database
+ *   (psycopg2.OperationalError; libpq 13's 16 without the `connection to server at ...`
+ *   prefix); the `Server` header (16: `Werkzeug/1.0.1 Python/3.9.2`).
+ *   Not captured on 16-18, so still read from Odoo's source: the rest of these modes, e.g.
+ *   `execute`, `db.list`, the common service's errors, the limited user's other errors, the
+ *   wording of other groups and bad operators, TypeErrors other than an unknown kwarg on 16,
+ *   16's `search(count=True)` (not imitated), and which other methods 16 and 17 let through that
+ *   18 made `@api.private` (only `with_context` is imitated; `sudo` and `browse` answer
+ *   AttributeError).
+ * - **21**: no capture; 19's behaviour with its own release, from source.
  */
 import type { ErpMode } from './types.ts';
 
@@ -43,8 +52,11 @@ export interface ReleaseInfo {
 }
 
 const RELEASES: Readonly<Record<ErpMode, ReleaseInfo>> = {
-  '16': { version: '16.0', versionInfo: [16, 0, 0, 'final', 0, ''], serie: '16.0' },
-  '17': { version: '17.0', versionInfo: [17, 0, 0, 'final', 0, ''], serie: '17.0' },
+  // Nightly builds, as the real 16 and 17 of ../shared/odoo16 and odoo17 report them: the nightly
+  // appends its date to `version` only (captures o16-/o17-v1-common_version,
+  // -web-webclient-version_info, -v1-db_server_version).
+  '16': { version: '16.0-20231208', versionInfo: [16, 0, 0, 'final', 0, ''], serie: '16.0' },
+  '17': { version: '17.0-20240709', versionInfo: [17, 0, 0, 'final', 0, ''], serie: '17.0' },
   // A community 18.0 without a nightly suffix, as the real 18 of ../shared/odoo18 reports it
   // (captures o18-v1-common_version, o18-web-webclient-version_info, o18-v1-db_server_version).
   // Packaged builds append to `version` only (`18.0-20250702`, `18.0+e-20241113`): the proxy's
@@ -68,6 +80,36 @@ export function rpcVersion(mode: ErpMode): Record<string, unknown> {
     server_version_info: [...release.versionInfo],
     server_serie: release.serie,
     protocol_version: 1,
+  };
+}
+
+/**
+ * What the imitated server runs on, where it shows on the wire. The real 16 of ../shared/odoo16
+ * runs on Debian 11 (Python 3.9, Werkzeug 1.0.1, libpq 13); the others on Debian 12 (Python
+ * 3.11, Werkzeug 2.2, libpq 15). A 16 on Python 3.10 would word its TypeErrors as 17 does.
+ */
+export interface Platform {
+  /** Werkzeug 1.0's error pages (`<!DOCTYPE HTML PUBLIC ...>`, `'` not escaped), else 2.x's. */
+  werkzeug1: boolean;
+  /**
+   * Python >= 3.10 names a function by its qualified name in a call's TypeError
+   * (`BaseModel.search_count() got an unexpected keyword argument`); 3.9 by its name alone.
+   */
+  qualifiedCallErrors: boolean;
+  /** libpq >= 14 starts a connection error with `connection to server at "host", port N failed: `. */
+  libpqConnectionPrefix: boolean;
+  /** The `Server` header werkzeug's development server sends. */
+  serverHeader: string;
+}
+
+/** The {@link Platform} of a mode (captures o16-web-version-*, o16-v1-err-bad-kwarg, o16-v1-err-nonexistent-db; the `Server` header of every capture). */
+export function platformOf(mode: ErpMode): Platform {
+  const old = mode === '16';
+  return {
+    werkzeug1: old,
+    qualifiedCallErrors: !old,
+    libpqConnectionPrefix: !old,
+    serverHeader: old ? 'Werkzeug/1.0.1 Python/3.9.2' : 'Werkzeug/2.2.2 Python/3.11.2',
   };
 }
 

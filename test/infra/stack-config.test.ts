@@ -11,13 +11,21 @@ import {
   CLOUDWATCH_MAX_ATTEMPTS,
   CLOUDWATCH_REQUEST_TIMEOUT_MS,
 } from '../../lambdas/platform/cloudwatch-client-limits.ts';
-import { DEFAULT_MAX_RESPONSE_BYTES } from '../../lambdas/platform/settings.ts';
 import {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  parseSettings,
+  RUNTIME_SETTINGS,
+} from '../../lambdas/platform/settings.ts';
+import {
+  type DeployedSettings,
   MIN_ANSWER_MARGIN_SECONDS,
   MIN_AUX_TIMEOUT_SECONDS,
   parseStackConfig,
   StackConfigError,
+  type StackSettingValues,
+  stackConfigOf,
 } from '../../lib/stack-config.ts';
+import { STACK_SETTINGS } from '../../lib/stack-settings.ts';
 
 const read =
   (context: Record<string, unknown>) =>
@@ -432,5 +440,40 @@ describe('parseStackConfig', () => {
         /^alarmTopicArn: expected an SNS topic ARN/,
       );
     });
+  });
+});
+
+describe('the stack-only settings (lib/stack-settings.ts)', () => {
+  /**
+   * A setting the catalogue declares but `StackConfig` never takes would be documented, parsed
+   * and checked, and change nothing. `environment` is the exception: lib/settings-file.ts reads it
+   * to choose the settings file, before the rest is parsed.
+   */
+  it('reads every stack-only setting: parseStackConfig reads each parsed value', () => {
+    const readByApp = new Set(['environment']);
+    const seen = new Set<string>();
+    const contexts: Record<string, unknown>[] = [
+      {},
+      { reserveConcurrency: false },
+      {
+        production: true,
+        acceptUnsignedLicenses: true,
+        proxyKeysSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:k-AbCdEf',
+        licenseSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:l-AbCdEf',
+      },
+    ];
+    for (const context of contexts) {
+      const runtime = parseSettings(RUNTIME_SETTINGS, 'context', read(context));
+      const stack = parseSettings(STACK_SETTINGS, 'context', read(context));
+      const values = new Proxy(stack.values as StackSettingValues, {
+        get(target, property, receiver) {
+          if (typeof property === 'string') seen.add(property);
+          return Reflect.get(target, property, receiver);
+        },
+      });
+      stackConfigOf(runtime.values as DeployedSettings, values, read(context));
+    }
+    const unread = Object.keys(STACK_SETTINGS).filter((key) => !seen.has(key) && !readByApp.has(key));
+    expect(unread, 'declared in lib/stack-settings.ts, never read into StackConfig').toEqual([]);
   });
 });

@@ -312,3 +312,64 @@ describe('key policies over HTTP', () => {
     return { url: double.url, db: 'erp_a', apiKey: admin.apiKey };
   }
 });
+
+/** The policy decides on what was asked, whatever transport would then carry the call. */
+describe.each([
+  ['v1 translated to JSON-2 (ERP_V1_TRANSPORT=json2, ERP 19)', '19', { ERP_V1_TRANSPORT: 'json2' }],
+  ['v2 sent over /jsonrpc (ERP_V2_TRANSPORT=auto, ERP 18)', '18', { ERP_V2_TRANSPORT: 'auto' }],
+  ['v1 over /jsonrpc (ERP 16)', '16', {}],
+] as const)('key policies, %s', (_label, mode, transportEnv) => {
+  const { double, proxy } = useErpAndProxy(
+    { mode },
+    { env: { PROXY_API_KEY: '', PROXY_API_KEYS, ...transportEnv } },
+  );
+  const instance = () => ({ url: double.url, db: 'erp_a', api_key: admin.apiKey, user_id: admin.uid });
+
+  it('a read key reads, and its writes and other models never reach the ERP', async () => {
+    const api = mode === '18' ? 'v2' : 'v1';
+    const call = (method: string, model = 'res.partner', id = 'transport') =>
+      api === 'v1'
+        ? proxy.post(
+            '/api/erp/execute',
+            {
+              id,
+              erp_instance: instance(),
+              model_id: model,
+              action: 'call_method',
+              fn_name: method,
+              params: method === 'search_count' ? [[]] : [[1]],
+            },
+            { 'x-api-key': KEYS.reporting },
+          )
+        : proxy.post(
+            '/v2/erp/execute',
+            {
+              id,
+              erp_instance: instance(),
+              model_id: model,
+              method,
+              kwargs: method === 'search_count' ? { domain: [] } : { ids: [1] },
+            },
+            { 'x-api-key': KEYS.reporting },
+          );
+    const read = await call('search_count');
+    expect((read.json as Envelope).error, read.text).toBeNull();
+    // The read went the way the label says.
+    const paths = double.requests.map((request) => request.path);
+    expect(paths).toContainEqual(mode === '19' ? expect.stringMatching(/^\/json\/2\//) : '/jsonrpc');
+    for (const [method, model, words] of [
+      ['unlink', 'res.partner', /this key may only read; unlink is not a read method/],
+      ['action_archive', 'res.partner', /action_archive is not a read method/],
+      ['search_count', 'res.users', /model res\.users is not in this key's models/],
+    ] as const) {
+      const before = double.requests.length;
+      const answer = await call(method, model, `${method}-${model}`);
+      expect(answer.status).toBe(403);
+      expect(answer.json).toMatchObject({
+        id: `${method}-${model}`,
+        error: { code: -32008, message: words },
+      });
+      expect(double.requests.length).toBe(before);
+    }
+  });
+});

@@ -146,6 +146,43 @@ describe('every answer of the local proxy is one docs/openapi.json documents', (
     });
   });
 
+  it("a key policy's refusals: 403 -32008 on every API, /mcp and the operator endpoints", async () => {
+    const reading = 'read-only-key-0123456789abcdef';
+    const nothing = 'operator-less-key-0123456789abcdef';
+    const env = {
+      PROXY_API_KEY: '',
+      PROXY_API_KEYS: JSON.stringify({
+        keys: [
+          { name: 'reading', key: reading, policy: { access: 'read', models: ['res.partner'] } },
+          { name: 'v1-only', key: nothing, policy: { apis: ['v1'] } },
+        ],
+      }),
+    };
+    await withProxy({ env }, async (proxy) => {
+      const read = { 'x-api-key': reading };
+      const v1Only = { 'x-api-key': nothing };
+      const cases: [string, string, unknown, Record<string, string>][] = [
+        ['POST', '/api/erp/execute', { ...v1(), action: 'unlink' }, read],
+        ['POST', '/api/erp/execute', { ...v1(), model_id: 'res.users' }, read],
+        ['POST', '/v2/erp/execute', { ...v2(), method: 'write' }, read],
+        ['POST', '/api/erp/version', { id: 'v', url: double.url }, v1Only],
+        ['POST', '/v2/erp/execute', v2(), v1Only],
+        ['POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, v1Only],
+        ['GET', '/_/license', undefined, v1Only],
+        ['GET', '/_/metrics', undefined, v1Only],
+      ];
+      for (const [method, path, body, headers] of cases) {
+        const answer = await fetched(proxy, method, path, body, {
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        });
+        expect(answer.status, `${method} ${path}`).toBe(403);
+        expect(JSON.parse(answer.body).error.code).toBe(-32008);
+        expectDocumented(method, path, answer);
+      }
+    });
+  });
+
   it('an invalid license: 403 code 0, and /_/license says why', async () => {
     const file = join(dir, 'expired.json');
     writeFileSync(file, JSON.stringify({ licensee: 'ACME', valid_until: '2020-01-31' }));

@@ -3,7 +3,9 @@
  * front of the ERP double, both on loopback, across the ERP versions the double imitates.
  */
 import { describe, expect, it } from 'vitest';
+import { V1_DOMAIN_HINT } from '../../lambdas/core/v1-domain-hint.ts';
 import type { ErpDouble, ErpMode } from '../erp-double/index.ts';
+import { releaseOf } from '../erp-double/versions.ts';
 import { type Envelope, USERS, useErpAndProxy, useProxy, withProxy } from '../support/fixtures.ts';
 import { TEST_PROXY_KEY } from '../support/proxy-harness.ts';
 
@@ -192,10 +194,11 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
   });
 
   it('ERP errors are HTTP 200 with code 0, the ERP message and its data', async () => {
+    // A domain of the right shape on a field the model does not have.
     const { status, envelope } = await execute({
       action: 'search_read',
       model_id: 'res.partner',
-      params: [['is_company', '=', true]],
+      params: [[['no_such_field', '=', 1]]],
     });
     expect(status).toBe(200);
     expect(envelope.result).toBeNull();
@@ -203,6 +206,19 @@ describe.each(MODES)('v1 execute against ERP %s', (mode) => {
     expect(envelope.error?.message).not.toBe('Odoo Server Error');
     expect(envelope.error?.data?.name).toBe('builtins.ValueError');
     expect(envelope.error?.message).toBe(envelope.error?.data?.message);
+  });
+
+  it('a domain not wrapped once more is the ERP error, its message followed by the v1 hint', async () => {
+    const { status, envelope } = await execute({
+      action: 'search_read',
+      model_id: 'res.partner',
+      params: [['is_company', '=', true]],
+    });
+    expect(status).toBe(200);
+    expect(envelope.error?.code).toBe(0);
+    // The double's Domain error in every mode (the real 16-18 raise TypeError: test/live/v1-matrix.test.ts).
+    expect(envelope.error?.data?.name).toBe('builtins.ValueError');
+    expect(envelope.error?.message).toBe(`${envelope.error?.data?.message} (${V1_DOMAIN_HINT})`);
   });
 
   it('a wrong ERP key is an ERP AccessDenied (code 0), not a proxy -32000', async () => {
@@ -378,6 +394,10 @@ describe.each(['16', '17', '18', '19', '22'] as ErpMode[])('version endpoints ag
       expect(result.version_info[0]).toBe(Number(mode));
       expect(typeof result.version).toBe('string');
       expect(result.version.startsWith(`${mode}.`)).toBe(true);
+      // As the ERP spelled it: 16 and 17 are nightly builds (`16.0-20231208`, captures o16-/o17-v1-common_version).
+      const release = releaseOf(mode);
+      expect(result).toEqual({ version_info: [...release.versionInfo], version: release.version });
+      if (mode === '16' || mode === '17') expect(result.version).toMatch(/^1[67]\.0-\d{8}$/);
     },
   );
 

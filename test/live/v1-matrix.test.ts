@@ -5,6 +5,7 @@
  * record, validation). Read-only, or on records the file creates and deletes again.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { V1_DOMAIN_HINT } from '../../lambdas/core/v1-domain-hint.ts';
 import {
   adminInstance,
   discoverIds,
@@ -174,14 +175,25 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
       ).toBe(1);
     });
 
-    it('a bare domain (not wrapped once more) is the ERP error of the captures', async () => {
+    it('a bare domain (not wrapped once more) is the ERP error of the captures, with the v1 hint', async () => {
       const answer = await proxy().v1({ action: 'search', params: [['is_company', '=', true]] });
       // Odoo 19's Domain class names the bad item; 16-18 index into it (odoo/osv/expression.py).
-      expect(v1Error(answer)).toEqual(
-        server.json2
-          ? { name: 'builtins.ValueError', message: 'Domain() invalid item in domain: True' }
-          : { name: 'builtins.TypeError', message: "'bool' object is not subscriptable" },
-      );
+      const erp = server.json2
+        ? { name: 'builtins.ValueError', message: 'Domain() invalid item in domain: True' }
+        : { name: 'builtins.TypeError', message: "'bool' object is not subscriptable" };
+      expect(answer.status).toBe(200);
+      expect(answer.envelope.error?.code).toBe(0);
+      expect(answer.envelope.error?.data).toMatchObject(erp);
+      // The ERP's message, and the hint on how v1 wraps the domain (lambdas/core/v1-domain-hint.ts).
+      expect(answer.envelope.error?.message).toBe(`${erp.message} (${V1_DOMAIN_HINT})`);
+    });
+
+    it('one bare condition as params is the ERP error too, with the v1 hint', async () => {
+      const answer = await proxy().v1({ action: 'search_read', params: ['is_company', '=', true] });
+      const error = answer.envelope.error;
+      expect(error?.code).toBe(0);
+      expect(error?.data?.name).toBe(server.json2 ? 'builtins.TypeError' : 'builtins.AssertionError');
+      expect(error?.message).toBe(`${String(error?.data?.message)} (${V1_DOMAIN_HINT})`);
     });
 
     it('a wrong key is the ERP AccessDenied', async () => {

@@ -288,12 +288,12 @@ function expectBothOutcomes(): void {
 }
 
 /** The call a body becomes, or `undefined` when the body is refused before the policy. */
-function parsed(
-  parse: (body: ReturnType<typeof inboundBodyOf>) => ErpCall,
+async function parsed(
+  parse: (body: Awaited<ReturnType<typeof inboundBodyOf>>) => ErpCall,
   body: unknown,
-): ErpCall | undefined {
+): Promise<ErpCall | undefined> {
   try {
-    return parse(inboundBodyOf(JSON.stringify(body)));
+    return parse(await inboundBodyOf(JSON.stringify(body)));
   } catch (error) {
     if (error instanceof ProxyError) return undefined;
     throw error;
@@ -316,7 +316,7 @@ describe('no name slips a write or another model past the check', () => {
         methodArb,
         modelArb,
         async (action, fnName, model) => {
-          const call = parsed(requests.parseV1Call, {
+          const call = await parsed(requests.parseV1Call, {
             id: 'fuzz',
             erp_instance: ERP_INSTANCE,
             action,
@@ -338,7 +338,7 @@ describe('no name slips a write or another model past the check', () => {
   it('v2: any method and model_id', async () => {
     await fc.assert(
       fc.asyncProperty(methodArb, modelArb, async (method, model) => {
-        const call = parsed(requests.parseV2Call, {
+        const call = await parsed(requests.parseV2Call, {
           id: 'fuzz',
           erp_instance: ERP_INSTANCE,
           model_id: model,

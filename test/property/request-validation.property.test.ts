@@ -9,8 +9,9 @@ import { describe, expect, it } from 'vitest';
 import type { InboundBody } from '../../lambdas/core/inbound-call.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
-import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
+import { inboundBodyOfDocument } from '../../lambdas/middleware/json-body.ts';
 import { InvalidV2TargetError, ProxyError } from '../../lambdas/platform/errors.ts';
+import { readJsonDocument } from '../../lambdas/platform/json.ts';
 
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
 
@@ -20,10 +21,10 @@ interface ReadBody {
   readonly body: unknown;
 }
 
-/** What `jsonBody` reads from a body sent as `JSON.stringify(body, null, indent)`. */
+/** What `jsonBody` reads from a body sent as `JSON.stringify(body, null, indent)` (`JSON.parse`, as its parser, and the same scan). */
 function stateWith(body: unknown, indent = 0): ReadBody {
   if (body === undefined) return { inbound: { ok: false }, body };
-  const inbound = inboundBodyOf(JSON.stringify(body, null, indent));
+  const inbound = inboundBodyOfDocument(readJsonDocument(JSON.stringify(body, null, indent)));
   return { inbound, body: inbound.ok ? inbound.value : undefined };
 }
 

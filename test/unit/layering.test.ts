@@ -113,6 +113,29 @@ function violations(files: readonly string[], judge: (from: string, to: string) 
   return found.sort();
 }
 
+/**
+ * The import circles among `files` (type-only imports count: a circle of types is still two
+ * modules that cannot be read one after the other), each as the path that closes it. A
+ * depth-first search; each circle is reported once, from the first module of it the search meets.
+ */
+function importCircles(files: readonly string[]): string[] {
+  const known = new Set(files);
+  const graph = new Map(files.map((file) => [file, relativeImports(file).filter((to) => known.has(to))]));
+  const state = new Map<string, 'open' | 'done'>();
+  const circles: string[] = [];
+  const visit = (file: string, path: readonly string[]): void => {
+    const here = [...path, file];
+    state.set(file, 'open');
+    for (const next of graph.get(file) ?? []) {
+      if (state.get(next) === 'open') circles.push([...here.slice(here.indexOf(next)), next].join(' -> '));
+      else if (state.get(next) === undefined) visit(next, here);
+    }
+    state.set(file, 'done');
+  };
+  for (const file of files) if (state.get(file) === undefined) visit(file, []);
+  return circles;
+}
+
 describe('the import rule of lambdas/ (unit cases)', () => {
   it.each([
     ['lambdas/handlers/chain.ts', 'lambdas/middleware/observe.ts'],
@@ -180,6 +203,10 @@ describe('layering of the repository', () => {
 
   it('lambdas/: a module imports only its own folder or a folder listed after it', () => {
     expect(violations(lambdasFiles, lambdasViolation)).toEqual([]);
+  });
+
+  it('lambdas/ has no import circle (issue 34: envelope -> request-facts -> response-encoding -> envelope was one)', () => {
+    expect(importCircles(lambdasFiles)).toEqual([]);
   });
 
   it('lambdas/ imports none of the CDK packages (the runtime bundles must not carry the stack)', () => {

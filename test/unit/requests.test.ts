@@ -18,7 +18,7 @@ import {
   v2ExecuteSchema,
   versionSchema,
 } from '../../lambdas/core/schemas.ts';
-import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
+import { inboundBodyOfDocument } from '../../lambdas/middleware/json-body.ts';
 import {
   InvalidRequestError,
   InvalidV2TargetError,
@@ -27,6 +27,7 @@ import {
   ProxyError,
   V2RequestShapeError,
 } from '../../lambdas/platform/errors.ts';
+import { readJsonDocument } from '../../lambdas/platform/json.ts';
 
 /** A marker ERP key: it must never show up in any error message. */
 const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
@@ -37,18 +38,21 @@ const ERP_KEY = 'erp-user-key-MARKER-7f3a9c';
  */
 type ReadState = { -readonly [K in keyof RequestFacts]: RequestFacts[K] } & { readonly inbound: InboundBody };
 
-/** What `jsonBody` reads from `JSON.stringify(body)`; `undefined` with `bodyError`: a body it could not read. */
+/**
+ * What `jsonBody` reads from `JSON.stringify(body)` (built synchronously: `JSON.parse`, which the
+ * step's body parser runs, and the same scan); `undefined` with `bodyError`: a body it could not read.
+ */
 function stateWith(body: unknown, bodyError?: string): ReadState {
   const inbound: InboundBody =
     body === undefined
       ? { ok: false, ...(bodyError === undefined ? {} : { problem: bodyError }) }
-      : inboundBodyOf(JSON.stringify(body));
+      : inboundBodyOfDocument(readJsonDocument(JSON.stringify(body)));
   return { inbound };
 }
 
 /** What `jsonBody` reads from a body given as text (parsed the same way). */
 function stateOfText(text: string): ReadState {
-  return { inbound: inboundBodyOf(text) };
+  return { inbound: inboundBodyOfDocument(readJsonDocument(text)) };
 }
 
 /** Runs a parse and gathers what it taught onto `read`: the call's facts, or its error's. */

@@ -167,6 +167,46 @@ describe('createProxyKeySource', () => {
     expect(keys).toEqual([{ name: 'default', key: BILLING }]);
   });
 
+  it("keeps each key's policy from the secret (README, Key policies), and fails closed on a bad one", async () => {
+    // Prepare
+    givenSecret(
+      KEYS_SECRET,
+      JSON.stringify({
+        keys: [
+          { name: 'billing', key: BILLING },
+          { name: 'reports', key: REPORTS, policy: { apis: ['v1'], access: 'read', models: ['sale.*'] } },
+        ],
+      }),
+    );
+    const source = createProxyKeySource(lambdaConfig({ PROXY_KEYS_SECRET_ID: KEYS_SECRET }));
+
+    // Act
+    const keys = await source.getKeys();
+
+    // Assess
+    expect(findCallerKey(keys, BILLING)?.policy).toBeUndefined();
+    const policy = findCallerKey(keys, REPORTS)?.policy;
+    expect(policy?.access).toBe('read');
+    expect([...(policy?.apis ?? [])]).toEqual(['v1']);
+    expect(policy?.models?.prefixes).toEqual(['sale.']);
+
+    // Act: a policy the schema does not know, in a new secret source.
+    clearCaches();
+    givenSecret(
+      KEYS_SECRET,
+      JSON.stringify({ keys: [{ name: 'reports', key: REPORTS, policy: { access: 'everything' } }] }),
+    );
+    const error = await createProxyKeySource(lambdaConfig({ PROXY_KEYS_SECRET_ID: KEYS_SECRET }))
+      .getKeys()
+      .catch((e: unknown) => e);
+
+    // Assess
+    expect((error as Error).message).toBe(
+      `proxy keys secret ${KEYS_SECRET} is not usable: keys.0.policy.access (key "reports"): expected "read" or "write"`,
+    );
+    expect((error as Error).message).not.toContain(REPORTS);
+  });
+
   it('reads named keys from the JSON form, and caches them for SECRETS_MAX_AGE', async () => {
     // Prepare
     givenSecret(

@@ -40,7 +40,7 @@
 #   PG_VERSION=15 PG_CLUSTER=main PGPORT=<that cluster's port>   as for start.sh
 #   ODOO_PYTHON=/usr/bin/python3
 #
-# Time (2-core machine, measured): see the README's "The variant check".
+# Time (2-core machine, measured): see docs/development.md, "The variant check".
 set -euo pipefail
 umask 022
 

@@ -1,0 +1,172 @@
+/**
+ * Key policies' cost (README, "Key policies"): the execute-v1, execute-v2 and version handlers, as in
+ * `handler-overhead.ts`, over two runtimes side by side in one run: 50 named proxy keys without a
+ * policy, and the same 50 keys of which 25 carry a policy (apis, read access, 12 models with globs,
+ * a target and a database). The caller's key is one of the 25, so every measured call is checked
+ * against its policy (the API at the chain's step, the model, method, target and database in the
+ * forwarding code). Blocks of both runtimes and every case take turns over several rounds, so a
+ * slow spell of the machine hits both alike.
+ */
+import type { ProxyContext } from '../lambdas/core/request-facts.ts';
+import { createHandler as createV1 } from '../lambdas/handlers/execute-v1.ts';
+import { createHandler as createV2 } from '../lambdas/handlers/execute-v2.ts';
+import { createRuntime, type Runtime } from '../lambdas/handlers/runtime.ts';
+import { createHandler as createVersion } from '../lambdas/handlers/version.ts';
+import { buildContext } from '../lambdas/local/server.ts';
+import { loadConfig } from '../lambdas/platform/config.ts';
+import { BENCH_PROXY_KEY, type CallKind, postEvent, ROUTE_OF, smallBody } from './fixtures.ts';
+import type { OverheadRow } from './handler-overhead.ts';
+import { median, p99, progress } from './stats.ts';
+import { sinkStdout } from './stdout-sink.ts';
+import { startSmallUpstream } from './upstreams.ts';
+
+type Invoke = (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>;
+
+/** How many keys each runtime has, and how many of them carry a policy in the second one. */
+export const KEY_COUNT = 50;
+export const KEYS_WITH_POLICIES = 25;
+/** Rounds of the measurement: each case's calls are spread over this many blocks per runtime. */
+const ROUNDS = 6;
+
+/** A policy as a reporting key would have it; the caller's lets the measured calls through. */
+function policy(index: number): Record<string, unknown> {
+  return {
+    apis: ['v1', 'v2', 'version'],
+    access: 'read',
+    models: [
+      'res.partner',
+      'res.partner.category',
+      'res.country',
+      'res.currency',
+      'account.move',
+      'account.move.line',
+      'sale.*',
+      'purchase.*',
+      'stock.*',
+      'product.*',
+      'crm.lead',
+      `x_custom_${index}.*`,
+    ],
+    targets: ['127.0.0.1', 'erp.example.com', '*.erp.internal'],
+    databases: ['erp_a', 'erp_b'],
+  };
+}
+
+/** The `PROXY_API_KEYS` document: the bench key last of 50, with a policy when `withPolicies`. */
+function keysDocument(withPolicies: boolean): string {
+  const keys = Array.from({ length: KEY_COUNT }, (_, index) => {
+    const last = index === KEY_COUNT - 1;
+    const key = last ? BENCH_PROXY_KEY : `bench-other-key-${String(index).padStart(4, '0')}-0123456789`;
+    const policied = withPolicies && index >= KEY_COUNT - KEYS_WITH_POLICIES;
+    return { name: last ? 'bench' : `caller-${index}`, key, ...(policied ? { policy: policy(index) } : {}) };
+  });
+  return JSON.stringify({ keys });
+}
+
+interface Variant {
+  readonly label: string;
+  readonly runtime: Runtime;
+  readonly handlers: Record<CallKind, Invoke>;
+}
+
+function variant(label: string, withPolicies: boolean): Variant {
+  const runtime = createRuntime(
+    loadConfig({ PROXY_API_KEYS: keysDocument(withPolicies), LOG_LEVEL: 'INFO' }),
+  );
+  return {
+    label,
+    runtime,
+    handlers: {
+      v1: createV1(runtime) as unknown as Invoke,
+      v2: createV2(runtime) as unknown as Invoke,
+      version: createVersion(runtime) as unknown as Invoke,
+    },
+  };
+}
+
+const CASES: readonly { readonly label: string; readonly kind: CallKind }[] = [
+  { label: 'execute-v1 (search_count)', kind: 'v1' },
+  { label: 'execute-v2 (search_count)', kind: 'v2' },
+  { label: 'version (cached)', kind: 'version' },
+];
+
+/** The rows: each case without policies, then with, side by side. */
+export async function measureKeyPolicyOverhead(options: {
+  warmup: number;
+  iterations: number;
+}): Promise<OverheadRow[]> {
+  const upstream = await startSmallUpstream();
+  const variants = [
+    variant(`${KEY_COUNT} keys, no policies`, false),
+    variant(`${KEY_COUNT} keys, ${KEYS_WITH_POLICIES} with policies (the caller's checked)`, true),
+  ];
+  const bodies = CASES.map((c) => JSON.stringify(smallBody(c.kind, upstream.url)));
+  const sink = sinkStdout();
+  let requestNo = 0;
+  const call = async (
+    v: Variant,
+    index: number,
+  ): Promise<{ overhead: number; upstream: number; handler: number }> => {
+    const c = CASES[index] as (typeof CASES)[number];
+    const { path, fn } = ROUTE_OF[c.kind];
+    const requestId = `bench-policy-${++requestNo}`;
+    const context = buildContext(fn, requestId) as ProxyContext;
+    const started = performance.now();
+    const response = await v.handlers[c.kind](postEvent(path, bodies[index] as string, requestId), context);
+    const elapsed = performance.now() - started;
+    if (response.statusCode !== 200 || !response.body.endsWith('"error":null}')) {
+      throw new Error(
+        `${v.label}, ${c.label}: unexpected answer ${response.statusCode} ${response.body.slice(0, 300)}`,
+      );
+    }
+    const upstreamMs = context.record?.facts.upstreamMs ?? 0;
+    return { overhead: elapsed - upstreamMs, upstream: upstreamMs, handler: elapsed };
+  };
+  type Samples = { overhead: number[]; upstream: number[]; handler: number[] };
+  const samples: Samples[][] = variants.map(() =>
+    CASES.map(() => ({ overhead: [], upstream: [], handler: [] })),
+  );
+  try {
+    for (let i = 0; i < options.warmup; i++) {
+      for (const v of variants) for (const index of CASES.keys()) await call(v, index);
+    }
+    const perBlock = Math.ceil(options.iterations / ROUNDS);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const index of CASES.keys()) {
+        // ABBA within a round: neither runtime always goes first.
+        const order = round % 2 === 0 ? variants.keys() : [...variants.keys()].reverse();
+        for (const which of order) {
+          const v = variants[which] as Variant;
+          const sample = (samples[which] as Samples[])[index] as Samples;
+          for (let k = 0; k < perBlock; k++) {
+            const { overhead, upstream: waited, handler } = await call(v, index);
+            sample.overhead.push(overhead);
+            sample.upstream.push(waited);
+            sample.handler.push(handler);
+          }
+        }
+      }
+    }
+  } finally {
+    sink.restore();
+    for (const v of variants) await v.runtime.http.close();
+    await upstream.close();
+  }
+  const rows: OverheadRow[] = [];
+  for (const [index, c] of CASES.entries()) {
+    for (const [which, v] of variants.entries()) {
+      const { overhead, upstream: waited, handler } = (samples[which] as Samples[])[index] as Samples;
+      const row = {
+        label: `${c.label}, ${v.label}`,
+        iterations: overhead.length,
+        medianMs: median(overhead),
+        p99Ms: p99(overhead),
+        upstreamMedianMs: median(waited),
+        handlerMedianMs: median(handler),
+      };
+      rows.push(row);
+      progress(`  ${row.label}: median ${row.medianMs.toFixed(3)} ms, p99 ${row.p99Ms.toFixed(3)} ms`);
+    }
+  }
+  return rows;
+}
