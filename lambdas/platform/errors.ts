@@ -64,8 +64,8 @@ export class InvalidRequestError extends ProxyError {
 /** -32000: `x-api-key` missing or not one of the configured proxy keys. */
 export class AuthenticationError extends ProxyError {
   static override readonly row = PROXY_ERRORS.authentication;
-  constructor(message = 'Authentication failed') {
-    super(message);
+  constructor(message = 'Authentication failed', options: { headers?: Record<string, string> } = {}) {
+    super(message, options);
   }
 }
 
@@ -129,6 +129,14 @@ export class TargetRefusedError extends ProxyError {
  * -32008 too: the call is refused by the calling key's own policy. Its message names the rule
  * ("this key may only read"), never the key; `rule` goes to the request log line and the metrics.
  */
+/**
+ * -32008 on `/mcp` for an OAuth caller: no ERP connection for the token's person, or scopes that
+ * do not allow the call (with `WWW-Authenticate: Bearer error="insufficient_scope"`).
+ */
+export class IdentityRefusedError extends ProxyError {
+  static override readonly row = PROXY_ERRORS.identityRefused;
+}
+
 export class KeyPolicyRefusedError extends ProxyError {
   static override readonly row = PROXY_ERRORS.keyPolicyRefused;
   readonly rule: KeyPolicyRule;
