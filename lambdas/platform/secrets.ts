@@ -314,7 +314,9 @@ export function secretDocument<T>(
       try {
         text = await readSecretText(secretId, settings);
       } catch (error) {
-        throw new Error(`${what} secret ${secretId} could not be read: ${errorMessage(error)}`, { cause: error });
+        throw new Error(`${what} secret ${secretId} could not be read: ${errorMessage(error)}`, {
+          cause: error,
+        });
       }
       if (text === undefined || text.trim() === '') throw new Error(`${what} secret ${secretId} is empty`);
       if (text === last?.text) return last.value;
@@ -323,7 +325,9 @@ export function secretDocument<T>(
         value = parse(text);
       } catch (error) {
         // The parsers promise messages without secrets; keep only that message, not the text.
-        throw new Error(`${what} secret ${secretId} is not usable: ${errorMessage(error).replace(/^[^:]+: /, '')}`);
+        throw new Error(
+          `${what} secret ${secretId} is not usable: ${errorMessage(error).replace(/^[^:]+: /, '')}`,
+        );
       }
       last = { text, value };
       return value;

@@ -75,3 +75,20 @@ export function isAccessToken(value: string): boolean {
     return false;
   }
 }
+
+/** The answer of `GET` on a protected resource metadata route: the document, or 404 while OAuth is off. */
+export function protectedResourceAnswer(
+  oauth: { readonly resource: string; readonly issuers: readonly string[] } | undefined,
+): { readonly statusCode: number; readonly headers: Record<string, string>; readonly body: string } {
+  if (!oauth)
+    return {
+      statusCode: 404,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'Not Found' }),
+    };
+  return {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'max-age=300' },
+    body: JSON.stringify(protectedResourceMetadata(oauth)),
+  };
+}

@@ -14,11 +14,16 @@
  *   (never a list of the connections there are);
  * - the authorization server's keys cannot be read: 503 -32004 (retry later).
  */
-import { AuthenticationError, IdentityRefusedError, UpstreamUnavailableError } from '../../platform/errors.ts';
-import type { KeyPolicy } from '../../platform/key-policy.ts';
-import { bearerChallenge, type McpScope, resourceMetadataPath } from './challenge.ts';
+
 import type { Config } from '../../platform/config.ts';
+import {
+  AuthenticationError,
+  IdentityRefusedError,
+  UpstreamUnavailableError,
+} from '../../platform/errors.ts';
+import type { KeyPolicy } from '../../platform/key-policy.ts';
 import { secretDocument } from '../../platform/secrets.ts';
+import { bearerChallenge, type McpScope, resourceMetadataPath } from './challenge.ts';
 import { type Identity, matchIdentity, parseIdentities } from './identities.ts';
 import { TokenVerifier } from './token-verifier.ts';
 
@@ -29,6 +34,8 @@ export interface OAuthResourceServer {
   getIdentities(): Promise<readonly Identity[]>;
   /** Our resource identifier: the public `/mcp` URL, the audience tokens must carry. */
   readonly resource: string;
+  /** The issuers whose tokens are accepted (named by the protected resource metadata). */
+  readonly issuers: readonly string[];
 }
 
 /** A caller who signed in: the map's entry, the token's subject and scopes. */
@@ -48,11 +55,17 @@ export function challengeHeaders(
   resource: string,
   refusal: Omit<Parameters<typeof bearerChallenge>[0], 'resourceMetadataUrl'> = {},
 ): Record<string, string> {
-  return { 'WWW-Authenticate': bearerChallenge({ resourceMetadataUrl: resourceMetadataUrl(resource), ...refusal }) };
+  return {
+    'WWW-Authenticate': bearerChallenge({ resourceMetadataUrl: resourceMetadataUrl(resource), ...refusal }),
+  };
 }
 
 /** A 403 asking for more scopes (the client may step up: MCP authorization, "Scope challenge"). */
-export function insufficientScope(resource: string, needed: readonly McpScope[], why: string): IdentityRefusedError {
+export function insufficientScope(
+  resource: string,
+  needed: readonly McpScope[],
+  why: string,
+): IdentityRefusedError {
   return new IdentityRefusedError(`Refused: ${why}. Sign in again granting ${needed.join(' and ')}.`, {
     headers: challengeHeaders(resource, { error: 'insufficient_scope', description: why, scope: needed }),
   });
@@ -78,7 +91,11 @@ export async function authenticateToken(
     });
   }
   if (!check.scopes.has('erp.read') && !check.scopes.has('erp.write'))
-    throw insufficientScope(server.resource, ['erp.read'], 'the access token grants neither erp.read nor erp.write');
+    throw insufficientScope(
+      server.resource,
+      ['erp.read'],
+      'the access token grants neither erp.read nor erp.write',
+    );
   const identity = matchIdentity(await server.getIdentities(), check.claims);
   if (!identity)
     throw new IdentityRefusedError(
@@ -125,12 +142,16 @@ export function createOAuthResourceServer(
   const resource = config.mcpOauthAudience ?? config.localMcpUrl;
   if (resource === undefined)
     throw new Error('MCP_OAUTH_AUDIENCE: required with MCP_OAUTH_ISSUER (the public URL of POST /mcp)');
-  const verifier = new TokenVerifier({ issuers, audience: resource, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const verifier = new TokenVerifier({
+    issuers,
+    audience: resource,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
   const secretId = config.mcpOauthIdentitiesSecretId;
   if (secretId !== undefined) {
     const document = secretDocument(config, secretId, 'OAuth identities', parseIdentities);
-    return { verifier, resource, getIdentities: () => document.read() };
+    return { verifier, resource, issuers, getIdentities: () => document.read() };
   }
   const local = config.mcpOauthIdentities === undefined ? [] : parseIdentities(config.mcpOauthIdentities);
-  return { verifier, resource, getIdentities: async () => local };
+  return { verifier, resource, issuers, getIdentities: async () => local };
 }
