@@ -16,9 +16,14 @@ import { serveMcp } from '../core/mcp/serve.ts';
 import { mcpAuth } from '../middleware/mcp-auth.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';
+import { MCP_WRITE_TOOL_NAMES } from '../platform/names.ts';
 import { ROUTES, routeKey } from '../platform/routes.ts';
 import { protectedResourceAnswer } from '../protocol/oauth/challenge.ts';
-import { createOAuthResourceServer, type OAuthResourceServer } from '../protocol/oauth/resource-server.ts';
+import {
+  checkToolScope,
+  createOAuthResourceServer,
+  type OAuthResourceServer,
+} from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { type V1RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
 import { Chain, chainWithAuth, lambdaHandler, type ProxyHandler } from './chain.ts';
@@ -90,6 +95,8 @@ export function createHandler(runtime: McpRuntime): ProxyHandler {
     (event, known, context) => {
       const method = event.requestContext?.http?.method ?? 'POST';
       if (method !== 'POST') return Promise.resolve(methodNotAllowed(method));
+      if (runtime.oauth && known.body.ok)
+        checkToolScope(known.oauth, runtime.oauth.resource, known.body.value, MCP_WRITE_TOOL_NAMES);
       return serveMcp(toMcpInbound(event, context, known), deps);
     },
   );

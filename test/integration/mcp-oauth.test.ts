@@ -7,9 +7,9 @@
  * the right status and header, and nothing reaches the ERP.
  */
 import { createHmac } from 'node:crypto';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USERS, useErpDouble } from '../support/fixtures.ts';
 import { json, toolError } from '../support/mcp-client.ts';
@@ -25,6 +25,8 @@ describe('POST /mcp with OAuth', () => {
   const double = useErpDouble({ mode: '19' });
   let oidc: OidcIssuer;
   let forged: TokenIssuer;
+  /** A second issuer the proxy trusts, minting the tokens a real one would not (expired, ...). */
+  let trusted: TokenIssuer;
   let proxy: ProxyHarness;
   let resource = '';
 
@@ -32,11 +34,19 @@ describe('POST /mcp with OAuth', () => {
   async function postMcp(body: unknown, headers: Record<string, string>) {
     const response = await fetch(resource, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
       body: JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, json: text ? (JSON.parse(text) as unknown) : undefined };
+    return {
+      status: response.status,
+      headers: response.headers,
+      json: text ? (JSON.parse(text) as unknown) : undefined,
+    };
   }
 
   beforeAll(async () => {
@@ -51,6 +61,7 @@ describe('POST /mcp with OAuth', () => {
     resource = `http://127.0.0.1:${port}/mcp`;
     // A second issuer the proxy does not trust, with keys of its own (the hostile tokens).
     forged = await startTokenIssuer(resource);
+    trusted = await startTokenIssuer(resource);
     const connection = (user: typeof admin) => ({
       url: double.url,
       db: 'erp_a',
@@ -61,7 +72,7 @@ describe('POST /mcp with OAuth', () => {
       env: {
         PORT: String(port),
         MCP_WRITE_TOOLS: 'true',
-        MCP_OAUTH_ISSUER: oidc.issuer,
+        MCP_OAUTH_ISSUER: `${oidc.issuer},${trusted.issuer}`,
         MCP_OAUTH_AUDIENCE: resource,
         MCP_OAUTH_IDENTITIES: JSON.stringify({
           identities: [
@@ -80,6 +91,7 @@ describe('POST /mcp with OAuth', () => {
   afterAll(async () => {
     await proxy?.close();
     await forged?.close();
+    await trusted?.close();
     await oidc?.close();
   });
 
@@ -98,12 +110,15 @@ describe('POST /mcp with OAuth', () => {
   }
 
   it('serves its protected resource metadata (both forms), naming the issuer and the scopes', async () => {
-    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+    for (const path of [
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource',
+    ]) {
       const answer = await proxy.get(path);
       expect(answer.status).toBe(200);
       expect(answer.json).toEqual({
         resource,
-        authorization_servers: [oidc.issuer],
+        authorization_servers: [oidc.issuer, trusted.issuer],
         scopes_supported: ['erp.read', 'erp.write'],
         bearer_methods_supported: ['header'],
         resource_name: 'erp-proxy MCP',
@@ -112,7 +127,7 @@ describe('POST /mcp with OAuth', () => {
   });
 
   it('answers a request without a credential 401 naming the metadata, and a bad proxy key alike', async () => {
-    for (const headers of [{}, { 'x-api-key': 'not-a-proxy-key-000000' }]) {
+    for (const headers of [{}, { 'x-api-key': 'not-a-proxy-key-000000' }] as Record<string, string>[]) {
       const answer = await postMcp({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers);
       expect(answer.status).toBe(401);
       expect(answer.headers.get('www-authenticate')).toBe(
@@ -128,7 +143,10 @@ describe('POST /mcp with OAuth', () => {
       const tools = (await client.listTools()).tools.map((tool) => tool.name);
       expect(tools).toContain('create');
       const rows = json(
-        await client.callTool({ name: 'search_read', arguments: { model: 'res.partner', fields: ['name'], limit: 2 } }),
+        await client.callTool({
+          name: 'search_read',
+          arguments: { model: 'res.partner', fields: ['name'], limit: 2 },
+        }),
       );
       expect(rows).toHaveLength(2);
       // The ERP was called with the map's connection: the admin's key on erp_a.
@@ -146,10 +164,12 @@ describe('POST /mcp with OAuth', () => {
     try {
       const tools = (await client.listTools()).tools.map((tool) => tool.name);
       expect(tools).not.toContain('create');
-      expect(json(await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }))).toEqual(
-        expect.any(Number),
-      );
-      expect(toolError(await client.callTool({ name: 'search_count', arguments: { model: 'res.users' } }))).toMatchObject({
+      expect(
+        json(await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } })),
+      ).toEqual(expect.any(Number));
+      expect(
+        toolError(await client.callTool({ name: 'search_count', arguments: { model: 'res.users' } })),
+      ).toMatchObject({
         source: 'proxy',
         code: -32008,
       });
@@ -183,34 +203,148 @@ describe('POST /mcp with OAuth', () => {
 
     async function send(token: string) {
       double.requests.length = 0;
-      const answer = await postMcp({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { authorization: `Bearer ${token}` });
+      const answer = await postMcp(
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { authorization: `Bearer ${token}` },
+      );
       expect(double.requests).toEqual([]);
       return answer;
     }
 
     it.each([
-      ['from an issuer the proxy does not trust', async () => forged.mint({ groups: ['sales'], scope: 'erp.read' }), 'the token was not issued by an authorization server this resource trusts'],
-      ['alg none', async () => `${b64({ alg: 'none' })}.${b64({ iss: oidc.issuer, aud: resource, exp: now() + 300, groups: ['sales'] })}.`, 'tokens signed with none are not accepted'],
+      [
+        'from an issuer the proxy does not trust',
+        async () => forged.mint({ groups: ['sales'], scope: 'erp.read' }),
+        'the token was not issued by an authorization server this resource trusts',
+      ],
+      [
+        'alg none',
+        async () =>
+          `${b64({ alg: 'none' })}.${b64({ iss: oidc.issuer, aud: resource, exp: now() + 300, groups: ['sales'] })}.`,
+        'tokens signed with none are not accepted',
+      ],
       [
         'HMAC-signed with a public key',
         async () => {
           const header = b64({ alg: 'HS256', kid: 'oidc-test-1' });
-          const payload = b64({ iss: oidc.issuer, aud: resource, exp: now() + 300, groups: ['sales'], scope: 'erp.read erp.write' });
+          const payload = b64({
+            iss: oidc.issuer,
+            aud: resource,
+            exp: now() + 300,
+            groups: ['sales'],
+            scope: 'erp.read erp.write',
+          });
           return `${header}.${payload}.${createHmac('sha256', 'public').update(`${header}.${payload}`).digest('base64url')}`;
         },
         'tokens signed with HS256 are not accepted',
       ],
+      [
+        'expired',
+        async () => trusted.mint({ groups: ['sales'], scope: 'erp.read', exp: now() - 3600 }),
+        'the access token has expired',
+      ],
+      [
+        'not yet valid',
+        async () => trusted.mint({ groups: ['sales'], scope: 'erp.read', nbf: now() + 3600 }),
+        'the access token is not valid yet',
+      ],
+      [
+        'for another audience (no token passthrough)',
+        async () =>
+          trusted.mint({ groups: ['sales'], scope: 'erp.read', aud: 'https://other.example.com/mcp' }),
+        'the access token was issued for another resource',
+      ],
+      [
+        'signed by a key the issuer does not publish',
+        async () => {
+          await trusted.addUnpublishedKey('rogue');
+          return trusted.mint({ groups: ['sales'], scope: 'erp.read' }, { kid: 'rogue' });
+        },
+        "the access token's signing key is not one of the authorization server's keys",
+      ],
     ])('%s: 401 invalid_token', async (_, token, description) => {
       const answer = await send(await token());
       expect(answer.status).toBe(401);
-      expect(answer.headers.get('www-authenticate')).toContain(`error="invalid_token", error_description="${description}"`);
+      expect(answer.headers.get('www-authenticate')).toContain(
+        `error="invalid_token", error_description="${description}"`,
+      );
     });
   });
 
-  it('proxy keys keep working on the same /mcp (x-api-key, and a bearer that is not a JWT)', async () => {
-    for (const headers of [{ 'x-api-key': TEST_PROXY_KEY }, { authorization: `Bearer ${TEST_PROXY_KEY}` }]) {
+  it('1,000 tokens with unknown kids in a row cost at most one JWKS fetch', async () => {
+    await trusted.addUnpublishedKey('unknown-kid');
+    const token = await trusted.mint({ groups: ['sales'], scope: 'erp.read' }, { kid: 'unknown-kid' });
+    // The issuer's keys fetched once (a good token), then a thousand unknown kids.
+    expect(
+      (
+        await postMcp(
+          { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+          { authorization: `Bearer ${await trusted.mint({ groups: ['sales'], scope: 'erp.read' })}` },
+        )
+      ).status,
+    ).not.toBe(401);
+    const before = trusted.jwksFetches();
+    for (let i = 0; i < 1000; i++) {
       const answer = await postMcp(
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+        { jsonrpc: '2.0', id: i, method: 'tools/list' },
+        { authorization: `Bearer ${token}` },
+      );
+      expect(answer.status).toBe(401);
+    }
+    expect(trusted.jwksFetches() - before).toBeLessThanOrEqual(1);
+  });
+
+  it('a token granting erp.read only: reads, and a write tool is 403 insufficient_scope naming erp.write', async () => {
+    const token = await trusted.mint({ groups: ['sales'], scope: 'erp.read' });
+    const headers = { authorization: `Bearer ${token}` };
+    const listed = await postMcp({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers);
+    const names = (listed.json as { result: { tools: Array<{ name: string }> } }).result.tools.map(
+      (tool) => tool.name,
+    );
+    expect(names).toContain('search_read');
+    expect(names).not.toContain('create');
+    double.requests.length = 0;
+    const write = await postMcp(
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'create', arguments: { model: 'res.partner', values: { name: 'x' } } },
+      },
+      headers,
+    );
+    expect(write.status).toBe(403);
+    expect(write.headers.get('www-authenticate')).toMatch(
+      /error="insufficient_scope".*scope="erp.read erp.write"/,
+    );
+    expect(double.requests).toEqual([]);
+  });
+
+  it('a token granting no erp scope at all: 403 insufficient_scope asking for erp.read', async () => {
+    const answer = await postMcp(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { authorization: `Bearer ${await trusted.mint({ groups: ['sales'], scope: 'openid email' })}` },
+    );
+    expect(answer.status).toBe(403);
+    expect(answer.headers.get('www-authenticate')).toMatch(/error="insufficient_scope".*scope="erp.read"/);
+  });
+
+  it('proxy keys keep working on the same /mcp (x-api-key, and a bearer that is not a JWT)', async () => {
+    for (const headers of [
+      { 'x-api-key': TEST_PROXY_KEY },
+      { authorization: `Bearer ${TEST_PROXY_KEY}` },
+    ] as Record<string, string>[]) {
+      const answer = await postMcp(
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 't', version: '1' },
+          },
+        },
         headers,
       );
       expect(answer.status).toBe(200);
