@@ -90,7 +90,9 @@ const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freez
     'Authenticated in the function: x-api-key (on /mcp also Authorization: Bearer) is compared in constant time with the keys ' +
     'in the proxy-keys secret, and a failure is answered with the JSON-RPC envelope (-32000) the README documents, which a ' +
     'gateway authorizer cannot produce.',
-  public: 'Public by design: /_/about describes the service and returns no data (README, Operators).',
+  public:
+    'Public by design, returning no data: /_/about describes the service (README, Operators), and the OAuth protected ' +
+    'resource metadata tells a connector where to sign in before it has a token (README, Remote agents with OAuth; RFC 9728).',
   'aux-configurable':
     'Authenticated in the function with x-api-key (same keys as the execute routes) unless the operator lists the endpoint ' +
     'in AUX_PUBLIC (context auxPublic); a gateway authorizer cannot make that choice at run time.',
