@@ -20,7 +20,6 @@ import {
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
-import { serveMcp } from '../../lambdas/core/mcp/serve.ts';
 import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
@@ -38,6 +37,7 @@ import {
 } from '../../lambdas/platform/errors.ts';
 import { MCP_TOOL_NAMES, MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 import { matchRoute, ROUTES, routeKeys } from '../../lambdas/platform/routes.ts';
+import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
 import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
