@@ -36,7 +36,7 @@ export const DEFAULT_FIELD_ATTRIBUTES = Object.freeze([
  * and the same JSON Schemas, with less to build; core/schemas.ts does the same), and each tool
  * builds its own on its first use ({@link lazily}): a cold start that calls one tool builds that
  * tool's schema only. `tools/list` needs none of them: it answers the JSON Schemas of
- * tool-schemas.json, which a test (test/unit/mcp-transport.test.ts) keeps equal to what the SDK
+ * tool-schemas.json, which a test (test/unit/mcp-protocol.test.ts) keeps equal to what the SDK
  * makes of these schemas.
  */
 const model = () =>
