@@ -327,6 +327,33 @@ describe('the legacy revisions, where the proxy answers otherwise than the SDK d
     },
   );
 
+  it.each([
+    [
+      'a misspelt argument',
+      call(14, 'search_read', { model: 'res.partner', feilds: ['name'] }),
+      'search_read does not take the argument "feilds" (did you mean fields?); it takes model, domain, fields, limit, offset, order, context',
+    ],
+    [
+      'two unknown arguments beside a bad known one',
+      call(14, 'list_models', { extra: 1, limt: 5, limit: 'x' }),
+      'list_models does not take the arguments "extra", "limt" (did you mean limit?); it takes search, limit, offset',
+    ],
+    [
+      'an argument to a tool that takes none',
+      call(14, 'erp_version', { model: 'x' }),
+      'erp_version does not take the argument "model"; it takes no arguments',
+    ],
+  ])(
+    'answers %s with a tool error naming it (the SDK dropped unknown arguments silently)',
+    async (_name, body, message) => {
+      const answer = json(await proxyAnswer(false, body, GOOD_HEADERS)) as {
+        result: { content: { text: string }[]; isError: boolean };
+      };
+      expect(answer.result.isError).toBe(true);
+      expect(answer.result.content[0]?.text).toContain(message);
+    },
+  );
+
   it('answers initialize with params that do not fit -32602 (the SDK: -32603 with a schema dump)', async () => {
     const body = request(1, 'initialize', { protocolVersion: 2025, capabilities: {} });
     expect(

@@ -96,6 +96,7 @@ describe('failure results', () => {
         name: 'odoo.exceptions.LockError',
         message: 'locked',
         retry_safe: true,
+        retry_can_help: true,
         retry: expect.stringMatching(/^Another transaction holds the record .* Retry after a short wait\./),
       },
     });
@@ -114,47 +115,67 @@ describe('failure results', () => {
     expect(JSON.parse(failureJson(server)).error).not.toHaveProperty('name');
   });
 
-  it('say whether retrying a proxy error is safe, by the error table and whether the tool writes', () => {
-    const unavailable = proxyFailure(new UpstreamUnavailableError('busy'), false);
-    expect(unavailable).toMatchObject({
+  it('say whether retrying a proxy error is safe and whether it can help, by the code and whether the tool writes', () => {
+    expect(proxyFailure(new UpstreamUnavailableError('busy'), false)).toMatchObject({
       code: -32004,
       retrySafe: true,
-      retry: expect.stringMatching(/did not run/),
+      retryCanHelp: true,
+      retry: expect.stringMatching(/did not run\. Retrying after a short wait is safe and may succeed/),
     });
-    // Did not run, but would fail the same way.
+    // Did not run, and only the user's configuration or the operator can change it.
     for (const error of [
       new TargetRefusedError('no'),
-      new InvalidRequestError('no'),
       new Json2UnavailableError('no'),
+      new InvalidRequestError('The x-erp-db header is missing.'),
     ]) {
       expect(error.row.callRan).toBe('no');
-      expect(proxyFailure(error, false)).toMatchObject({
+      expect(proxyFailure(error, false), error.message).toMatchObject({
         retrySafe: true,
-        retry: expect.stringMatching(/fails the same way/),
+        retryCanHelp: false,
+        retry: expect.stringMatching(
+          /did not run\. .*Retrying cannot help, and the model cannot change this: tell the user/,
+        ),
       });
     }
-    // May have run: safe for a read, not for a write.
-    for (const error of [
-      new UpstreamTimeoutError('slow'),
-      new BadUpstreamResponseError('html'),
-      new InternalError(),
-    ]) {
-      expect(proxyFailure(error, true)).toMatchObject({
-        retrySafe: true,
-        retry: expect.stringMatching(/only reads/),
-      });
-      expect(proxyFailure(error, false)).toMatchObject({
-        retrySafe: false,
-        retry: expect.stringMatching(/may happen twice/),
-      });
-    }
+    // Did not run, and the model can fix the call.
+    expect(proxyFailure(new InvalidRequestError('kwargs.x is not allowed'), false)).toMatchObject({
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/fails the same way: fix what the message says first/),
+    });
+    // A timeout: a read may be retried and may then succeed; a write must be checked first.
+    expect(proxyFailure(new UpstreamTimeoutError('slow'), true)).toMatchObject({
+      retrySafe: true,
+      retryCanHelp: true,
+      retry: expect.stringMatching(/only reads: retrying is safe.*asking for less/),
+    });
+    expect(proxyFailure(new UpstreamTimeoutError('slow'), false)).toMatchObject({
+      retrySafe: false,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/may happen twice/),
+    });
+    // Not an ERP answer: a read is safe to repeat, but repeating never helps (the URL is wrong).
+    expect(proxyFailure(new BadUpstreamResponseError('html'), true)).toMatchObject({
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/tell the user to check the x-erp-url header/),
+    });
+    expect(proxyFailure(new BadUpstreamResponseError('html'), false)).toMatchObject({
+      retrySafe: false,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/The call may have run: check the records/),
+    });
+    expect(proxyFailure(new InternalError(), true)).toMatchObject({ retrySafe: true, retryCanHelp: false });
+    expect(proxyFailure(new InternalError(), false)).toMatchObject({ retrySafe: false, retryCanHelp: false });
     // Ran: too large.
     expect(proxyFailure(new ResponseTooLargeError('big'), true)).toMatchObject({
       retrySafe: true,
+      retryCanHelp: false,
       retry: expect.stringMatching(/ask for less/),
     });
     expect(proxyFailure(new ResponseTooLargeError('big'), false)).toMatchObject({
       retrySafe: false,
+      retryCanHelp: false,
       retry: expect.stringMatching(/do not call it again/),
     });
     // A bug shows nothing of itself.
@@ -162,6 +183,40 @@ describe('failure results', () => {
       'Internal error (a bug of the proxy; its logs have the details).',
     );
     expect(PROXY_ERRORS.internal.callRan).toBe('maybe');
+  });
+
+  it('never suggests retrying what cannot change, nor asks the model to change what only its user or an operator can', () => {
+    const errors = [
+      new UpstreamUnavailableError('busy'),
+      new UpstreamTimeoutError(
+        'The ERP at h did not answer within 1 s. x Raise x-request-timeout for slow calls.',
+      ),
+      new BadUpstreamResponseError('html'),
+      new TargetRefusedError('no'),
+      new Json2UnavailableError('no'),
+      new InvalidRequestError('The x-erp-url header is missing.'),
+      new InvalidRequestError('bad kwargs'),
+      new ResponseTooLargeError('big'),
+      new InternalError(),
+    ];
+    for (const readOnly of [true, false]) {
+      for (const error of errors) {
+        const failure = proxyFailure(error, readOnly);
+        const words = `${failure.message} ${failure.retry}`;
+        if (!failure.retryCanHelp)
+          expect(failure.retry, error.message).not.toMatch(/\b(Retry|retry) (after|shortly|later)/);
+        // The time limit is the client's configuration: the model is never told to raise a header.
+        expect(words, error.message).not.toMatch(
+          /[Rr]aise x-request-timeout|[Ss]et the x-erp-[a-z-]+ header/,
+        );
+      }
+    }
+    for (const code of [401, 403, 404, 422, 500]) {
+      expect(erpFailure(code, 'm', {}).retryCanHelp, String(code)).toBe(false);
+      expect(erpFailure(code, 'm', {}).retry, String(code)).not.toMatch(/Retry after/);
+    }
+    expect(erpFailure(409, 'm', {}).retryCanHelp).toBe(true);
+    expect(erpFailure(401, 'm', {}).retry).toMatch(/tell the user that the x-erp-api-key header/);
   });
 
   it("put the proxy's messages in an MCP client's words: headers, not erp_instance fields", () => {

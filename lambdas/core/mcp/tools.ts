@@ -146,7 +146,7 @@ function tool<S extends Shape>(
   };
   return {
     ...rest,
-    input: lazily(() => z.object(input())),
+    input: lazily(() => z.strictObject(input())),
     annotations,
     writes: changes !== undefined,
   } as unknown as ToolDefinition;

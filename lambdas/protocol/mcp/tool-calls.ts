@@ -94,6 +94,34 @@ function dotPath(path: readonly PropertyKey[]): string {
   }, '');
 }
 
+/** Edit distance of two short names (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * Arguments the tool does not take: named, with the one meant when a name is a near miss
+ * (`feilds`: did you mean `fields`?), and the arguments it takes. Never dropped silently: a
+ * misspelt `fields` would otherwise read every field.
+ */
+function unknownArguments(tool: string, keys: readonly string[], known: readonly string[], path: readonly PropertyKey[]): string {
+  const names = keys.map((key) => {
+    const near = known.find((name) => distance(key.toLowerCase(), name) <= Math.min(2, Math.floor(name.length / 3)));
+    return `${JSON.stringify(key.slice(0, 64))}${near === undefined ? '' : ` (did you mean ${near}?)`}`;
+  });
+  const where = path.length === 0 ? '' : ` in ${dotPath(path)}`;
+  return `${tool} does not take the argument${names.length > 1 ? 's' : ''} ${names.join(', ')}${where}; it takes ${known.join(', ') || 'no arguments'}`;
+}
+
 /** A tool error result with a sentence for the model. */
 function toolError(text: string): ToolResult {
   return { content: [{ type: 'text', text }], isError: true };
@@ -111,10 +139,15 @@ async function checkedArguments(
       ),
     };
   }
-  const parsed = await z.safeParseAsync(definition.input(), args ?? {});
+  const schema = definition.input();
+  const parsed = await z.safeParseAsync(schema, args ?? {});
   if (parsed.success) return { args: parsed.data };
+  const known = Object.keys(schema.shape);
   const message = parsed.error.issues
-    .map((issue) => (issue.path.length === 0 ? issue.message : `${issue.message} at ${dotPath(issue.path)}`))
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys') return unknownArguments(definition.name, issue.keys, known, issue.path);
+      return issue.path.length === 0 ? issue.message : `${issue.message} at ${dotPath(issue.path)}`;
+    })
     .join('\n');
   return {
     error: toolError(
