@@ -137,10 +137,20 @@ describe('POST /mcp, read-only by default', () => {
         name: 'fields_get',
         arguments: { model: 'res.partner', fields: ['name', 'country_id'] },
       });
-      expect(json(fields)).toMatchObject({
+      // The default answer leaves out what is false or empty (required: false, readonly: false).
+      expect(json(fields)).toEqual({
         name: { type: 'char', string: 'Name' },
-        country_id: { type: 'many2one', relation: 'res.country' },
+        country_id: { type: 'many2one', string: 'Country', relation: 'res.country' },
       });
+      const full = await client.callTool({
+        name: 'fields_get',
+        arguments: {
+          model: 'res.partner',
+          fields: ['country_id'],
+          attributes: ['type', 'required', 'readonly'],
+        },
+      });
+      expect(json(full)).toEqual({ country_id: { type: 'many2one', required: false, readonly: false } });
       const models = await client.callTool({ name: 'list_models', arguments: { search: 'partner' } });
       expect(json(models)).toEqual([
         { model: 'res.partner', name: 'Contact' },
@@ -184,6 +194,7 @@ describe('POST /mcp, read-only by default', () => {
         name: 'werkzeug.exceptions.NotFound',
         message: "the model 'res.partnerx' does not exist",
         retry_safe: true,
+        retry_can_help: false,
         retry: expect.stringMatching(/does not exist\. Check the name \(list_models, fields_get\)/),
       });
     });

@@ -20,7 +20,7 @@ import {
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
-import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
+import { compactFields, MAX_DEFAULT_SELECTION, TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
@@ -41,6 +41,37 @@ import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
 import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
+
+describe("fields_get's default answer", () => {
+  it('leaves out false and empty attributes, and gives a long selection as its count', () => {
+    const zones = Array.from({ length: MAX_DEFAULT_SELECTION + 1 }, (_, n) => [`Zone/${n}`, `Zone ${n}`]);
+    const short = Array.from({ length: MAX_DEFAULT_SELECTION }, (_, n) => [`v${n}`, `V ${n}`]);
+    expect(
+      compactFields({
+        name: {
+          string: 'Name',
+          type: 'char',
+          required: true,
+          readonly: false,
+          relation: null,
+          selection: [],
+        },
+        tz: { string: 'Timezone', type: 'selection', required: false, selection: zones },
+        kind: { string: 'Kind', type: 'selection', selection: short },
+        odd: 'not an object',
+      }),
+    ).toEqual({
+      description: {
+        name: { string: 'Name', type: 'char', required: true },
+        tz: { string: 'Timezone', type: 'selection', selection_count: MAX_DEFAULT_SELECTION + 1 },
+        kind: { string: 'Kind', type: 'selection', selection: short },
+        odd: 'not an object',
+      },
+      cut: ['tz'],
+    });
+    expect(compactFields([1, 2])).toEqual({ description: [1, 2], cut: [] });
+  });
+});
 
 describe('fitJson', () => {
   it('keeps a value that fits as it is, and counts its items', () => {
