@@ -62,7 +62,11 @@ describe('POST /mcp, 2026-07-28, with the official v2 client pinned to it', () =
       expect(client.getInstructions()).toMatch(/^Tools for one Odoo ERP/);
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(READ_TOOLS);
-      for (const tool of tools) expect(tool, tool.name).not.toHaveProperty('execution');
+      for (const tool of tools) {
+        expect(tool, tool.name).not.toHaveProperty('execution');
+        expect(tool.outputSchema, tool.name).toMatchObject({ type: 'object' });
+        expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+      }
       const partners = await client.callTool({
         name: 'search_read',
         arguments: { model: 'res.partner', domain: [['is_company', '=', true]], fields: ['name'], limit: 3 },
@@ -71,9 +75,18 @@ describe('POST /mcp, 2026-07-28, with the official v2 client pinned to it', () =
       const records = json(partners) as { id: number; name: string }[];
       expect(records.length).toBeGreaterThan(0);
       expect(Object.keys(records[0] ?? {}).sort()).toEqual(['id', 'name']);
+      // The text for clients that read only text, the same JSON as structuredContent.
+      expect(partners.structuredContent).toEqual({ records, ...(records.length === 3 ? { next_offset: 3 } : {}) });
       const count = await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } });
       expect(typeof json(count)).toBe('number');
+      expect(count.structuredContent).toEqual({ count: json(count) });
+      const paged = await client.callTool({
+        name: 'list_models',
+        arguments: { limit: 2, offset: 1 },
+      });
+      expect(paged.structuredContent).toEqual({ models: json(paged), next_offset: 3 });
       const version = await client.callTool({ name: 'erp_version', arguments: {} });
+      expect(version.structuredContent).toEqual(json(version));
       expect(json(version)).toMatchObject({ protocol: expect.stringMatching(/^JSON-2/) });
       expect(errors).toEqual([]);
     });

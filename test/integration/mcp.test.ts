@@ -133,6 +133,8 @@ describe('POST /mcp, read-only by default', () => {
         arguments: { model: 'res.partner', ids: [rows[0]?.id as number], fields: ['name'] },
       });
       expect(json(read)).toEqual([{ id: rows[0]?.id, name: rows[0]?.name }]);
+      // The SDK 1.x client checks structuredContent against the tool's outputSchema (Ajv).
+      expect(read.structuredContent).toEqual({ records: json(read) });
       const fields = await client.callTool({
         name: 'fields_get',
         arguments: { model: 'res.partner', fields: ['name', 'country_id'] },

@@ -117,8 +117,6 @@ const SAME_CASES: readonly [string, Readonly<Record<string, string>>, unknown][]
     { ...GOOD_HEADERS, 'mcp-protocol-version': '1999-01-01' },
     initialize(),
   ],
-  ['tools/list', GOOD_HEADERS, request(2, 'tools/list')],
-  ['tools/list with a cursor', GOOD_HEADERS, request(2, 'tools/list', { cursor: 'next' })],
   ['ping', GOOD_HEADERS, request(3, 'ping')],
   ['an unknown method', GOOD_HEADERS, request(4, 'resources/list')],
   ['another unknown method', GOOD_HEADERS, request(16, 'prompts/list')],
@@ -287,6 +285,29 @@ describe('the legacy revisions, as the SDK served them', () => {
 const json = (answer: Answer): unknown => JSON.parse(answer.body);
 
 describe('the legacy revisions, where the proxy answers otherwise than the SDK did', () => {
+  it.each([
+    ['tools/list', request(2, 'tools/list')],
+    ['tools/list with a cursor', request(2, 'tools/list', { cursor: 'next' })],
+  ])('answers %s as the SDK did, with an outputSchema for each read tool besides', async (_name, body) => {
+    for (const writeTools of [false, true]) {
+      const answer = await proxyAnswer(writeTools, body, GOOD_HEADERS);
+      const expected = await sdkAnswer(writeTools, { ...GOOD_HEADERS }, body);
+      const parsed = json(answer) as { result: { tools: Record<string, unknown>[] } };
+      const { result } = parsed;
+      for (const tool of result.tools) {
+        const reads = (tool.annotations as { readOnlyHint: boolean }).readOnlyHint;
+        if (reads)
+          expect(tool.outputSchema, String(tool.name)).toMatchObject({
+            type: 'object',
+            required: expect.any(Array),
+          });
+        else expect(tool, String(tool.name)).not.toHaveProperty('outputSchema');
+        delete tool.outputSchema;
+      }
+      expect({ ...answer, body: JSON.stringify(parsed) }).toEqual(expected);
+    }
+  });
+
   it('answers an unknown tool -32602 (the SDK: a tool result with isError)', async () => {
     const sdk = json(await sdkAnswer(false, { ...GOOD_HEADERS }, call(3, 'delete_everything', {})));
     expect(sdk).toMatchObject({ result: { isError: true } });

@@ -29,6 +29,11 @@ export interface ToolAnswer {
   readonly json: string;
   /** A sentence for the agent: how the result was cut or how to page; none when nothing to say. */
   readonly note?: string;
+  /**
+   * The same result as a JSON object, for a tool that declares an `outputSchema` (it fits that
+   * schema): what `structuredContent` carries beside the text.
+   */
+  readonly structured?: Readonly<Record<string, unknown>>;
 }
 
 /** What {@link fitJson} kept of a value. */

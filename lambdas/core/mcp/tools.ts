@@ -111,6 +111,85 @@ function lazily<T>(build: () => T): () => T {
   };
 }
 
+/** A tool's `outputSchema`: a JSON Schema of an object (MCP 2025-06-18 to 2026-07-28 all take it). */
+export type OutputSchema = Readonly<Record<string, unknown>>;
+
+/** `next_offset` of a page: where the next page starts, when there may be one. */
+const NEXT_OFFSET = Object.freeze({
+  type: 'integer',
+  minimum: 0,
+  description: 'The offset of the next page, when more may match; absent on the last page.',
+});
+
+/** What the paging and listing tools answer: a list under `key`, and where the next page starts. */
+function listOutput(
+  key: string,
+  items: Readonly<Record<string, unknown>>,
+  description: string,
+): OutputSchema {
+  return Object.freeze({
+    type: 'object',
+    properties: { [key]: { type: 'array', items, description }, next_offset: NEXT_OFFSET },
+    required: [key],
+  });
+}
+
+const RECORDS_OUTPUT = listOutput(
+  'records',
+  { type: 'object', properties: { id: { type: 'integer' } } },
+  'The records, each with its id and the fields asked for (the same JSON as the text).',
+);
+
+const READ_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    records: (RECORDS_OUTPUT.properties as Record<string, unknown>).records,
+    unread_ids: {
+      type: 'array',
+      items: { type: 'integer' },
+      description: 'The ids asked for whose records did not fit: read them in another call.',
+    },
+  },
+  required: ['records'],
+});
+
+const COUNT_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: { count: { type: 'integer', minimum: 0, description: 'How many records match.' } },
+  required: ['count'],
+});
+
+const FIELDS_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    fields: {
+      type: 'object',
+      additionalProperties: { type: 'object' },
+      description: 'Each field by name, with the attributes asked for (the same JSON as the text).',
+    },
+  },
+  required: ['fields'],
+});
+
+const MODELS_OUTPUT = listOutput(
+  'models',
+  { type: 'object', properties: { model: { type: 'string' }, name: { type: 'string' } } },
+  'The models: technical name (model) and label (name).',
+);
+
+const VERSION_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    version: { type: 'string', description: 'The version as the ERP names it, such as "19.0".' },
+    version_info: {
+      type: 'array',
+      description: 'The version as a list: major, minor, micro, level, serial, edition.',
+    },
+    protocol: { type: 'string', description: 'How the proxy reaches this ERP.' },
+  },
+  required: ['version', 'version_info'],
+});
+
 /** The shape of a tool's arguments: zod/mini schemas by argument name. */
 type Shape = Record<string, z.ZodMiniType>;
 
@@ -122,6 +201,8 @@ export interface ToolDefinition<S extends Shape = Shape> {
   /** The schema of its arguments, built on its first use and kept. */
   readonly input: () => z.ZodMiniObject<S>;
   readonly annotations: ToolAnnotations;
+  /** The JSON Schema of its `structuredContent`, for the tools that read (each answer fits it). */
+  readonly outputSchema?: OutputSchema;
   /** Changes ERP data: listed only with `MCP_WRITE_TOOLS=true`. */
   readonly writes: boolean;
   run(args: z.output<z.ZodMiniObject<S>>, erp: ErpAccess): Promise<ToolAnswer>;
@@ -166,8 +247,29 @@ function present(kwargs: Record<string, unknown>): Record<string, unknown> {
 
 const LIMIT_WORDS = MAX_RESULT_WORDS;
 
-/** A page of records (`search_read`, `list_models`), with how to get the next one. */
-function page(toolName: string, records: unknown, at: number, pageLimit: number): ToolAnswer {
+/**
+ * The structured form of a result whose text is `json`: that same JSON under `key` (parsed back,
+ * so a result cut to size is cut alike), with `extra` members.
+ */
+function structuredAs(
+  key: string,
+  json: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { [key]: JSON.parse(json) as unknown, ...extra };
+}
+
+/**
+ * A page of records (`search_read`, `list_models`, `aggregate`), with how to get the next one;
+ * its structured form under `key` with `next_offset`.
+ */
+function page(
+  toolName: string,
+  records: unknown,
+  at: number,
+  pageLimit: number,
+  key = 'records',
+): ToolAnswer {
   const fitted = fitJson(records);
   if (fitted.kept !== undefined) {
     return {
@@ -175,6 +277,7 @@ function page(toolName: string, records: unknown, at: number, pageLimit: number)
       note:
         `Only the first ${fitted.kept} of the ${fitted.total} records the ERP returned fit in ${LIMIT_WORDS}. ` +
         `Call ${toolName} again with offset=${at + fitted.kept} for the next ones, or ask for fewer fields.`,
+      structured: structuredAs(key, fitted.json, { next_offset: at + fitted.kept }),
     };
   }
   if (fitted.total === pageLimit) {
@@ -183,9 +286,10 @@ function page(toolName: string, records: unknown, at: number, pageLimit: number)
       note:
         `${fitted.total} records, the limit: more may match. Call ${toolName} again with offset=${at + pageLimit} ` +
         `for the next ones${toolName === 'search_read' ? ' (search_count gives the total)' : ''}.`,
+      structured: structuredAs(key, fitted.json, { next_offset: at + pageLimit }),
     };
   }
-  return { json: fitted.json };
+  return { json: fitted.json, structured: structuredAs(key, fitted.json) };
 }
 
 /** Any other result, cut to size by whole items when too large. */
@@ -217,6 +321,7 @@ const searchRead = tool({
     order: z.optional(order()),
     context: z.optional(context()),
   }),
+  outputSchema: RECORDS_OUTPUT,
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     const at = args.offset ?? 0;
@@ -246,6 +351,7 @@ const read = tool({
     fields: z.optional(fields('Field names to read (all fields if omitted: large).')),
     context: z.optional(context()),
   }),
+  outputSchema: READ_OUTPUT,
   async run(args, erp) {
     const records = await erp.named(
       args.model,
@@ -253,7 +359,8 @@ const read = tool({
       present({ ids: args.ids, fields: args.fields, context: readContext(args.context) }),
     );
     const fitted = fitJson(records);
-    if (fitted.kept === undefined) return { json: fitted.json };
+    if (fitted.kept === undefined)
+      return { json: fitted.json, structured: structuredAs('records', fitted.json) };
     const shown = new Set(
       (JSON.parse(fitted.json) as unknown[]).map((record) => (record as { id?: unknown } | null)?.id),
     );
@@ -263,6 +370,7 @@ const read = tool({
       note:
         `Only ${fitted.kept} of the ${fitted.total} records fit in ${LIMIT_WORDS}. Read the others in another call ` +
         `(ids ${JSON.stringify(rest.slice(0, 100))}${rest.length > 100 ? ` and ${rest.length - 100} more` : ''}), or ask for fewer fields.`,
+      structured: structuredAs('records', fitted.json, { unread_ids: rest }),
     };
   },
 });
@@ -272,14 +380,14 @@ const searchCount = tool({
   title: 'Count records',
   description: 'Count the records of a model that match a domain.',
   input: () => ({ model: model(), domain: z.optional(domain()), context: z.optional(context()) }),
+  outputSchema: COUNT_OUTPUT,
   async run(args, erp) {
-    return whole(
-      await erp.named(
-        args.model,
-        'search_count',
-        present({ domain: args.domain ?? [], context: args.context }),
-      ),
+    const count = await erp.named(
+      args.model,
+      'search_count',
+      present({ domain: args.domain ?? [], context: args.context }),
     );
+    return { ...whole(count), structured: { count } };
   },
 });
 
@@ -303,6 +411,7 @@ const fieldsGet = tool({
     ),
     context: z.optional(context()),
   }),
+  outputSchema: FIELDS_OUTPUT,
   async run(args, erp) {
     const answered = await erp.named(
       args.model,
@@ -331,7 +440,10 @@ const fieldsGet = tool({
           `call fields_get with fields: ${JSON.stringify(named.slice(0, 1))} and attributes: ["selection"] for the values.`,
       );
     }
-    return notes.length === 0 ? { json: fitted.json } : { json: fitted.json, note: notes.join(' ') };
+    const structured = structuredAs('fields', fitted.json);
+    return notes.length === 0
+      ? { json: fitted.json, structured }
+      : { json: fitted.json, note: notes.join(' '), structured };
   },
 });
 
@@ -388,6 +500,7 @@ const listModels = tool({
     limit: z.optional(limit(DEFAULT_MODELS_LIMIT)),
     offset: z.optional(offset()),
   }),
+  outputSchema: MODELS_OUTPUT,
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
     const at = args.offset ?? 0;
@@ -408,7 +521,7 @@ const listModels = tool({
           name: (record as { name?: unknown }).name,
         }))
       : records;
-    return page('list_models', models, at, pageLimit);
+    return page('list_models', models, at, pageLimit, 'models');
   },
 });
 
@@ -417,6 +530,7 @@ const erpVersion = tool({
   title: 'ERP version',
   description: "The ERP's version, and which protocol the proxy uses to reach it.",
   input: () => ({}),
+  outputSchema: VERSION_OUTPUT,
   async run(_args, erp) {
     const version = await erp.version();
     const major = majorVersion(version);
@@ -426,7 +540,8 @@ const erpVersion = tool({
         : major >= 19
           ? 'JSON-2 (/json/2/<model>/<method>)'
           : '/jsonrpc execute_kw (needs the x-erp-user-id header)';
-    return whole({ ...version, ...(protocol ? { protocol } : {}) });
+    const answer = { ...version, ...(protocol ? { protocol } : {}) };
+    return { ...whole(answer), structured: answer };
   },
 });
 

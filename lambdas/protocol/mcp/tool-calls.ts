@@ -26,6 +26,8 @@ export interface ListedTool {
   readonly title: string;
   readonly description: string;
   readonly inputSchema: JsonObject;
+  /** The read tools' (their results' `structuredContent`). */
+  readonly outputSchema?: JsonObject;
   readonly annotations: JsonObject;
   /** Legacy revisions only (2025-11-25's task support); 2026-07-28 moved tasks to an extension. */
   readonly execution?: { readonly taskSupport: 'forbidden' };
@@ -34,6 +36,7 @@ export interface ListedTool {
 /** A tool result (`CallToolResult`), in the order of its members a client receives. */
 export interface ToolResult {
   readonly content: readonly { readonly type: 'text'; readonly text: string }[];
+  readonly structuredContent?: Readonly<Record<string, unknown>>;
   readonly isError?: true;
 }
 
@@ -60,6 +63,9 @@ export function toolList(writeTools: boolean, era: ListingEra): readonly ListedT
         title: definition.title,
         description: definition.description,
         inputSchema,
+        ...(definition.outputSchema === undefined
+          ? {}
+          : { outputSchema: definition.outputSchema as JsonObject }),
         annotations: definition.annotations as JsonObject,
         ...(era === 'legacy' ? { execution: { taskSupport: 'forbidden' as const } } : {}),
       };
@@ -113,9 +119,16 @@ function distance(a: string, b: string): number {
  * (`feilds`: did you mean `fields`?), and the arguments it takes. Never dropped silently: a
  * misspelt `fields` would otherwise read every field.
  */
-function unknownArguments(tool: string, keys: readonly string[], known: readonly string[], path: readonly PropertyKey[]): string {
+function unknownArguments(
+  tool: string,
+  keys: readonly string[],
+  known: readonly string[],
+  path: readonly PropertyKey[],
+): string {
   const names = keys.map((key) => {
-    const near = known.find((name) => distance(key.toLowerCase(), name) <= Math.min(2, Math.floor(name.length / 3)));
+    const near = known.find(
+      (name) => distance(key.toLowerCase(), name) <= Math.min(2, Math.floor(name.length / 3)),
+    );
     return `${JSON.stringify(key.slice(0, 64))}${near === undefined ? '' : ` (did you mean ${near}?)`}`;
   });
   const where = path.length === 0 ? '' : ` in ${dotPath(path)}`;
@@ -145,7 +158,8 @@ async function checkedArguments(
   const known = Object.keys(schema.shape);
   const message = parsed.error.issues
     .map((issue) => {
-      if (issue.code === 'unrecognized_keys') return unknownArguments(definition.name, issue.keys, known, issue.path);
+      if (issue.code === 'unrecognized_keys')
+        return unknownArguments(definition.name, issue.keys, known, issue.path);
       return issue.path.length === 0 ? issue.message : `${issue.message} at ${dotPath(issue.path)}`;
     })
     .join('\n');
@@ -216,5 +230,6 @@ export async function callTool(params: JsonObject, context: ToolCallContext): Pr
       { type: 'text', text: answer.json },
       ...(answer.note === undefined ? [] : [{ type: 'text' as const, text: answer.note }]),
     ],
+    ...(answer.structured === undefined ? {} : { structuredContent: answer.structured }),
   };
 }
