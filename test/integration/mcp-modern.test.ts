@@ -76,7 +76,10 @@ describe('POST /mcp, 2026-07-28, with the official v2 client pinned to it', () =
       expect(records.length).toBeGreaterThan(0);
       expect(Object.keys(records[0] ?? {}).sort()).toEqual(['id', 'name']);
       // The text for clients that read only text, the same JSON as structuredContent.
-      expect(partners.structuredContent).toEqual({ records, ...(records.length === 3 ? { next_offset: 3 } : {}) });
+      expect(partners.structuredContent).toEqual({
+        records,
+        ...(records.length === 3 ? { next_offset: 3 } : {}),
+      });
       const count = await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } });
       expect(typeof json(count)).toBe('number');
       expect(count.structuredContent).toEqual({ count: json(count) });
@@ -403,4 +406,97 @@ describe('POST /mcp, 2026-07-28, over raw HTTP', () => {
       expect(answer.status, origin).toBe(200);
     }
   });
+});
+
+describe('POST /mcp, the aggregate tool on the ERP double', () => {
+  for (const mode of ['19', '18'] as const) {
+    describe(`ERP ${mode}`, () => {
+      const { double, proxy } = useErpAndProxy({ mode });
+
+      it('counts and sums by group, bounded and paged like search_read, with the same groups as read_group', async () => {
+        await withModernMcpClient(proxy.url, erpHeaders(double), async (client) => {
+          const grouped = await client.callTool({
+            name: 'aggregate',
+            arguments: {
+              model: 'res.partner',
+              domain: [['is_company', '=', true]],
+              group_by: ['country_id'],
+              aggregates: ['id:sum', 'id:max'],
+              order: 'count desc',
+            },
+          });
+          expect(isError(grouped), texts(grouped)[0]).toBe(false);
+          const groups = json(grouped) as Record<string, unknown>[];
+          expect(groups.length).toBeGreaterThan(1);
+          expect(Object.keys(groups[0] ?? {})).toEqual(['country_id', 'count', 'id:sum', 'id:max']);
+          // The largest group first, and the counts add up to the companies there are.
+          const counts = groups.map((group) => group.count as number);
+          expect([...counts].sort((a, b) => b - a)).toEqual(counts);
+          const companies = json(
+            await client.callTool({
+              name: 'search_count',
+              arguments: { model: 'res.partner', domain: [['is_company', '=', true]] },
+            }),
+          );
+          expect(counts.reduce((sum, count) => sum + count, 0)).toBe(companies);
+          // Each group's sum and max are those of its records.
+          for (const group of groups) {
+            const country = group.country_id === false ? false : (group.country_id as [number, string])[0];
+            const rows = json(
+              await client.callTool({
+                name: 'search_read',
+                arguments: {
+                  model: 'res.partner',
+                  domain: [
+                    ['is_company', '=', true],
+                    ['country_id', '=', country],
+                  ],
+                  fields: ['id'],
+                },
+              }),
+            ) as { id: number }[];
+            expect(group['id:sum']).toBe(rows.reduce((sum, row) => sum + row.id, 0));
+            expect(group['id:max']).toBe(Math.max(...rows.map((row) => row.id)));
+          }
+          expect(grouped.structuredContent).toEqual({ groups });
+          const first = await client.callTool({
+            name: 'aggregate',
+            arguments: { model: 'res.partner', group_by: ['country_id'], order: 'count desc', limit: 1 },
+          });
+          expect(json(first)).toEqual([{ country_id: groups[0]?.country_id, count: expect.any(Number) }]);
+          expect(first.structuredContent).toMatchObject({ next_offset: 1 });
+          expect(texts(first)[1]).toMatch(
+            /1 groups, the limit: more may match\. Call aggregate again with offset=1/,
+          );
+          const total = json(
+            await client.callTool({
+              name: 'aggregate',
+              arguments: { model: 'res.partner', group_by: [], domain: [['is_company', '=', true]] },
+            }),
+          );
+          expect(total).toEqual([{ count: companies }]);
+        });
+      });
+
+      it('refuses what it cannot do as a tool error naming it', async () => {
+        await withModernMcpClient(proxy.url, erpHeaders(double), async (client) => {
+          const bad = await client.callTool({
+            name: 'aggregate',
+            arguments: { model: 'res.partner', group_by: ['country_id'], aggregates: ['id:median'] },
+          });
+          expect(texts(bad)[0]).toMatch(
+            /expected "field:aggregation" with one of sum, avg, min, max, count_distinct at aggregates\[0\]/,
+          );
+          const unknown = await client.callTool({
+            name: 'aggregate',
+            arguments: { model: 'res.partner', group_by: ['nope'] },
+          });
+          expect(toolError(unknown)).toMatchObject({
+            source: 'erp',
+            message: "Invalid field 'nope' on model 'res.partner'",
+          });
+        });
+      });
+    });
+  }
 });

@@ -122,6 +122,68 @@ describe.each(LIVE_SERVERS.flatMap((server) => AGENT_CLIENTS.map((agent) => ({ s
         });
       });
 
+      it('aggregates by group as the ERP counts (formatted_read_group on 19+, read_group on 16-18), with structuredContent', async () => {
+        const domain = [['is_company', '=', true]];
+        const direct = (await erpResult(server, 'res.partner', 'read_group', {
+          domain,
+          fields: ['id:sum'],
+          groupby: ['country_id'],
+          lazy: false,
+        })) as { country_id: unknown; __count: number; id: number }[];
+        await withClient(adminHeaders(server), async (client) => {
+          const result = await client.callTool({
+            name: 'aggregate',
+            arguments: {
+              model: 'res.partner',
+              domain,
+              group_by: ['country_id'],
+              aggregates: ['id:sum'],
+              order: 'country_id',
+            },
+          });
+          expect(isError(result), texts(result)[0]).toBe(false);
+          const groups = json(result) as { country_id: unknown; count: number; 'id:sum': number }[];
+          const byCountry = (rows: { country_id: unknown }[]) =>
+            rows.map((row) => JSON.stringify(row.country_id)).sort();
+          expect(byCountry(groups)).toEqual(byCountry(direct));
+          for (const group of groups) {
+            const same = direct.find(
+              (row) => JSON.stringify(row.country_id) === JSON.stringify(group.country_id),
+            );
+            expect(group.count).toBe(same?.__count);
+            expect(group['id:sum']).toBe(same?.id);
+          }
+          expect((result as { structuredContent?: unknown }).structuredContent).toMatchObject({ groups });
+          const busiest = json(
+            await client.callTool({
+              name: 'aggregate',
+              arguments: {
+                model: 'res.partner',
+                domain,
+                group_by: ['country_id'],
+                order: 'count desc',
+                limit: 1,
+              },
+            }),
+          ) as { count: number }[];
+          expect(busiest[0]?.count).toBe(Math.max(...direct.map((row) => row.__count)));
+          const monthly = await client.callTool({
+            name: 'aggregate',
+            arguments: {
+              model: 'res.partner',
+              group_by: ['create_date:month'],
+              aggregates: ['id:count_distinct'],
+            },
+          });
+          expect(isError(monthly), texts(monthly)[0]).toBe(false);
+          const months = json(monthly) as { count: number; 'id:count_distinct': number }[];
+          for (const month of months) expect(month['id:count_distinct']).toBe(month.count);
+          expect(months.reduce((sum, month) => sum + month.count, 0)).toBe(
+            await erpResult(server, 'res.partner', 'search_count', { domain: [] }),
+          );
+        });
+      });
+
       it('keeps a large answer within 50 000 characters, with a note when it cut or hit the limit', async () => {
         await withClient(adminHeaders(server), async (client) => {
           // All fields of up to 80 partners: large on any server.

@@ -19,7 +19,7 @@ import {
   erpUrl,
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
-import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
+import { type ErpAccess, ErpCallError, type McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { compactFields, MAX_DEFAULT_SELECTION, TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
@@ -422,5 +422,118 @@ describe('the route of /mcp', () => {
     expect(ROUTES.filter((route) => route.refusedMethods !== undefined).map((route) => route.path)).toEqual([
       '/mcp',
     ]);
+  });
+});
+
+describe('the aggregate tool', () => {
+  const aggregate = TOOLS.find((tool) => tool.name === 'aggregate');
+  /** An ERP of this version that answers `answer(method, kwargs)`, recording the calls. */
+  function fakeErp(version: string, answer: (method: string, kwargs: Record<string, unknown>) => unknown) {
+    const calls: { method: string; kwargs: Record<string, unknown> }[] = [];
+    const erp = {
+      version: async () => ({ version, version_info: [Number(version.split('.')[0]), 0, 0, 'final', 0, ''] }),
+      named: async (_model: string, method: string, kwargs: Record<string, unknown>) => {
+        calls.push({ method, kwargs });
+        return answer(method, kwargs);
+      },
+    };
+    return { erp: erp as unknown as ErpAccess, calls };
+  }
+  const args = {
+    model: 'sale.order',
+    group_by: ['partner_id', 'date_order:month'],
+    aggregates: ['amount_total:sum', 'amount_total:avg'],
+    order: 'amount_total:sum desc, count',
+    limit: 2,
+  };
+
+  it('uses formatted_read_group on ERP 19+, with its aggregate names and order', async () => {
+    const { erp, calls } = fakeErp('19.0', () => [
+      {
+        partner_id: [7, 'Azure'],
+        'date_order:month': 'May 2026',
+        __extra_domain: [],
+        __count: 3,
+        'amount_total:sum': 30,
+        'amount_total:avg': 10,
+      },
+    ]);
+    const answer = await aggregate?.run(args as never, erp);
+    expect(calls).toEqual([
+      {
+        method: 'formatted_read_group',
+        kwargs: {
+          domain: [],
+          groupby: ['partner_id', 'date_order:month'],
+          aggregates: ['__count', 'amount_total:sum', 'amount_total:avg'],
+          offset: 0,
+          limit: 2,
+          order: 'amount_total:sum desc, __count',
+          context: { bin_size: true },
+        },
+      },
+    ]);
+    expect(answer?.structured).toEqual({
+      groups: [
+        {
+          partner_id: [7, 'Azure'],
+          'date_order:month': 'May 2026',
+          count: 3,
+          'amount_total:sum': 30,
+          'amount_total:avg': 10,
+        },
+      ],
+    });
+  });
+
+  it('uses read_group (not lazy, aliased aggregates) on ERP 16-18, and on 19+ without formatted_read_group', async () => {
+    const row = {
+      partner_id: false,
+      'date_order:month': 'May 2026',
+      __count: 2,
+      aggregate_0: 5,
+      aggregate_1: 2.5,
+      __domain: [],
+    };
+    for (const [version, methods] of [
+      ['17.0', ['read_group']],
+      ['19.0', ['formatted_read_group', 'read_group']],
+    ] as const) {
+      const { erp, calls } = fakeErp(version, (method) => {
+        if (method === 'formatted_read_group') throw new ErpCallError(404, 'no such method', {});
+        return [row, row];
+      });
+      const answer = await aggregate?.run(args as never, erp);
+      expect(calls.map((call) => call.method)).toEqual(methods);
+      expect(calls.at(-1)?.kwargs).toEqual({
+        domain: [],
+        fields: ['aggregate_0:sum(amount_total)', 'aggregate_1:avg(amount_total)'],
+        groupby: ['partner_id', 'date_order:month'],
+        offset: 0,
+        limit: 2,
+        orderby: 'aggregate_0 desc, __count',
+        lazy: false,
+        context: { bin_size: true },
+      });
+      const group = {
+        partner_id: false,
+        'date_order:month': 'May 2026',
+        count: 2,
+        'amount_total:sum': 5,
+        'amount_total:avg': 2.5,
+      };
+      expect(answer?.structured).toEqual({ groups: [group, group], next_offset: 2 });
+      expect(answer?.note).toMatch(
+        /^2 groups, the limit: more may match\. Call aggregate again with offset=2/,
+      );
+    }
+  });
+
+  it('passes on an ERP error other than a missing formatted_read_group', async () => {
+    const { erp, calls } = fakeErp('19.0', () => {
+      throw new ErpCallError(403, 'denied', {});
+    });
+    await expect(aggregate?.run(args as never, erp)).rejects.toThrow('denied');
+    expect(calls.map((call) => call.method)).toEqual(['formatted_read_group']);
   });
 });

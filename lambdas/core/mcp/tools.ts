@@ -13,7 +13,7 @@ import type { McpToolName } from '../../platform/names.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
-import type { ErpAccess } from './erp-access.ts';
+import { type ErpAccess, ErpCallError } from './erp-access.ts';
 
 /** The most values of a selection `fields_get`'s default answer lists (longer ones: their count). */
 export const MAX_DEFAULT_SELECTION = 20;
@@ -271,11 +271,12 @@ function page(
   key = 'records',
 ): ToolAnswer {
   const fitted = fitJson(records);
+  const items = key === 'records' ? 'records' : key;
   if (fitted.kept !== undefined) {
     return {
       json: fitted.json,
       note:
-        `Only the first ${fitted.kept} of the ${fitted.total} records the ERP returned fit in ${LIMIT_WORDS}. ` +
+        `Only the first ${fitted.kept} of the ${fitted.total} ${items} the ERP returned fit in ${LIMIT_WORDS}. ` +
         `Call ${toolName} again with offset=${at + fitted.kept} for the next ones, or ask for fewer fields.`,
       structured: structuredAs(key, fitted.json, { next_offset: at + fitted.kept }),
     };
@@ -284,7 +285,7 @@ function page(
     return {
       json: fitted.json,
       note:
-        `${fitted.total} records, the limit: more may match. Call ${toolName} again with offset=${at + pageLimit} ` +
+        `${fitted.total} ${items}, the limit: more may match. Call ${toolName} again with offset=${at + pageLimit} ` +
         `for the next ones${toolName === 'search_read' ? ' (search_count gives the total)' : ''}.`,
       structured: structuredAs(key, fitted.json, { next_offset: at + pageLimit }),
     };
@@ -388,6 +389,210 @@ const searchCount = tool({
       present({ domain: args.domain ?? [], context: args.context }),
     );
     return { ...whole(count), structured: { count } };
+  },
+});
+
+/** The aggregations `aggregate` offers on numeric fields (and `count_distinct` on any). */
+export const AGGREGATIONS = Object.freeze(['sum', 'avg', 'min', 'max', 'count_distinct'] as const);
+/** The most fields `aggregate` groups by. */
+export const MAX_GROUP_BY = 4;
+/** The most aggregations one `aggregate` call asks for. */
+export const MAX_AGGREGATES = 20;
+
+const GROUP_BY_SPEC = /^[A-Za-z_][A-Za-z0-9_]*(?::(?:day|week|month|quarter|year))?$/;
+const AGGREGATE_SPEC = new RegExp(`^[A-Za-z_][A-Za-z0-9_]*:(?:${AGGREGATIONS.join('|')})$`);
+const GROUP_ORDER_TERM = /^\s*([A-Za-z_][A-Za-z0-9_]*(?::[a-z_]+)?)(?:\s+(asc|desc))?\s*$/i;
+
+const GROUPS_OUTPUT = listOutput(
+  'groups',
+  { type: 'object', properties: { count: { type: 'integer', minimum: 0 } }, required: ['count'] },
+  'One object per group: each group_by field with its value (a many2one as [id, name], false when empty), count (its records) and each aggregate as "field:aggregation".',
+);
+
+/** One group as `aggregate` answers it, from the ERP's row: the group values, `count`, the aggregates. */
+function groupRow(
+  row: unknown,
+  groupBy: readonly string[],
+  aggregates: readonly string[],
+  keyOf: (aggregate: string, index: number) => string,
+): Record<string, unknown> {
+  const source = (row ?? {}) as Record<string, unknown>;
+  const group: Record<string, unknown> = {};
+  for (const spec of groupBy) group[spec] = source[spec] ?? false;
+  group.count = source.__count ?? 0;
+  aggregates.forEach((aggregate, index) => {
+    group[aggregate] = source[keyOf(aggregate, index)] ?? null;
+  });
+  return group;
+}
+
+/** `order` in the ERP's words: `count` is `__count`; an aggregate `field:agg` as `name(aggregate)` says. */
+function groupOrder(
+  order: string | undefined,
+  aggregates: readonly string[],
+  name: (aggregate: string, index: number) => string,
+): string | undefined {
+  if (order === undefined) return undefined;
+  return order
+    .split(',')
+    .map((term) => {
+      const match = GROUP_ORDER_TERM.exec(term);
+      if (match === null) return term.trim();
+      const [, key = '', direction] = match;
+      const index = aggregates.indexOf(key);
+      const erpKey = key === 'count' ? '__count' : index >= 0 ? name(key, index) : key;
+      return direction === undefined ? erpKey : `${erpKey} ${direction.toLowerCase()}`;
+    })
+    .join(', ');
+}
+
+/** The read_group alias of the `index`th aggregate (`field:agg` is not a name read_group takes). */
+const readGroupAlias = (_aggregate: string, index: number): string => `aggregate_${index}`;
+
+/** `aggregate` on ERP 16-18 (and 19+ without formatted_read_group): `read_group`, not lazy. */
+async function readGroup(
+  erp: ErpAccess,
+  args: AggregateArgs,
+  at: number,
+  pageLimit: number,
+): Promise<Record<string, unknown>[]> {
+  const fields = args.aggregates.map((spec, index) => {
+    const [field = '', func = ''] = spec.split(':');
+    return `${readGroupAlias(spec, index)}:${func}(${field})`;
+  });
+  const rows = await erp.named(
+    args.model,
+    'read_group',
+    present({
+      domain: args.domain,
+      fields,
+      groupby: [...args.groupBy],
+      offset: at,
+      limit: pageLimit,
+      orderby: groupOrder(args.order, args.aggregates, readGroupAlias),
+      lazy: false,
+      context: readContext(args.context),
+    }),
+  );
+  return (Array.isArray(rows) ? rows : []).map((row) =>
+    groupRow(row, args.groupBy, args.aggregates, readGroupAlias),
+  );
+}
+
+/** `aggregate` on ERP 19+: `formatted_read_group`, whose aggregates are named `field:agg` already. */
+async function formattedReadGroup(
+  erp: ErpAccess,
+  args: AggregateArgs,
+  at: number,
+  pageLimit: number,
+): Promise<Record<string, unknown>[]> {
+  const same = (aggregate: string): string => aggregate;
+  const rows = await erp.named(
+    args.model,
+    'formatted_read_group',
+    present({
+      domain: args.domain,
+      groupby: [...args.groupBy],
+      aggregates: ['__count', ...args.aggregates],
+      offset: at,
+      limit: pageLimit,
+      order: groupOrder(args.order, args.aggregates, same),
+      context: readContext(args.context),
+    }),
+  );
+  return (Array.isArray(rows) ? rows : []).map((row) => groupRow(row, args.groupBy, args.aggregates, same));
+}
+
+interface AggregateArgs {
+  readonly model: string;
+  readonly domain: readonly unknown[];
+  readonly groupBy: readonly string[];
+  readonly aggregates: readonly string[];
+  readonly order: string | undefined;
+  readonly context: Record<string, unknown> | undefined;
+}
+
+const aggregate = tool({
+  name: 'aggregate',
+  title: 'Count and total by group',
+  description:
+    'Group the records of a model matching a domain by fields and count them, with sums, averages, minimums or maximums of numeric fields per group; page with limit (default 80) and offset.',
+  input: () => ({
+    model: model(),
+    domain: z.optional(domain()),
+    group_by: z
+      .array(
+        z
+          .string()
+          .check(
+            z.regex(
+              GROUP_BY_SPEC,
+              'expected a field name, or a date field with :day, :week, :month, :quarter or :year',
+            ),
+          ),
+      )
+      .check(
+        z.maxLength(MAX_GROUP_BY),
+        z.describe(
+          `Fields to group by (at most ${MAX_GROUP_BY}), such as ["country_id"] or ["date_order:month", "state"]; [] for one group of every matching record.`,
+        ),
+      ),
+    aggregates: z.optional(
+      z
+        .array(
+          z
+            .string()
+            .check(
+              z.regex(AGGREGATE_SPEC, `expected "field:aggregation" with one of ${AGGREGATIONS.join(', ')}`),
+            ),
+        )
+        .check(
+          z.maxLength(MAX_AGGREGATES),
+          z.describe(
+            `What to compute per group besides its count, as "field:aggregation" (${AGGREGATIONS.join(', ')}), such as ["amount_total:sum", "amount_total:avg"].`,
+          ),
+        ),
+    ),
+    order: z.optional(
+      z
+        .string()
+        .check(
+          z.maxLength(256),
+          z.describe(
+            'Order of the groups, by a group_by field, count or an aggregate, such as "count desc" or "amount_total:sum desc".',
+          ),
+        ),
+    ),
+    limit: z.optional(limit(DEFAULT_SEARCH_LIMIT)),
+    offset: z.optional(offset()),
+    context: z.optional(context()),
+  }),
+  outputSchema: GROUPS_OUTPUT,
+  async run(args, erp) {
+    const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
+    const at = args.offset ?? 0;
+    const request: AggregateArgs = {
+      model: args.model,
+      domain: args.domain ?? [],
+      groupBy: args.group_by,
+      aggregates: args.aggregates ?? [],
+      order: args.order,
+      context: args.context,
+    };
+    const major = majorVersion(await erp.version());
+    let groups: Record<string, unknown>[];
+    if (major !== undefined && major >= 19) {
+      try {
+        groups = await formattedReadGroup(erp, request, at, pageLimit);
+      } catch (error) {
+        // A 19.0 build without formatted_read_group: read_group, still there (deprecated).
+        if (!(error instanceof ErpCallError) || error.code !== 404) throw error;
+        groups = await readGroup(erp, request, at, pageLimit);
+      }
+    } else {
+      groups = await readGroup(erp, request, at, pageLimit);
+    }
+    return page('aggregate', groups, at, pageLimit, 'groups');
   },
 });
 
@@ -635,6 +840,7 @@ export const TOOLS: readonly ToolDefinition[] = Object.freeze([
   searchRead,
   read,
   searchCount,
+  aggregate,
   fieldsGet,
   listModels,
   erpVersion,
