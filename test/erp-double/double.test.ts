@@ -533,6 +533,21 @@ describe('mode 19: ORM beyond the basics', () => {
         __domain: ['&', '&', ['parent_id', '=', 15], ['parent_id', '=', 15], ['country_id', '=', 233]],
       },
     ]);
+    // Ordered by an aggregate's key, as ERP 16-18 order (ERP 16 cannot order by __count).
+    const byAggregate = JSON.parse(
+      (
+        await json2(url, 'read_group', {
+          domain: [['is_company', '=', true]],
+          fields: ['record_count:count(id)', 'top:max(id)'],
+          groupby: ['country_id'],
+          orderby: 'record_count desc, top asc',
+          lazy: false,
+        })
+      ).text,
+    ) as { record_count: number; top: number }[];
+    expect(byAggregate.map((group) => group.record_count)).toEqual([7, 1, 1, 1]);
+    const ones = byAggregate.slice(1).map((group) => group.top);
+    expect(ones).toEqual([...ones].sort((a, b) => a - b));
     const unknown = await json2(url, 'read_group', { domain: [], fields: [], groupby: ['nope'] });
     expect(JSON.parse(unknown.text).message).toBe("Invalid field 'nope' on model 'res.partner'");
     const byDate = await json2(url, 'read_group', { domain: [], fields: [], groupby: ['create_date:month'] });

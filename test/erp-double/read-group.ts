@@ -2,8 +2,9 @@
  * @module erp-double/read-group
  * `read_group(domain, fields, groupby, offset=0, limit=None, orderby=False, lazy=True)`: deprecated
  * in Odoo 19 (so absent from `/doc-bearer`) but still callable over both protocols
- * (captures bridge-read_group-undocumented-*). Grouping by plain stored fields only; date
- * granularities, x2many groups and other orders are not imitated and say so.
+ * (captures bridge-read_group-undocumented-*). Grouping by plain stored fields only; ordered by
+ * grouped fields, `__count` (17+) or an aggregate's key (`alias:count(id)`: ERP 16-18, live);
+ * date granularities, x2many groups and other orders are not imitated and say so.
  */
 import type { Database, Row } from './database.ts';
 import { pyError } from './errors.ts';
@@ -157,17 +158,28 @@ interface Group {
 }
 
 interface OrderTerm {
-  index: number | 'count';
+  /** A grouped field's index, the count, or an aggregate's key. */
+  index: number | 'count' | { readonly aggregate: string };
   descending: boolean;
 }
 
-function orderTerms(orderby: unknown, fields: readonly string[], countKey: string): OrderTerm[] {
+function orderTerms(
+  orderby: unknown,
+  fields: readonly string[],
+  countKey: string,
+  aggregateKeys: readonly string[],
+): OrderTerm[] {
   if (orderby === undefined || orderby === null || orderby === false || orderby === '')
     return fields.map((_, index) => ({ index, descending: false }));
   if (typeof orderby !== 'string') throw notImitated(`with orderby ${pyRepr(orderby)}`);
   return orderby.split(',').map((part) => {
     const [name = '', direction = 'asc'] = part.trim().split(/\s+/);
-    const index = name === '__count' || name === countKey ? 'count' : fields.indexOf(name);
+    const index =
+      name === '__count' || name === countKey
+        ? 'count'
+        : aggregateKeys.includes(name) && !fields.includes(name)
+          ? { aggregate: name }
+          : fields.indexOf(name);
     if (index === -1 || !/^(asc|desc)$/i.test(direction))
       throw notImitated(`with orderby ${pyRepr(orderby)}`);
     return { index, descending: direction.toLowerCase() === 'desc' };
@@ -203,16 +215,34 @@ export function readGroup(
     groups.set(key, group);
   }
 
-  const terms = orderTerms(args.orderby, grouped, countKey);
+  const terms = orderTerms(
+    args.orderby,
+    grouped,
+    countKey,
+    specs.map((spec) => spec.key),
+  );
+  const aggregateOf = (group: Group, key: string): string | number | null => {
+    const spec = specs.find((candidate) => candidate.key === key);
+    const value = spec
+      ? aggregate(
+          group.rows.map((row) => db.fieldValue(def.name, row, spec.field)),
+          spec.func,
+        )
+      : null;
+    return typeof value === 'number' || typeof value === 'string' ? value : null;
+  };
   const sorted = [...groups.values()].sort((a, b) => {
     for (const term of terms) {
+      const { index } = term;
       const result =
-        term.index === 'count'
+        index === 'count'
           ? a.rows.length - b.rows.length
-          : compare(
-              sortKey(db, def, grouped[term.index] ?? '', a.raws[term.index]),
-              sortKey(db, def, grouped[term.index] ?? '', b.raws[term.index]),
-            );
+          : typeof index === 'object'
+            ? compare(aggregateOf(a, index.aggregate), aggregateOf(b, index.aggregate))
+            : compare(
+                sortKey(db, def, grouped[index] ?? '', a.raws[index]),
+                sortKey(db, def, grouped[index] ?? '', b.raws[index]),
+              );
       if (result !== 0) return term.descending ? -result : result;
     }
     return 0;

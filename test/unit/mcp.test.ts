@@ -507,11 +507,11 @@ describe('the aggregate tool', () => {
       expect(calls.map((call) => call.method)).toEqual(methods);
       expect(calls.at(-1)?.kwargs).toEqual({
         domain: [],
-        fields: ['aggregate_0:sum(amount_total)', 'aggregate_1:avg(amount_total)'],
+        fields: ['aggregate_0:sum(amount_total)', 'aggregate_1:avg(amount_total)', 'record_count:count(id)'],
         groupby: ['partner_id', 'date_order:month'],
         offset: 0,
         limit: 2,
-        orderby: 'aggregate_0 desc, __count',
+        orderby: 'aggregate_0 desc, record_count',
         lazy: false,
         context: { bin_size: true },
       });

@@ -426,11 +426,21 @@ function groupRow(
   return group;
 }
 
-/** `order` in the ERP's words: `count` is `__count`; an aggregate `field:agg` as `name(aggregate)` says. */
+/** The terms of `order` that name `count` (the groups' record counts). */
+function ordersByCount(order: string | undefined): boolean {
+  return (order ?? '').split(',').some((term) => GROUP_ORDER_TERM.exec(term)?.[1] === 'count');
+}
+
+/**
+ * `order` in the ERP's words: `count` as `countKey` (formatted_read_group's `__count`; read_group
+ * orders by an aggregate of its own, as ERP 16 cannot order by `__count`), an aggregate
+ * `field:agg` as `name(aggregate)` says.
+ */
 function groupOrder(
   order: string | undefined,
   aggregates: readonly string[],
   name: (aggregate: string, index: number) => string,
+  countKey: string,
 ): string | undefined {
   if (order === undefined) return undefined;
   return order
@@ -440,11 +450,14 @@ function groupOrder(
       if (match === null) return term.trim();
       const [, key = '', direction] = match;
       const index = aggregates.indexOf(key);
-      const erpKey = key === 'count' ? '__count' : index >= 0 ? name(key, index) : key;
+      const erpKey = key === 'count' ? countKey : index >= 0 ? name(key, index) : key;
       return direction === undefined ? erpKey : `${erpKey} ${direction.toLowerCase()}`;
     })
     .join(', ');
 }
+
+/** The read_group aggregate a `count` order sorts by: the records of each group (ERP 16 has no `__count` order). */
+const RECORD_COUNT = 'record_count';
 
 /** The read_group alias of the `index`th aggregate (`field:agg` is not a name read_group takes). */
 const readGroupAlias = (_aggregate: string, index: number): string => `aggregate_${index}`;
@@ -460,6 +473,7 @@ async function readGroup(
     const [field = '', func = ''] = spec.split(':');
     return `${readGroupAlias(spec, index)}:${func}(${field})`;
   });
+  if (ordersByCount(args.order)) fields.push(`${RECORD_COUNT}:count(id)`);
   const rows = await erp.named(
     args.model,
     'read_group',
@@ -469,7 +483,7 @@ async function readGroup(
       groupby: [...args.groupBy],
       offset: at,
       limit: pageLimit,
-      orderby: groupOrder(args.order, args.aggregates, readGroupAlias),
+      orderby: groupOrder(args.order, args.aggregates, readGroupAlias, RECORD_COUNT),
       lazy: false,
       context: readContext(args.context),
     }),
@@ -496,7 +510,7 @@ async function formattedReadGroup(
       aggregates: ['__count', ...args.aggregates],
       offset: at,
       limit: pageLimit,
-      order: groupOrder(args.order, args.aggregates, same),
+      order: groupOrder(args.order, args.aggregates, same, '__count'),
       context: readContext(args.context),
     }),
   );
