@@ -554,6 +554,33 @@ describe('mode 19: ORM beyond the basics', () => {
     expect(JSON.parse(byDate.text).message).toContain('not imitated');
   });
 
+  it('groups with formatted_read_group on 19 (its shape as a real Odoo 19 answers), and not before', async () => {
+    const url = erp('19').url;
+    const groups = JSON.parse(
+      (
+        await json2(url, 'formatted_read_group', {
+          domain: [['is_company', '=', true]],
+          groupby: ['country_id'],
+          aggregates: ['__count', 'id:sum'],
+          order: 'id:sum desc',
+          limit: 2,
+        })
+      ).text,
+    ) as Record<string, unknown>[];
+    expect(groups[0]).toEqual({
+      country_id: [233, 'United States'],
+      __extra_domain: [['country_id', '=', 233]],
+      __count: 7,
+      'id:sum': expect.any(Number),
+    });
+    expect(groups).toHaveLength(2);
+    expect((groups[0]?.['id:sum'] as number) >= (groups[1]?.['id:sum'] as number)).toBe(true);
+    const old = parse(
+      await post(`${erp('18').url}/jsonrpc`, executeKw('res.partner', 'formatted_read_group', [[]])),
+    );
+    expect(JSON.stringify(old)).toContain("The method 'res.partner.formatted_read_group' does not exist");
+  });
+
   it('rolls a failed call back, keeping the ids its INSERTs took', async () => {
     const url = erp('19').url;
     const failed = await json2(url, 'create', { vals_list: [{ name: 'Kept?' }, {}] });
