@@ -68,21 +68,28 @@ function hasOnly(value: JsonObject, members: ReadonlySet<string>): boolean {
   return Object.keys(value).every((key) => members.has(key));
 }
 
+/** An id, a progress token: a string or a safe integer (zod's `int()`, as the SDK's schema). */
 function isRequestId(value: unknown): value is RequestId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value));
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }
 
-/** `params` as JSON-RPC and MCP allow them: absent, or an object whose `_meta`, if any, is an object. */
-function validParams(params: unknown): params is JsonObject | undefined {
-  if (params === undefined) return true;
-  if (!isJsonObject(params)) return false;
-  const meta = params._meta;
+/** The 2025-11-25 `_meta` key relating a message to a task. */
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+/** A `_meta` as the SDK takes it: absent, or an object whose progress token and related task, if any, fit. */
+function validMeta(meta: unknown): boolean {
   if (meta === undefined) return true;
   if (!isJsonObject(meta)) return false;
   const token = meta.progressToken;
-  return (
-    token === undefined || typeof token === 'string' || (typeof token === 'number' && Number.isInteger(token))
-  );
+  if (token !== undefined && !isRequestId(token)) return false;
+  const task = meta[RELATED_TASK];
+  return task === undefined || (isJsonObject(task) && typeof task.taskId === 'string');
+}
+
+/** `params` as JSON-RPC and MCP allow them: absent, or an object whose `_meta`, if any, fits. */
+function validParams(params: unknown): params is JsonObject | undefined {
+  if (params === undefined) return true;
+  return isJsonObject(params) && validMeta(params._meta);
 }
 
 /** The message `value` is, or `undefined` when it is not a JSON-RPC 2.0 message. */
@@ -98,7 +105,10 @@ export function jsonRpcMessage(value: unknown): JsonRpcMessage | undefined {
     return hasOnly(value, NOTIFICATION_MEMBERS) ? { kind: 'notification', method: value.method } : undefined;
   }
   if ('result' in value) {
-    return hasOnly(value, RESULT_MEMBERS) && isRequestId(value.id) && isJsonObject(value.result)
+    return hasOnly(value, RESULT_MEMBERS) &&
+      isRequestId(value.id) &&
+      isJsonObject(value.result) &&
+      validMeta(value.result._meta)
       ? { kind: 'response' }
       : undefined;
   }
@@ -109,7 +119,7 @@ export function jsonRpcMessage(value: unknown): JsonRpcMessage | undefined {
       (value.id === undefined || isRequestId(value.id)) &&
       isJsonObject(error) &&
       typeof error.code === 'number' &&
-      Number.isInteger(error.code) &&
+      Number.isSafeInteger(error.code) &&
       typeof error.message === 'string';
     return valid ? { kind: 'response' } : undefined;
   }
