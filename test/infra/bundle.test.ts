@@ -238,7 +238,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
     expect(Buffer.byteLength(code)).toBeLessThanOrEqual(400 * 1024);
     // The SDK's Server (server/index.js) and its zod message schemas (types.js), Ajv, zod 3.
     expect(code).not.toContain('Schema is missing a method literal');
-    expect(code).not.toContain('io.modelcontextprotocol/related-task');
+    expect(code).not.toContain('notifications/roots/list_changed');
     expect(code).not.toContain('ajv-validator/ajv');
     expect(code).not.toContain('$refStrategy');
     expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
