@@ -12,9 +12,9 @@
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
-import { serveMcp } from '../core/mcp/serve.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';
+import { serveMcp } from '../protocol/mcp/serve.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { type V1RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
 import { executeChain, lambdaHandler } from './chain.ts';
