@@ -55,16 +55,8 @@ export const BUNDLE = Object.freeze({
   banner: REQUIRE_SHIM,
   // Middy loads `node:stream/web` for a streaming mode these functions never use: ~7 ms of every
   // cold start. The shim keeps `instanceof ReadableStream` exact without loading it.
-  // The MCP SDK loads Ajv and zod 3 support that `POST /mcp` never uses: 213 KB of the mcp
-  // bundle and ~35 ms of its cold start (lambdas/platform/shims/mcp-sdk-unused.ts says why).
   alias: Object.freeze({
     'node:stream/web': fileURLToPath(new URL('../lambdas/platform/shims/stream-web.ts', import.meta.url)),
-    ...Object.fromEntries(
-      ['ajv', 'ajv-formats', 'zod/v3', 'zod-to-json-schema'].map((pkg) => [
-        pkg,
-        fileURLToPath(new URL('../lambdas/platform/shims/mcp-sdk-unused.ts', import.meta.url)),
-      ]),
-    ),
   }),
 });
 

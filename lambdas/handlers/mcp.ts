@@ -12,12 +12,12 @@
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
-import { serveMcp } from '../core/mcp/serve.ts';
 import { mcpAuth } from '../middleware/mcp-auth.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';
 import { MCP_WRITE_TOOL_NAMES } from '../platform/names.ts';
 import { ROUTES, routeKey } from '../platform/routes.ts';
+import { serveMcp } from '../protocol/mcp/serve.ts';
 import { protectedResourceAnswer } from '../protocol/oauth/challenge.ts';
 import {
   checkToolScope,

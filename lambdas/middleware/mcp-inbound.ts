@@ -1,21 +1,19 @@
 /**
  * @module middleware/mcp-inbound
  * The edge of `POST /mcp`: the only place its API Gateway event is read for the core. It takes
- * the headers of the MCP protocol (for the SDK's transport), the ERP connection headers, the
+ * the headers of the MCP protocol (for protocol/mcp/, which sees no other: no key ever reaches it), the ERP connection headers, the
  * caller's proxy key (an ERP key equal to it is refused), the time-budget inputs and the body
  * `jsonBody` read, and hands the core an {@link McpInbound}.
  */
 import type { McpInbound } from '../core/mcp/connection.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
+import { PROTOCOL_HEADERS } from '../protocol/mcp/serve.ts';
 import type { OAuthCaller } from '../protocol/oauth/resource-server.ts';
 import { presentedProxyKey } from './api-key-auth.ts';
 import { toInboundCall } from './inbound-edge.ts';
 import type { BodyRead } from './json-body.ts';
 import type { ProxyEvent } from './types.ts';
-
-/** The request headers the MCP SDK's transport reads; it sees no other (no key ever reaches it). */
-const PROTOCOL_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
 
 /** Builds the core's view of one `POST /mcp`. API Gateway (and the local server) lower-case header names. */
 export function toMcpInbound(

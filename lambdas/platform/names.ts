@@ -43,6 +43,7 @@ export const MCP_TOOL_NAMES = Object.freeze([
   'search_read',
   'read',
   'search_count',
+  'aggregate',
   'fields_get',
   'list_models',
   'erp_version',

@@ -60,6 +60,19 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
 /** Loopback ranges the local server allows by default (docs/target-policy.md). */
 export const LOCAL_DEFAULT_TARGETS = Object.freeze(['127.0.0.0/8', '::1/128', 'localhost']);
 
+/**
+ * Whether `text` is a web origin as a browser sends it in `Origin`: `http` or `https`, a host and
+ * an optional port, nothing else (no path, query, user or trailing slash).
+ */
+export function isOrigin(text: string): boolean {
+  if (!/^https?:\/\/[^/?#@\s]+$/i.test(text)) return false;
+  try {
+    return new URL(text).origin === text.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 // --- Parts every schema is built from -------------------------------------------------------
 
 /** A value as given, with `undefined`, `null` and blank text all meaning "not set". */
@@ -429,6 +442,18 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: text(),
     readBy: [],
     meaning: 'the OAuth identity map as JSON, locally: `{"identities":[{name, match, erp, policy}]}`',
+  },
+  mcpAllowedOrigins: {
+    env: 'MCP_ALLOWED_ORIGINS',
+    context: 'mcpAllowedOrigins',
+    schema: list({
+      expected: 'origins such as https://app.example.com (scheme, host and port only)',
+      check: isOrigin,
+    }),
+    defaultText: '*none*',
+    readBy: ['mcp'],
+    meaning:
+      'web origins whose pages may call `POST /mcp` from a browser; a request with any other `Origin` header is 403 (one without `Origin` is not a browser page and passes)',
   },
   stripDebug: {
     env: 'ERP_STRIP_DEBUG',

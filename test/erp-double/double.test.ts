@@ -533,10 +533,52 @@ describe('mode 19: ORM beyond the basics', () => {
         __domain: ['&', '&', ['parent_id', '=', 15], ['parent_id', '=', 15], ['country_id', '=', 233]],
       },
     ]);
+    // Ordered by an aggregate's key, as ERP 16-18 order (ERP 16 cannot order by __count).
+    const byAggregate = JSON.parse(
+      (
+        await json2(url, 'read_group', {
+          domain: [['is_company', '=', true]],
+          fields: ['record_count:count(id)', 'top:max(id)'],
+          groupby: ['country_id'],
+          orderby: 'record_count desc, top asc',
+          lazy: false,
+        })
+      ).text,
+    ) as { record_count: number; top: number }[];
+    expect(byAggregate.map((group) => group.record_count)).toEqual([7, 1, 1, 1]);
+    const ones = byAggregate.slice(1).map((group) => group.top);
+    expect(ones).toEqual([...ones].sort((a, b) => a - b));
     const unknown = await json2(url, 'read_group', { domain: [], fields: [], groupby: ['nope'] });
     expect(JSON.parse(unknown.text).message).toBe("Invalid field 'nope' on model 'res.partner'");
     const byDate = await json2(url, 'read_group', { domain: [], fields: [], groupby: ['create_date:month'] });
     expect(JSON.parse(byDate.text).message).toContain('not imitated');
+  });
+
+  it('groups with formatted_read_group on 19 (its shape as a real Odoo 19 answers), and not before', async () => {
+    const url = erp('19').url;
+    const groups = JSON.parse(
+      (
+        await json2(url, 'formatted_read_group', {
+          domain: [['is_company', '=', true]],
+          groupby: ['country_id'],
+          aggregates: ['__count', 'id:sum'],
+          order: 'id:sum desc',
+          limit: 2,
+        })
+      ).text,
+    ) as Record<string, unknown>[];
+    expect(groups[0]).toEqual({
+      country_id: [233, 'United States'],
+      __extra_domain: [['country_id', '=', 233]],
+      __count: 7,
+      'id:sum': expect.any(Number),
+    });
+    expect(groups).toHaveLength(2);
+    expect((groups[0]?.['id:sum'] as number) >= (groups[1]?.['id:sum'] as number)).toBe(true);
+    const old = parse(
+      await post(`${erp('18').url}/jsonrpc`, executeKw('res.partner', 'formatted_read_group', [[]])),
+    );
+    expect(JSON.stringify(old)).toContain("The method 'res.partner.formatted_read_group' does not exist");
   });
 
   it('rolls a failed call back, keeping the ids its INSERTs took', async () => {

@@ -9,7 +9,7 @@ import { domainMentions, domainWording, matchesDomain, parseDomain, validateDoma
 import { accessError, missingError, pyError, userError, validationError } from './errors.ts';
 import type { FieldDef, ModelDef } from './models.ts';
 import { isPlainObject, type JsonObject, pyNameList, pyRepr, utcNow } from './py.ts';
-import { readGroup } from './read-group.ts';
+import { formattedReadGroup, readGroup } from './read-group.ts';
 import type { ErpMode } from './types.ts';
 import { platformOf } from './versions.ts';
 
@@ -607,6 +607,28 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
     readonly: true,
     params: [param('specification', true)],
     run: (env, def, ids, args) => webRead(env, def, ids, args.specification),
+  },
+  // ERP 19's grouping (web_read_group's base); absent before 19.
+  formatted_read_group: {
+    model: true,
+    readonly: true,
+    params: [
+      param('domain', true),
+      param('groupby'),
+      param('aggregates'),
+      param('having'),
+      param('offset'),
+      param('limit'),
+      param('order'),
+    ],
+    run: (env, def, _ids, args) => {
+      if (Number(env.mode) < 19) {
+        throw pyError('AttributeError', `The method '${def.name}.formatted_read_group' does not exist`);
+      }
+      checkAccess(env, def, 'read');
+      const matching = searchIds(env, def, args.domain, { order: 'id' });
+      return formattedReadGroup(env.db, def, matching, args);
+    },
   },
   // @api.deprecated, so absent from /doc-bearer, yet callable both ways (bridge-read_group-undocumented-*).
   read_group: {

@@ -2,8 +2,9 @@
  * @module erp-double/read-group
  * `read_group(domain, fields, groupby, offset=0, limit=None, orderby=False, lazy=True)`: deprecated
  * in Odoo 19 (so absent from `/doc-bearer`) but still callable over both protocols
- * (captures bridge-read_group-undocumented-*). Grouping by plain stored fields only; date
- * granularities, x2many groups and other orders are not imitated and say so.
+ * (captures bridge-read_group-undocumented-*). Grouping by plain stored fields only; ordered by
+ * grouped fields, `__count` (17+) or an aggregate's key (`alias:count(id)`: ERP 16-18, live);
+ * date granularities, x2many groups and other orders are not imitated and say so.
  */
 import type { Database, Row } from './database.ts';
 import { pyError } from './errors.ts';
@@ -157,17 +158,28 @@ interface Group {
 }
 
 interface OrderTerm {
-  index: number | 'count';
+  /** A grouped field's index, the count, or an aggregate's key. */
+  index: number | 'count' | { readonly aggregate: string };
   descending: boolean;
 }
 
-function orderTerms(orderby: unknown, fields: readonly string[], countKey: string): OrderTerm[] {
+function orderTerms(
+  orderby: unknown,
+  fields: readonly string[],
+  countKey: string,
+  aggregateKeys: readonly string[],
+): OrderTerm[] {
   if (orderby === undefined || orderby === null || orderby === false || orderby === '')
     return fields.map((_, index) => ({ index, descending: false }));
   if (typeof orderby !== 'string') throw notImitated(`with orderby ${pyRepr(orderby)}`);
   return orderby.split(',').map((part) => {
     const [name = '', direction = 'asc'] = part.trim().split(/\s+/);
-    const index = name === '__count' || name === countKey ? 'count' : fields.indexOf(name);
+    const index =
+      name === '__count' || name === countKey
+        ? 'count'
+        : aggregateKeys.includes(name) && !fields.includes(name)
+          ? { aggregate: name }
+          : fields.indexOf(name);
     if (index === -1 || !/^(asc|desc)$/i.test(direction))
       throw notImitated(`with orderby ${pyRepr(orderby)}`);
     return { index, descending: direction.toLowerCase() === 'desc' };
@@ -203,16 +215,34 @@ export function readGroup(
     groups.set(key, group);
   }
 
-  const terms = orderTerms(args.orderby, grouped, countKey);
+  const terms = orderTerms(
+    args.orderby,
+    grouped,
+    countKey,
+    specs.map((spec) => spec.key),
+  );
+  const aggregateOf = (group: Group, key: string): string | number | null => {
+    const spec = specs.find((candidate) => candidate.key === key);
+    const value = spec
+      ? aggregate(
+          group.rows.map((row) => db.fieldValue(def.name, row, spec.field)),
+          spec.func,
+        )
+      : null;
+    return typeof value === 'number' || typeof value === 'string' ? value : null;
+  };
   const sorted = [...groups.values()].sort((a, b) => {
     for (const term of terms) {
+      const { index } = term;
       const result =
-        term.index === 'count'
+        index === 'count'
           ? a.rows.length - b.rows.length
-          : compare(
-              sortKey(db, def, grouped[term.index] ?? '', a.raws[term.index]),
-              sortKey(db, def, grouped[term.index] ?? '', b.raws[term.index]),
-            );
+          : typeof index === 'object'
+            ? compare(aggregateOf(a, index.aggregate), aggregateOf(b, index.aggregate))
+            : compare(
+                sortKey(db, def, grouped[index] ?? '', a.raws[index]),
+                sortKey(db, def, grouped[index] ?? '', b.raws[index]),
+              );
       if (result !== 0) return term.descending ? -result : result;
     }
     return 0;
@@ -236,6 +266,62 @@ export function readGroup(
     const conditions = grouped.map((field, index) => [field, '=', group.raws[index]]);
     result.__domain = andDomains([domain, ...conditions.map((condition) => [condition])]);
     if (lazy && allGroupby.length > 1) result.__context = { group_by: allGroupby.slice(1) };
+    return result;
+  });
+}
+
+/**
+ * `formatted_read_group(domain, groupby=(), aggregates=(), having=(), offset=0, limit=None,
+ * order=None)`, ERP 19's grouping method (absent before): the groups of `read_group` (not lazy)
+ * with the aggregates named as asked (`field:agg`), `__count` only when asked for, and the
+ * group's own conditions as `__extra_domain`. `having` is not imitated.
+ */
+export function formattedReadGroup(
+  db: Database,
+  def: ModelDef,
+  ids: readonly number[],
+  args: JsonObject,
+): JsonObject[] {
+  const having = Array.isArray(args.having) ? args.having : [];
+  if (having.length > 0) throw notImitated('formatted_read_group with having');
+  const asked = Array.isArray(args.aggregates) ? args.aggregates : [];
+  const specs = asked.filter((spec): spec is string => typeof spec === 'string' && spec !== '__count');
+  const alias = (index: number): string => `formatted_${index}`;
+  const fields = specs.map((spec, index) => {
+    const [field = '', func = ''] = spec.split(':');
+    if (func === '') throw pyError('ValueError', `Invalid aggregate specification ${pyRepr(spec)}`);
+    return `${alias(index)}:${func}(${field})`;
+  });
+  const order =
+    typeof args.order === 'string'
+      ? args.order
+          .split(',')
+          .map((term) => {
+            const [name = '', direction] = term.trim().split(/\s+/);
+            const index = specs.indexOf(name);
+            const key = index >= 0 ? alias(index) : name;
+            return direction === undefined ? key : `${key} ${direction}`;
+          })
+          .join(', ')
+      : undefined;
+  const rows = readGroup(db, def, ids, {
+    domain: [],
+    fields,
+    groupby: args.groupby ?? [],
+    offset: args.offset ?? 0,
+    ...(args.limit === undefined || args.limit === null ? {} : { limit: args.limit }),
+    ...(order === undefined ? {} : { orderby: order }),
+    lazy: false,
+  });
+  const groupby = Array.isArray(args.groupby) ? (args.groupby as string[]) : [];
+  return rows.map((row) => {
+    const result: JsonObject = {};
+    for (const name of groupby) result[name] = row[name];
+    result.__extra_domain = row.__domain;
+    if (asked.includes('__count')) result.__count = row.__count;
+    specs.forEach((spec, index) => {
+      result[spec] = row[alias(index)];
+    });
     return result;
   });
 }

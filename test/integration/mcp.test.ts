@@ -97,13 +97,15 @@ describe('POST /mcp, read-only by default', () => {
       expect(erpVersion?.inputSchema.properties ?? {}).toEqual({});
       // The client's GET after initialize met a 405, which it takes as "no event stream".
       expect(errors).toEqual([]);
-      // A write tool is not there to call.
+      // A write tool is not there to call: the tool error says writes are off and who turns them on.
       const create = await client.callTool({
         name: 'create',
         arguments: { model: 'res.partner', values: {} },
       });
       expect(isError(create)).toBe(true);
-      expect(texts(create)[0]).toMatch(/create not found/);
+      expect(texts(create)[0]).toMatch(
+        /writes are off on this server.*An operator .* \(MCP_WRITE_TOOLS=true\)/,
+      );
     });
   });
 
@@ -131,14 +133,26 @@ describe('POST /mcp, read-only by default', () => {
         arguments: { model: 'res.partner', ids: [rows[0]?.id as number], fields: ['name'] },
       });
       expect(json(read)).toEqual([{ id: rows[0]?.id, name: rows[0]?.name }]);
+      // The SDK 1.x client checks structuredContent against the tool's outputSchema (Ajv).
+      expect(read.structuredContent).toEqual({ records: json(read) });
       const fields = await client.callTool({
         name: 'fields_get',
         arguments: { model: 'res.partner', fields: ['name', 'country_id'] },
       });
-      expect(json(fields)).toMatchObject({
+      // The default answer leaves out what is false or empty (required: false, readonly: false).
+      expect(json(fields)).toEqual({
         name: { type: 'char', string: 'Name' },
-        country_id: { type: 'many2one', relation: 'res.country' },
+        country_id: { type: 'many2one', string: 'Country', relation: 'res.country' },
       });
+      const full = await client.callTool({
+        name: 'fields_get',
+        arguments: {
+          model: 'res.partner',
+          fields: ['country_id'],
+          attributes: ['type', 'required', 'readonly'],
+        },
+      });
+      expect(json(full)).toEqual({ country_id: { type: 'many2one', required: false, readonly: false } });
       const models = await client.callTool({ name: 'list_models', arguments: { search: 'partner' } });
       expect(json(models)).toEqual([
         { model: 'res.partner', name: 'Contact' },
@@ -182,6 +196,7 @@ describe('POST /mcp, read-only by default', () => {
         name: 'werkzeug.exceptions.NotFound',
         message: "the model 'res.partnerx' does not exist",
         retry_safe: true,
+        retry_can_help: false,
         retry: expect.stringMatching(/does not exist\. Check the name \(list_models, fields_get\)/),
       });
     });

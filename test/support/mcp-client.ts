@@ -1,8 +1,13 @@
 /**
- * An MCP client as agents have it: the SDK's own `Client` with `StreamableHTTPClientTransport`,
- * configured only with the proxy's `/mcp` URL and headers, and readers of tool results. Shared by
- * the integration and live suites.
+ * MCP clients as agents have them, configured only with the proxy's `/mcp` URL and headers: the
+ * SDK 1.x `Client` (`@modelcontextprotocol/sdk`, the legacy revisions: `initialize`, then
+ * 2025-11-25) and the official v2 client (`@modelcontextprotocol/client`) pinned to the stateless
+ * 2026-07-28 revision; and readers of tool results. Shared by the integration and live suites.
  */
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -15,8 +20,14 @@ export const READ_TOOLS: readonly string[] = MCP_TOOL_NAMES.filter(
 );
 export const WRITE_TOOLS: readonly string[] = MCP_WRITE_TOOL_NAMES;
 
+/** What the tests use of either client (the SDK 1.x `Client` and the v2 one). */
+export interface AgentClient {
+  listTools(): Promise<{ readonly tools: readonly { readonly name: string }[] }>;
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+}
+
 /** Deletes a record with the `unlink` tool and checks that it is gone (archived records included). */
-export async function unlinkAndCheckGone(client: Client, model: string, id: number): Promise<void> {
+export async function unlinkAndCheckGone(client: AgentClient, model: string, id: number): Promise<void> {
   expect(json(await client.callTool({ name: 'unlink', arguments: { model, ids: [id] } }))).toBe(true);
   const left = await client.callTool({
     name: 'search_count',
@@ -68,6 +79,56 @@ export async function withMcpClient<T>(
     await client.close();
   }
 }
+
+/** The stateless revision the v2 client is pinned to. */
+export const MODERN_VERSION = '2026-07-28';
+
+/**
+ * The official v2 client pinned to {@link MODERN_VERSION} (no fallback to `initialize`), connected
+ * to `<proxyUrl>/mcp` with these headers; `errors` collects what it reports.
+ */
+export async function connectModernMcp(
+  proxyUrl: string,
+  headers: Record<string, string>,
+): Promise<{ client: ModernClient; errors: Error[] }> {
+  const client = new ModernClient(
+    { name: 'erp-proxy-tests', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: MODERN_VERSION } } },
+  );
+  const errors: Error[] = [];
+  client.onerror = (error) => errors.push(error);
+  const transport = new ModernTransport(new URL(`${proxyUrl}/mcp`), { requestInit: { headers } });
+  await client.connect(transport);
+  return { client, errors };
+}
+
+/** Runs `test` with a connected v2 client pinned to 2026-07-28, and closes it whatever happens. */
+export async function withModernMcpClient<T>(
+  proxyUrl: string,
+  headers: Record<string, string>,
+  test: (client: ModernClient, errors: Error[]) => Promise<T>,
+): Promise<T> {
+  const { client, errors } = await connectModernMcp(proxyUrl, headers);
+  try {
+    return await test(client, errors);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The two clients an agent may have, each with how to run a test with it connected. */
+export const AGENT_CLIENTS: readonly {
+  readonly label: string;
+  readonly era: 'legacy' | 'modern';
+  readonly withClient: <T>(
+    proxyUrl: string,
+    headers: Record<string, string>,
+    test: (client: AgentClient, errors: Error[]) => Promise<T>,
+  ) => Promise<T>;
+}[] = [
+  { label: 'the SDK 1.x client (initialize, 2025-11-25)', era: 'legacy', withClient: withMcpClient },
+  { label: 'the v2 client pinned to 2026-07-28', era: 'modern', withClient: withModernMcpClient },
+];
 
 /** The texts of a tool result. */
 export function texts(result: unknown): string[] {

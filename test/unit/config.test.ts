@@ -164,6 +164,15 @@ describe('loadConfig defaults', () => {
     expect(config.host).toBe('0.0.0.0');
   });
 
+  it('reads MCP_ALLOWED_ORIGINS as browsers send origins (none by default)', () => {
+    expect(loadConfig({}).mcpAllowedOrigins).toEqual([]);
+    expect(
+      loadConfig({
+        MCP_ALLOWED_ORIGINS: ' https://agents.example.com , http://127.0.0.1:8080,HTTP://[::1]:3000',
+      }).mcpAllowedOrigins,
+    ).toEqual(['https://agents.example.com', 'http://127.0.0.1:8080', 'HTTP://[::1]:3000']);
+  });
+
   it('replaces the local default targets when targets are configured', () => {
     const config = loadConfig({ ERP_ALLOWED_TARGETS: 'erp.example.com' });
     expect(config.allowedTargets).toEqual(['erp.example.com']);
@@ -201,6 +210,15 @@ describe('loadConfig failures name the variable', () => {
     [{ AUX_PUBLIC: 'foo' }, 'AUX_PUBLIC', 'license'],
     [{ AUX_PUBLIC: 'license,about' }, 'AUX_PUBLIC', 'metrics'],
     [{ ERP_STRIP_DEBUG: 'maybe' }, 'ERP_STRIP_DEBUG', 'true or false'],
+    [
+      { MCP_ALLOWED_ORIGINS: 'https://app.example.com/' },
+      'MCP_ALLOWED_ORIGINS',
+      'scheme, host and port only',
+    ],
+    [{ MCP_ALLOWED_ORIGINS: 'app.example.com' }, 'MCP_ALLOWED_ORIGINS', 'is not valid'],
+    [{ MCP_ALLOWED_ORIGINS: 'ftp://app.example.com' }, 'MCP_ALLOWED_ORIGINS', 'is not valid'],
+    [{ MCP_ALLOWED_ORIGINS: 'https://app.example.com:443' }, 'MCP_ALLOWED_ORIGINS', 'is not valid'],
+    [{ MCP_ALLOWED_ORIGINS: 'https://user@app.example.com' }, 'MCP_ALLOWED_ORIGINS', 'is not valid'],
     [{ LOG_LEVEL: 'LOUD' }, 'LOG_LEVEL', ''],
   ])('%j', (env, variable, hint) => {
     // Act

@@ -1,7 +1,7 @@
 /**
  * The import rule of `lambdas/` (docs/design.md): folders are ranked
  *
- *   handlers -> middleware, operator -> core -> upstream -> platform
+ *   handlers -> middleware, operator -> protocol -> core -> upstream -> platform
  *
  * and a module imports only from its own folder or a folder listed after it. `local/` (the
  * local server) may import `handlers/` and `platform/`. Nothing under `lambdas/` imports `lib/`,
@@ -25,9 +25,10 @@ const RANK: Readonly<Record<string, number>> = {
   handlers: 0,
   middleware: 1,
   operator: 1,
-  core: 2,
-  upstream: 3,
-  platform: 4,
+  protocol: 2,
+  core: 3,
+  upstream: 4,
+  platform: 5,
 };
 
 /** Folders outside the ranking, with the folders each may import (besides itself). */

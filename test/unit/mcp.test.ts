@@ -19,9 +19,8 @@ import {
   erpUrl,
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
-import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
-import { serveMcp } from '../../lambdas/core/mcp/serve.ts';
-import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
+import { type ErpAccess, ErpCallError, type McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
+import { compactFields, MAX_DEFAULT_SELECTION, TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
@@ -38,9 +37,41 @@ import {
 } from '../../lambdas/platform/errors.ts';
 import { MCP_TOOL_NAMES, MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 import { matchRoute, ROUTES, routeKeys } from '../../lambdas/platform/routes.ts';
+import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
 import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
+
+describe("fields_get's default answer", () => {
+  it('leaves out false and empty attributes, and gives a long selection as its count', () => {
+    const zones = Array.from({ length: MAX_DEFAULT_SELECTION + 1 }, (_, n) => [`Zone/${n}`, `Zone ${n}`]);
+    const short = Array.from({ length: MAX_DEFAULT_SELECTION }, (_, n) => [`v${n}`, `V ${n}`]);
+    expect(
+      compactFields({
+        name: {
+          string: 'Name',
+          type: 'char',
+          required: true,
+          readonly: false,
+          relation: null,
+          selection: [],
+        },
+        tz: { string: 'Timezone', type: 'selection', required: false, selection: zones },
+        kind: { string: 'Kind', type: 'selection', selection: short },
+        odd: 'not an object',
+      }),
+    ).toEqual({
+      description: {
+        name: { string: 'Name', type: 'char', required: true },
+        tz: { string: 'Timezone', type: 'selection', selection_count: MAX_DEFAULT_SELECTION + 1 },
+        kind: { string: 'Kind', type: 'selection', selection: short },
+        odd: 'not an object',
+      },
+      cut: ['tz'],
+    });
+    expect(compactFields([1, 2])).toEqual({ description: [1, 2], cut: [] });
+  });
+});
 
 describe('fitJson', () => {
   it('keeps a value that fits as it is, and counts its items', () => {
@@ -96,6 +127,7 @@ describe('failure results', () => {
         name: 'odoo.exceptions.LockError',
         message: 'locked',
         retry_safe: true,
+        retry_can_help: true,
         retry: expect.stringMatching(/^Another transaction holds the record .* Retry after a short wait\./),
       },
     });
@@ -114,47 +146,67 @@ describe('failure results', () => {
     expect(JSON.parse(failureJson(server)).error).not.toHaveProperty('name');
   });
 
-  it('say whether retrying a proxy error is safe, by the error table and whether the tool writes', () => {
-    const unavailable = proxyFailure(new UpstreamUnavailableError('busy'), false);
-    expect(unavailable).toMatchObject({
+  it('say whether retrying a proxy error is safe and whether it can help, by the code and whether the tool writes', () => {
+    expect(proxyFailure(new UpstreamUnavailableError('busy'), false)).toMatchObject({
       code: -32004,
       retrySafe: true,
-      retry: expect.stringMatching(/did not run/),
+      retryCanHelp: true,
+      retry: expect.stringMatching(/did not run\. Retrying after a short wait is safe and may succeed/),
     });
-    // Did not run, but would fail the same way.
+    // Did not run, and only the user's configuration or the operator can change it.
     for (const error of [
       new TargetRefusedError('no'),
-      new InvalidRequestError('no'),
       new Json2UnavailableError('no'),
+      new InvalidRequestError('The x-erp-db header is missing.'),
     ]) {
       expect(error.row.callRan).toBe('no');
-      expect(proxyFailure(error, false)).toMatchObject({
+      expect(proxyFailure(error, false), error.message).toMatchObject({
         retrySafe: true,
-        retry: expect.stringMatching(/fails the same way/),
+        retryCanHelp: false,
+        retry: expect.stringMatching(
+          /did not run\. .*Retrying cannot help, and the model cannot change this: tell the user/,
+        ),
       });
     }
-    // May have run: safe for a read, not for a write.
-    for (const error of [
-      new UpstreamTimeoutError('slow'),
-      new BadUpstreamResponseError('html'),
-      new InternalError(),
-    ]) {
-      expect(proxyFailure(error, true)).toMatchObject({
-        retrySafe: true,
-        retry: expect.stringMatching(/only reads/),
-      });
-      expect(proxyFailure(error, false)).toMatchObject({
-        retrySafe: false,
-        retry: expect.stringMatching(/may happen twice/),
-      });
-    }
+    // Did not run, and the model can fix the call.
+    expect(proxyFailure(new InvalidRequestError('kwargs.x is not allowed'), false)).toMatchObject({
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/fails the same way: fix what the message says first/),
+    });
+    // A timeout: a read may be retried and may then succeed; a write must be checked first.
+    expect(proxyFailure(new UpstreamTimeoutError('slow'), true)).toMatchObject({
+      retrySafe: true,
+      retryCanHelp: true,
+      retry: expect.stringMatching(/only reads: retrying is safe.*asking for less/),
+    });
+    expect(proxyFailure(new UpstreamTimeoutError('slow'), false)).toMatchObject({
+      retrySafe: false,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/may happen twice/),
+    });
+    // Not an ERP answer: a read is safe to repeat, but repeating never helps (the URL is wrong).
+    expect(proxyFailure(new BadUpstreamResponseError('html'), true)).toMatchObject({
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/tell the user to check the x-erp-url header/),
+    });
+    expect(proxyFailure(new BadUpstreamResponseError('html'), false)).toMatchObject({
+      retrySafe: false,
+      retryCanHelp: false,
+      retry: expect.stringMatching(/The call may have run: check the records/),
+    });
+    expect(proxyFailure(new InternalError(), true)).toMatchObject({ retrySafe: true, retryCanHelp: false });
+    expect(proxyFailure(new InternalError(), false)).toMatchObject({ retrySafe: false, retryCanHelp: false });
     // Ran: too large.
     expect(proxyFailure(new ResponseTooLargeError('big'), true)).toMatchObject({
       retrySafe: true,
+      retryCanHelp: false,
       retry: expect.stringMatching(/ask for less/),
     });
     expect(proxyFailure(new ResponseTooLargeError('big'), false)).toMatchObject({
       retrySafe: false,
+      retryCanHelp: false,
       retry: expect.stringMatching(/do not call it again/),
     });
     // A bug shows nothing of itself.
@@ -162,6 +214,40 @@ describe('failure results', () => {
       'Internal error (a bug of the proxy; its logs have the details).',
     );
     expect(PROXY_ERRORS.internal.callRan).toBe('maybe');
+  });
+
+  it('never suggests retrying what cannot change, nor asks the model to change what only its user or an operator can', () => {
+    const errors = [
+      new UpstreamUnavailableError('busy'),
+      new UpstreamTimeoutError(
+        'The ERP at h did not answer within 1 s. x Raise x-request-timeout for slow calls.',
+      ),
+      new BadUpstreamResponseError('html'),
+      new TargetRefusedError('no'),
+      new Json2UnavailableError('no'),
+      new InvalidRequestError('The x-erp-url header is missing.'),
+      new InvalidRequestError('bad kwargs'),
+      new ResponseTooLargeError('big'),
+      new InternalError(),
+    ];
+    for (const readOnly of [true, false]) {
+      for (const error of errors) {
+        const failure = proxyFailure(error, readOnly);
+        const words = `${failure.message} ${failure.retry}`;
+        if (!failure.retryCanHelp)
+          expect(failure.retry, error.message).not.toMatch(/\b(Retry|retry) (after|shortly|later)/);
+        // The time limit is the client's configuration: the model is never told to raise a header.
+        expect(words, error.message).not.toMatch(
+          /[Rr]aise x-request-timeout|[Ss]et the x-erp-[a-z-]+ header/,
+        );
+      }
+    }
+    for (const code of [401, 403, 404, 422, 500]) {
+      expect(erpFailure(code, 'm', {}).retryCanHelp, String(code)).toBe(false);
+      expect(erpFailure(code, 'm', {}).retry, String(code)).not.toMatch(/Retry after/);
+    }
+    expect(erpFailure(409, 'm', {}).retryCanHelp).toBe(true);
+    expect(erpFailure(401, 'm', {}).retry).toMatch(/tell the user that the x-erp-api-key header/);
   });
 
   it("put the proxy's messages in an MCP client's words: headers, not erp_instance fields", () => {
@@ -336,5 +422,118 @@ describe('the route of /mcp', () => {
     expect(ROUTES.filter((route) => route.refusedMethods !== undefined).map((route) => route.path)).toEqual([
       '/mcp',
     ]);
+  });
+});
+
+describe('the aggregate tool', () => {
+  const aggregate = TOOLS.find((tool) => tool.name === 'aggregate');
+  /** An ERP of this version that answers `answer(method, kwargs)`, recording the calls. */
+  function fakeErp(version: string, answer: (method: string, kwargs: Record<string, unknown>) => unknown) {
+    const calls: { method: string; kwargs: Record<string, unknown> }[] = [];
+    const erp = {
+      version: async () => ({ version, version_info: [Number(version.split('.')[0]), 0, 0, 'final', 0, ''] }),
+      named: async (_model: string, method: string, kwargs: Record<string, unknown>) => {
+        calls.push({ method, kwargs });
+        return answer(method, kwargs);
+      },
+    };
+    return { erp: erp as unknown as ErpAccess, calls };
+  }
+  const args = {
+    model: 'sale.order',
+    group_by: ['partner_id', 'date_order:month'],
+    aggregates: ['amount_total:sum', 'amount_total:avg'],
+    order: 'amount_total:sum desc, count',
+    limit: 2,
+  };
+
+  it('uses formatted_read_group on ERP 19+, with its aggregate names and order', async () => {
+    const { erp, calls } = fakeErp('19.0', () => [
+      {
+        partner_id: [7, 'Azure'],
+        'date_order:month': 'May 2026',
+        __extra_domain: [],
+        __count: 3,
+        'amount_total:sum': 30,
+        'amount_total:avg': 10,
+      },
+    ]);
+    const answer = await aggregate?.run(args as never, erp);
+    expect(calls).toEqual([
+      {
+        method: 'formatted_read_group',
+        kwargs: {
+          domain: [],
+          groupby: ['partner_id', 'date_order:month'],
+          aggregates: ['__count', 'amount_total:sum', 'amount_total:avg'],
+          offset: 0,
+          limit: 2,
+          order: 'amount_total:sum desc, __count',
+          context: { bin_size: true },
+        },
+      },
+    ]);
+    expect(answer?.structured).toEqual({
+      groups: [
+        {
+          partner_id: [7, 'Azure'],
+          'date_order:month': 'May 2026',
+          count: 3,
+          'amount_total:sum': 30,
+          'amount_total:avg': 10,
+        },
+      ],
+    });
+  });
+
+  it('uses read_group (not lazy, aliased aggregates) on ERP 16-18, and on 19+ without formatted_read_group', async () => {
+    const row = {
+      partner_id: false,
+      'date_order:month': 'May 2026',
+      __count: 2,
+      aggregate_0: 5,
+      aggregate_1: 2.5,
+      __domain: [],
+    };
+    for (const [version, methods] of [
+      ['17.0', ['read_group']],
+      ['19.0', ['formatted_read_group', 'read_group']],
+    ] as const) {
+      const { erp, calls } = fakeErp(version, (method) => {
+        if (method === 'formatted_read_group') throw new ErpCallError(404, 'no such method', {});
+        return [row, row];
+      });
+      const answer = await aggregate?.run(args as never, erp);
+      expect(calls.map((call) => call.method)).toEqual(methods);
+      expect(calls.at(-1)?.kwargs).toEqual({
+        domain: [],
+        fields: ['aggregate_0:sum(amount_total)', 'aggregate_1:avg(amount_total)', 'record_count:count(id)'],
+        groupby: ['partner_id', 'date_order:month'],
+        offset: 0,
+        limit: 2,
+        orderby: 'aggregate_0 desc, record_count',
+        lazy: false,
+        context: { bin_size: true },
+      });
+      const group = {
+        partner_id: false,
+        'date_order:month': 'May 2026',
+        count: 2,
+        'amount_total:sum': 5,
+        'amount_total:avg': 2.5,
+      };
+      expect(answer?.structured).toEqual({ groups: [group, group], next_offset: 2 });
+      expect(answer?.note).toMatch(
+        /^2 groups, the limit: more may match\. Call aggregate again with offset=2/,
+      );
+    }
+  });
+
+  it('passes on an ERP error other than a missing formatted_read_group', async () => {
+    const { erp, calls } = fakeErp('19.0', () => {
+      throw new ErpCallError(403, 'denied', {});
+    });
+    await expect(aggregate?.run(args as never, erp)).rejects.toThrow('denied');
+    expect(calls.map((call) => call.method)).toEqual(['formatted_read_group']);
   });
 });

@@ -29,6 +29,11 @@ export interface ToolAnswer {
   readonly json: string;
   /** A sentence for the agent: how the result was cut or how to page; none when nothing to say. */
   readonly note?: string;
+  /**
+   * The same result as a JSON object, for a tool that declares an `outputSchema` (it fits that
+   * schema): what `structuredContent` carries beside the text.
+   */
+  readonly structured?: Readonly<Record<string, unknown>>;
 }
 
 /** What {@link fitJson} kept of a value. */
@@ -98,23 +103,53 @@ export interface ToolFailure {
   readonly message: string;
   /** The ERP's exception class (`data.name`), for ERP errors. */
   readonly name?: string;
-  /** Whether calling again cannot make the change happen twice. */
+  /** Safe to retry: calling again cannot make a change happen twice. */
   readonly retrySafe: boolean;
-  /** What to do, in words. */
+  /** Retrying can help: the same call may succeed later, unchanged. */
+  readonly retryCanHelp: boolean;
+  /** What to do, in words: what the model can change, or what to tell its user. */
   readonly retry: string;
 }
 
-/** What an agent should do after an ERP error, by the HTTP-style code JSON-2 gives it. */
-const ERP_ERROR_ADVICE: Readonly<Record<number, string>> = Object.freeze({
-  401: "The ERP refused the API key of this connection (the x-erp-api-key header: invalid, expired or revoked). Retrying cannot help: the MCP client's configuration must change.",
-  403: 'The ERP user may not do this (access rights). Retrying cannot help: try another model or operation, or ask an ERP administrator.',
-  404: 'The model, method or record does not exist. Check the name (list_models, fields_get) or the ids; retrying unchanged fails the same way.',
-  409: 'Another transaction holds the record (a lock conflict). Retry after a short wait.',
-  422: 'The ERP refused the arguments or the values. Fix them as the message says; retrying unchanged fails the same way.',
-});
+/** What to do after a failure, and whether retrying is safe and can help. */
+type Advice = Pick<ToolFailure, 'retrySafe' | 'retryCanHelp' | 'retry'>;
 
-const ERP_ERROR_DEFAULT_ADVICE =
-  'The ERP failed while running the call. Fix the arguments (domain, fields, values) as the message says; retrying unchanged fails the same way.';
+/** What only the user (the MCP client's configuration) or an operator can change, said as such. */
+const TELL_THE_USER = 'Retrying cannot help, and the model cannot change this: tell the user';
+
+/** What an agent should do after an ERP error, by the HTTP-style code JSON-2 gives it. */
+const ERP_ERROR_ADVICE: Readonly<Record<number, { readonly canHelp: boolean; readonly retry: string }>> =
+  Object.freeze({
+    401: {
+      canHelp: false,
+      retry: `The ERP refused the API key of this connection (invalid, expired or revoked). ${TELL_THE_USER} that the x-erp-api-key header of the MCP client's configuration needs a valid ERP API key.`,
+    },
+    403: {
+      canHelp: false,
+      retry:
+        'The ERP user may not do this (access rights). Retrying cannot help: try another model or operation, or tell the user an ERP administrator can grant the right.',
+    },
+    404: {
+      canHelp: false,
+      retry:
+        'The model, method or record does not exist. Check the name (list_models, fields_get) or the ids; retrying unchanged fails the same way.',
+    },
+    409: {
+      canHelp: true,
+      retry: 'Another transaction holds the record (a lock conflict). Retry after a short wait.',
+    },
+    422: {
+      canHelp: false,
+      retry:
+        'The ERP refused the arguments or the values. Fix them as the message says; retrying unchanged fails the same way.',
+    },
+  });
+
+const ERP_ERROR_DEFAULT_ADVICE = {
+  canHelp: false,
+  retry:
+    'The ERP failed while running the call. Fix the arguments (domain, fields, values) as the message says; retrying unchanged fails the same way.',
+};
 
 /**
  * An ERP error as a tool failure. The ERP rolls its transaction back when a call fails, so the
@@ -122,6 +157,7 @@ const ERP_ERROR_DEFAULT_ADVICE =
  */
 export function erpFailure(code: number, message: string, data: unknown): ToolFailure {
   const name = isJsonObject(data) && typeof data.name === 'string' ? echoed(data.name, 256) : undefined;
+  const advice = ERP_ERROR_ADVICE[code] ?? ERP_ERROR_DEFAULT_ADVICE;
   return {
     source: 'erp',
     code,
@@ -129,44 +165,101 @@ export function erpFailure(code: number, message: string, data: unknown): ToolFa
     message: echoed(message, MAX_ERROR_MESSAGE_CHARS),
     ...(name === undefined ? {} : { name }),
     retrySafe: true,
-    retry: `${ERP_ERROR_ADVICE[code] ?? ERP_ERROR_DEFAULT_ADVICE} The ERP rolled the call back: nothing was changed.`,
+    retryCanHelp: advice.canHelp,
+    retry: `${advice.retry} The ERP rolled the call back: nothing was changed.`,
   };
 }
 
-/** What the error table's `callRan` means for a tool that only reads, or one that writes. */
-function proxyAdvice(
-  error: ProxyError,
-  callRan: CallRan,
-  readOnly: boolean,
-): Pick<ToolFailure, 'retrySafe' | 'retry'> {
-  if (error.code === PROXY_ERRORS.upstreamUnavailable.code) {
-    return { retrySafe: true, retry: 'The call did not run. Retrying after a short wait is safe.' };
-  }
-  if (callRan === 'no') {
-    return {
-      retrySafe: true,
-      retry:
-        'The call did not run, so retrying is safe, but the same call fails the same way: fix what the message says first.',
-    };
-  }
-  if (error.code === PROXY_ERRORS.responseTooLarge.code) {
-    return readOnly
+/** Advice by proxy error code, for a tool that only reads and for one that writes. */
+const PROXY_ADVICE: Readonly<Record<number, (readOnly: boolean) => Advice>> = Object.freeze({
+  [PROXY_ERRORS.upstreamUnavailable.code]: () => ({
+    retrySafe: true,
+    retryCanHelp: true,
+    retry: 'The call did not run. Retrying after a short wait is safe and may succeed.',
+  }),
+  [PROXY_ERRORS.upstreamTimeout.code]: (readOnly) =>
+    readOnly
       ? {
           retrySafe: true,
+          retryCanHelp: true,
+          retry:
+            'The call may have run on the ERP, but this tool only reads: retrying is safe. A retry may succeed if the ERP was busy; asking for less (a narrower domain, a smaller limit, fewer fields) is likelier to.',
+        }
+      : {
+          retrySafe: false,
+          retryCanHelp: false,
+          retry:
+            'The call may have run on the ERP: check the records (search_read, read) before calling again, or the change may happen twice.',
+        },
+  [PROXY_ERRORS.badUpstreamResponse.code]: (readOnly) => ({
+    retrySafe: readOnly,
+    retryCanHelp: false,
+    retry: `The address of this connection does not answer as an ERP (the message says what came back). ${TELL_THE_USER} to check the x-erp-url header of the MCP client's configuration.${readOnly ? '' : ' The call may have run: check the records before calling it again.'}`,
+  }),
+  [PROXY_ERRORS.responseTooLarge.code]: (readOnly) =>
+    readOnly
+      ? {
+          retrySafe: true,
+          retryCanHelp: false,
           retry: 'The ERP answered, but too much: ask for less (a smaller limit, fewer fields or ids).',
         }
       : {
           retrySafe: false,
+          retryCanHelp: false,
           retry: 'The call ran on the ERP (only its answer was too large to pass on): do not call it again.',
-        };
+        },
+  [PROXY_ERRORS.targetRefused.code]: () => ({
+    retrySafe: true,
+    retryCanHelp: false,
+    retry: `The call did not run. This proxy's operator does not allow this ERP or database. ${TELL_THE_USER}.`,
+  }),
+  [PROXY_ERRORS.json2Unavailable.code]: () => ({
+    retrySafe: true,
+    retryCanHelp: false,
+    retry: `The call did not run. ${TELL_THE_USER} what the message says about the connection (x-erp-url, x-erp-db in the MCP client's configuration).`,
+  }),
+  [PROXY_ERRORS.internal.code]: (readOnly) => ({
+    retrySafe: readOnly,
+    retryCanHelp: false,
+    retry: readOnly
+      ? 'A bug of the proxy (its logs have the details); this tool only reads, so retrying is safe, but the same call will likely fail the same way.'
+      : 'A bug of the proxy (its logs have the details). The call may have run: check the records before calling it again.',
+  }),
+});
+
+/** The proxy's -32600 for the connection: a header of the MCP client's configuration. */
+function isConfigurationError(error: ProxyError): boolean {
+  return error.code === PROXY_ERRORS.invalidRequest.code && /\bx-erp-[a-z-]+ header/.test(error.message);
+}
+
+/** What the error table's `callRan` and the code mean for a tool that only reads, or one that writes. */
+function proxyAdvice(error: ProxyError, callRan: CallRan, readOnly: boolean): Advice {
+  const byCode = PROXY_ADVICE[error.code];
+  if (byCode !== undefined) return byCode(readOnly);
+  if (isConfigurationError(error)) {
+    return {
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: `The call did not run. ${TELL_THE_USER} what the message says: the MCP client's configuration sets the connection headers.`,
+    };
+  }
+  if (callRan === 'no') {
+    return {
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: 'The call did not run; the same call fails the same way: fix what the message says first.',
+    };
   }
   return readOnly
     ? {
         retrySafe: true,
-        retry: 'The call may have run on the ERP, but this tool only reads: retrying is safe.',
+        retryCanHelp: false,
+        retry:
+          'The call may have run on the ERP, but this tool only reads: retrying is safe, though unchanged it will likely fail the same way.',
       }
     : {
         retrySafe: false,
+        retryCanHelp: false,
         retry:
           'The call may have run on the ERP: check the records (search_read, read) before calling again, or the change may happen twice.',
       };
@@ -185,6 +278,9 @@ const MCP_WORDING: readonly (readonly [RegExp, string])[] = [
     'Pass the arguments by name in kwargs instead of args.',
   ],
   [/both in params and in keyword/g, 'both in args and in kwargs'],
+  // The time limit is the MCP client's configuration or the operator's, never the model's: the
+  // retry advice says what the model can do instead.
+  [/ Raise x-request-timeout for slow calls\./g, ''],
 ];
 
 /** A proxy message in the words of an MCP connection (headers, not `erp_instance` fields). */
@@ -214,6 +310,7 @@ export function failureJson(failure: ToolFailure): string {
       ...(failure.name === undefined ? {} : { name: failure.name }),
       message: failure.message,
       retry_safe: failure.retrySafe,
+      retry_can_help: failure.retryCanHelp,
       retry: failure.retry,
     },
   });

@@ -30,7 +30,7 @@ export const ERP_HEADER_NAMES = Object.freeze({
 
 /** What one `POST /mcp` request gives the core. */
 export interface McpInbound extends InboundCall {
-  /** The headers the MCP SDK's transport reads (`accept`, `content-type`, `mcp-protocol-version`). */
+  /** The headers of the MCP protocol (protocol/mcp/serve.ts's `PROTOCOL_HEADERS`), lower-case names. */
   readonly protocolHeaders: Readonly<Record<string, string>>;
   readonly erp: ErpHeaders;
   readonly body: InboundBody;

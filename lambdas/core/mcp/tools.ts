@@ -13,8 +13,10 @@ import type { McpToolName } from '../../platform/names.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
-import type { ErpAccess } from './erp-access.ts';
+import { type ErpAccess, ErpCallError } from './erp-access.ts';
 
+/** The most values of a selection `fields_get`'s default answer lists (longer ones: their count). */
+export const MAX_DEFAULT_SELECTION = 20;
 /** The default `limit` of `search_read` (Odoo's own list views show 80). */
 export const DEFAULT_SEARCH_LIMIT = 80;
 /** The default `limit` of `list_models`. */
@@ -36,7 +38,7 @@ export const DEFAULT_FIELD_ATTRIBUTES = Object.freeze([
  * and the same JSON Schemas, with less to build; core/schemas.ts does the same), and each tool
  * builds its own on its first use ({@link lazily}): a cold start that calls one tool builds that
  * tool's schema only. `tools/list` needs none of them: it answers the JSON Schemas of
- * tool-schemas.json, which a test (test/unit/mcp-transport.test.ts) keeps equal to what the SDK
+ * tool-schemas.json, which a test (test/unit/mcp-protocol.test.ts) keeps equal to what the SDK
  * makes of these schemas.
  */
 const model = () =>
@@ -109,6 +111,85 @@ function lazily<T>(build: () => T): () => T {
   };
 }
 
+/** A tool's `outputSchema`: a JSON Schema of an object (MCP 2025-06-18 to 2026-07-28 all take it). */
+export type OutputSchema = Readonly<Record<string, unknown>>;
+
+/** `next_offset` of a page: where the next page starts, when there may be one. */
+const NEXT_OFFSET = Object.freeze({
+  type: 'integer',
+  minimum: 0,
+  description: 'The offset of the next page, when more may match; absent on the last page.',
+});
+
+/** What the paging and listing tools answer: a list under `key`, and where the next page starts. */
+function listOutput(
+  key: string,
+  items: Readonly<Record<string, unknown>>,
+  description: string,
+): OutputSchema {
+  return Object.freeze({
+    type: 'object',
+    properties: { [key]: { type: 'array', items, description }, next_offset: NEXT_OFFSET },
+    required: [key],
+  });
+}
+
+const RECORDS_OUTPUT = listOutput(
+  'records',
+  { type: 'object', properties: { id: { type: 'integer' } } },
+  'The records, each with its id and the fields asked for (the same JSON as the text).',
+);
+
+const READ_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    records: (RECORDS_OUTPUT.properties as Record<string, unknown>).records,
+    unread_ids: {
+      type: 'array',
+      items: { type: 'integer' },
+      description: 'The ids asked for whose records did not fit: read them in another call.',
+    },
+  },
+  required: ['records'],
+});
+
+const COUNT_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: { count: { type: 'integer', minimum: 0, description: 'How many records match.' } },
+  required: ['count'],
+});
+
+const FIELDS_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    fields: {
+      type: 'object',
+      additionalProperties: { type: 'object' },
+      description: 'Each field by name, with the attributes asked for (the same JSON as the text).',
+    },
+  },
+  required: ['fields'],
+});
+
+const MODELS_OUTPUT = listOutput(
+  'models',
+  { type: 'object', properties: { model: { type: 'string' }, name: { type: 'string' } } },
+  'The models: technical name (model) and label (name).',
+);
+
+const VERSION_OUTPUT: OutputSchema = Object.freeze({
+  type: 'object',
+  properties: {
+    version: { type: 'string', description: 'The version as the ERP names it, such as "19.0".' },
+    version_info: {
+      type: 'array',
+      description: 'The version as a list: major, minor, micro, level, serial, edition.',
+    },
+    protocol: { type: 'string', description: 'How the proxy reaches this ERP.' },
+  },
+  required: ['version', 'version_info'],
+});
+
 /** The shape of a tool's arguments: zod/mini schemas by argument name. */
 type Shape = Record<string, z.ZodMiniType>;
 
@@ -120,6 +201,8 @@ export interface ToolDefinition<S extends Shape = Shape> {
   /** The schema of its arguments, built on its first use and kept. */
   readonly input: () => z.ZodMiniObject<S>;
   readonly annotations: ToolAnnotations;
+  /** The JSON Schema of its `structuredContent`, for the tools that read (each answer fits it). */
+  readonly outputSchema?: OutputSchema;
   /** Changes ERP data: listed only with `MCP_WRITE_TOOLS=true`. */
   readonly writes: boolean;
   run(args: z.output<z.ZodMiniObject<S>>, erp: ErpAccess): Promise<ToolAnswer>;
@@ -146,7 +229,7 @@ function tool<S extends Shape>(
   };
   return {
     ...rest,
-    input: lazily(() => z.object(input())),
+    input: lazily(() => z.strictObject(input())),
     annotations,
     writes: changes !== undefined,
   } as unknown as ToolDefinition;
@@ -164,26 +247,50 @@ function present(kwargs: Record<string, unknown>): Record<string, unknown> {
 
 const LIMIT_WORDS = MAX_RESULT_WORDS;
 
-/** A page of records (`search_read`, `list_models`), with how to get the next one. */
-function page(toolName: string, records: unknown, at: number, pageLimit: number): ToolAnswer {
+/**
+ * The structured form of a result whose text is `json`: that same JSON under `key` (parsed back,
+ * so a result cut to size is cut alike), with `extra` members.
+ */
+function structuredAs(
+  key: string,
+  json: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { [key]: JSON.parse(json) as unknown, ...extra };
+}
+
+/**
+ * A page of records (`search_read`, `list_models`, `aggregate`), with how to get the next one;
+ * its structured form under `key` with `next_offset`.
+ */
+function page(
+  toolName: string,
+  records: unknown,
+  at: number,
+  pageLimit: number,
+  key = 'records',
+): ToolAnswer {
   const fitted = fitJson(records);
+  const items = key === 'records' ? 'records' : key;
   if (fitted.kept !== undefined) {
     return {
       json: fitted.json,
       note:
-        `Only the first ${fitted.kept} of the ${fitted.total} records the ERP returned fit in ${LIMIT_WORDS}. ` +
+        `Only the first ${fitted.kept} of the ${fitted.total} ${items} the ERP returned fit in ${LIMIT_WORDS}. ` +
         `Call ${toolName} again with offset=${at + fitted.kept} for the next ones, or ask for fewer fields.`,
+      structured: structuredAs(key, fitted.json, { next_offset: at + fitted.kept }),
     };
   }
   if (fitted.total === pageLimit) {
     return {
       json: fitted.json,
       note:
-        `${fitted.total} records, the limit: more may match. Call ${toolName} again with offset=${at + pageLimit} ` +
+        `${fitted.total} ${items}, the limit: more may match. Call ${toolName} again with offset=${at + pageLimit} ` +
         `for the next ones${toolName === 'search_read' ? ' (search_count gives the total)' : ''}.`,
+      structured: structuredAs(key, fitted.json, { next_offset: at + pageLimit }),
     };
   }
-  return { json: fitted.json };
+  return { json: fitted.json, structured: structuredAs(key, fitted.json) };
 }
 
 /** Any other result, cut to size by whole items when too large. */
@@ -215,6 +322,7 @@ const searchRead = tool({
     order: z.optional(order()),
     context: z.optional(context()),
   }),
+  outputSchema: RECORDS_OUTPUT,
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
     const at = args.offset ?? 0;
@@ -244,6 +352,7 @@ const read = tool({
     fields: z.optional(fields('Field names to read (all fields if omitted: large).')),
     context: z.optional(context()),
   }),
+  outputSchema: READ_OUTPUT,
   async run(args, erp) {
     const records = await erp.named(
       args.model,
@@ -251,7 +360,8 @@ const read = tool({
       present({ ids: args.ids, fields: args.fields, context: readContext(args.context) }),
     );
     const fitted = fitJson(records);
-    if (fitted.kept === undefined) return { json: fitted.json };
+    if (fitted.kept === undefined)
+      return { json: fitted.json, structured: structuredAs('records', fitted.json) };
     const shown = new Set(
       (JSON.parse(fitted.json) as unknown[]).map((record) => (record as { id?: unknown } | null)?.id),
     );
@@ -261,6 +371,7 @@ const read = tool({
       note:
         `Only ${fitted.kept} of the ${fitted.total} records fit in ${LIMIT_WORDS}. Read the others in another call ` +
         `(ids ${JSON.stringify(rest.slice(0, 100))}${rest.length > 100 ? ` and ${rest.length - 100} more` : ''}), or ask for fewer fields.`,
+      structured: structuredAs('records', fitted.json, { unread_ids: rest }),
     };
   },
 });
@@ -270,14 +381,232 @@ const searchCount = tool({
   title: 'Count records',
   description: 'Count the records of a model that match a domain.',
   input: () => ({ model: model(), domain: z.optional(domain()), context: z.optional(context()) }),
+  outputSchema: COUNT_OUTPUT,
   async run(args, erp) {
-    return whole(
-      await erp.named(
-        args.model,
-        'search_count',
-        present({ domain: args.domain ?? [], context: args.context }),
-      ),
+    const count = await erp.named(
+      args.model,
+      'search_count',
+      present({ domain: args.domain ?? [], context: args.context }),
     );
+    return { ...whole(count), structured: { count } };
+  },
+});
+
+/** The aggregations `aggregate` offers on numeric fields (and `count_distinct` on any). */
+export const AGGREGATIONS = Object.freeze(['sum', 'avg', 'min', 'max', 'count_distinct'] as const);
+/** The most fields `aggregate` groups by. */
+export const MAX_GROUP_BY = 4;
+/** The most aggregations one `aggregate` call asks for. */
+export const MAX_AGGREGATES = 20;
+
+const GROUP_BY_SPEC = /^[A-Za-z_][A-Za-z0-9_]*(?::(?:day|week|month|quarter|year))?$/;
+const AGGREGATE_SPEC = new RegExp(`^[A-Za-z_][A-Za-z0-9_]*:(?:${AGGREGATIONS.join('|')})$`);
+const GROUP_ORDER_TERM = /^\s*([A-Za-z_][A-Za-z0-9_]*(?::[a-z_]+)?)(?:\s+(asc|desc))?\s*$/i;
+
+const GROUPS_OUTPUT = listOutput(
+  'groups',
+  { type: 'object', properties: { count: { type: 'integer', minimum: 0 } }, required: ['count'] },
+  'One object per group: each group_by field with its value (a many2one as [id, name], false when empty), count (its records) and each aggregate as "field:aggregation".',
+);
+
+/** One group as `aggregate` answers it, from the ERP's row: the group values, `count`, the aggregates. */
+function groupRow(
+  row: unknown,
+  groupBy: readonly string[],
+  aggregates: readonly string[],
+  keyOf: (aggregate: string, index: number) => string,
+): Record<string, unknown> {
+  const source = (row ?? {}) as Record<string, unknown>;
+  const group: Record<string, unknown> = {};
+  for (const spec of groupBy) group[spec] = source[spec] ?? false;
+  group.count = source.__count ?? 0;
+  aggregates.forEach((aggregate, index) => {
+    group[aggregate] = source[keyOf(aggregate, index)] ?? null;
+  });
+  return group;
+}
+
+/** The terms of `order` that name `count` (the groups' record counts). */
+function ordersByCount(order: string | undefined): boolean {
+  return (order ?? '').split(',').some((term) => GROUP_ORDER_TERM.exec(term)?.[1] === 'count');
+}
+
+/**
+ * `order` in the ERP's words: `count` as `countKey` (formatted_read_group's `__count`; read_group
+ * orders by an aggregate of its own, as ERP 16 cannot order by `__count`), an aggregate
+ * `field:agg` as `name(aggregate)` says.
+ */
+function groupOrder(
+  order: string | undefined,
+  aggregates: readonly string[],
+  name: (aggregate: string, index: number) => string,
+  countKey: string,
+): string | undefined {
+  if (order === undefined) return undefined;
+  return order
+    .split(',')
+    .map((term) => {
+      const match = GROUP_ORDER_TERM.exec(term);
+      if (match === null) return term.trim();
+      const [, key = '', direction] = match;
+      const index = aggregates.indexOf(key);
+      const erpKey = key === 'count' ? countKey : index >= 0 ? name(key, index) : key;
+      return direction === undefined ? erpKey : `${erpKey} ${direction.toLowerCase()}`;
+    })
+    .join(', ');
+}
+
+/** The read_group aggregate a `count` order sorts by: the records of each group (ERP 16 has no `__count` order). */
+const RECORD_COUNT = 'record_count';
+
+/** The read_group alias of the `index`th aggregate (`field:agg` is not a name read_group takes). */
+const readGroupAlias = (_aggregate: string, index: number): string => `aggregate_${index}`;
+
+/** `aggregate` on ERP 16-18 (and 19+ without formatted_read_group): `read_group`, not lazy. */
+async function readGroup(
+  erp: ErpAccess,
+  args: AggregateArgs,
+  at: number,
+  pageLimit: number,
+): Promise<Record<string, unknown>[]> {
+  const fields = args.aggregates.map((spec, index) => {
+    const [field = '', func = ''] = spec.split(':');
+    return `${readGroupAlias(spec, index)}:${func}(${field})`;
+  });
+  if (ordersByCount(args.order)) fields.push(`${RECORD_COUNT}:count(id)`);
+  const rows = await erp.named(
+    args.model,
+    'read_group',
+    present({
+      domain: args.domain,
+      fields,
+      groupby: [...args.groupBy],
+      offset: at,
+      limit: pageLimit,
+      orderby: groupOrder(args.order, args.aggregates, readGroupAlias, RECORD_COUNT),
+      lazy: false,
+      context: readContext(args.context),
+    }),
+  );
+  return (Array.isArray(rows) ? rows : []).map((row) =>
+    groupRow(row, args.groupBy, args.aggregates, readGroupAlias),
+  );
+}
+
+/** `aggregate` on ERP 19+: `formatted_read_group`, whose aggregates are named `field:agg` already. */
+async function formattedReadGroup(
+  erp: ErpAccess,
+  args: AggregateArgs,
+  at: number,
+  pageLimit: number,
+): Promise<Record<string, unknown>[]> {
+  const same = (aggregate: string): string => aggregate;
+  const rows = await erp.named(
+    args.model,
+    'formatted_read_group',
+    present({
+      domain: args.domain,
+      groupby: [...args.groupBy],
+      aggregates: ['__count', ...args.aggregates],
+      offset: at,
+      limit: pageLimit,
+      order: groupOrder(args.order, args.aggregates, same, '__count'),
+      context: readContext(args.context),
+    }),
+  );
+  return (Array.isArray(rows) ? rows : []).map((row) => groupRow(row, args.groupBy, args.aggregates, same));
+}
+
+interface AggregateArgs {
+  readonly model: string;
+  readonly domain: readonly unknown[];
+  readonly groupBy: readonly string[];
+  readonly aggregates: readonly string[];
+  readonly order: string | undefined;
+  readonly context: Record<string, unknown> | undefined;
+}
+
+const aggregate = tool({
+  name: 'aggregate',
+  title: 'Count and total by group',
+  description:
+    'Group the records of a model matching a domain by fields and count them, with sums, averages, minimums or maximums of numeric fields per group; page with limit (default 80) and offset.',
+  input: () => ({
+    model: model(),
+    domain: z.optional(domain()),
+    group_by: z
+      .array(
+        z
+          .string()
+          .check(
+            z.regex(
+              GROUP_BY_SPEC,
+              'expected a field name, or a date field with :day, :week, :month, :quarter or :year',
+            ),
+          ),
+      )
+      .check(
+        z.maxLength(MAX_GROUP_BY),
+        z.describe(
+          `Fields to group by (at most ${MAX_GROUP_BY}), such as ["country_id"] or ["date_order:month", "state"]; [] for one group of every matching record.`,
+        ),
+      ),
+    aggregates: z.optional(
+      z
+        .array(
+          z
+            .string()
+            .check(
+              z.regex(AGGREGATE_SPEC, `expected "field:aggregation" with one of ${AGGREGATIONS.join(', ')}`),
+            ),
+        )
+        .check(
+          z.maxLength(MAX_AGGREGATES),
+          z.describe(
+            `What to compute per group besides its count, as "field:aggregation" (${AGGREGATIONS.join(', ')}), such as ["amount_total:sum", "amount_total:avg"].`,
+          ),
+        ),
+    ),
+    order: z.optional(
+      z
+        .string()
+        .check(
+          z.maxLength(256),
+          z.describe(
+            'Order of the groups, by a group_by field, count or an aggregate, such as "count desc" or "amount_total:sum desc".',
+          ),
+        ),
+    ),
+    limit: z.optional(limit(DEFAULT_SEARCH_LIMIT)),
+    offset: z.optional(offset()),
+    context: z.optional(context()),
+  }),
+  outputSchema: GROUPS_OUTPUT,
+  async run(args, erp) {
+    const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
+    const at = args.offset ?? 0;
+    const request: AggregateArgs = {
+      model: args.model,
+      domain: args.domain ?? [],
+      groupBy: args.group_by,
+      aggregates: args.aggregates ?? [],
+      order: args.order,
+      context: args.context,
+    };
+    const major = majorVersion(await erp.version());
+    let groups: Record<string, unknown>[];
+    if (major !== undefined && major >= 19) {
+      try {
+        groups = await formattedReadGroup(erp, request, at, pageLimit);
+      } catch (error) {
+        // A 19.0 build without formatted_read_group: read_group, still there (deprecated).
+        if (!(error instanceof ErpCallError) || error.code !== 404) throw error;
+        groups = await readGroup(erp, request, at, pageLimit);
+      }
+    } else {
+      groups = await readGroup(erp, request, at, pageLimit);
+    }
+    return page('aggregate', groups, at, pageLimit, 'groups');
   },
 });
 
@@ -295,14 +624,15 @@ const fieldsGet = tool({
         .check(
           z.maxLength(64),
           z.describe(
-            `What to tell of each field (default ${JSON.stringify(DEFAULT_FIELD_ATTRIBUTES)}; "help" adds the tooltips).`,
+            `What to tell of each field. Default: ${DEFAULT_FIELD_ATTRIBUTES.join(', ')}, without the ones that are false or empty, and a selection of more than ${MAX_DEFAULT_SELECTION} values as its selection_count; name attributes (such as ["selection"] or ["help"]) for the ERP's full answer.`,
           ),
         ),
     ),
     context: z.optional(context()),
   }),
+  outputSchema: FIELDS_OUTPUT,
   async run(args, erp) {
-    const description = await erp.named(
+    const answered = await erp.named(
       args.model,
       'fields_get',
       present({
@@ -311,16 +641,66 @@ const fieldsGet = tool({
         context: args.context,
       }),
     );
-    const fitted = fitJson(description);
-    if (fitted.kept === undefined) return { json: fitted.json };
-    return {
-      json: fitted.json,
-      note:
+    const compacted =
+      args.attributes === undefined ? compactFields(answered) : { description: answered, cut: [] };
+    const fitted = fitJson(compacted.description);
+    const notes: string[] = [];
+    if (fitted.kept !== undefined) {
+      notes.push(
         `Only ${fitted.kept} of the ${fitted.total} fields fit in ${LIMIT_WORDS}. Name the fields you need ` +
-        '(fields) or ask for fewer attributes.',
-    };
+          '(fields) or ask for fewer attributes.',
+      );
+    }
+    if (compacted.cut.length > 0) {
+      const named = compacted.cut.slice(0, 10);
+      notes.push(
+        `The selection${named.length > 1 ? 's' : ''} of ${named.join(', ')}${compacted.cut.length > 10 ? ' and others' : ''} ` +
+          `${named.length > 1 ? 'have' : 'has'} more than ${MAX_DEFAULT_SELECTION} values (selection_count says how many): ` +
+          `call fields_get with fields: ${JSON.stringify(named.slice(0, 1))} and attributes: ["selection"] for the values.`,
+      );
+    }
+    const structured = structuredAs('fields', fitted.json);
+    return notes.length === 0
+      ? { json: fitted.json, structured }
+      : { json: fitted.json, note: notes.join(' '), structured };
   },
 });
+
+/**
+ * `fields_get`'s default answer, made for a model: each field without its false or empty
+ * attributes (`required: false`, `readonly: false`, no relation), and a selection of more than
+ * {@link MAX_DEFAULT_SELECTION} values (time zones, languages) as `selection_count`. On
+ * res.partner of Odoo 19: 28 899 characters to about 5 300. `cut`: the fields whose selection was
+ * left out.
+ */
+export function compactFields(description: unknown): {
+  readonly description: unknown;
+  readonly cut: string[];
+} {
+  if (description === null || typeof description !== 'object' || Array.isArray(description)) {
+    return { description, cut: [] };
+  }
+  const cut: string[] = [];
+  const compacted: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(description)) {
+    if (field === null || typeof field !== 'object' || Array.isArray(field)) {
+      compacted[name] = field;
+      continue;
+    }
+    const attributes: Record<string, unknown> = {};
+    for (const [attribute, value] of Object.entries(field)) {
+      if (value === false || value === null || (Array.isArray(value) && value.length === 0)) continue;
+      if (attribute === 'selection' && Array.isArray(value) && value.length > MAX_DEFAULT_SELECTION) {
+        attributes.selection_count = value.length;
+        cut.push(name);
+        continue;
+      }
+      attributes[attribute] = value;
+    }
+    compacted[name] = attributes;
+  }
+  return { description: compacted, cut };
+}
 
 const listModels = tool({
   name: 'list_models',
@@ -339,6 +719,7 @@ const listModels = tool({
     limit: z.optional(limit(DEFAULT_MODELS_LIMIT)),
     offset: z.optional(offset()),
   }),
+  outputSchema: MODELS_OUTPUT,
   async run(args, erp) {
     const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
     const at = args.offset ?? 0;
@@ -359,7 +740,7 @@ const listModels = tool({
           name: (record as { name?: unknown }).name,
         }))
       : records;
-    return page('list_models', models, at, pageLimit);
+    return page('list_models', models, at, pageLimit, 'models');
   },
 });
 
@@ -368,6 +749,7 @@ const erpVersion = tool({
   title: 'ERP version',
   description: "The ERP's version, and which protocol the proxy uses to reach it.",
   input: () => ({}),
+  outputSchema: VERSION_OUTPUT,
   async run(_args, erp) {
     const version = await erp.version();
     const major = majorVersion(version);
@@ -377,7 +759,8 @@ const erpVersion = tool({
         : major >= 19
           ? 'JSON-2 (/json/2/<model>/<method>)'
           : '/jsonrpc execute_kw (needs the x-erp-user-id header)';
-    return whole({ ...version, ...(protocol ? { protocol } : {}) });
+    const answer = { ...version, ...(protocol ? { protocol } : {}) };
+    return { ...whole(answer), structured: answer };
   },
 });
 
@@ -471,6 +854,7 @@ export const TOOLS: readonly ToolDefinition[] = Object.freeze([
   searchRead,
   read,
   searchCount,
+  aggregate,
   fieldsGet,
   listModels,
   erpVersion,

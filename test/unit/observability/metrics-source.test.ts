@@ -112,7 +112,8 @@ describe('CloudWatch metrics source', () => {
     // The MCP function: its API like the others, and each tool by outcome.
     expect(stats('upstream_mcp_').map(([name]) => name)).toEqual(Array(4).fill('UpstreamLatency'));
     expect(stats('calls_mcp_')).toEqual(Array(2).fill(['UpstreamCalls', 'Sum']));
-    expect(stats('tools_')).toEqual(Array(30).fill(['McpToolCalls', 'Sum']));
+    // 11 tools (aggregate included) by 3 outcomes.
+    expect(stats('tools_')).toEqual(Array(33).fill(['McpToolCalls', 'Sum']));
     expect(
       queries.find((q) => q.Id === 'tools_search_read_erp_error')?.MetricStat?.Metric?.Dimensions,
     ).toEqual([

@@ -1,0 +1,253 @@
+/**
+ * @module protocol/mcp/tool-calls
+ * `tools/list` and `tools/call`, the same in every protocol revision: the tools a deployment
+ * offers (core/mcp/tools.ts) with their JSON Schemas (core/mcp/tool-schemas.json), the checks of
+ * a call, and its result. Protocol errors (a malformed call, an unknown tool) are JSON-RPC
+ * errors -32602, as the 2026-07-28 revision (server/tools, "Error Handling") asks; arguments
+ * that do not fit the tool's schema and everything that fails while the tool runs are tool
+ * results with `isError: true`, which a model reads and can act on.
+ */
+import * as z from 'zod/mini';
+import { toolsForKey } from '../../core/key-policy-check.ts';
+import type { McpInbound } from '../../core/mcp/connection.ts';
+import type { McpDeps } from '../../core/mcp/erp-access.ts';
+import { runTool } from '../../core/mcp/run-tool.ts';
+import TOOL_INPUT_SCHEMAS from '../../core/mcp/tool-schemas.json' with { type: 'json' };
+import { offeredTools, TOOLS, type ToolDefinition } from '../../core/mcp/tools.ts';
+import type { FactSheet } from '../../core/request-facts.ts';
+import { isJsonObject } from '../../platform/json.ts';
+import type { KeyPolicy } from '../../platform/key-policy.ts';
+import type { McpToolName } from '../../platform/names.ts';
+import { type JsonObject, RPC, RpcFailure } from './messages.ts';
+
+/** The most array elements and object members a tool's arguments may hold. */
+export const MAX_TOOL_INPUT_ELEMENTS = 10_000;
+
+/** A tool as `tools/list` lists it. */
+export interface ListedTool {
+  readonly name: string;
+  readonly title: string;
+  readonly description: string;
+  readonly inputSchema: JsonObject;
+  /** The read tools' (their results' `structuredContent`). */
+  readonly outputSchema?: JsonObject;
+  readonly annotations: JsonObject;
+  /** Legacy revisions only (2025-11-25's task support); 2026-07-28 moved tasks to an extension. */
+  readonly execution?: { readonly taskSupport: 'forbidden' };
+}
+
+/** A tool result (`CallToolResult`), in the order of its members a client receives. */
+export interface ToolResult {
+  readonly content: readonly { readonly type: 'text'; readonly text: string }[];
+  readonly structuredContent?: Readonly<Record<string, unknown>>;
+  readonly isError?: true;
+}
+
+/** The era a listing is for: the legacy revisions list `execution`, 2026-07-28 does not. */
+export type ListingEra = 'legacy' | 'modern';
+
+const listed = new Map<string, readonly ListedTool[]>();
+
+/**
+ * `tools/list`'s tools, built once per write setting and era. The JSON Schemas are
+ * tool-schemas.json's (a test keeps them equal to what the SDK makes of the tools' zod schemas),
+ * so none is converted at run time.
+ */
+export function toolList(writeTools: boolean, era: ListingEra): readonly ListedTool[] {
+  const key = `${writeTools}:${era}`;
+  let tools = listed.get(key);
+  if (tools === undefined) {
+    const schemas = TOOL_INPUT_SCHEMAS as Record<string, JsonObject | undefined>;
+    tools = offeredTools(writeTools).map((definition) => {
+      const inputSchema = schemas[definition.name];
+      if (inputSchema === undefined) throw new Error(`no JSON Schema for the tool ${definition.name}`);
+      return {
+        name: definition.name,
+        title: definition.title,
+        description: definition.description,
+        inputSchema,
+        ...(definition.outputSchema === undefined
+          ? {}
+          : { outputSchema: definition.outputSchema as JsonObject }),
+        annotations: definition.annotations as JsonObject,
+        ...(era === 'legacy' ? { execution: { taskSupport: 'forbidden' as const } } : {}),
+      };
+    });
+    listed.set(key, tools);
+  }
+  return tools;
+}
+
+/**
+ * `tools/list`'s tools for one caller: {@link toolList}, less the tools the caller key's policy
+ * does not allow (README, "Key policies": no write tool for a read key).
+ */
+export function toolListFor(
+  writeTools: boolean,
+  era: ListingEra,
+  policy: KeyPolicy | undefined,
+): readonly ListedTool[] {
+  const all = toolList(writeTools, era);
+  if (policy === undefined) return all;
+  const mayUse = new Set(toolsForKey(offeredTools(writeTools), policy).map((definition) => definition.name));
+  return all.filter((tool) => mayUse.has(tool.name as McpToolName));
+}
+
+/** Counts array elements and object members in `value`, stopping once the count passes `max`. */
+function inputElementCount(value: unknown, max: number): number {
+  let count = 0;
+  const stack = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    const children = Array.isArray(node) ? node : Object.values(node);
+    for (const child of children) {
+      if (++count > max) return count;
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return count;
+}
+
+/** A dotted path of a zod issue (`domain[2].x`). */
+function dotPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return 'object root';
+  return path.reduce<string>((text, segment, index) => {
+    if (index === 0) return String(segment);
+    return typeof segment === 'number' ? `${text}[${segment}]` : `${text}.${String(segment)}`;
+  }, '');
+}
+
+/** Edit distance of two short names (insertions, deletions, substitutions). */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * Arguments the tool does not take: named, with the one meant when a name is a near miss
+ * (`feilds`: did you mean `fields`?), and the arguments it takes. Never dropped silently: a
+ * misspelt `fields` would otherwise read every field.
+ */
+function unknownArguments(
+  tool: string,
+  keys: readonly string[],
+  known: readonly string[],
+  path: readonly PropertyKey[],
+): string {
+  const names = keys.map((key) => {
+    const near = known.find(
+      (name) => distance(key.toLowerCase(), name) <= Math.min(2, Math.floor(name.length / 3)),
+    );
+    return `${JSON.stringify(key.slice(0, 64))}${near === undefined ? '' : ` (did you mean ${near}?)`}`;
+  });
+  const where = path.length === 0 ? '' : ` in ${dotPath(path)}`;
+  return `${tool} does not take the argument${names.length > 1 ? 's' : ''} ${names.join(', ')}${where}; it takes ${known.join(', ') || 'no arguments'}`;
+}
+
+/** A tool error result with a sentence for the model. */
+function toolError(text: string): ToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/** The tool's arguments, checked; or the tool error that says what does not fit. */
+async function checkedArguments(
+  definition: ToolDefinition,
+  args: JsonObject | undefined,
+): Promise<{ readonly args: unknown } | { readonly error: ToolResult }> {
+  if (inputElementCount(args, MAX_TOOL_INPUT_ELEMENTS) > MAX_TOOL_INPUT_ELEMENTS) {
+    return {
+      error: toolError(
+        `MCP error -32602: Invalid arguments for tool ${definition.name}: arguments contain more than the maximum of ${MAX_TOOL_INPUT_ELEMENTS} elements`,
+      ),
+    };
+  }
+  const schema = definition.input();
+  const parsed = await z.safeParseAsync(schema, args ?? {});
+  if (parsed.success) return { args: parsed.data };
+  const known = Object.keys(schema.shape);
+  const message = parsed.error.issues
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys')
+        return unknownArguments(definition.name, issue.keys, known, issue.path);
+      return issue.path.length === 0 ? issue.message : `${issue.message} at ${dotPath(issue.path)}`;
+    })
+    .join('\n');
+  return {
+    error: toolError(
+      `MCP error -32602: Input validation error: Invalid arguments for tool ${definition.name}: ${message}`,
+    ),
+  };
+}
+
+/** `tools/call`'s params, or the -32602 a malformed call is. */
+export function toolCallParams(params: JsonObject): {
+  readonly name: string;
+  readonly args: JsonObject | undefined;
+} {
+  const { name, arguments: args } = params;
+  if (typeof name !== 'string') {
+    throw new RpcFailure({
+      code: RPC.invalidParams,
+      message: 'Invalid params: tools/call needs params.name, the name of a tool (a string)',
+    });
+  }
+  if (args !== undefined && !isJsonObject(args)) {
+    throw new RpcFailure({
+      code: RPC.invalidParams,
+      message: `Invalid params: tools/call's params.arguments must be an object of the tool's arguments by name, got ${Array.isArray(args) ? 'an array' : args === null ? 'null' : `a ${typeof args}`}`,
+    });
+  }
+  return { name, args };
+}
+
+/** What a call needs of the request beyond its params. */
+export interface ToolCallContext {
+  readonly inbound: McpInbound;
+  readonly state: FactSheet;
+  readonly deps: McpDeps;
+}
+
+/**
+ * One `tools/call`: the tool's result, or an {@link RpcFailure} -32602 for a malformed call or an
+ * unknown tool. A write tool of a deployment whose writes are off is a tool error saying so.
+ */
+export async function callTool(params: JsonObject, context: ToolCallContext): Promise<ToolResult> {
+  const { name, args } = toolCallParams(params);
+  const { deps, inbound, state } = context;
+  const definition = offeredTools(deps.writeTools).find((candidate) => candidate.name === name);
+  if (definition === undefined) {
+    const known = TOOLS.find((candidate) => candidate.name === name);
+    if (known !== undefined) {
+      state.tool = known.name;
+      return toolError(
+        `The tool ${name} changes ERP data, and writes are off on this server: it offers the read tools only. ` +
+          'An operator of this erp-proxy enables the write tools (MCP_WRITE_TOOLS=true); calling again will not help until then.',
+      );
+    }
+    throw new RpcFailure({ code: RPC.invalidParams, message: `Unknown tool: ${name}` });
+  }
+  const checked = await checkedArguments(definition, args);
+  if ('error' in checked) {
+    state.tool = definition.name;
+    return checked.error;
+  }
+  const outcome = await runTool(definition, checked.args, inbound, state, deps);
+  if (!outcome.ok) return toolError(outcome.text);
+  const { answer } = outcome;
+  return {
+    content: [
+      { type: 'text', text: answer.json },
+      ...(answer.note === undefined ? [] : [{ type: 'text' as const, text: answer.note }]),
+    ],
+    ...(answer.structured === undefined ? {} : { structuredContent: answer.structured }),
+  };
+}

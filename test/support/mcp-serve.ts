@@ -1,0 +1,55 @@
+/**
+ * `serveMcp` called directly, as the mcp function calls it once the chain has authenticated the
+ * caller and read the body: an answer without HTTP or an ERP (no tool reaches one: a tool that
+ * did would fail with an internal error).
+ */
+import type { McpInbound } from '../../lambdas/core/mcp/connection.ts';
+import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
+import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
+import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
+import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
+import { TEST_PROXY_KEY } from './test-secrets.ts';
+
+/** An HTTP answer: status, content type, body. */
+export interface Answer {
+  readonly status: number;
+  readonly contentType: string | undefined;
+  readonly body: string;
+}
+
+/** What serveMcp answers (no ERP: these cases never reach one). */
+export async function proxyAnswer(
+  writeTools: boolean,
+  body: unknown,
+  headers: Readonly<Record<string, string>>,
+  env: Record<string, string> = {},
+): Promise<Answer> {
+  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, ...env });
+  const never = { call: () => Promise.reject(new Error('no tool runs in these cases')) };
+  const deps: McpDeps = {
+    config,
+    policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
+    versions: { cached: () => undefined } as unknown as VersionClient,
+    named: never,
+    positional: never,
+    writeTools,
+  };
+  const inbound: McpInbound = {
+    envelopeId: null,
+    body: { ok: true, value: body, members: new Map(), tooDeep: false },
+    protocolHeaders: headers,
+    erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+    presentedProxyKey: TEST_PROXY_KEY,
+    requestTimeout: undefined,
+    responseEncoding: undefined,
+    sourceIp: '127.0.0.1',
+    remainingMs: undefined,
+  };
+  const { response } = await serveMcp(inbound, deps);
+  return {
+    status: response.statusCode,
+    contentType: response.headers?.['content-type'],
+    body: response.body,
+  };
+}
