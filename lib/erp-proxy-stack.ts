@@ -364,6 +364,8 @@ export class ErpProxyStack extends Stack {
     });
     new CfnOutput(this, 'ProxyKeysSecretArn', { value: this.proxyKeysSecret.secretArn });
     new CfnOutput(this, 'LicenseSecretArn', { value: this.licenseSecret.secretArn });
+    if (this.oauthIdentitiesSecret)
+      new CfnOutput(this, 'OAuthIdentitiesSecretArn', { value: this.oauthIdentitiesSecret.secretArn });
     new CfnOutput(this, 'AccessLogGroup', { value: this.accessLogs.logGroupName });
     for (const name of FUNCTION_NAMES) {
       new CfnOutput(this, `${FUNCTION_IDS[name]}LogGroup`, {

@@ -930,6 +930,7 @@ describe('OAuth on /mcp (mcpOauthIssuers)', () => {
     expect((secret as unknown as { DeletionPolicy: string }).DeletionPolicy).toBe('RetainExceptOnCreate');
     expect(env('mcp').MCP_OAUTH_ISSUER).toBe('https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example');
     expect(env('mcp').MCP_OAUTH_IDENTITIES_SECRET_ID).toEqual({ Ref: secretId });
+    s.template.hasOutput('OAuthIdentitiesSecretArn', { Value: { Ref: secretId } });
     // The public /mcp URL: the API's own endpoint (no custom domain here).
     expect(JSON.stringify(env('mcp').MCP_OAUTH_AUDIENCE)).toMatch(
       /"Fn::GetAtt":\["HttpApi[0-9A-F]*","ApiEndpoint"\]\},"\/mcp"/,
