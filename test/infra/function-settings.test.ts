@@ -172,7 +172,8 @@ function requestsFor(fn: FunctionName, erp: ErpDouble): unknown[] {
         params,
       });
       return [
-        post('/mcp', message(1, 'tools/list', {}), headers),
+        // From a browser page of an allowed origin (the stack's mcpAllowedOrigins): served.
+        post('/mcp', message(1, 'tools/list', {}), { ...headers, origin: 'https://agents.example.com' }),
         post(
           '/mcp',
           message(2, 'tools/call', {
@@ -225,6 +226,7 @@ describe('each function reads only the settings the stack gives it (settings cat
       buildTime: '2026-11-27T00:00:00Z',
       proxyKeysSecretArn: EXAMPLE_KEYS_SECRET_ARN,
       licenseSecretArn: EXAMPLE_LICENSE_SECRET_ARN,
+      mcpAllowedOrigins: 'https://agents.example.com',
     });
     const stack = new ErpProxyStack(app, 'ErpProxy', {
       config: parseStackConfig((key) => app.node.tryGetContext(key)),
