@@ -173,7 +173,8 @@ function requestsFor(fn: FunctionName, erp: ErpDouble): unknown[] {
         params,
       });
       return [
-        post('/mcp', message(1, 'tools/list', {}), headers),
+        // From a browser page of an allowed origin (the stack's mcpAllowedOrigins): served.
+        post('/mcp', message(1, 'tools/list', {}), { ...headers, origin: 'https://agents.example.com' }),
         post(
           '/mcp',
           message(2, 'tools/call', {
@@ -231,6 +232,7 @@ describe('each function reads only the settings the stack gives it (settings cat
       mcpOauthIssuers: 'https://id.example.com',
       mcpOauthAudience: 'https://erp.example.com/mcp',
       mcpOauthIdentitiesSecretArn: EXAMPLE_IDENTITIES_SECRET_ARN,
+      mcpAllowedOrigins: 'https://agents.example.com',
     });
     const stack = new ErpProxyStack(app, 'ErpProxy', {
       config: parseStackConfig((key) => app.node.tryGetContext(key)),
