@@ -734,7 +734,11 @@ function mcpErrorSchema(rows: readonly ProxyErrorRow[]): Record<string, unknown>
       id: { type: 'null' },
       error: {
         type: 'object',
-        properties: { code: { enum: rows.map((row) => row.code) }, message: { type: 'string' } },
+        // Two rows may share a code (-32008: a key's policy, an OAuth identity): each code once.
+        properties: {
+          code: { enum: [...new Set(rows.map((row) => row.code))] },
+          message: { type: 'string' },
+        },
       },
     },
   };

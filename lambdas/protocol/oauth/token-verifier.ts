@@ -18,15 +18,18 @@
  *    passthrough), `exp` in the future and `nbf` in the past, both with
  *    {@link CLOCK_TOLERANCE_SECONDS} of skew.
  */
-import {
-  createRemoteJWKSet,
-  customFetch,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors,
-  type JWTPayload,
-  jwtVerify,
-} from 'jose';
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
+
+type Jose = typeof import('jose');
+let joseModule: Promise<Jose> | undefined;
+/**
+ * `jose`, loaded on the first token: a function without OAuth, or serving proxy keys only, never
+ * evaluates it (esbuild keeps a dynamically imported module's top-level code for its first use).
+ */
+function jose(): Promise<Jose> {
+  joseModule ??= import('jose');
+  return joseModule;
+}
 
 /** Asymmetric JWS algorithms accepted (RFC 7518/8037). HMAC (`HS*`) and `none` are never. */
 export const ALLOWED_ALGORITHMS = Object.freeze([
@@ -124,6 +127,7 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<TokenCheck> {
+    const { decodeJwt, decodeProtectedHeader, jwtVerify } = await jose();
     let algorithm: unknown;
     let issuer: unknown;
     try {
@@ -164,7 +168,7 @@ export class TokenVerifier {
         scopes: scopesOf(payload, this.options.audience),
       };
     } catch (error) {
-      return refusalOf(error);
+      return refusalOf(error, await jose());
     }
   }
 
@@ -172,13 +176,14 @@ export class TokenVerifier {
   private keySetOf(issuer: string): Promise<ReturnType<typeof createRemoteJWKSet>> {
     let keys = this.keySets.get(issuer);
     if (!keys) {
-      keys = this.discoverJwksUri(issuer).then((jwksUri) =>
-        createRemoteJWKSet(new URL(jwksUri), {
-          cooldownDuration: JWKS_COOLDOWN_MS,
-          cacheMaxAge: JWKS_MAX_AGE_MS,
-          timeoutDuration: FETCH_TIMEOUT_MS,
-          [customFetch]: this.fetcher,
-        }),
+      keys = Promise.all([this.discoverJwksUri(issuer), jose()]).then(
+        ([jwksUri, { createRemoteJWKSet, customFetch }]) =>
+          createRemoteJWKSet(new URL(jwksUri), {
+            cooldownDuration: JWKS_COOLDOWN_MS,
+            cacheMaxAge: JWKS_MAX_AGE_MS,
+            timeoutDuration: FETCH_TIMEOUT_MS,
+            [customFetch]: this.fetcher,
+          }),
       );
       this.keySets.set(issuer, keys);
     }
@@ -219,7 +224,7 @@ export class TokenVerifier {
 }
 
 /** A jose verification error as the refusal a client may see (never the token's content). */
-function refusalOf(error: unknown): TokenCheck {
+function refusalOf(error: unknown, { errors }: Jose): TokenCheck {
   if (error instanceof errors.JWTExpired) return refuse('the access token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'nbf') return refuse('the access token is not valid yet');
