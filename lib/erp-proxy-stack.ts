@@ -109,6 +109,7 @@ const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freez
 export const SECRET_VALUE_SOURCES = Object.freeze({
   proxyKeys: Object.freeze({ passwordLength: 48, excludePunctuation: true, includeSpace: false }),
   license: '{}',
+  oauthIdentities: '{"identities":[]}',
 });
 
 /** Construct ids of the created secrets; a new id would be a new secret, with a new value. */
@@ -435,12 +436,16 @@ export class ErpProxyStack extends Stack {
   private createOAuthIdentitiesSecret(config: StackConfig): ISecret | undefined {
     if ((config.settings.mcpOauthIssuers ?? []).length === 0) return undefined;
     if (config.mcpOauthIdentitiesSecretArn)
-      return Secret.fromSecretCompleteArn(this, SECRET_IDS.oauthIdentities, config.mcpOauthIdentitiesSecretArn);
+      return Secret.fromSecretCompleteArn(
+        this,
+        SECRET_IDS.oauthIdentities,
+        config.mcpOauthIdentitiesSecretArn,
+      );
     const secret = new Secret(this, SECRET_IDS.oauthIdentities, {
       description:
         'erp-proxy OAuth identity map for POST /mcp: {"identities":[{"name","match":{"claim","value"},"erp":{"url","db","user_id","api_key"},"policy"}]}. ' +
         'Created with an empty map, which refuses every signed-in person; put yours with aws secretsmanager put-secret-value.',
-      secretStringValue: SecretValue.unsafePlainText('{"identities":[]}'),
+      secretStringValue: SecretValue.unsafePlainText(SECRET_VALUE_SOURCES.oauthIdentities),
       removalPolicy: KEPT_UNLESS_CREATE_FAILS,
     });
     acknowledge(
@@ -457,7 +462,11 @@ export class ErpProxyStack extends Stack {
    * depend on the function, so there is no cycle.
    */
   private setOAuthAudience(config: StackConfig, domain: DomainName | undefined): void {
-    if ((config.settings.mcpOauthIssuers ?? []).length === 0 || config.settings.mcpOauthAudience !== undefined) return;
+    if (
+      (config.settings.mcpOauthIssuers ?? []).length === 0 ||
+      config.settings.mcpOauthAudience !== undefined
+    )
+      return;
     const base = domain ? `https://${domain.name}` : this.api.apiEndpoint;
     this.functions.mcp.function.addEnvironment('MCP_OAUTH_AUDIENCE', `${base}/mcp`);
   }

@@ -96,7 +96,13 @@ export function createHandler(runtime: McpRuntime): ProxyHandler {
       const method = event.requestContext?.http?.method ?? 'POST';
       if (method !== 'POST') return Promise.resolve(methodNotAllowed(method));
       if (runtime.oauth && known.body.ok)
-        checkToolScope(known.oauth, runtime.oauth.resource, known.body.value, MCP_WRITE_TOOL_NAMES);
+        // With writes off there is no write tool to step up for (the tool call says writes are off).
+        checkToolScope(
+          known.oauth,
+          runtime.oauth.resource,
+          known.body.value,
+          runtime.config.mcpWriteTools ? MCP_WRITE_TOOL_NAMES : [],
+        );
       return serveMcp(toMcpInbound(event, context, known), deps);
     },
   );

@@ -126,10 +126,6 @@ export class TargetRefusedError extends ProxyError {
 }
 
 /**
- * -32008 too: the call is refused by the calling key's own policy. Its message names the rule
- * ("this key may only read"), never the key; `rule` goes to the request log line and the metrics.
- */
-/**
  * -32008 on `/mcp` for an OAuth caller: no ERP connection for the token's person, or scopes that
  * do not allow the call (with `WWW-Authenticate: Bearer error="insufficient_scope"`).
  */
@@ -137,6 +133,10 @@ export class IdentityRefusedError extends ProxyError {
   static override readonly row = PROXY_ERRORS.identityRefused;
 }
 
+/**
+ * -32008 too: the call is refused by the calling key's own policy. Its message names the rule
+ * ("this key may only read"), never the key; `rule` goes to the request log line and the metrics.
+ */
 export class KeyPolicyRefusedError extends ProxyError {
   static override readonly row = PROXY_ERRORS.keyPolicyRefused;
   readonly rule: KeyPolicyRule;

@@ -76,12 +76,22 @@ describe('POST /mcp with OAuth', () => {
         MCP_OAUTH_AUDIENCE: resource,
         MCP_OAUTH_IDENTITIES: JSON.stringify({
           identities: [
-            { name: 'sales', match: { claim: 'groups', value: 'sales' }, erp: connection(admin) },
+            // Two issuers: each entry names whose tokens it maps (a group name is only unique per issuer).
+            {
+              name: 'sales',
+              match: { claim: 'groups', value: 'sales', issuer: oidc.issuer },
+              erp: connection(admin),
+            },
             {
               name: 'reporting',
-              match: { claim: 'groups', value: 'reporting' },
+              match: { claim: 'groups', value: 'reporting', issuer: oidc.issuer },
               erp: connection(limited),
               policy: { access: 'read', models: ['res.partner'] },
+            },
+            {
+              name: 'sales-second-issuer',
+              match: { claim: 'groups', value: 'sales', issuer: trusted.issuer },
+              erp: connection(admin),
             },
           ],
         }),
@@ -320,6 +330,20 @@ describe('POST /mcp with OAuth', () => {
     expect(double.requests).toEqual([]);
   });
 
+  it("a person of the second issuer is not the first issuer's person of the same group or sub", async () => {
+    // "reporting" is mapped for the OpenID provider's tokens only.
+    const answer = await postMcp(
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      {
+        authorization: `Bearer ${await trusted.mint({ sub: 'bob', groups: ['reporting'], scope: 'erp.read' })}`,
+      },
+    );
+    expect(answer.status).toBe(403);
+    expect((answer.json as { error: { message: string } }).error.message).toMatch(
+      /ask an operator to map it/,
+    );
+  });
+
   it('a token granting no erp scope at all: 403 insufficient_scope asking for erp.read', async () => {
     const answer = await postMcp(
       { jsonrpc: '2.0', id: 1, method: 'tools/list' },
@@ -349,5 +373,54 @@ describe('POST /mcp with OAuth', () => {
       );
       expect(answer.status).toBe(200);
     }
+  });
+});
+
+describe('POST /mcp with OAuth: an empty identity map (the stack first value), writes off', () => {
+  let issuer: TokenIssuer;
+  let proxy: ProxyHarness;
+  let resource = '';
+  beforeAll(async () => {
+    const port = await freePort();
+    resource = `http://127.0.0.1:${port}/mcp`;
+    issuer = await startTokenIssuer(resource);
+    proxy = await startProxy({
+      env: {
+        PORT: String(port),
+        MCP_OAUTH_ISSUER: issuer.issuer,
+        MCP_OAUTH_AUDIENCE: resource,
+        MCP_OAUTH_IDENTITIES: '{"identities":[]}',
+      },
+    });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await issuer?.close();
+  });
+
+  const post = async (token: string, body: unknown) => {
+    const response = await fetch(resource, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, headers: response.headers, json: (await response.json()) as unknown };
+  };
+
+  it('refuses every signed-in person 403 as unmapped (not a 500)', async () => {
+    const answer = await post(await issuer.mint({ sub: 'someone', scope: 'erp.read erp.write' }), {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/list',
+    });
+    expect(answer.status).toBe(403);
+    expect((answer.json as { error: { code: number; message: string } }).error).toMatchObject({
+      code: -32008,
+      message: expect.stringMatching(/ask an operator to map it/),
+    });
   });
 });

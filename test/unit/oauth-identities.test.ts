@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { matchIdentity, parseIdentities } from '../../lambdas/protocol/oauth/identities.ts';
+import { SECRET_VALUE_SOURCES } from '../../lib/erp-proxy-stack.ts';
 
 const ERP_KEY = 'erp-api-key-0123456789abcdef';
 const entry = (name: string, claim: string, value: string, extra: Record<string, unknown> = {}) => ({
@@ -39,7 +40,10 @@ describe('parseIdentities', () => {
       [{ ...entry('c', 'sub', 'x'), erp: { url: 'https://e', db: 'p', api_key: ERP_KEY, user_id: -1 } }],
       /user_id/,
     ],
-    [[], /at least one identity/],
+    [
+      [{ ...entry('d', 'sub', 'x'), erp: { url: 'https://e', db: 'a\nb', api_key: ERP_KEY } }],
+      /identities\.0\.erp\.db \(identity "d"\): printable ASCII/,
+    ],
   ])('fails closed, naming the entry and field, never the ERP key (%#)', (identities, message) => {
     let thrown: unknown;
     try {
@@ -49,6 +53,33 @@ describe('parseIdentities', () => {
     }
     expect(String(thrown)).toMatch(message);
     expect(String(thrown)).not.toContain(ERP_KEY);
+  });
+
+  it("the stack's first value, an empty map, parses: every signed-in person is unmapped", () => {
+    expect(parseIdentities(SECRET_VALUE_SOURCES.oauthIdentities)).toEqual([]);
+  });
+
+  it('with several issuers, each entry names its issuer, one of them (sub and groups are per issuer)', () => {
+    const issuers = ['https://a.example.com', 'https://b.example.com'];
+    expect(() =>
+      parseIdentities(JSON.stringify({ identities: [entry('s', 'sub', 'x')] }), { issuers }),
+    ).toThrow(/identities\.0\.match\.issuer \(identity "s"\): required when several issuers are accepted/);
+    const other = {
+      ...entry('s', 'sub', 'x'),
+      match: { claim: 'sub', value: 'x', issuer: 'https://c.example.com' },
+    };
+    expect(() => parseIdentities(JSON.stringify({ identities: [other] }), { issuers })).toThrow(
+      /not one of MCP_OAUTH_ISSUER/,
+    );
+    const [mapped] = parseIdentities(
+      JSON.stringify({
+        identities: [{ ...entry('s', 'sub', 'x'), match: { claim: 'sub', value: 'x', issuer: issuers[0] } }],
+      }),
+      { issuers },
+    );
+    // The same sub from the other issuer is another person.
+    expect(matchIdentity(mapped ? [mapped] : [], { iss: issuers[0], sub: 'x' })?.name).toBe('s');
+    expect(matchIdentity(mapped ? [mapped] : [], { iss: issuers[1], sub: 'x' })).toBeUndefined();
   });
 
   it('never echoes a value of the document in an error (property)', () => {

@@ -6,6 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  DISCOVERY_RETRY_MS,
   JWKS_COOLDOWN_MS,
   metadataUrls,
   scopesOf,
@@ -135,6 +136,38 @@ describe('TokenVerifier', () => {
     const first = await unreachable.verify(token);
     expect(first).toMatchObject({ ok: false, kind: 'issuer_unavailable' });
     expect(JSON.stringify(first)).not.toContain(token);
+  });
+
+  it('an issuer whose metadata failed is not asked again for 30 s, then is', async () => {
+    let asked = 0;
+    const failing: typeof fetch = async () => {
+      asked++;
+      return new Response('down', { status: 503 });
+    };
+    const down = new TokenVerifier({ issuers: [issuer.issuer], audience: AUDIENCE, fetch: failing });
+    const token = await issuer.mint({});
+    expect(await down.verify(token)).toMatchObject({ ok: false, kind: 'issuer_unavailable' });
+    const afterFirst = asked;
+    expect(afterFirst).toBe(2); // RFC 8414, then OpenID discovery
+    for (let i = 0; i < 20; i++) await down.verify(token);
+    expect(asked).toBe(afterFirst);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + DISCOVERY_RETRY_MS + 1_000 });
+    try {
+      await down.verify(token);
+      expect(asked).toBe(afterFirst * 2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('never echoes a long or odd alg header', async () => {
+    const token = `${b64({ alg: 'X'.repeat(5000) })}.${b64({ iss: issuer.issuer })}.`;
+    const check = await verifier.verify(token);
+    expect(check).toEqual({
+      ok: false,
+      kind: 'invalid_token',
+      description: "the token's signing algorithm is not accepted",
+    });
   });
 });
 

@@ -4,6 +4,8 @@
  * RFC 6750): where its protected resource metadata is, and why a credential was refused.
  */
 
+export { isAccessToken } from '../../platform/bearer.ts';
+
 /** The scopes `/mcp` knows: `erp.read` alone narrows a caller to reading (README, "Remote agents"). */
 export const MCP_SCOPES = Object.freeze(['erp.read', 'erp.write'] as const);
 export type McpScope = (typeof MCP_SCOPES)[number];
@@ -54,26 +56,6 @@ export function bearerChallenge(options: {
     parts.push(`error_description=${quoted(options.description)}`);
   if (options.scope && options.scope.length > 0) parts.push(`scope=${quoted(options.scope.join(' '))}`);
   return `Bearer ${parts.join(', ')}`;
-}
-
-/**
- * Whether an `Authorization: Bearer` value is an access token (a JWT: three base64url parts, the
- * first a JSON object naming `alg`) rather than a proxy key. Proxy keys are never JWT-shaped: the
- * ones the stack generates are hex, and a configured key of that shape is refused at load
- * (README, "Remote agents with OAuth", "Proxy keys and tokens on one endpoint").
- */
-export function isAccessToken(value: string): boolean {
-  const parts = value.split('.');
-  if (parts.length !== 3 || !parts.every((part, index) => index === 2 || /^[A-Za-z0-9_-]+$/.test(part)))
-    return false;
-  try {
-    const header: unknown = JSON.parse(Buffer.from(parts[0] ?? '', 'base64url').toString('utf8'));
-    return (
-      typeof header === 'object' && header !== null && typeof (header as { alg?: unknown }).alg === 'string'
-    );
-  } catch {
-    return false;
-  }
 }
 
 /** The answer of `GET` on a protected resource metadata route: the document, or 404 while OAuth is off. */

@@ -26,11 +26,13 @@ import {
   strictObjectError,
 } from '../../platform/key-policy.ts';
 import { lazily } from '../../platform/zod.ts';
+import { HEADER_SAFE } from '../../upstream/erp-transport.ts';
 
 /** One person's (or group's) ERP connection and policy. */
 export interface Identity {
   readonly name: string;
-  readonly match: { readonly claim: string; readonly value: string };
+  /** `issuer`: the token's `iss` must be it (required when several issuers are accepted). */
+  readonly match: { readonly claim: string; readonly value: string; readonly issuer?: string };
   readonly erp: {
     readonly url: string;
     readonly db: string;
@@ -46,46 +48,49 @@ const text = (what: string) =>
 const identitiesSchema = lazily(() =>
   z.object(
     {
-      identities: z
-        .array(
-          z.strictObject(
-            {
-              name: text('the name'),
-              match: z.strictObject(
-                { claim: text('the claim'), value: text('the value') },
-                { error: strictObjectError(() => 'expected {"claim", "value"}') },
-              ),
-              erp: z.strictObject(
-                {
-                  url: text('the ERP URL').check(
-                    z.refine((url) => {
-                      try {
-                        const parsed = new URL(url);
-                        return (
-                          (parsed.protocol === 'https:' || parsed.protocol === 'http:') && !parsed.username
-                        );
-                      } catch {
-                        return false;
-                      }
-                    }, 'expected an http(s) URL without user info'),
-                  ),
-                  db: text('the database'),
-                  user_id: z.optional(
-                    z
-                      .number({ error: 'expected the ERP user id (an integer)' })
-                      .check(z.int(), z.positive('expected a positive integer')),
-                  ),
-                  api_key: text('the ERP API key'),
-                },
-                { error: strictObjectError(() => 'expected {"url", "db", "user_id", "api_key"}') },
-              ),
-              policy: z.optional(keyPolicySchema()),
-            },
-            { error: strictObjectError(() => 'expected an object') },
-          ),
-          { error: 'expected a list' },
-        )
-        .check(z.minLength(1, 'at least one identity is needed')),
+      identities: z.array(
+        z.strictObject(
+          {
+            name: text('the name'),
+            match: z.strictObject(
+              { claim: text('the claim'), value: text('the value'), issuer: z.optional(text('the issuer')) },
+              { error: strictObjectError(() => 'expected {"claim", "value", "issuer"}') },
+            ),
+            erp: z.strictObject(
+              {
+                url: text('the ERP URL').check(
+                  z.refine((url) => {
+                    try {
+                      const parsed = new URL(url);
+                      return (
+                        (parsed.protocol === 'https:' || parsed.protocol === 'http:') && !parsed.username
+                      );
+                    } catch {
+                      return false;
+                    }
+                  }, 'expected an http(s) URL without user info'),
+                ),
+                db: text('the database').check(
+                  z.regex(HEADER_SAFE, 'printable ASCII, as it travels in a header'),
+                ),
+                user_id: z.optional(
+                  z
+                    .number({ error: 'expected the ERP user id (an integer)' })
+                    .check(z.int(), z.positive('expected a positive integer')),
+                ),
+                api_key: text('the ERP API key').check(
+                  z.regex(HEADER_SAFE, 'printable ASCII, as it travels in a header'),
+                ),
+              },
+              { error: strictObjectError(() => 'expected {"url", "db", "user_id", "api_key"}') },
+            ),
+            policy: z.optional(keyPolicySchema()),
+          },
+          { error: strictObjectError(() => 'expected an object') },
+        ),
+        // An empty list is allowed: every signed-in person is refused as unmapped (the stack's first value).
+        { error: 'expected a list' },
+      ),
     },
     { error: 'expected {"identities": [...]}' },
   ),
@@ -95,7 +100,10 @@ const identitiesSchema = lazily(() =>
  * Parses the identity map. Throws an `Error` naming the entry (by its `name`) and the field; the
  * message never holds an ERP key or a value from the document.
  */
-export function parseIdentities(raw: string): readonly Identity[] {
+export function parseIdentities(
+  raw: string,
+  options: { readonly issuers?: readonly string[] } = {},
+): readonly Identity[] {
   let json: unknown;
   try {
     json = JSON.parse(raw);
@@ -114,6 +122,15 @@ export function parseIdentities(raw: string): readonly Identity[] {
       return `${where}${named}: ${issue.message}`;
     });
     throw new Error(`OAuth identities: ${problems.join('; ')}`);
+  }
+  // With several issuers, `sub` and group names are only unique per issuer: each entry must say whose.
+  const issuers = options.issuers ?? [];
+  for (const [index, entry] of parsed.data.identities.entries()) {
+    const where = `identities.${index}.match.issuer (identity ${JSON.stringify(entry.name.slice(0, 64))})`;
+    if (issuers.length > 1 && entry.match.issuer === undefined)
+      throw new Error(`OAuth identities: ${where}: required when several issuers are accepted`);
+    if (entry.match.issuer !== undefined && issuers.length > 0 && !issuers.includes(entry.match.issuer))
+      throw new Error(`OAuth identities: ${where}: not one of MCP_OAUTH_ISSUER`);
   }
   return Object.freeze(
     parsed.data.identities.map((entry) =>
@@ -138,6 +155,7 @@ export function matchIdentity(
   claims: Readonly<Record<string, unknown>>,
 ): Identity | undefined {
   return identities.find(({ match }) => {
+    if (match.issuer !== undefined && claims.iss !== match.issuer) return false;
     // Own properties only: a claim named `constructor` or `__proto__` matches nothing inherited.
     if (!Object.hasOwn(claims, match.claim)) return false;
     const value = claims[match.claim];

@@ -149,10 +149,13 @@ export function createOAuthResourceServer(
   });
   const secretId = config.mcpOauthIdentitiesSecretId;
   if (secretId !== undefined) {
-    const document = secretDocument(config, secretId, 'OAuth identities', parseIdentities);
+    const document = secretDocument(config, secretId, 'OAuth identities', (text) =>
+      parseIdentities(text, { issuers }),
+    );
     return { verifier, resource, issuers, getIdentities: () => document.read() };
   }
-  const local = config.mcpOauthIdentities === undefined ? [] : parseIdentities(config.mcpOauthIdentities);
+  const local =
+    config.mcpOauthIdentities === undefined ? [] : parseIdentities(config.mcpOauthIdentities, { issuers });
   return { verifier, resource, issuers, getIdentities: async () => local };
 }
 

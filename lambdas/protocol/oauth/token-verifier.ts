@@ -51,8 +51,10 @@ export const CLOCK_TOLERANCE_SECONDS = 60;
 export const JWKS_COOLDOWN_MS = 30_000;
 /** How long a fetched JWKS is used before it is fetched again. */
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
-/** How long the issuer's metadata and JWKS fetches may take. */
+/** How long the issuer's metadata (all its well-known URLs together) and JWKS fetches may take. */
 export const FETCH_TIMEOUT_MS = 5_000;
+/** How long an issuer whose metadata or keys could not be read is answered unavailable at once. */
+export const DISCOVERY_RETRY_MS = 30_000;
 
 /** Why a token is not accepted: a short text for `error_description` (no token content). */
 export type TokenRefusal =
@@ -119,6 +121,8 @@ export function scopesOf(claims: JWTPayload, audience?: string): Set<string> {
 export class TokenVerifier {
   private readonly issuers: ReadonlySet<string>;
   private readonly keySets = new Map<string, Promise<ReturnType<typeof createRemoteJWKSet>>>();
+  /** When an issuer's discovery failed (its failed promise stays cached until {@link DISCOVERY_RETRY_MS}). */
+  private readonly failedAt = new Map<string, number>();
   private readonly fetcher: typeof fetch;
 
   constructor(private readonly options: TokenVerifierOptions) {
@@ -137,7 +141,12 @@ export class TokenVerifier {
       return refuse('the access token is not a JWT');
     }
     if (typeof algorithm !== 'string' || !(ALLOWED_ALGORITHMS as readonly string[]).includes(algorithm))
-      return refuse(`tokens signed with ${String(algorithm)} are not accepted`);
+      // Named only when it is a short algorithm name: the header is the token's, not ours to echo.
+      return refuse(
+        typeof algorithm === 'string' && /^[A-Za-z0-9]{1,10}$/.test(algorithm)
+          ? `tokens signed with ${algorithm} are not accepted`
+          : "the token's signing algorithm is not accepted",
+      );
     if (typeof issuer !== 'string' || !this.issuers.has(issuer))
       return refuse('the token was not issued by an authorization server this resource trusts');
 
@@ -145,7 +154,8 @@ export class TokenVerifier {
     try {
       keys = await this.keySetOf(issuer);
     } catch (error) {
-      this.keySets.delete(issuer);
+      // Remembered for a while: no new discovery per request while the issuer is unreachable.
+      if (!this.failedAt.has(issuer)) this.failedAt.set(issuer, Date.now());
       return {
         ok: false,
         kind: 'issuer_unavailable',
@@ -174,6 +184,11 @@ export class TokenVerifier {
 
   /** The issuer's JWKS, from its metadata's `jwks_uri` (fetched once per issuer). */
   private keySetOf(issuer: string): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    const failed = this.failedAt.get(issuer);
+    if (failed !== undefined && Date.now() - failed >= DISCOVERY_RETRY_MS) {
+      this.keySets.delete(issuer);
+      this.failedAt.delete(issuer);
+    }
     let keys = this.keySets.get(issuer);
     if (!keys) {
       keys = Promise.all([this.discoverJwksUri(issuer), jose()]).then(
@@ -192,13 +207,19 @@ export class TokenVerifier {
 
   private async discoverJwksUri(issuer: string): Promise<string> {
     const failures: string[] = [];
+    // Every metadata URL together within one timeout, not one each.
+    const deadline = AbortSignal.timeout(FETCH_TIMEOUT_MS);
     for (const url of metadataUrls(issuer)) {
+      if (deadline.aborted) {
+        failures.push(`${url}: not tried (${FETCH_TIMEOUT_MS} ms spent)`);
+        break;
+      }
       let response: Response;
       try {
         response = await this.fetcher(url, {
           headers: { accept: 'application/json' },
           redirect: 'error',
-          signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+          signal: deadline,
         });
       } catch (error) {
         failures.push(`${url}: ${error instanceof Error ? error.message : 'failed'}`);
