@@ -27,7 +27,16 @@ import {
   vendoredSdkPackageJson,
 } from '../lib/proxy-function.ts';
 import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../test/support/test-secrets.ts';
-import { BENCH_PROXY_KEY, isGoodAnswer, mcpToolCallEvent, postEvent, smallBody } from './fixtures.ts';
+import { startTokenIssuer } from '../test/support/token-issuer.ts';
+import {
+  ADMIN,
+  BENCH_PROXY_KEY,
+  isGoodAnswer,
+  mcpTokenToolCallEvent,
+  mcpToolCallEvent,
+  postEvent,
+  smallBody,
+} from './fixtures.ts';
 import { median, progress, speedReference } from './stats.ts';
 import { startSmallUpstream } from './upstreams.ts';
 
@@ -78,7 +87,21 @@ export interface ColdStartResult {
   readonly firstCalls: FirstCallRow[];
   /** {@link speedReference} taken just before the rounds (the first-call rows are read against it). */
   readonly speedReferenceMs: number;
+  /** The mcp bundle with OAuth configured (README, "Remote agents with OAuth"), beside the row without. */
+  readonly oauth: readonly OAuthColdStartRow[];
 }
+
+/** A cold start of the mcp bundle with OAuth on: called with the proxy key, or with an access token. */
+export interface OAuthColdStartRow {
+  readonly caller: 'proxy key' | 'access token';
+  /** Import + first invocation, over bare node. */
+  readonly coldStartMs: number;
+  readonly importMs: number;
+  readonly invokeMs: number;
+}
+
+/** The audience of the bench's access tokens. */
+const OAUTH_AUDIENCE = 'http://127.0.0.1:8787/mcp';
 
 /** Secret ids the first-call runs use; the loopback servers answer them. */
 const KEYS_SECRET_ID = EXAMPLE_KEYS_SECRET_ARN;
@@ -315,6 +338,36 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
     { fn: 'execute-v2', secrets: 'extension', bundle: bundles['execute-v2'] },
     { fn: 'execute-v1', secrets: 'sdk', bundle: bundles['execute-v1-sdk'] },
   ];
+  // OAuth on: a loopback authorization server (metadata and JWKS), a token for the bench's person,
+  // the identity map naming the small upstream. The token call fetches the metadata and the keys.
+  const issuer = await startTokenIssuer(OAUTH_AUDIENCE);
+  const token = await issuer.mint({ groups: ['bench'], scope: 'erp.read' }, { expiresIn: '6h' });
+  const oauthEnv: NodeJS.ProcessEnv = {
+    ...env,
+    MCP_OAUTH_ISSUER: issuer.issuer,
+    MCP_OAUTH_AUDIENCE: OAUTH_AUDIENCE,
+    MCP_OAUTH_IDENTITIES: JSON.stringify({
+      identities: [
+        {
+          name: 'bench',
+          match: { claim: 'groups', value: 'bench' },
+          erp: { url: upstream.url, db: 'erp_a', user_id: ADMIN.uid, api_key: ADMIN.apiKey },
+        },
+      ],
+    }),
+  };
+  const oauthCases = [
+    { caller: 'proxy key' as const, event: events.mcp },
+    {
+      caller: 'access token' as const,
+      event: JSON.stringify(mcpTokenToolCallEvent(upstream.url, 'cs-6', token)),
+    },
+  ];
+  const oauthRuns = oauthCases.map(() => ({
+    ready: [] as number[],
+    imports: [] as number[],
+    invokes: [] as number[],
+  }));
   const firstReadies = firstCallCases.map(() => [] as number[]);
   const firstImports = firstCallCases.map(() => [] as number[]);
   const firstInvokes = firstCallCases.map(() => [] as number[]);
@@ -382,12 +435,32 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
           firstInvokes[index]?.push(report.invokeMs);
         }
       }
+      for (const [index, testCase] of oauthCases.entries()) {
+        const result = await runNode([child, bundles.mcp, testCase.event, 'mcp'], oauthEnv);
+        const report = result.report as {
+          importMs: number;
+          invokeMs: number;
+          statusCode: number;
+          body: string;
+        };
+        if (!isGoodAnswer('mcp', report.statusCode, report.body)) {
+          throw new Error(
+            `cold start mcp with OAuth (${testCase.caller}): ${report.statusCode} ${report.body}`,
+          );
+        }
+        if (run >= 0) {
+          oauthRuns[index]?.ready.push(result.readyMs);
+          oauthRuns[index]?.imports.push(report.importMs);
+          oauthRuns[index]?.invokes.push(report.invokeMs);
+        }
+      }
       if (run >= 0 && (run + 1) % 5 === 0) progress(`  cold start: ${run + 1}/${options.runs} rounds`);
     }
   } finally {
     await upstream.close();
     await extension.close();
     await secretsManager.close();
+    await issuer.close();
   }
   const bareNodeMs = median(bare);
   return {
@@ -395,6 +468,12 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
     bareNodeMs,
     sdkImportMs: median(sdk) - bareNodeMs,
     speedReferenceMs,
+    oauth: oauthCases.map((testCase, index) => ({
+      caller: testCase.caller,
+      coldStartMs: median(oauthRuns[index]?.ready ?? []) - bareNodeMs,
+      importMs: median(oauthRuns[index]?.imports ?? []),
+      invokeMs: median(oauthRuns[index]?.invokes ?? []),
+    })),
     firstCalls: firstCallCases.map((testCase, index) => ({
       fn: testCase.fn,
       secrets: testCase.secrets,

@@ -151,6 +151,22 @@ export function mcpToolCallEvent(url: string, requestId: string): APIGatewayProx
   });
 }
 
+/**
+ * The same `tools/call` from a connector signed in with OAuth: `Authorization: Bearer <token>`, no
+ * proxy key and no `x-erp-*` headers (the identity map names the connection).
+ */
+export function mcpTokenToolCallEvent(url: string, requestId: string, token: string): APIGatewayProxyEventV2 {
+  const event = mcpToolCallEvent(url, requestId);
+  const {
+    'x-api-key': _key,
+    'x-erp-url': _url,
+    'x-erp-db': _db,
+    'x-erp-api-key': _erpKey,
+    ...headers
+  } = event.headers;
+  return { ...event, headers: { ...headers, authorization: `Bearer ${token}` } };
+}
+
 /** Whether an answer of the cold-start child is a good one for its function. */
 export function isGoodAnswer(fn: string, statusCode: number, body: string): boolean {
   if (statusCode !== 200) return false;

@@ -610,6 +610,62 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
       content: { 'text/plain': { schema: { type: 'string' } } },
     },
   },
+  'GET /.well-known/oauth-protected-resource/mcp': {
+    id: 'oauthProtectedResource',
+    summary: 'OAuth protected resource metadata of /mcp',
+    description:
+      'Where an MCP client signs in to call `/mcp` with an access token (README, "Remote agents with OAuth"): the authorization servers and scopes. Public; 404 while OAuth is off.',
+    tag: 'agents',
+    answer: {
+      description: 'The protected resource metadata of `/mcp` (RFC 9728).',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
+            properties: {
+              resource: {
+                type: 'string',
+                description: 'The public `/mcp` URL: the audience tokens must carry.',
+              },
+              authorization_servers: { type: 'array', items: { type: 'string' } },
+              scopes_supported: { type: 'array', items: { enum: ['erp.read', 'erp.write'] } },
+              bearer_methods_supported: { type: 'array', items: { const: 'header' } },
+              resource_name: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+  },
+  'GET /.well-known/oauth-protected-resource': {
+    id: 'oauthProtectedResourceRoot',
+    summary: 'OAuth protected resource metadata (root form)',
+    description:
+      'The same document as `GET /.well-known/oauth-protected-resource/mcp`, for clients that try the root form.',
+    tag: 'agents',
+    answer: {
+      description: 'The protected resource metadata of `/mcp` (RFC 9728).',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
+            properties: {
+              resource: {
+                type: 'string',
+                description: 'The public `/mcp` URL: the audience tokens must carry.',
+              },
+              authorization_servers: { type: 'array', items: { type: 'string' } },
+              scopes_supported: { type: 'array', items: { enum: ['erp.read', 'erp.write'] } },
+              bearer_methods_supported: { type: 'array', items: { const: 'header' } },
+              resource_name: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+  },
   'POST /mcp': {
     id: 'mcp',
     summary: 'MCP endpoint for agents (Streamable HTTP, stateless, JSON responses)',
@@ -650,6 +706,20 @@ function auxResponses(route: Route, operation: Operation): Record<string, unknow
   return { ...gatewayResponseRefs(), ...own };
 }
 
+/** The answers of the OAuth protected resource metadata routes: the document, or 404 while OAuth is off. */
+function protectedResourceResponses(route: Route, operation: Operation): Record<string, unknown> {
+  if (operation.answer === undefined)
+    throw new Error(`openapi: no answer (200 response) for the route ${route.method} ${route.path}`);
+  return {
+    ...gatewayResponseRefs(),
+    '200': operation.answer,
+    '404': {
+      description: `OAuth is off (\`MCP_OAUTH_ISSUER\` unset): \`${gatewayBody(GATEWAY_ANSWERS.notFound)}\`.`,
+      content: { 'application/json': { schema: ref('GatewayError') } },
+    },
+  };
+}
+
 /** A header of the MCP client's configuration. */
 function mcpHeader(name: string, required: boolean, description: string): Record<string, unknown> {
   return { name, in: 'header', required, description, schema: { type: 'string' } };
@@ -664,7 +734,11 @@ function mcpErrorSchema(rows: readonly ProxyErrorRow[]): Record<string, unknown>
       id: { type: 'null' },
       error: {
         type: 'object',
-        properties: { code: { enum: rows.map((row) => row.code) }, message: { type: 'string' } },
+        // Two rows may share a code (-32008: a key's policy, an OAuth identity): each code once.
+        properties: {
+          code: { enum: [...new Set(rows.map((row) => row.code))] },
+          message: { type: 'string' },
+        },
       },
     },
   };
@@ -718,10 +792,33 @@ function mcpOperation(operation: Operation): Record<string, unknown> {
         [PROXY_ERRORS.parse, PROXY_ERRORS.invalidRequest],
         'The body is not one MCP message.',
       ),
-      '401': mcpErrorResponse([PROXY_ERRORS.authentication], 'No valid proxy key.'),
-      '403': mcpErrorResponse(
-        [PROXY_ERRORS.license, PROXY_ERRORS.keyPolicyRefused],
-        "No valid license, or the proxy key's policy does not list `mcp` in its `apis` (-32008, before any MCP processing).",
+      '401': {
+        ...mcpErrorResponse(
+          [PROXY_ERRORS.authentication],
+          'No valid proxy key, and (OAuth on) no valid access token. With OAuth on, `WWW-Authenticate: Bearer resource_metadata="<the protected resource metadata URL>"` says where to sign in, with `error="invalid_token"` and its description for a refused token.',
+        ),
+        headers: {
+          'WWW-Authenticate': {
+            description: 'Bearer challenge (OAuth on only).',
+            schema: { type: 'string' },
+          },
+        },
+      },
+      '403': {
+        ...mcpErrorResponse(
+          [PROXY_ERRORS.license, PROXY_ERRORS.keyPolicyRefused, PROXY_ERRORS.identityRefused],
+          'No valid license, or the proxy key\'s policy does not list `mcp` in its `apis` (-32008, before any MCP processing); with OAuth, a person the identity map does not name, or scopes that do not allow the call (`WWW-Authenticate: Bearer error="insufficient_scope", scope=...`).',
+        ),
+        headers: {
+          'WWW-Authenticate': {
+            description: 'Bearer insufficient_scope challenge (OAuth on only).',
+            schema: { type: 'string' },
+          },
+        },
+      },
+      '503': mcpErrorResponse(
+        [PROXY_ERRORS.upstreamUnavailable],
+        "OAuth on: the authorization server's keys could not be read to check the access token; nothing was called.",
       ),
       '406': {
         description: 'The `accept` header does not name both `application/json` and `text/event-stream`.',
@@ -748,7 +845,7 @@ function paths(): Record<string, unknown> {
     const key = `${route.method} ${route.path}`;
     const operation = OPERATIONS[key];
     if (operation === undefined) throw new Error(`openapi: no description for the route ${key}`);
-    if (route.fn === 'mcp') {
+    if (route.fn === 'mcp' && route.method === 'POST') {
       result[route.path] = { ...result[route.path], [route.method.toLowerCase()]: mcpOperation(operation) };
       continue;
     }
@@ -766,6 +863,8 @@ function paths(): Record<string, unknown> {
         content: { 'application/json': { schema: ref(operation.body) } },
       };
       entry.responses = apiResponseRefs(operation.api);
+    } else if (route.fn === 'mcp') {
+      entry.responses = protectedResourceResponses(route, operation);
     } else {
       entry.responses = auxResponses(route, operation);
     }

@@ -90,7 +90,9 @@ const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freez
     'Authenticated in the function: x-api-key (on /mcp also Authorization: Bearer) is compared in constant time with the keys ' +
     'in the proxy-keys secret, and a failure is answered with the JSON-RPC envelope (-32000) the README documents, which a ' +
     'gateway authorizer cannot produce.',
-  public: 'Public by design: /_/about describes the service and returns no data (README, Operators).',
+  public:
+    'Public by design, returning no data: /_/about describes the service (README, Operators), and the OAuth protected ' +
+    'resource metadata tells a connector where to sign in before it has a token (README, Remote agents with OAuth; RFC 9728).',
   'aux-configurable':
     'Authenticated in the function with x-api-key (same keys as the execute routes) unless the operator lists the endpoint ' +
     'in AUX_PUBLIC (context auxPublic); a gateway authorizer cannot make that choice at run time.',
@@ -107,10 +109,15 @@ const ROUTE_AUTH_REASONS: Readonly<Record<Route['auth'], string>> = Object.freez
 export const SECRET_VALUE_SOURCES = Object.freeze({
   proxyKeys: Object.freeze({ passwordLength: 48, excludePunctuation: true, includeSpace: false }),
   license: '{}',
+  oauthIdentities: '{"identities":[]}',
 });
 
 /** Construct ids of the created secrets; a new id would be a new secret, with a new value. */
-export const SECRET_IDS = Object.freeze({ proxyKeys: 'ProxyKeysSecret', license: 'LicenseSecret' });
+export const SECRET_IDS = Object.freeze({
+  proxyKeys: 'ProxyKeysSecret',
+  license: 'LicenseSecret',
+  oauthIdentities: 'OAuthIdentitiesSecret',
+});
 
 export interface ErpProxyStackProps extends StackProps {
   readonly config: StackConfig;
@@ -122,6 +129,8 @@ export class ErpProxyStack extends Stack {
   readonly functions: Readonly<Record<FunctionName, ProxyFunction>>;
   readonly proxyKeysSecret: ISecret;
   readonly licenseSecret: ISecret;
+  /** The OAuth identity map's secret (`mcpOauthIssuers` set); `undefined` while OAuth is off. */
+  readonly oauthIdentitiesSecret: ISecret | undefined;
   readonly accessLogs: LogGroup;
   readonly monitoring: Monitoring;
   readonly alarmTopic: ITopic;
@@ -135,6 +144,7 @@ export class ErpProxyStack extends Stack {
 
     this.proxyKeysSecret = this.createProxyKeysSecret(config);
     this.licenseSecret = this.createLicenseSecret(config);
+    this.oauthIdentitiesSecret = this.createOAuthIdentitiesSecret(config);
     this.functions = this.createFunctions(config);
     this.grantSecrets(config);
     this.licenseCheckSchedule = this.scheduleLicenseCheck();
@@ -145,6 +155,7 @@ export class ErpProxyStack extends Stack {
     this.accessLogs = gateway.accessLogs;
     this.stage = gateway.stage;
     this.addRoutes();
+    this.setOAuthAudience(config, domain);
 
     this.alarmTopic = this.createAlarmTopic(config);
     this.monitoring = new Monitoring(this, 'Monitoring', {
@@ -172,6 +183,7 @@ export class ErpProxyStack extends Stack {
       proxyKeysSecretId: this.proxyKeysSecret.secretArn,
       licenseSecretId: this.licenseSecret.secretArn,
       powertoolsLogLevel: config.logLevel,
+      mcpOauthIdentitiesSecretId: this.oauthIdentitiesSecret?.secretArn,
     };
 
     const make = (name: FunctionName, memoryMb: number, timeoutSeconds: number) =>
@@ -220,6 +232,8 @@ export class ErpProxyStack extends Stack {
         );
       }
     }
+    // The identity map (OAuth on) holds ERP keys: only the mcp function reads it.
+    this.oauthIdentitiesSecret?.grantRead(this.functions.mcp.function);
     const aux = this.functions.aux;
     aux.function.addToRolePolicy(
       new PolicyStatement({
@@ -351,6 +365,8 @@ export class ErpProxyStack extends Stack {
     });
     new CfnOutput(this, 'ProxyKeysSecretArn', { value: this.proxyKeysSecret.secretArn });
     new CfnOutput(this, 'LicenseSecretArn', { value: this.licenseSecret.secretArn });
+    if (this.oauthIdentitiesSecret)
+      new CfnOutput(this, 'OAuthIdentitiesSecretArn', { value: this.oauthIdentitiesSecret.secretArn });
     new CfnOutput(this, 'AccessLogGroup', { value: this.accessLogs.logGroupName });
     for (const name of FUNCTION_NAMES) {
       new CfnOutput(this, `${FUNCTION_IDS[name]}LogGroup`, {
@@ -410,6 +426,49 @@ export class ErpProxyStack extends Stack {
         'it is replaced by hand when renewed (the LicenseExpiring alarm warns ahead).',
     );
     return secret;
+  }
+
+  /**
+   * The OAuth identity map's secret, with OAuth on (`mcpOauthIssuers`): the operator's
+   * (`mcpOauthIdentitiesSecretArn`), or a new one holding an empty map, which refuses every
+   * signed-in person until the operator puts the map (README, "Remote agents with OAuth").
+   */
+  private createOAuthIdentitiesSecret(config: StackConfig): ISecret | undefined {
+    if ((config.settings.mcpOauthIssuers ?? []).length === 0) return undefined;
+    if (config.mcpOauthIdentitiesSecretArn)
+      return Secret.fromSecretCompleteArn(
+        this,
+        SECRET_IDS.oauthIdentities,
+        config.mcpOauthIdentitiesSecretArn,
+      );
+    const secret = new Secret(this, SECRET_IDS.oauthIdentities, {
+      description:
+        'erp-proxy OAuth identity map for POST /mcp: {"identities":[{"name","match":{"claim","value"},"erp":{"url","db","user_id","api_key"},"policy"}]}. ' +
+        'Created with an empty map, which refuses every signed-in person; put yours with aws secretsmanager put-secret-value.',
+      secretStringValue: SecretValue.unsafePlainText(SECRET_VALUE_SOURCES.oauthIdentities),
+      removalPolicy: KEPT_UNLESS_CREATE_FAILS,
+    });
+    acknowledge(
+      secret,
+      'AwsSolutions-SMG4',
+      'The identity map is written by the operator (it names ERP users and their API keys); it has no rotation a function could do.',
+    );
+    return secret;
+  }
+
+  /**
+   * With OAuth on, the audience tokens must carry: `mcpOauthAudience` when given, else the public
+   * `/mcp` URL (the custom domain's, or the API's own). Set after the API exists; the API does not
+   * depend on the function, so there is no cycle.
+   */
+  private setOAuthAudience(config: StackConfig, domain: DomainName | undefined): void {
+    if (
+      (config.settings.mcpOauthIssuers ?? []).length === 0 ||
+      config.settings.mcpOauthAudience !== undefined
+    )
+      return;
+    const base = domain ? `https://${domain.name}` : this.api.apiEndpoint;
+    this.functions.mcp.function.addEnvironment('MCP_OAUTH_AUDIENCE', `${base}/mcp`);
   }
 
   private vpcPlacement(config: StackConfig): FunctionVpcPlacement | undefined {

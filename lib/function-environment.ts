@@ -22,6 +22,8 @@ export interface StackSetValues {
   readonly licenseSecretId: string;
   /** The deployed log level, for Powertools' own variable. */
   readonly powertoolsLogLevel: string;
+  /** The OAuth identity-map secret's ARN; `undefined` while OAuth is off (nothing is written). */
+  readonly mcpOauthIdentitiesSecretId: string | undefined;
 }
 
 /**
@@ -45,7 +47,9 @@ export function functionEnvironment(
       value = deployed === undefined ? undefined : environmentText(deployed);
     } else if (entry.notDeployable?.by === 'stack') {
       value = entry.notDeployable.value ?? (stackSet as Partial<Record<RuntimeSettingName, string>>)[key];
-      if (value === undefined) throw new Error(`the stack sets ${entry.env} but has no value for it`);
+      // A stack value given as `undefined` is a feature that is off (OAuth): nothing to write.
+      if (value === undefined && !(key in stackSet))
+        throw new Error(`the stack sets ${entry.env} but has no value for it`);
     }
     if (value !== undefined) environment[entry.env] = value;
   }

@@ -121,6 +121,8 @@ export interface StackConfig {
   readonly proxyKeysSecretArn: string | undefined;
   /** Existing license secret (complete ARN). Undefined: the stack creates a placeholder. */
   readonly licenseSecretArn: string | undefined;
+  /** Existing OAuth identity-map secret (complete ARN). Undefined: created when OAuth is on. */
+  readonly mcpOauthIdentitiesSecretArn: string | undefined;
   /**
    * The customer-managed KMS key that encrypts the imported secrets, when it is not the account's
    * default `aws/secretsmanager` key: the functions then need `kms:Decrypt` on it (through
@@ -390,6 +392,7 @@ export function stackConfigOf(
     logLevel: settings.logLevel,
     proxyKeysSecretArn: s.proxyKeysSecretArn,
     licenseSecretArn: s.licenseSecretArn,
+    mcpOauthIdentitiesSecretArn: s.mcpOauthIdentitiesSecretArn,
     secretsKmsKeyArn: s.secretsKmsKeyArn,
     secretsExtensionLayerArn: s.secretsExtensionLayerArn,
     vpc,

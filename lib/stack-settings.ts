@@ -316,6 +316,15 @@ export const STACK_SETTINGS = Object.freeze({
     sets: '`LICENSE_SECRET_ID`',
     meaning: 'use this existing secret for the license (complete ARN); required in production',
   },
+  mcpOauthIdentitiesSecretArn: {
+    context: 'mcpOauthIdentitiesSecretArn',
+    schema: text({ expected: ARN_HELP, check: matching(SECRET_ARN) }),
+    defaultText: '*(created with `mcpOauthIssuers`)*',
+    readBy: [],
+    sets: '`MCP_OAUTH_IDENTITIES_SECRET_ID`',
+    meaning:
+      'use this existing secret for the OAuth identity map (complete ARN); without it, setting `mcpOauthIssuers` creates an empty one (see Remote agents with OAuth)',
+  },
   secretsExtensionLayerArn: {
     context: 'secretsExtensionLayerArn',
     schema: text({ expected: LAYER_VERSION_ARN_EXPECTED, check: matching(LAYER_VERSION_ARN) }),

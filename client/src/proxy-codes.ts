@@ -17,7 +17,8 @@ export interface ProxyCode {
 
 /**
  * Every proxy error code, in the README's order (-32600 twice: envelope, and v2's plain text;
- * -32008 twice: the proxy's target policy, and the calling key's own policy).
+ * -32008 three times: the proxy's target policy, the calling key's own policy, and on `/mcp` an
+ * OAuth caller's identity or scopes).
  */
 export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
   [
@@ -31,6 +32,7 @@ export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
     { code: -32005, httpStatus: 502, mayHaveRun: true },
     { code: -32006, httpStatus: 502, mayHaveRun: false },
     { code: -32007, httpStatus: 400, mayHaveRun: false },
+    { code: -32008, httpStatus: 403, mayHaveRun: false },
     { code: -32008, httpStatus: 403, mayHaveRun: false },
     { code: -32008, httpStatus: 403, mayHaveRun: false },
     { code: -32009, httpStatus: 502, mayHaveRun: true },

@@ -19,7 +19,7 @@
 import middy from '@middy/core';
 import type { Answer, LambdaResponse } from '../core/envelope.ts';
 import type { ApiName, ProxyContext } from '../core/request-facts.ts';
-import { apiKeyAuth } from '../middleware/api-key-auth.ts';
+import { type Authenticated, apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { envelopeIdPeek } from '../middleware/envelope-id.ts';
 import { jsonBody } from '../middleware/json-body.ts';
 import { keyPolicyApi } from '../middleware/key-policy-api.ts';
@@ -88,8 +88,20 @@ export class Chain<Known extends object> {
  */
 const LICENSE_METRIC_INTERVAL_MS = 60_000;
 
-/** The full chain of the execute and version endpoints, and of `POST /mcp`. */
-export function executeChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux'>) {
+/** The full chain of the execute and version endpoints: the caller is a proxy key in `x-api-key`. */
+export function executeChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux' | 'mcp'>) {
+  return chainWithAuth(runtime, api, apiKeyAuth(runtime.keys));
+}
+
+/**
+ * The full chain with `auth` deciding who may call: `executeChain`'s, and `POST /mcp`'s, whose
+ * caller is a proxy key (also as a bearer) or an OAuth access token (middleware/mcp-auth.ts).
+ */
+export function chainWithAuth<A extends Authenticated>(
+  runtime: BaseRuntime,
+  api: Exclude<ApiName, 'aux'>,
+  auth: Step<NoValues, A>,
+) {
   let lastReported = Number.NEGATIVE_INFINITY;
   const reportDaysLeft = (status: LicenseStatus): void => {
     const now = Date.now();
@@ -99,7 +111,7 @@ export function executeChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux'>)
   };
   return Chain.start(runtime, api)
     .step(envelopeIdPeek())
-    .step(apiKeyAuth(runtime.keys, { bearer: api === 'mcp' }))
+    .step(auth)
     .step(licenseCheck(runtime.license, { onStatus: reportDaysLeft }))
     .step(jsonBody())
     .step(keyPolicyApi(api));

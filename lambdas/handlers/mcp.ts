@@ -12,12 +12,21 @@
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
+import { mcpAuth } from '../middleware/mcp-auth.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';
+import { MCP_WRITE_TOOL_NAMES } from '../platform/names.ts';
+import { ROUTES, routeKey } from '../platform/routes.ts';
 import { serveMcp } from '../protocol/mcp/serve.ts';
+import { protectedResourceAnswer } from '../protocol/oauth/challenge.ts';
+import {
+  checkToolScope,
+  createOAuthResourceServer,
+  type OAuthResourceServer,
+} from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { type V1RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
-import { executeChain, lambdaHandler } from './chain.ts';
+import { Chain, chainWithAuth, lambdaHandler, type ProxyHandler } from './chain.ts';
 import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
 import { createUpstream, v1RoutingDeps } from './runtime-upstream.ts';
 
@@ -26,6 +35,8 @@ export interface McpRuntime extends BaseRuntime {
   /** Both ERP protocols, the version cache and the method documentation, over one HTTP client. */
   readonly routing: V1RoutingDeps;
   readonly forward: Pick<ForwardDeps, 'policy'>;
+  /** OAuth for remote connectors (`MCP_OAUTH_ISSUER`); `undefined`: proxy keys only. */
+  readonly oauth: OAuthResourceServer | undefined;
 }
 
 /** The function's own runtime: the base parts and both protocols over one HTTP client. */
@@ -39,6 +50,7 @@ export function createMcpRuntime(
     http: upstream.http,
     routing: v1RoutingDeps(upstream),
     forward: { policy: upstream.policy },
+    oauth: overrides.oauth ?? createOAuthResourceServer(config),
   };
 }
 
@@ -72,13 +84,34 @@ function methodNotAllowed(method: string): Answer {
   return { response, facts: { outcome: 'success' } };
 }
 
-export function createHandler(runtime: McpRuntime) {
+/** The routes of the protected resource metadata (public: a connector reads it before signing in). */
+const METADATA_ROUTE_KEYS: ReadonlySet<string> = new Set(
+  ROUTES.filter((route) => route.fn === 'mcp' && route.auth === 'public').map(routeKey),
+);
+
+export function createHandler(runtime: McpRuntime): ProxyHandler {
   const deps = createMcpDeps(runtime);
-  return executeChain(runtime, 'mcp').handler((event, known, context) => {
-    const method = event.requestContext?.http?.method ?? 'POST';
-    if (method !== 'POST') return Promise.resolve(methodNotAllowed(method));
-    return serveMcp(toMcpInbound(event, context, known), deps);
-  });
+  const mcp = chainWithAuth(runtime, 'mcp', mcpAuth(runtime.keys, runtime.oauth)).handler(
+    (event, known, context) => {
+      const method = event.requestContext?.http?.method ?? 'POST';
+      if (method !== 'POST') return Promise.resolve(methodNotAllowed(method));
+      if (runtime.oauth && known.body.ok)
+        // With writes off there is no write tool to step up for (the tool call says writes are off).
+        checkToolScope(
+          known.oauth,
+          runtime.oauth.resource,
+          known.body.value,
+          runtime.config.mcpWriteTools ? MCP_WRITE_TOOL_NAMES : [],
+        );
+      return serveMcp(toMcpInbound(event, context, known), deps);
+    },
+  );
+  const metadata = Chain.start(runtime, 'mcp').handler(async () => ({
+    response: protectedResourceAnswer(runtime.oauth),
+    facts: { outcome: 'success' },
+  }));
+  return (event, context) =>
+    METADATA_ROUTE_KEYS.has(event.routeKey ?? '') ? metadata(event, context) : mcp(event, context);
 }
 
 export const handler = lambdaHandler(createMcpRuntime, createHandler);

@@ -19,6 +19,7 @@ import {
   type LicenseSource,
   type ProxyKeySource,
 } from '../platform/secrets.ts';
+import type { OAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClientOptions } from '../upstream/http-client.ts';
 import type { BaseLookup } from '../upstream/target-policy.ts';
 
@@ -30,6 +31,8 @@ export interface RuntimeOverrides {
   readonly keys?: ProxyKeySource;
   readonly license?: LicenseSource;
   readonly metricsSource?: MetricsSource;
+  /** The mcp function's OAuth resource server (tests: one with a fake fetch); from the config otherwise. */
+  readonly oauth?: OAuthResourceServer;
 }
 
 /** The parts every handler's chain uses. */

@@ -12,6 +12,7 @@
 import type { ForwardDeps } from '../core/forward.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type Config, getConfig } from '../platform/config.ts';
+import { createOAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Transport, V2Transport } from '../upstream/transport-routing.ts';
 import type { ExecuteV1Runtime } from './execute-v1.ts';
@@ -44,6 +45,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   return {
     ...createBaseRuntime(config, overrides, store),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
+    oauth: overrides.oauth ?? createOAuthResourceServer({ ...config, localMcpUrl: localMcpUrl(config) }),
     http: upstream.http,
     routing: v1Routing,
     forward: {
@@ -54,6 +56,12 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
       versions: upstream.versions,
     },
   };
+}
+
+/** The `/mcp` URL of a local run, the default OAuth audience there (`http://HOST:PORT/mcp`). */
+function localMcpUrl(config: Config): string {
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}/mcp`;
 }
 
 let shared: Runtime | undefined;

@@ -22,7 +22,7 @@ export interface ApiKeyAuthOptions {
 }
 
 /** `Authorization: Bearer <token>`, the scheme in any case (RFC 9110, 11.1). */
-const BEARER = /^\s*bearer\s+(\S(?:.*\S)?)\s*$/i;
+export const BEARER = /^\s*bearer\s+(\S(?:.*\S)?)\s*$/i;
 
 /** The proxy key a request presents, and the header it came in; `undefined` when none. */
 export function presentedProxyKey(

@@ -9,6 +9,7 @@ import type { McpInbound } from '../core/mcp/connection.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import { PROTOCOL_HEADERS } from '../protocol/mcp/serve.ts';
+import type { OAuthCaller } from '../protocol/oauth/resource-server.ts';
 import { presentedProxyKey } from './api-key-auth.ts';
 import { toInboundCall } from './inbound-edge.ts';
 import type { BodyRead } from './json-body.ts';
@@ -18,7 +19,7 @@ import type { ProxyEvent } from './types.ts';
 export function toMcpInbound(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly policy?: KeyPolicy | undefined },
+  known: BodyRead & { readonly policy?: KeyPolicy | undefined; readonly oauth?: OAuthCaller | undefined },
 ): McpInbound {
   const headers = event.headers ?? {};
   const protocolHeaders: Record<string, string> = {};
@@ -32,13 +33,27 @@ export function toMcpInbound(
     // does not earn the larger read an execute call gets (core/forward.ts); the response itself is
     // still compressed when the client accepts it (the envelope middleware).
     responseEncoding: undefined,
-    presentedProxyKey: presentedProxyKey(event, { bearer: true })?.key,
+    // A token caller presented no proxy key, and its bearer value is no ERP key to compare.
+    presentedProxyKey: known.oauth ? undefined : presentedProxyKey(event, { bearer: true })?.key,
     protocolHeaders,
-    erp: {
-      url: headers['x-erp-url'],
-      db: headers['x-erp-db'],
-      apiKey: headers['x-erp-api-key'],
-      userId: headers['x-erp-user-id'],
-    },
+    // A token caller's ERP connection is the identity map's; x-erp-* headers are ignored then.
+    erp: known.oauth
+      ? identityConnection(known.oauth)
+      : {
+          url: headers['x-erp-url'],
+          db: headers['x-erp-db'],
+          apiKey: headers['x-erp-api-key'],
+          userId: headers['x-erp-user-id'],
+        },
+  };
+}
+
+/** The ERP connection of a signed-in person, in the form the connection headers take. */
+function identityConnection({ identity: { erp } }: OAuthCaller): McpInbound['erp'] {
+  return {
+    url: erp.url,
+    db: erp.db,
+    apiKey: erp.apiKey,
+    userId: erp.userId === undefined ? undefined : String(erp.userId),
   };
 }

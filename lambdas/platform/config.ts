@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
+import { isAccessToken } from './bearer.ts';
 import { compileKeyPolicy, type KeyPolicy, keyPolicySchema, strictObjectError } from './key-policy.ts';
 import {
   LOCAL_DEFAULT_TARGETS,
@@ -128,11 +129,20 @@ export function parseProxyKeys(raw: string, defaultName = 'default'): NamedKey[]
       }
       firstIndex.set(entry.key, index);
     }
+    for (const [index, entry] of parsed.data.keys.entries())
+      if (isAccessToken(entry.key))
+        throw new Error(
+          `proxy keys: keys.${index} (key ${JSON.stringify(entry.name.slice(0, 64))}) has the shape of a JWT, which /mcp reads as an OAuth access token: choose another key`,
+        );
     return parsed.data.keys.map(({ name, key, policy }) =>
       policy === undefined ? { name, key } : { name, key, policy: compileKeyPolicy(policy) },
     );
   }
   if (text.length < 16) throw new Error('proxy keys: a proxy key must be at least 16 characters');
+  if (isAccessToken(text))
+    throw new Error(
+      'proxy keys: the key has the shape of a JWT, which /mcp reads as an OAuth access token: choose another key',
+    );
   return [{ name: defaultName, key: text }];
 }
 

@@ -161,6 +161,15 @@ export const PROXY_ERRORS = deepFreeze({
     meaning:
       "The call is refused by the calling proxy key's own policy (its APIs, read-only access, models, targets or databases); the message names the rule, never the key.",
   },
+  identityRefused: {
+    code: -32008,
+    httpStatus: 403,
+    answer: 'envelope',
+    callRan: 'no',
+    apis: ['mcp'],
+    meaning:
+      "/mcp with an OAuth access token: the token's person has no ERP connection in the operator's identity map, or its scopes do not allow the call (WWW-Authenticate names the scopes that would).",
+  },
   responseTooLarge: {
     code: -32009,
     httpStatus: 502,

@@ -64,8 +64,8 @@ export class InvalidRequestError extends ProxyError {
 /** -32000: `x-api-key` missing or not one of the configured proxy keys. */
 export class AuthenticationError extends ProxyError {
   static override readonly row = PROXY_ERRORS.authentication;
-  constructor(message = 'Authentication failed') {
-    super(message);
+  constructor(message = 'Authentication failed', options: { headers?: Record<string, string> } = {}) {
+    super(message, options);
   }
 }
 
@@ -123,6 +123,14 @@ export class InvalidV2TargetError extends ProxyError {
 /** -32008: the target is refused by the proxy's target policy. */
 export class TargetRefusedError extends ProxyError {
   static override readonly row = PROXY_ERRORS.targetRefused;
+}
+
+/**
+ * -32008 on `/mcp` for an OAuth caller: no ERP connection for the token's person, or scopes that
+ * do not allow the call (with `WWW-Authenticate: Bearer error="insufficient_scope"`).
+ */
+export class IdentityRefusedError extends ProxyError {
+  static override readonly row = PROXY_ERRORS.identityRefused;
 }
 
 /**

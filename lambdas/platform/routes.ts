@@ -83,6 +83,22 @@ export const ROUTES: readonly Route[] = Object.freeze([
     summary: 'MCP (Streamable HTTP, stateless, JSON responses): ERP tools for agents',
     refusedMethods: ['GET', 'DELETE'],
   },
+  // OAuth protected resource metadata of /mcp (RFC 9728; README, "Remote agents with OAuth"): the
+  // path form for the resource /mcp, and the root form clients try next. 404 while OAuth is off.
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource/mcp',
+    fn: 'mcp',
+    auth: 'public',
+    summary: 'OAuth protected resource metadata of /mcp (when OAuth is on)',
+  },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource',
+    fn: 'mcp',
+    auth: 'public',
+    summary: 'the same metadata, at the root form',
+  },
 ] satisfies Route[]);
 
 /** API Gateway route key, e.g. `POST /v2/erp/execute`. */

@@ -292,6 +292,50 @@ function isNotFound(error: unknown): boolean {
 }
 
 /**
+ * A JSON (or text) document kept in a secret, parsed again only when its text changed, so that
+ * what it parses to keeps its identity between rotations. `read()` throws a plain `Error` naming
+ * the secret (`what` says which) when it cannot be read, is empty, or does not parse; the message
+ * is `parse`'s (which must hold no secret), never the text.
+ */
+export function secretDocument<T>(
+  config: Pick<Config, 'secretsMaxAgeSeconds' | 'secretsExtensionPort'>,
+  secretId: string,
+  what: string,
+  parse: (text: string) => T,
+): { read(): Promise<T> } {
+  const settings: SecretReadSettings = {
+    maxAgeSeconds: config.secretsMaxAgeSeconds,
+    extensionPort: config.secretsExtensionPort,
+  };
+  let last: { readonly text: string; readonly value: T } | undefined;
+  return {
+    async read() {
+      let text: string | undefined;
+      try {
+        text = await readSecretText(secretId, settings);
+      } catch (error) {
+        throw new Error(`${what} secret ${secretId} could not be read: ${errorMessage(error)}`, {
+          cause: error,
+        });
+      }
+      if (text === undefined || text.trim() === '') throw new Error(`${what} secret ${secretId} is empty`);
+      if (text === last?.text) return last.value;
+      let value: T;
+      try {
+        value = parse(text);
+      } catch (error) {
+        // The parsers promise messages without secrets; keep only that message, not the text.
+        throw new Error(
+          `${what} secret ${secretId} is not usable: ${errorMessage(error).replace(/^[^:]+: /, '')}`,
+        );
+      }
+      last = { text, value };
+      return value;
+    },
+  };
+}
+
+/**
  * The proxy keys: from the secret `config.proxyKeysSecretId` when set (a plain string is one key
  * named `default`, JSON `{"keys":[{name,key,policy?}]}` several), otherwise `config.localKeys`.
  *
@@ -304,39 +348,10 @@ export function createProxyKeySource(config: Config): ProxyKeySource {
     const keys = config.localKeys;
     return { getKeys: async () => keys };
   }
-  const settings: SecretReadSettings = {
-    maxAgeSeconds: config.secretsMaxAgeSeconds,
-    extensionPort: config.secretsExtensionPort,
-  };
-  // Parameters caches the raw text; parse it again only when it changed, so that the key list
-  // keeps its identity (and its cached digests, see `findCallerKey`) between rotations.
-  let lastText: string | undefined;
-  let lastKeys: readonly NamedKey[] = [];
-  return {
-    async getKeys() {
-      let text: string | undefined;
-      try {
-        text = await readSecretText(secretId, settings);
-      } catch (error) {
-        throw new Error(`proxy keys secret ${secretId} could not be read: ${errorMessage(error)}`, {
-          cause: error,
-        });
-      }
-      if (text === undefined || text.trim() === '') throw new Error(`proxy keys secret ${secretId} is empty`);
-      if (text === lastText) return lastKeys;
-      let keys: NamedKey[];
-      try {
-        keys = parseProxyKeys(text);
-      } catch (error) {
-        // parseProxyKeys promises messages without keys; keep only that message, not the text.
-        const why = errorMessage(error).replace(/^proxy keys: /, '');
-        throw new Error(`proxy keys secret ${secretId} is not usable: ${why}`);
-      }
-      lastText = text;
-      lastKeys = Object.freeze(keys.map((k) => Object.freeze({ ...k })));
-      return lastKeys;
-    },
-  };
+  const document = secretDocument(config, secretId, 'proxy keys', (text) =>
+    Object.freeze(parseProxyKeys(text).map((k) => Object.freeze({ ...k }))),
+  );
+  return { getKeys: () => document.read() };
 }
 
 const digestCache = new WeakMap<readonly NamedKey[], readonly Buffer[]>();

@@ -309,6 +309,19 @@ const ALL: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'au
 const UPSTREAM: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'mcp'];
 
 /** Whether the runtime accepts an `ERP_ALLOWED_TARGETS` entry (its own parser). */
+/** An issuer identifier: an https URL without query or fragment (http only on a loopback host). */
+function isIssuerUrl(entry: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(entry);
+  } catch {
+    return false;
+  }
+  if (url.search || url.hash || url.username) return false;
+  const loopback = url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
+  return url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
+}
+
 function isTargetPattern(entry: string): boolean {
   try {
     parseTargetList([entry]);
@@ -387,6 +400,48 @@ export const RUNTIME_SETTINGS = Object.freeze({
     about: true,
     meaning:
       '`POST /mcp` also offers the tools that change ERP data (`create`, `write`, `unlink`, `call_method`); off, they are not listed',
+  },
+  mcpOauthIssuers: {
+    env: 'MCP_OAUTH_ISSUER',
+    context: 'mcpOauthIssuers',
+    schema: list({
+      expected: 'issuer identifiers: https URLs (http only on loopback), exactly as the tokens name them',
+      check: isIssuerUrl,
+    }),
+    defaultText: '*none: OAuth off*',
+    readBy: ['mcp', 'aux'],
+    about: true,
+    meaning:
+      'authorization servers whose access tokens `POST /mcp` accepts (OAuth on; see Remote agents with OAuth); their metadata names the keys',
+  },
+  mcpOauthAudience: {
+    env: 'MCP_OAUTH_AUDIENCE',
+    context: 'mcpOauthAudience',
+    schema: text({ expected: 'the public URL of POST /mcp (https; http only on loopback)', check: isIssuerUrl }),
+    defaultText: 'local: `http://<HOST>:<PORT>/mcp`; AWS: the API URL + `/mcp` (the stack sets it)',
+    readBy: ['mcp'],
+    meaning:
+      'the audience (`aud`) access tokens must carry, and the resource of the protected resource metadata: the public `/mcp` URL',
+  },
+  mcpOauthIdentitiesSecretId: {
+    env: 'MCP_OAUTH_IDENTITIES_SECRET_ID',
+    notDeployable: {
+      by: 'stack',
+      why: 'the ARN of the identity-map secret: the one the stack creates with OAuth on, or `mcpOauthIdentitiesSecretArn`',
+    },
+    schema: text(),
+    readBy: ['mcp'],
+    meaning: 'Secrets Manager secret holding the OAuth identity map (see Remote agents with OAuth)',
+  },
+  mcpOauthIdentities: {
+    env: 'MCP_OAUTH_IDENTITIES',
+    notDeployable: {
+      by: 'local',
+      why: 'the map holds ERP keys, which a function environment would show to anyone who can read the function: on AWS it is in its secret',
+    },
+    schema: text(),
+    readBy: [],
+    meaning: 'the OAuth identity map as JSON, locally: `{"identities":[{name, match, erp, policy}]}`',
   },
   mcpAllowedOrigins: {
     env: 'MCP_ALLOWED_ORIGINS',

@@ -142,7 +142,13 @@ describe('default context', () => {
       for (const [key, fn] of Object.entries(spec)) expect(fnOf(key), key).toBe(fn);
       // /mcp: POST, and GET and DELETE only to be answered 405 by the same function.
       for (const key of ['POST /mcp', 'GET /mcp', 'DELETE /mcp']) expect(fnOf(key), key).toBe('mcp');
-      expect(routes).toHaveLength(Object.keys(spec).length + 3);
+      // OAuth's protected resource metadata of /mcp (both forms), on the mcp function.
+      for (const key of [
+        'GET /.well-known/oauth-protected-resource/mcp',
+        'GET /.well-known/oauth-protected-resource',
+      ])
+        expect(fnOf(key), key).toBe('mcp');
+      expect(routes).toHaveLength(Object.keys(spec).length + 5);
     });
 
     it('sends every route to the function the route table names', () => {
@@ -175,7 +181,9 @@ describe('default context', () => {
       expect(permissions).toHaveLength(ROUTES.flatMap(routeKeys).length);
       for (const permission of permissions) {
         expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
-        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(/\/\*\/\*\/(api|v1|v2|_|mcp)\b/);
+        expect(JSON.stringify(permission.Properties.SourceArn)).toMatch(
+          /\/\*\/\*\/(api|v1|v2|_|mcp|\.well-known)\b/,
+        );
       }
     });
   });
@@ -253,7 +261,10 @@ describe('default context', () => {
               !(
                 setting.env === 'LICENSE_PUBLIC_KEY' ||
                 setting.env === 'BUILD_COMMIT' ||
-                setting.env === 'BUILD_TIME'
+                setting.env === 'BUILD_TIME' ||
+                // OAuth is off in this context: no audience, no identity-map secret.
+                setting.env === 'MCP_OAUTH_AUDIENCE' ||
+                setting.env === 'MCP_OAUTH_IDENTITIES_SECRET_ID'
               ),
           )
           .map((setting) => setting.env as string);
@@ -905,6 +916,64 @@ describe('the transports deploy', () => {
     expect(() => synth({ v2Transport: 'jsonrpc' })).toThrow(
       /v2Transport: expected one of json2, auto, got "jsonrpc"/,
     );
+  });
+});
+
+describe('OAuth on /mcp (mcpOauthIssuers)', () => {
+  it('creates the identity-map secret (kept, an empty map), lets only the mcp function read it, and sets the audience', () => {
+    const s = synth({ mcpOauthIssuers: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example' });
+    const env = (name: FunctionName) => envOf(s.template, s.fnIds[name]);
+    const [secretId, secret] = Object.entries(resources(s.template, 'AWS::SecretsManager::Secret')).find(
+      ([id]) => id.startsWith('OAuthIdentitiesSecret'),
+    ) ?? ['', undefined];
+    expect(secret?.Properties.SecretString).toBe('{"identities":[]}');
+    expect((secret as unknown as { DeletionPolicy: string }).DeletionPolicy).toBe('RetainExceptOnCreate');
+    expect(env('mcp').MCP_OAUTH_ISSUER).toBe('https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example');
+    expect(env('mcp').MCP_OAUTH_IDENTITIES_SECRET_ID).toEqual({ Ref: secretId });
+    s.template.hasOutput('OAuthIdentitiesSecretArn', { Value: { Ref: secretId } });
+    // The public /mcp URL: the API's own endpoint (no custom domain here).
+    expect(JSON.stringify(env('mcp').MCP_OAUTH_AUDIENCE)).toMatch(
+      /"Fn::GetAtt":\["HttpApi[0-9A-F]*","ApiEndpoint"\]\},"\/mcp"/,
+    );
+    for (const name of FUNCTION_NAMES.filter((fn) => fn !== 'mcp')) {
+      expect(env(name).MCP_OAUTH_IDENTITIES_SECRET_ID, name).toBeUndefined();
+      expect(env(name).MCP_OAUTH_AUDIENCE, name).toBeUndefined();
+    }
+    // Only the mcp function's role may read the identity map (it holds ERP keys).
+    const readers = Object.values(resources(s.template, 'AWS::IAM::Policy'))
+      .filter((policy) =>
+        statementsOf(policy).some((statement) => JSON.stringify(statement.Resource).includes(secretId)),
+      )
+      .map((policy) => JSON.stringify(policy.Properties.Roles));
+    expect(readers).toHaveLength(1);
+    expect(readers[0]).toMatch(/McpRole|Mcp.*Role/);
+  });
+
+  it("uses the operator's audience and identity-map secret when given, creating none", () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/oauth-identities-MnOpQr';
+    const s = synth({
+      mcpOauthIssuers: 'https://login.example.com/realms/erp',
+      mcpOauthAudience: 'https://erp-proxy.example.com/mcp',
+      mcpOauthIdentitiesSecretArn: arn,
+    });
+    const env = envOf(s.template, s.fnIds.mcp);
+    expect(env.MCP_OAUTH_AUDIENCE).toBe('https://erp-proxy.example.com/mcp');
+    expect(env.MCP_OAUTH_IDENTITIES_SECRET_ID).toBe(arn);
+    expect(
+      Object.keys(resources(s.template, 'AWS::SecretsManager::Secret')).some((id) => id.startsWith('OAuth')),
+    ).toBe(false);
+  });
+
+  it('stops the synth on an issuer that is not an https URL, naming the key', () => {
+    expect(() => synth({ mcpOauthIssuers: 'http://login.example.com' })).toThrow(/mcpOauthIssuers/);
+  });
+
+  it('leaves OAuth off by default: no secret, no audience', () => {
+    const s = synth();
+    expect(
+      Object.keys(resources(s.template, 'AWS::SecretsManager::Secret')).some((id) => id.startsWith('OAuth')),
+    ).toBe(false);
+    expect(envOf(s.template, s.fnIds.mcp).MCP_OAUTH_AUDIENCE).toBeUndefined();
   });
 });
 

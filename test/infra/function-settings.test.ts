@@ -38,6 +38,7 @@ import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/i
 import { testApp } from '../support/cdk-app.ts';
 import { httpApiEvent, lambdaContext } from '../support/http-api-event.ts';
 import {
+  EXAMPLE_IDENTITIES_SECRET_ARN,
   EXAMPLE_KEYS_SECRET_ARN,
   EXAMPLE_LICENSE_SECRET_ARN,
   TEST_PROXY_KEY,
@@ -217,6 +218,7 @@ describe('each function reads only the settings the stack gives it (settings cat
     extension = await startExtension({
       [EXAMPLE_KEYS_SECRET_ARN]: TEST_PROXY_KEY,
       [EXAMPLE_LICENSE_SECRET_ARN]: JSON.stringify(license),
+      [EXAMPLE_IDENTITIES_SECRET_ARN]: '{"identities":[]}',
     });
     // Every setting with a context key set, so the stack writes each one a function may read.
     const app = testApp({
@@ -226,6 +228,10 @@ describe('each function reads only the settings the stack gives it (settings cat
       buildTime: '2026-11-27T00:00:00Z',
       proxyKeysSecretArn: EXAMPLE_KEYS_SECRET_ARN,
       licenseSecretArn: EXAMPLE_LICENSE_SECRET_ARN,
+      // OAuth on /mcp, with the values the stack would otherwise derive from what it builds.
+      mcpOauthIssuers: 'https://id.example.com',
+      mcpOauthAudience: 'https://erp.example.com/mcp',
+      mcpOauthIdentitiesSecretArn: EXAMPLE_IDENTITIES_SECRET_ARN,
       mcpAllowedOrigins: 'https://agents.example.com',
     });
     const stack = new ErpProxyStack(app, 'ErpProxy', {

@@ -53,10 +53,15 @@ describe('cdk-nag AwsSolutions, default context', () => {
 
   it('acknowledges one construct at a time, each with a reason', () => {
     const acks = acknowledgments(app);
-    // 9 routes and the 3 of /mcp (POST, and GET and DELETE answered 405), 2 secrets, 1 GetMetricData
-    // statement, the alarm topic.
+    // 9 routes, the 3 of /mcp (POST, and GET and DELETE answered 405) and the 2 of its OAuth
+    // protected resource metadata, 2 secrets, 1 GetMetricData statement, the alarm topic.
     const routes = acks.filter((a) => a.id === 'AwsSolutions-APIG4');
-    expect(routes).toHaveLength(12);
+    expect(routes).toHaveLength(14);
+    expect(
+      routes.filter((a) =>
+        /^GET \/\.well-known\/oauth-protected-resource.*: Public by design/.test(a.reason),
+      ),
+    ).toHaveLength(2);
     expect(routes.filter((a) => /^(POST|GET|DELETE) \/mcp: /.test(a.reason))).toHaveLength(3);
     expect(
       acks

@@ -66,6 +66,7 @@ describe('the settings catalogue', () => {
         proxyKeysSecretId: 'keys-arn',
         licenseSecretId: 'license-arn',
         powertoolsLogLevel: config.logLevel,
+        mcpOauthIdentitiesSecretId: 'identities-arn',
       });
       for (const [key, setting] of runtime) {
         const written = setting.env !== undefined && setting.env in env;

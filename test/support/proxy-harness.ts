@@ -58,7 +58,11 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHarne
   });
   const runtime = createRuntime(config, options.overrides);
   const server: Server = createLocalServer(runtime, options.server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // `PORT` in `env` (a test that needs the URL before the proxy starts, e.g. as an OAuth audience):
+  // listen there; otherwise on any free port.
+  await new Promise<void>((resolve) =>
+    server.listen(options.env?.PORT ? config.port : 0, '127.0.0.1', resolve),
+  );
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = async (
     path: string,
@@ -85,4 +89,14 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHarne
       await runtime.http.close();
     },
   };
+}
+
+/** A port of 127.0.0.1 that was free a moment ago (for a proxy whose URL a test needs up front). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }

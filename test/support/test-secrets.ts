@@ -12,3 +12,6 @@ export const EXAMPLE_KEYS_SECRET_ARN =
   'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/keys-AbCdEf';
 export const EXAMPLE_LICENSE_SECRET_ARN =
   'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/license-GhIjKl';
+/** Example ARN of the OAuth identity-map secret (README, "Remote agents with OAuth"). */
+export const EXAMPLE_IDENTITIES_SECRET_ARN =
+  'arn:aws:secretsmanager:eu-west-1:123456789012:secret:erp-proxy/oauth-identities-MnOpQr';

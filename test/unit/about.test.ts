@@ -61,6 +61,7 @@ describe('buildAbout', () => {
       ERP_STRIP_DEBUG: true,
       MAX_RESPONSE_BYTES: config.maxResponseBytes,
       MCP_WRITE_TOOLS: true,
+      MCP_OAUTH_ISSUER: [],
       SECRETS_MAX_AGE: 300,
       AUX_PUBLIC: ['metrics'],
     });

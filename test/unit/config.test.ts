@@ -392,3 +392,30 @@ describe('LICENSE_PUBLIC_KEY', () => {
     expect(loadConfig({ LICENSE_PUBLIC_KEY: publicKeyBase64 }).licensePublicKey).toBe(publicKeyBase64);
   });
 });
+
+describe('OAuth settings and proxy keys of a JWT shape', () => {
+  const jwtShaped = `${Buffer.from('{"alg":"HS256"}').toString('base64url')}.${Buffer.from('{}').toString('base64url')}.c2ln`;
+
+  it('refuses a proxy key that /mcp would read as an access token, naming the key by its name only', () => {
+    expect(messageOf(() => parseProxyKeys(jwtShaped))).toMatch(/shape of a JWT/);
+    const message = messageOf(() =>
+      parseProxyKeys(JSON.stringify({ keys: [{ name: 'agents', key: jwtShaped }] })),
+    );
+    expect(message).toMatch(/keys\.0 \(key "agents"\) has the shape of a JWT/);
+    expect(message).not.toContain(jwtShaped);
+  });
+
+  it('reads MCP_OAUTH_ISSUER and MCP_OAUTH_AUDIENCE as URLs (https, or http on loopback), refusing others', () => {
+    const config = loadConfig({
+      MCP_OAUTH_ISSUER: 'https://id.example.com,http://127.0.0.1:9000',
+      MCP_OAUTH_AUDIENCE: 'https://erp-proxy.example.com/mcp',
+    });
+    expect(config.mcpOauthIssuers).toEqual(['https://id.example.com', 'http://127.0.0.1:9000']);
+    expect(messageOf(() => loadConfig({ MCP_OAUTH_ISSUER: 'http://id.example.com' }))).toMatch(
+      /MCP_OAUTH_ISSUER/,
+    );
+    expect(messageOf(() => loadConfig({ MCP_OAUTH_AUDIENCE: 'erp-proxy/mcp' }))).toMatch(
+      /MCP_OAUTH_AUDIENCE/,
+    );
+  });
+});

@@ -109,9 +109,14 @@ describe('docs/openapi.json', () => {
       '429',
       '431',
       '500',
+      '503',
     ]);
     expect(responses['401']?.description).toContain('`-32000`');
     expect(responses['403']?.description).toContain('`0`');
+    // OAuth on: the challenges (README, "Remote agents with OAuth").
+    expect(responses['401']?.description).toContain('resource_metadata');
+    expect(responses['403']?.description).toContain('insufficient_scope');
+    expect(responses['503']?.description).toContain('`-32004`');
   });
 
   it('gives both request bodies from the zod schemas, with their required fields', () => {

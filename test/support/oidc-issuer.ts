@@ -1,0 +1,131 @@
+/**
+ * A real OpenID provider on loopback for the OAuth tests: `oidc-provider` (the certified Node
+ * implementation) issuing JWT access tokens for a resource indicator (RFC 8707), with PKCE
+ * required, dynamic client registration open (as MCP clients use it), and its development login
+ * driven by the test ({@link OidcIssuer.signIn}): the person signs in as an account of
+ * `accounts`, whose claims (`groups`...) go into the access token.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair } from 'jose';
+import Provider from 'oidc-provider';
+
+export interface OidcIssuer {
+  /** The issuer identifier, `http://127.0.0.1:<port>`. */
+  readonly issuer: string;
+  /**
+   * Follows an authorization URL as a person's browser would: signs in as `account`, consents,
+   * and returns the redirect URI's query (`code`, `state`, or `error`).
+   */
+  signIn(authorizationUrl: URL | string, account: string): Promise<URLSearchParams>;
+  close(): Promise<void>;
+}
+
+export interface OidcIssuerOptions {
+  /** Accounts by id, with the claims their access tokens carry. */
+  readonly accounts: Readonly<Record<string, Record<string, unknown>>>;
+  /** Scopes the resource server offers (granted as asked). */
+  readonly scopes?: readonly string[];
+  /** Access token lifetime in seconds. */
+  readonly accessTokenTtl?: number;
+}
+
+/** Minimal cookie jar for one browser session against the provider. */
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+  store(response: Response): void {
+    for (const header of response.headers.getSetCookie()) {
+      const [pair] = header.split(';');
+      const index = pair?.indexOf('=') ?? -1;
+      if (pair && index > 0) this.cookies.set(pair.slice(0, index).trim(), pair.slice(index + 1));
+    }
+  }
+  header(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+}
+
+export async function startOidcIssuer(options: OidcIssuerOptions): Promise<OidcIssuer> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const signingKey = { ...(await exportJWK(privateKey)), kid: 'oidc-test-1', alg: 'ES256', use: 'sig' };
+  const scopes = (options.scopes ?? ['erp.read', 'erp.write']).join(' ');
+
+  const provider = new Provider(issuer, {
+    jwks: { keys: [signingKey] },
+    scopes: ['openid', 'offline_access', ...scopes.split(' ')],
+    pkce: { required: () => true },
+    clientDefaults: {
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      id_token_signed_response_alg: 'ES256',
+    },
+    features: {
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (_ctx, _client, oneOf) => oneOf?.[0],
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({
+          scope: scopes,
+          audience: resourceIndicator,
+          accessTokenTTL: options.accessTokenTtl ?? 300,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'ES256' } },
+        }),
+      },
+    },
+    findAccount: (_ctx: unknown, id: string) =>
+      options.accounts[id]
+        ? { accountId: id, claims: () => ({ sub: id, ...options.accounts[id] }) }
+        : undefined,
+    extraTokenClaims: (_ctx, token) => {
+      const accountId = 'accountId' in token ? token.accountId : undefined;
+      return accountId ? (options.accounts[accountId] ?? {}) : {};
+    },
+  });
+  // Loopback over http: oidc-provider allows it for development, as the MCP spec allows localhost.
+  provider.proxy = false;
+  server.on('request', provider.callback());
+
+  return {
+    issuer,
+    async signIn(authorizationUrl, account) {
+      const jar = new CookieJar();
+      let url = new URL(authorizationUrl);
+      for (let hop = 0; hop < 12; hop++) {
+        const response = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header() } });
+        jar.store(response);
+        const location = response.headers.get('location');
+        if (response.status >= 300 && response.status < 400 && location) {
+          const next = new URL(location, url);
+          if (next.origin !== issuer) return next.searchParams;
+          url = next;
+          continue;
+        }
+        const page = await response.text();
+        const uid = /\/interaction\/([^/"?]+)/.exec(url.pathname)?.[1];
+        if (response.status !== 200 || !uid)
+          throw new Error(`sign-in stopped at ${url.pathname}: HTTP ${response.status}`);
+        const prompt = page.includes('name="login"') ? 'login' : 'consent';
+        const submit = await fetch(new URL(`/interaction/${uid}`, issuer), {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+          body: new URLSearchParams(
+            prompt === 'login' ? { prompt, login: account, password: 'any' } : { prompt },
+          ),
+        });
+        jar.store(submit);
+        const after = submit.headers.get('location');
+        if (!after) throw new Error(`the ${prompt} step answered HTTP ${submit.status} without a redirect`);
+        url = new URL(after, issuer);
+      }
+      throw new Error('sign-in did not finish in 12 steps');
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
