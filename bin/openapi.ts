@@ -693,7 +693,7 @@ const POLICY_REFUSED = {
 };
 
 /** The responses of an operator endpoint: its answer, the -32000 when keyed, the 500, the gateway's. */
-function auxResponses(route: Route, operation: Operation): Record<string, unknown> {
+function operatorResponses(route: Route, operation: Operation): Record<string, unknown> {
   const key = `${route.method} ${route.path}`;
   if (operation.answer === undefined)
     throw new Error(`openapi: no answer (200 response) for the route ${key}`);
@@ -866,7 +866,7 @@ function paths(): Record<string, unknown> {
     } else if (route.fn === 'mcp') {
       entry.responses = protectedResourceResponses(route, operation);
     } else {
-      entry.responses = auxResponses(route, operation);
+      entry.responses = operatorResponses(route, operation);
     }
     result[route.path] = { ...result[route.path], [route.method.toLowerCase()]: entry };
   }

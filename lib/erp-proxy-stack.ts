@@ -205,8 +205,8 @@ export class ErpProxyStack extends Stack {
     return Object.freeze({
       'execute-v1': make('execute-v1', config.executeMemoryMb, config.lambdaTimeoutSeconds),
       'execute-v2': make('execute-v2', config.executeMemoryMb, config.lambdaTimeoutSeconds),
-      version: make('version', config.auxMemoryMb, config.lambdaTimeoutSeconds),
-      aux: make('aux', config.auxMemoryMb, config.auxTimeoutSeconds),
+      version: make('version', config.versionAndAuxMemoryMb, config.lambdaTimeoutSeconds),
+      aux: make('aux', config.versionAndAuxMemoryMb, config.auxTimeoutSeconds),
       mcp: make('mcp', config.mcpMemoryMb, config.lambdaTimeoutSeconds),
     });
   }

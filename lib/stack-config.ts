@@ -104,7 +104,7 @@ export interface StackConfig {
   /** Memory of execute-v1 and execute-v2, MB. */
   readonly executeMemoryMb: number;
   /** Memory of version and aux, MB. */
-  readonly auxMemoryMb: number;
+  readonly versionAndAuxMemoryMb: number;
   /** Memory of mcp, MB. */
   readonly mcpMemoryMb: number;
   readonly throttleRateLimit: number;
@@ -381,7 +381,7 @@ export function stackConfigOf(
     lambdaTimeoutSeconds: s.lambdaTimeoutSeconds,
     auxTimeoutSeconds: s.auxTimeoutSeconds,
     executeMemoryMb: s.executeMemoryMb,
-    auxMemoryMb: s.auxMemoryMb,
+    versionAndAuxMemoryMb: s.versionAndAuxMemoryMb,
     mcpMemoryMb: s.mcpMemoryMb,
     throttleRateLimit: s.throttleRateLimit,
     throttleBurstLimit: s.throttleBurstLimit,

@@ -197,7 +197,7 @@ export const STACK_SETTINGS = Object.freeze({
     meaning:
       '128 to 10240 MB (CPU grows with memory: compressing answers of several MB is the heaviest work)',
   },
-  auxMemoryMb: {
+  versionAndAuxMemoryMb: {
     context: 'auxMemoryMb',
     schema: integer({ fallback: 256, min: 128, max: 10_240, unit: ' MB' }),
     readBy: [],

@@ -11,7 +11,7 @@
  * first two (nothing else can add them), and a step can only be added once the steps before it
  * returned the values it needs (`Step<Needs, Adds>`, `middleware/step.ts`): the license check
  * needs the caller, the body step needs a licensed caller, an execute handler needs the body. No
- * step returns a value to Middy, so none ends the chain early. One order is `executeChain`'s own,
+ * step returns a value to Middy, so none ends the chain early. One order is `bodyChain`'s own,
  * not a type's: the `id` peek before the key check (the key check needs no `id`: the operator
  * function authenticates GETs, which have none); test/integration/key-before-body.test.ts fails
  * when a refused call stops echoing its `id`.
@@ -89,12 +89,12 @@ export class Chain<Known extends object> {
 const LICENSE_METRIC_INTERVAL_MS = 60_000;
 
 /** The full chain of the execute and version endpoints: the caller is a proxy key in `x-api-key`. */
-export function executeChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux' | 'mcp'>) {
+export function bodyChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux' | 'mcp'>) {
   return chainWithAuth(runtime, api, apiKeyAuth(runtime.keys));
 }
 
 /**
- * The full chain with `auth` deciding who may call: `executeChain`'s, and `POST /mcp`'s, whose
+ * The full chain with `auth` deciding who may call: `bodyChain`'s, and `POST /mcp`'s, whose
  * caller is a proxy key (also as a bearer) or an OAuth access token (middleware/mcp-auth.ts).
  */
 export function chainWithAuth<A extends Authenticated>(

@@ -7,8 +7,8 @@ import { forwardV1, type V1ForwardDeps } from '../core/forward.ts';
 import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
-import { V1Transport } from '../upstream/transport-routing.ts';
-import { executeChain, lambdaHandler } from './chain.ts';
+import { V1Router } from '../upstream/transport-routing.ts';
+import { bodyChain, lambdaHandler } from './chain.ts';
 import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
 import { createForwardingRuntime, v1RoutingDeps } from './runtime-upstream.ts';
 
@@ -22,12 +22,12 @@ export function createExecuteV1Runtime(
   overrides: RuntimeOverrides = {},
 ): ExecuteV1Runtime & { readonly http: HttpClient } {
   return createForwardingRuntime(config, overrides, (upstream) => ({
-    v1: new V1Transport(config.v1Transport, v1RoutingDeps(upstream)),
+    v1: new V1Router(config.v1Transport, v1RoutingDeps(upstream)),
   }));
 }
 
 export function createHandler(runtime: ExecuteV1Runtime) {
-  return executeChain(runtime, 'v1').handler((event, known, context) =>
+  return bodyChain(runtime, 'v1').handler((event, known, context) =>
     forwardV1(toInboundCall(event, context, known), runtime.forward),
   );
 }

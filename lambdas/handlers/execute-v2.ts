@@ -7,8 +7,8 @@ import { forwardV2, type V2ForwardDeps } from '../core/forward.ts';
 import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
-import { V2Transport } from '../upstream/transport-routing.ts';
-import { executeChain, lambdaHandler } from './chain.ts';
+import { V2Router } from '../upstream/transport-routing.ts';
+import { bodyChain, lambdaHandler } from './chain.ts';
 import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
 import { createForwardingRuntime, routingDeps } from './runtime-upstream.ts';
 
@@ -22,12 +22,12 @@ export function createExecuteV2Runtime(
   overrides: RuntimeOverrides = {},
 ): ExecuteV2Runtime & { readonly http: HttpClient } {
   return createForwardingRuntime(config, overrides, (upstream) => ({
-    v2: new V2Transport(config.v2Transport, routingDeps(upstream)),
+    v2: new V2Router(config.v2Transport, routingDeps(upstream)),
   }));
 }
 
 export function createHandler(runtime: ExecuteV2Runtime) {
-  return executeChain(runtime, 'v2').handler((event, known, context) =>
+  return bodyChain(runtime, 'v2').handler((event, known, context) =>
     forwardV2(toInboundCall(event, context, known), runtime.forward),
   );
 }

@@ -25,7 +25,7 @@ import {
   type OAuthResourceServer,
 } from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
-import { type V1RoutingDeps, V1Transport, V2Transport } from '../upstream/transport-routing.ts';
+import { V1Router, type V1RoutingDeps, V2Router } from '../upstream/transport-routing.ts';
 import { Chain, chainWithAuth, lambdaHandler, type ProxyHandler } from './chain.ts';
 import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
 import { createUpstream, v1RoutingDeps } from './runtime-upstream.ts';
@@ -61,8 +61,8 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     config,
     policy: runtime.forward.policy,
     versions: routing.versions,
-    named: new V2Transport('auto', routing),
-    positional: new V1Transport('json2', routing),
+    named: new V2Router('auto', routing),
+    positional: new V1Router('json2', routing),
     writeTools: config.mcpWriteTools,
   };
 }

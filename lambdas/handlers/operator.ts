@@ -57,7 +57,7 @@ export function createHandler(runtime: OperatorRuntime) {
  */
 export function createLambdaHandler(runtime: OperatorRuntime) {
   const operatorEndpoints = createHandler(runtime);
-  return async function auxHandler(
+  return async function operatorHandler(
     event: unknown,
     context: Context,
   ): Promise<LambdaResponse | LicenseCheckResult> {

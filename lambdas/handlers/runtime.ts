@@ -14,7 +14,7 @@ import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type Config, getConfig } from '../platform/config.ts';
 import { createOAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
-import { V1Transport, V2Transport } from '../upstream/transport-routing.ts';
+import { V1Router, V2Router } from '../upstream/transport-routing.ts';
 import type { ExecuteV1Runtime } from './execute-v1.ts';
 import type { ExecuteV2Runtime } from './execute-v2.ts';
 import type { McpRuntime } from './mcp.ts';
@@ -51,8 +51,8 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     forward: {
       config,
       policy: upstream.policy,
-      v1: new V1Transport(config.v1Transport, v1Routing),
-      v2: new V2Transport(config.v2Transport, routing),
+      v1: new V1Router(config.v1Transport, v1Routing),
+      v2: new V2Router(config.v2Transport, routing),
       versions: upstream.versions,
     },
   };

@@ -6,7 +6,7 @@ import { forwardVersion, type VersionForwardDeps } from '../core/forward.ts';
 import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
-import { executeChain, lambdaHandler } from './chain.ts';
+import { bodyChain, lambdaHandler } from './chain.ts';
 import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
 import { createForwardingRuntime } from './runtime-upstream.ts';
 
@@ -23,7 +23,7 @@ export function createVersionRuntime(
 }
 
 export function createHandler(runtime: VersionRuntime) {
-  return executeChain(runtime, 'version').handler((event, known, context) =>
+  return bodyChain(runtime, 'version').handler((event, known, context) =>
     forwardVersion(toInboundCall(event, context, known), runtime.forward),
   );
 }

@@ -15,7 +15,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createHandler as createExecuteV1Handler } from '../handlers/execute-v1.ts';
 import { createHandler as createExecuteV2Handler } from '../handlers/execute-v2.ts';
 import { createHandler as createMcpHandler } from '../handlers/mcp.ts';
-import { createHandler as createAuxHandler } from '../handlers/operator.ts';
+import { createHandler as createOperatorHandler } from '../handlers/operator.ts';
 import type { Runtime } from '../handlers/runtime.ts';
 import { createHandler as createVersionHandler } from '../handlers/version.ts';
 import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
@@ -403,7 +403,7 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
     'execute-v1': createExecuteV1Handler(runtime) as unknown as LambdaHandler,
     'execute-v2': createExecuteV2Handler(runtime) as unknown as LambdaHandler,
     version: createVersionHandler(runtime) as unknown as LambdaHandler,
-    aux: createAuxHandler(runtime) as unknown as LambdaHandler,
+    aux: createOperatorHandler(runtime) as unknown as LambdaHandler,
     mcp: createMcpHandler(runtime) as unknown as LambdaHandler,
   };
 

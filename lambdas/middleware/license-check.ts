@@ -26,7 +26,7 @@ export interface Licensed {
  * chain builder adds it after `apiKeyAuth` (a caller without a key learns nothing of the license).
  *
  * @example
- * executeChain(...).step(licenseCheck(createLicenseSource(config)))
+ * bodyChain(...).step(licenseCheck(createLicenseSource(config)))
  */
 export function licenseCheck(
   source: LicenseSource,

@@ -65,7 +65,7 @@ export interface About {
 }
 
 /** The `AUX_PUBLIC` name of an aux route (`/_/license` → `license`). */
-function auxName(path: string): string {
+function publicNameOf(path: string): string {
   return path.replace(/^\/_\//, '');
 }
 
@@ -75,7 +75,7 @@ export function effectiveAuth(
   config: Pick<Config, 'auxPublic'>,
 ): AboutRoute['auth'] {
   if (route.auth === 'aux-configurable') {
-    const name = auxName(route.path);
+    const name = publicNameOf(route.path);
     return isAuxPublicName(name) && config.auxPublic.has(name) ? 'public' : 'api-key';
   }
   return route.auth;

@@ -80,7 +80,7 @@ function cachedMajor(deps: RoutingDeps, call: ErpCall): number | undefined {
 }
 
 /** v1 calls: over `/jsonrpc`, or translated to JSON-2, by `ERP_V1_TRANSPORT`. */
-export class V1Transport implements ErpTransport {
+export class V1Router implements ErpTransport {
   private readonly overJson2: V1OverJson2;
   private readonly jsonRpcGone = new Map<string, number>();
 
@@ -180,7 +180,7 @@ export class V1Transport implements ErpTransport {
 }
 
 /** v2 calls: over JSON-2, or to ERP 16-18 over `/jsonrpc`, by `ERP_V2_TRANSPORT`. */
-export class V2Transport implements ErpTransport {
+export class V2Router implements ErpTransport {
   private readonly overJsonRpc: V2OverJsonRpc;
 
   constructor(

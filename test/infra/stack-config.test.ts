@@ -63,7 +63,7 @@ describe('parseStackConfig', () => {
       lambdaTimeoutSeconds: 28,
       auxTimeoutSeconds: 10,
       executeMemoryMb: 512,
-      auxMemoryMb: 256,
+      versionAndAuxMemoryMb: 256,
       throttleRateLimit: 100,
       throttleBurstLimit: 200,
       logRetention: RetentionDays.ONE_MONTH,

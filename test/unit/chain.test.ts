@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { forwardV1 } from '../../lambdas/core/forward.ts';
 import { factsOf, withFacts } from '../../lambdas/core/request-facts.ts';
-import { Chain, executeChain } from '../../lambdas/handlers/chain.ts';
+import { bodyChain, Chain } from '../../lambdas/handlers/chain.ts';
 import { type BaseRuntime, createBaseRuntime } from '../../lambdas/handlers/runtime-base.ts';
 import { apiKeyAuth } from '../../lambdas/middleware/api-key-auth.ts';
 import { envelopeIdPeek } from '../../lambdas/middleware/envelope-id.ts';
@@ -78,13 +78,13 @@ describe('the chain builder', () => {
       .step(licenseCheck(base.license))
       .step(jsonBody());
     expect(chain).toBeInstanceOf(Chain);
-    expect(executeChain(base, 'v1')).toBeInstanceOf(Chain);
+    expect(bodyChain(base, 'v1')).toBeInstanceOf(Chain);
   });
 
   it('logs and counts the facts the steps and the handler returned, once', async () => {
     const lines = captureLogLines();
     const { runtime: base, store } = runtime();
-    const handle = executeChain(base, 'v1').handler(async (_event, known) => ({
+    const handle = bodyChain(base, 'v1').handler(async (_event, known) => ({
       response: { statusCode: 200, headers: {}, body: `{"seen":${JSON.stringify(known.envelopeId)}}` },
       facts: {
         action: 'search_read',
@@ -125,7 +125,7 @@ describe('the chain builder', () => {
   it('logs what was learned before an error from the facts the error carries', async () => {
     const lines = captureLogLines();
     const { runtime: base } = runtime();
-    const handle = executeChain(base, 'v1').handler(async () => {
+    const handle = bodyChain(base, 'v1').handler(async () => {
       throw withFacts(new UpstreamTimeoutError('The ERP did not answer'), {
         action: 'search_count',
         model: 'res.partner',
@@ -156,7 +156,7 @@ describe('the chain builder', () => {
   it('keeps observe outermost: a refusal by a step is logged, with the facts of the steps before it', async () => {
     const lines = captureLogLines();
     const { runtime: base } = runtime();
-    const handle = executeChain(base, 'v1').handler(async () => {
+    const handle = bodyChain(base, 'v1').handler(async () => {
       throw new Error('the handler must not run for a refused caller');
     });
 

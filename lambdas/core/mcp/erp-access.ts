@@ -35,9 +35,9 @@ export interface McpDeps {
   readonly config: Config;
   readonly policy: CompiledTargetPolicy;
   readonly versions: VersionClient;
-  /** Named arguments: JSON-2 on ERP 19+, execute_kw on 16-18 (a `V2Transport` in `auto` mode). */
+  /** Named arguments: JSON-2 on ERP 19+, execute_kw on 16-18 (a `V2Router` in `auto` mode). */
   readonly named: ErpTransport;
-  /** Positional arguments too: execute_kw on 16-18, JSON-2 on 19+ (a `V1Transport` in `json2` mode). */
+  /** Positional arguments too: execute_kw on 16-18, JSON-2 on 19+ (a `V1Router` in `json2` mode). */
   readonly positional: ErpTransport;
   /** Offer the tools that change data (`MCP_WRITE_TOOLS`). */
   readonly writeTools: boolean;
