@@ -38,6 +38,7 @@ import {
 import { SERVICE_NAME, V1_TRANSPORTS, V2_TRANSPORTS } from '../lambdas/platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_NAME, PROXY_VERSION } from '../lambdas/platform/package-info.ts';
 import { ROUTES, type Route } from '../lambdas/platform/routes.ts';
+import { MCP_SCOPES } from '../lambdas/protocol/oauth/challenge.ts';
 
 /** Where the document is committed, relative to the repository root. */
 export const OPENAPI_PATH = 'docs/openapi.json';
@@ -527,6 +528,29 @@ interface Operation {
   readonly answer?: { readonly description: string; readonly content: Record<string, unknown> };
 }
 
+/** The 200 of both protected resource metadata routes (RFC 9728). */
+const PROTECTED_RESOURCE_ANSWER = {
+  description: 'The protected resource metadata of `/mcp` (RFC 9728).',
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
+        properties: {
+          resource: {
+            type: 'string',
+            description: 'The public `/mcp` URL: the audience tokens must carry.',
+          },
+          authorization_servers: { type: 'array', items: { type: 'string' } },
+          scopes_supported: { type: 'array', items: { enum: [...MCP_SCOPES] } },
+          bearer_methods_supported: { type: 'array', items: { const: 'header' } },
+          resource_name: { type: 'string' },
+        },
+      },
+    },
+  },
+};
+
 const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /api/erp/execute': {
     id: 'executeV1',
@@ -616,27 +640,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
     description:
       'Where an MCP client signs in to call `/mcp` with an access token (README, "Remote agents with OAuth"): the authorization servers and scopes. Public; 404 while OAuth is off.',
     tag: 'agents',
-    answer: {
-      description: 'The protected resource metadata of `/mcp` (RFC 9728).',
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
-            properties: {
-              resource: {
-                type: 'string',
-                description: 'The public `/mcp` URL: the audience tokens must carry.',
-              },
-              authorization_servers: { type: 'array', items: { type: 'string' } },
-              scopes_supported: { type: 'array', items: { enum: ['erp.read', 'erp.write'] } },
-              bearer_methods_supported: { type: 'array', items: { const: 'header' } },
-              resource_name: { type: 'string' },
-            },
-          },
-        },
-      },
-    },
+    answer: PROTECTED_RESOURCE_ANSWER,
   },
   'GET /.well-known/oauth-protected-resource': {
     id: 'oauthProtectedResourceRoot',
@@ -644,27 +648,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
     description:
       'The same document as `GET /.well-known/oauth-protected-resource/mcp`, for clients that try the root form.',
     tag: 'agents',
-    answer: {
-      description: 'The protected resource metadata of `/mcp` (RFC 9728).',
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
-            properties: {
-              resource: {
-                type: 'string',
-                description: 'The public `/mcp` URL: the audience tokens must carry.',
-              },
-              authorization_servers: { type: 'array', items: { type: 'string' } },
-              scopes_supported: { type: 'array', items: { enum: ['erp.read', 'erp.write'] } },
-              bearer_methods_supported: { type: 'array', items: { const: 'header' } },
-              resource_name: { type: 'string' },
-            },
-          },
-        },
-      },
-    },
+    answer: PROTECTED_RESOURCE_ANSWER,
   },
   'POST /mcp': {
     id: 'mcp',
