@@ -417,7 +417,10 @@ export const RUNTIME_SETTINGS = Object.freeze({
   mcpOauthAudience: {
     env: 'MCP_OAUTH_AUDIENCE',
     context: 'mcpOauthAudience',
-    schema: text({ expected: 'the public URL of POST /mcp (https; http only on loopback)', check: isIssuerUrl }),
+    schema: text({
+      expected: 'the public URL of POST /mcp (https; http only on loopback)',
+      check: isIssuerUrl,
+    }),
     defaultText: 'local: `http://<HOST>:<PORT>/mcp`; AWS: the API URL + `/mcp` (the stack sets it)',
     readBy: ['mcp'],
     meaning:
