@@ -36,6 +36,7 @@ export function toMcpInbound(
     // A token caller presented no proxy key, and its bearer value is no ERP key to compare.
     presentedProxyKey: known.oauth ? undefined : presentedProxyKey(event, { bearer: true })?.key,
     protocolHeaders,
+    identity: known.oauth?.identity.name,
     // A token caller's ERP connection is the identity map's; x-erp-* headers are ignored then.
     erp: known.oauth
       ? identityConnection(known.oauth)

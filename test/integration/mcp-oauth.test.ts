@@ -424,3 +424,57 @@ describe('POST /mcp with OAuth: an empty identity map (the stack first value), w
     });
   });
 });
+
+describe('POST /mcp with OAuth: an identity without user_id on ERP 16-18', () => {
+  const double = useErpDouble({ mode: '18' });
+  let issuer: TokenIssuer;
+  let proxy: ProxyHarness;
+  let resource = '';
+  beforeAll(async () => {
+    const port = await freePort();
+    resource = `http://127.0.0.1:${port}/mcp`;
+    issuer = await startTokenIssuer(resource);
+    proxy = await startProxy({
+      env: {
+        PORT: String(port),
+        MCP_OAUTH_ISSUER: issuer.issuer,
+        MCP_OAUTH_AUDIENCE: resource,
+        MCP_OAUTH_IDENTITIES: JSON.stringify({
+          identities: [
+            {
+              name: 'no-uid',
+              match: { claim: 'sub', value: 'dana' },
+              erp: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+            },
+          ],
+        }),
+      },
+    });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await issuer?.close();
+  });
+
+  it("says the operator's map entry lacks user_id (not a header the person cannot set)", async () => {
+    const response = await fetch(resource, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        authorization: `Bearer ${await issuer.mint({ sub: 'dana', scope: 'erp.read' })}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'search_count', arguments: { model: 'res.partner' } },
+      }),
+    });
+    const result = ((await response.json()) as { result: unknown }).result;
+    const error = toolError(result);
+    expect(error.message).toMatch(/identity map entry "no-uid" has no erp\.user_id: ask an operator/);
+    expect(error.message).not.toMatch(/x-erp-user-id/);
+  });
+});

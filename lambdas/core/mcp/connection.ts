@@ -33,6 +33,12 @@ export interface McpInbound extends InboundCall {
   /** The headers of the MCP protocol (protocol/mcp/serve.ts's `PROTOCOL_HEADERS`), lower-case names. */
   readonly protocolHeaders: Readonly<Record<string, string>>;
   readonly erp: ErpHeaders;
+  /**
+   * For a caller signed in with OAuth, the name of the identity-map entry the connection comes
+   * from (README, "Remote agents with OAuth"): what is missing is then the operator's to add, not
+   * a header of the MCP client's configuration.
+   */
+  readonly identity?: string | undefined;
   readonly body: InboundBody;
 }
 

@@ -58,11 +58,14 @@ export class ErpCallError extends Error {
 /** The first ERP version with JSON-2: below it, calls need the user's id. */
 const FIRST_JSON2_MAJOR = 19;
 
-function missingUserId(major: number): InvalidRequestError {
+function missingUserId(major: number, identity: string | undefined): InvalidRequestError {
+  const why = `This ERP runs version ${major}, older than 19: the proxy reaches it over /jsonrpc execute_kw, which needs the id of `;
   return new InvalidRequestError(
-    `This ERP runs version ${major}, older than 19: the proxy reaches it over /jsonrpc execute_kw, which needs the id of ` +
-      "the user whose key is in x-erp-api-key. Add the x-erp-user-id header (that user's id, an integer) to the MCP " +
-      "client's configuration.",
+    identity === undefined
+      ? `${why}the user whose key is in x-erp-api-key. Add the x-erp-user-id header (that user's id, an integer) to the MCP ` +
+          "client's configuration."
+      : `${why}the ERP user. The operator's identity map entry ${JSON.stringify(identity)} has no erp.user_id: ask an operator ` +
+          'of this erp-proxy to add it (the id of the ERP user whose key it holds).',
   );
 }
 
@@ -165,7 +168,7 @@ export class ErpAccess {
         major !== undefined &&
         major < FIRST_JSON2_MAJOR
       ) {
-        throw missingUserId(major);
+        throw missingUserId(major, this.inbound.identity);
       }
       throw error;
     }
@@ -182,7 +185,7 @@ export class ErpAccess {
     await this.allowedByKey(call);
     if (call.uid === undefined) {
       const major = await this.knownMajor(call.baseUrl, call.db);
-      if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major);
+      if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.identity);
     }
     const outcome = await this.deps.positional.call(call, this.context);
     if (outcome.kind !== 'erp_error') return answerValue(outcome);
