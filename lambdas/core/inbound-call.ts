@@ -23,7 +23,7 @@ export interface InboundCall {
   /** The envelope `id` to echo (from the body); `null` when it has none or could not be read. */
   readonly envelopeId: string | null;
   /** The policy of the caller's proxy key (README, "Key policies"); `undefined`: the key has none. */
-  readonly keyPolicy?: KeyPolicy | undefined;
+  readonly keyPolicy: KeyPolicy | undefined;
   /** `x-api-key` as the caller sent it: an `erp_instance.api_key` equal to it is refused. */
   readonly presentedProxyKey: string | undefined;
   /** `x-request-timeout` as sent (integer seconds, parsed by the time budget). */

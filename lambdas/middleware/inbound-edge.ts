@@ -16,7 +16,7 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly policy?: KeyPolicy | undefined },
+  known: BodyRead & { readonly policy: KeyPolicy | undefined },
 ): InboundCall {
   const headers = event.headers ?? {};
   return {

@@ -37,6 +37,7 @@ export async function proxyAnswer(
   };
   const inbound: McpInbound = {
     envelopeId: null,
+    keyPolicy: undefined,
     body: { ok: true, value: body, members: new Map(), tooDeep: false },
     protocolHeaders: headers,
     erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
