@@ -377,42 +377,10 @@ describe('POST /mcp with OAuth', () => {
 });
 
 describe('POST /mcp with OAuth: an empty identity map (the stack first value), writes off', () => {
-  let issuer: TokenIssuer;
-  let proxy: ProxyHarness;
-  let resource = '';
-  beforeAll(async () => {
-    const port = await freePort();
-    resource = `http://127.0.0.1:${port}/mcp`;
-    issuer = await startTokenIssuer(resource);
-    proxy = await startProxy({
-      env: {
-        PORT: String(port),
-        MCP_OAUTH_ISSUER: issuer.issuer,
-        MCP_OAUTH_AUDIENCE: resource,
-        MCP_OAUTH_IDENTITIES: '{"identities":[]}',
-      },
-    });
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await issuer?.close();
-  });
-
-  const post = async (token: string, body: unknown) => {
-    const response = await fetch(resource, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify(body),
-    });
-    return { status: response.status, headers: response.headers, json: (await response.json()) as unknown };
-  };
+  const oauth = useOAuthProxy(() => []);
 
   it('refuses every signed-in person 403 as unmapped (not a 500)', async () => {
-    const answer = await post(await issuer.mint({ sub: 'someone', scope: 'erp.read erp.write' }), {
+    const answer = await oauth.post(await oauth.mint({ sub: 'someone', scope: 'erp.read erp.write' }), {
       jsonrpc: '2.0',
       id: 1,
       method: 'tools/list',
@@ -427,8 +395,39 @@ describe('POST /mcp with OAuth: an empty identity map (the stack first value), w
 
 describe('POST /mcp with OAuth: an identity without user_id on ERP 16-18', () => {
   const double = useErpDouble({ mode: '18' });
-  let issuer: TokenIssuer;
-  let proxy: ProxyHarness;
+  const oauth = useOAuthProxy(() => [
+    {
+      name: 'no-uid',
+      match: { claim: 'sub', value: 'dana' },
+      erp: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+    },
+  ]);
+
+  it("says the operator's map entry lacks user_id (not a header the person cannot set)", async () => {
+    const answer = await oauth.post(
+      await oauth.mint({ sub: 'dana', scope: 'erp.read' }),
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'search_count', arguments: { model: 'res.partner' } },
+      },
+      { 'mcp-protocol-version': '2025-11-25' },
+    );
+    const error = toolError((answer.json as { result: unknown }).result);
+    expect(error.message).toMatch(/identity map entry "no-uid" has no erp\.user_id: ask an operator/);
+    expect(error.message).not.toMatch(/x-erp-user-id/);
+  });
+});
+
+/**
+ * A proxy with OAuth on for the enclosing block: a loopback token issuer it trusts, and the identity
+ * map `identities()` gives (read when the block starts). Returns the issuer, and a POST /mcp with a
+ * bearer token.
+ */
+function useOAuthProxy(identities: () => unknown[]) {
+  let issuer: TokenIssuer | undefined;
+  let proxy: ProxyHarness | undefined;
   let resource = '';
   beforeAll(async () => {
     const port = await freePort();
@@ -439,15 +438,7 @@ describe('POST /mcp with OAuth: an identity without user_id on ERP 16-18', () =>
         PORT: String(port),
         MCP_OAUTH_ISSUER: issuer.issuer,
         MCP_OAUTH_AUDIENCE: resource,
-        MCP_OAUTH_IDENTITIES: JSON.stringify({
-          identities: [
-            {
-              name: 'no-uid',
-              match: { claim: 'sub', value: 'dana' },
-              erp: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
-            },
-          ],
-        }),
+        MCP_OAUTH_IDENTITIES: JSON.stringify({ identities: identities() }),
       },
     });
   });
@@ -455,26 +446,23 @@ describe('POST /mcp with OAuth: an identity without user_id on ERP 16-18', () =>
     await proxy?.close();
     await issuer?.close();
   });
-
-  it("says the operator's map entry lacks user_id (not a header the person cannot set)", async () => {
-    const response = await fetch(resource, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-        authorization: `Bearer ${await issuer.mint({ sub: 'dana', scope: 'erp.read' })}`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'search_count', arguments: { model: 'res.partner' } },
-      }),
-    });
-    const result = ((await response.json()) as { result: unknown }).result;
-    const error = toolError(result);
-    expect(error.message).toMatch(/identity map entry "no-uid" has no erp\.user_id: ask an operator/);
-    expect(error.message).not.toMatch(/x-erp-user-id/);
-  });
-});
+  return {
+    mint: (claims: Record<string, unknown>) => {
+      if (!issuer) throw new Error('the token issuer is not started yet');
+      return issuer.mint(claims);
+    },
+    post: async (token: string, body: unknown, headers: Record<string, string> = {}) => {
+      const response = await fetch(resource, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          ...headers,
+        },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, json: (await response.json()) as unknown };
+    },
+  };
+}
