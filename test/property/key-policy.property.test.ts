@@ -8,7 +8,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkKeyPolicy, type PolicyQuestion } from '../../lambdas/core/key-policy-check.ts';
-import type { McpInbound } from '../../lambdas/core/mcp/connection.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import TOOL_INPUT_SCHEMAS from '../../lambdas/core/mcp/tool-schemas.json' with { type: 'json' };
 import * as requests from '../../lambdas/core/requests.ts';
@@ -26,6 +25,7 @@ import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpCall, ErpTransport } from '../../lambdas/upstream/erp-transport.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
 import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
+import { mcpInbound } from '../support/mcp-serve.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
 const KEY = 'property-key-SECRET-0123456789';
@@ -400,27 +400,18 @@ describe('no name slips a write or another model past the check', () => {
           (TOOL_INPUT_SCHEMAS as Record<string, { properties?: Record<string, unknown> }>)[name]
             ?.properties ?? {};
         const args = Object.fromEntries(Object.entries(generated).filter(([key]) => key in accepted));
-        const inbound: McpInbound = {
-          body: {
-            ok: true,
-            value: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
-            members: new Map(),
-            tooDeep: false,
-          },
-          protocolHeaders: {
+        const inbound = mcpInbound(
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+          {
             accept: 'application/json, text/event-stream',
             'content-type': 'application/json',
             'mcp-protocol-version': '2025-11-25',
           },
-          erp: { url: 'http://127.0.0.1:8069', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
-          envelopeId: null,
-          keyPolicy: READ_KEY,
-          presentedProxyKey: TEST_PROXY_KEY,
-          requestTimeout: undefined,
-          responseEncoding: undefined,
-          sourceIp: '127.0.0.1',
-          remainingMs: undefined,
-        };
+          {
+            erp: { url: 'http://127.0.0.1:8069', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+            keyPolicy: READ_KEY,
+          },
+        );
         const { response } = await serveMcp(inbound, deps);
         if (sent.length > 0) mcpTally.reached += 1;
         for (const call of sent) {

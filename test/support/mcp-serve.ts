@@ -35,22 +35,36 @@ export async function proxyAnswer(
     positional: never,
     writeTools,
   };
-  const inbound: McpInbound = {
-    envelopeId: null,
-    keyPolicy: undefined,
-    body: { ok: true, value: body, members: new Map(), tooDeep: false },
-    protocolHeaders: headers,
+  const inbound = mcpInbound(body, headers, {
     erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
-    presentedProxyKey: TEST_PROXY_KEY,
-    requestTimeout: undefined,
-    responseEncoding: undefined,
-    sourceIp: '127.0.0.1',
-    remainingMs: undefined,
-  };
+  });
   const { response } = await serveMcp(inbound, deps);
   return {
     status: response.statusCode,
     contentType: response.headers?.['content-type'],
     body: response.body,
+  };
+}
+
+/**
+ * One `POST /mcp` as the edge hands it to the core: `body` read, `headers` the protocol's, the test
+ * proxy key presented, no policy unless `overrides` gives one.
+ */
+export function mcpInbound(
+  body: unknown,
+  headers: Readonly<Record<string, string>>,
+  overrides: Partial<McpInbound> & Pick<McpInbound, 'erp'>,
+): McpInbound {
+  return {
+    envelopeId: null,
+    keyPolicy: undefined,
+    body: { ok: true, value: body, members: new Map(), tooDeep: false },
+    protocolHeaders: headers,
+    presentedProxyKey: TEST_PROXY_KEY,
+    requestTimeout: undefined,
+    responseEncoding: undefined,
+    sourceIp: '127.0.0.1',
+    remainingMs: undefined,
+    ...overrides,
   };
 }
