@@ -118,6 +118,11 @@ const AboutSchema = z.object({
     .describe(
       'Whether any proxy key carries a policy (README, "Key policies"), never what they say; null when the keys could not be read.',
     ),
+  state_store: z
+    .enum(['dynamodb', 'embedded', 'none'])
+    .describe(
+      'Where the proxy keeps its state (Idempotency-Key records): a DynamoDB table, this process (npm start), or none (keyed writes refused).',
+    ),
   build: z.object({ commit: z.string().nullable(), time: z.string().nullable() }),
   runtime: z.object({
     node: z.string(),

@@ -37,3 +37,11 @@ export interface InboundCall {
   /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
   readonly answerLease?: AnswerLease;
 }
+
+/** An execute call: whose it is and its `Idempotency-Key` too (README, "Retrying writes safely"). */
+export interface ExecuteCall extends InboundCall {
+  /** The name of the proxy key that authenticated the caller: whose `Idempotency-Key` it is. */
+  readonly caller: string;
+  /** The `Idempotency-Key` header as sent (checked by `core/idempotency.ts`); `undefined` when absent. */
+  readonly idempotencyKey: string | undefined;
+}

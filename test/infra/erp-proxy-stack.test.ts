@@ -437,11 +437,12 @@ describe('default context', () => {
       }
     });
 
-    it('is named to exactly the functions that read STATE_TABLE', () => {
+    it('is named to the functions that use it, and to aux for /_/about (which may not reach it)', () => {
       for (const name of FUNCTION_NAMES) {
         const env = envOf(s.template, s.fnIds[name]);
-        if (STATEFUL_FUNCTIONS.includes(name)) expect(env.STATE_TABLE, name).toEqual({ Ref: tableId() });
-        else expect(env.STATE_TABLE, name).toBeUndefined();
+        if (name === 'aux' || STATEFUL_FUNCTIONS.includes(name)) {
+          expect(env.STATE_TABLE, name).toEqual({ Ref: tableId() });
+        } else expect(env.STATE_TABLE, name).toBeUndefined();
       }
     });
   });

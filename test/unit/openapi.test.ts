@@ -251,6 +251,7 @@ describe('docs/openapi.json', () => {
       'routes',
       'runtime',
       'settings',
+      'state_store',
       'transports',
       'version',
     ]);
