@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { checkKeyPolicy, type PolicyQuestion } from '../../lambdas/core/key-policy-check.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import TOOL_INPUT_SCHEMAS from '../../lambdas/core/mcp/tool-schemas.json' with { type: 'json' };
+import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
 import { loadConfig, parseProxyKeys } from '../../lambdas/platform/config.ts';
@@ -20,7 +21,6 @@ import {
   type KeyPolicyApi,
   READ_METHODS,
 } from '../../lambdas/platform/key-policy.ts';
-import { MCP_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpCall, ErpTransport } from '../../lambdas/upstream/erp-transport.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
@@ -392,7 +392,7 @@ describe('no name slips a write or another model past the check', () => {
       { requiredKeys: [] },
     );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...MCP_TOOL_NAMES), argumentsArb, async (name, generated) => {
+      fc.asyncProperty(fc.constantFrom(...TOOLS.map((tool) => tool.name)), argumentsArb, async (name, generated) => {
         sent.length = 0;
         // Only the arguments the tool takes (its input schema is strict: another is a tool error
         // before any ERP call, which would prove nothing here).

@@ -9,6 +9,7 @@ import { echoed, MAX_ERROR_MESSAGE_CHARS } from '../../platform/bounded-text.ts'
 import { type CallRan, PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, type ProxyError } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
+import type { ErpFacts } from './erp-access.ts';
 
 /**
  * The longest JSON text a tool answers with: about 12 000-25 000 tokens, within what MCP clients
@@ -23,7 +24,7 @@ export const MAX_RESULT_CHARS = 50_000;
  */
 export const MAX_RESULT_WORDS = `${String(MAX_RESULT_CHARS).replace(/\B(?=(\d{3})+$)/g, ',')} characters`;
 
-/** A tool's answer before it becomes MCP content. */
+/** A tool's answer before it becomes MCP content, with what its ERP calls told the request log. */
 export interface ToolAnswer {
   /** JSON text of the result (always valid JSON, also when cut). */
   readonly json: string;
@@ -34,6 +35,8 @@ export interface ToolAnswer {
    * schema): what `structuredContent` carries beside the text.
    */
   readonly structured?: Readonly<Record<string, unknown>>;
+  /** The facts of the ERP call the answer comes from (the last one, for a tool that makes several). */
+  readonly facts: ErpFacts;
 }
 
 /** What {@link fitJson} kept of a value. */
