@@ -24,12 +24,7 @@ import {
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
-import {
-  API_NAMES,
-  METRICS_NAMESPACE,
-  OUTCOMES,
-  UPSTREAM_PROTOCOLS,
-} from '../platform/names.ts';
+import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -384,7 +379,8 @@ export function familiesFromResults(
   tools.sort((a, b) =>
     a.tool === b.tool ? outcomeOrder(a.outcome) - outcomeOrder(b.outcome) : a.tool < b.tool ? -1 : 1,
   );
-  for (const { tool, outcome, value } of tools) push(MetricName.McpToolCalls, { labels: { tool, outcome }, value });
+  for (const { tool, outcome, value } of tools)
+    push(MetricName.McpToolCalls, { labels: { tool, outcome }, value });
 
   const window = `Over the last ${windowSeconds} s, from CloudWatch.`;
   return METRIC_SPECS.map((spec) => ({

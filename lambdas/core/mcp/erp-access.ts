@@ -214,7 +214,8 @@ export class ErpAccess {
       await this.allowedByKey(call);
       if (call.uid === undefined) {
         const major = await this.knownMajor(call.baseUrl, call.db);
-        if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.identity);
+        if (major !== undefined && major < FIRST_JSON2_MAJOR)
+          throw missingUserId(major, this.inbound.identity);
       }
       const outcome = await this.deps.positional.call(call, this.context);
       if (outcome.kind !== 'erp_error') return { value: answerValue(outcome), facts };
@@ -247,7 +248,10 @@ export class ErpAccess {
       const target = checkTarget(this.deps.policy, url, db);
       const pending = checkKeyPolicy(this.inbound.keyPolicy, { target, db });
       if (pending !== undefined) await pending;
-      return { value: await this.deps.versions.version(target, { ...this.context, readOnly: true }, db), facts };
+      return {
+        value: await this.deps.versions.version(target, { ...this.context, readOnly: true }, db),
+        facts,
+      };
     });
   }
 }

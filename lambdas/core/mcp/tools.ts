@@ -524,7 +524,9 @@ async function formattedReadGroup(
       context: readContext(args.context),
     }),
   );
-  const value = (Array.isArray(rows) ? rows : []).map((row) => groupRow(row, args.groupBy, args.aggregates, same));
+  const value = (Array.isArray(rows) ? rows : []).map((row) =>
+    groupRow(row, args.groupBy, args.aggregates, same),
+  );
   return { value, facts };
 }
 

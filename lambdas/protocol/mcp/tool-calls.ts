@@ -101,7 +101,9 @@ export function toolListFor(
 ): readonly ListedTool[] {
   const all = toolList(writeTools, era);
   if (policy === undefined) return all;
-  const mayUse = new Set<string>(toolsForKey(offeredTools(writeTools), policy).map((definition) => definition.name));
+  const mayUse = new Set<string>(
+    toolsForKey(offeredTools(writeTools), policy).map((definition) => definition.name),
+  );
   return all.filter((tool) => mayUse.has(tool.name));
 }
 
