@@ -56,9 +56,9 @@ export interface RequestFacts {
 }
 
 /**
- * Facts a core function gathers while it runs, where they come from callbacks it does not return
- * through (an MCP tool's ERP calls inside the SDK): a local of that function, returned as its
- * answer's facts, never shared with the chain.
+ * The writable form of {@link RequestFacts}: the request record's (written by `learn` alone), and
+ * a fresh object a function builds and returns as its facts. Never passed to another function to
+ * be written: facts travel as returned values (docs/design.md, section 3a).
  */
 export type FactSheet = { -readonly [K in keyof RequestFacts]: RequestFacts[K] };
 
