@@ -5,16 +5,11 @@
  * function calls it.
  */
 import { describe, expect, it } from 'vitest';
-import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
-import { loadConfig } from '../../lambdas/platform/config.ts';
 import { IdentityRefusedError } from '../../lambdas/platform/errors.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpCall, ErpOutcome } from '../../lambdas/upstream/erp-transport.ts';
-import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
-import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
-import { mcpInbound } from '../support/mcp-serve.ts';
-import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
+import { mcpDeps, mcpInbound } from '../support/mcp-serve.ts';
 
 const LEGACY = {
   accept: 'application/json, text/event-stream',
@@ -24,7 +19,6 @@ const LEGACY = {
 
 /** The runtime's MCP parts over an ERP that answers `count` to every named call, recording the calls. */
 function depsWith(writeTools: boolean) {
-  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY });
   const calls: ErpCall[] = [];
   const erp = {
     call: async (call: ErpCall): Promise<ErpOutcome> => {
@@ -32,15 +26,7 @@ function depsWith(writeTools: boolean) {
       return { kind: 'result', value: 42 };
     },
   };
-  const deps: McpDeps = {
-    config,
-    policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
-    versions: { cached: () => undefined } as unknown as VersionClient,
-    named: erp,
-    positional: erp,
-    writeTools,
-  };
-  return { deps, calls };
+  return { deps: mcpDeps(writeTools, erp), calls };
 }
 
 const ERP = { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' };

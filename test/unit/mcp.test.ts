@@ -19,11 +19,10 @@ import {
   erpUrl,
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
-import { type ErpAccess, ErpCallError, type McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
+import { type ErpAccess, ErpCallError } from '../../lambdas/core/mcp/erp-access.ts';
 import { compactFields, MAX_DEFAULT_SELECTION, TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
-import { loadConfig } from '../../lambdas/platform/config.ts';
 import { PROXY_ERRORS } from '../../lambdas/platform/error-table.ts';
 import {
   BadUpstreamResponseError,
@@ -37,8 +36,7 @@ import {
 } from '../../lambdas/platform/errors.ts';
 import { matchRoute, ROUTES, routeKeys } from '../../lambdas/platform/routes.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
-import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
-import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
+import { mcpDeps } from '../support/mcp-serve.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
 describe("fields_get's default answer", () => {
@@ -360,18 +358,10 @@ describe('the tools', () => {
 
 describe('a bug inside a tool', () => {
   it("is the tool's result (-32603, nothing of the bug shown), kept for the log line", async () => {
-    const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY });
     const broken = {
       call: () => Promise.reject(new TypeError('cannot read properties of undefined (secret)')),
     };
-    const deps: McpDeps = {
-      config,
-      policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
-      versions: { cached: () => undefined } as unknown as VersionClient,
-      named: broken,
-      positional: broken,
-      writeTools: false,
-    };
+    const deps = mcpDeps(false, broken);
     const message = {
       jsonrpc: '2.0',
       id: 1,
