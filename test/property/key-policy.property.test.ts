@@ -109,6 +109,9 @@ function referenceModelListed(entries: readonly string[], model: string): boolea
   });
 }
 
+/** Every declared tool's name. */
+const MCP_TOOL_NAMES = TOOLS.map((tool) => tool.name);
+
 describe('every API × every policy field, against a reference', () => {
   const apisArb = fc.subarray([...KEY_POLICY_APIS], { minLength: 1 });
   const modelsArb = fc.uniqueArray(
@@ -392,54 +395,50 @@ describe('no name slips a write or another model past the check', () => {
       { requiredKeys: [] },
     );
     await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...TOOLS.map((tool) => tool.name)),
-        argumentsArb,
-        async (name, generated) => {
-          sent.length = 0;
-          // Only the arguments the tool takes (its input schema is strict: another is a tool error
-          // before any ERP call, which would prove nothing here).
-          const accepted =
-            (TOOL_INPUT_SCHEMAS as Record<string, { properties?: Record<string, unknown> }>)[name]
-              ?.properties ?? {};
-          const args = Object.fromEntries(Object.entries(generated).filter(([key]) => key in accepted));
-          const inbound = mcpInbound(
-            { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
-            {
-              accept: 'application/json, text/event-stream',
-              'content-type': 'application/json',
-              'mcp-protocol-version': '2025-11-25',
-            },
-            {
-              erp: { url: 'http://127.0.0.1:8069', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
-              keyPolicy: READ_KEY,
-            },
-          );
-          const { response } = await serveMcp(inbound, deps);
-          if (sent.length > 0) mcpTally.reached += 1;
-          for (const call of sent) {
-            // list_models' own read of ir.model is narrowed to the key's models instead.
-            if (name === 'list_models') {
-              expect(call).toMatchObject({ model: 'ir.model', method: 'search_read' });
-              continue;
-            }
-            expect(allowedCall(call), `${name} sent ${call.model}.${call.method}`).toBe(true);
+      fc.asyncProperty(fc.constantFrom(...MCP_TOOL_NAMES), argumentsArb, async (name, generated) => {
+        sent.length = 0;
+        // Only the arguments the tool takes (its input schema is strict: another is a tool error
+        // before any ERP call, which would prove nothing here).
+        const accepted =
+          (TOOL_INPUT_SCHEMAS as Record<string, { properties?: Record<string, unknown> }>)[name]
+            ?.properties ?? {};
+        const args = Object.fromEntries(Object.entries(generated).filter(([key]) => key in accepted));
+        const inbound = mcpInbound(
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+          {
+            accept: 'application/json, text/event-stream',
+            'content-type': 'application/json',
+            'mcp-protocol-version': '2025-11-25',
+          },
+          {
+            erp: { url: 'http://127.0.0.1:8069', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+            keyPolicy: READ_KEY,
+          },
+        );
+        const { response } = await serveMcp(inbound, deps);
+        if (sent.length > 0) mcpTally.reached += 1;
+        for (const call of sent) {
+          // list_models' own read of ir.model is narrowed to the key's models instead.
+          if (name === 'list_models') {
+            expect(call).toMatchObject({ model: 'ir.model', method: 'search_read' });
+            continue;
           }
-          const result = (
-            JSON.parse(response.body) as { result?: { isError?: boolean; content: { text: string }[] } }
-          ).result;
-          if (
-            result?.isError &&
-            sent.length === 0 &&
-            /Refused by this key/.test(result.content[0]?.text ?? '')
-          ) {
-            mcpTally.refused += 1;
-            expect(JSON.parse(result.content[0]?.text ?? '{}')).toMatchObject({
-              error: { source: 'proxy', code: -32008 },
-            });
-          }
-        },
-      ),
+          expect(allowedCall(call), `${name} sent ${call.model}.${call.method}`).toBe(true);
+        }
+        const result = (
+          JSON.parse(response.body) as { result?: { isError?: boolean; content: { text: string }[] } }
+        ).result;
+        if (
+          result?.isError &&
+          sent.length === 0 &&
+          /Refused by this key/.test(result.content[0]?.text ?? '')
+        ) {
+          mcpTally.refused += 1;
+          expect(JSON.parse(result.content[0]?.text ?? '{}')).toMatchObject({
+            error: { source: 'proxy', code: -32008 },
+          });
+        }
+      }),
       { numRuns: 400 },
     );
     expect(mcpTally.reached).toBeGreaterThan(20);
