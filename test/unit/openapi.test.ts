@@ -307,6 +307,6 @@ describe('docs/openapi.json', () => {
       expect(responses[`${api}Error422`]?.description, api).toContain('-32011');
     }
     expect(responses.VersionSuccess?.headers).toBeUndefined();
-    expect(doc.components.headers).toHaveProperty('Idempotent-Replayed');
+    expect((doc.components as unknown as { headers: Json }).headers).toHaveProperty('Idempotent-Replayed');
   });
 });
