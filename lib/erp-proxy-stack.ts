@@ -178,6 +178,7 @@ export class ErpProxyStack extends Stack {
       alarms: config.alarms,
       dashboardName: `${this.stackName}-${SERVICE_NAME}`,
       topic: this.alarmTopic,
+      stateTable: this.stateTable,
     });
 
     this.addOutputs(config, domain);

@@ -437,6 +437,17 @@ describe('default context', () => {
       }
     });
 
+    it('has an alarm on its errors and throttles of the store operations', () => {
+      const alarm = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).find(
+        (a) => a.Properties.AlarmName === 'ErpProxy-StateTableErrors',
+      );
+      const text = JSON.stringify(alarm?.Properties.Metrics);
+      for (const operation of STORE_OPERATIONS) expect(text).toContain(`{"Name":"Operation","Value":"${operation}"}`);
+      expect(text).toContain('SystemErrors');
+      expect(text).toContain('ThrottledRequests');
+      expect(text).toContain(tableId());
+    });
+
     it('is named to the functions that use it, and to aux for /_/about (which may not reach it)', () => {
       for (const name of FUNCTION_NAMES) {
         const env = envOf(s.template, s.fnIds[name]);
@@ -481,6 +492,7 @@ describe('default context', () => {
           'ErpProxy-ApiLatencyP99',
           'ErpProxy-LicenseExpiring',
           'ErpProxy-LicenseRefusals',
+          'ErpProxy-StateTableErrors',
           ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux', 'Mcp'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
             `ErpProxy-${f}Throttles`,
@@ -598,7 +610,7 @@ describe('default context', () => {
       s.template.resourceCountIs('AWS::SNS::Subscription', 0);
       const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
       const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
-      expect(alarms).toHaveLength(15);
+      expect(alarms).toHaveLength(16);
       for (const alarm of alarms) {
         expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
         expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
