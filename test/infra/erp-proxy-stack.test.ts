@@ -442,7 +442,8 @@ describe('default context', () => {
         (a) => a.Properties.AlarmName === 'ErpProxy-StateTableErrors',
       );
       const text = JSON.stringify(alarm?.Properties.Metrics);
-      for (const operation of STORE_OPERATIONS) expect(text).toContain(`{"Name":"Operation","Value":"${operation}"}`);
+      for (const operation of STORE_OPERATIONS)
+        expect(text).toContain(`{"Name":"Operation","Value":"${operation}"}`);
       expect(text).toContain('SystemErrors');
       expect(text).toContain('ThrottledRequests');
       expect(text).toContain(tableId());

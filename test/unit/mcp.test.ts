@@ -383,6 +383,7 @@ describe('a bug inside a tool', () => {
       responseEncoding: undefined,
       sourceIp: '127.0.0.1',
       remainingMs: undefined,
+      caller: 'key:default',
     };
     const { response, facts: state } = await serveMcp(inbound, deps);
     expect(response.statusCode).toBe(200);

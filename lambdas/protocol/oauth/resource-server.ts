@@ -42,6 +42,8 @@ export interface OAuthResourceServer {
 export interface OAuthCaller {
   readonly identity: Identity;
   readonly subject: string | undefined;
+  /** The token's issuer (`iss`): with `subject`, the person. */
+  readonly issuer: string;
   readonly scopes: ReadonlySet<string>;
 }
 
@@ -105,7 +107,7 @@ export async function authenticateToken(
   const policy: KeyPolicy | undefined = check.scopes.has('erp.write')
     ? identity.policy
     : narrowedToRead(identity.policy);
-  return { caller: { identity, subject: check.subject, scopes: check.scopes }, policy };
+  return { caller: { identity, subject: check.subject, issuer: check.issuer, scopes: check.scopes }, policy };
 }
 
 /** `policy` with read access only (a policy that allows everything otherwise, if absent). */
