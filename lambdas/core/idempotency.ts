@@ -38,10 +38,8 @@ import type { Answer, LambdaResponse } from './envelope.ts';
 import type { InboundCall } from './inbound-call.ts';
 import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
 
+export { IDEMPOTENCY_KEY_HEADER } from './inbound-call.ts';
 export type { IdempotencyOutcome };
-
-/** The request header (lower-cased, as API Gateway and the local server hand it over). */
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** The response header of a replayed answer. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
 

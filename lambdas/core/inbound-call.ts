@@ -38,6 +38,13 @@ export interface InboundCall {
   readonly answerLease?: AnswerLease;
 }
 
+/**
+ * The request header of writes you can retry (lower-cased, as API Gateway and the local server hand
+ * it over). Here, not in core/idempotency.ts, so the edge reads it without loading that module
+ * into the bundles of functions that never use it (version).
+ */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
 /** An execute call: whose it is and its `Idempotency-Key` too (README, "Retrying writes safely"). */
 export interface ExecuteCall extends InboundCall {
   /** The name of the proxy key that authenticated the caller: whose `Idempotency-Key` it is. */
