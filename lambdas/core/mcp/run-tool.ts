@@ -48,7 +48,7 @@ export async function runTool(
   } catch (error) {
     Object.assign(state, factsOf(error));
     if (error instanceof ErpCallError) {
-      return failed(state, erpFailure(error.code, error.erpMessage, error.data));
+      return failed(state, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion));
     }
     if (error instanceof ProxyError) return failed(state, proxyFailure(error, readOnly));
     // A bug: logged with its stack (observe reads it), shown as -32603 without details.
