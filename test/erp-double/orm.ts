@@ -713,15 +713,8 @@ const WITH_CONTEXT_BEFORE_18: MethodSpec = {
 const READ_GROUP_20: MethodSpec = {
   model: true,
   readonly: true,
-  params: [
-    param('domain', true),
-    param('groupby'),
-    param('aggregates'),
-    param('having'),
-    param('offset'),
-    param('limit'),
-    param('order'),
-  ],
+  // formatted_read_group's parameters (both follow `_read_group`'s).
+  params: METHODS.formatted_read_group?.params ?? [],
   run: (env, def, _ids, args) => {
     checkAccess(env, def, 'read');
     const matching = searchIds(env, def, args.domain, { order: 'id' });

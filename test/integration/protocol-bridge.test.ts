@@ -27,6 +27,14 @@ function v1Caller(double: ErpDouble, proxy: ProxyHarness): Call {
 
 const companies = [['is_company', '=', true]];
 
+/** read_group in its 16-19 form, as 19 takes it and 20+ no longer does (positional, `lazy` by name). */
+const OLD_READ_GROUP = {
+  action: 'call_method',
+  fn_name: 'read_group',
+  params: [[], ['is_company'], ['is_company']],
+  keyword: { lazy: true },
+};
+
 /** The 9 actions, and `call_method` on a documented, an undocumented and a `None` method. */
 const CASES: ReadonlyArray<{
   name: string;
@@ -111,13 +119,7 @@ const CASES: ReadonlyArray<{
   {
     name: 'call_method read_group (deprecated, not documented: the built-in table)',
     upTo19: true,
-    run: (call) =>
-      call({
-        action: 'call_method',
-        fn_name: 'read_group',
-        params: [[], ['is_company'], ['is_company']],
-        keyword: { lazy: true },
-      }),
+    run: (call) => call(OLD_READ_GROUP),
   },
   {
     name: 'an ERP error (a validation error: create without a name)',
@@ -407,13 +409,7 @@ const OLD_FORM_CASES: ReadonlyArray<{
   {
     name: 'read_group in its 16-19 form (positional, lazy by name)',
     method: 'read_group',
-    run: (call) =>
-      call({
-        action: 'call_method',
-        fn_name: 'read_group',
-        params: [[], ['is_company'], ['is_company']],
-        keyword: { lazy: true },
-      }),
+    run: (call) => call(OLD_READ_GROUP),
     erpAnswer: { name: 'builtins.TypeError', message: /unexpected keyword argument 'lazy'/ },
     refusal:
       /read_group is written in its ERP 16-19 form.*formatted_read_group\(domain, groupby, aggregates.*through call_method/s,
