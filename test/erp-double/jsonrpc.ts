@@ -1,6 +1,6 @@
 /**
  * @module erp-double/jsonrpc
- * Legacy JSON-RPC: `POST /jsonrpc` (services common, db, object), `/web/webclient/version_info`
+ * Legacy JSON-RPC: `POST /jsonrpc` (services common, db up to 19, object), `/web/webclient/version_info`
  * and `/web/database/list` (Odoo's `odoo/http.py` `JsonRPCDispatcher` and `odoo/service/`).
  */
 import type { Database } from './database.ts';

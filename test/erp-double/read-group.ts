@@ -4,7 +4,9 @@
  * in Odoo 19 (so absent from `/doc-bearer`) but still callable over both protocols
  * (captures bridge-read_group-undocumented-*). Grouping by plain stored fields only; ordered by
  * grouped fields, `__count` (17+) or an aggregate's key (`alias:count(id)`: ERP 16-18, live);
- * date granularities, x2many groups and other orders are not imitated and say so.
+ * date granularities, x2many groups and other orders are not imitated and say so. On 20+ the
+ * name belongs to the new `read_group(domain, groupby, aggregates, having, offset, limit, order)`
+ * answering tuples ({@link readGroupTuples}; versions.ts), and this one is gone.
  */
 import type { Database, Row } from './database.ts';
 import { pyError } from './errors.ts';
