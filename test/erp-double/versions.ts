@@ -62,8 +62,10 @@
  *     API (`fields`, `orderby`, `lazy`) is gone: odoo/odoo#226523 ("[REM] core: remove old
  *     read_group API", label 19.1), deprecated since odoo/odoo#163300 (18.2). A 16-19 call then
  *     fails as Python fails it: a name it does not take is a TypeError (JSON-2: 422 from
- *     `signature.bind`, as `addons/rpc/controllers/json2.py` of the stored 19.x version
- *     09df5d19 does), positional values land on the new parameters and fail their checks.
+ *     `signature.bind`, `addons/rpc/controllers/json2.py` lines 80-84 of the stored odoo/odoo
+ *     version 09df5d19, a pre-19.0 master whose route still names `<model>` where 19.0 names
+ *     `<__model__>`; the 19.0 captures show the same 422), positional values land on the new
+ *     parameters and fail `_read_group`'s checks (the wording of those is the double's).
  *   - `toggle_active` absent (19 still has it, deprecated since odoo/odoo#183691, label 18.1,
  *     first-party, "[IMP] core: Deprecate toggle_active()"): its removal in 20 is reported by a
  *     peer (a 19 -> 20 delta note), not by a first-party source found here.
