@@ -593,7 +593,8 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
         ids.filter((id) => !active.includes(id)),
         true,
       );
-      return true;
+      // Odoo's toggle_active returns None (odoo/models.py, 17.0: two assignments).
+      return undefined;
     },
   },
   name_search: {
