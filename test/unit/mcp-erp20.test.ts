@@ -28,11 +28,11 @@ const PARTNER_FIELDS = {
 function fieldSource(erpVersion: ErpVersion, target = 'http://erp-a.test/\nerp_a') {
   const calls: { model: string; method: string; kwargs: Record<string, unknown> }[] = [];
   const source: FieldSource = {
-    version: async () => erpVersion,
+    version: async () => ({ value: erpVersion }),
     targetKey: () => target,
     named: async (model, method, kwargs) => {
       calls.push({ model, method, kwargs });
-      return PARTNER_FIELDS;
+      return { value: PARTNER_FIELDS };
     },
   };
   return { source, calls };
@@ -125,7 +125,7 @@ describe('aggregate on ERP 20+', () => {
   it('keeps formatted_read_group and never falls back to read_group (its 20 form is another method)', async () => {
     const methods: string[] = [];
     const erp = {
-      version: async () => version([20, 0, 0, 'final', 0, ''], '20.0'),
+      version: async () => ({ value: version([20, 0, 0, 'final', 0, ''], '20.0'), facts: {} }),
       named: async (_model: string, method: string) => {
         methods.push(method);
         throw new ErpCallError(404, 'no such method', {});

@@ -17,12 +17,12 @@ const FIRST_WITHOUT_BIN_SIZE_MAJOR = 20;
 const TTL_MS = 5 * 60 * 1000;
 const MAX_ENTRIES = 500;
 
-/** What the read tools need of the ERP access to choose their fields. */
+/** What the read tools need of the ERP access (`ErpAccess`) to choose their fields. */
 export interface FieldSource {
-  version(): Promise<ErpVersion>;
+  version(): Promise<{ readonly value: ErpVersion }>;
   /** Which ERP and database the calls go to (a cache key; holds no key). */
   targetKey(): string;
-  named(model: string, method: string, kwargs: Record<string, unknown>): Promise<unknown>;
+  named(model: string, method: string, kwargs: Record<string, unknown>): Promise<{ readonly value: unknown }>;
 }
 
 const cache = new Map<string, { fields: readonly string[]; expires: number }>();
@@ -46,13 +46,13 @@ export async function fieldsToRead(
   given: readonly string[] | undefined,
 ): Promise<readonly string[] | undefined> {
   if (given !== undefined && given.length > 0) return given;
-  const version = await erp.version();
+  const { value: version } = await erp.version();
   const major = majorVersion(version);
   if (major === undefined || major < FIRST_WITHOUT_BIN_SIZE_MAJOR) return given;
   const key = `${erp.targetKey()}\n${model}\n${version.version}`;
   const cached = cache.get(key);
   if (cached && cached.expires > Date.now()) return cached.fields;
-  const fields = nonBinaryFields(await erp.named(model, 'fields_get', { attributes: ['type'] }));
+  const fields = nonBinaryFields((await erp.named(model, 'fields_get', { attributes: ['type'] })).value);
   cache.delete(key);
   if (cache.size >= MAX_ENTRIES) cache.clear();
   cache.set(key, { fields, expires: Date.now() + TTL_MS });
