@@ -6,7 +6,7 @@
  * `ids`, `values`, `method`, `args`, `kwargs`, `context`. Read tools ask for binary fields' sizes
  * (`bin_size`), not their contents, unless `context` says otherwise.
  */
-import '../../platform/zod.ts';
+import { lazily } from '../../platform/zod.ts';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
 import type { McpToolName } from '../../platform/names.ts';
@@ -101,15 +101,6 @@ const values = () =>
         'Field values by field name, such as {"name": "Acme", "is_company": true} (fields_get lists the fields).',
       ),
     );
-
-/** `build`, called on the first call of the returned function; the same value afterwards. */
-function lazily<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => {
-    value ??= build();
-    return value;
-  };
-}
 
 /** A tool's `outputSchema`: a JSON Schema of an object (MCP 2025-06-18 to 2026-07-28 all take it). */
 export type OutputSchema = Readonly<Record<string, unknown>>;
