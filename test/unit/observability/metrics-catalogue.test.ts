@@ -20,7 +20,7 @@ describe('metric catalogue', () => {
     ]);
   });
 
-  it('exposes the license days (CloudWatch: LicenseDaysLeft, Count) in seconds, Prometheus's base unit', () => {
+  it("exposes the license days (CloudWatch: LicenseDaysLeft, Count) in seconds, Prometheus's base unit", () => {
     const license = METRIC_SPECS.find((spec) => spec.name === MetricName.LicenseDaysLeft);
     if (license === undefined) throw new Error('catalogue changed');
     expect(license.unit).toBe('Count');
