@@ -818,7 +818,10 @@ function paths(): Record<string, unknown> {
     const operation = OPERATIONS[key];
     if (operation === undefined) throw new Error(`openapi: no description for the route ${key}`);
     if (route.fn === 'mcp' && route.method === 'POST') {
-      result[route.path] = { ...result[route.path], [route.method.toLowerCase()]: mcpOperation(route, operation) };
+      result[route.path] = {
+        ...result[route.path],
+        [route.method.toLowerCase()]: mcpOperation(route, operation),
+      };
       continue;
     }
     const entry: Record<string, unknown> = {

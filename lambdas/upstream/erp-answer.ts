@@ -33,7 +33,7 @@
  * (`classifyGatewayAnswer`): redirects -32005 naming the `Location`, 429/503/502 -32004, 504 -32003.
  */
 import { BadUpstreamResponseError } from '../platform/errors.ts';
-import { isJsonObject, MAX_JSON_DEPTH, scanJson } from '../platform/json.ts';
+import { isJsonObject, scanJson } from '../platform/json.ts';
 import { classifyGatewayAnswer, describeAnswer, parseJsonBody, TooDeepAnswerError } from './erp-transport.ts';
 import type { UpstreamResponse } from './http-client.ts';
 

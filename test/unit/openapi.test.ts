@@ -84,7 +84,7 @@ describe('docs/openapi.json', () => {
     expect(described).toContain('POST /mcp');
   });
 
-  it('gives each operation the summary /_/about shows: the route table\'s, written once', () => {
+  it("gives each operation the summary /_/about shows: the route table's, written once", () => {
     const about = buildAbout(loadConfig({ PROXY_API_KEY: 'openapi-summary-key-0123' }));
     for (const route of ROUTES) {
       const operation = doc.paths[route.path]?.[route.method.toLowerCase()] as { summary?: string };

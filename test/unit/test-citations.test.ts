@@ -34,7 +34,7 @@ const CITATION = /(?<![\w./@$-])test\/[\w.*/-]*[\w*/]/g;
  * The `test/` paths `text` cites that match nothing in `exists` (a set of the repository's files
  * and folders, `/`-separated, without a trailing slash), each once.
  */
-export function missingCitations(text: string, exists: ReadonlySet<string>): string[] {
+function missingCitations(text: string, exists: ReadonlySet<string>): string[] {
   const missing = new Set<string>();
   for (const match of text.matchAll(CITATION)) {
     const after = text.slice((match.index ?? 0) + match[0].length, (match.index ?? 0) + match[0].length + 2);
@@ -78,6 +78,7 @@ describe('missingCitations', () => {
   it('takes folders, globs and sentence punctuation; leaves built paths and other roots alone', () => {
     const text = [
       'test/unit/ and (test/unit/a.test.ts), test/integration/mcp*.test.ts; test/**/*.test.ts',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a template as a comment cites one.
       'client/test/nothing.ts ../test/nothing.ts `test/live/capture-replay${v}.test.ts` test/<name>',
     ].join('\n');
     expect(missingCitations(text, exists)).toEqual([]);

@@ -6,10 +6,11 @@
  * `ids`, `values`, `method`, `args`, `kwargs`, `context`. Read tools ask for binary fields' sizes
  * (`bin_size`), not their contents, unless `context` says otherwise.
  */
-import { lazily } from '../../platform/zod.ts';
+
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
 import type { McpToolName } from '../../platform/names.ts';
+import { lazily } from '../../platform/zod.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
