@@ -302,8 +302,8 @@ async function main(): Promise<number> {
     const other = await runProbe(node24, dir, 'node24', env);
     const differed = differences(base, other);
     const about = other.outcomes.find((outcome) => outcome.name === 'GET /_/about');
-    const aboutNode = (JSON.parse((about?.answer as { body: string }).body) as { runtime: { node: string } })
-      .runtime.node;
+    const aboutBody = (about?.answer as { body?: string } | undefined)?.body ?? '{}';
+    const aboutNode = (JSON.parse(aboutBody) as { runtime?: { node?: string } }).runtime?.node;
     if (!other.node.startsWith('v24.') || aboutNode !== other.node) {
       differed.push({
         name: 'the Node 24 process',

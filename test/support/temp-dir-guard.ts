@@ -23,5 +23,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
   if (previous === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = previous;
-  expect(left, 'temporary folders or files this test file left behind (remove them after the test)').toEqual([]);
+  expect(left, 'temporary folders or files this test file left behind (remove them after the test)').toEqual(
+    [],
+  );
 });
