@@ -10,7 +10,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Envelope, USERS, useErpDouble, useProxy } from '../support/fixtures.ts';
+import { type Envelope, searchCountBody, USERS, useErpDouble, useProxy } from '../support/fixtures.ts';
 import { erpHeaders, toolError, withMcpClient } from '../support/mcp-client.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
@@ -63,25 +63,8 @@ async function startHost(doubleUrl: string): Promise<{ url: string; server: Serv
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-function v1Body(url: string): Record<string, unknown> {
-  return {
-    id: 'path-v1',
-    action: 'search_count',
-    model_id: 'res.partner',
-    params: [[]],
-    erp_instance: { url, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
-  };
-}
-
-function v2Body(url: string): Record<string, unknown> {
-  return {
-    id: 'path-v2',
-    model_id: 'res.partner',
-    method: 'search_count',
-    kwargs: { domain: [] },
-    erp_instance: { url, db: 'erp_a', api_key: admin.apiKey },
-  };
-}
+const v1Body = (url: string) => searchCountBody('v1', url, 'path-v1');
+const v2Body = (url: string) => searchCountBody('v2', url, 'path-v2');
 
 const double = useErpDouble({ mode: '19' });
 const proxy = useProxy({ env: { ERP_V1_TRANSPORT: 'auto', ERP_V2_TRANSPORT: 'auto' } });
