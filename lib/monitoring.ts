@@ -210,7 +210,7 @@ export class Monitoring extends Construct {
     }
     this.addAlarm('StateTableErrors', {
       description:
-        "At least one DynamoDB system error or throttled request on the state table in 5 minutes: writes with an Idempotency-Key are refused -32004 (they never run without their record).",
+        'At least one DynamoDB system error or throttled request on the state table in 5 minutes: writes with an Idempotency-Key are refused -32004 (they never run without their record).',
       metric: new MathExpression({
         expression: Object.keys(usingMetrics)
           .map((id) => `FILL(${id}, 0)`)
