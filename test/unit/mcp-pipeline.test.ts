@@ -17,16 +17,23 @@ const LEGACY = {
   'mcp-protocol-version': '2025-11-25',
 };
 
-/** The runtime's MCP parts over an ERP that answers `count` to every named call, recording the calls. */
-function depsWith(writeTools: boolean) {
+/**
+ * The runtime's MCP parts over an ERP that answers `outcome` (42 by default) to every named call,
+ * recording the calls; `env` over the test configuration (the target policy comes from it).
+ */
+function depsWith(
+  writeTools: boolean,
+  outcome: ErpOutcome = { kind: 'result', value: 42 },
+  env: Record<string, string> = {},
+) {
   const calls: ErpCall[] = [];
   const erp = {
     call: async (call: ErpCall): Promise<ErpOutcome> => {
       calls.push(call);
-      return { kind: 'result', value: 42 };
+      return outcome;
     },
   };
-  return { deps: mcpDeps(writeTools, erp), calls };
+  return { deps: mcpDeps(writeTools, erp, env), calls };
 }
 
 const ERP = { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' };
@@ -144,6 +151,50 @@ describe('the facts of a POST /mcp request, as values', () => {
       outcome: 'success',
     });
     expect(facts.errorCode).toBeUndefined();
+  });
+
+  it("a tool whose ERP call failed: the call's facts come back with the ERP error's outcome", async () => {
+    const { deps, calls } = depsWith(false, {
+      kind: 'erp_error',
+      code: 404,
+      message: "Object res.nope doesn't exist",
+      data: { name: 'odoo.exceptions.MissingError' },
+    });
+    const { response, facts } = await serveMcp(
+      mcpInbound(toolsCall('search_count', { model: 'res.nope' }), LEGACY, { erp: ERP }),
+      deps,
+    );
+    expect(JSON.parse(response.body)).toMatchObject({ result: { isError: true } });
+    expect(calls.map((call) => `${call.model}.${call.method}`)).toEqual(['res.nope.search_count']);
+    expect(facts).toMatchObject({
+      mcpMethod: 'tools/call',
+      tool: 'search_count',
+      model: 'res.nope',
+      action: 'search_count',
+      erpHost: '127.0.0.1:9',
+      erpDb: 'erp_a',
+      outcome: 'erp_error',
+      errorCode: 404,
+    });
+  });
+
+  it('a tool refused by the target policy: the refused target and database in its facts, no ERP call', async () => {
+    // A target policy that lists another host only: the call's 127.0.0.1 is not in it.
+    const { deps, calls } = depsWith(false, undefined, { ERP_ALLOWED_TARGETS: 'erp.example.com' });
+    const { response, facts } = await serveMcp(
+      mcpInbound(toolsCall('search_count', { model: 'res.partner' }), LEGACY, { erp: ERP }),
+      deps,
+    );
+    expect(JSON.parse(response.body)).toMatchObject({ result: { isError: true } });
+    expect(calls).toEqual([]);
+    expect(facts).toMatchObject({
+      mcpMethod: 'tools/call',
+      tool: 'search_count',
+      erpHost: '127.0.0.1:9',
+      erpDb: 'erp_a',
+      outcome: 'proxy_error',
+    });
+    expect(facts.model).toBeUndefined();
   });
 });
 
