@@ -90,12 +90,13 @@ describe('the Node 24 bundle check', () => {
   it('calls a tool with the access token alone in the OAuth pass, and reads both metadata routes', () => {
     const cases = oauthInvocations('http://127.0.0.1:1', 'the.access.token');
     const withToken = cases.find((c) => c.name.includes('with an access token'));
-    const headers = (withToken?.event as { headers: Record<string, string> }).headers;
+    if (withToken === undefined) throw new Error('no tools/call with an access token');
+    const headers = (withToken.event as { headers: Record<string, string> }).headers;
     expect(headers.authorization).toBe('Bearer the.access.token');
     expect(Object.keys(headers).filter((name) => name === 'x-api-key' || name.startsWith('x-erp-'))).toEqual(
       [],
     );
-    expect(withToken?.expected).toEqual({ status: 200 });
+    expect(withToken.expected).toEqual({ status: 200 });
     expect(cases.filter((c) => c.name.includes('oauth-protected-resource')).map((c) => c.expected)).toEqual([
       { status: 200 },
       { status: 200 },
