@@ -158,6 +158,20 @@ describe.each(['16', '17'] as const)(
       expect(version).toContain(`try ${older.url} (`);
     });
 
+    it("an MCP tool's answer says the same (its named calls are v2's)", async () => {
+      await withMcpClient(
+        proxy.url,
+        { 'x-api-key': TEST_PROXY_KEY, ...erpHeaders({ url: pasted(), db: 'erp_a', apiKey: admin.apiKey }) },
+        async (client) => {
+          const error = toolError(
+            await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
+          );
+          expect(error.code).toBe(-32005);
+          expect(error.message).toContain(`try ${older.url} (`);
+        },
+      );
+    });
+
     it('the same ERP at its address answers v2 over /jsonrpc, and without a path a missing /json/2 stays -32006', async () => {
       const served = await proxy.post('/v2/erp/execute', v2Body(older.url));
       expect((served.json as Envelope).result).toEqual(expect.any(Number));
