@@ -6,8 +6,11 @@
  * from starting, naming the entry; a 401 names both ways in.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TRY_OUT_PORT, tryOutInstructions } from '../../bin/oauth-try-out.ts';
+import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
 import { USERS, useErpDouble } from '../support/fixtures.ts';
 import { freePort } from '../support/proxy-harness.ts';
 import { type Script, startProcess, startScript } from '../support/scripts.ts';
@@ -85,6 +88,22 @@ describe('npm run oauth:try-out, then the printed commands', () => {
     const message = ((await response.json()) as { error: { message: string } }).error.message;
     expect(message).toMatch(/proxy key.*x-api-key.*Authorization: Bearer <key>/);
     expect(message).toMatch(/OAuth.*access token as Authorization: Bearer <token>/);
+  });
+});
+
+describe("the README's try-out walkthrough", () => {
+  it('is what npm run oauth:try-out prints for the default ports, step by step', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const printed = tryOutInstructions({
+      issuer: `http://127.0.0.1:${TRY_OUT_PORT}`,
+      proxyPort: RUNTIME_SETTINGS.port.schema.parse(undefined),
+      erpDoublePort: RUNTIME_SETTINGS.erpDoublePort.schema.parse(undefined),
+      adminKey: USERS.adminA.apiKey,
+    });
+    for (const number of [2, 3]) {
+      const commands = step(printed, number).replace(/^ {2}/gm, '');
+      expect(readme, `step ${number}`).toContain(`\n\`\`\`\n${commands}\n\`\`\`\n`);
+    }
   });
 });
 
