@@ -420,6 +420,45 @@ describe('POST /mcp with OAuth: an identity without user_id on ERP 16-18', () =>
   });
 });
 
+describe("POST /mcp with OAuth: a connection's failure is the operator's to fix, never a header", () => {
+  const double = useErpDouble({ mode: '19' });
+  const oauth = useOAuthProxy(() => [
+    {
+      name: 'bad-key',
+      match: { claim: 'sub', value: 'erin' },
+      erp: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: 'not-a-valid-erp-key-0000000000' },
+    },
+    {
+      name: 'not-an-erp',
+      match: { claim: 'sub', value: 'frank' },
+      erp: { url: `${double.url}/not/an/erp`, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
+    },
+  ]);
+
+  it.each([
+    ['erin', 'bad-key', 401, /erp\.api_key of the operator's identity map entry "bad-key"/],
+    ['frank', 'not-an-erp', undefined, /the operator's identity map entry "not-an-erp"/],
+  ])(
+    '%s (entry %s): the tool error names the entry, and no x-erp-* header',
+    async (sub, _entry, code, words) => {
+      const answer = await oauth.post(
+        await oauth.mint({ sub, scope: 'erp.read' }),
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'search_count', arguments: { model: 'res.partner' } },
+        },
+        { 'mcp-protocol-version': '2025-11-25' },
+      );
+      const error = toolError((answer.json as { result: unknown }).result);
+      if (code !== undefined) expect(error.code).toBe(code);
+      expect(`${error.message} ${error.retry}`).toMatch(words);
+      expect(JSON.stringify(answer.json)).not.toMatch(/x-erp|MCP client's configuration/);
+    },
+  );
+});
+
 /**
  * A proxy with OAuth on for the enclosing block: a loopback token issuer it trusts, and the identity
  * map `identities()` gives (read when the block starts). Returns the issuer, and a POST /mcp with a

@@ -158,3 +158,38 @@ export function erpConnection(erp: McpErp, presentedProxyKey: string | undefined
   }
   return { baseUrl: url, db, apiKey, uid };
 }
+
+/** The identity-map field of each connection header. */
+const IDENTITY_FIELDS: Readonly<Record<string, string>> = Object.freeze({
+  'x-erp-url': 'erp.url',
+  'x-erp-db': 'erp.db',
+  'x-erp-api-key': 'erp.api_key',
+  'x-erp-user-id': 'erp.user_id',
+});
+
+/**
+ * A tool failure's text in the words of the request's connection. For a caller signed in with
+ * OAuth, every `x-erp-*` header (a person never set one) becomes the field of the operator's
+ * identity-map entry, and what "the MCP client's configuration" would fix becomes the operator's
+ * to fix; for a proxy-key caller, the text as it is.
+ */
+export function inConnectionWords(text: string, erp: McpErp): string {
+  if (erp.from === 'headers') return text;
+  const entry = `the operator's identity map entry ${JSON.stringify(erp.identity)}`;
+  const field = (header: string) => IDENTITY_FIELDS[header] ?? 'erp';
+  return text
+    .replace(
+      /the (x-erp-[a-z-]+) header of the MCP client's configuration/g,
+      (_, header: string) => `${field(header)} of ${entry} (ask an operator of this erp-proxy)`,
+    )
+    .replace(
+      /\(((?:x-erp-[a-z-]+(?:, )?)+) in the MCP client's configuration\)/g,
+      (_, headers: string) => `(${headers.split(', ').map(field).join(', ')} of ${entry})`,
+    )
+    .replace(
+      /the MCP client's configuration sets the connection headers/g,
+      `an operator of this erp-proxy sets the connection in ${entry}`,
+    )
+    .replace(/the (x-erp-[a-z-]+) header/g, (_, header: string) => `${field(header)} of ${entry}`)
+    .replace(/x-erp-[a-z-]+/g, (header) => field(header));
+}

@@ -10,7 +10,7 @@ import { withCallContext } from '../forward.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import { type FactSheet, factsOf } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
-import type { McpInbound } from './connection.ts';
+import { inConnectionWords, type McpErp, type McpInbound } from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
 import type { ToolDefinition } from './tools.ts';
 
@@ -20,10 +20,17 @@ export type ToolOutcome =
   | { readonly ok: false; readonly text: string };
 
 /** A failure: what the request log and metrics record, and its text. */
-function failed(state: FactSheet, failure: ToolFailure): ToolOutcome {
+function failed(state: FactSheet, failure: ToolFailure, erp: McpErp): ToolOutcome {
   state.outcome = failure.source === 'erp' ? 'erp_error' : 'proxy_error';
   state.errorCode = failure.code;
-  return { ok: false, text: failureJson(failure) };
+  // A token caller is told of the operator's identity map, never of a header.
+  const { message, retry } = failure;
+  const text = failureJson({
+    ...failure,
+    message: inConnectionWords(message, erp),
+    retry: inConnectionWords(retry, erp),
+  });
+  return { ok: false, text };
 }
 
 /** Runs one tool (its arguments checked) within the request's time budget; every failure becomes its outcome. */
@@ -48,11 +55,11 @@ export async function runTool(
   } catch (error) {
     Object.assign(state, factsOf(error));
     if (error instanceof ErpCallError) {
-      return failed(state, erpFailure(error.code, error.erpMessage, error.data));
+      return failed(state, erpFailure(error.code, error.erpMessage, error.data), inbound.erp);
     }
-    if (error instanceof ProxyError) return failed(state, proxyFailure(error, readOnly));
+    if (error instanceof ProxyError) return failed(state, proxyFailure(error, readOnly), inbound.erp);
     // A bug: logged with its stack (observe reads it), shown as -32603 without details.
     state.internalError = error;
-    return failed(state, proxyFailure(new InternalError(error), readOnly));
+    return failed(state, proxyFailure(new InternalError(error), readOnly), inbound.erp);
   }
 }
