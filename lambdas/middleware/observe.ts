@@ -31,7 +31,7 @@ import { InternalError, ProxyError } from '../platform/errors.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
-import type { McpToolName, UpstreamProtocol } from '../platform/names.ts';
+import type { UpstreamProtocol } from '../platform/names.ts';
 import { withReadableStack } from '../platform/stack-trace.ts';
 
 export interface ObserveOptions {
@@ -78,7 +78,7 @@ export type RequestLogFields = {
   /** `POST /mcp`: the MCP message's JSON-RPC method (`initialize`, `tools/list`, `tools/call`...). */
   mcp_method: string | null;
   /** `POST /mcp`: the tool a `tools/call` ran. */
-  tool: McpToolName | null;
+  tool: string | null;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   policy_rule: KeyPolicyRule | null;
 };

@@ -24,13 +24,7 @@ import {
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
-import {
-  API_NAMES,
-  MCP_TOOL_NAMES,
-  METRICS_NAMESPACE,
-  OUTCOMES,
-  UPSTREAM_PROTOCOLS,
-} from '../platform/names.ts';
+import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -80,12 +74,20 @@ export interface MetricDataPlan {
   readonly errorsSearchId: string;
   /** Id of the SEARCH query for key-policy refusals by key name and rule. */
   readonly refusalsSearchId: string;
+  /** Id of the SEARCH query for MCP tool calls by tool and outcome. */
+  readonly toolsSearchId: string;
   /** CloudWatch period, in seconds: the window rounded up to whole minutes. */
   readonly periodSeconds: number;
 }
 
 const ERRORS_SEARCH_ID = 'errors_by_code';
 const REFUSALS_SEARCH_ID = 'policy_refusals';
+const TOOLS_SEARCH_ID = 'tool_calls';
+/** Names each series of the tool calls SEARCH: `search_read|success`. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
+const TOOLS_SEARCH_LABEL = "${PROP('Dim.tool')}|${PROP('Dim.outcome')}";
+/** A tool name as the tools declare them (core/mcp/tools.ts); a label naming anything else is dropped. */
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 /** Names each series of the refusals SEARCH: `reporting|access` (the rule is the last part). */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
 const REFUSALS_SEARCH_LABEL = "${PROP('Dim.key')}|${PROP('Dim.rule')}";
@@ -210,15 +212,6 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
       zeroWhenEmpty: false,
     });
   }
-  for (const tool of MCP_TOOL_NAMES) {
-    for (const outcome of OUTCOMES) {
-      add(`tools_${tool}_${outcome}`, MetricName.McpToolCalls, { tool, outcome }, 'Sum', {
-        suffix: '',
-        reduce: 'sum',
-        zeroWhenEmpty: true,
-      });
-    }
-  }
   // The most pessimistic value in the window: an alert on "days left" should not lag.
   add('license_days_left', MetricName.LicenseDaysLeft, {}, 'Minimum', {
     suffix: '',
@@ -233,13 +226,16 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
     plans,
     errorsSearchId: ERRORS_SEARCH_ID,
     refusalsSearchId: REFUSALS_SEARCH_ID,
+    toolsSearchId: TOOLS_SEARCH_ID,
     periodSeconds,
   };
 }
 
 /**
  * The SEARCH queries of a scrape, for the series whose dimension values are not a closed set known
- * here: errors by API and code, and key-policy refusals by key name and rule.
+ * here: errors by API and code, key-policy refusals by key name and rule, and MCP tool calls by
+ * tool and outcome (the tools are declared in core/mcp/tools.ts, which the platform layer cannot
+ * read: docs/design.md, "The usual changes", an MCP tool).
  */
 function searchQueries(namespace: string, serviceName: string, periodSeconds: number): MetricDataQuery[] {
   const search = (metric: MetricName, dimensions: readonly string[]): string => {
@@ -258,6 +254,12 @@ function searchQueries(namespace: string, serviceName: string, periodSeconds: nu
       Id: REFUSALS_SEARCH_ID,
       Expression: search(MetricName.PolicyRefusals, [Dimension.Key, Dimension.Rule]),
       Label: REFUSALS_SEARCH_LABEL,
+      ReturnData: true,
+    },
+    {
+      Id: TOOLS_SEARCH_ID,
+      Expression: search(MetricName.McpToolCalls, [Dimension.Tool, Dimension.Outcome]),
+      Label: TOOLS_SEARCH_LABEL,
       ReturnData: true,
     },
   ];
@@ -290,6 +292,14 @@ function parseRefusalsLabel(label: string | undefined): { key: string; rule: str
   const rule = label.slice(at + 1);
   if (!(KEY_POLICY_RULES as readonly string[]).includes(rule)) return undefined;
   return { key: label.slice(0, at), rule };
+}
+
+/** The tool and outcome of a tool calls SEARCH label. */
+function parseToolsLabel(label: string | undefined): { tool: string; outcome: string } | undefined {
+  const [tool, outcome, ...rest] = (label ?? '').split(LABEL_SEPARATOR);
+  if (rest.length > 0 || tool === undefined || outcome === undefined) return undefined;
+  if (!TOOL_NAME.test(tool) || !(OUTCOMES as readonly string[]).includes(outcome)) return undefined;
+  return { tool, outcome };
 }
 
 /** Numeric codes in numeric order, then named codes (`license`, `unknown`) alphabetically. */
@@ -337,9 +347,16 @@ export function familiesFromResults(
   // suffix the search's Id per series), named by its dynamic label.
   const errors: { api: string; code: string; value: number }[] = [];
   const refusals: { key: string; rule: string; value: number }[] = [];
+  const tools: { tool: string; outcome: string; value: number }[] = [];
   for (const result of results) {
     const id = result.Id ?? '';
     if (plan.plans.has(id)) continue;
+    if (id.startsWith(plan.toolsSearchId)) {
+      const labels = parseToolsLabel(result.Label);
+      const value = reduceValues(result.Values ?? [], 'sum');
+      if (labels !== undefined && value !== undefined) tools.push({ ...labels, value });
+      continue;
+    }
     if (id.startsWith(plan.refusalsSearchId)) {
       const labels = parseRefusalsLabel(result.Label);
       const value = reduceValues(result.Values ?? [], 'sum');
@@ -358,6 +375,12 @@ export function familiesFromResults(
   for (const { key, rule, value } of refusals) {
     push(MetricName.PolicyRefusals, { labels: { key, rule }, value });
   }
+  const outcomeOrder = (outcome: string): number => (OUTCOMES as readonly string[]).indexOf(outcome);
+  tools.sort((a, b) =>
+    a.tool === b.tool ? outcomeOrder(a.outcome) - outcomeOrder(b.outcome) : a.tool < b.tool ? -1 : 1,
+  );
+  for (const { tool, outcome, value } of tools)
+    push(MetricName.McpToolCalls, { labels: { tool, outcome }, value });
 
   const window = `Over the last ${windowSeconds} s, from CloudWatch.`;
   return METRIC_SPECS.map((spec) => ({
