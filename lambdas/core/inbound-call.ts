@@ -33,12 +33,6 @@ export type CallerIdentity =
       readonly entry: string;
     };
 
-/** One string per caller of {@link CallerIdentity}: `key:<name>`, `oauth:<issuer> sub:<sub>` (or `entry:<name>`). */
-export function callerKey(caller: CallerIdentity): string {
-  if (caller.kind === 'key') return `key:${caller.name}`;
-  return `oauth:${caller.issuer} ${caller.subject === undefined ? `entry:${caller.entry}` : `sub:${caller.subject}`}`;
-}
-
 export interface InboundCall {
   readonly body: InboundBody;
   /** Who calls: the proxy key's name, or the signed-in person. */

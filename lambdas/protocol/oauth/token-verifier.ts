@@ -137,7 +137,7 @@ export class TokenVerifier {
   }
 
   /** The `GET` of issuer documents, made on the first token (a proxy-key caller never needs one). */
-  private get get(): IssuerGet {
+  private documents(): IssuerGet {
     this.getter ??= this.options.get ?? issuerGet();
     return this.getter;
   }
@@ -204,7 +204,7 @@ export class TokenVerifier {
     let keys = this.keySets.get(issuer);
     if (!keys) {
       keys = Promise.all([this.discoverJwksUri(issuer), jose()]).then(([jwksUri, joseModule]) =>
-        remoteKeySet(joseModule, jwksUri, this.get, FETCH_TIMEOUT_MS),
+        remoteKeySet(joseModule, jwksUri, this.documents(), FETCH_TIMEOUT_MS),
       );
       this.keySets.set(issuer, keys);
     }
@@ -222,7 +222,7 @@ export class TokenVerifier {
       }
       let answer: IssuerAnswer;
       try {
-        answer = await this.get(new URL(url), deadline, FETCH_TIMEOUT_MS);
+        answer = await this.documents()(new URL(url), deadline, FETCH_TIMEOUT_MS);
       } catch (error) {
         failures.push(`${url}: ${error instanceof Error ? error.message : 'failed'}`);
         continue;
