@@ -5,7 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: ['test/live/**', 'node_modules/**'],
     environment: 'node',
-    setupFiles: ['test/support/leak-guard.ts'],
+    // The secret-leak guard, and a temporary directory per test file: what a file leaves in it fails it.
+    setupFiles: ['test/support/leak-guard.ts', 'test/support/temp-dir-guard.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // `npm test` runs without coverage; `vitest run --coverage` (what .ci/run does) measures it

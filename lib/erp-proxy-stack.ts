@@ -34,7 +34,12 @@ import { LICENSE_CHECK_EVENT, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/pl
 import { functionEnvironment } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
-import { type FunctionVpcPlacement, KEPT_UNLESS_CREATE_FAILS, ProxyFunction } from './proxy-function.ts';
+import {
+  FUNCTION_VENDORED_SDK,
+  type FunctionVpcPlacement,
+  KEPT_UNLESS_CREATE_FAILS,
+  ProxyFunction,
+} from './proxy-function.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-config.ts';
 
 /** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
@@ -197,8 +202,7 @@ export class ErpProxyStack extends Stack {
         environment: functionEnvironment(name, config.settings, stackSet),
         logRetention: config.logRetention,
         reservedConcurrency: config.reservedConcurrency?.[name],
-        // Only aux calls an AWS API itself (CloudWatch, for GET /_/metrics).
-        ...(name === 'aux' ? { vendoredSdk: ['@aws-sdk/client-cloudwatch' as const] } : {}),
+        ...(FUNCTION_VENDORED_SDK[name] ? { vendoredSdk: FUNCTION_VENDORED_SDK[name] } : {}),
         ...(vpc ? { vpc } : {}),
         secretsExtensionLayerArn: config.secretsExtensionLayerArn,
       });
