@@ -9,6 +9,7 @@ import { erpFailure, proxyFailure } from '../../lambdas/core/mcp/answers.ts';
 import { inConnectionWords, type McpErp } from '../../lambdas/core/mcp/connection.ts';
 import * as errors from '../../lambdas/platform/errors.ts';
 import { ProxyError } from '../../lambdas/platform/errors.ts';
+import type { ErpVersion } from '../../lambdas/upstream/erp-answer.ts';
 
 const identity: McpErp = {
   from: 'identity',
@@ -34,6 +35,11 @@ const proxyErrors = (Object.values(errors) as unknown[])
 /** Every text a tool failure shows: the ERP's codes and the proxy's classes, for a read and a write tool. */
 const failures = [
   ...[400, 401, 403, 404, 409, 422, 500].map((code) => erpFailure(code, 'ERP says no', { name: 'x' })),
+  // A 401 of an ERP whose keys have scopes (19.4+) has advice of its own.
+  erpFailure(401, 'ERP says no', { name: 'x' }, {
+    version: '19.4',
+    version_info: [19, 4, 0, 'final', 0, ''],
+  } as ErpVersion),
   ...proxyErrors.flatMap((error) => [proxyFailure(error, true), proxyFailure(error, false)]),
 ];
 
