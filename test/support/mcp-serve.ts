@@ -49,7 +49,10 @@ export async function proxyAnswer(
   const never = { call: () => Promise.reject(new Error('no tool runs in these cases')) };
   const deps = mcpDeps(writeTools, never, env);
   const inbound = mcpInbound(body, headers, {
-    erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+    erp: {
+      from: 'headers',
+      headers: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+    },
   });
   const { response } = await serveMcp(inbound, deps);
   return {
@@ -70,6 +73,7 @@ export function mcpInbound(
 ): McpInbound {
   return {
     envelopeId: null,
+    caller: { kind: 'key', name: 'test' },
     keyPolicy: undefined,
     body: { ok: true, value: body, members: new Map(), tooDeep: false },
     protocolHeaders: headers,
