@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { McpErp } from '../../lambdas/core/mcp/connection.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { IdentityRefusedError } from '../../lambdas/platform/errors.ts';
+import { compileKeyPolicy } from '../../lambdas/platform/key-policy.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpCall, ErpOutcome } from '../../lambdas/upstream/erp-transport.ts';
 import { mcpDeps, mcpInbound } from '../support/mcp-serve.ts';
@@ -199,6 +200,43 @@ describe('the facts of a POST /mcp request, as values', () => {
       outcome: 'proxy_error',
     });
     expect(facts.model).toBeUndefined();
+  });
+});
+
+describe("a policy refusal's advice names whose policy refused", () => {
+  const refusedModel = toolsCall('search_count', { model: 'res.users' });
+  const keyPolicy = compileKeyPolicy({ models: ['res.partner'] });
+
+  it("a token caller: its identity map entry's policy, no key, no header; nothing reaches the ERP", async () => {
+    const { deps, calls } = depsWith(false);
+    const signedIn: McpErp = {
+      from: 'identity',
+      identity: 'sales',
+      connection: { baseUrl: new URL('http://127.0.0.1:9'), db: 'erp_a', apiKey: 'b'.repeat(40), uid: 2 },
+    };
+    const { response, facts } = await serveMcp(
+      mcpInbound(refusedModel, LEGACY, {
+        erp: signedIn,
+        keyPolicy,
+        caller: { kind: 'oauth', issuer: 'https://id.example.com', subject: 'alice', entry: 'sales' },
+        presentedProxyKey: undefined,
+      }),
+      deps,
+    );
+    const { retry } = JSON.parse(JSON.parse(response.body).result.content[0].text).error;
+    expect(retry).toContain(
+      `The policy of the operator's identity map entry "sales" does not allow this model`,
+    );
+    expect(retry).not.toMatch(/x-erp|\bkey\b|key's/);
+    expect(facts).toMatchObject({ tool: 'search_count', outcome: 'proxy_error', errorCode: -32008 });
+    expect(calls).toEqual([]);
+  });
+
+  it("a proxy-key caller: the key's policy", async () => {
+    const { deps } = depsWith(false);
+    const { response } = await serveMcp(mcpInbound(refusedModel, LEGACY, { erp: ERP, keyPolicy }), deps);
+    const { retry } = JSON.parse(JSON.parse(response.body).result.content[0].text).error;
+    expect(retry).toContain("This key's policy does not allow this model");
   });
 });
 
