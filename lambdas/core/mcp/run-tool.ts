@@ -66,7 +66,9 @@ function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
   const facts: RequestFacts = { tool: call.tool.name, ...factsOf(error) };
   if (error instanceof ErpCallError)
     return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
-  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly), erp);
+  // A policy refusal's advice names whose policy it is: the key's, or the identity-map entry's.
+  const identity = erp.from === 'identity' ? erp.identity : undefined;
+  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly, identity), erp);
   // A bug: logged with its stack (observe reads it), shown as -32603 without details.
   return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
 }
