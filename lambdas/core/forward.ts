@@ -26,6 +26,7 @@ import {
   checkIdempotencyKey,
   fingerprintOf,
   type IdempotencyDeps,
+  idempotencyScope,
   runOnce,
 } from './idempotency.ts';
 import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
@@ -176,7 +177,7 @@ async function forwardExecute(
       deps.idempotency,
       {
         key: idempotencyKey,
-        scope: `key:${inbound.caller}`,
+        scope: idempotencyScope(inbound.caller),
         fingerprint: fingerprintOf(
           api.route,
           inbound.body.ok ? inbound.body.members : new Map(),

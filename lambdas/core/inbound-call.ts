@@ -18,8 +18,25 @@ export type InboundBody =
   | Extract<JsonDocument, { readonly ok: true }>
   | { readonly ok: false; readonly problem?: string };
 
+/**
+ * Who calls, as a value (issues 39 and 40 key idempotency records and rate budgets by it): a proxy
+ * key, by its name (the names of a rotation's old and new key are one), or a person signed in with
+ * OAuth (`POST /mcp`), by the token's issuer and subject, with the identity-map entry that gave
+ * the connection (a token without `sub` is known by that entry alone).
+ */
+export type CallerIdentity =
+  | { readonly kind: 'key'; readonly name: string }
+  | {
+      readonly kind: 'oauth';
+      readonly issuer: string;
+      readonly subject: string | undefined;
+      readonly entry: string;
+    };
+
 export interface InboundCall {
   readonly body: InboundBody;
+  /** Who calls: the proxy key's name, or the signed-in person. */
+  readonly caller: CallerIdentity;
   /** The envelope `id` to echo (from the body); `null` when it has none or could not be read. */
   readonly envelopeId: string | null;
   /** The policy of the caller's proxy key (README, "Key policies"); `undefined`: the key has none. */
@@ -45,10 +62,8 @@ export interface InboundCall {
  */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
-/** An execute call: whose it is and its `Idempotency-Key` too (README, "Retrying writes safely"). */
+/** An execute call: its `Idempotency-Key` too (README, "Retrying writes safely"). */
 export interface ExecuteCall extends InboundCall {
-  /** The name of the proxy key that authenticated the caller: whose `Idempotency-Key` it is. */
-  readonly caller: string;
   /** The `Idempotency-Key` header as sent (checked by `core/idempotency.ts`); `undefined` when absent. */
   readonly idempotencyKey: string | undefined;
 }

@@ -2,8 +2,8 @@
  * @module middleware/inbound-edge
  * The edge: the only place an execute or version call's API Gateway event is read for the core.
  * It takes the headers the core needs, the source address, the function's remaining time, the
- * body and envelope `id` the `jsonBody` step returned and the caller key's policy `apiKeyAuth`
- * returned, and hands the core an {@link InboundCall}.
+ * body and envelope `id` the `jsonBody` step returned and the caller key's name and policy
+ * `apiKeyAuth` returned, and hands the core an {@link InboundCall}.
  */
 import { type ExecuteCall, IDEMPOTENCY_KEY_HEADER, type InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
@@ -16,11 +16,12 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly policy: KeyPolicy | undefined },
+  known: BodyRead & { readonly caller: string; readonly policy: KeyPolicy | undefined },
 ): InboundCall {
   const headers = event.headers ?? {};
   return {
     body: known.body,
+    caller: { kind: 'key', name: known.caller },
     envelopeId: known.envelopeId,
     keyPolicy: known.policy,
     presentedProxyKey: headers['x-api-key'],
@@ -35,7 +36,7 @@ export function toInboundCall(
   };
 }
 
-/** An execute call: {@link toInboundCall}, the caller's key name and the `Idempotency-Key` header. */
+/** An execute call: {@link toInboundCall} and the `Idempotency-Key` header. */
 export function toExecuteCall(
   event: ProxyEvent,
   context: ProxyContext,
@@ -43,7 +44,6 @@ export function toExecuteCall(
 ): ExecuteCall {
   return {
     ...toInboundCall(event, context, known),
-    caller: known.caller,
     idempotencyKey: event.headers?.[IDEMPOTENCY_KEY_HEADER],
   };
 }

@@ -21,6 +21,7 @@ import {
   attemptLeaseMs,
   certainlyDidNotRun,
   fingerprintOf,
+  idempotencyScope,
   type Keeping,
   keptValue,
   keptValueBytes,
@@ -29,7 +30,7 @@ import {
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import { factsOf, type RequestFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
-import type { McpInbound } from './connection.ts';
+import { inConnectionWords, type McpErp, type McpInbound } from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
 import type { McpTool } from './tools.ts';
 
@@ -50,10 +51,19 @@ export interface ToolRun {
   readonly facts: RequestFacts;
 }
 
-/** A failure: its text, and its outcome and code for the log line and metrics. */
-function failed(facts: RequestFacts, failure: ToolFailure): ToolRun {
+/**
+ * A failure: its text, and its outcome and code for the log line and metrics. A token caller is
+ * told of the operator's identity map, never of a header (`inConnectionWords`).
+ */
+function failed(facts: RequestFacts, failure: ToolFailure, erp: McpErp): ToolRun {
+  const { message, retry } = failure;
+  const text = failureJson({
+    ...failure,
+    message: inConnectionWords(message, erp),
+    retry: inConnectionWords(retry, erp),
+  });
   return {
-    outcome: { ok: false, text: failureJson(failure) },
+    outcome: { ok: false, text },
     facts: {
       ...facts,
       outcome: failure.source === 'erp' ? 'erp_error' : 'proxy_error',
@@ -63,14 +73,16 @@ function failed(facts: RequestFacts, failure: ToolFailure): ToolRun {
 }
 
 /** What anything thrown while a tool ran becomes: an ERP error, a proxy error, or a bug (-32603). */
-function failedRun(call: ToolCall, error: unknown): ToolRun {
+function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
   const readOnly = !call.tool.writes;
   const facts: RequestFacts = { tool: call.tool.name, ...factsOf(error) };
   if (error instanceof ErpCallError)
-    return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion));
-  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly));
+    return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
+  // A policy refusal's advice names whose policy it is: the key's, or the identity-map entry's.
+  const identity = erp.from === 'identity' ? erp.identity : undefined;
+  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly, identity), erp);
   // A bug: logged with its stack (observe reads it), shown as -32603 without details.
-  return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly));
+  return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
 }
 
 /** The tool's ERP calls within the request's time budget: its answer and all it learned. */
@@ -143,7 +155,7 @@ async function ranOrRefusedByErp(call: ToolCall, caller: McpInbound, deps: McpDe
   try {
     return await ranOnErp(call, caller, deps);
   } catch (error) {
-    if (error instanceof ErpCallError) return failedRun(call, error);
+    if (error instanceof ErpCallError) return failedRun(call, caller.erp, error);
     throw error;
   }
 }
@@ -174,7 +186,7 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
       deps.idempotency,
       {
         key,
-        scope: caller.caller,
+        scope: idempotencyScope(caller.caller),
         fingerprint: toolFingerprint(call, caller),
         envelopeId: null,
         leaseMs: attemptLeaseMs(caller, deps.config),
@@ -183,6 +195,6 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
       toolKeeping(call),
     );
   } catch (error) {
-    return failedRun(call, error);
+    return failedRun(call, caller.erp, error);
   }
 }
