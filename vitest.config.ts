@@ -7,6 +7,9 @@ export default defineConfig({
     environment: 'node',
     // The secret-leak guard, and a temporary directory per test file: what a file leaves in it fails it.
     setupFiles: ['test/support/leak-guard.ts', 'test/support/temp-dir-guard.ts'],
+    // DynamoDB Local, started once for the run when a test file of the run uses it (the store's
+    // tests: test/support/state-table.ts).
+    globalSetup: ['test/support/dynamodb-local-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // `npm test` runs without coverage; `vitest run --coverage` (what .ci/run does) measures it

@@ -118,6 +118,11 @@ const AboutSchema = z.object({
     .describe(
       'Whether any proxy key carries a policy (README, "Key policies"), never what they say; null when the keys could not be read.',
     ),
+  state_store: z
+    .enum(['dynamodb', 'embedded', 'none'])
+    .describe(
+      'Where the proxy keeps its state (Idempotency-Key records): a DynamoDB table, this process (npm start), or none (keyed writes refused).',
+    ),
   build: z.object({ commit: z.string().nullable(), time: z.string().nullable() }),
   runtime: z.object({
     node: z.string(),
@@ -453,6 +458,9 @@ function apiResponseRefs(api: EnvelopeApi): Record<string, unknown> {
   };
 }
 
+/** The response header of an answer replayed from an `Idempotency-Key` record. */
+const IDEMPOTENT_REPLAYED = { $ref: '#/components/headers/Idempotent-Replayed' };
+
 /** The responses of an execute or version operation: the envelope, each error status, the gateway's. */
 function apiResponses(api: EnvelopeApi): Record<string, unknown> {
   const success = api === 'version' ? 'VersionEnvelope' : 'Envelope';
@@ -463,6 +471,8 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
           ? 'The version, in an envelope.'
           : "The ERP's answer, or an ERP-side error (`error` set, HTTP 200): always check `error`.",
       content: { 'application/json': { schema: ref(success) } },
+      // A write with an Idempotency-Key answered from its record (README, "Retrying writes safely").
+      ...(api === 'version' ? {} : { headers: { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } }),
     },
   };
   for (const [status, rows] of errorsByStatus(api)) {
@@ -490,9 +500,15 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
       description: rows.map(describeRow).join('\n\n'),
       content,
     };
-    if (rows.some((row) => row.code === -32004)) {
-      response.headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+    const headers: Record<string, unknown> = {};
+    if (rows.some((row) => row.code === -32004 || row.code === PROXY_ERRORS.idempotencyInProgress.code)) {
+      headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
     }
+    if (api !== 'version' && rows.some((row) => row.code === PROXY_ERRORS.upstreamTimeout.code)) {
+      // A keyed write whose first attempt's outcome is unknown is replayed as -32003.
+      headers['Idempotent-Replayed'] = IDEMPOTENT_REPLAYED;
+    }
+    if (Object.keys(headers).length > 0) response.headers = headers;
     responses[String(status)] = response;
   }
   return responses;
@@ -832,7 +848,10 @@ function paths(): Record<string, unknown> {
       security: security(route),
     };
     if (operation.body !== undefined && operation.api !== undefined) {
-      entry.parameters = [{ $ref: '#/components/parameters/RequestTimeout' }];
+      entry.parameters = [
+        { $ref: '#/components/parameters/RequestTimeout' },
+        ...(operation.api === 'version' ? [] : [{ $ref: '#/components/parameters/IdempotencyKey' }]),
+      ];
       entry.requestBody = {
         required: true,
         content: { 'application/json': { schema: ref(operation.body) } },
@@ -894,11 +913,25 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             'Upstream timeout in whole seconds. Missing, non-numeric, negative or 0: the proxy default (`ERP_DEFAULT_TIMEOUT`, 15). Capped at `ERP_MAX_TIMEOUT` (25) and at the Lambda time left minus 1.5 s, so the proxy answers -32003 itself.',
           schema: { type: 'integer', format: 'int64', minimum: 0 },
         },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a write safe to retry (README, "Retrying writes safely"): a call that can write runs at most once per key and caller; the same key and request again gets the first answer (`Idempotent-Replayed: true`), with this request\'s `id`. A fresh value (a ULID or UUID) per logical operation, reused on its retries. Another request with the same key: 422 -32011; while the first runs: 409 -32010. Reads are served as usual and not recorded. Kept for `IDEMPOTENCY_TTL` (24 h).',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+        },
       },
       headers: {
         'Retry-After': {
-          description: 'On -32004, passed on from the ERP or the proxy in front of it when it gave one.',
+          description:
+            'On -32004, passed on from the ERP or the proxy in front of it when it gave one (1 when the idempotency store could not be reached); on -32010, when to ask again with the same Idempotency-Key.',
           schema: { type: 'string' },
+        },
+        'Idempotent-Replayed': {
+          description:
+            '`true`: the answer of an earlier call with the same Idempotency-Key, replayed from its record without running the call again (on a 504 -32003: its outcome is unknown, and it will not run again under that key).',
+          schema: { type: 'string', const: 'true' },
         },
       },
     },

@@ -54,3 +54,16 @@ export interface InboundCall {
   /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
   readonly answerLease?: AnswerLease;
 }
+
+/**
+ * The request header of writes you can retry (lower-cased, as API Gateway and the local server hand
+ * it over). Here, not in core/idempotency.ts, so the edge reads it without loading that module
+ * into the bundles of functions that never use it (version).
+ */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/** An execute call: its `Idempotency-Key` too (README, "Retrying writes safely"). */
+export interface ExecuteCall extends InboundCall {
+  /** The `Idempotency-Key` header as sent (checked by `core/idempotency.ts`); `undefined` when absent. */
+  readonly idempotencyKey: string | undefined;
+}

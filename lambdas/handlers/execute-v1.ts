@@ -4,15 +4,20 @@
  * or translated to JSON-2 (`ERP_V1_TRANSPORT`).
  */
 import { forwardV1, type V1ForwardDeps } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-edge.ts';
+import { toExecuteCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router } from '../upstream/transport-routing.ts';
 import { bodyChain, lambdaHandler } from './chain.ts';
-import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import {
+  type BaseRuntime,
+  createStateRuntime,
+  type RuntimeOverrides,
+  type StateRuntime,
+} from './runtime-base.ts';
 import { createForwardingRuntime, v1RoutingDeps } from './runtime-upstream.ts';
 
-export interface ExecuteV1Runtime extends BaseRuntime {
+export interface ExecuteV1Runtime extends BaseRuntime, StateRuntime {
   readonly forward: V1ForwardDeps;
 }
 
@@ -21,14 +26,19 @@ export function createExecuteV1Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV1Runtime & { readonly http: HttpClient } {
-  return createForwardingRuntime(config, overrides, (upstream) => ({
-    v1: new V1Router(config.v1Transport, v1RoutingDeps(upstream)),
-  }));
+  const state = createStateRuntime(config, overrides);
+  return {
+    ...createForwardingRuntime(config, overrides, (upstream) => ({
+      v1: new V1Router(config.v1Transport, v1RoutingDeps(upstream)),
+      idempotency: state.idempotency,
+    })),
+    ...state,
+  };
 }
 
 export function createHandler(runtime: ExecuteV1Runtime) {
   return bodyChain(runtime, 'v1').handler((event, known, context) =>
-    forwardV1(toInboundCall(event, context, known), runtime.forward),
+    forwardV1(toExecuteCall(event, context, known), runtime.forward),
   );
 }
 

@@ -4,15 +4,20 @@
  * execute_kw to ERP 16-18 (`ERP_V2_TRANSPORT`).
  */
 import { forwardV2, type V2ForwardDeps } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-edge.ts';
+import { toExecuteCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V2Router } from '../upstream/transport-routing.ts';
 import { bodyChain, lambdaHandler } from './chain.ts';
-import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import {
+  type BaseRuntime,
+  createStateRuntime,
+  type RuntimeOverrides,
+  type StateRuntime,
+} from './runtime-base.ts';
 import { createForwardingRuntime, routingDeps } from './runtime-upstream.ts';
 
-export interface ExecuteV2Runtime extends BaseRuntime {
+export interface ExecuteV2Runtime extends BaseRuntime, StateRuntime {
   readonly forward: V2ForwardDeps;
 }
 
@@ -21,14 +26,19 @@ export function createExecuteV2Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV2Runtime & { readonly http: HttpClient } {
-  return createForwardingRuntime(config, overrides, (upstream) => ({
-    v2: new V2Router(config.v2Transport, routingDeps(upstream)),
-  }));
+  const state = createStateRuntime(config, overrides);
+  return {
+    ...createForwardingRuntime(config, overrides, (upstream) => ({
+      v2: new V2Router(config.v2Transport, routingDeps(upstream)),
+      idempotency: state.idempotency,
+    })),
+    ...state,
+  };
 }
 
 export function createHandler(runtime: ExecuteV2Runtime) {
   return bodyChain(runtime, 'v2').handler((event, known, context) =>
-    forwardV2(toInboundCall(event, context, known), runtime.forward),
+    forwardV2(toExecuteCall(event, context, known), runtime.forward),
   );
 }
 

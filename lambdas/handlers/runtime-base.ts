@@ -7,6 +7,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { IdempotencyDeps } from '../core/idempotency.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { Config } from '../platform/config.ts';
@@ -19,6 +20,8 @@ import {
   type LicenseSource,
   type ProxyKeySource,
 } from '../platform/secrets.ts';
+import type { StateStore } from '../platform/state-store.ts';
+import { createStateStore } from '../platform/state-store-choice.ts';
 import type { OAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClientOptions } from '../upstream/http-client.ts';
 import type { BaseLookup } from '../upstream/target-policy.ts';
@@ -33,6 +36,22 @@ export interface RuntimeOverrides {
   readonly metricsSource?: MetricsSource;
   /** The mcp function's OAuth resource server (tests: one with a fake fetch); from the config otherwise. */
   readonly oauth?: OAuthResourceServer;
+  /** The proxy's state store (tests: one of their own); from the config otherwise. */
+  readonly store?: StateStore;
+}
+
+/** What the functions that keep state add (execute-v1, execute-v2, mcp: DESIGN.md section 16). */
+export interface StateRuntime {
+  /** The idempotency records' and limits' store; `undefined`: none configured (deployed without a table). */
+  readonly store: StateStore | undefined;
+  /** The store and `IDEMPOTENCY_TTL`: what `Idempotency-Key` needs (core/idempotency.ts). */
+  readonly idempotency: IdempotencyDeps;
+}
+
+/** The state part: the overrides' store, or the configuration's (built on its first use). */
+export function createStateRuntime(config: Config, overrides: RuntimeOverrides = {}): StateRuntime {
+  const store = overrides.store ?? createStateStore(config);
+  return { store, idempotency: { store, ttlSeconds: config.idempotencyTtlSeconds } };
 }
 
 /** The parts every handler's chain uses. */

@@ -19,7 +19,12 @@ import type { ExecuteV1Runtime } from './execute-v1.ts';
 import type { ExecuteV2Runtime } from './execute-v2.ts';
 import type { McpRuntime } from './mcp.ts';
 import type { OperatorRuntime } from './operator.ts';
-import { createBaseRuntime, localMetricsStore, type RuntimeOverrides } from './runtime-base.ts';
+import {
+  createBaseRuntime,
+  createStateRuntime,
+  localMetricsStore,
+  type RuntimeOverrides,
+} from './runtime-base.ts';
 import { createUpstream, routingDeps, v1RoutingDeps } from './runtime-upstream.ts';
 import type { VersionRuntime } from './version.ts';
 
@@ -42,10 +47,13 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   const upstream = createUpstream(config, overrides);
   const routing = routingDeps(upstream);
   const v1Routing = v1RoutingDeps(upstream, routing);
+  // One store for every route of the process, as one table serves every function.
+  const state = createStateRuntime(config, overrides);
   return {
     ...createBaseRuntime(config, overrides, store),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
     oauth: overrides.oauth ?? createOAuthResourceServer({ ...config, localMcpUrl: localMcpUrl(config) }),
+    ...state,
     http: upstream.http,
     routing: v1Routing,
     forward: {
@@ -54,6 +62,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
       v1: new V1Router(config.v1Transport, v1Routing),
       v2: new V2Router(config.v2Transport, routing),
       versions: upstream.versions,
+      idempotency: state.idempotency,
     },
   };
 }

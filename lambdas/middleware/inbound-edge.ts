@@ -5,7 +5,7 @@
  * body and envelope `id` the `jsonBody` step returned and the caller key's name and policy
  * `apiKeyAuth` returned, and hands the core an {@link InboundCall}.
  */
-import type { InboundCall } from '../core/inbound-call.ts';
+import { type ExecuteCall, IDEMPOTENCY_KEY_HEADER, type InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { BodyRead } from './json-body.ts';
@@ -33,5 +33,17 @@ export function toInboundCall(
         ? () => context.getRemainingTimeInMillis()
         : undefined,
     ...(context.answerLease ? { answerLease: context.answerLease } : {}),
+  };
+}
+
+/** An execute call: {@link toInboundCall} and the `Idempotency-Key` header. */
+export function toExecuteCall(
+  event: ProxyEvent,
+  context: ProxyContext,
+  known: BodyRead & { readonly caller: string; readonly policy: KeyPolicy | undefined },
+): ExecuteCall {
+  return {
+    ...toInboundCall(event, context, known),
+    idempotencyKey: event.headers?.[IDEMPOTENCY_KEY_HEADER],
   };
 }

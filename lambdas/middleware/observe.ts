@@ -21,6 +21,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda
 import {
   type ApiName,
   emptyFacts,
+  type IdempotencyOutcome,
   type Outcome,
   type ProxyContext,
   type RequestFacts,
@@ -81,6 +82,8 @@ export type RequestLogFields = {
   tool: string | null;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   policy_rule: KeyPolicyRule | null;
+  /** What the call's `Idempotency-Key` did: `recorded`, `replayed`, `in_progress`, `key_reused`... (README, "Retrying writes safely"). */
+  idempotency: IdempotencyOutcome | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -248,6 +251,7 @@ export function observe(
         mcp_method: callerValue(facts.mcpMethod),
         tool: facts.tool ?? null,
         policy_rule: facts.policyRule ?? null,
+        idempotency: facts.idempotency ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };
@@ -271,6 +275,7 @@ export function observe(
           tool: facts.tool,
           callerKeyName: facts.callerKeyName,
           policyRule: facts.policyRule,
+          idempotency: facts.idempotency,
         },
         durationMs,
       );

@@ -16,6 +16,7 @@ import {
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
 import { aboutSettings } from '../platform/settings.ts';
+import { storeLocation } from '../platform/state-store-choice.ts';
 
 export interface AboutRoute {
   method: Route['method'];
@@ -60,6 +61,12 @@ export interface About {
    * when the keys could not be read for this answer.
    */
   key_policies: boolean | null;
+  /**
+   * Where the proxy keeps its state (idempotency records): `dynamodb` (a table), `embedded` (this
+   * process: `npm start`), `none` (a deployed function without a table: calls with an
+   * `Idempotency-Key` are refused). README, "Retrying writes safely".
+   */
+  state_store: 'dynamodb' | 'embedded' | 'none';
   build: { commit: string | null; time: string | null };
   runtime: { node: string; region: string | null; function_name: string | null };
 }
@@ -115,6 +122,7 @@ export function buildAbout(
     })),
     error_codes: aboutErrorCodes(),
     key_policies: keyPolicies,
+    state_store: storeLocation(config).kind,
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {
       node: process.version,

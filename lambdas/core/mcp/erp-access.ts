@@ -18,6 +18,7 @@
  * target, the database, the model and method as sent); what it throws carries the same facts
  * (`withFacts`), so a refused or failed call's log line names them too. Nothing is kept for later.
  */
+
 import type { Config } from '../../platform/config.ts';
 import {
   BadUpstreamResponseError,
@@ -31,6 +32,7 @@ import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstr
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
+import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import {
@@ -62,6 +64,8 @@ export interface McpDeps {
   readonly positional: ErpTransport;
   /** Offer the tools that change data (`MCP_WRITE_TOOLS`). */
   readonly writeTools: boolean;
+  /** The store of the write tools' `idempotency_key` (core/idempotency.ts). */
+  readonly idempotency: IdempotencyDeps;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */

@@ -52,6 +52,16 @@ export const MetricName = {
    * key's name), rule (`api`, `access`, `model`, `target`, `database`).
    */
   PolicyRefusals: 'PolicyRefusals',
+  /**
+   * Count of calls answered from an `Idempotency-Key` record without running (a kept answer, or
+   * "outcome unknown"); dimension api.
+   */
+  IdempotentReplays: 'IdempotentReplays',
+  /**
+   * Count of calls refused because of their `Idempotency-Key`: still running (-32010) or used for
+   * another request (-32011); dimension api.
+   */
+  IdempotencyConflicts: 'IdempotencyConflicts',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -176,6 +186,22 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_policy_refusals',
     dimensions: [Dimension.Key, Dimension.Rule],
     help: "Calls refused by the calling proxy key's own policy, by key name and rule (api, access, model, target, database).",
+  },
+  {
+    name: MetricName.IdempotentReplays,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_idempotent_replays',
+    dimensions: [Dimension.Api],
+    help: 'Calls answered from their Idempotency-Key record without running again (a kept answer, or outcome unknown), by API.',
+  },
+  {
+    name: MetricName.IdempotencyConflicts,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_idempotency_conflicts',
+    dimensions: [Dimension.Api],
+    help: 'Calls refused for their Idempotency-Key: still running (-32010) or used for another request (-32011), by API.',
   },
   {
     name: MetricName.LicenseDaysLeft,

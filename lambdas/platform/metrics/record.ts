@@ -8,7 +8,7 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
 import type { KeyPolicyRule } from '../key-policy.ts';
 import type { LicenseStatus } from '../license.ts';
-import type { ApiName, Outcome, UpstreamProtocol } from '../names.ts';
+import type { ApiName, IdempotencyOutcome, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.ts';
 
 /**
@@ -52,10 +52,26 @@ export interface RequestMetrics {
   readonly callerKeyName?: string;
   /** The rule of that key's policy that refused the call. */
   readonly policyRule?: KeyPolicyRule;
+  /** What the call's `Idempotency-Key` did (`core/request-facts.ts`). */
+  readonly idempotency?: IdempotencyOutcome;
+}
+
+/** The metric an `Idempotency-Key` outcome counts in, if any. */
+function idempotencyMetricOf(outcome: IdempotencyOutcome | undefined): MetricName | undefined {
+  if (outcome === 'replayed' || outcome === 'unknown_replayed') return MetricName.IdempotentReplays;
+  if (outcome === 'in_progress' || outcome === 'key_reused') return MetricName.IdempotencyConflicts;
+  return undefined;
 }
 
 /** The single-metric emitters of one `Metrics` instance, each created on first use and reused. */
-type SingleRecordKind = 'requests' | 'errors' | 'license' | 'upstreamCalls' | 'toolCalls' | 'policyRefusals';
+type SingleRecordKind =
+  | 'requests'
+  | 'errors'
+  | 'license'
+  | 'upstreamCalls'
+  | 'toolCalls'
+  | 'policyRefusals'
+  | 'idempotency';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
@@ -124,6 +140,12 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
       .addMetric(MetricName.PolicyRefusals, MetricUnit.Count, 1);
   }
 
+  const idempotencyMetric = idempotencyMetricOf(state.idempotency);
+  if (idempotencyMetric !== undefined) {
+    singleRecord(metrics, 'idempotency')
+      .addDimension(Dimension.Api, api)
+      .addMetric(idempotencyMetric, MetricUnit.Count, 1);
+  }
   const upstreamMs =
     state.upstreamMs !== undefined && Number.isFinite(state.upstreamMs) ? state.upstreamMs : undefined;
   metrics.addDimension(Dimension.Api, api);
