@@ -416,6 +416,7 @@ describe('POST /mcp write tools with idempotency_key', () => {
     name: string,
     args: Record<string, unknown>,
     apiKey = BILLING_KEY,
+    target: ProxyHarness = mcpProxy,
   ): Promise<{ status: number; id: unknown; result: { isError?: boolean; content: { text: string }[] } }> {
     const params = { name, arguments: args, ...(era === 'modern' ? { _meta: META } : {}) };
     const headers: Record<string, string> = {
@@ -426,7 +427,7 @@ describe('POST /mcp write tools with idempotency_key', () => {
         ? { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name }
         : { 'mcp-protocol-version': '2025-11-25' }),
     };
-    const answer = await mcpProxy.post('/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params }, headers);
+    const answer = await target.post('/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params }, headers);
     const json = answer.json as { id: unknown; result: { isError?: boolean; content: { text: string }[] } };
     return { status: answer.status, id: json.id, result: json.result };
   }
@@ -487,6 +488,43 @@ describe('POST /mcp write tools with idempotency_key', () => {
     await callTool('legacy', 2, 'create', args, CRM_KEY);
     expect(erpRuns()).toBe(2);
   });
+
+  it.each([
+    ['targets', { policy: { targets: ['erp.example.com'] } }, -32008],
+    ['databases', { policy: { databases: ['erp_b'] } }, -32008],
+    ["the proxy's ERP_ALLOWED_DATABASES", { env: { ERP_ALLOWED_DATABASES: 'erp_b' } }, -32008],
+  ] as const)(
+    'refuses a replay once %s no longer allow the connection: a tool error, not the kept result',
+    async (_rule, narrowing, code) => {
+      const key = freshKey();
+      const args = { model: 'res.partner', values: { name: 'Mcp Narrowed Co' }, idempotency_key: key };
+      const first = await callTool('legacy', 1, 'create', args);
+      expect(first.result.isError ?? false, first.result.content[0]?.text).toBe(false);
+      // The same key name on an instance sharing the table, its policy narrowed (the x-erp-url is
+      // 127.0.0.1, outside `erp.example.com`; the database erp_a is outside erp_b).
+      const policy = 'policy' in narrowing ? { policy: narrowing.policy } : {};
+      const narrowed = await startProxy({
+        env: {
+          ...state.env(),
+          PROXY_API_KEY: '',
+          PROXY_API_KEYS: JSON.stringify({ keys: [{ name: 'billing', key: BILLING_KEY, ...policy }] }),
+          MCP_WRITE_TOOLS: 'true',
+          ...('env' in narrowing ? narrowing.env : {}),
+        },
+      });
+      try {
+        const again = await callTool('legacy', 2, 'create', args, BILLING_KEY, narrowed);
+        expect(again.status).toBe(200);
+        expect(again.result.isError).toBe(true);
+        const error = JSON.parse(again.result.content[0]?.text ?? '{}').error;
+        expect(error).toMatchObject({ source: 'proxy', code });
+        expect(again.result.content).not.toEqual(first.result.content);
+      } finally {
+        await narrowed.close();
+      }
+      expect(erpRuns()).toBe(1);
+    },
+  );
 
   it('offers idempotency_key on the write tools only, and refuses a bad one before any ERP call', async () => {
     const listed = await mcpProxy.post(
