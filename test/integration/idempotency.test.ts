@@ -6,6 +6,7 @@
  * first runs, -32003 kept and never re-run, -32004 and ERP errors re-run, two callers with one key,
  * the store down, a record past its TTL, a narrowed policy refused before any replay.
  */
+import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recordKeyOf } from '../../lambdas/core/idempotency.ts';
@@ -328,6 +329,101 @@ describe('the store down', () => {
     } finally {
       await down.close();
     }
+  });
+});
+
+describe('a record that cannot be completed after the ERP answered', () => {
+  let store: ErpFront;
+  let fronted: ProxyHarness;
+
+  beforeAll(async () => {
+    // The proxy reaches DynamoDB Local through a front that can answer 500 or stop listening.
+    store = await startErpFront(state.endpoint);
+    fronted = await startProxy({
+      env: {
+        ...state.env(),
+        AWS_ENDPOINT_URL_DYNAMODB: store.url,
+        PROXY_API_KEY: '',
+        PROXY_API_KEYS: KEYS,
+      },
+    });
+  });
+  afterAll(async () => {
+    await fronted?.close();
+    await store?.close();
+  });
+
+  const STORE_ERROR = {
+    status: 500,
+    headers: { 'content-type': 'application/x-amz-json-1.0' },
+    body: '{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"down"}',
+  };
+
+  it.each(['answers 500', 'stops listening'] as const)(
+    'the store %s while the ERP runs: the caller gets the ERP answer; a retry is -32010 during the lease, then "outcome unknown", never run again',
+    async (how) => {
+      const key = freshKey();
+      store.plan = () => 'forward';
+      front.plan = (_call, index) => {
+        if (index !== 0) return 'forward';
+        // The attempt is recorded (the ERP is called only after): the store goes down now.
+        if (how === 'answers 500') store.plan = () => STORE_ERROR;
+        else void store.stop();
+        return { delayMs: 300 };
+      };
+      const first = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co'), key);
+      expect(first.status).toBe(200);
+      expect(envelopeOf(first).error).toBeNull();
+      expect(typeof envelopeOf(first).result).toBe('number');
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      // The store is back; the record is still the attempt's, in progress until its lease passes.
+      store.plan = () => 'forward';
+      if (how === 'stops listening') await store.start();
+      const during = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', 'during'), key);
+      expect(during.status).toBe(409);
+      expect(envelopeOf(during).error?.code).toBe(-32010);
+      // Time passes: the lease (the call's time budget plus a margin) is behind us.
+      await localClient(state.endpoint).send('UpdateItem', {
+        TableName: state.table,
+        Key: { pk: { S: STORE_KEY_PREFIX.attempt + recordKeyOf('key:billing', key) } },
+        UpdateExpression: 'SET lease = :past',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':past': { N: String(Date.now() - 1000) } },
+      });
+      for (const id of ['after', 'later']) {
+        const after = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', id), key);
+        expect(after.status).toBe(504);
+        expect(after.headers.get('idempotent-replayed')).toBe('true');
+        expect(envelopeOf(after).id).toBe(id);
+        expect(envelopeOf(after).error?.code).toBe(-32003);
+        expect(envelopeOf(after).error?.message).toMatch(
+          /could not be reached.*outcome is unknown.*will not run it again.*new Idempotency-Key/,
+        );
+      }
+      expect(erpRuns()).toBe(1);
+    },
+  );
+
+  it('an answer too large to keep: the caller gets it; a retry is "outcome unknown", never run again', async () => {
+    const key = freshKey();
+    // About 600 KB of base64 from random bytes: about 450 KB gzipped, over the store's 398 KB.
+    const big = randomBytes(450 * 1024).toString('base64');
+    front.plan = (call, index) => {
+      if (index !== 0) return 'forward';
+      const body = call.path.startsWith('/json/2/')
+        ? JSON.stringify(big)
+        : JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(call.body) as { id: unknown }).id, result: big });
+      return { status: 200, body };
+    };
+    const first = await post(proxy, '/v2/erp/execute', v2Create('Large Co'), key);
+    expect(first.status).toBe(200);
+    expect(envelopeOf(first).result).toBe(big);
+    const again = await post(proxy, '/v2/erp/execute', v2Create('Large Co', 'again'), key);
+    expect(again.status).toBe(504);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(envelopeOf(again).error?.code).toBe(-32003);
+    expect(envelopeOf(again).error?.message).toMatch(/too large to keep.*outcome is unknown/);
+    expect(erpRuns()).toBe(1);
   });
 });
 
