@@ -394,7 +394,10 @@ export async function runOnceWith<T>(
         fingerprint: call.fingerprint,
         token,
         leaseUntil: now + call.leaseMs,
-        expiresAt: Math.floor(now / 1000) + deps.ttlSeconds,
+        // Counted from the end of the lease: an attempt still running (a lease longer than
+        // IDEMPOTENCY_TTL) is never taken for an expired record and run again, and one whose
+        // function died answers "outcome unknown" for the whole TTL.
+        expiresAt: Math.ceil((now + call.leaseMs) / 1000) + deps.ttlSeconds,
       },
       now,
     );
