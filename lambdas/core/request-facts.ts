@@ -14,6 +14,7 @@
 import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
+import type { LimitRule } from '../platform/limits.ts';
 import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
 export type { ApiName, Outcome };
@@ -44,6 +45,12 @@ export interface RequestFacts {
   readonly tool?: McpToolName;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   readonly policyRule?: KeyPolicyRule;
+  /** The limit that refused the call (README, "Limits"): `key_minute`, `erp_in_flight`... */
+  readonly limitRule?: LimitRule;
+  /** The configured host of the ERP limit that refused the call. */
+  readonly limitHost?: string;
+  /** Limits applied to the call but the store could not be asked: it was served (fail open). */
+  readonly limitsFailedOpen?: boolean;
   /**
    * A bug caught where the answer must still be a normal one (an MCP tool's result, with
    * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.
@@ -81,6 +88,9 @@ export function emptyFacts(): FactSheet {
     mcpMethod: undefined,
     tool: undefined,
     policyRule: undefined,
+    limitRule: undefined,
+    limitHost: undefined,
+    limitsFailedOpen: undefined,
     internalError: undefined,
   };
 }

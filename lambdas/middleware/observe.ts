@@ -29,6 +29,7 @@ import {
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
+import type { LimitRule } from '../platform/limits.ts';
 import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
 import type { McpToolName, UpstreamProtocol } from '../platform/names.ts';
@@ -81,6 +82,12 @@ export type RequestLogFields = {
   tool: McpToolName | null;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   policy_rule: KeyPolicyRule | null;
+  /** The limit that refused the call (README, "Limits"): `key_minute`, `person_second`, `erp_in_flight`... */
+  limit_rule: LimitRule | null;
+  /** The configured ERP host of that limit, for an ERP's limit. */
+  limit_host: string | null;
+  /** `true`: limits applied but the store could not be asked, and the call was served (fail open). */
+  limits_failed_open: boolean | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -248,11 +255,14 @@ export function observe(
         mcp_method: callerValue(facts.mcpMethod),
         tool: facts.tool ?? null,
         policy_rule: facts.policyRule ?? null,
+        limit_rule: facts.limitRule ?? null,
+        limit_host: facts.limitHost ?? null,
+        limits_failed_open: facts.limitsFailedOpen ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };
       if (errorCode === INTERNAL_ERROR_CODE) logger.error('request', extra);
-      else if (outcome === 'proxy_error') logger.warn('request', extra);
+      else if (outcome === 'proxy_error' || facts.limitsFailedOpen === true) logger.warn('request', extra);
       else logger.info('request', extra);
     } catch (logError) {
       lastResort('writing the request log line', logError);
@@ -271,6 +281,9 @@ export function observe(
           tool: facts.tool,
           callerKeyName: facts.callerKeyName,
           policyRule: facts.policyRule,
+          limitRule: facts.limitRule,
+          limitHost: facts.limitHost,
+          limitsFailedOpen: facts.limitsFailedOpen,
         },
         durationMs,
       );

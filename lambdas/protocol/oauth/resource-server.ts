@@ -41,6 +41,8 @@ export interface OAuthResourceServer {
 /** A caller who signed in: the map's entry, the token's subject and scopes. */
 export interface OAuthCaller {
   readonly identity: Identity;
+  /** The token's issuer (`iss`): with `subject`, the person (budgets are per person). */
+  readonly issuer: string;
   readonly subject: string | undefined;
   readonly scopes: ReadonlySet<string>;
 }
@@ -105,7 +107,10 @@ export async function authenticateToken(
   const policy: KeyPolicy | undefined = check.scopes.has('erp.write')
     ? identity.policy
     : narrowedToRead(identity.policy);
-  return { caller: { identity, subject: check.subject, scopes: check.scopes }, policy };
+  return {
+    caller: { identity, issuer: check.issuer, subject: check.subject, scopes: check.scopes },
+    policy,
+  };
 }
 
 /** `policy` with read access only (a policy that allows everything otherwise, if absent). */
@@ -116,6 +121,7 @@ function narrowedToRead(policy: KeyPolicy | undefined): KeyPolicy {
     models: policy?.models,
     targets: policy?.targets,
     databases: policy?.databases,
+    limits: policy?.limits,
   });
 }
 
