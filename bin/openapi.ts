@@ -118,6 +118,12 @@ const AboutSchema = z.object({
     .describe(
       'Whether any proxy key carries a policy (README, "Key policies"), never what they say; null when the keys could not be read.',
     ),
+  limits: z
+    .boolean()
+    .nullable()
+    .describe(
+      'Whether limits are configured (README, "Limits": ERP_TARGET_LIMITS or a proxy key policy\'s limits), never what they are; null when the keys could not be read and no ERP has limits.',
+    ),
   build: z.object({ commit: z.string().nullable(), time: z.string().nullable() }),
   runtime: z.object({
     node: z.string(),
@@ -463,6 +469,7 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
           ? 'The version, in an envelope.'
           : "The ERP's answer, or an ERP-side error (`error` set, HTTP 200): always check `error`.",
       content: { 'application/json': { schema: ref(success) } },
+      ...(api === 'version' ? {} : { headers: RATE_LIMIT_HEADERS }),
     },
   };
   for (const [status, rows] of errorsByStatus(api)) {
@@ -493,10 +500,27 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
     if (rows.some((row) => row.code === -32004)) {
       response.headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
     }
+    if (status === GATEWAY_ANSWERS.throttled.status) {
+      // The proxy's own limits and the gateway's throttle both answer 429: two bodies.
+      const throttled = GATEWAY_ANSWERS.throttled;
+      response.description = `${response.description}\n\n${throttled.when} The gateway then answers itself, not with an envelope: \`${gatewayBody(throttled)}\`.`;
+      response.content = {
+        'application/json': {
+          schema: { oneOf: [errorEnvelopeWith(envelopeRows.map((row) => row.code)), ref('GatewayError')] },
+        },
+      };
+      response.headers = { ...(response.headers as object), ...RATE_LIMIT_HEADERS };
+    }
     responses[String(status)] = response;
   }
   return responses;
 }
+
+/** The headers of an answer to a rate-limited call (draft-ietf-httpapi-ratelimit-headers). */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+} as const;
 
 /** `x-error-codes`: the error table, for generators and readers. */
 function errorCodes(): unknown[] {
@@ -906,7 +930,18 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       },
       headers: {
         'Retry-After': {
-          description: 'On -32004, passed on from the ERP or the proxy in front of it when it gave one.',
+          description:
+            "On -32004: with HTTP 429, the proxy's own limits, whole seconds (at least 1: until the window ends, or 1 for an in-flight cap); with 503, passed on from the ERP or the proxy in front of it when it gave one.",
+          schema: { type: 'string' },
+        },
+        'RateLimit-Policy': {
+          description:
+            'On the answers of calls rate limits applied to (README, "Limits"): each limit as `"<scope>-<period>";q=<requests>;w=<window seconds>` (draft-ietf-httpapi-ratelimit-headers), e.g. `"key-minute";q=60;w=60`.',
+          schema: { type: 'string' },
+        },
+        RateLimit: {
+          description:
+            'With `RateLimit-Policy`: each limit\'s calls left in its window and the seconds until it ends, `"key-minute";r=59;t=42`.',
           schema: { type: 'string' },
         },
       },

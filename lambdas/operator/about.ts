@@ -60,6 +60,11 @@ export interface About {
    * when the keys could not be read for this answer.
    */
   key_policies: boolean | null;
+  /**
+   * Whether limits are configured (README, "Limits": `ERP_TARGET_LIMITS`, or a proxy key policy's
+   * `limits`); never what they are. `null` when the keys could not be read and no ERP has limits.
+   */
+  limits: boolean | null;
   build: { commit: string | null; time: string | null };
   runtime: { node: string; region: string | null; function_name: string | null };
 }
@@ -96,6 +101,7 @@ export function buildAbout(
   config: Config,
   routes: readonly Route[] = ROUTES,
   keyPolicies: boolean | null = null,
+  limits: boolean | null = config.targetLimits.size > 0 ? true : null,
 ): About {
   return {
     name: SERVICE_NAME,
@@ -115,6 +121,7 @@ export function buildAbout(
     })),
     error_codes: aboutErrorCodes(),
     key_policies: keyPolicies,
+    limits,
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {
       node: process.version,
