@@ -326,7 +326,6 @@ export class Monitoring extends Construct {
           statistic: 'Sum',
           period: Duration.minutes(1),
           dimensionsMap: { [Dimension.Service]: SERVICE_NAME, [Dimension.Host]: limit.host },
-          label: `In-flight refusals at ${limit.host}`,
         }),
         threshold: 1,
         evaluationPeriods: 5,
