@@ -6,6 +6,9 @@ export default defineConfig({
     exclude: ['test/live/**', 'node_modules/**'],
     environment: 'node',
     setupFiles: ['test/support/leak-guard.ts'],
+    // DynamoDB Local, started once for the run when a test file of the run uses it (the store's
+    // tests: test/support/state-table.ts).
+    globalSetup: ['test/support/dynamodb-local-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     // `npm test` runs without coverage; `vitest run --coverage` (what .ci/run does) measures it

@@ -17,6 +17,7 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { type ISecurityGroup, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -31,6 +32,8 @@ import type { Construct } from 'constructs';
 import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
+import { STATEFUL_FUNCTIONS } from '../lambdas/platform/settings.ts';
+import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../lambdas/platform/state-store.ts';
 import { functionEnvironment } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
@@ -131,6 +134,8 @@ export class ErpProxyStack extends Stack {
   readonly licenseSecret: ISecret;
   /** The OAuth identity map's secret (`mcpOauthIssuers` set); `undefined` while OAuth is off. */
   readonly oauthIdentitiesSecret: ISecret | undefined;
+  /** The proxy's state (idempotency records, limit counters): DESIGN.md section 16. */
+  readonly stateTable: Table;
   readonly accessLogs: LogGroup;
   readonly monitoring: Monitoring;
   readonly alarmTopic: ITopic;
@@ -145,8 +150,10 @@ export class ErpProxyStack extends Stack {
     this.proxyKeysSecret = this.createProxyKeysSecret(config);
     this.licenseSecret = this.createLicenseSecret(config);
     this.oauthIdentitiesSecret = this.createOAuthIdentitiesSecret(config);
+    this.stateTable = this.createStateTable();
     this.functions = this.createFunctions(config);
     this.grantSecrets(config);
+    this.grantStateTable();
     this.licenseCheckSchedule = this.scheduleLicenseCheck();
 
     const domain = this.customDomain(config);
@@ -185,6 +192,7 @@ export class ErpProxyStack extends Stack {
       licenseSecretId: this.licenseSecret.secretArn,
       powertoolsLogLevel: config.logLevel,
       mcpOauthIdentitiesSecretId: this.oauthIdentitiesSecret?.secretArn,
+      stateTable: this.stateTable.tableName,
     };
 
     const make = (name: FunctionName, memoryMb: number, timeoutSeconds: number) =>
@@ -249,6 +257,41 @@ export class ErpProxyStack extends Stack {
       'cloudwatch:GetMetricData supports no resource-level permissions and no condition keys, so its resource must be "*". ' +
         'Only the aux function (GET /_/metrics) has it; it reads metrics, nothing else.',
     );
+  }
+
+  /**
+   * The one table of the proxy's state: on demand (the functions' traffic decides the cost, nothing
+   * is provisioned), TTL on the records' expiry attribute (DynamoDB deletes expired items for free,
+   * eventually; the store's conditions ignore them meanwhile), encrypted at rest with the AWS
+   * managed key. Kept on a stack delete or replacement, as the secrets are: its records are what
+   * stops a retried write from running twice within `IDEMPOTENCY_TTL`.
+   */
+  private createStateTable(): Table {
+    const table = new Table(this, 'StateTable', {
+      partitionKey: { name: PARTITION_KEY, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy: KEPT_UNLESS_CREATE_FAILS,
+    });
+    acknowledge(
+      table,
+      'AwsSolutions-DDB3',
+      'The table holds short-lived state only (idempotency records for at most 7 days, rate-limit counters ' +
+        'and in-flight leases for seconds to a day); a point-in-time restore would bring back expired ' +
+        'records and counters, never data a caller needs.',
+    );
+    return table;
+  }
+
+  /** Only the functions that keep state reach the table, and only with the operations the store makes. */
+  private grantStateTable(): void {
+    for (const name of STATEFUL_FUNCTIONS) {
+      this.stateTable.grant(
+        this.functions[name].function,
+        ...STORE_OPERATIONS.map((operation) => `dynamodb:${operation}`),
+      );
+    }
   }
 
   /** The aux function's hourly license check. */

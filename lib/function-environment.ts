@@ -24,6 +24,8 @@ export interface StackSetValues {
   readonly powertoolsLogLevel: string;
   /** The OAuth identity-map secret's ARN; `undefined` while OAuth is off (nothing is written). */
   readonly mcpOauthIdentitiesSecretId: string | undefined;
+  /** The state table's name (idempotency records, limits). */
+  readonly stateTable: string;
 }
 
 /**

@@ -9,10 +9,15 @@ import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router } from '../upstream/transport-routing.ts';
 import { bodyChain, lambdaHandler } from './chain.ts';
-import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import {
+  type BaseRuntime,
+  createStateRuntime,
+  type RuntimeOverrides,
+  type StateRuntime,
+} from './runtime-base.ts';
 import { createForwardingRuntime, v1RoutingDeps } from './runtime-upstream.ts';
 
-export interface ExecuteV1Runtime extends BaseRuntime {
+export interface ExecuteV1Runtime extends BaseRuntime, StateRuntime {
   readonly forward: V1ForwardDeps;
 }
 
@@ -21,9 +26,12 @@ export function createExecuteV1Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV1Runtime & { readonly http: HttpClient } {
-  return createForwardingRuntime(config, overrides, (upstream) => ({
-    v1: new V1Router(config.v1Transport, v1RoutingDeps(upstream)),
-  }));
+  return {
+    ...createForwardingRuntime(config, overrides, (upstream) => ({
+      v1: new V1Router(config.v1Transport, v1RoutingDeps(upstream)),
+    })),
+    ...createStateRuntime(config, overrides),
+  };
 }
 
 export function createHandler(runtime: ExecuteV1Runtime) {

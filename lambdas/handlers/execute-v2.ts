@@ -9,10 +9,15 @@ import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V2Router } from '../upstream/transport-routing.ts';
 import { bodyChain, lambdaHandler } from './chain.ts';
-import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import {
+  type BaseRuntime,
+  createStateRuntime,
+  type RuntimeOverrides,
+  type StateRuntime,
+} from './runtime-base.ts';
 import { createForwardingRuntime, routingDeps } from './runtime-upstream.ts';
 
-export interface ExecuteV2Runtime extends BaseRuntime {
+export interface ExecuteV2Runtime extends BaseRuntime, StateRuntime {
   readonly forward: V2ForwardDeps;
 }
 
@@ -21,9 +26,12 @@ export function createExecuteV2Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV2Runtime & { readonly http: HttpClient } {
-  return createForwardingRuntime(config, overrides, (upstream) => ({
-    v2: new V2Router(config.v2Transport, routingDeps(upstream)),
-  }));
+  return {
+    ...createForwardingRuntime(config, overrides, (upstream) => ({
+      v2: new V2Router(config.v2Transport, routingDeps(upstream)),
+    })),
+    ...createStateRuntime(config, overrides),
+  };
 }
 
 export function createHandler(runtime: ExecuteV2Runtime) {

@@ -27,11 +27,17 @@ import {
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router, type V1RoutingDeps, V2Router } from '../upstream/transport-routing.ts';
 import { Chain, chainWithAuth, lambdaHandler, type ProxyHandler } from './chain.ts';
-import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './runtime-base.ts';
+import {
+  type BaseRuntime,
+  createBaseRuntime,
+  createStateRuntime,
+  type RuntimeOverrides,
+  type StateRuntime,
+} from './runtime-base.ts';
 import { createUpstream, v1RoutingDeps } from './runtime-upstream.ts';
 
 /** What the mcp function uses of a runtime. */
-export interface McpRuntime extends BaseRuntime {
+export interface McpRuntime extends BaseRuntime, StateRuntime {
   /** Both ERP protocols, the version cache and the method documentation, over one HTTP client. */
   readonly routing: V1RoutingDeps;
   readonly forward: Pick<ForwardDeps, 'policy'>;
@@ -51,6 +57,7 @@ export function createMcpRuntime(
     routing: v1RoutingDeps(upstream),
     forward: { policy: upstream.policy },
     oauth: overrides.oauth ?? createOAuthResourceServer(config),
+    ...createStateRuntime(config, overrides),
   };
 }
 

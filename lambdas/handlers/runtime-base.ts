@@ -19,6 +19,8 @@ import {
   type LicenseSource,
   type ProxyKeySource,
 } from '../platform/secrets.ts';
+import type { StateStore } from '../platform/state-store.ts';
+import { createStateStore } from '../platform/state-store-choice.ts';
 import type { OAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClientOptions } from '../upstream/http-client.ts';
 import type { BaseLookup } from '../upstream/target-policy.ts';
@@ -33,6 +35,19 @@ export interface RuntimeOverrides {
   readonly metricsSource?: MetricsSource;
   /** The mcp function's OAuth resource server (tests: one with a fake fetch); from the config otherwise. */
   readonly oauth?: OAuthResourceServer;
+  /** The proxy's state store (tests: one of their own); from the config otherwise. */
+  readonly store?: StateStore;
+}
+
+/** What the functions that keep state add (execute-v1, execute-v2, mcp: DESIGN.md section 16). */
+export interface StateRuntime {
+  /** The idempotency records' and limits' store; `undefined`: none configured (deployed without a table). */
+  readonly store: StateStore | undefined;
+}
+
+/** The state part: the overrides' store, or the configuration's (built on its first use). */
+export function createStateRuntime(config: Config, overrides: RuntimeOverrides = {}): StateRuntime {
+  return { store: overrides.store ?? createStateStore(config) };
 }
 
 /** The parts every handler's chain uses. */

@@ -19,7 +19,12 @@ import type { ExecuteV1Runtime } from './execute-v1.ts';
 import type { ExecuteV2Runtime } from './execute-v2.ts';
 import type { McpRuntime } from './mcp.ts';
 import type { OperatorRuntime } from './operator.ts';
-import { createBaseRuntime, localMetricsStore, type RuntimeOverrides } from './runtime-base.ts';
+import {
+  createBaseRuntime,
+  createStateRuntime,
+  localMetricsStore,
+  type RuntimeOverrides,
+} from './runtime-base.ts';
 import { createUpstream, routingDeps, v1RoutingDeps } from './runtime-upstream.ts';
 import type { VersionRuntime } from './version.ts';
 
@@ -46,6 +51,8 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     ...createBaseRuntime(config, overrides, store),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
     oauth: overrides.oauth ?? createOAuthResourceServer({ ...config, localMcpUrl: localMcpUrl(config) }),
+    // One store for every route of the process, as one table serves every function.
+    ...createStateRuntime(config, overrides),
     http: upstream.http,
     routing: v1Routing,
     forward: {

@@ -308,6 +308,9 @@ export type SettingSource = 'env' | 'context';
 const ALL: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'aux', 'mcp'];
 /** The functions that call ERPs. */
 const UPSTREAM: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'mcp'];
+/** The functions that keep state in the store (DESIGN.md section 16): the only ones granted its table. */
+export const STATEFUL_FUNCTIONS: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'mcp'];
+const STATEFUL = STATEFUL_FUNCTIONS;
 
 /** Whether the runtime accepts an `ERP_ALLOWED_TARGETS` entry (its own parser). */
 /** An issuer identifier: an https URL without query or fragment (http only on a loopback host). */
@@ -704,13 +707,64 @@ export const RUNTIME_SETTINGS = Object.freeze({
     meaning:
       'selects the AWS defaults (no generated key, no development license, no allowed targets, `/_/metrics` from CloudWatch); `/_/about` shows it',
   },
+  stateTable: {
+    env: 'STATE_TABLE',
+    notDeployable: {
+      by: 'stack',
+      why: 'the name of the table the stack creates for idempotency records and limits',
+    },
+    schema: text({
+      expected: 'a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)',
+      check: (name) => /^[A-Za-z0-9_.-]{3,255}$/.test(name),
+    }),
+    defaultText: "AWS: the stack's table; local: *none* (the embedded store)",
+    readBy: STATEFUL,
+    meaning:
+      "DynamoDB table of the proxy's state (idempotency records, limit counters); locally used only with `AWS_ENDPOINT_URL_DYNAMODB`, else an embedded in-process store (one process, lost on restart)",
+  },
+  dynamodbEndpoint: {
+    env: 'AWS_ENDPOINT_URL_DYNAMODB',
+    notDeployable: { by: 'local', why: 'deployed, the functions reach DynamoDB at its regional endpoint' },
+    schema: text({
+      expected: 'an http or https URL (e.g. http://127.0.0.1:8000 for DynamoDB Local)',
+      check: (url) => /^https?:\/\/[^\s/?#]+\/?$/.test(url),
+    }),
+    defaultText: "*the region's endpoint*",
+    readBy: [],
+    meaning:
+      "the AWS SDK's own variable: DynamoDB at this URL (DynamoDB Local); with `STATE_TABLE`, a local run keeps its state there instead of in process",
+  },
+  awsAccessKeyId: {
+    env: 'AWS_ACCESS_KEY_ID',
+    notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
+    schema: text(),
+    defaultText: '*set by Lambda*',
+    readBy: STATEFUL,
+    meaning: 'credentials of the DynamoDB calls, signed without the AWS SDK; never logged or shown',
+  },
+  awsSecretAccessKey: {
+    env: 'AWS_SECRET_ACCESS_KEY',
+    notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
+    schema: text(),
+    defaultText: '*set by Lambda*',
+    readBy: STATEFUL,
+    meaning: 'credentials of the DynamoDB calls; never logged or shown',
+  },
+  awsSessionToken: {
+    env: 'AWS_SESSION_TOKEN',
+    notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
+    schema: text(),
+    defaultText: '*set by Lambda*',
+    readBy: STATEFUL,
+    meaning: 'credentials of the DynamoDB calls; never logged or shown',
+  },
   region: {
     env: 'AWS_REGION',
     notDeployable: { by: 'lambda', why: 'set by Lambda' },
     schema: text(),
     defaultText: '*set by Lambda*',
     readBy: ALL,
-    meaning: 'region of the CloudWatch and Secrets Manager calls; `/_/about` shows it',
+    meaning: 'region of the CloudWatch, Secrets Manager and DynamoDB calls; `/_/about` shows it',
   },
 } as const satisfies Record<string, Setting>);
 

@@ -15,7 +15,9 @@ import {
   DEFAULT_MAX_RESPONSE_BYTES,
   RUNTIME_SETTINGS,
   type Setting,
+  STATEFUL_FUNCTIONS,
 } from '../../lambdas/platform/settings.ts';
+import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../../lambdas/platform/state-store.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
 import {
   HTTP_API_INTEGRATION_TIMEOUT_SECONDS,
@@ -357,7 +359,7 @@ describe('default context', () => {
       }
     });
 
-    it('lets each function read the two secrets, write its own logs, and nothing more (aux: GetMetricData)', () => {
+    it('lets each function read the two secrets, write its own logs, and nothing more (aux: GetMetricData; execute and mcp: the state table)', () => {
       for (const name of FUNCTION_NAMES) {
         const roleId = roleOf(s.template, s.fnIds[name]);
         const statements = policiesOfRole(s.template, roleId).flatMap(statementsOf);
@@ -388,8 +390,58 @@ describe('default context', () => {
           'secretsmanager:GetSecretValue',
           'secretsmanager:DescribeSecret',
           ...(name === 'aux' ? ['cloudwatch:GetMetricData'] : []),
+          ...(STATEFUL_FUNCTIONS.includes(name) ? STORE_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
         ]);
         expect([...allActions].sort(), `${name}: ${granted.join(', ')}`).toEqual([...expected].sort());
+      }
+    });
+  });
+
+  describe('state table', () => {
+    const tableId = () => s.stack.getLogicalId(s.stack.stateTable.node.defaultChild as CfnElement);
+
+    it('is one DynamoDB table: on demand, keyed by pk, TTL on expires_at, encrypted at rest', () => {
+      s.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      expect(propsOf(s.template, 'AWS::DynamoDB::Table', tableId())).toEqual({
+        KeySchema: [{ AttributeName: PARTITION_KEY, KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: PARTITION_KEY, AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
+    });
+
+    it('is kept when it leaves the stack or is replaced, not on a rolled-back create', () => {
+      expect(s.template.findResources('AWS::DynamoDB::Table')[tableId()]).toMatchObject({
+        DeletionPolicy: 'RetainExceptOnCreate',
+        UpdateReplacePolicy: 'Retain',
+      });
+    });
+
+    it('is reached only by execute-v1, execute-v2 and mcp, with exactly the store operations on the table', () => {
+      expect([...STATEFUL_FUNCTIONS].sort()).toEqual(['execute-v1', 'execute-v2', 'mcp']);
+      const table = { 'Fn::GetAtt': [tableId(), 'Arn'] };
+      for (const name of FUNCTION_NAMES) {
+        const statements = policiesOfRole(s.template, roleOf(s.template, s.fnIds[name])).flatMap(
+          statementsOf,
+        );
+        const onTable = statements.filter((st) => JSON.stringify(st.Resource).includes(tableId()));
+        const dynamo = statements.flatMap(actions).filter((action) => action.startsWith('dynamodb:'));
+        if (!STATEFUL_FUNCTIONS.includes(name)) {
+          expect(onTable, name).toEqual([]);
+          expect(dynamo, name).toEqual([]);
+          continue;
+        }
+        expect(onTable.flatMap(resourcesOf), name).toEqual(onTable.map(() => table));
+        expect(dynamo.sort(), name).toEqual(STORE_OPERATIONS.map((op) => `dynamodb:${op}`).sort());
+      }
+    });
+
+    it('is named to exactly the functions that read STATE_TABLE', () => {
+      for (const name of FUNCTION_NAMES) {
+        const env = envOf(s.template, s.fnIds[name]);
+        if (STATEFUL_FUNCTIONS.includes(name)) expect(env.STATE_TABLE, name).toEqual({ Ref: tableId() });
+        else expect(env.STATE_TABLE, name).toBeUndefined();
       }
     });
   });

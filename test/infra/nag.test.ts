@@ -45,6 +45,7 @@ describe('cdk-nag AwsSolutions, default context', () => {
   it('acknowledges exactly the reviewed rules', () => {
     expect(acknowledgedRuleIds(app)).toEqual([
       'AwsSolutions-APIG4',
+      'AwsSolutions-DDB3',
       'AwsSolutions-IAM5[Resource::*]',
       'AwsSolutions-SMG4',
       'AwsSolutions-SNS2',
@@ -75,6 +76,9 @@ describe('cdk-nag AwsSolutions, default context', () => {
     expect(acks.filter((a) => a.id === 'AwsSolutions-SNS2').map((a) => a.path)).toEqual([
       'ErpProxy/AlarmTopic',
     ]);
+    expect(acks.filter((a) => a.id === 'AwsSolutions-DDB3').map((a) => a.path)).toEqual([
+      'ErpProxy/StateTable',
+    ]);
     expect(acks.every((a) => a.path !== 'ErpProxy' && a.path !== '')).toBe(true);
     for (const ack of acks) expect(ack.reason.length, ack.id).toBeGreaterThan(40);
   });
@@ -99,6 +103,7 @@ describe('cdk-nag AwsSolutions, VPC, imported secrets, custom domain and alarm e
   it('acknowledges exactly the reviewed rules', () => {
     expect(acknowledgedRuleIds(app)).toEqual([
       'AwsSolutions-APIG4',
+      'AwsSolutions-DDB3',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
       'AwsSolutions-IAM5[Resource::*]',
       'AwsSolutions-SNS2',

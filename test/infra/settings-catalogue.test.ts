@@ -67,6 +67,7 @@ describe('the settings catalogue', () => {
         licenseSecretId: 'license-arn',
         powertoolsLogLevel: config.logLevel,
         mcpOauthIdentitiesSecretId: 'identities-arn',
+        stateTable: 'state-table',
       });
       for (const [key, setting] of runtime) {
         const written = setting.env !== undefined && setting.env in env;

@@ -1,0 +1,62 @@
+/**
+ * @module platform/state-store-choice
+ * Which store the configuration names (DESIGN.md section 16): deployed, the stack's DynamoDB table;
+ * locally, the embedded store unless the settings name a table and an endpoint. The DynamoDB store
+ * is loaded on the first call that needs it, never at cold start.
+ */
+import type { Config } from './config.ts';
+import { MAX_STORED_ANSWER_BYTES, type StateStore } from './state-store.ts';
+import { EmbeddedStateStore } from './state-store-embedded.ts';
+
+/** Where the store is, from the configuration: a table, the embedded store, or none. */
+export type StoreLocation =
+  | { readonly kind: 'dynamodb'; readonly table: string; readonly endpoint: string | undefined }
+  | { readonly kind: 'embedded' }
+  | { readonly kind: 'none' };
+
+/**
+ * Deployed, the table the stack names (`STATE_TABLE`); locally, that table at
+ * `AWS_ENDPOINT_URL_DYNAMODB` when both are set, else the embedded store.
+ */
+export function storeLocation(
+  config: Pick<Config, 'runtime' | 'stateTable' | 'dynamodbEndpoint'>,
+): StoreLocation {
+  if (config.runtime === 'lambda') {
+    return config.stateTable
+      ? { kind: 'dynamodb', table: config.stateTable, endpoint: config.dynamodbEndpoint }
+      : { kind: 'none' };
+  }
+  if (config.stateTable && config.dynamodbEndpoint) {
+    return { kind: 'dynamodb', table: config.stateTable, endpoint: config.dynamodbEndpoint };
+  }
+  return { kind: 'embedded' };
+}
+
+/**
+ * The store of this configuration, built on the first call that needs it: a call that never
+ * does (no `Idempotency-Key`, no limit) loads nothing of the DynamoDB client. `undefined` when no
+ * store is configured (a function deployed without a table).
+ */
+export function createStateStore(config: Config): StateStore | undefined {
+  const location = storeLocation(config);
+  if (location.kind === 'none') return undefined;
+  if (location.kind === 'embedded') return new EmbeddedStateStore();
+  let store: Promise<StateStore> | undefined;
+  const load = (): Promise<StateStore> => {
+    store ??= import('./state-store-dynamodb.ts').then(({ DynamoDbStateStore }) =>
+      DynamoDbStateStore.fromConfig(config, location.table, location.endpoint),
+    );
+    return store;
+  };
+  return {
+    kind: 'dynamodb',
+    maxAnswerBytes: MAX_STORED_ANSWER_BYTES,
+    beginAttempt: async (attempt, now) => (await load()).beginAttempt(attempt, now),
+    completeAttempt: async (key, token, answer, expiresAt) =>
+      (await load()).completeAttempt(key, token, answer, expiresAt),
+    abandonAttempt: async (key, token) => (await load()).abandonAttempt(key, token),
+    countRequest: async (step, now) => (await load()).countRequest(step, now),
+    acquireSlot: async (lease, now) => (await load()).acquireSlot(lease, now),
+    releaseSlot: async (key, slot, token) => (await load()).releaseSlot(key, slot, token),
+  };
+}

