@@ -21,6 +21,7 @@ import type { VersionClient } from '../upstream/version-client.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import type { InboundBody, InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy } from './key-policy-check.ts';
+import { type Admission, admitCall, type LimitsDeps } from './limits-check.ts';
 import { withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
 import { withV1DomainHint } from './v1-domain-hint.ts';
@@ -35,12 +36,18 @@ interface ForwardBase {
   readonly policy: CompiledTargetPolicy;
 }
 
+/** What the execute endpoints add: the proxy's limits (README, "Limits"). */
+interface ExecuteBase extends ForwardBase {
+  /** The store and `ERP_TARGET_LIMITS`; `undefined`: no limits are checked (tests of other parts). */
+  readonly limits?: LimitsDeps;
+}
+
 /** What {@link forwardV1} needs: each function builds only its own endpoint's transport. */
-export interface V1ForwardDeps extends ForwardBase {
+export interface V1ForwardDeps extends ExecuteBase {
   readonly v1: ErpTransport;
 }
 
-export interface V2ForwardDeps extends ForwardBase {
+export interface V2ForwardDeps extends ExecuteBase {
   readonly v2: ErpTransport;
 }
 
@@ -108,16 +115,36 @@ export async function withCallContext<T>(
   }
 }
 
+/** How long an in-flight slot is leased when the function's time left is unknown (tests, a bare handler). */
+const FALLBACK_LEASE_HEADROOM_MS = 3_000;
+
 /**
- * Validation, target policy, the call, the envelope: the same steps for both execute APIs. The
- * answer's facts are the call's (action, model, target), the upstream's and the envelope's; an
- * error thrown after the body was parsed carries those learned before it.
+ * Counts the call against its limits (README, "Limits"), right before its first ERP request:
+ * `undefined` when none applies or the endpoint has none. The slot's lease is the function's time
+ * left, so a slot held by an instance that died is free within the function's timeout.
+ */
+export function admitToErp(
+  inbound: InboundCall,
+  target: URL,
+  limits: LimitsDeps | undefined,
+  config: Config,
+): Promise<Admission | undefined> | undefined {
+  if (limits === undefined) return undefined;
+  const leaseMs = inbound.remainingMs?.() ?? config.maxTimeoutSeconds * 1000 + FALLBACK_LEASE_HEADROOM_MS;
+  return admitCall(limits, inbound, target, leaseMs);
+}
+
+/**
+ * Validation, target policy, the limits, the call, the envelope: the same steps for both execute
+ * APIs. The answer's facts are the call's (action, model, target), the upstream's and the
+ * envelope's; an error thrown after the body was parsed carries those learned before it. The
+ * answer of a call rate limits applied to carries their `RateLimit-Policy` and `RateLimit`.
  */
 async function forwardExecute(
   parse: (body: InboundBody, presentedProxyKey: string | undefined) => ErpCall,
   transport: ErpTransport,
   inbound: InboundCall,
-  deps: ForwardBase,
+  deps: ExecuteBase,
   explain: (call: ErpCall, outcome: ErpOutcome) => ErpOutcome = (_call, outcome) => outcome,
 ): Promise<Answer> {
   const call = parse(inbound.body, inbound.presentedProxyKey);
@@ -132,15 +159,23 @@ async function forwardExecute(
       db: call.db,
     });
     if (pending !== undefined) await pending;
-    const { value: outcome, upstream } = await withCallContext(
-      inbound,
-      deps.config,
-      (callCtx) => transport.call(call, callCtx),
-      deps.config.stripDebug,
-    );
-    const answer = outcomeResponse(inbound.envelopeId, explain(call, outcome));
-    // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
-    return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+    const admission = await admitToErp(inbound, call.baseUrl, deps.limits, deps.config);
+    if (admission !== undefined) Object.assign(learned, admission.facts);
+    try {
+      const { value: outcome, upstream } = await withCallContext(
+        inbound,
+        deps.config,
+        (callCtx) => transport.call(call, callCtx),
+        deps.config.stripDebug,
+      );
+      const answer = outcomeResponse(inbound.envelopeId, explain(call, outcome));
+      if (admission !== undefined) Object.assign(answer.response.headers, admission.headers);
+      // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
+      return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+    } finally {
+      // The call's last ERP request is over: its in-flight slot is free for the next.
+      if (admission !== undefined) await admission.release();
+    }
   } catch (error) {
     throw withFacts(error, learned);
   }

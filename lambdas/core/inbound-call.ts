@@ -18,7 +18,17 @@ export type InboundBody =
   | Extract<JsonDocument, { readonly ok: true }>
   | { readonly ok: false; readonly problem?: string };
 
+/** Who calls, as the limits (and the idempotency records) count callers. */
+export interface InboundCaller {
+  /** The proxy key's name; for an OAuth caller, its identity's name. */
+  readonly name: string;
+  /** An OAuth caller's person: the token's issuer and `sub` (absent for a key, or a token without `sub`). */
+  readonly person?: { readonly issuer: string; readonly subject: string };
+}
+
 export interface InboundCall {
+  /** Who calls (README, "Limits": budgets are per key name, or per OAuth person). */
+  readonly caller: InboundCaller;
   readonly body: InboundBody;
   /** The envelope `id` to echo (from the body); `null` when it has none or could not be read. */
   readonly envelopeId: string | null;

@@ -15,6 +15,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { RateLimitedError } from '../platform/errors.ts';
+import type { KeyPolicy } from '../platform/key-policy.ts';
 import {
   hostOfUrl,
   IN_FLIGHT_RETRY_AFTER_SECONDS,
@@ -30,19 +31,18 @@ import {
   windowOf,
 } from '../platform/limits.ts';
 import type { StateStore } from '../platform/state-store.ts';
+import type { InboundCaller } from './inbound-call.ts';
 import { type RequestFacts, withFacts } from './request-facts.ts';
 
-/** Who calls, as the limits count it. */
+/**
+ * Who calls, as the limits count it: the caller (a key's name, or an OAuth person, whose budget is
+ * their own with the limits of their identity's policy, so one person cannot use up a group's) and
+ * the limits of its policy.
+ */
 export interface LimitCaller {
-  /** The proxy key's name (for an OAuth caller, its identity's): the budget of a key. */
-  readonly keyName: string;
-  /**
-   * An OAuth caller's person (the token's issuer and `sub`): their budget is their own, with the
-   * limits of their identity's policy, so one person cannot use up a group's.
-   */
-  readonly person?: { readonly issuer: string; readonly subject: string } | undefined;
-  /** The limits of the key's (or identity's) policy; `undefined`: none. */
-  readonly limits: readonly RateLimit[] | undefined;
+  readonly caller: InboundCaller;
+  /** The policy of the key (or identity) that called: its `limits`; `undefined`: no policy. */
+  readonly keyPolicy: KeyPolicy | undefined;
 }
 
 /** What the limits need of the runtime. */
@@ -88,19 +88,17 @@ function limitsFor(
   target: URL,
 ): { readonly rates: readonly AppliedRate[]; readonly erp: TargetLimit | undefined } {
   const rates: AppliedRate[] = [];
-  for (const limit of caller.limits ?? []) {
+  const { name, person } = caller.caller;
+  for (const limit of caller.keyPolicy?.limits ?? []) {
     rates.push(
-      caller.person === undefined
-        ? { scope: 'key', budget: budgetHash('key', caller.keyName), limit }
-        : {
-            scope: 'person',
-            budget: budgetHash('person', caller.person.issuer, caller.person.subject),
-            limit,
-          },
+      person === undefined
+        ? { scope: 'key', budget: budgetHash('key', name), limit }
+        : { scope: 'person', budget: budgetHash('person', person.issuer, person.subject), limit },
     );
   }
   const erp = deps.targetLimits.size === 0 ? undefined : deps.targetLimits.get(hostOfUrl(target));
-  if (erp?.rate !== undefined) rates.push({ scope: 'erp', budget: erp.host, limit: erp.rate, host: erp.host });
+  if (erp?.rate !== undefined)
+    rates.push({ scope: 'erp', budget: erp.host, limit: erp.rate, host: erp.host });
   return { rates, erp };
 }
 
@@ -142,7 +140,7 @@ const FAILED_OPEN: RequestFacts = Object.freeze({ limitsFailedOpen: true });
  * (no store work at all).
  */
 export function limitsApply(deps: LimitsDeps, caller: LimitCaller, target: URL): boolean {
-  if (caller.limits !== undefined && caller.limits.length > 0) return true;
+  if (caller.keyPolicy?.limits !== undefined) return true;
   return deps.targetLimits.size > 0 && deps.targetLimits.has(hostOfUrl(target));
 }
 
@@ -169,7 +167,8 @@ export async function admitCall(
 
   const windows = rates.map((rate) => windowOf(now, rate.limit.per));
   const keys = rates.map(
-    (rate, index) => `${rate.scope}#${rate.budget}#${rate.limit.per}#${(windows[index]?.startMs ?? 0) / 1000}`,
+    (rate, index) =>
+      `${rate.scope}#${rate.budget}#${rate.limit.per}#${(windows[index]?.startMs ?? 0) / 1000}`,
   );
   let results: { counted: boolean; count: number }[];
   try {

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { LimitsDeps } from '../core/limits-check.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { Config } from '../platform/config.ts';
@@ -43,6 +44,14 @@ export interface RuntimeOverrides {
 export interface StateRuntime {
   /** The idempotency records' and limits' store; `undefined`: none configured (deployed without a table). */
   readonly store: StateStore | undefined;
+}
+
+/**
+ * What the limits need of a function's runtime (README, "Limits"): its store and
+ * `ERP_TARGET_LIMITS`. Built once per handler.
+ */
+export function limitsDeps(runtime: StateRuntime & { readonly config: Config }): LimitsDeps {
+  return { store: runtime.store, targetLimits: runtime.config.targetLimits };
 }
 
 /** The state part: the overrides' store, or the configuration's (built on its first use). */

@@ -5,9 +5,10 @@
  * body and envelope `id` the `jsonBody` step returned and the caller key's policy `apiKeyAuth`
  * returned, and hands the core an {@link InboundCall}.
  */
-import type { InboundCall } from '../core/inbound-call.ts';
+import type { InboundCall, InboundCaller } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
+import type { OAuthCaller } from '../protocol/oauth/resource-server.ts';
 import type { BodyRead } from './json-body.ts';
 import { responseEncodingOf } from './response-shaping.ts';
 import type { ProxyEvent } from './types.ts';
@@ -16,10 +17,15 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly policy: KeyPolicy | undefined },
+  known: BodyRead & {
+    readonly caller: string;
+    readonly policy: KeyPolicy | undefined;
+    readonly oauth?: OAuthCaller | undefined;
+  },
 ): InboundCall {
   const headers = event.headers ?? {};
   return {
+    caller: callerOf(known.caller, known.oauth),
     body: known.body,
     envelopeId: known.envelopeId,
     keyPolicy: known.policy,
@@ -33,4 +39,11 @@ export function toInboundCall(
         : undefined,
     ...(context.answerLease ? { answerLease: context.answerLease } : {}),
   };
+}
+
+/** The caller: the key's (or identity's) name, and a token caller's person (issuer and `sub`). */
+function callerOf(name: string, oauth: OAuthCaller | undefined): InboundCaller {
+  return oauth?.subject === undefined
+    ? { name }
+    : { name, person: { issuer: oauth.issuer, subject: oauth.subject } };
 }

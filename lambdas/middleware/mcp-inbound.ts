@@ -19,7 +19,11 @@ import type { ProxyEvent } from './types.ts';
 export function toMcpInbound(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly policy: KeyPolicy | undefined; readonly oauth?: OAuthCaller | undefined },
+  known: BodyRead & {
+    readonly caller: string;
+    readonly policy: KeyPolicy | undefined;
+    readonly oauth?: OAuthCaller | undefined;
+  },
 ): McpInbound {
   const headers = event.headers ?? {};
   const protocolHeaders: Record<string, string> = {};

@@ -326,7 +326,9 @@ function parseRefusalsLabel(label: string | undefined): { key: string; rule: str
 }
 
 /** The key name, rule and host of a throttled SEARCH label: `key|rule|host`, the key may hold `|`. */
-function parseThrottledLabel(label: string | undefined): { key: string; rule: string; host: string } | undefined {
+function parseThrottledLabel(
+  label: string | undefined,
+): { key: string; rule: string; host: string } | undefined {
   if (label === undefined) return undefined;
   const hostAt = label.lastIndexOf(LABEL_SEPARATOR);
   if (hostAt <= 0) return undefined;

@@ -178,7 +178,9 @@ export function parseTargetLimits(
     try {
       json = JSON.parse(raw);
     } catch {
-      return { problem: ['expected a JSON object {"host": {"requests", "per", "in_flight"}}: not valid JSON'] };
+      return {
+        problem: ['expected a JSON object {"host": {"requests", "per", "in_flight"}}: not valid JSON'],
+      };
     }
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
@@ -189,9 +191,7 @@ export function parseTargetLimits(
     const shown = JSON.stringify(name.slice(0, 100));
     const host = normalizeLimitHost(name);
     if (host === undefined) {
-      problems.push(
-        `${shown}: not an exact host name or IP address (no scheme, port, wildcard or CIDR)`,
-      );
+      problems.push(`${shown}: not an exact host name or IP address (no scheme, port, wildcard or CIDR)`);
       continue;
     }
     if (limits.has(host)) {

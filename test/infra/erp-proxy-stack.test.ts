@@ -511,7 +511,8 @@ describe('default context', () => {
       });
       // The functions that count get the setting as JSON; version never reads it.
       const environments = Object.values(resources(limited.template, 'AWS::Lambda::Function')).map(
-        (f) => (f.Properties.Environment as { Variables?: Record<string, string> } | undefined)?.Variables ?? {},
+        (f) =>
+          (f.Properties.Environment as { Variables?: Record<string, string> } | undefined)?.Variables ?? {},
       );
       const withLimits = environments.filter((vars) => 'ERP_TARGET_LIMITS' in vars);
       expect(withLimits).toHaveLength(4);
@@ -520,8 +521,9 @@ describe('default context', () => {
         '10.0.0.5': { requests: 100, per: 'minute' },
       });
       const failedOpen = alarms.find((a) => a.Properties.AlarmName === 'ErpProxy-LimitsFailedOpen');
-      const watched = (failedOpen?.Properties.Metrics as { MetricStat?: { Metric: { MetricName: string } } }[])
-        .flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []));
+      const watched = (
+        (failedOpen?.Properties.Metrics ?? []) as { MetricStat?: { Metric: { MetricName: string } } }[]
+      ).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []));
       expect(watched).toEqual(Array(3).fill('LimitsFailedOpen'));
     });
 

@@ -77,7 +77,7 @@ function keysWithLimits(limits: unknown): string {
   return JSON.stringify({ keys: [{ name: 'agent', key: 'agent-key-0123456789abcdef', policy: { limits } }] });
 }
 
-describe('a key policy\'s limits', () => {
+describe("a key policy's limits", () => {
   it('accepts every list of distinct periods with positive integer requests, and keeps it', () => {
     fc.assert(
       fc.property(
@@ -96,10 +96,25 @@ describe('a key policy\'s limits', () => {
     const bad = fc.oneof(
       fc.constant([]),
       fc.constant({ requests: 1, per: 'minute' }),
-      fc.record({ requests: fc.oneof(fc.integer({ max: 0 }), fc.double({ noInteger: true }), fc.string()), per: period }).map((l) => [l]),
-      fc.record({ requests: fc.integer({ min: 1, max: 100 }), per: fc.string().filter((p) => !(LIMIT_PERIODS as readonly string[]).includes(p)) }).map((l) => [l]),
-      fc.record({ requests: fc.integer({ min: 1, max: 100 }), per: period, extra: fc.constant(1) }).map((l) => [l]),
-      period.map((per) => [{ requests: 1, per }, { requests: 2, per }]),
+      fc
+        .record({
+          requests: fc.oneof(fc.integer({ max: 0 }), fc.double({ noInteger: true }), fc.string()),
+          per: period,
+        })
+        .map((l) => [l]),
+      fc
+        .record({
+          requests: fc.integer({ min: 1, max: 100 }),
+          per: fc.string().filter((p) => !(LIMIT_PERIODS as readonly string[]).includes(p)),
+        })
+        .map((l) => [l]),
+      fc
+        .record({ requests: fc.integer({ min: 1, max: 100 }), per: period, extra: fc.constant(1) })
+        .map((l) => [l]),
+      period.map((per) => [
+        { requests: 1, per },
+        { requests: 2, per },
+      ]),
     );
     fc.assert(
       fc.property(bad, (limits) => {
@@ -117,7 +132,14 @@ describe('a key policy\'s limits', () => {
 });
 
 describe('ERP_TARGET_LIMITS', () => {
-  const host = fc.constantFrom('erp.example.com', 'ERP.Example.com.', '10.0.0.5', '::1', '[fd00::1]', 'localhost');
+  const host = fc.constantFrom(
+    'erp.example.com',
+    'ERP.Example.com.',
+    '10.0.0.5',
+    '::1',
+    '[fd00::1]',
+    'localhost',
+  );
 
   it('accepts an exact host or IP with any mix of requests + per and in_flight', () => {
     fc.assert(

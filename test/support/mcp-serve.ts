@@ -57,6 +57,7 @@ export function mcpInbound(
 ): McpInbound {
   return {
     envelopeId: null,
+    caller: { name: 'default' },
     keyPolicy: undefined,
     body: { ok: true, value: body, members: new Map(), tooDeep: false },
     protocolHeaders: headers,

@@ -79,7 +79,7 @@ describe('the README "Proxy errors" table', () => {
 });
 
 describe('the error table', () => {
-  it('gives one HTTP status per code, but -32004: 503 from the ERP side, 429 from the proxy\'s own limits', () => {
+  it("gives one HTTP status per code, but -32004: 503 from the ERP side, 429 from the proxy's own limits", () => {
     for (const row of PROXY_ERROR_ROWS) {
       if (row === PROXY_ERRORS.rateLimited) continue;
       const first = PROXY_ERROR_ROWS.find((other) => other.code === row.code);

@@ -24,6 +24,7 @@ function inbound(headers: Record<string, string> = {}, functionTimeoutMs = 28_00
   return {
     body: { ok: false },
     envelopeId: null,
+    caller: { name: 'default' },
     keyPolicy: undefined,
     presentedProxyKey: TEST_PROXY_KEY,
     requestTimeout: headers['x-request-timeout'],

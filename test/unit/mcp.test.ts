@@ -374,6 +374,7 @@ describe('a bug inside a tool', () => {
       params: { name: 'search_count', arguments: { model: 'res.partner' } },
     };
     const inbound: McpInbound = {
+      caller: { name: 'default' },
       keyPolicy: undefined,
       body: { ok: true, value: message, members: new Map(), tooDeep: false },
       protocolHeaders: {

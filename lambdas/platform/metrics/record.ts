@@ -7,8 +7,8 @@
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
 import type { KeyPolicyRule } from '../key-policy.ts';
-import type { LimitRule } from '../limits.ts';
 import type { LicenseStatus } from '../license.ts';
+import type { LimitRule } from '../limits.ts';
 import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, NO_LIMIT_HOST, UNKNOWN_CODE } from './catalogue.ts';
 

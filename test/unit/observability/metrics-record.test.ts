@@ -57,8 +57,16 @@ describe('request records', () => {
     const metrics = createMetrics(localConfig, { store });
     const refused = { outcome: 'proxy_error', errorCode: -32004, callerKeyName: 'agent' } as const;
     recordRequest(metrics, state({ ...refused, limitRule: 'key_minute' }), 1);
-    recordRequest(metrics, state({ ...refused, limitRule: 'erp_in_flight', limitHost: 'erp.example.com' }), 1);
-    recordRequest(metrics, state({ ...refused, limitRule: 'erp_in_flight', limitHost: 'erp.example.com' }), 1);
+    recordRequest(
+      metrics,
+      state({ ...refused, limitRule: 'erp_in_flight', limitHost: 'erp.example.com' }),
+      1,
+    );
+    recordRequest(
+      metrics,
+      state({ ...refused, limitRule: 'erp_in_flight', limitHost: 'erp.example.com' }),
+      1,
+    );
     recordRequest(metrics, state({ api: 'v2', outcome: 'success', limitsFailedOpen: true }), 1);
     // A refusal by the ERP side (503) is no limit's.
     recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: -32004, callerKeyName: 'agent' }), 1);
