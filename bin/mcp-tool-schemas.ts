@@ -2,7 +2,7 @@
  * `npx tsx bin/mcp-tool-schemas.ts`: writes lambdas/core/mcp/tool-schemas.json, the JSON Schemas of
  * the MCP tools' arguments that `tools/list` answers, as the SDK's `McpServer` makes them of the
  * tools' zod schemas (so the function converts no schema at run time). `--check` only compares,
- * and fails when the committed file is out of date (test/unit/mcp-transport.test.ts,
+ * and fails when the committed file is out of date (test/unit/mcp-protocol.test.ts,
  * "tool-schemas.json", does the same). The file is written as biome formats JSON (run `npx biome format --write` on it after).
  */
 import { readFileSync, writeFileSync } from 'node:fs';

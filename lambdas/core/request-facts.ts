@@ -15,7 +15,7 @@ import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { LimitRule } from '../platform/limits.ts';
-import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
 export type { ApiName, Outcome };
 
@@ -41,8 +41,12 @@ export interface RequestFacts {
   readonly responseBytes?: number;
   /** `POST /mcp`: the JSON-RPC method of the MCP message (`initialize`, `tools/list`, `tools/call`...). */
   readonly mcpMethod?: string;
-  /** `POST /mcp`: the tool a `tools/call` ran (one of the known tools). */
-  readonly tool?: McpToolName;
+  /**
+   * `POST /mcp`: the tool a `tools/call` named, one of the tools declared in core/mcp/tools.ts
+   * (`McpToolName` there: set only from a declaration, never from the request's text; typed as a
+   * string here, which that module's own imports reach).
+   */
+  readonly tool?: string;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   readonly policyRule?: KeyPolicyRule;
   /** The limit that refused the call (README, "Limits"): `key_minute`, `erp_in_flight`... */
@@ -59,9 +63,9 @@ export interface RequestFacts {
 }
 
 /**
- * Facts a core function gathers while it runs, where they come from callbacks it does not return
- * through (an MCP tool's ERP calls inside the SDK): a local of that function, returned as its
- * answer's facts, never shared with the chain.
+ * The writable form of {@link RequestFacts}: the request record's (written by `learn` alone), and
+ * a fresh object a function builds and returns as its facts. Never passed to another function to
+ * be written: facts travel as returned values (docs/design.md, section 3a).
  */
 export type FactSheet = { -readonly [K in keyof RequestFacts]: RequestFacts[K] };
 

@@ -15,15 +15,10 @@ import type { McpDeps } from '../core/mcp/erp-access.ts';
 import { mcpAuth } from '../middleware/mcp-auth.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';
-import { MCP_WRITE_TOOL_NAMES } from '../platform/names.ts';
 import { ROUTES, routeKey } from '../platform/routes.ts';
 import { serveMcp } from '../protocol/mcp/serve.ts';
 import { protectedResourceAnswer } from '../protocol/oauth/challenge.ts';
-import {
-  checkToolScope,
-  createOAuthResourceServer,
-  type OAuthResourceServer,
-} from '../protocol/oauth/resource-server.ts';
+import { createOAuthResourceServer, type OAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router, type V1RoutingDeps, V2Router } from '../upstream/transport-routing.ts';
 import { Chain, chainWithAuth, lambdaHandler, type ProxyHandler } from './chain.ts';
@@ -102,15 +97,12 @@ export function createHandler(runtime: McpRuntime): ProxyHandler {
     (event, known, context) => {
       const method = event.requestContext?.http?.method ?? 'POST';
       if (method !== 'POST') return Promise.resolve(methodNotAllowed(method));
-      if (runtime.oauth && known.body.ok)
-        // With writes off there is no write tool to step up for (the tool call says writes are off).
-        checkToolScope(
-          known.oauth,
-          runtime.oauth.resource,
-          known.body.value,
-          runtime.config.mcpWriteTools ? MCP_WRITE_TOOL_NAMES : [],
-        );
-      return serveMcp(toMcpInbound(event, context, known), deps);
+      // A token caller's scopes are checked on the parsed call (protocol/mcp/tool-calls.ts).
+      const token =
+        known.oauth && runtime.oauth
+          ? { scopes: known.oauth.scopes, resource: runtime.oauth.resource }
+          : undefined;
+      return serveMcp(toMcpInbound(event, context, known), deps, token);
     },
   );
   const metadata = Chain.start(runtime, 'mcp').handler(async () => ({

@@ -32,7 +32,7 @@ import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { LimitRule } from '../platform/limits.ts';
 import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
-import type { McpToolName, UpstreamProtocol } from '../platform/names.ts';
+import type { UpstreamProtocol } from '../platform/names.ts';
 import { withReadableStack } from '../platform/stack-trace.ts';
 
 export interface ObserveOptions {
@@ -79,7 +79,7 @@ export type RequestLogFields = {
   /** `POST /mcp`: the MCP message's JSON-RPC method (`initialize`, `tools/list`, `tools/call`...). */
   mcp_method: string | null;
   /** `POST /mcp`: the tool a `tools/call` ran. */
-  tool: McpToolName | null;
+  tool: string | null;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   policy_rule: KeyPolicyRule | null;
   /** The limit that refused the call (README, "Limits"): `key_minute`, `person_second`, `erp_in_flight`... */

@@ -25,13 +25,7 @@ import {
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
-import {
-  API_NAMES,
-  MCP_TOOL_NAMES,
-  METRICS_NAMESPACE,
-  OUTCOMES,
-  UPSTREAM_PROTOCOLS,
-} from '../platform/names.ts';
+import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -85,6 +79,8 @@ export interface MetricDataPlan {
   readonly throttledSearchId: string;
   /** Id of the SEARCH query for in-flight refusals by configured ERP host. */
   readonly inFlightSearchId: string;
+  /** Id of the SEARCH query for MCP tool calls by tool and outcome. */
+  readonly toolsSearchId: string;
   /** CloudWatch period, in seconds: the window rounded up to whole minutes. */
   readonly periodSeconds: number;
 }
@@ -98,6 +94,12 @@ const IN_FLIGHT_SEARCH_ID = 'in_flight_refusals';
 const THROTTLED_SEARCH_LABEL = "${PROP('Dim.key')}|${PROP('Dim.rule')}|${PROP('Dim.host')}";
 // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
 const IN_FLIGHT_SEARCH_LABEL = "${PROP('Dim.host')}";
+const TOOLS_SEARCH_ID = 'tool_calls';
+/** Names each series of the tool calls SEARCH: `search_read|success`. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
+const TOOLS_SEARCH_LABEL = "${PROP('Dim.tool')}|${PROP('Dim.outcome')}";
+/** A tool name as the tools declare them (core/mcp/tools.ts); a label naming anything else is dropped. */
+const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 /** Names each series of the refusals SEARCH: `reporting|access` (the rule is the last part). */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
 const REFUSALS_SEARCH_LABEL = "${PROP('Dim.key')}|${PROP('Dim.rule')}";
@@ -229,15 +231,6 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
       zeroWhenEmpty: false,
     });
   }
-  for (const tool of MCP_TOOL_NAMES) {
-    for (const outcome of OUTCOMES) {
-      add(`tools_${tool}_${outcome}`, MetricName.McpToolCalls, { tool, outcome }, 'Sum', {
-        suffix: '',
-        reduce: 'sum',
-        zeroWhenEmpty: true,
-      });
-    }
-  }
   // The most pessimistic value in the window: an alert on "days left" should not lag.
   add('license_days_left', MetricName.LicenseDaysLeft, {}, 'Minimum', {
     suffix: '',
@@ -254,13 +247,16 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
     refusalsSearchId: REFUSALS_SEARCH_ID,
     throttledSearchId: THROTTLED_SEARCH_ID,
     inFlightSearchId: IN_FLIGHT_SEARCH_ID,
+    toolsSearchId: TOOLS_SEARCH_ID,
     periodSeconds,
   };
 }
 
 /**
  * The SEARCH queries of a scrape, for the series whose dimension values are not a closed set known
- * here: errors by API and code, and key-policy refusals by key name and rule.
+ * here: errors by API and code, key-policy refusals by key name and rule, and MCP tool calls by
+ * tool and outcome (the tools are declared in core/mcp/tools.ts, which the platform layer cannot
+ * read: docs/design.md, "The usual changes", an MCP tool).
  */
 function searchQueries(namespace: string, serviceName: string, periodSeconds: number): MetricDataQuery[] {
   const search = (metric: MetricName, dimensions: readonly string[]): string => {
@@ -291,6 +287,12 @@ function searchQueries(namespace: string, serviceName: string, periodSeconds: nu
       Id: IN_FLIGHT_SEARCH_ID,
       Expression: search(MetricName.InFlightRefusals, [Dimension.Host]),
       Label: IN_FLIGHT_SEARCH_LABEL,
+      ReturnData: true,
+    },
+    {
+      Id: TOOLS_SEARCH_ID,
+      Expression: search(MetricName.McpToolCalls, [Dimension.Tool, Dimension.Outcome]),
+      Label: TOOLS_SEARCH_LABEL,
       ReturnData: true,
     },
   ];
@@ -347,6 +349,14 @@ function byLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string
   return left < right ? -1 : left > right ? 1 : 0;
 }
 
+/** The tool and outcome of a tool calls SEARCH label. */
+function parseToolsLabel(label: string | undefined): { tool: string; outcome: string } | undefined {
+  const [tool, outcome, ...rest] = (label ?? '').split(LABEL_SEPARATOR);
+  if (rest.length > 0 || tool === undefined || outcome === undefined) return undefined;
+  if (!TOOL_NAME.test(tool) || !(OUTCOMES as readonly string[]).includes(outcome)) return undefined;
+  return { tool, outcome };
+}
+
 /** Numeric codes in numeric order, then named codes (`license`, `unknown`) alphabetically. */
 function compareCodes(a: string, b: string): number {
   const left = Number(a);
@@ -394,6 +404,7 @@ export function familiesFromResults(
   const refusals: { key: string; rule: string; value: number }[] = [];
   const throttled: { labels: Record<string, string>; value: number }[] = [];
   const inFlight: { labels: Record<string, string>; value: number }[] = [];
+  const tools: { tool: string; outcome: string; value: number }[] = [];
   for (const result of results) {
     const id = result.Id ?? '';
     if (plan.plans.has(id)) continue;
@@ -408,6 +419,12 @@ export function familiesFromResults(
       const value = reduceValues(result.Values ?? [], 'sum');
       if (host !== '' && !host.includes(LABEL_SEPARATOR) && value !== undefined)
         inFlight.push({ labels: { host }, value });
+      continue;
+    }
+    if (id.startsWith(plan.toolsSearchId)) {
+      const labels = parseToolsLabel(result.Label);
+      const value = reduceValues(result.Values ?? [], 'sum');
+      if (labels !== undefined && value !== undefined) tools.push({ ...labels, value });
       continue;
     }
     if (id.startsWith(plan.refusalsSearchId)) {
@@ -432,6 +449,12 @@ export function familiesFromResults(
     push(MetricName.Throttled, { labels, value });
   for (const { labels, value } of inFlight.sort((a, b) => byLabels(a.labels, b.labels)))
     push(MetricName.InFlightRefusals, { labels, value });
+  const outcomeOrder = (outcome: string): number => (OUTCOMES as readonly string[]).indexOf(outcome);
+  tools.sort((a, b) =>
+    a.tool === b.tool ? outcomeOrder(a.outcome) - outcomeOrder(b.outcome) : a.tool < b.tool ? -1 : 1,
+  );
+  for (const { tool, outcome, value } of tools)
+    push(MetricName.McpToolCalls, { labels: { tool, outcome }, value });
 
   const window = `Over the last ${windowSeconds} s, from CloudWatch.`;
   return METRIC_SPECS.map((spec) => ({

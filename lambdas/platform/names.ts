@@ -36,33 +36,6 @@ export const FUNCTION_NAMES = Object.freeze(['execute-v1', 'execute-v2', 'versio
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /**
- * The tools `POST /mcp` offers (README, "Agents (MCP)"): the `tool` field of the request log and
- * the `tool` dimension of `McpToolCalls`. The last four only with `MCP_WRITE_TOOLS=true`.
- */
-export const MCP_TOOL_NAMES = Object.freeze([
-  'search_read',
-  'read',
-  'search_count',
-  'aggregate',
-  'fields_get',
-  'list_models',
-  'erp_version',
-  'create',
-  'write',
-  'unlink',
-  'call_method',
-] as const);
-export type McpToolName = (typeof MCP_TOOL_NAMES)[number];
-
-/** The MCP tools that change ERP data, listed only with `MCP_WRITE_TOOLS=true`. */
-export const MCP_WRITE_TOOL_NAMES: readonly McpToolName[] = Object.freeze([
-  'create',
-  'write',
-  'unlink',
-  'call_method',
-]);
-
-/**
  * The operator endpoints `AUX_PUBLIC` may make public (`/_/license`, `/_/metrics`); every
  * other aux route is either always public (`/_/about`) or always keyed.
  */

@@ -4,6 +4,7 @@
  * the envelope `id` echoed, a message naming the rule and never the key, and nothing sent to the ERP;
  * the request log line names the key and the rule; `/_/metrics` counts refusals by key name and rule.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { captureLogLines } from '../support/captured-output.ts';
 import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
@@ -28,6 +29,7 @@ const KEYS = {
   loopback: 'loopback-key-0123456789abcdef',
   otherDb: 'other-db-key-0123456789abcdef',
   operator: 'operator-key-0123456789abcdef',
+  both: 'both-apis-key-0123456789abcdef',
 } as const;
 
 const PROXY_API_KEYS = JSON.stringify({
@@ -44,6 +46,11 @@ const PROXY_API_KEYS = JSON.stringify({
     { name: 'loopback', key: KEYS.loopback, policy: { targets: ['127.0.0.1'], databases: ['erp_a'] } },
     { name: 'other-db', key: KEYS.otherDb, policy: { databases: ['erp_b'] } },
     { name: 'operator', key: KEYS.operator, policy: { apis: ['operator'] } },
+    {
+      name: 'both',
+      key: KEYS.both,
+      policy: { apis: ['v2', 'mcp'], access: 'read', models: ['res.partner'], databases: ['erp_a'] },
+    },
   ],
 });
 
@@ -306,6 +313,82 @@ describe('key policies over HTTP', () => {
     expect(metrics.text).toMatch(/^erp_proxy_policy_refusals\{key="reporting",rule="access"\} [1-9]/m);
     expect(metrics.text).toMatch(/^erp_proxy_policy_refusals\{key="reporting",rule="model"\} [1-9]/m);
     expect(metrics.text).toMatch(/^erp_proxy_policy_refusals\{key="agent",rule="api"\} [1-9]/m);
+  });
+
+  it("POST /mcp: a refusal by the key's policy is execute's -32008 (message, rule), with that rule's advice", async () => {
+    const { client } = await connectMcp(proxy.url, {
+      'x-api-key': KEYS.both,
+      ...erpHeaders({ ...instanceHeaders(), uid: admin.uid }),
+    });
+    const { client: otherDb } = await connectMcp(proxy.url, {
+      'x-api-key': KEYS.both,
+      ...erpHeaders({ ...instanceHeaders(), db: 'erp_b', uid: admin.uid }),
+    });
+    try {
+      const lines = captureLogLines();
+      const cases = [
+        {
+          rule: 'model',
+          mcp: await client.callTool({ name: 'search_count', arguments: { model: 'res.users' } }),
+          execute: await v2(KEYS.both, { model_id: 'res.users', method: 'search_count' }, 'rule-model'),
+          advice: /does not allow this model: use one it allows \(list_models lists only those\)/,
+        },
+        {
+          rule: 'database',
+          mcp: await otherDb.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
+          execute: await proxy
+            .post(
+              '/v2/erp/execute',
+              {
+                id: 'rule-database',
+                erp_instance: { ...instance(), db: 'erp_b' },
+                model_id: 'res.partner',
+                method: 'search_count',
+                kwargs: {},
+              },
+              { 'x-api-key': KEYS.both },
+            )
+            .then((answer) => ({ ...answer, envelope: answer.json as Envelope })),
+          advice: /does not allow the database of this connection/,
+        },
+      ];
+      vi.restoreAllMocks();
+      const toolLines = lines().filter(
+        (entry) => entry.message === 'request' && entry.mcp_method === 'tools/call',
+      );
+      for (const [index, { rule, mcp, execute, advice }] of cases.entries()) {
+        const error = toolError(mcp);
+        expect(execute.status, rule).toBe(403);
+        // The same refusal: execute's message, word for word, and the same rule in the log line.
+        expect(error, rule).toMatchObject({
+          source: 'proxy',
+          code: -32008,
+          message: execute.envelope.error?.message,
+          retry_safe: true,
+          retry_can_help: false,
+        });
+        expect(error.retry, rule).toMatch(advice);
+        expect(error.retry, rule).not.toMatch(/operator does not allow this ERP or database/);
+        expect(toolLines[index], rule).toMatchObject({ policy_rule: rule, error_code: -32008 });
+      }
+      // The README's example of a refusal is this answer, exactly.
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const example = readme
+        .split('\n')
+        .find((line) => line.startsWith('{"error":{"source":"proxy","code":-32008'));
+      expect(JSON.parse(example ?? '{}')).toEqual(json(cases[0]?.mcp));
+      // A write under a read key: the tool itself is refused, before any ERP call.
+      const write = toolError(
+        await client.callTool({ name: 'create', arguments: { model: 'res.partner', values: { name: 'x' } } }),
+      );
+      expect(write.message).toBe(
+        "Refused by this key's policy: this key may only read; the tool create can change data",
+      );
+      expect(write.retry).toMatch(/allows reading only: the read tools work/);
+    } finally {
+      await client.close();
+      await otherDb.close();
+    }
   });
 
   function instanceHeaders() {

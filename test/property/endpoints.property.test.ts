@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MCP_TOOL_NAMES } from '../../lambdas/platform/names.ts';
+import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
 import { USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { type HttpAnswer, TEST_PROXY_KEY, toAnswer } from '../support/proxy-harness.ts';
@@ -82,7 +82,7 @@ const jsonValue = fc.jsonValue({ maxDepth: 3 });
 
 /** MCP messages, plausible and mutated: the tools with random arguments, and junk. */
 function mcpBody(erpUrl: string): fc.Arbitrary<string> {
-  const tool = fc.constantFrom(...MCP_TOOL_NAMES, 'nope');
+  const tool = fc.constantFrom(...TOOLS.map((declared) => declared.name), 'nope');
   const args = fc.oneof(
     fc.record(
       {

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { checkKeyPolicy, type PolicyQuestion } from '../../lambdas/core/key-policy-check.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import TOOL_INPUT_SCHEMAS from '../../lambdas/core/mcp/tool-schemas.json' with { type: 'json' };
+import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import * as requests from '../../lambdas/core/requests.ts';
 import { inboundBodyOf } from '../../lambdas/middleware/json-body.ts';
 import { loadConfig, parseProxyKeys } from '../../lambdas/platform/config.ts';
@@ -20,7 +21,6 @@ import {
   type KeyPolicyApi,
   READ_METHODS,
 } from '../../lambdas/platform/key-policy.ts';
-import { MCP_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpCall, ErpTransport } from '../../lambdas/upstream/erp-transport.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
@@ -108,6 +108,9 @@ function referenceModelListed(entries: readonly string[], model: string): boolea
     return model.startsWith(prefix) && /^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$/.test(tail);
   });
 }
+
+/** Every declared tool's name. */
+const MCP_TOOL_NAMES = TOOLS.map((tool) => tool.name);
 
 describe('every API × every policy field, against a reference', () => {
   const apisArb = fc.subarray([...KEY_POLICY_APIS], { minLength: 1 });

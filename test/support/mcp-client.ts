@@ -12,13 +12,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
-import { MCP_TOOL_NAMES, MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
+import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
 
 /** The read tools, in the order `tools/list` gives them; the write tools come after. */
-export const READ_TOOLS: readonly string[] = MCP_TOOL_NAMES.filter(
-  (name) => !MCP_WRITE_TOOL_NAMES.includes(name),
-);
-export const WRITE_TOOLS: readonly string[] = MCP_WRITE_TOOL_NAMES;
+export const READ_TOOLS: readonly string[] = TOOLS.filter((tool) => !tool.writes).map((tool) => tool.name);
+export const WRITE_TOOLS: readonly string[] = TOOLS.filter((tool) => tool.writes).map((tool) => tool.name);
 
 /** What the tests use of either client (the SDK 1.x `Client` and the v2 one). */
 export interface AgentClient {

@@ -7,6 +7,7 @@ import type { McpInbound } from '../../lambdas/core/mcp/connection.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
+import type { ErpTransport } from '../../lambdas/upstream/erp-transport.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
 import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
 import { TEST_PROXY_KEY } from './test-secrets.ts';
@@ -18,6 +19,22 @@ export interface Answer {
   readonly body: string;
 }
 
+/**
+ * The runtime's MCP parts for a direct `serveMcp` call: the test proxy key's configuration, the
+ * local target policy, no cached version, and `erp` for both transports.
+ */
+export function mcpDeps(writeTools: boolean, erp: ErpTransport): McpDeps {
+  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY });
+  return {
+    config,
+    policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
+    versions: { cached: () => undefined } as unknown as VersionClient,
+    named: erp,
+    positional: erp,
+    writeTools,
+  };
+}
+
 /** What serveMcp answers (no ERP: these cases never reach one). */
 export async function proxyAnswer(
   writeTools: boolean,
@@ -25,15 +42,10 @@ export async function proxyAnswer(
   headers: Readonly<Record<string, string>>,
   env: Record<string, string> = {},
 ): Promise<Answer> {
-  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, ...env });
   const never = { call: () => Promise.reject(new Error('no tool runs in these cases')) };
   const deps: McpDeps = {
-    config,
-    policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
-    versions: { cached: () => undefined } as unknown as VersionClient,
-    named: never,
-    positional: never,
-    writeTools,
+    ...mcpDeps(writeTools, never),
+    config: loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, ...env }),
   };
   const inbound = mcpInbound(body, headers, {
     erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },

@@ -19,7 +19,6 @@ import {
 } from '../../lambdas/platform/key-policy.ts';
 import { createMetrics } from '../../lambdas/platform/metrics/powertools.ts';
 import { recordRequest } from '../../lambdas/platform/metrics/record.ts';
-import { MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 
 const KEY = 'policy-key-SECRET-0123456789';
 
@@ -306,7 +305,8 @@ describe('checkKeyPolicy', () => {
 describe('the MCP tools of a key', () => {
   it('a read key gets no tool that changes data; other keys get the tools as they are', () => {
     const read = toolsForKey(TOOLS, policyOf({ access: 'read' })).map((tool) => tool.name);
-    expect(read.filter((name) => MCP_WRITE_TOOL_NAMES.includes(name))).toEqual([]);
+    expect(read).toEqual(TOOLS.filter((tool) => tool.annotations.readOnlyHint).map((tool) => tool.name));
+    expect(read).not.toContain('create');
     expect(read).toContain('search_read');
     expect(toolsForKey(TOOLS, policyOf({ models: ['res.partner'] }))).toBe(TOOLS);
     expect(toolsForKey(TOOLS, undefined)).toBe(TOOLS);

@@ -19,11 +19,10 @@ import {
   erpUrl,
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
-import { type ErpAccess, ErpCallError, type McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
+import { type ErpAccess, ErpCallError } from '../../lambdas/core/mcp/erp-access.ts';
 import { compactFields, MAX_DEFAULT_SELECTION, TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
-import { loadConfig } from '../../lambdas/platform/config.ts';
 import { PROXY_ERRORS } from '../../lambdas/platform/error-table.ts';
 import {
   BadUpstreamResponseError,
@@ -35,11 +34,9 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../../lambdas/platform/errors.ts';
-import { MCP_TOOL_NAMES, MCP_WRITE_TOOL_NAMES } from '../../lambdas/platform/names.ts';
 import { matchRoute, ROUTES, routeKeys } from '../../lambdas/platform/routes.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
-import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
-import type { VersionClient } from '../../lambdas/upstream/version-client.ts';
+import { mcpDeps } from '../support/mcp-serve.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
 describe("fields_get's default answer", () => {
@@ -343,9 +340,15 @@ describe('the proxy key of a request', () => {
 });
 
 describe('the tools', () => {
-  it('are the named ones, the write tools flagged as such, each description one line', () => {
-    expect(TOOLS.map((tool) => tool.name)).toEqual([...MCP_TOOL_NAMES]);
-    expect(TOOLS.filter((tool) => tool.writes).map((tool) => tool.name)).toEqual([...MCP_WRITE_TOOL_NAMES]);
+  it('are declared once each, the write tools flagged as such, each description one line', () => {
+    const names = TOOLS.map((tool) => tool.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(TOOLS.filter((tool) => tool.writes).map((tool) => tool.name)).toEqual([
+      'create',
+      'write',
+      'unlink',
+      'call_method',
+    ]);
     for (const tool of TOOLS) {
       expect(tool.description, tool.name).not.toContain('\n');
       expect(tool.annotations.readOnlyHint, tool.name).toBe(!tool.writes);
@@ -355,18 +358,10 @@ describe('the tools', () => {
 
 describe('a bug inside a tool', () => {
   it("is the tool's result (-32603, nothing of the bug shown), kept for the log line", async () => {
-    const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY });
     const broken = {
       call: () => Promise.reject(new TypeError('cannot read properties of undefined (secret)')),
     };
-    const deps: McpDeps = {
-      config,
-      policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
-      versions: { cached: () => undefined } as unknown as VersionClient,
-      named: broken,
-      positional: broken,
-      writeTools: false,
-    };
+    const deps = mcpDeps(false, broken);
     const message = {
       jsonrpc: '2.0',
       id: 1,
@@ -432,11 +427,15 @@ describe('the aggregate tool', () => {
   /** An ERP of this version that answers `answer(method, kwargs)`, recording the calls. */
   function fakeErp(version: string, answer: (method: string, kwargs: Record<string, unknown>) => unknown) {
     const calls: { method: string; kwargs: Record<string, unknown> }[] = [];
+    const facts = { erpHost: 'erp.test', erpDb: 'db' };
     const erp = {
-      version: async () => ({ version, version_info: [Number(version.split('.')[0]), 0, 0, 'final', 0, ''] }),
-      named: async (_model: string, method: string, kwargs: Record<string, unknown>) => {
+      version: async () => ({
+        value: { version, version_info: [Number(version.split('.')[0]), 0, 0, 'final', 0, ''] },
+        facts,
+      }),
+      named: async (model: string, method: string, kwargs: Record<string, unknown>) => {
         calls.push({ method, kwargs });
-        return answer(method, kwargs);
+        return { value: answer(method, kwargs), facts: { ...facts, model, action: method } };
       },
     };
     return { erp: erp as unknown as ErpAccess, calls };
@@ -507,6 +506,13 @@ describe('the aggregate tool', () => {
       });
       const answer = await aggregate?.run(args as never, erp);
       expect(calls.map((call) => call.method)).toEqual(methods);
+      // The answer carries the facts of the ERP call it comes from: the last one.
+      expect(answer?.facts).toEqual({
+        erpHost: 'erp.test',
+        erpDb: 'db',
+        model: 'sale.order',
+        action: methods.at(-1),
+      });
       expect(calls.at(-1)?.kwargs).toEqual({
         domain: [],
         fields: ['aggregate_0:sum(amount_total)', 'aggregate_1:avg(amount_total)', 'record_count:count(id)'],

@@ -6,9 +6,11 @@
  * exception name and whether retrying is safe, in words an agent can follow.
  */
 import { echoed, MAX_ERROR_MESSAGE_CHARS } from '../../platform/bounded-text.ts';
-import { type CallRan, PROXY_ERRORS } from '../../platform/error-table.ts';
-import { InternalError, type ProxyError } from '../../platform/errors.ts';
+import { type CallRan, PROXY_ERRORS, type ProxyErrorRow } from '../../platform/error-table.ts';
+import { InternalError, KeyPolicyRefusedError, type ProxyError } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
+import type { KeyPolicyRule } from '../../platform/key-policy.ts';
+import type { ErpFacts } from './erp-access.ts';
 
 /**
  * The longest JSON text a tool answers with: about 12 000-25 000 tokens, within what MCP clients
@@ -23,7 +25,7 @@ export const MAX_RESULT_CHARS = 50_000;
  */
 export const MAX_RESULT_WORDS = `${String(MAX_RESULT_CHARS).replace(/\B(?=(\d{3})+$)/g, ',')} characters`;
 
-/** A tool's answer before it becomes MCP content. */
+/** A tool's answer before it becomes MCP content, with what its ERP calls told the request log. */
 export interface ToolAnswer {
   /** JSON text of the result (always valid JSON, also when cut). */
   readonly json: string;
@@ -34,6 +36,8 @@ export interface ToolAnswer {
    * schema): what `structuredContent` carries beside the text.
    */
   readonly structured?: Readonly<Record<string, unknown>>;
+  /** The facts of the ERP call the answer comes from (the last one, for a tool that makes several). */
+  readonly facts: ErpFacts;
 }
 
 /** What {@link fitJson} kept of a value. */
@@ -170,62 +174,105 @@ export function erpFailure(code: number, message: string, data: unknown): ToolFa
   };
 }
 
-/** Advice by proxy error code, for a tool that only reads and for one that writes. */
-const PROXY_ADVICE: Readonly<Record<number, (readOnly: boolean) => Advice>> = Object.freeze({
-  [PROXY_ERRORS.upstreamUnavailable.code]: () => ({
-    retrySafe: true,
-    retryCanHelp: true,
-    retry: 'The call did not run. Retrying after a short wait is safe and may succeed.',
-  }),
-  [PROXY_ERRORS.upstreamTimeout.code]: (readOnly) =>
-    readOnly
-      ? {
-          retrySafe: true,
-          retryCanHelp: true,
-          retry:
-            'The call may have run on the ERP, but this tool only reads: retrying is safe. A retry may succeed if the ERP was busy; asking for less (a narrower domain, a smaller limit, fewer fields) is likelier to.',
-        }
-      : {
-          retrySafe: false,
-          retryCanHelp: false,
-          retry:
-            'The call may have run on the ERP: check the records (search_read, read) before calling again, or the change may happen twice.',
-        },
-  [PROXY_ERRORS.badUpstreamResponse.code]: (readOnly) => ({
-    retrySafe: readOnly,
-    retryCanHelp: false,
-    retry: `The address of this connection does not answer as an ERP (the message says what came back). ${TELL_THE_USER} to check the x-erp-url header of the MCP client's configuration.${readOnly ? '' : ' The call may have run: check the records before calling it again.'}`,
-  }),
-  [PROXY_ERRORS.responseTooLarge.code]: (readOnly) =>
-    readOnly
-      ? {
-          retrySafe: true,
-          retryCanHelp: false,
-          retry: 'The ERP answered, but too much: ask for less (a smaller limit, fewer fields or ids).',
-        }
-      : {
-          retrySafe: false,
-          retryCanHelp: false,
-          retry: 'The call ran on the ERP (only its answer was too large to pass on): do not call it again.',
-        },
-  [PROXY_ERRORS.targetRefused.code]: () => ({
-    retrySafe: true,
-    retryCanHelp: false,
-    retry: `The call did not run. This proxy's operator does not allow this ERP or database. ${TELL_THE_USER}.`,
-  }),
-  [PROXY_ERRORS.json2Unavailable.code]: () => ({
-    retrySafe: true,
-    retryCanHelp: false,
-    retry: `The call did not run. ${TELL_THE_USER} what the message says about the connection (x-erp-url, x-erp-db in the MCP client's configuration).`,
-  }),
-  [PROXY_ERRORS.internal.code]: (readOnly) => ({
-    retrySafe: readOnly,
-    retryCanHelp: false,
-    retry: readOnly
-      ? 'A bug of the proxy (its logs have the details); this tool only reads, so retrying is safe, but the same call will likely fail the same way.'
-      : 'A bug of the proxy (its logs have the details). The call may have run: check the records before calling it again.',
-  }),
+/**
+ * What to do after a refusal by the caller key's policy, by the rule that refused: the rule the
+ * error carries, which execute's -32008 names in its message and its log line (`policy_rule`) too,
+ * so the tool error's message is execute's and its advice is that rule's. The key itself is the
+ * user's or an operator's to change, never the model's.
+ */
+const KEY_POLICY_ADVICE: Readonly<Record<KeyPolicyRule, string>> = Object.freeze({
+  api: `This key's policy does not allow this API. ${TELL_THE_USER} that it needs a key whose policy allows it.`,
+  access:
+    "This key's policy allows reading only: the read tools work, the tools that change data do not. " +
+    `${TELL_THE_USER} that this change needs a key (or a sign-in) that may write.`,
+  model:
+    "This key's policy does not allow this model: use one it allows (list_models lists only those). " +
+    'Retrying unchanged fails the same way; for this model, tell the user it needs a key that allows it.',
+  database: `This key's policy does not allow the database of this connection. ${TELL_THE_USER} (the x-erp-db header, or a key that allows the database).`,
+  target: `This key's policy does not allow the ERP of this connection. ${TELL_THE_USER} (the x-erp-url header, or a key that allows the ERP).`,
 });
+
+/** Advice by error table row (rows may share a code: -32008), for a tool that only reads and for one that writes. */
+const PROXY_ADVICE: ReadonlyMap<ProxyErrorRow, (readOnly: boolean) => Advice> = new Map<
+  ProxyErrorRow,
+  (readOnly: boolean) => Advice
+>([
+  [
+    PROXY_ERRORS.upstreamUnavailable,
+    () => ({
+      retrySafe: true,
+      retryCanHelp: true,
+      retry: 'The call did not run. Retrying after a short wait is safe and may succeed.',
+    }),
+  ],
+  [
+    PROXY_ERRORS.upstreamTimeout,
+    (readOnly) =>
+      readOnly
+        ? {
+            retrySafe: true,
+            retryCanHelp: true,
+            retry:
+              'The call may have run on the ERP, but this tool only reads: retrying is safe. A retry may succeed if the ERP was busy; asking for less (a narrower domain, a smaller limit, fewer fields) is likelier to.',
+          }
+        : {
+            retrySafe: false,
+            retryCanHelp: false,
+            retry:
+              'The call may have run on the ERP: check the records (search_read, read) before calling again, or the change may happen twice.',
+          },
+  ],
+  [
+    PROXY_ERRORS.badUpstreamResponse,
+    (readOnly) => ({
+      retrySafe: readOnly,
+      retryCanHelp: false,
+      retry: `The address of this connection does not answer as an ERP (the message says what came back). ${TELL_THE_USER} to check the x-erp-url header of the MCP client's configuration.${readOnly ? '' : ' The call may have run: check the records before calling it again.'}`,
+    }),
+  ],
+  [
+    PROXY_ERRORS.responseTooLarge,
+    (readOnly) =>
+      readOnly
+        ? {
+            retrySafe: true,
+            retryCanHelp: false,
+            retry: 'The ERP answered, but too much: ask for less (a smaller limit, fewer fields or ids).',
+          }
+        : {
+            retrySafe: false,
+            retryCanHelp: false,
+            retry:
+              'The call ran on the ERP (only its answer was too large to pass on): do not call it again.',
+          },
+  ],
+  [
+    PROXY_ERRORS.targetRefused,
+    () => ({
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: `The call did not run. This proxy's operator does not allow this ERP or database. ${TELL_THE_USER}.`,
+    }),
+  ],
+  [
+    PROXY_ERRORS.json2Unavailable,
+    () => ({
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: `The call did not run. ${TELL_THE_USER} what the message says about the connection (x-erp-url, x-erp-db in the MCP client's configuration).`,
+    }),
+  ],
+  [
+    PROXY_ERRORS.internal,
+    (readOnly) => ({
+      retrySafe: readOnly,
+      retryCanHelp: false,
+      retry: readOnly
+        ? 'A bug of the proxy (its logs have the details); this tool only reads, so retrying is safe, but the same call will likely fail the same way.'
+        : 'A bug of the proxy (its logs have the details). The call may have run: check the records before calling it again.',
+    }),
+  ],
+]);
 
 /** The proxy's -32600 for the connection: a header of the MCP client's configuration. */
 function isConfigurationError(error: ProxyError): boolean {
@@ -234,8 +281,15 @@ function isConfigurationError(error: ProxyError): boolean {
 
 /** What the error table's `callRan` and the code mean for a tool that only reads, or one that writes. */
 function proxyAdvice(error: ProxyError, callRan: CallRan, readOnly: boolean): Advice {
-  const byCode = PROXY_ADVICE[error.code];
-  if (byCode !== undefined) return byCode(readOnly);
+  if (error instanceof KeyPolicyRefusedError) {
+    return {
+      retrySafe: true,
+      retryCanHelp: false,
+      retry: `The call did not run. ${KEY_POLICY_ADVICE[error.rule]}`,
+    };
+  }
+  const byRow = PROXY_ADVICE.get(error.row);
+  if (byRow !== undefined) return byRow(readOnly);
   if (isConfigurationError(error)) {
     return {
       retrySafe: true,

@@ -12,6 +12,10 @@
  *
  * ERP errors come back with the code JSON-2 gives them on every version (401, 403, 404, 409, 422,
  * 500) and its exception name; proxy errors are thrown as they are.
+ *
+ * Each call returns its answer with what the request log learns of it ({@link ErpReply}: the
+ * target, the database, the model and method as sent); what it throws carries the same facts
+ * (`withFacts`), so a refused or failed call's log line names them too. Nothing is kept for later.
  */
 import type { Config } from '../../platform/config.ts';
 import {
@@ -27,8 +31,17 @@ import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-po
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
-import type { FactSheet } from '../request-facts.ts';
+import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import { type ErpConnection, erpConnection, erpUrl, type McpInbound } from './connection.ts';
+
+/** What the request log learns of a tool's ERP call: the target, the database, the model and method as sent. */
+export type ErpFacts = Pick<RequestFacts, 'erpHost' | 'erpDb' | 'model' | 'action'>;
+
+/** An ERP call's answer, with what was learned on the way to it. */
+export interface ErpReply<T = unknown> {
+  readonly value: T;
+  readonly facts: ErpFacts;
+}
 
 /** What the MCP tools need of the runtime. */
 export interface McpDeps {
@@ -78,40 +91,48 @@ function answerValue(outcome: ErpOutcome): unknown {
 
 /** The ERP calls of one tool call, within one time budget (`context`). */
 export class ErpAccess {
-  private connected: ErpConnection | undefined;
+  private connected: { readonly connection: ErpConnection; readonly facts: ErpFacts } | undefined;
 
   constructor(
     private readonly inbound: McpInbound,
-    private readonly state: FactSheet,
     private readonly deps: McpDeps,
     private readonly context: CallContext,
   ) {}
 
-  /** The request's connection, checked once: headers, then the target policy. */
-  private connection(): ErpConnection {
+  /** The request's connection, checked once (headers, then the target policy), with its facts. */
+  private connection(): { readonly connection: ErpConnection; readonly facts: ErpFacts } {
     if (this.connected) return this.connected;
     const connection = erpConnection(this.inbound.erp, this.inbound.presentedProxyKey);
-    this.state.erpHost = connection.baseUrl.host;
-    this.state.erpDb = connection.db;
-    this.connected = {
-      ...connection,
-      baseUrl: checkTarget(this.deps.policy, connection.baseUrl, connection.db),
-    };
+    const facts: ErpFacts = { erpHost: connection.baseUrl.host, erpDb: connection.db };
+    let baseUrl: URL;
+    try {
+      baseUrl = checkTarget(this.deps.policy, connection.baseUrl, connection.db);
+    } catch (error) {
+      throw withFacts(error, facts);
+    }
+    this.connected = { connection: { ...connection, baseUrl }, facts };
     return this.connected;
   }
 
-  private erpCall(model: string, method: string, kwargs: Record<string, unknown>): ErpCall {
-    const { baseUrl, db, apiKey, uid } = this.connection();
-    this.state.model = model;
-    this.state.action = method;
+  /** The call of `model.method(**kwargs)` on the request's connection, and its facts. */
+  private erpCall(
+    model: string,
+    method: string,
+    kwargs: Record<string, unknown>,
+  ): { readonly call: ErpCall; readonly facts: ErpFacts } {
+    const { connection, facts } = this.connection();
+    const { baseUrl, db, apiKey, uid } = connection;
     return {
-      baseUrl,
-      db,
-      apiKey,
-      ...(uid === undefined ? {} : { uid }),
-      model,
-      method,
-      kwargsJson: JSON.stringify(kwargs),
+      call: {
+        baseUrl,
+        db,
+        apiKey,
+        ...(uid === undefined ? {} : { uid }),
+        model,
+        method,
+        kwargsJson: JSON.stringify(kwargs),
+      },
+      facts: { ...facts, model, action: method },
     };
   }
 
@@ -131,27 +152,32 @@ export class ErpAccess {
   }
 
   /** `model.method(**kwargs)`; `kwargs.ids` for a record method. */
-  async named(model: string, method: string, kwargs: Record<string, unknown>): Promise<unknown> {
-    const call = this.erpCall(model, method, kwargs);
-    await this.allowedByKey(call);
-    return this.sendNamed(call);
+  async named(model: string, method: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
+    const { call, facts } = this.erpCall(model, method, kwargs);
+    return learnedBefore(facts, async () => {
+      await this.allowedByKey(call);
+      return { value: await this.sendNamed(call), facts };
+    });
   }
 
   /**
    * `ir.model.search_read(**kwargs)` for `list_models`: only the models the caller's key may use
    * (its policy's `models`, as a domain, and again on the answer).
    */
-  async modelCatalogue(kwargs: Record<string, unknown> & { readonly domain: unknown[] }): Promise<unknown> {
+  async modelCatalogue(kwargs: Record<string, unknown> & { readonly domain: unknown[] }): Promise<ErpReply> {
     const models = this.inbound.keyPolicy?.models;
     const narrowed =
       models === undefined ? kwargs : { ...kwargs, domain: [...modelListDomain(models), ...kwargs.domain] };
-    const call = this.erpCall('ir.model', 'search_read', narrowed);
-    await this.allowedByKey(call, false);
-    const records = await this.sendNamed(call);
-    if (models === undefined || !Array.isArray(records)) return records;
-    return records.filter((record) => {
-      const name = (record as { model?: unknown } | null)?.model;
-      return typeof name === 'string' && modelListed(models, name);
+    const { call, facts } = this.erpCall('ir.model', 'search_read', narrowed);
+    return learnedBefore(facts, async () => {
+      await this.allowedByKey(call, false);
+      const records = await this.sendNamed(call);
+      if (models === undefined || !Array.isArray(records)) return { value: records, facts };
+      const listed = records.filter((record) => {
+        const name = (record as { model?: unknown } | null)?.model;
+        return typeof name === 'string' && modelListed(models, name);
+      });
+      return { value: listed, facts };
     });
   }
 
@@ -180,22 +206,27 @@ export class ErpAccess {
     method: string,
     args: readonly unknown[],
     kwargs: Record<string, unknown>,
-  ): Promise<unknown> {
-    const call = { ...this.erpCall(model, method, kwargs), argsJson: JSON.stringify(args) };
-    await this.allowedByKey(call);
-    if (call.uid === undefined) {
-      const major = await this.knownMajor(call.baseUrl, call.db);
-      if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.identity);
-    }
-    const outcome = await this.deps.positional.call(call, this.context);
-    if (outcome.kind !== 'erp_error') return answerValue(outcome);
-    // v1 answers ERP errors with code 0: give them JSON-2's code (and its name where it differs).
-    const failure = json2FailureOf(outcome.data, method);
-    const data =
-      failure.name !== undefined && isJsonObject(outcome.data)
-        ? { ...outcome.data, name: failure.name }
-        : outcome.data;
-    throw new ErpCallError(failure.code, outcome.message, data);
+  ): Promise<ErpReply> {
+    const named = this.erpCall(model, method, kwargs);
+    const call = { ...named.call, argsJson: JSON.stringify(args) };
+    const { facts } = named;
+    return learnedBefore(facts, async () => {
+      await this.allowedByKey(call);
+      if (call.uid === undefined) {
+        const major = await this.knownMajor(call.baseUrl, call.db);
+        if (major !== undefined && major < FIRST_JSON2_MAJOR)
+          throw missingUserId(major, this.inbound.identity);
+      }
+      const outcome = await this.deps.positional.call(call, this.context);
+      if (outcome.kind !== 'erp_error') return { value: answerValue(outcome), facts };
+      // v1 answers ERP errors with code 0: give them JSON-2's code (and its name where it differs).
+      const failure = json2FailureOf(outcome.data, method);
+      const data =
+        failure.name !== undefined && isJsonObject(outcome.data)
+          ? { ...outcome.data, name: failure.name }
+          : outcome.data;
+      throw new ErpCallError(failure.code, outcome.message, data);
+    });
   }
 
   /** The major version, when the target tells it; `undefined` when it does not (the call then says why). */
@@ -209,14 +240,18 @@ export class ErpAccess {
   }
 
   /** The ERP's version (the URL header is enough; the database travels when given). */
-  async version(): Promise<ErpVersion> {
+  async version(): Promise<ErpReply<ErpVersion>> {
     const url = erpUrl(this.inbound.erp);
-    this.state.erpHost = url.host;
     const db = this.inbound.erp.db?.trim() || undefined;
-    if (db !== undefined) this.state.erpDb = db;
-    const target = checkTarget(this.deps.policy, url, db);
-    const pending = checkKeyPolicy(this.inbound.keyPolicy, { target, db });
-    if (pending !== undefined) await pending;
-    return this.deps.versions.version(target, { ...this.context, readOnly: true }, db);
+    const facts: ErpFacts = { erpHost: url.host, ...(db === undefined ? {} : { erpDb: db }) };
+    return learnedBefore(facts, async () => {
+      const target = checkTarget(this.deps.policy, url, db);
+      const pending = checkKeyPolicy(this.inbound.keyPolicy, { target, db });
+      if (pending !== undefined) await pending;
+      return {
+        value: await this.deps.versions.version(target, { ...this.context, readOnly: true }, db),
+        facts,
+      };
+    });
   }
 }

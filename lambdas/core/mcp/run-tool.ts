@@ -1,58 +1,92 @@
 /**
  * @module core/mcp/run-tool
  * One tool call against the ERP, once the protocol layer has found the tool and checked its
- * arguments: the ERP calls within the request's time budget, and every failure turned into the
- * tool's error result (core/mcp/answers.ts). It takes and returns plain values: the protocol
- * layer (protocol/mcp/) turns the outcome into an MCP result of its revision.
+ * arguments: a function from the call and its caller to a {@link ToolRun} value, the tool's
+ * outcome with what the request log and metrics learn of it (docs/design.md, "The tools/call
+ * pipeline"). In order:
+ *
+ * 1. the caller key's policy on the tool itself (a tool that writes, under a read key: -32008);
+ * 2. (the admission point: nothing has reached the ERP yet; see {@link runTool})
+ * 3. the tool's ERP calls within the request's time budget, each checked by the key's policy as
+ *    execute's are; every failure becomes the tool's error result (core/mcp/answers.ts).
+ *
+ * It takes and returns plain values: the protocol layer (protocol/mcp/) turns the outcome into an
+ * MCP result of its revision, and the facts into the request's.
  */
 import { InternalError, ProxyError } from '../../platform/errors.ts';
 import { withCallContext } from '../forward.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
-import { type FactSheet, factsOf } from '../request-facts.ts';
+import { factsOf, type RequestFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
 import type { McpInbound } from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
-import type { ToolDefinition } from './tools.ts';
+import type { McpTool } from './tools.ts';
 
-/** How a tool call ended: its answer, or its failure as the JSON text its error result shows. */
-export type ToolOutcome =
-  | { readonly ok: true; readonly answer: ToolAnswer }
-  | { readonly ok: false; readonly text: string };
-
-/** A failure: what the request log and metrics record, and its text. */
-function failed(state: FactSheet, failure: ToolFailure): ToolOutcome {
-  state.outcome = failure.source === 'erp' ? 'erp_error' : 'proxy_error';
-  state.errorCode = failure.code;
-  return { ok: false, text: failureJson(failure) };
+/** A call the protocol layer has parsed: the declared tool and its checked arguments. */
+export interface ToolCall {
+  readonly tool: McpTool;
+  readonly args: unknown;
 }
 
-/** Runs one tool (its arguments checked) within the request's time budget; every failure becomes its outcome. */
-export async function runTool(
-  definition: ToolDefinition,
-  args: unknown,
-  inbound: McpInbound,
-  state: FactSheet,
-  deps: McpDeps,
-): Promise<ToolOutcome> {
-  state.tool = definition.name;
-  const readOnly = !definition.writes;
+/** How a tool call ended: its answer (without its facts), or its failure as the JSON text its error result shows. */
+export type ToolOutcome =
+  | { readonly ok: true; readonly answer: Omit<ToolAnswer, 'facts'> }
+  | { readonly ok: false; readonly text: string };
+
+/** A tool call's outcome and what the request log line and the metrics learn of it. */
+export interface ToolRun {
+  readonly outcome: ToolOutcome;
+  readonly facts: RequestFacts;
+}
+
+/** A failure: its text, and its outcome and code for the log line and metrics. */
+function failed(facts: RequestFacts, failure: ToolFailure): ToolRun {
+  return {
+    outcome: { ok: false, text: failureJson(failure) },
+    facts: {
+      ...facts,
+      outcome: failure.source === 'erp' ? 'erp_error' : 'proxy_error',
+      errorCode: failure.code,
+    },
+  };
+}
+
+/** What anything thrown while a tool ran becomes: an ERP error, a proxy error, or a bug (-32603). */
+function failedRun(call: ToolCall, error: unknown): ToolRun {
+  const readOnly = !call.tool.writes;
+  const facts: RequestFacts = { tool: call.tool.name, ...factsOf(error) };
+  if (error instanceof ErpCallError)
+    return failed(facts, erpFailure(error.code, error.erpMessage, error.data));
+  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly));
+  // A bug: logged with its stack (observe reads it), shown as -32603 without details.
+  return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly));
+}
+
+/** The tool's ERP calls within the request's time budget: its answer and all it learned. */
+async function ranOnErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
+  const { value, upstream } = await withCallContext(caller, deps.config, (context) =>
+    call.tool.run(call.args as never, new ErpAccess(caller, deps, context)),
+  );
+  const { facts, ...answer } = value;
+  return {
+    outcome: { ok: true, answer },
+    facts: { tool: call.tool.name, ...facts, ...upstream, outcome: 'success' },
+  };
+}
+
+/**
+ * Runs one tool (its arguments checked) for `caller`; every failure becomes its outcome, so it
+ * never throws. The admission point of issues 39 and 40 (a replay of an idempotent write, a
+ * conflict, a rate refusal) is between the policy check and {@link ranOnErp}: a function of the
+ * same `call` and `caller` that returns a `ToolRun` instead of running the tool; what follows the
+ * run sees the returned `ToolRun` as a value.
+ */
+export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
   try {
     // The caller key's policy: a tool that changes data is refused to a read key (-32008).
-    checkKeyPolicy(inbound.keyPolicy, { tool: definition });
-    const { value: answer, upstream } = await withCallContext(inbound, deps.config, (context) =>
-      definition.run(args as never, new ErpAccess(inbound, state, deps, context)),
-    );
-    Object.assign(state, upstream);
-    state.outcome = 'success';
-    return { ok: true, answer };
+    checkKeyPolicy(caller.keyPolicy, { tool: call.tool });
+    return await ranOnErp(call, caller, deps);
   } catch (error) {
-    Object.assign(state, factsOf(error));
-    if (error instanceof ErpCallError) {
-      return failed(state, erpFailure(error.code, error.erpMessage, error.data));
-    }
-    if (error instanceof ProxyError) return failed(state, proxyFailure(error, readOnly));
-    // A bug: logged with its stack (observe reads it), shown as -32603 without details.
-    state.internalError = error;
-    return failed(state, proxyFailure(new InternalError(error), readOnly));
+    return failedRun(call, error);
   }
 }

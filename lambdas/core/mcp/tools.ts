@@ -9,11 +9,10 @@
 import '../../platform/zod.ts';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
-import type { McpToolName } from '../../platform/names.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
-import { type ErpAccess, ErpCallError } from './erp-access.ts';
+import { type ErpAccess, ErpCallError, type ErpReply } from './erp-access.ts';
 
 /** The most values of a selection `fields_get`'s default answer lists (longer ones: their count). */
 export const MAX_DEFAULT_SELECTION = 20;
@@ -193,9 +192,15 @@ const VERSION_OUTPUT: OutputSchema = Object.freeze({
 /** The shape of a tool's arguments: zod/mini schemas by argument name. */
 type Shape = Record<string, z.ZodMiniType>;
 
-/** One tool: its schema, description, annotations, and what it does. */
-export interface ToolDefinition<S extends Shape = Shape> {
-  readonly name: McpToolName;
+/**
+ * One tool, declared once (docs/design.md, "The usual changes": an MCP tool): its name, schema,
+ * description, annotations, whether it writes, and what it does. Everything else is derived from
+ * it: `tools/list` (with tool-schemas.json, generated from `input`), the write gate
+ * (`MCP_WRITE_TOOLS`: {@link offeredTools}), the key policy's read-only rule and the OAuth scope
+ * check (both from `writes`), the `tool` log field and metric dimension ({@link McpToolName}).
+ */
+export interface ToolDefinition<S extends Shape = Shape, N extends string = string> {
+  readonly name: N;
   readonly title: string;
   readonly description: string;
   /** The schema of its arguments, built on its first use and kept. */
@@ -203,22 +208,22 @@ export interface ToolDefinition<S extends Shape = Shape> {
   readonly annotations: ToolAnnotations;
   /** The JSON Schema of its `structuredContent`, for the tools that read (each answer fits it). */
   readonly outputSchema?: OutputSchema;
-  /** Changes ERP data: listed only with `MCP_WRITE_TOOLS=true`. */
+  /** Changes ERP data: listed only with `MCP_WRITE_TOOLS=true`, refused to a read key and to a token without `erp.write`. */
   readonly writes: boolean;
   run(args: z.output<z.ZodMiniObject<S>>, erp: ErpAccess): Promise<ToolAnswer>;
 }
 
 /**
- * A tool from its definition (`input`: what builds its arguments' shape); its annotations from its
- * title and whether it writes (`changes`: how). Every tool reaches an ERP, a world outside the
- * proxy (`openWorldHint`).
+ * A tool from its declaration (`input`: what builds its arguments' shape); its annotations from its
+ * title and whether it writes (`changes`: how), so `writes` and the annotations cannot disagree.
+ * Every tool reaches an ERP, a world outside the proxy (`openWorldHint`).
  */
-function tool<S extends Shape>(
-  definition: Omit<ToolDefinition<S>, 'annotations' | 'writes' | 'input'> & {
+function tool<const N extends string, S extends Shape>(
+  definition: Omit<ToolDefinition<S, N>, 'annotations' | 'writes' | 'input'> & {
     readonly input: () => S;
     readonly changes?: { readonly destructive: boolean; readonly idempotent: boolean };
   },
-): ToolDefinition {
+): ToolDefinition<Shape, N> {
   const { changes, input, ...rest } = definition;
   const annotations: ToolAnnotations = {
     title: definition.title,
@@ -232,7 +237,7 @@ function tool<S extends Shape>(
     input: lazily(() => z.strictObject(input())),
     annotations,
     writes: changes !== undefined,
-  } as unknown as ToolDefinition;
+  } as unknown as ToolDefinition<Shape, N>;
 }
 
 /** `context` with the read tools' default: binary fields as their size, not their contents. */
@@ -265,7 +270,7 @@ function structuredAs(
  */
 function page(
   toolName: string,
-  records: unknown,
+  { value: records, facts }: ErpReply,
   at: number,
   pageLimit: number,
   key = 'records',
@@ -279,6 +284,7 @@ function page(
         `Only the first ${fitted.kept} of the ${fitted.total} ${items} the ERP returned fit in ${LIMIT_WORDS}. ` +
         `Call ${toolName} again with offset=${at + fitted.kept} for the next ones, or ask for fewer fields.`,
       structured: structuredAs(key, fitted.json, { next_offset: at + fitted.kept }),
+      facts,
     };
   }
   if (fitted.total === pageLimit) {
@@ -288,17 +294,19 @@ function page(
         `${fitted.total} ${items}, the limit: more may match. Call ${toolName} again with offset=${at + pageLimit} ` +
         `for the next ones${toolName === 'search_read' ? ' (search_count gives the total)' : ''}.`,
       structured: structuredAs(key, fitted.json, { next_offset: at + pageLimit }),
+      facts,
     };
   }
-  return { json: fitted.json, structured: structuredAs(key, fitted.json) };
+  return { json: fitted.json, structured: structuredAs(key, fitted.json), facts };
 }
 
 /** Any other result, cut to size by whole items when too large. */
-function whole(result: unknown, what = 'items'): ToolAnswer {
+function whole({ value: result, facts }: ErpReply, what = 'items'): ToolAnswer {
   const fitted = fitJson(result);
-  if (fitted.kept === undefined) return { json: fitted.json };
+  if (fitted.kept === undefined) return { json: fitted.json, facts };
   return {
     json: fitted.json,
+    facts,
     note:
       typeof result === 'string'
         ? `The result is a text of ${fitted.total} characters; only the first ${fitted.kept} fit in ${LIMIT_WORDS}.`
@@ -354,14 +362,14 @@ const read = tool({
   }),
   outputSchema: READ_OUTPUT,
   async run(args, erp) {
-    const records = await erp.named(
+    const { value: records, facts } = await erp.named(
       args.model,
       'read',
       present({ ids: args.ids, fields: args.fields, context: readContext(args.context) }),
     );
     const fitted = fitJson(records);
     if (fitted.kept === undefined)
-      return { json: fitted.json, structured: structuredAs('records', fitted.json) };
+      return { json: fitted.json, structured: structuredAs('records', fitted.json), facts };
     const shown = new Set(
       (JSON.parse(fitted.json) as unknown[]).map((record) => (record as { id?: unknown } | null)?.id),
     );
@@ -372,6 +380,7 @@ const read = tool({
         `Only ${fitted.kept} of the ${fitted.total} records fit in ${LIMIT_WORDS}. Read the others in another call ` +
         `(ids ${JSON.stringify(rest.slice(0, 100))}${rest.length > 100 ? ` and ${rest.length - 100} more` : ''}), or ask for fewer fields.`,
       structured: structuredAs('records', fitted.json, { unread_ids: rest }),
+      facts,
     };
   },
 });
@@ -388,7 +397,7 @@ const searchCount = tool({
       'search_count',
       present({ domain: args.domain ?? [], context: args.context }),
     );
-    return { ...whole(count), structured: { count } };
+    return { ...whole(count), structured: { count: count.value } };
   },
 });
 
@@ -468,13 +477,13 @@ async function readGroup(
   args: AggregateArgs,
   at: number,
   pageLimit: number,
-): Promise<Record<string, unknown>[]> {
+): Promise<ErpReply<Record<string, unknown>[]>> {
   const fields = args.aggregates.map((spec, index) => {
     const [field = '', func = ''] = spec.split(':');
     return `${readGroupAlias(spec, index)}:${func}(${field})`;
   });
   if (ordersByCount(args.order)) fields.push(`${RECORD_COUNT}:count(id)`);
-  const rows = await erp.named(
+  const { value: rows, facts } = await erp.named(
     args.model,
     'read_group',
     present({
@@ -488,9 +497,10 @@ async function readGroup(
       context: readContext(args.context),
     }),
   );
-  return (Array.isArray(rows) ? rows : []).map((row) =>
+  const value = (Array.isArray(rows) ? rows : []).map((row) =>
     groupRow(row, args.groupBy, args.aggregates, readGroupAlias),
   );
+  return { value, facts };
 }
 
 /** `aggregate` on ERP 19+: `formatted_read_group`, whose aggregates are named `field:agg` already. */
@@ -499,9 +509,9 @@ async function formattedReadGroup(
   args: AggregateArgs,
   at: number,
   pageLimit: number,
-): Promise<Record<string, unknown>[]> {
+): Promise<ErpReply<Record<string, unknown>[]>> {
   const same = (aggregate: string): string => aggregate;
-  const rows = await erp.named(
+  const { value: rows, facts } = await erp.named(
     args.model,
     'formatted_read_group',
     present({
@@ -514,7 +524,10 @@ async function formattedReadGroup(
       context: readContext(args.context),
     }),
   );
-  return (Array.isArray(rows) ? rows : []).map((row) => groupRow(row, args.groupBy, args.aggregates, same));
+  const value = (Array.isArray(rows) ? rows : []).map((row) =>
+    groupRow(row, args.groupBy, args.aggregates, same),
+  );
+  return { value, facts };
 }
 
 interface AggregateArgs {
@@ -593,8 +606,8 @@ const aggregate = tool({
       order: args.order,
       context: args.context,
     };
-    const major = majorVersion(await erp.version());
-    let groups: Record<string, unknown>[];
+    const major = majorVersion((await erp.version()).value);
+    let groups: ErpReply<Record<string, unknown>[]>;
     if (major !== undefined && major >= 19) {
       try {
         groups = await formattedReadGroup(erp, request, at, pageLimit);
@@ -632,7 +645,7 @@ const fieldsGet = tool({
   }),
   outputSchema: FIELDS_OUTPUT,
   async run(args, erp) {
-    const answered = await erp.named(
+    const { value: answered, facts } = await erp.named(
       args.model,
       'fields_get',
       present({
@@ -661,8 +674,8 @@ const fieldsGet = tool({
     }
     const structured = structuredAs('fields', fitted.json);
     return notes.length === 0
-      ? { json: fitted.json, structured }
-      : { json: fitted.json, note: notes.join(' '), structured };
+      ? { json: fitted.json, structured, facts }
+      : { json: fitted.json, note: notes.join(' '), structured, facts };
   },
 });
 
@@ -724,7 +737,7 @@ const listModels = tool({
     const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
     const at = args.offset ?? 0;
     const word = args.search?.trim();
-    const records = await erp.modelCatalogue({
+    const { value: records, facts } = await erp.modelCatalogue({
       domain: [
         ['transient', '=', false],
         ...(word ? ['|', ['model', 'ilike', word], ['name', 'ilike', word]] : []),
@@ -740,7 +753,7 @@ const listModels = tool({
           name: (record as { name?: unknown }).name,
         }))
       : records;
-    return page('list_models', models, at, pageLimit, 'models');
+    return page('list_models', { value: models, facts }, at, pageLimit, 'models');
   },
 });
 
@@ -751,7 +764,7 @@ const erpVersion = tool({
   input: () => ({}),
   outputSchema: VERSION_OUTPUT,
   async run(_args, erp) {
-    const version = await erp.version();
+    const { value: version, facts } = await erp.version();
     const major = majorVersion(version);
     const protocol =
       major === undefined
@@ -760,7 +773,7 @@ const erpVersion = tool({
           ? 'JSON-2 (/json/2/<model>/<method>)'
           : '/jsonrpc execute_kw (needs the x-erp-user-id header)';
     const answer = { ...version, ...(protocol ? { protocol } : {}) };
-    return { ...whole(answer), structured: answer };
+    return { ...whole({ value: answer, facts }), structured: answer };
   },
 });
 
@@ -771,13 +784,13 @@ const create = tool({
   input: () => ({ model: model(), values: values(), context: z.optional(context()) }),
   changes: { destructive: false, idempotent: false },
   async run(args, erp) {
-    const created = await erp.named(
+    const { value: created, facts } = await erp.named(
       args.model,
       'create',
       present({ vals_list: [args.values], context: args.context }),
     );
     // JSON-2 answers a list of ids; one record was created.
-    return whole(Array.isArray(created) && created.length === 1 ? created[0] : created);
+    return whole({ value: Array.isArray(created) && created.length === 1 ? created[0] : created, facts });
   },
 });
 
@@ -850,7 +863,7 @@ const callMethod = tool({
 });
 
 /** Every tool, in the order `tools/list` gives them. */
-export const TOOLS: readonly ToolDefinition[] = Object.freeze([
+export const TOOLS = Object.freeze([
   searchRead,
   read,
   searchCount,
@@ -862,9 +875,19 @@ export const TOOLS: readonly ToolDefinition[] = Object.freeze([
   write,
   unlink,
   callMethod,
-]);
+] as const);
+
+/** A declared tool. */
+export type McpTool = (typeof TOOLS)[number];
+/** A tool's name: the `tool` field of the request log and the `tool` dimension of `McpToolCalls`. */
+export type McpToolName = McpTool['name'];
 
 /** The tools a deployment offers: the read tools, and the write tools when `MCP_WRITE_TOOLS` is on. */
-export function offeredTools(writeTools: boolean): readonly ToolDefinition[] {
+export function offeredTools(writeTools: boolean): readonly McpTool[] {
   return TOOLS.filter((definition) => writeTools || !definition.writes);
+}
+
+/** The declared tool of this name, offered or not. */
+export function declaredTool(name: string): McpTool | undefined {
+  return TOOLS.find((definition) => definition.name === name);
 }

@@ -9,7 +9,7 @@ import { PROXY_ERRORS } from '../error-table.ts';
 import type { KeyPolicyRule } from '../key-policy.ts';
 import type { LicenseStatus } from '../license.ts';
 import type { LimitRule } from '../limits.ts';
-import type { ApiName, McpToolName, Outcome, UpstreamProtocol } from '../names.ts';
+import type { ApiName, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, NO_LIMIT_HOST, UNKNOWN_CODE } from './catalogue.ts';
 
 /**
@@ -44,8 +44,11 @@ export interface RequestMetrics {
   readonly responseBytes?: number;
   /** The ERP protocol that served the call, when it reached the ERP. */
   readonly upstreamProtocol?: UpstreamProtocol;
-  /** The MCP tool the request called (`POST /mcp`, `tools/call` of a known tool). */
-  readonly tool?: McpToolName;
+  /**
+   * The MCP tool the request called (`POST /mcp`, `tools/call` of a known tool): one of the tools
+   * declared in core/mcp/tools.ts (`McpToolName` there; this layer cannot import it).
+   */
+  readonly tool?: string;
   /** The name of the proxy key that authenticated the caller. */
   readonly callerKeyName?: string;
   /** The rule of that key's policy that refused the call. */

@@ -15,15 +15,16 @@ import { MCP_INSTRUCTIONS, SERVER_INFO } from '../../core/mcp/server-info.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import { LEGACY_VERSIONS } from './eras.ts';
 import {
-  ACCEPTED,
-  errorAnswer,
-  type HttpAnswer,
+  ACCEPTED_ANSWER,
+  answerRequest,
   type JsonObject,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type McpAnswer,
+  type MethodResult,
   RPC,
   RpcFailure,
-  resultAnswer,
+  served,
 } from './messages.ts';
 import { callTool, type ToolCallContext, toolListFor } from './tool-calls.ts';
 
@@ -59,16 +60,16 @@ function initialize(params: JsonObject): JsonObject {
   };
 }
 
-/** One request's result, or an {@link RpcFailure}. */
-async function result(request: JsonRpcRequest, context: ToolCallContext): Promise<JsonObject> {
+/** One request's result with its facts, or an {@link RpcFailure}. */
+async function result(request: JsonRpcRequest, context: ToolCallContext): Promise<MethodResult> {
   switch (request.method) {
     case 'initialize':
-      return initialize(request.params);
+      return served(initialize(request.params));
     case 'ping':
-      return {};
+      return served({});
     case 'tools/list':
-      return { tools: toolListFor(context.deps.writeTools, 'legacy', context.inbound.keyPolicy) };
-    case 'tools/call':
+      return served({ tools: toolListFor(context.deps.writeTools, 'legacy', context.inbound.keyPolicy) });
+    case 'tools/call': {
       if (isJsonObject(request.params.task)) {
         // 2025-11-25's task-augmented call: this server declares no task support (as the SDK answered).
         throw new RpcFailure({
@@ -76,19 +77,16 @@ async function result(request: JsonRpcRequest, context: ToolCallContext): Promis
           message: 'Server does not support task creation (required for tools/call)',
         });
       }
-      return { ...(await callTool(request.params, context)) };
+      const call = await callTool(request.params, context);
+      return { value: { ...call.result }, facts: call.facts };
+    }
     default:
       throw new RpcFailure({ code: RPC.methodNotFound, message: 'Method not found' });
   }
 }
 
 /** Serves one message of a legacy revision (its HTTP checks passed): 202 for anything but a request. */
-export async function serveLegacy(message: JsonRpcMessage, context: ToolCallContext): Promise<HttpAnswer> {
-  if (message.kind !== 'request') return ACCEPTED;
-  try {
-    return resultAnswer(message.id, await result(message, context));
-  } catch (error) {
-    if (!(error instanceof RpcFailure)) throw error;
-    return errorAnswer(error.status, message.id, error.error);
-  }
+export async function serveLegacy(message: JsonRpcMessage, context: ToolCallContext): Promise<McpAnswer> {
+  if (message.kind !== 'request') return ACCEPTED_ANSWER;
+  return answerRequest(message, () => result(message, context));
 }

@@ -7,6 +7,7 @@
  * `params._meta` are objects), checked by hand so that no schema is built at a cold start
  * (docs/design.md, "Agents: POST /mcp").
  */
+import type { RequestFacts } from '../../core/request-facts.ts';
 import { isJsonObject } from '../../platform/json.ts';
 
 /** A JSON-RPC id: a string or an integer (never null: MCP forbids it). */
@@ -154,6 +155,58 @@ export function resultAnswer(id: RequestId, result: JsonObject): HttpAnswer {
 
 /** What a notification or a client's response gets: 202, no body. */
 export const ACCEPTED: HttpAnswer = Object.freeze({ status: 202, headers: Object.freeze({}), body: '' });
+
+/**
+ * An HTTP answer and how the request ended, decided together where the answer is built (the
+ * outcome and code of the log line and metrics), so nothing reads the answer back.
+ */
+export interface McpAnswer {
+  readonly http: HttpAnswer;
+  readonly facts: RequestFacts;
+}
+
+/** How a request ended that was answered as asked (a result, or 202). */
+export const SERVED: RequestFacts = Object.freeze({ outcome: 'success' });
+
+/** 202 for a notification or a client's response. */
+export const ACCEPTED_ANSWER: McpAnswer = Object.freeze({ http: ACCEPTED, facts: SERVED });
+
+/** A JSON-RPC error answer, counted as the proxy's refusal under its code. */
+export function refusal(status: number, id: RequestId | null, error: RpcError): McpAnswer {
+  return {
+    http: errorAnswer(status, id, error),
+    facts: { outcome: 'proxy_error', errorCode: error.code },
+  };
+}
+
+/** What a method of an era returns: its result, and the facts of how the request ended. */
+export interface MethodResult {
+  readonly value: JsonObject;
+  readonly facts: RequestFacts;
+}
+
+/** A method's result for a request that ended as asked. */
+export function served(value: JsonObject): MethodResult {
+  return { value, facts: SERVED };
+}
+
+/**
+ * Serves one request with `method` (its result and facts, or an {@link RpcFailure} that becomes its
+ * JSON-RPC error); `wrap` makes the era's result object of the method's.
+ */
+export async function answerRequest(
+  request: JsonRpcRequest,
+  method: () => Promise<MethodResult>,
+  wrap: (value: JsonObject) => JsonObject = (value) => value,
+): Promise<McpAnswer> {
+  try {
+    const { value, facts } = await method();
+    return { http: resultAnswer(request.id, wrap(value)), facts };
+  } catch (error) {
+    if (!(error instanceof RpcFailure)) throw error;
+    return refusal(error.status, request.id, error.error);
+  }
+}
 
 /** An error a method's handler throws: its answer is a JSON-RPC error with this HTTP status. */
 export class RpcFailure extends Error {

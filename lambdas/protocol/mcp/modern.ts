@@ -24,15 +24,16 @@ import { MCP_INSTRUCTIONS, SERVER_INFO } from '../../core/mcp/server-info.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import { META_KEYS, MODERN_VERSIONS, metaVersion, SUPPORTED_VERSIONS } from './eras.ts';
 import {
-  ACCEPTED,
-  errorAnswer,
-  type HttpAnswer,
+  ACCEPTED_ANSWER,
+  answerRequest,
   type JsonObject,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type McpAnswer,
+  type MethodResult,
   RPC,
   RpcFailure,
-  resultAnswer,
+  served,
 } from './messages.ts';
 import { callTool, type ToolCallContext, toolCallParams, toolListFor } from './tool-calls.ts';
 
@@ -134,25 +135,27 @@ function matchHeader(
   }
 }
 
-/** Step 4: the result of a checked request. */
-async function result(request: JsonRpcRequest, context: ToolCallContext): Promise<JsonObject> {
+/** Step 4: the result of a checked request, with its facts. */
+async function result(request: JsonRpcRequest, context: ToolCallContext): Promise<MethodResult> {
   switch (request.method) {
     case 'server/discover':
-      return {
+      return served({
         supportedVersions: SUPPORTED_VERSIONS,
         capabilities: CAPABILITIES,
         instructions: MCP_INSTRUCTIONS,
         ttlMs: DISCOVER_TTL_MS,
         cacheScope: 'public',
-      };
+      });
     case 'tools/list':
-      return {
+      return served({
         tools: toolListFor(context.deps.writeTools, 'modern', context.inbound.keyPolicy),
         ttlMs: TOOLS_LIST_TTL_MS,
         cacheScope: 'private',
-      };
-    case 'tools/call':
-      return { ...(await callTool(request.params, context)) };
+      });
+    case 'tools/call': {
+      const call = await callTool(request.params, context);
+      return { value: { ...call.result }, facts: call.facts };
+    }
     default:
       throw new RpcFailure(
         { code: RPC.methodNotFound, message: `Method not found: ${request.method.slice(0, 64)}` },
@@ -166,14 +169,14 @@ export async function serveModern(
   message: JsonRpcMessage,
   headers: ProtocolHeaders,
   context: ToolCallContext,
-): Promise<HttpAnswer> {
-  if (message.kind !== 'request') return ACCEPTED;
-  try {
-    checkRequest(message, headers);
-    const value = await result(message, context);
-    return resultAnswer(message.id, { resultType: 'complete', ...value, _meta: RESULT_META });
-  } catch (error) {
-    if (!(error instanceof RpcFailure)) throw error;
-    return errorAnswer(error.status, message.id, error.error);
-  }
+): Promise<McpAnswer> {
+  if (message.kind !== 'request') return ACCEPTED_ANSWER;
+  return answerRequest(
+    message,
+    async () => {
+      checkRequest(message, headers);
+      return result(message, context);
+    },
+    (value) => ({ resultType: 'complete', ...value, _meta: RESULT_META }),
+  );
 }

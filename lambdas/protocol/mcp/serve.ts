@@ -19,18 +19,21 @@
  *
  * The protocol layer sees only the protocol headers (never a key); the tools reach the ERP
  * through core/mcp/, which gets plain values (the request's `McpInbound`, built at the edge).
+ * Every step returns its HTTP answer with how the request ended (`McpAnswer`); the answer's
+ * facts are those values, never read back from the answer's text.
  */
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Answer } from '../../core/envelope.ts';
 import type { McpInbound } from '../../core/mcp/connection.ts';
 import type { McpDeps } from '../../core/mcp/erp-access.ts';
-import { type FactSheet, withFacts } from '../../core/request-facts.ts';
+import { learnedBefore, type RequestFacts } from '../../core/request-facts.ts';
 import { InvalidRequestError, ParseError } from '../../platform/errors.ts';
 import { isJsonObject, MAX_JSON_DEPTH } from '../../platform/json.ts';
 import { eraOf } from './eras.ts';
 import { serveLegacy } from './legacy.ts';
-import { errorAnswer, type HttpAnswer, jsonRpcMessage, RPC } from './messages.ts';
+import { jsonRpcMessage, type McpAnswer, RPC, refusal } from './messages.ts';
 import { serveModern } from './modern.ts';
+import type { ToolCallContext } from './tool-calls.ts';
 
 /** The request headers the protocol layer reads (lower-case names); it sees no other. */
 export const PROTOCOL_HEADERS = Object.freeze([
@@ -69,17 +72,18 @@ export function isAllowedOrigin(origin: string, allowed: readonly string[]): boo
 }
 
 /** Steps 2-5 for one parsed body. */
-async function answer(inbound: McpInbound, state: FactSheet, deps: McpDeps): Promise<HttpAnswer> {
+async function answer(context: ToolCallContext): Promise<McpAnswer> {
+  const { inbound, deps } = context;
   const headers = normalizedHeaders(inbound.protocolHeaders);
   if ('refused' in headers) {
-    return errorAnswer(400, null, {
+    return refusal(400, null, {
       code: RPC.invalidRequest,
       message: `Invalid Request: the ${headers.refused} header holds a character HTTP headers cannot carry (NUL, CR, LF, or one above U+00FF)`,
     });
   }
   const { ok } = headers;
   if (ok.origin !== undefined && !isAllowedOrigin(ok.origin, deps.config.mcpAllowedOrigins)) {
-    return errorAnswer(403, null, {
+    return refusal(403, null, {
       code: RPC.invalidRequest,
       message:
         'Forbidden: this server does not serve pages of the origin in the Origin header (an operator allows an origin with MCP_ALLOWED_ORIGINS)',
@@ -87,74 +91,36 @@ async function answer(inbound: McpInbound, state: FactSheet, deps: McpDeps): Pro
   }
   const accept = ok.accept;
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
-    return errorAnswer(406, null, {
+    return refusal(406, null, {
       code: -32000,
       message: 'Not Acceptable: Client must accept both application/json and text/event-stream',
     });
   }
   if (!isJsonContentType(ok['content-type'] ?? null)) {
-    return errorAnswer(415, null, {
+    return refusal(415, null, {
       code: -32000,
       message: 'Unsupported Media Type: Content-Type must be application/json',
     });
   }
   const message = inbound.body.ok ? jsonRpcMessage(inbound.body.value) : undefined;
   if (message === undefined) {
-    return errorAnswer(400, null, { code: RPC.parseError, message: 'Parse error: Invalid JSON-RPC message' });
+    return refusal(400, null, { code: RPC.parseError, message: 'Parse error: Invalid JSON-RPC message' });
   }
-  const context = { inbound, state, deps };
   return eraOf(message, ok['mcp-protocol-version']) === 'modern'
     ? serveModern(message, ok, context)
     : serveLegacy(message, context);
 }
 
-/** The JSON-RPC error code of an answer body, if it is one. */
-function jsonRpcErrorCode(text: string): number | undefined {
-  try {
-    const body: unknown = JSON.parse(text);
-    const error = isJsonObject(body) ? body.error : undefined;
-    return isJsonObject(error) && typeof error.code === 'number' ? error.code : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether an answer body is a tool result with `isError: true`. */
-function isToolError(text: string): boolean {
-  try {
-    const body: unknown = JSON.parse(text);
-    return isJsonObject(body) && isJsonObject(body.result) && body.result.isError === true;
-  } catch {
-    return false;
-  }
-}
-
-/** -32602: what a call refused before its tool ran is counted under. */
-const INVALID_PARAMS = RPC.invalidParams;
-
-/** Records how a request the tools did not answer ended (protocol messages, protocol errors). */
-function recordProtocolOutcome(state: FactSheet, status: number, text: string): void {
-  if (state.outcome !== undefined) return;
-  const code = jsonRpcErrorCode(text);
-  if (status >= 400 || code !== undefined) {
-    state.outcome = 'proxy_error';
-    if (code !== undefined) state.errorCode = code;
-  } else if (state.mcpMethod === 'tools/call' && isToolError(text)) {
-    // Arguments that do not fit the tool's schema, or a write tool while writes are off: refused
-    // before the tool ran.
-    state.outcome = 'proxy_error';
-    state.errorCode = INVALID_PARAMS;
-  } else {
-    state.outcome = 'success';
-  }
-}
-
 /**
- * Serves one MCP message. What the tools learn is gathered on this request's own sheet and
- * returned as the answer's facts.
+ * Serves one MCP message: the HTTP answer with the facts of the request log line and metrics (the
+ * MCP method, and what the answer's step returned: the tool, its outcome and code, its ERP call).
+ * `token` is an OAuth caller's grant (absent for a proxy key's caller).
  */
-export async function serveMcp(inbound: McpInbound, deps: McpDeps): Promise<Answer> {
-  const state: FactSheet = {};
+export async function serveMcp(
+  inbound: McpInbound,
+  deps: McpDeps,
+  token?: ToolCallContext['token'],
+): Promise<Answer> {
   const { body } = inbound;
   if (!body.ok) throw new ParseError(`Parse error: ${body.problem ?? 'the request body is not valid JSON'}`);
   if (body.tooDeep) {
@@ -165,15 +131,11 @@ export async function serveMcp(inbound: McpInbound, deps: McpDeps): Promise<Answ
       'Invalid request: /mcp takes one JSON-RPC message per request, not a batch (MCP 2025-06-18 removed batches).',
     );
   }
-  if (isJsonObject(body.value) && typeof body.value.method === 'string') state.mcpMethod = body.value.method;
-  try {
-    const http = await answer(inbound, state, deps);
-    recordProtocolOutcome(state, http.status, http.body);
-    return {
-      response: { statusCode: http.status, headers: { ...http.headers }, body: http.body },
-      facts: state,
-    };
-  } catch (error) {
-    throw withFacts(error, state);
-  }
+  const method: RequestFacts =
+    isJsonObject(body.value) && typeof body.value.method === 'string' ? { mcpMethod: body.value.method } : {};
+  const { http, facts } = await learnedBefore(method, () => answer({ inbound, deps, token }));
+  return {
+    response: { statusCode: http.status, headers: { ...http.headers }, body: http.body },
+    facts: { ...method, ...facts },
+  };
 }

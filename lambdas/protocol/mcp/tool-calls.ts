@@ -1,23 +1,35 @@
 /**
  * @module protocol/mcp/tool-calls
  * `tools/list` and `tools/call`, the same in every protocol revision: the tools a deployment
- * offers (core/mcp/tools.ts) with their JSON Schemas (core/mcp/tool-schemas.json), the checks of
- * a call, and its result. Protocol errors (a malformed call, an unknown tool) are JSON-RPC
- * errors -32602, as the 2026-07-28 revision (server/tools, "Error Handling") asks; arguments
- * that do not fit the tool's schema and everything that fails while the tool runs are tool
- * results with `isError: true`, which a model reads and can act on.
+ * offers (core/mcp/tools.ts, each declared once) with their JSON Schemas
+ * (core/mcp/tool-schemas.json), and one call as a pipeline of values (docs/design.md, "The
+ * tools/call pipeline"):
+ *
+ * 1. the call parsed (`params.name`, `params.arguments`): else -32602;
+ * 2. the declared tool: unknown is -32602; a write tool while writes are off is a tool error;
+ * 3. an OAuth caller's scopes: a write tool with a token that does not grant `erp.write` is 403
+ *    `insufficient_scope` (thrown: an HTTP answer, not an MCP result);
+ * 4. the arguments against the tool's schema: else a tool error naming them;
+ * 5. the run (core/mcp/run-tool.ts): the key's policy, then the ERP, as a `ToolRun` value.
+ *
+ * Each step returns the call's result with its facts ({@link ToolCallAnswer}); nothing re-reads
+ * an answer it built. Protocol errors (a malformed call, an unknown tool) are JSON-RPC errors
+ * -32602, as the 2026-07-28 revision (server/tools, "Error Handling") asks; arguments that do
+ * not fit the tool's schema and everything that fails while the tool runs are tool results with
+ * `isError: true`, which a model reads and can act on.
  */
 import * as z from 'zod/mini';
 import { toolsForKey } from '../../core/key-policy-check.ts';
 import type { McpInbound } from '../../core/mcp/connection.ts';
 import type { McpDeps } from '../../core/mcp/erp-access.ts';
-import { runTool } from '../../core/mcp/run-tool.ts';
+import { runTool, type ToolCall, type ToolOutcome } from '../../core/mcp/run-tool.ts';
 import TOOL_INPUT_SCHEMAS from '../../core/mcp/tool-schemas.json' with { type: 'json' };
-import { offeredTools, TOOLS, type ToolDefinition } from '../../core/mcp/tools.ts';
-import type { FactSheet } from '../../core/request-facts.ts';
+import { declaredTool, type McpTool, offeredTools } from '../../core/mcp/tools.ts';
+import type { RequestFacts } from '../../core/request-facts.ts';
+import { learnedBefore } from '../../core/request-facts.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import type { KeyPolicy } from '../../platform/key-policy.ts';
-import type { McpToolName } from '../../platform/names.ts';
+import { insufficientScope } from '../oauth/resource-server.ts';
 import { type JsonObject, RPC, RpcFailure } from './messages.ts';
 
 /** The most array elements and object members a tool's arguments may hold. */
@@ -89,8 +101,10 @@ export function toolListFor(
 ): readonly ListedTool[] {
   const all = toolList(writeTools, era);
   if (policy === undefined) return all;
-  const mayUse = new Set(toolsForKey(offeredTools(writeTools), policy).map((definition) => definition.name));
-  return all.filter((tool) => mayUse.has(tool.name as McpToolName));
+  const mayUse = new Set<string>(
+    toolsForKey(offeredTools(writeTools), policy).map((definition) => definition.name),
+  );
+  return all.filter((tool) => mayUse.has(tool.name));
 }
 
 /** Counts array elements and object members in `value`, stopping once the count passes `max`. */
@@ -158,16 +172,14 @@ function toolError(text: string): ToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** The tool's arguments, checked; or the tool error that says what does not fit. */
+/** The tool's arguments, checked; or the text of the tool error that says what does not fit. */
 async function checkedArguments(
-  definition: ToolDefinition,
+  definition: McpTool,
   args: JsonObject | undefined,
-): Promise<{ readonly args: unknown } | { readonly error: ToolResult }> {
+): Promise<{ readonly args: unknown } | { readonly error: string }> {
   if (inputElementCount(args, MAX_TOOL_INPUT_ELEMENTS) > MAX_TOOL_INPUT_ELEMENTS) {
     return {
-      error: toolError(
-        `MCP error -32602: Invalid arguments for tool ${definition.name}: arguments contain more than the maximum of ${MAX_TOOL_INPUT_ELEMENTS} elements`,
-      ),
+      error: `MCP error -32602: Invalid arguments for tool ${definition.name}: arguments contain more than the maximum of ${MAX_TOOL_INPUT_ELEMENTS} elements`,
     };
   }
   const schema = definition.input();
@@ -182,9 +194,7 @@ async function checkedArguments(
     })
     .join('\n');
   return {
-    error: toolError(
-      `MCP error -32602: Input validation error: Invalid arguments for tool ${definition.name}: ${message}`,
-    ),
+    error: `MCP error -32602: Input validation error: Invalid arguments for tool ${definition.name}: ${message}`,
   };
 }
 
@@ -209,38 +219,66 @@ export function toolCallParams(params: JsonObject): {
   return { name, args };
 }
 
+/**
+ * A caller signed in with OAuth: the scopes its token grants, and this resource's identifier
+ * (named in a scope challenge). Absent for a proxy key's caller.
+ */
+export interface TokenGrant {
+  readonly scopes: ReadonlySet<string>;
+  readonly resource: string;
+}
+
 /** What a call needs of the request beyond its params. */
 export interface ToolCallContext {
   readonly inbound: McpInbound;
-  readonly state: FactSheet;
   readonly deps: McpDeps;
+  readonly token?: TokenGrant | undefined;
+}
+
+/** A call's result, and what the request log line and the metrics learn of it. */
+export interface ToolCallAnswer {
+  readonly result: ToolResult;
+  readonly facts: RequestFacts;
+}
+
+/** A call refused before its tool ran (writes off, arguments that do not fit): counted as -32602. */
+function refusedCall(tool: McpTool, text: string): ToolCallAnswer {
+  return {
+    result: toolError(text),
+    facts: { tool: tool.name, outcome: 'proxy_error', errorCode: RPC.invalidParams },
+  };
 }
 
 /**
- * One `tools/call`: the tool's result, or an {@link RpcFailure} -32602 for a malformed call or an
- * unknown tool. A write tool of a deployment whose writes are off is a tool error saying so.
+ * Step 3: a write tool called with an access token that does not grant `erp.write` is 403
+ * `insufficient_scope` naming `erp.write`, so the client can sign in again with more (MCP
+ * authorization, "Scope challenge"). A proxy key's caller has no scopes: its key's policy decides.
  */
-export async function callTool(params: JsonObject, context: ToolCallContext): Promise<ToolResult> {
-  const { name, args } = toolCallParams(params);
-  const { deps, inbound, state } = context;
-  const definition = offeredTools(deps.writeTools).find((candidate) => candidate.name === name);
-  if (definition === undefined) {
-    const known = TOOLS.find((candidate) => candidate.name === name);
-    if (known !== undefined) {
-      state.tool = known.name;
-      return toolError(
-        `The tool ${name} changes ERP data, and writes are off on this server: it offers the read tools only. ` +
-          'An operator of this erp-proxy enables the write tools (MCP_WRITE_TOOLS=true); calling again will not help until then.',
-      );
-    }
-    throw new RpcFailure({ code: RPC.invalidParams, message: `Unknown tool: ${name}` });
+function checkScope(token: TokenGrant | undefined, tool: McpTool): void {
+  if (!token || !tool.writes || token.scopes.has('erp.write')) return;
+  throw insufficientScope(
+    token.resource,
+    ['erp.read', 'erp.write'],
+    `the ${tool.name} tool changes ERP data, which needs erp.write`,
+  );
+}
+
+/** Step 2: the tool a call names, or the tool error of a write tool while writes are off. */
+function offeredTool(name: string, writeTools: boolean): McpTool | ToolCallAnswer {
+  const tool = declaredTool(name);
+  if (tool === undefined) throw new RpcFailure({ code: RPC.invalidParams, message: `Unknown tool: ${name}` });
+  if (tool.writes && !writeTools) {
+    return refusedCall(
+      tool,
+      `The tool ${name} changes ERP data, and writes are off on this server: it offers the read tools only. ` +
+        'An operator of this erp-proxy enables the write tools (MCP_WRITE_TOOLS=true); calling again will not help until then.',
+    );
   }
-  const checked = await checkedArguments(definition, args);
-  if ('error' in checked) {
-    state.tool = definition.name;
-    return checked.error;
-  }
-  const outcome = await runTool(definition, checked.args, inbound, state, deps);
+  return tool;
+}
+
+/** A run's outcome as an MCP tool result. */
+function toolResult(outcome: ToolOutcome): ToolResult {
   if (!outcome.ok) return toolError(outcome.text);
   const { answer } = outcome;
   return {
@@ -250,4 +288,24 @@ export async function callTool(params: JsonObject, context: ToolCallContext): Pr
     ],
     ...(answer.structured === undefined ? {} : { structuredContent: answer.structured }),
   };
+}
+
+/**
+ * One `tools/call` (the pipeline of the module header): the tool's result with its facts, or an
+ * {@link RpcFailure} -32602 for a malformed call or an unknown tool. Anything thrown after the tool
+ * is known (the scope challenge) carries its name for the log line.
+ */
+export async function callTool(params: JsonObject, context: ToolCallContext): Promise<ToolCallAnswer> {
+  const { name, args } = toolCallParams(params);
+  const { deps, inbound, token } = context;
+  const tool = offeredTool(name, deps.writeTools);
+  if ('result' in tool) return tool;
+  return learnedBefore({ tool: tool.name }, async () => {
+    checkScope(token, tool);
+    const checked = await checkedArguments(tool, args);
+    if ('error' in checked) return refusedCall(tool, checked.error);
+    const call: ToolCall = { tool, args: checked.args };
+    const run = await runTool(call, inbound, deps);
+    return { result: toolResult(run.outcome), facts: run.facts };
+  });
 }

@@ -164,26 +164,3 @@ export function createOAuthResourceServer(
     config.mcpOauthIdentities === undefined ? [] : parseIdentities(config.mcpOauthIdentities, { issuers });
   return { verifier, resource, issuers, getIdentities: async () => local };
 }
-
-/**
- * A write tool called with a token that does not grant `erp.write`: 403 `insufficient_scope`
- * naming `erp.write`, before any MCP processing, so the client can sign in again with more
- * (MCP authorization, "Scope challenge"). Anything else passes (the tool's own checks follow).
- */
-export function checkToolScope(
-  caller: OAuthCaller | undefined,
-  resource: string,
-  body: unknown,
-  writeTools: readonly string[],
-): void {
-  if (!caller || caller.scopes.has('erp.write')) return;
-  const message = body as { method?: unknown; params?: { name?: unknown } } | null;
-  if (message?.method !== 'tools/call') return;
-  const tool = message.params?.name;
-  if (typeof tool === 'string' && writeTools.includes(tool))
-    throw insufficientScope(
-      resource,
-      ['erp.read', 'erp.write'],
-      `the ${tool} tool changes ERP data, which needs erp.write`,
-    );
-}

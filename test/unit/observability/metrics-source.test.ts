@@ -61,6 +61,11 @@ const RESULTS: MetricDataResult[] = [
   { Id: 'throttled', Label: 'a|b|erp_in_flight|erp.example.com', Values: [4] },
   { Id: 'throttled', Label: 'agent|not_a_rule|-', Values: [9] },
   { Id: 'in_flight_refusals', Label: 'erp.example.com', Values: [4] },
+  { Id: 'tool_calls', Label: 'search_read|success', Values: [3, 2] },
+  { Id: 'tool_calls', Label: 'create|proxy_error', Values: [1] },
+  { Id: 'tool_calls', Label: 'search_read|erp_error', Values: [1] },
+  { Id: 'tool_calls', Label: 'search_read|lost', Values: [8] },
+  { Id: 'tool_calls', Label: 'Not A Tool|success', Values: [8] },
 ];
 
 describe('CloudWatch metrics source', () => {
@@ -114,18 +119,18 @@ describe('CloudWatch metrics source', () => {
     expect(stats('overhead_aux_').map(([name]) => name)).toEqual(Array(4).fill('ProxyOverhead'));
     expect(stats('timeouts_')).toEqual(Array(5).fill(['UpstreamTimeouts', 'Sum']));
     expect(stats('requests_')).toHaveLength(15);
-    // The MCP function: its API like the others, and each tool by outcome.
+    // The MCP function: its API like the others, and each tool by outcome in one SEARCH (the
+    // tools are declared in core/mcp/tools.ts; no list of them is kept here).
     expect(stats('upstream_mcp_').map(([name]) => name)).toEqual(Array(4).fill('UpstreamLatency'));
     expect(stats('calls_mcp_')).toEqual(Array(2).fill(['UpstreamCalls', 'Sum']));
-    // 11 tools (aggregate included) by 3 outcomes.
-    expect(stats('tools_')).toEqual(Array(33).fill(['McpToolCalls', 'Sum']));
-    expect(
-      queries.find((q) => q.Id === 'tools_search_read_erp_error')?.MetricStat?.Metric?.Dimensions,
-    ).toEqual([
-      { Name: 'service', Value: 'erp-proxy' },
-      { Name: 'tool', Value: 'search_read' },
-      { Name: 'outcome', Value: 'erp_error' },
-    ]);
+    expect(queries.filter((q) => q.MetricStat?.Metric?.MetricName === 'McpToolCalls')).toEqual([]);
+    expect(queries).toContainEqual({
+      Id: 'tool_calls',
+      Expression: `SEARCH('{"ErpProxy",tool,outcome,service} MetricName="McpToolCalls" service="erp-proxy"', 'Sum', 300)`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch dynamic label syntax.
+      Label: "${PROP('Dim.tool')}|${PROP('Dim.outcome')}",
+      ReturnData: true,
+    });
     expect(stats('license_days_left')).toEqual([['LicenseDaysLeft', 'Minimum']]);
     expect(queries.find((q) => q.Id === 'license_days_left')?.MetricStat?.Metric?.Dimensions).toEqual([
       { Name: 'service', Value: 'erp-proxy' },
@@ -225,6 +230,18 @@ describe('CloudWatch metrics source', () => {
     expect(text).toContain('Over the last 300 s, from CloudWatch.');
     expect(text).not.toContain('not a parsable label');
     expect(text).not.toContain('code="other"');
+    // Tool calls from the SEARCH, by tool then outcome; a label that is no tool and outcome is dropped.
+    expect(text).toContain(
+      [
+        '# TYPE erp_proxy_mcp_tool_calls gauge',
+        'erp_proxy_mcp_tool_calls{tool="create",outcome="proxy_error"} 1',
+        'erp_proxy_mcp_tool_calls{tool="search_read",outcome="success"} 5',
+        'erp_proxy_mcp_tool_calls{tool="search_read",outcome="erp_error"} 1',
+        '# HELP',
+      ].join('\n'),
+    );
+    expect(text).not.toContain('outcome="lost"');
+    expect(text).not.toContain('Not A Tool');
   });
 
   it('serves scrapes within the cache period from one call, and calls again after it', async () => {
