@@ -26,6 +26,7 @@ import {
   type BaseRuntime,
   createBaseRuntime,
   createStateRuntime,
+  limitsDeps,
   type RuntimeOverrides,
   type StateRuntime,
 } from './runtime-base.ts';
@@ -66,6 +67,7 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     named: new V2Router('auto', routing),
     positional: new V1Router('json2', routing),
     writeTools: config.mcpWriteTools,
+    limits: limitsDeps(runtime),
   };
 }
 

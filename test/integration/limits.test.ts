@@ -9,9 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErpProxy } from '../../client/src/index.ts';
 import type { ErpDouble } from '../erp-double/types.ts';
 import { type Envelope, USERS, useErpDouble, withProxy } from '../support/fixtures.ts';
+import { erpHeaders, isError, type ToolError, toolError, withMcpClient } from '../support/mcp-client.ts';
 import { freePort } from '../support/proxy-harness.ts';
 import { type ProxyProcess, startProxyProcesses } from '../support/proxy-processes.ts';
 import { useStateTable } from '../support/state-table.ts';
+import { startTokenIssuer } from '../support/token-issuer.ts';
 
 const admin = USERS.adminA;
 
@@ -331,5 +333,151 @@ describe('in one process', () => {
         expect(double.requests.filter((request) => request.path.startsWith('/json/2/'))).toHaveLength(2);
       },
     );
+  });
+});
+
+describe('POST /mcp: a limited tool call is a tool error an agent can back off from', () => {
+  const double = useErpDouble({ mode: '18' });
+  const AGENT = 'agent-key-0123456789abcdef';
+  const keys = JSON.stringify({
+    keys: [
+      { name: 'agent', key: AGENT, policy: { apis: ['mcp'], limits: [{ requests: 2, per: 'day' }] } },
+      { name: 'free', key: KEYS.steady },
+    ],
+  });
+  const headers = (key: string) => ({
+    'x-api-key': key,
+    ...erpHeaders({ url: double.url, db: admin.db, apiKey: admin.apiKey, uid: admin.uid }),
+  });
+
+  it("counts tool calls once each (tools/list is free) against the key's budget, and says when to retry", async () => {
+    await withProxy({ env: { PROXY_API_KEY: '', PROXY_API_KEYS: keys } }, async (proxy) => {
+      await withMcpClient(proxy.url, headers(AGENT), async (client) => {
+        double.reset();
+        const started = Date.now();
+        for (let i = 0; i < 3; i += 1) await client.listTools();
+        const results = [];
+        for (let i = 0; i < 3; i += 1)
+          results.push(await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }));
+        const served = results.filter((result) => !isError(result)).length;
+        expect(served).toBeLessThanOrEqual(2 * windowsSpanned(started, Date.now(), 86_400_000));
+        const refused = results.find(isError);
+        const error = toolError(refused) as ToolError & { retry_after_seconds?: number };
+        expect(error).toMatchObject({
+          source: 'proxy',
+          code: -32004,
+          retry_safe: true,
+          retry_can_help: true,
+        });
+        expect(error.message).toMatch(
+          /^Rate limited: this key's limit of 2 calls per day is used up; retry after \d+ s\./,
+        );
+        expect(error.retry_after_seconds).toBeGreaterThanOrEqual(1);
+        expect(error.retry).toContain('do not retry at once or in a loop');
+        // The refused call never reached the ERP: two tool calls' requests, none of the third.
+        expect(double.requests.filter((request) => request.body.includes('"execute_kw"'))).toHaveLength(
+          served,
+        );
+      });
+    });
+  });
+
+  it("holds one in-flight slot across a tool's sequential ERP requests; a second tool call meanwhile is refused", async () => {
+    await withProxy(
+      {
+        env: {
+          PROXY_API_KEY: '',
+          PROXY_API_KEYS: keys,
+          ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
+        },
+      },
+      async (proxy) => {
+        await withMcpClient(proxy.url, headers(KEYS.steady), async (client) => {
+          double.reset();
+          double.setDelay(300);
+          // ERP 18: the tool asks the version first, then calls execute_kw: two requests, one slot.
+          const [first, second] = await Promise.all([
+            client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
+            new Promise((resolve) => setTimeout(resolve, 100)).then(() =>
+              client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
+            ),
+          ]);
+          double.setDelay(0);
+          expect(isError(first)).toBe(false);
+          expect(double.requests.length).toBeGreaterThanOrEqual(2);
+          expect(double.maxInFlight).toBe(1);
+          const error = toolError(second) as ToolError & { retry_after_seconds?: number };
+          expect(error.message).toBe(
+            'Rate limited: the ERP 127.0.0.1 has 1 call in flight, its cap; retry after 1 s. The call did not run.',
+          );
+          expect(error.retry_after_seconds).toBe(1);
+          // Released after the tool's last request: the next call is served.
+          expect(
+            isError(await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } })),
+          ).toBe(false);
+        });
+      },
+    );
+  });
+
+  it('gives two people of one OAuth group separate budgets', async () => {
+    const port = await freePort();
+    const resource = `http://127.0.0.1:${port}/mcp`;
+    const issuer = await startTokenIssuer(resource);
+    try {
+      await withProxy(
+        {
+          env: {
+            PORT: String(port),
+            MCP_OAUTH_ISSUER: issuer.issuer,
+            MCP_OAUTH_AUDIENCE: resource,
+            MCP_OAUTH_IDENTITIES: JSON.stringify({
+              identities: [
+                {
+                  name: 'sales',
+                  match: { claim: 'groups', value: 'sales' },
+                  erp: { url: double.url, db: admin.db, user_id: admin.uid, api_key: admin.apiKey },
+                  policy: { limits: [{ requests: 1, per: 'day' }] },
+                },
+              ],
+            }),
+          },
+        },
+        async (proxy) => {
+          const callAs = async (sub: string) => {
+            const token = await issuer.mint({ sub, groups: ['sales'], scope: 'erp.read' });
+            // No proxy key: the token alone says who calls.
+            const response = await fetch(resource, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                authorization: `Bearer ${token}`,
+              },
+              body: JSON.stringify({
+                jsonrpc: '2.0',
+                id: 1,
+                method: 'tools/call',
+                params: { name: 'search_count', arguments: { model: 'res.partner' } },
+              }),
+            });
+            const answer = { json: (await response.json()) as unknown };
+            return (answer.json as { result: unknown }).result;
+          };
+          const started = Date.now();
+          const alice = [await callAs('alice'), await callAs('alice')];
+          const bob = await callAs('bob');
+          expect(isError(bob)).toBe(false);
+          if (windowsSpanned(started, Date.now(), 86_400_000) === 1) {
+            expect(isError(alice[0])).toBe(false);
+            expect(toolError(alice[1]).message).toMatch(
+              /^Rate limited: your limit of 1 call per day is used up/,
+            );
+          }
+        },
+      );
+    } finally {
+      await issuer.close();
+    }
   });
 });

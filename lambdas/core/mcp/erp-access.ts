@@ -28,6 +28,7 @@ import { modelListDomain, modelListed } from '../../platform/key-policy.ts';
 import type { ErpVersion } from '../../upstream/erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
+import type { LimitsDeps } from '../limits-check.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
@@ -54,6 +55,8 @@ export interface McpDeps {
   readonly positional: ErpTransport;
   /** Offer the tools that change data (`MCP_WRITE_TOOLS`). */
   readonly writeTools: boolean;
+  /** The proxy's limits (README, "Limits"): the store and `ERP_TARGET_LIMITS`; absent: none checked. */
+  readonly limits?: LimitsDeps;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */

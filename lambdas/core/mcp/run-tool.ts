@@ -14,11 +14,13 @@
  * MCP result of its revision, and the facts into the request's.
  */
 import { InternalError, ProxyError } from '../../platform/errors.ts';
-import { withCallContext } from '../forward.ts';
+import { checkTarget } from '../../upstream/target-policy.ts';
+import { admitToErp, withCallContext } from '../forward.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
-import { factsOf, type RequestFacts } from '../request-facts.ts';
+import type { Admission } from '../limits-check.ts';
+import { factsOf, type RequestFacts, withFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
-import type { McpInbound } from './connection.ts';
+import { erpUrl, type McpInbound } from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
 import type { McpTool } from './tools.ts';
 
@@ -75,6 +77,25 @@ async function ranOnErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Prom
 }
 
 /**
+ * The limits of a tool call (README, "Limits"), before its first ERP request: one count per tool
+ * call however many requests the tool makes, and one in-flight slot held across them all.
+ * Nothing when no limit is configured, or when the call names no ERP the target policy allows
+ * (the tool then fails without reaching one, and a refused call does not count).
+ */
+function admitTool(caller: McpInbound, deps: McpDeps): Promise<Admission | undefined> | undefined {
+  const limits = deps.limits;
+  if (limits === undefined) return undefined;
+  if (caller.keyPolicy?.limits === undefined && limits.targetLimits.size === 0) return undefined;
+  let target: URL;
+  try {
+    target = checkTarget(deps.policy, erpUrl(caller.erp), caller.erp.db?.trim() || undefined);
+  } catch {
+    return undefined;
+  }
+  return admitToErp(caller, target, limits, deps.config);
+}
+
+/**
  * Runs one tool (its arguments checked) for `caller`; every failure becomes its outcome, so it
  * never throws. The admission point of issues 39 and 40 (a replay of an idempotent write, a
  * conflict, a rate refusal) is between the policy check and {@link ranOnErp}: a function of the
@@ -85,7 +106,19 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
   try {
     // The caller key's policy: a tool that changes data is refused to a read key (-32008).
     checkKeyPolicy(caller.keyPolicy, { tool: call.tool });
-    return await ranOnErp(call, caller, deps);
+    // The limits (a refusal is the tool's error, -32004 with when to retry): after the idempotency
+    // lookup, before any ERP traffic.
+    const admission = await admitTool(caller, deps);
+    if (admission === undefined) return await ranOnErp(call, caller, deps);
+    try {
+      const run = await ranOnErp(call, caller, deps);
+      return { outcome: run.outcome, facts: { ...run.facts, ...admission.facts } };
+    } catch (error) {
+      throw withFacts(error, admission.facts);
+    } finally {
+      // The tool's last ERP request is over: its slot is free for the next call.
+      await admission.release();
+    }
   } catch (error) {
     return failedRun(call, error);
   }
