@@ -269,24 +269,8 @@ export function observe(
     }
 
     try {
-      recordRequest(
-        metrics,
-        {
-          api: record.api,
-          outcome,
-          errorCode,
-          upstreamMs: facts.upstreamMs,
-          responseBytes: facts.responseBytes,
-          upstreamProtocol: facts.upstreamProtocol,
-          tool: facts.tool,
-          callerKeyName: facts.callerKeyName,
-          policyRule: facts.policyRule,
-          limitRule: facts.limitRule,
-          limitHost: facts.limitHost,
-          limitsFailedOpen: facts.limitsFailedOpen,
-        },
-        durationMs,
-      );
+      // The facts the metrics read (RequestMetrics names them as the facts do), and the decided outcome.
+      recordRequest(metrics, { ...facts, api: record.api, outcome, errorCode }, durationMs);
       metrics.publishStoredMetrics();
     } catch (metricsError) {
       try {
