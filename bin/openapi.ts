@@ -124,6 +124,11 @@ const AboutSchema = z.object({
     .describe(
       'Whether limits are configured (README, "Limits": ERP_TARGET_LIMITS or a proxy key policy\'s limits), never what they are; null when the keys could not be read and no ERP has limits.',
     ),
+  state_store: z
+    .enum(['dynamodb', 'embedded', 'none'])
+    .describe(
+      'Where the proxy keeps its state (Idempotency-Key records): a DynamoDB table, this process (npm start), or none (keyed writes refused).',
+    ),
   build: z.object({ commit: z.string().nullable(), time: z.string().nullable() }),
   runtime: z.object({
     node: z.string(),
@@ -459,6 +464,9 @@ function apiResponseRefs(api: EnvelopeApi): Record<string, unknown> {
   };
 }
 
+/** The response header of an answer replayed from an `Idempotency-Key` record. */
+const IDEMPOTENT_REPLAYED = { $ref: '#/components/headers/Idempotent-Replayed' };
+
 /** The responses of an execute or version operation: the envelope, each error status, the gateway's. */
 function apiResponses(api: EnvelopeApi): Record<string, unknown> {
   const success = api === 'version' ? 'VersionEnvelope' : 'Envelope';
@@ -469,7 +477,10 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
           ? 'The version, in an envelope.'
           : "The ERP's answer, or an ERP-side error (`error` set, HTTP 200): always check `error`.",
       content: { 'application/json': { schema: ref(success) } },
-      ...(api === 'version' ? {} : { headers: RATE_LIMIT_HEADERS }),
+      // Rate limits' headers, and a write with an Idempotency-Key answered from its record.
+      ...(api === 'version'
+        ? {}
+        : { headers: { ...RATE_LIMIT_HEADERS, 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } }),
     },
   };
   for (const [status, rows] of errorsByStatus(api)) {
@@ -497,8 +508,13 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
       description: rows.map(describeRow).join('\n\n'),
       content,
     };
-    if (rows.some((row) => row.code === -32004)) {
-      response.headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+    const headers: Record<string, unknown> = {};
+    if (rows.some((row) => row.code === -32004 || row.code === PROXY_ERRORS.idempotencyInProgress.code)) {
+      headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+    }
+    if (api !== 'version' && rows.some((row) => row.code === PROXY_ERRORS.upstreamTimeout.code)) {
+      // A keyed write whose first attempt's outcome is unknown is replayed as -32003.
+      headers['Idempotent-Replayed'] = IDEMPOTENT_REPLAYED;
     }
     if (status === GATEWAY_ANSWERS.throttled.status) {
       // The proxy's own limits and the gateway's throttle both answer 429: two bodies.
@@ -509,8 +525,9 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
           schema: { oneOf: [errorEnvelopeWith(envelopeRows.map((row) => row.code)), ref('GatewayError')] },
         },
       };
-      response.headers = { ...(response.headers as object), ...RATE_LIMIT_HEADERS };
+      Object.assign(headers, RATE_LIMIT_HEADERS);
     }
+    if (Object.keys(headers).length > 0) response.headers = headers;
     responses[String(status)] = response;
   }
   return responses;
@@ -865,7 +882,10 @@ function paths(): Record<string, unknown> {
       security: security(route),
     };
     if (operation.body !== undefined && operation.api !== undefined) {
-      entry.parameters = [{ $ref: '#/components/parameters/RequestTimeout' }];
+      entry.parameters = [
+        { $ref: '#/components/parameters/RequestTimeout' },
+        ...(operation.api === 'version' ? [] : [{ $ref: '#/components/parameters/IdempotencyKey' }]),
+      ];
       entry.requestBody = {
         required: true,
         content: { 'application/json': { schema: ref(operation.body) } },
@@ -927,11 +947,19 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             'Upstream timeout in whole seconds. Missing, non-numeric, negative or 0: the proxy default (`ERP_DEFAULT_TIMEOUT`, 15). Capped at `ERP_MAX_TIMEOUT` (25) and at the Lambda time left minus 1.5 s, so the proxy answers -32003 itself.',
           schema: { type: 'integer', format: 'int64', minimum: 0 },
         },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a write safe to retry (README, "Retrying writes safely"): a call that can write runs at most once per key and caller; the same key and request again gets the first answer (`Idempotent-Replayed: true`), with this request\'s `id`. A fresh value (a ULID or UUID) per logical operation, reused on its retries. Another request with the same key: 422 -32011; while the first runs: 409 -32010. Reads are served as usual and not recorded. Kept for `IDEMPOTENCY_TTL` (24 h).',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+        },
       },
       headers: {
         'Retry-After': {
           description:
-            "On -32004: with HTTP 429, the proxy's own limits, whole seconds (at least 1: until the window ends, or 1 for an in-flight cap); with 503, passed on from the ERP or the proxy in front of it when it gave one.",
+            "On -32004: with HTTP 429, the proxy's own limits, whole seconds (at least 1: until the window ends, or 1 for an in-flight cap); with 503, passed on from the ERP or the proxy in front of it when it gave one (1 when the idempotency store could not be reached). On -32010, when to ask again with the same Idempotency-Key.",
           schema: { type: 'string' },
         },
         'RateLimit-Policy': {
@@ -943,6 +971,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           description:
             'With `RateLimit-Policy`: each limit\'s calls left in its window and the seconds until it ends, `"key-minute";r=59;t=42`.',
           schema: { type: 'string' },
+        },
+        'Idempotent-Replayed': {
+          description:
+            '`true`: the answer of an earlier call with the same Idempotency-Key, replayed from its record without running the call again (on a 504 -32003: its outcome is unknown, and it will not run again under that key).',
+          schema: { type: 'string', const: 'true' },
         },
       },
     },

@@ -179,6 +179,7 @@ export class ErpProxyStack extends Stack {
       dashboardName: `${this.stackName}-${SERVICE_NAME}`,
       topic: this.alarmTopic,
       targetLimits: config.settings.targetLimits,
+      stateTable: this.stateTable,
     });
 
     this.addOutputs(config, domain);

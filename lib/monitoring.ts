@@ -20,6 +20,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
@@ -34,6 +35,7 @@ import {
   SERVICE_NAME,
 } from '../lambdas/platform/names.ts';
 import { LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
+import { STORE_OPERATIONS } from '../lambdas/platform/state-store.ts';
 import type { AlarmSettings, ReservedConcurrency } from './stack-config.ts';
 
 /** APIs that call an ERP, so may time out upstream (and that a bad license refuses). */
@@ -57,6 +59,8 @@ export interface MonitoringProps {
   readonly topic: ITopic;
   /** `ERP_TARGET_LIMITS` as deployed: each host with an in-flight cap gets its alarm. */
   readonly targetLimits: TargetLimits;
+  /** The state table (idempotency records, limits): its errors and throttles have an alarm. */
+  readonly stateTable: ITable;
   readonly dashboardName: string;
 }
 
@@ -121,6 +125,7 @@ export class Monitoring extends Construct {
     const latencyP99 = this.latencyAlarm(gateway.gateway, props.alarms);
     const licenseDaysLeft = this.licenseAlarms(props.alarms);
     this.limitsAlarms(props.targetLimits);
+    this.stateTableAlarm(props.stateTable);
     this.dashboard = this.buildDashboard(props, {
       ...gateway,
       latencyP99,
@@ -186,6 +191,42 @@ export class Monitoring extends Construct {
     });
 
     return upstreamTimeoutsByApi;
+  }
+
+  /**
+   * The state table failing: DynamoDB's own errors or throttles on the store's operations. Each is a
+   * write with an Idempotency-Key refused -32004 (it never runs without its record).
+   */
+  private stateTableAlarm(table: ITable): void {
+    // One metric per operation and kind (DynamoDB reports both by operation).
+    const usingMetrics: Record<string, Metric> = {};
+    for (const [i, operation] of STORE_OPERATIONS.entries()) {
+      for (const [kind, name] of [
+        ['e', 'SystemErrors'],
+        ['t', 'ThrottledRequests'],
+      ] as const) {
+        usingMetrics[`${kind}${i}`] = table.metric(name, {
+          dimensionsMap: { TableName: table.tableName, Operation: operation },
+          statistic: 'Sum',
+          period: FIVE_MINUTES,
+        });
+      }
+    }
+    this.addAlarm('StateTableErrors', {
+      description:
+        'At least one DynamoDB system error or throttled request on the state table in 5 minutes: writes with an Idempotency-Key are refused -32004 (they never run without their record).',
+      metric: new MathExpression({
+        expression: Object.keys(usingMetrics)
+          .map((id) => `FILL(${id}, 0)`)
+          .join(' + '),
+        usingMetrics,
+        period: FIVE_MINUTES,
+        label: 'State table errors and throttles',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
   }
 
   /** Each function's errors and throttles. */

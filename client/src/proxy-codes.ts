@@ -38,6 +38,8 @@ export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
     { code: -32008, httpStatus: 403, mayHaveRun: false },
     { code: -32008, httpStatus: 403, mayHaveRun: false },
     { code: -32009, httpStatus: 502, mayHaveRun: true },
+    { code: -32010, httpStatus: 409, mayHaveRun: false },
+    { code: -32011, httpStatus: 422, mayHaveRun: false },
     { code: -32603, httpStatus: 500, mayHaveRun: true },
     { code: -32600, httpStatus: 400, mayHaveRun: false },
   ].map((row) => Object.freeze(row)),
@@ -47,6 +49,10 @@ export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
 export const UPSTREAM_UNAVAILABLE = -32004;
 /** The code of "the ERP did not answer in time: the call may have run". */
 export const UPSTREAM_TIMEOUT = -32003;
+/** The code of "a call with this Idempotency-Key is still running: retry after Retry-After". */
+export const IDEMPOTENCY_IN_PROGRESS = -32010;
+/** The code of "this Idempotency-Key was used for a different request". */
+export const IDEMPOTENCY_KEY_REUSED = -32011;
 /** The code of "not a valid request". */
 export const INVALID_REQUEST = -32600;
 /** The code of "unexpected internal error". */

@@ -7,6 +7,8 @@
  */
 
 import type { Config } from '../platform/config.ts';
+import type { OmitMember } from '../platform/json.ts';
+import { isReadMethod } from '../platform/key-policy.ts';
 import {
   type CallContext,
   type ErpCall,
@@ -19,7 +21,14 @@ import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-polic
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
-import type { InboundBody, InboundCall } from './inbound-call.ts';
+import {
+  checkIdempotencyKey,
+  fingerprintOf,
+  type IdempotencyDeps,
+  LEASE_MARGIN_MS,
+  runOnce,
+} from './idempotency.ts';
+import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy } from './key-policy-check.ts';
 import { type Admission, admitCall, type LimitsDeps } from './limits-check.ts';
 import { withFacts } from './request-facts.ts';
@@ -36,8 +45,9 @@ interface ForwardBase {
   readonly policy: CompiledTargetPolicy;
 }
 
-/** What the execute endpoints add: the proxy's limits (README, "Limits"). */
+/** What both execute endpoints need besides: the idempotency store (README, "Retrying writes safely") and the limits (README, "Limits"). */
 interface ExecuteBase extends ForwardBase {
+  readonly idempotency: IdempotencyDeps;
   /** The store and `ERP_TARGET_LIMITS`; `undefined`: no limits are checked (tests of other parts). */
   readonly limits?: LimitsDeps;
 }
@@ -134,22 +144,51 @@ export function admitToErp(
   return admitCall(limits, inbound, target, leaseMs);
 }
 
+/** How one execute API reads, fingerprints and answers its calls. */
+interface ExecuteApi {
+  /** The route of the fingerprint (`/api/erp/execute` and `/v1/erp/execute` are one). */
+  readonly route: 'v1' | 'v2';
+  readonly parse: (body: InboundBody, presentedProxyKey: string | undefined) => ErpCall;
+  /** Body members the proxy ignores, left out of the fingerprint. */
+  readonly ignored?: OmitMember;
+  readonly explain?: (call: ErpCall, outcome: ErpOutcome) => ErpOutcome;
+}
+
+/**
+ * How long an attempt with an `Idempotency-Key` may run: its ERP deadline (the same budget
+ * `withCallContext` computes) and the time to record its answer.
+ */
+function attemptLeaseMs(inbound: InboundCall, config: Config): number {
+  return (
+    upstreamTimeoutMs({
+      header: inbound.requestTimeout,
+      defaultSeconds: config.defaultTimeoutSeconds,
+      maxSeconds: config.maxTimeoutSeconds,
+      remainingMs: inbound.remainingMs?.(),
+    }) + LEASE_MARGIN_MS
+  );
+}
+
 /**
  * Validation, target policy, the limits, the call, the envelope: the same steps for both execute
  * APIs. The answer's facts are the call's (action, model, target), the upstream's and the
- * envelope's; an error thrown after the body was parsed carries those learned before it. The
- * answer of a call rate limits applied to carries their `RateLimit-Policy` and `RateLimit`.
+ * envelope's; an error thrown after the body was parsed carries those learned before it. A write
+ * with an `Idempotency-Key` runs through the idempotency lookup after the policies (a replay is
+ * never served to a key that may no longer make the call) and before the limits and the ERP
+ * (README, "Retrying writes safely"): a replay or a conflict costs no quota, and a 429 is never
+ * recorded (the call did not run). The answer of a call rate limits applied to carries their
+ * `RateLimit-Policy` and `RateLimit`.
  */
 async function forwardExecute(
-  parse: (body: InboundBody, presentedProxyKey: string | undefined) => ErpCall,
+  api: ExecuteApi,
   transport: ErpTransport,
-  inbound: InboundCall,
+  inbound: ExecuteCall,
   deps: ExecuteBase,
-  explain: (call: ErpCall, outcome: ErpOutcome) => ErpOutcome = (_call, outcome) => outcome,
 ): Promise<Answer> {
-  const call = parse(inbound.body, inbound.presentedProxyKey);
+  const call = api.parse(inbound.body, inbound.presentedProxyKey);
   const learned = callFacts(call);
   try {
+    const idempotencyKey = checkIdempotencyKey(inbound.idempotencyKey);
     checkTarget(deps.policy, call.baseUrl, call.db);
     // The caller key's own policy, on the model and method exactly as they will be sent.
     const pending = checkKeyPolicy(inbound.keyPolicy, {
@@ -159,36 +198,68 @@ async function forwardExecute(
       db: call.db,
     });
     if (pending !== undefined) await pending;
-    const admission = await admitToErp(inbound, call.baseUrl, deps.limits, deps.config);
-    if (admission !== undefined) Object.assign(learned, admission.facts);
-    try {
-      const { value: outcome, upstream } = await withCallContext(
-        inbound,
-        deps.config,
-        (callCtx) => transport.call(call, callCtx),
-        deps.config.stripDebug,
-      );
-      const answer = outcomeResponse(inbound.envelopeId, explain(call, outcome));
-      if (admission !== undefined) Object.assign(answer.response.headers, admission.headers);
-      // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
-      return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
-    } finally {
-      // The call's last ERP request is over: its in-flight slot is free for the next.
-      if (admission !== undefined) await admission.release();
-    }
+    const send = async (): Promise<Answer> => {
+      // The limits, right before the first ERP request (after the idempotency lookup).
+      const admission = await admitToErp(inbound, call.baseUrl, deps.limits, deps.config);
+      if (admission !== undefined) Object.assign(learned, admission.facts);
+      try {
+        const { value: outcome, upstream } = await withCallContext(
+          inbound,
+          deps.config,
+          (callCtx) => transport.call(call, callCtx),
+          deps.config.stripDebug,
+        );
+        const answer = outcomeResponse(
+          inbound.envelopeId,
+          api.explain ? api.explain(call, outcome) : outcome,
+        );
+        if (admission !== undefined) Object.assign(answer.response.headers, admission.headers);
+        // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
+        return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+      } finally {
+        // The call's last ERP request is over: its in-flight slot is free for the next.
+        if (admission !== undefined) await admission.release();
+      }
+    };
+    // Reads are not recorded: replaying them buys nothing, and they can be megabytes.
+    if (idempotencyKey === undefined || isReadMethod(call.method)) return await send();
+    const answer = await runOnce(
+      deps.idempotency,
+      {
+        key: idempotencyKey,
+        scope: `key:${inbound.caller.name}`,
+        fingerprint: fingerprintOf(
+          api.route,
+          inbound.body.ok ? inbound.body.members : new Map(),
+          api.ignored,
+        ),
+        envelopeId: inbound.envelopeId,
+        leaseMs: attemptLeaseMs(inbound, deps.config),
+      },
+      send,
+    );
+    return { response: answer.response, facts: Object.assign(learned, answer.facts) };
   } catch (error) {
     throw withFacts(error, learned);
   }
 }
 
+const V1_API: ExecuteApi = { route: 'v1', parse: parseV1Call, explain: withV1DomainHint };
+const V2_API: ExecuteApi = { route: 'v2', parse: parseV2Call };
+/** v2 over JSON-2 only (`ERP_V2_TRANSPORT=json2`) never reads `erp_instance.user_id`. */
+const V2_JSON2_API: ExecuteApi = {
+  ...V2_API,
+  ignored: (path) => path.length === 2 && path[0] === 'erp_instance' && path[1] === 'user_id',
+};
+
 /** `POST /api/erp/execute`: a v1 call over `/jsonrpc` execute_kw. */
-export function forwardV1(inbound: InboundCall, deps: V1ForwardDeps): Promise<Answer> {
-  return forwardExecute(parseV1Call, deps.v1, inbound, deps, withV1DomainHint);
+export function forwardV1(inbound: ExecuteCall, deps: V1ForwardDeps): Promise<Answer> {
+  return forwardExecute(V1_API, deps.v1, inbound, deps);
 }
 
 /** `POST /v2/erp/execute`: a v2 call over JSON-2. */
-export function forwardV2(inbound: InboundCall, deps: V2ForwardDeps): Promise<Answer> {
-  return forwardExecute(parseV2Call, deps.v2, inbound, deps);
+export function forwardV2(inbound: ExecuteCall, deps: V2ForwardDeps): Promise<Answer> {
+  return forwardExecute(deps.config.v2Transport === 'json2' ? V2_JSON2_API : V2_API, deps.v2, inbound, deps);
 }
 
 /** The version endpoints: the target's version, through `/web/version` or `common.version`. */

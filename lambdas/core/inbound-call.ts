@@ -47,3 +47,9 @@ export interface InboundCall {
   /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
   readonly answerLease?: AnswerLease;
 }
+
+/** An execute call: its `Idempotency-Key` too (README, "Retrying writes safely"); whose it is is `caller.name`. */
+export interface ExecuteCall extends InboundCall {
+  /** The `Idempotency-Key` header as sent (checked by `core/idempotency.ts`); `undefined` when absent. */
+  readonly idempotencyKey: string | undefined;
+}

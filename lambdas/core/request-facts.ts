@@ -15,9 +15,9 @@ import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { LimitRule } from '../platform/limits.ts';
-import type { ApiName, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type { ApiName, IdempotencyOutcome, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
-export type { ApiName, Outcome };
+export type { ApiName, IdempotencyOutcome, Outcome };
 
 /** What a step, the handler or an error tells the request log line and the metrics. */
 export interface RequestFacts {
@@ -55,6 +55,14 @@ export interface RequestFacts {
   readonly limitHost?: string;
   /** Limits applied to the call but the store could not be asked: it was served (fail open). */
   readonly limitsFailedOpen?: boolean;
+  /**
+   * What an `Idempotency-Key` did to the call (README, "Retrying writes safely"): `recorded` (ran,
+   * answer kept), `not_kept` (certainly no change: the key may run it again), `kept_unknown` (may
+   * have run: kept as outcome unknown), `unrecorded` (ran, but its record could not be written),
+   * `replayed`, `unknown_replayed` (answered "outcome unknown" from the record), `in_progress`
+   * (-32010), `key_reused` (-32011), `store_unavailable` (-32004, nothing ran).
+   */
+  readonly idempotency?: IdempotencyOutcome;
   /**
    * A bug caught where the answer must still be a normal one (an MCP tool's result, with
    * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.

@@ -4,7 +4,7 @@
  * or translated to JSON-2 (`ERP_V1_TRANSPORT`).
  */
 import { forwardV1, type V1ForwardDeps } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-edge.ts';
+import { toExecuteCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router } from '../upstream/transport-routing.ts';
@@ -27,18 +27,20 @@ export function createExecuteV1Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV1Runtime & { readonly http: HttpClient } {
+  const state = createStateRuntime(config, overrides);
   return {
     ...createForwardingRuntime(config, overrides, (upstream) => ({
       v1: new V1Router(config.v1Transport, v1RoutingDeps(upstream)),
+      idempotency: state.idempotency,
     })),
-    ...createStateRuntime(config, overrides),
+    ...state,
   };
 }
 
 export function createHandler(runtime: ExecuteV1Runtime) {
   const deps = { ...runtime.forward, limits: limitsDeps(runtime) };
   return bodyChain(runtime, 'v1').handler((event, known, context) =>
-    forwardV1(toInboundCall(event, context, known), deps),
+    forwardV1(toExecuteCall(event, context, known), deps),
   );
 }
 

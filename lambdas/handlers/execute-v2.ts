@@ -4,7 +4,7 @@
  * execute_kw to ERP 16-18 (`ERP_V2_TRANSPORT`).
  */
 import { forwardV2, type V2ForwardDeps } from '../core/forward.ts';
-import { toInboundCall } from '../middleware/inbound-edge.ts';
+import { toExecuteCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V2Router } from '../upstream/transport-routing.ts';
@@ -27,18 +27,20 @@ export function createExecuteV2Runtime(
   config: Config,
   overrides: RuntimeOverrides = {},
 ): ExecuteV2Runtime & { readonly http: HttpClient } {
+  const state = createStateRuntime(config, overrides);
   return {
     ...createForwardingRuntime(config, overrides, (upstream) => ({
       v2: new V2Router(config.v2Transport, routingDeps(upstream)),
+      idempotency: state.idempotency,
     })),
-    ...createStateRuntime(config, overrides),
+    ...state,
   };
 }
 
 export function createHandler(runtime: ExecuteV2Runtime) {
   const deps = { ...runtime.forward, limits: limitsDeps(runtime) };
   return bodyChain(runtime, 'v2').handler((event, known, context) =>
-    forwardV2(toInboundCall(event, context, known), deps),
+    forwardV2(toExecuteCall(event, context, known), deps),
   );
 }
 

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { IdempotencyDeps } from '../core/idempotency.ts';
 import type { LimitsDeps } from '../core/limits-check.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
@@ -44,6 +45,8 @@ export interface RuntimeOverrides {
 export interface StateRuntime {
   /** The idempotency records' and limits' store; `undefined`: none configured (deployed without a table). */
   readonly store: StateStore | undefined;
+  /** The store and `IDEMPOTENCY_TTL`: what `Idempotency-Key` needs (core/idempotency.ts). */
+  readonly idempotency: IdempotencyDeps;
 }
 
 /**
@@ -56,7 +59,8 @@ export function limitsDeps(runtime: StateRuntime & { readonly config: Config }):
 
 /** The state part: the overrides' store, or the configuration's (built on its first use). */
 export function createStateRuntime(config: Config, overrides: RuntimeOverrides = {}): StateRuntime {
-  return { store: overrides.store ?? createStateStore(config) };
+  const store = overrides.store ?? createStateStore(config);
+  return { store, idempotency: { store, ttlSeconds: config.idempotencyTtlSeconds } };
 }
 
 /** The parts every handler's chain uses. */

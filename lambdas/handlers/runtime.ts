@@ -47,12 +47,13 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   const upstream = createUpstream(config, overrides);
   const routing = routingDeps(upstream);
   const v1Routing = v1RoutingDeps(upstream, routing);
+  // One store for every route of the process, as one table serves every function.
+  const state = createStateRuntime(config, overrides);
   return {
     ...createBaseRuntime(config, overrides, store),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
     oauth: overrides.oauth ?? createOAuthResourceServer({ ...config, localMcpUrl: localMcpUrl(config) }),
-    // One store for every route of the process, as one table serves every function.
-    ...createStateRuntime(config, overrides),
+    ...state,
     http: upstream.http,
     routing: v1Routing,
     forward: {
@@ -61,6 +62,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
       v1: new V1Router(config.v1Transport, v1Routing),
       v2: new V2Router(config.v2Transport, routing),
       versions: upstream.versions,
+      idempotency: state.idempotency,
     },
   };
 }

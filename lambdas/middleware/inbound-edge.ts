@@ -5,7 +5,8 @@
  * body and envelope `id` the `jsonBody` step returned and the caller key's policy `apiKeyAuth`
  * returned, and hands the core an {@link InboundCall}.
  */
-import type { InboundCall, InboundCaller } from '../core/inbound-call.ts';
+import { IDEMPOTENCY_KEY_HEADER } from '../core/idempotency.ts';
+import type { ExecuteCall, InboundCall, InboundCaller } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { OAuthCaller } from '../protocol/oauth/resource-server.ts';
@@ -46,4 +47,16 @@ function callerOf(name: string, oauth: OAuthCaller | undefined): InboundCaller {
   return oauth?.subject === undefined
     ? { name }
     : { name, person: { issuer: oauth.issuer, subject: oauth.subject } };
+}
+
+/** An execute call: {@link toInboundCall}, the caller's key name and the `Idempotency-Key` header. */
+export function toExecuteCall(
+  event: ProxyEvent,
+  context: ProxyContext,
+  known: BodyRead & { readonly caller: string; readonly policy: KeyPolicy | undefined },
+): ExecuteCall {
+  return {
+    ...toInboundCall(event, context, known),
+    idempotencyKey: event.headers?.[IDEMPOTENCY_KEY_HEADER],
+  };
 }

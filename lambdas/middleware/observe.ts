@@ -21,6 +21,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda
 import {
   type ApiName,
   emptyFacts,
+  type IdempotencyOutcome,
   type Outcome,
   type ProxyContext,
   type RequestFacts,
@@ -88,6 +89,8 @@ export type RequestLogFields = {
   limit_host: string | null;
   /** `true`: limits applied but the store could not be asked, and the call was served (fail open). */
   limits_failed_open: boolean | null;
+  /** What the call's `Idempotency-Key` did: `recorded`, `replayed`, `in_progress`, `key_reused`... (README, "Retrying writes safely"). */
+  idempotency: IdempotencyOutcome | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -258,6 +261,7 @@ export function observe(
         limit_rule: facts.limitRule ?? null,
         limit_host: facts.limitHost ?? null,
         limits_failed_open: facts.limitsFailedOpen ?? null,
+        idempotency: facts.idempotency ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };

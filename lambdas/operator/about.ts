@@ -16,6 +16,7 @@ import {
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
 import { aboutSettings } from '../platform/settings.ts';
+import { storeLocation } from '../platform/state-store-choice.ts';
 
 export interface AboutRoute {
   method: Route['method'];
@@ -65,6 +66,12 @@ export interface About {
    * `limits`); never what they are. `null` when the keys could not be read and no ERP has limits.
    */
   limits: boolean | null;
+  /**
+   * Where the proxy keeps its state (idempotency records): `dynamodb` (a table), `embedded` (this
+   * process: `npm start`), `none` (a deployed function without a table: calls with an
+   * `Idempotency-Key` are refused). README, "Retrying writes safely".
+   */
+  state_store: 'dynamodb' | 'embedded' | 'none';
   build: { commit: string | null; time: string | null };
   runtime: { node: string; region: string | null; function_name: string | null };
 }
@@ -122,6 +129,7 @@ export function buildAbout(
     error_codes: aboutErrorCodes(),
     key_policies: keyPolicies,
     limits,
+    state_store: storeLocation(config).kind,
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {
       node: process.version,

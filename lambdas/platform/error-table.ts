@@ -190,6 +190,25 @@ export const PROXY_ERRORS = deepFreeze({
       "The ERP's answer is too large for the gateway (6 MB), or, on the local server, does not fit " +
       'beside the answers other calls hold at that moment: ask for less, accept gzip, or (a call that only reads) retry shortly.',
   },
+  idempotencyInProgress: {
+    code: -32010,
+    httpStatus: 409,
+    answer: 'envelope',
+    // This request ran nothing; the first call with the key is still running.
+    callRan: 'no',
+    apis: ['v1', 'v2', 'mcp'],
+    meaning:
+      'A call with this Idempotency-Key is still running: retry with the same key after Retry-After to get its answer.',
+  },
+  idempotencyKeyReused: {
+    code: -32011,
+    httpStatus: 422,
+    answer: 'envelope',
+    callRan: 'no',
+    apis: ['v1', 'v2', 'mcp'],
+    meaning:
+      'This Idempotency-Key was used by the same caller for a different request (another route or body): nothing ran; use a new key for a new operation.',
+  },
   internal: {
     code: -32603,
     httpStatus: 500,

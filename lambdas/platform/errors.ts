@@ -175,6 +175,16 @@ export class ResponseTooLargeError extends ProxyError {
 }
 
 /** -32603: unexpected internal error (a bug). Its message is generic; the cause is only logged. */
+/** -32010: a call with this `Idempotency-Key` is still running (HTTP 409, `Retry-After`). */
+export class IdempotencyInProgressError extends ProxyError {
+  static override readonly row = PROXY_ERRORS.idempotencyInProgress;
+}
+
+/** -32011: this `Idempotency-Key` was used by the same caller for a different request (HTTP 422). */
+export class IdempotencyKeyReusedError extends ProxyError {
+  static override readonly row = PROXY_ERRORS.idempotencyKeyReused;
+}
+
 export class InternalError extends ProxyError {
   static override readonly row = PROXY_ERRORS.internal;
   constructor(cause?: unknown) {

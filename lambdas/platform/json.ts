@@ -365,3 +365,95 @@ function scanValue(bytes: Buffer, maxDepth: number, members: Map<string, ValueSp
     } else throw new JsonSyntaxError();
   }
 }
+
+/** Where {@link canonicalJson} leaves a member out: its path of member names from the top. */
+export type OmitMember = (path: readonly string[]) => boolean;
+
+/**
+ * The canonical text of JSON already validated (an idempotency fingerprint's input,
+ * `core/idempotency.ts`): no whitespace, each object's members sorted by name (UTF-16 code units;
+ * a repeated name is the last one, as in `JSON.parse`), strings written as `JSON.stringify`
+ * writes them (`"\u0041"` is `"A"`: the ERP reads both as one string), and numbers exactly as
+ * written: `1.0` stays `1.0`, `1e2` stays `1e2`, `12345678901234567890` keeps every digit, because
+ * the ERP may read two spellings differently. `omit` leaves out members by their path. Throws when
+ * the text is not JSON: a bug of the caller. Recursive: the nesting was bounded when the text was
+ * validated (`MAX_JSON_DEPTH`).
+ *
+ * @example
+ * canonicalJson('{ "b": 1.0, "a": [ "\\u0041" ] }') // '{"a":["A"],"b":1.0}'
+ */
+export function canonicalJson(text: string, omit?: OmitMember): string {
+  const bytes = Buffer.from(text, 'utf8');
+  try {
+    const [canonical, end] = canonicalValue(bytes, skipSpace(bytes, 0), [], omit);
+    if (skipSpace(bytes, end) !== bytes.length) throw new JsonSyntaxError();
+    return canonical;
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) throw new Error('canonicalJson: the text is not JSON');
+    throw error;
+  }
+}
+
+function skipSpace(bytes: Buffer, start: number): number {
+  let i = start;
+  while (i < bytes.length && isWhitespace(bytes[i] as number)) i += 1;
+  return i;
+}
+
+/** The canonical text of the value at `start`, and where it ends. */
+function canonicalValue(
+  bytes: Buffer,
+  start: number,
+  path: readonly string[],
+  omit: OmitMember | undefined,
+): [string, number] {
+  const byte = bytes[start];
+  if (byte === QUOTE) {
+    const end = scanString(bytes, start);
+    return [JSON.stringify(JSON.parse(bytes.toString('utf8', start, end)) as string), end];
+  }
+  if (byte === 0x2d || isDigit(byte)) {
+    const end = scanNumber(bytes, start);
+    return [bytes.toString('latin1', start, end), end];
+  }
+  if (byte === 0x74) return ['true', scanLiteral(bytes, start, 'true')];
+  if (byte === 0x66) return ['false', scanLiteral(bytes, start, 'false')];
+  if (byte === 0x6e) return ['null', scanLiteral(bytes, start, 'null')];
+  if (byte === 0x5b) {
+    const items: string[] = [];
+    let i = skipSpace(bytes, start + 1);
+    if (bytes[i] === 0x5d) return ['[]', i + 1];
+    for (;;) {
+      const [item, end] = canonicalValue(bytes, i, path, omit);
+      items.push(item);
+      i = skipSpace(bytes, end);
+      if (bytes[i] === 0x5d) return [`[${items.join(',')}]`, i + 1];
+      if (bytes[i] !== 0x2c) throw new JsonSyntaxError();
+      i = skipSpace(bytes, i + 1);
+    }
+  }
+  if (byte === 0x7b) {
+    const members = new Map<string, string>();
+    let i = skipSpace(bytes, start + 1);
+    if (bytes[i] === 0x7d) return ['{}', i + 1];
+    for (;;) {
+      if (bytes[i] !== QUOTE) throw new JsonSyntaxError();
+      const keyEnd = scanString(bytes, i);
+      const name = JSON.parse(bytes.toString('utf8', i, keyEnd)) as string;
+      i = skipSpace(bytes, keyEnd);
+      if (bytes[i] !== 0x3a) throw new JsonSyntaxError();
+      const memberPath = [...path, name];
+      const [value, end] = canonicalValue(bytes, skipSpace(bytes, i + 1), memberPath, omit);
+      // A repeated name: the last one counts (JSON.parse), in the place of its name's order.
+      members.delete(name);
+      if (omit === undefined || !omit(memberPath)) members.set(name, value);
+      i = skipSpace(bytes, end);
+      if (bytes[i] === 0x7d) break;
+      if (bytes[i] !== 0x2c) throw new JsonSyntaxError();
+      i = skipSpace(bytes, i + 1);
+    }
+    const names = [...members.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return [`{${names.map((name) => `${JSON.stringify(name)}:${members.get(name)}`).join(',')}}`, i + 1];
+  }
+  throw new JsonSyntaxError();
+}

@@ -68,3 +68,23 @@ export type V1TransportMode = (typeof V1_TRANSPORTS)[number];
  */
 export const V2_TRANSPORTS = Object.freeze(['json2', 'auto'] as const);
 export type V2TransportMode = (typeof V2_TRANSPORTS)[number];
+
+/**
+ * What an `Idempotency-Key` did to a call (the `idempotency` log field; README, "Retrying writes
+ * safely"): `recorded` (ran, answer kept), `not_kept` (certainly no change: the key may run it
+ * again), `kept_unknown` (may have run: kept as outcome unknown), `unrecorded` (ran, but its record
+ * could not be written), `replayed`, `unknown_replayed` (answered "outcome unknown" from the
+ * record), `in_progress` (-32010), `key_reused` (-32011), `store_unavailable` (-32004, nothing ran).
+ */
+export const IDEMPOTENCY_OUTCOMES = Object.freeze([
+  'recorded',
+  'not_kept',
+  'kept_unknown',
+  'unrecorded',
+  'replayed',
+  'unknown_replayed',
+  'in_progress',
+  'key_reused',
+  'store_unavailable',
+] as const);
+export type IdempotencyOutcome = (typeof IDEMPOTENCY_OUTCOMES)[number];

@@ -707,6 +707,15 @@ export const RUNTIME_SETTINGS = Object.freeze({
     meaning:
       'selects the AWS defaults (no generated key, no development license, no allowed targets, `/_/metrics` from CloudWatch); `/_/about` shows it',
   },
+  idempotencyTtlSeconds: {
+    env: 'IDEMPOTENCY_TTL',
+    context: 'idempotencyTtl',
+    schema: integer({ fallback: 86_400, min: 60, max: 604_800, unit: ' seconds' }),
+    readBy: [...STATEFUL, 'aux'],
+    about: true,
+    meaning:
+      'seconds an `Idempotency-Key` answer is kept and replayed (default 24 h, at most 7 days); a key used again after that runs again',
+  },
   stateTable: {
     env: 'STATE_TABLE',
     notDeployable: {
@@ -718,7 +727,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
       check: (name) => /^[A-Za-z0-9_.-]{3,255}$/.test(name),
     }),
     defaultText: "AWS: the stack's table; local: *none* (the embedded store)",
-    readBy: STATEFUL,
+    readBy: [...STATEFUL, 'aux'],
     meaning:
       "DynamoDB table of the proxy's state (idempotency records, limit counters); locally used only with `AWS_ENDPOINT_URL_DYNAMODB`, else an embedded in-process store (one process, lost on restart)",
   },

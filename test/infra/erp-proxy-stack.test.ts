@@ -437,11 +437,24 @@ describe('default context', () => {
       }
     });
 
-    it('is named to exactly the functions that read STATE_TABLE', () => {
+    it('has an alarm on its errors and throttles of the store operations', () => {
+      const alarm = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm')).find(
+        (a) => a.Properties.AlarmName === 'ErpProxy-StateTableErrors',
+      );
+      const text = JSON.stringify(alarm?.Properties.Metrics);
+      for (const operation of STORE_OPERATIONS)
+        expect(text).toContain(`{"Name":"Operation","Value":"${operation}"}`);
+      expect(text).toContain('SystemErrors');
+      expect(text).toContain('ThrottledRequests');
+      expect(text).toContain(tableId());
+    });
+
+    it('is named to the functions that use it, and to aux for /_/about (which may not reach it)', () => {
       for (const name of FUNCTION_NAMES) {
         const env = envOf(s.template, s.fnIds[name]);
-        if (STATEFUL_FUNCTIONS.includes(name)) expect(env.STATE_TABLE, name).toEqual({ Ref: tableId() });
-        else expect(env.STATE_TABLE, name).toBeUndefined();
+        if (name === 'aux' || STATEFUL_FUNCTIONS.includes(name)) {
+          expect(env.STATE_TABLE, name).toEqual({ Ref: tableId() });
+        } else expect(env.STATE_TABLE, name).toBeUndefined();
       }
     });
   });
@@ -481,6 +494,7 @@ describe('default context', () => {
           'ErpProxy-LicenseExpiring',
           'ErpProxy-LicenseRefusals',
           'ErpProxy-LimitsFailedOpen',
+          'ErpProxy-StateTableErrors',
           ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux', 'Mcp'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
             `ErpProxy-${f}Throttles`,
@@ -635,8 +649,8 @@ describe('default context', () => {
       s.template.resourceCountIs('AWS::SNS::Subscription', 0);
       const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
       const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
-      // 15, and LimitsFailedOpen (issue 40).
-      expect(alarms).toHaveLength(16);
+      // 15, StateTableErrors (issue 39) and LimitsFailedOpen (issue 40).
+      expect(alarms).toHaveLength(17);
       for (const alarm of alarms) {
         expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
         expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);

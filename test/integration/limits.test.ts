@@ -443,7 +443,7 @@ describe('POST /mcp: a limited tool call is a tool error an agent can back off f
             }),
           },
         },
-        async (proxy) => {
+        async () => {
           const callAs = async (sub: string) => {
             const token = await issuer.mint({ sub, groups: ['sales'], scope: 'erp.read' });
             // No proxy key: the token alone says who calls.

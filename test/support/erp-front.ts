@@ -14,10 +14,14 @@ export interface FrontCall {
   readonly body: string;
 }
 
-/** What the front does with one call: forward it, answer it, or never answer. */
+/**
+ * What the front does with one call: forward it (at once, or after `delayMs`: a slow ERP that
+ * still runs the call), answer it, or never answer.
+ */
 export type FrontAction =
   | 'forward'
   | 'hang'
+  | { delayMs: number }
   | { status: number; headers?: Record<string, string>; body: string };
 
 export interface ErpFront {
@@ -86,7 +90,9 @@ export async function startErpFront(erpUrl: string): Promise<ErpFront> {
     calls.push(call);
     const action = front.plan(call, isExecute(call) ? front.executeCalls().length - 1 : -1);
     if (action === 'hang') return;
-    if (action !== 'forward') {
+    if (typeof action === 'object' && 'delayMs' in action) {
+      await new Promise((resolve) => setTimeout(resolve, action.delayMs));
+    } else if (action !== 'forward') {
       response.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
       response.end(action.body);
       return;

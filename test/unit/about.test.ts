@@ -64,6 +64,7 @@ describe('buildAbout', () => {
       MCP_OAUTH_ISSUER: [],
       SECRETS_MAX_AGE: 300,
       AUX_PUBLIC: ['metrics'],
+      IDEMPOTENCY_TTL: 86_400,
     });
     const text = JSON.stringify(about);
     expect(text).not.toContain('erp.internal.example');

@@ -262,6 +262,7 @@ describe('docs/openapi.json', () => {
       'routes',
       'runtime',
       'settings',
+      'state_store',
       'transports',
       'version',
     ]);
@@ -276,7 +277,7 @@ describe('docs/openapi.json', () => {
     expect(response?.headers).toHaveProperty('Retry-After');
   });
 
-  it('names the x-api-key and x-request-timeout headers where they apply', () => {
+  it('names the x-api-key, x-request-timeout and Idempotency-Key headers where they apply', () => {
     expect(doc.components.securitySchemes.proxyApiKey).toMatchObject({
       type: 'apiKey',
       in: 'header',
@@ -292,8 +293,31 @@ describe('docs/openapi.json', () => {
       if (route.auth === 'public') expect(security).toEqual([]);
       else expect(security).toContainEqual({ proxyApiKey: [] });
       if (route.auth === 'api-key' && route.fn !== 'mcp') {
-        expect(operation.parameters).toEqual([{ $ref: '#/components/parameters/RequestTimeout' }]);
+        // Idempotency-Key: the execute routes only (README, "Retrying writes safely").
+        const execute = route.fn === 'execute-v1' || route.fn === 'execute-v2';
+        expect(operation.parameters).toEqual([
+          { $ref: '#/components/parameters/RequestTimeout' },
+          ...(execute ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+        ]);
       }
     }
+    expect(doc.components.parameters.IdempotencyKey).toMatchObject({
+      name: 'Idempotency-Key',
+      in: 'header',
+      schema: { minLength: 1, maxLength: 255 },
+    });
+  });
+
+  it('documents the replay header and the -32010/-32011 answers of the execute routes', () => {
+    const responses = doc.components.responses as Record<string, { headers?: Json; description?: string }>;
+    for (const api of ['V1', 'V2']) {
+      expect(responses[`${api}Success`]?.headers, api).toHaveProperty('Idempotent-Replayed');
+      expect(responses[`${api}Error504`]?.headers, api).toHaveProperty('Idempotent-Replayed');
+      expect(responses[`${api}Error409`]?.headers, api).toHaveProperty('Retry-After');
+      expect(responses[`${api}Error409`]?.description, api).toContain('-32010');
+      expect(responses[`${api}Error422`]?.description, api).toContain('-32011');
+    }
+    expect(responses.VersionSuccess?.headers).toBeUndefined();
+    expect((doc.components as unknown as { headers: Json }).headers).toHaveProperty('Idempotent-Replayed');
   });
 });

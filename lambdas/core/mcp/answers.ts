@@ -7,7 +7,12 @@
  */
 import { echoed, MAX_ERROR_MESSAGE_CHARS } from '../../platform/bounded-text.ts';
 import { type CallRan, PROXY_ERRORS, type ProxyErrorRow } from '../../platform/error-table.ts';
-import { InternalError, KeyPolicyRefusedError, type ProxyError, RateLimitedError } from '../../platform/errors.ts';
+import {
+  InternalError,
+  KeyPolicyRefusedError,
+  type ProxyError,
+  RateLimitedError,
+} from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import type { KeyPolicyRule } from '../../platform/key-policy.ts';
 import type { ErpFacts } from './erp-access.ts';

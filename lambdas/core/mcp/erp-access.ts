@@ -28,10 +28,10 @@ import { modelListDomain, modelListed } from '../../platform/key-policy.ts';
 import type { ErpVersion } from '../../upstream/erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
-import type { LimitsDeps } from '../limits-check.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
+import type { LimitsDeps } from '../limits-check.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import { type ErpConnection, erpConnection, erpUrl, type McpInbound } from './connection.ts';
 

@@ -70,6 +70,16 @@ export const MetricName = {
    * dimension api. Alarmed.
    */
   LimitsFailedOpen: 'LimitsFailedOpen',
+  /**
+   * Count of calls answered from an `Idempotency-Key` record without running (a kept answer, or
+   * "outcome unknown"); dimension api.
+   */
+  IdempotentReplays: 'IdempotentReplays',
+  /**
+   * Count of calls refused because of their `Idempotency-Key`: still running (-32010) or used for
+   * another request (-32011); dimension api.
+   */
+  IdempotencyConflicts: 'IdempotencyConflicts',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -223,6 +233,22 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_limits_failed_open',
     dimensions: [Dimension.Api],
     help: 'Calls served without their limits because the store could not be asked (fail open).',
+  },
+  {
+    name: MetricName.IdempotentReplays,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_idempotent_replays',
+    dimensions: [Dimension.Api],
+    help: 'Calls answered from their Idempotency-Key record without running again (a kept answer, or outcome unknown), by API.',
+  },
+  {
+    name: MetricName.IdempotencyConflicts,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_idempotency_conflicts',
+    dimensions: [Dimension.Api],
+    help: 'Calls refused for their Idempotency-Key: still running (-32010) or used for another request (-32011), by API.',
   },
   {
     name: MetricName.LicenseDaysLeft,

@@ -9,7 +9,7 @@ import { PROXY_ERRORS } from '../error-table.ts';
 import type { KeyPolicyRule } from '../key-policy.ts';
 import type { LicenseStatus } from '../license.ts';
 import type { LimitRule } from '../limits.ts';
-import type { ApiName, Outcome, UpstreamProtocol } from '../names.ts';
+import type { ApiName, IdempotencyOutcome, Outcome, UpstreamProtocol } from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, NO_LIMIT_HOST, UNKNOWN_CODE } from './catalogue.ts';
 
 /**
@@ -58,6 +58,15 @@ export interface RequestMetrics {
   readonly limitHost?: string;
   /** Limits applied but the store could not be asked: the call was served. */
   readonly limitsFailedOpen?: boolean;
+  /** What the call's `Idempotency-Key` did (`core/request-facts.ts`). */
+  readonly idempotency?: IdempotencyOutcome;
+}
+
+/** The metric an `Idempotency-Key` outcome counts in, if any. */
+function idempotencyMetricOf(outcome: IdempotencyOutcome | undefined): MetricName | undefined {
+  if (outcome === 'replayed' || outcome === 'unknown_replayed') return MetricName.IdempotentReplays;
+  if (outcome === 'in_progress' || outcome === 'key_reused') return MetricName.IdempotencyConflicts;
+  return undefined;
 }
 
 /** The single-metric emitters of one `Metrics` instance, each created on first use and reused. */
@@ -70,7 +79,8 @@ type SingleRecordKind =
   | 'policyRefusals'
   | 'throttled'
   | 'inFlightRefusals'
-  | 'failedOpen';
+  | 'failedOpen'
+  | 'idempotency';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
@@ -156,6 +166,13 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
     singleRecord(metrics, 'failedOpen')
       .addDimension(Dimension.Api, api)
       .addMetric(MetricName.LimitsFailedOpen, MetricUnit.Count, 1);
+  }
+
+  const idempotencyMetric = idempotencyMetricOf(state.idempotency);
+  if (idempotencyMetric !== undefined) {
+    singleRecord(metrics, 'idempotency')
+      .addDimension(Dimension.Api, api)
+      .addMetric(idempotencyMetric, MetricUnit.Count, 1);
   }
 
   const upstreamMs =

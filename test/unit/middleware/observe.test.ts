@@ -186,6 +186,16 @@ describe('observe middleware', () => {
     ]);
   });
 
+  it('names what an Idempotency-Key did in the line (idempotency)', async () => {
+    const lines = captureLogLines();
+    const { handle } = chain(async (_event, ctx) => {
+      learn(ctx, undefined, { idempotency: 'replayed' });
+      return { statusCode: 200, body: '{"jsonrpc":"2.0","id":"env-7","result":1,"error":null}' };
+    });
+    await handle(event(), context());
+    expect(lines()[0]).toMatchObject({ message: 'request', idempotency: 'replayed' });
+  });
+
   it('logs a proxy error at WARN without a stack, and counts it by code', async () => {
     const lines = captureLogLines();
     const { handle, store } = chain(async () => {

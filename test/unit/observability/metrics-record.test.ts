@@ -85,6 +85,26 @@ describe('request records', () => {
     ]);
   });
 
+  it('counts Idempotency-Key replays and conflicts by API, and nothing for a first call', () => {
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(localConfig, { store });
+    const record = (api: 'v1' | 'v2', idempotency: RequestMetrics['idempotency']) => {
+      recordRequest(metrics, state({ api, outcome: 'success', idempotency }), 1);
+      metrics.publishStoredMetrics();
+    };
+    record('v1', 'replayed');
+    record('v1', 'unknown_replayed');
+    record('v2', 'in_progress');
+    record('v2', 'key_reused');
+    record('v2', 'recorded');
+    record('v2', 'not_kept');
+
+    const text = renderPrometheus(store.families());
+    const lines = (prefix: string) => text.split('\n').filter((line) => line.startsWith(`${prefix}{`));
+    expect(lines('erp_proxy_idempotent_replays')).toEqual(['erp_proxy_idempotent_replays{api="v1"} 2']);
+    expect(lines('erp_proxy_idempotency_conflicts')).toEqual(['erp_proxy_idempotency_conflicts{api="v2"} 2']);
+  });
+
   it('rounds milliseconds to a hundredth', () => {
     expect(roundMs(12.3449)).toBe(12.34);
     expect(roundMs(0.004)).toBe(0);

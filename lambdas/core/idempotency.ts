@@ -1,0 +1,344 @@
+/**
+ * @module core/idempotency
+ * Writes you can retry (DESIGN.md section 16; README, "Retrying writes safely"): a call that can
+ * write and carries an `Idempotency-Key` runs at most once per key and caller. The first call is
+ * recorded as in progress in the store (`platform/state-store.ts`) before the ERP is called; its
+ * outcome decides the rest:
+ *
+ * - ran, answer known (a result): the answer is kept for `IDEMPOTENCY_TTL` and replayed to the same
+ *   key and fingerprint with the new request's `id` and `Idempotent-Replayed: true`;
+ * - certainly no change (an ERP error: the ERP rolled its transaction back; a proxy error whose
+ *   row says the call did not run): the record is deleted, so the same key runs the call again;
+ * - may have run (-32003, -32005, -32009, -32603, an answer too large to keep): kept as "outcome
+ *   unknown", replayed as -32003 with a message that says so, never run again. So is an attempt
+ *   whose function died: its in-progress record outlives its lease, and answers the same way.
+ *
+ * The same key with another fingerprint is -32011; while the first call runs, -32010 with
+ * `Retry-After`. The store unreachable: -32004 before the ERP (a write never runs without its
+ * record). The caller, the key and the request arrive as plain values: this module knows no
+ * HTTP and no MCP; `core/forward.ts` (and the MCP tools) call {@link runOnce}.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
+import { mayHaveRun, PROXY_ERRORS } from '../platform/error-table.ts';
+import {
+  IdempotencyInProgressError,
+  IdempotencyKeyReusedError,
+  InvalidRequestError,
+  ProxyError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../platform/errors.ts';
+import { canonicalJson, type OmitMember } from '../platform/json.ts';
+import type { IdempotencyRecord, StateStore } from '../platform/state-store.ts';
+import type { Answer, LambdaResponse } from './envelope.ts';
+import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
+
+export type { IdempotencyOutcome };
+
+/** The request header (lower-cased, as API Gateway and the local server hand it over). */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** The response header of a replayed answer. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
+
+/** 1 to 255 visible ASCII characters (`!` to `~`): README, "Retrying writes safely". */
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Time an attempt may still need after its ERP deadline (writing its answer to the store): its
+ * record stays "in progress" (-32010) until the deadline plus this, then answers "outcome unknown".
+ */
+export const LEASE_MARGIN_MS = 5_000;
+/** Longest `Retry-After` of a -32010: the first call usually ends well within its lease. */
+const MAX_RETRY_AFTER_SECONDS = 5;
+/** A stored answer is never inflated past this (a corrupt or hostile record cannot exhaust memory). */
+const MAX_REPLAY_BYTES = 64 * 1024 * 1024;
+
+const gzipAsync = promisify(gzip);
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * The `Idempotency-Key` header's value, checked: `undefined` when absent; -32600 naming the header
+ * when it is not 1 to 255 visible ASCII characters (an empty value included).
+ */
+export function checkIdempotencyKey(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!KEY_PATTERN.test(value)) {
+    throw new InvalidRequestError(
+      `Invalid Idempotency-Key header: expected 1 to 255 visible ASCII characters (no spaces), got ${value.length === 0 ? 'an empty value' : `${value.length} characters`}`,
+    );
+  }
+  return value;
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('base64url');
+}
+
+/**
+ * The fingerprint of a request: a hash of the route and the body's canonical text without `id`
+ * (`platform/json.ts` `canonicalJson`: member order normalised, number spellings kept) and
+ * without the members `omit` names (fields the proxy ignores). Only the hash is stored.
+ */
+export function fingerprintOf(
+  route: string,
+  members: ReadonlyMap<string, string>,
+  omit?: OmitMember,
+): string {
+  const parts: string[] = [];
+  for (const [name, text] of members) parts.push(`${JSON.stringify(name)}:${text}`);
+  const canonical = canonicalJson(
+    `{${parts.join(',')}}`,
+    (path) => (path.length === 1 && path[0] === 'id') || (omit?.(path) ?? false),
+  );
+  return digest(`${route}\n${canonical}`);
+}
+
+/** The store key of a caller's `Idempotency-Key`: a hash, so the table holds no name or key. */
+export function recordKeyOf(scope: string, key: string): string {
+  return digest(`${scope}\n${key}`);
+}
+
+/** One call that may run at most once. */
+export interface IdempotentCall {
+  /** The `Idempotency-Key` as sent (checked). */
+  readonly key: string;
+  /** Whose key it is: `key:<proxy key name>`, or an OAuth person. Never a key itself. */
+  readonly scope: string;
+  /** {@link fingerprintOf} the request. */
+  readonly fingerprint: string;
+  /** The `id` the answer echoes (a replay's is this request's, not the first one's). */
+  readonly envelopeId: string | null;
+  /** How long the attempt may run: its ERP deadline plus {@link LEASE_MARGIN_MS}. */
+  readonly leaseMs: number;
+}
+
+export interface IdempotencyDeps {
+  /** `undefined`: no store configured (a function deployed without a table): keyed writes are refused. */
+  readonly store: StateStore | undefined;
+  /** `IDEMPOTENCY_TTL`: how long a kept answer is replayed. */
+  readonly ttlSeconds: number;
+  readonly now?: () => number;
+}
+
+/** What a record holds: a known answer, or an attempt whose outcome is unknown. */
+type Kept =
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly facts: Pick<RequestFacts, 'outcome' | 'errorCode'>;
+    }
+  /** Ran with an unknown outcome: the error it ended with, or an answer too large to keep. */
+  | { readonly kind: 'unknown'; readonly code?: number; readonly tooLarge?: true };
+
+const ENVELOPE_START = '{"jsonrpc":"2.0","id":';
+
+/**
+ * Encodes what is kept: a JSON line (what kind, the status and headers) and, for an answer, the
+ * envelope's bytes after its `id`, so a replay can put the new request's `id` in front. `undefined`
+ * when the answer is not an envelope this module can re-address (then it is kept as unknown).
+ */
+function keptBytes(kept: Kept, response?: LambdaResponse, envelopeId?: string | null): Buffer | undefined {
+  const line = Buffer.from(`${JSON.stringify({ v: 1, ...kept })}\n`, 'utf8');
+  if (kept.kind === 'unknown' || response === undefined) return line;
+  const body = response.bodyBytes ?? Buffer.from(response.body, 'utf8');
+  const start = Buffer.from(`${ENVELOPE_START}${JSON.stringify(envelopeId ?? null)}`, 'utf8');
+  if (body.length < start.length || !body.subarray(0, start.length).equals(start)) return undefined;
+  return Buffer.concat([line, body.subarray(start.length)]);
+}
+
+/** The kept record's content, or `undefined` when it cannot be read (answered as unknown). */
+async function readKept(answer: Uint8Array): Promise<{ kept: Kept; rest: Buffer } | undefined> {
+  try {
+    const bytes = await gunzipAsync(answer, { maxOutputLength: MAX_REPLAY_BYTES });
+    const newline = bytes.indexOf(0x0a);
+    if (newline < 0) return undefined;
+    const kept = JSON.parse(bytes.toString('utf8', 0, newline)) as Kept & { v?: number };
+    if (kept.v !== 1 || (kept.kind !== 'answer' && kept.kind !== 'unknown')) return undefined;
+    return { kept, rest: bytes.subarray(newline + 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The answer of a replay: what was kept, with this request's `id` and `Idempotent-Replayed`. */
+function replayedAnswer(
+  kept: Extract<Kept, { kind: 'answer' }>,
+  rest: Buffer,
+  envelopeId: string | null,
+): Answer {
+  const bodyBytes = Buffer.concat([
+    Buffer.from(`${ENVELOPE_START}${JSON.stringify(envelopeId)}`, 'utf8'),
+    rest,
+  ]);
+  return {
+    response: {
+      statusCode: kept.status,
+      headers: { ...kept.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' },
+      body: '',
+      bodyBytes,
+    },
+    facts: { ...kept.facts, idempotency: 'replayed' },
+  };
+}
+
+/** The -32003 a call with an unknown outcome is answered with, from its first attempt on. */
+function outcomeUnknown(kept: Extract<Kept, { kind: 'unknown' }> | undefined): UpstreamTimeoutError {
+  const first =
+    kept?.tooLarge === true
+      ? 'ran, but its answer was too large to keep for replays'
+      : kept?.code !== undefined
+        ? `ended with ${kept.code}, so it may have run`
+        : 'did not finish (its function stopped before it answered)';
+  return withFacts(
+    new UpstreamTimeoutError(
+      `The first call with this Idempotency-Key ${first}: its outcome is unknown. The proxy will not run it again under this key. Check in the ERP whether it took effect; if it did not and must run, send it with a new Idempotency-Key.`,
+      { headers: { [IDEMPOTENT_REPLAYED_HEADER]: 'true' } },
+    ),
+    { idempotency: 'unknown_replayed' },
+  );
+}
+
+function refusal<E>(error: E, idempotency: IdempotencyOutcome): E {
+  return withFacts(error, { idempotency });
+}
+
+/** What a live record answers: a replay, -32011, -32010, or "outcome unknown". */
+async function answerExisting(
+  call: IdempotentCall,
+  existing: IdempotencyRecord,
+  now: number,
+): Promise<Answer> {
+  if (existing.fingerprint !== call.fingerprint) {
+    throw refusal(
+      new IdempotencyKeyReusedError(
+        'This Idempotency-Key was already used for a different request (another route, body or ERP): nothing ran. Use a new key for a new operation.',
+      ),
+      'key_reused',
+    );
+  }
+  if (existing.state === 'in-progress') {
+    if (existing.leaseUntil >= now) {
+      const seconds = Math.min(
+        MAX_RETRY_AFTER_SECONDS,
+        Math.max(1, Math.ceil((existing.leaseUntil - now) / 1000)),
+      );
+      throw refusal(
+        new IdempotencyInProgressError(
+          `A call with this Idempotency-Key is still running: retry with the same key in ${seconds} s to get its answer.`,
+          { headers: { 'retry-after': String(seconds) } },
+        ),
+        'in_progress',
+      );
+    }
+    throw outcomeUnknown(undefined);
+  }
+  const read = existing.answer === undefined ? undefined : await readKept(existing.answer);
+  if (read === undefined) throw outcomeUnknown({ kind: 'unknown', code: PROXY_ERRORS.internal.code });
+  if (read.kept.kind === 'unknown') throw outcomeUnknown(read.kept);
+  return replayedAnswer(read.kept, read.rest, call.envelopeId);
+}
+
+/** The store could not be asked: the call is not run (-32004), never run without its record. */
+function storeUnavailable(cause: unknown, configured: boolean): UpstreamUnavailableError {
+  return refusal(
+    new UpstreamUnavailableError(
+      configured
+        ? 'The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key.'
+        : 'No idempotency store is configured for this function, so a write with an Idempotency-Key is not run: send it without the header, or ask an operator.',
+      { headers: { 'retry-after': '1' }, cause },
+    ),
+    'store_unavailable',
+  );
+}
+
+/**
+ * Runs `run` (the ERP call, and whatever comes between the lookup and it: the limits) at most once
+ * for `call`'s key and caller, or answers from the store without running it.
+ */
+export async function runOnce(
+  deps: IdempotencyDeps,
+  call: IdempotentCall,
+  run: () => Promise<Answer>,
+): Promise<Answer> {
+  const { store } = deps;
+  if (store === undefined) throw storeUnavailable(undefined, false);
+  const now = (deps.now ?? Date.now)();
+  const recordKey = recordKeyOf(call.scope, call.key);
+  const token = randomUUID();
+  let begun: Awaited<ReturnType<StateStore['beginAttempt']>>;
+  try {
+    begun = await store.beginAttempt(
+      {
+        key: recordKey,
+        fingerprint: call.fingerprint,
+        token,
+        leaseUntil: now + call.leaseMs,
+        expiresAt: Math.floor(now / 1000) + deps.ttlSeconds,
+      },
+      now,
+    );
+  } catch (error) {
+    // Its write may have been applied: undone when the store answers again (best effort; if not,
+    // the record answers "outcome unknown" once its lease passes, and the call has not run).
+    store.abandonAttempt(recordKey, token).catch(() => undefined);
+    throw storeUnavailable(error, true);
+  }
+  if (!begun.begun) return answerExisting(call, begun.existing, now);
+
+  const expiresAt = (): number => Math.floor((deps.now ?? Date.now)() / 1000) + deps.ttlSeconds;
+  const keep = async (bytes: Buffer): Promise<boolean> => {
+    try {
+      let compressed = await gzipAsync(bytes);
+      // Too large for the store: kept as unknown, since it ran and cannot be replayed.
+      if (compressed.byteLength > store.maxAnswerBytes) {
+        compressed = await gzipAsync(keptBytes({ kind: 'unknown', tooLarge: true }) as Buffer);
+      }
+      return await store.completeAttempt(recordKey, token, compressed, expiresAt());
+    } catch {
+      return false;
+    }
+  };
+  const forget = async (): Promise<void> => {
+    // When the store cannot be told, the record answers "outcome unknown" once its lease passes:
+    // at most once, at the cost of a call that could have run again.
+    await store.abandonAttempt(recordKey, token).catch(() => false);
+  };
+
+  let answer: Answer;
+  try {
+    answer = await run();
+  } catch (error) {
+    if (error instanceof ProxyError && !mayHaveRun(error.row)) {
+      await forget();
+      throw refusal(error, 'not_kept');
+    }
+    const code = error instanceof ProxyError ? error.code : PROXY_ERRORS.internal.code;
+    const kept = await keep(keptBytes({ kind: 'unknown', code }) as Buffer);
+    throw refusal(error, kept ? 'kept_unknown' : 'unrecorded');
+  }
+  if (answer.facts.outcome !== 'success') {
+    // The ERP's own error: Odoo rolled its transaction back, so nothing changed.
+    await forget();
+    return { response: answer.response, facts: { ...answer.facts, idempotency: 'not_kept' } };
+  }
+  const bytes = keptBytes(
+    {
+      kind: 'answer',
+      status: answer.response.statusCode,
+      headers: answer.response.headers,
+      facts: { outcome: answer.facts.outcome },
+    },
+    answer.response,
+    call.envelopeId,
+  );
+  const kept = await keep(
+    bytes ?? (keptBytes({ kind: 'unknown', code: PROXY_ERRORS.internal.code }) as Buffer),
+  );
+  return {
+    response: answer.response,
+    facts: { ...answer.facts, idempotency: kept ? 'recorded' : 'unrecorded' },
+  };
+}

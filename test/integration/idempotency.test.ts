@@ -1,0 +1,385 @@
+/**
+ * Writes you can retry (issue 39; README, "Retrying writes safely"), over real HTTP: the local
+ * server in front of the ERP double (behind a fault front that counts the ERP calls, slows or
+ * hangs them), its state in Amazon's DynamoDB Local. At most once per key and caller: replays (v1
+ * and v2) with the new `id` and `Idempotent-Replayed`, -32011 for another request, -32010 while the
+ * first runs, -32003 kept and never re-run, -32004 and ERP errors re-run, two callers with one key,
+ * the store down, a record past its TTL, a narrowed policy refused before any replay.
+ */
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { recordKeyOf } from '../../lambdas/core/idempotency.ts';
+import { STORE_KEY_PREFIX, type StateStore } from '../../lambdas/platform/state-store.ts';
+import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { localClient } from '../support/dynamodb-local.ts';
+import { type ErpFront, startErpFront } from '../support/erp-front.ts';
+import type { Envelope } from '../support/fixtures.ts';
+import { type HttpAnswer, type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
+import { useStateTable } from '../support/state-table.ts';
+
+const state = useStateTable('idem');
+
+const BILLING_KEY = 'billing-key-0123456789';
+const CRM_KEY = 'crm-key-0123456789abcd';
+const KEYS = JSON.stringify({
+  keys: [
+    { name: 'billing', key: BILLING_KEY },
+    { name: 'crm', key: CRM_KEY },
+  ],
+});
+
+let double: ErpDouble;
+let front: ErpFront;
+let proxy: ProxyHarness;
+let keyCounter = 0;
+/** A fresh Idempotency-Key per test. */
+const freshKey = (): string => `key-${Date.now()}-${++keyCounter}`;
+
+function v1Create(name: string, id = 'first'): Record<string, unknown> {
+  return {
+    id,
+    action: 'create',
+    model_id: 'res.partner',
+    params: [{ name }],
+    erp_instance: { url: front.url, db: 'erp_a', user_id: 2, api_key: ERP_A_ADMIN_KEY },
+  };
+}
+
+function v2Create(name: string, id = 'first'): Record<string, unknown> {
+  return {
+    id,
+    model_id: 'res.partner',
+    method: 'create',
+    kwargs: { vals_list: [{ name }] },
+    erp_instance: { url: front.url, db: 'erp_a', api_key: ERP_A_ADMIN_KEY, user_id: 2 },
+  };
+}
+
+/** The ERP calls that reached the double through the front (version lookups aside). */
+const erpRuns = (): number => front.executeCalls().length;
+
+function envelopeOf(answer: HttpAnswer): Envelope {
+  return answer.json as Envelope;
+}
+
+function post(
+  target: ProxyHarness,
+  path: string,
+  body: unknown,
+  idempotencyKey: string | undefined,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
+  return target.post(path, body, {
+    'x-api-key': BILLING_KEY,
+    ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+    ...headers,
+  });
+}
+
+beforeAll(async () => {
+  double = await startErpDouble({ mode: '19' });
+  front = await startErpFront(double.url);
+  proxy = await startProxy({ env: { ...state.env(), PROXY_API_KEY: '', PROXY_API_KEYS: KEYS } });
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await front?.close();
+  await double?.close();
+});
+
+beforeEach(() => {
+  front.plan = () => 'forward';
+  front.calls.length = 0;
+});
+
+describe('a write with an Idempotency-Key', () => {
+  it.each([
+    ['v1', '/api/erp/execute', v1Create],
+    ['v1 alias', '/v1/erp/execute', v1Create],
+    ['v2', '/v2/erp/execute', v2Create],
+  ] as const)(
+    '%s: runs once, and is replayed with the new id and Idempotent-Replayed: true',
+    async (_api, path, create) => {
+      const key = freshKey();
+      const first = await post(proxy, path, create('Replay Co', 'first'), key);
+      expect(first.status).toBe(200);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      expect(envelopeOf(first).error).toBeNull();
+      // The same request again: another id, members in another order, gzip accepted this time.
+      const { id: _id, ...rest } = create('Replay Co', 'second');
+      const reordered = Object.fromEntries(Object.entries({ ...rest, id: 'second' }).reverse());
+      const second = await post(proxy, path, reordered, key, { 'accept-encoding': 'gzip' });
+      expect(second.status).toBe(200);
+      expect(second.headers.get('idempotent-replayed')).toBe('true');
+      expect(envelopeOf(second)).toEqual({ ...envelopeOf(first), id: 'second' });
+      expect(erpRuns()).toBe(1);
+    },
+  );
+
+  it('is refused -32011 (422) for the same key with another body or route; nothing runs', async () => {
+    const key = freshKey();
+    expect((await post(proxy, '/api/erp/execute', v1Create('Conflict Co'), key)).status).toBe(200);
+    const otherBody = await post(proxy, '/api/erp/execute', v1Create('Conflict Co 2'), key);
+    expect(otherBody.status).toBe(422);
+    expect(envelopeOf(otherBody).error?.code).toBe(-32011);
+    expect(envelopeOf(otherBody).id).toBe('first');
+    const otherRoute = await post(proxy, '/v2/erp/execute', v2Create('Conflict Co'), key);
+    expect(otherRoute.status).toBe(422);
+    expect(envelopeOf(otherRoute).error?.code).toBe(-32011);
+    expect(erpRuns()).toBe(1);
+  });
+
+  it('tells a number spelled differently from the first (1.0 is not 1): -32011', async () => {
+    const key = freshKey();
+    const body = (number: string) =>
+      `{"id":"n","action":"create","model_id":"res.partner","params":[{"name":"Number Co"}],"keyword":{"context":{"n":${number}}},"erp_instance":{"url":"${front.url}","db":"erp_a","user_id":2,"api_key":"${ERP_A_ADMIN_KEY}"}}`;
+    expect((await post(proxy, '/api/erp/execute', body('1.0'), key)).status).toBe(200);
+    const other = await post(proxy, '/api/erp/execute', body('1'), key);
+    expect(envelopeOf(other).error?.code).toBe(-32011);
+  });
+
+  it('is refused -32010 (409, Retry-After) while the first call runs, and replayed once it is done', async () => {
+    const key = freshKey();
+    front.plan = (_call, index) => (index === 0 ? { delayMs: 1500 } : 'forward');
+    const first = post(proxy, '/api/erp/execute', v1Create('Slow Co'), key);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const during = await post(proxy, '/api/erp/execute', v1Create('Slow Co', 'during'), key);
+    expect(during.status).toBe(409);
+    expect(envelopeOf(during).error?.code).toBe(-32010);
+    expect(Number(during.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const done = await first;
+    expect(done.status).toBe(200);
+    const after = await post(proxy, '/api/erp/execute', v1Create('Slow Co', 'after'), key);
+    expect(after.headers.get('idempotent-replayed')).toBe('true');
+    expect(envelopeOf(after).result).toEqual(envelopeOf(done).result);
+    expect(erpRuns()).toBe(1);
+  });
+
+  it('keeps a -32003 (may have run) and never runs the call again under that key', async () => {
+    const key = freshKey();
+    front.plan = (_call, index) => (index === 0 ? 'hang' : 'forward');
+    const first = await post(proxy, '/api/erp/execute', v1Create('Timeout Co'), key, {
+      'x-request-timeout': '1',
+    });
+    expect(first.status).toBe(504);
+    expect(envelopeOf(first).error?.code).toBe(-32003);
+    const again = await post(proxy, '/api/erp/execute', v1Create('Timeout Co', 'again'), key);
+    expect(again.status).toBe(504);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(envelopeOf(again).id).toBe('again');
+    expect(envelopeOf(again).error?.message).toMatch(
+      /outcome is unknown.*will not run it again.*new Idempotency-Key/,
+    );
+    expect(erpRuns()).toBe(1);
+  });
+
+  it('runs a call again after -32004 (certainly did not run)', async () => {
+    const key = freshKey();
+    front.plan = (_call, index) =>
+      index === 0 ? { status: 503, headers: { 'retry-after': '1' }, body: 'busy' } : 'forward';
+    const first = await post(proxy, '/api/erp/execute', v1Create('Busy Co'), key);
+    expect(envelopeOf(first).error?.code).toBe(-32004);
+    const again = await post(proxy, '/api/erp/execute', v1Create('Busy Co', 'again'), key);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(envelopeOf(again).error).toBeNull();
+    const third = await post(proxy, '/api/erp/execute', v1Create('Busy Co', 'third'), key);
+    expect(third.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it("runs a call again after the ERP's own error (its transaction was rolled back)", async () => {
+    const key = freshKey();
+    const bad = { ...v1Create('x'), params: [{ no_such_field: 1 }] };
+    const first = await post(proxy, '/api/erp/execute', bad, key);
+    expect(first.status).toBe(200);
+    expect(envelopeOf(first).error).not.toBeNull();
+    const again = await post(proxy, '/api/erp/execute', bad, key);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(erpRuns()).toBe(2);
+  });
+
+  it('belongs to its caller: two keys of the proxy with one Idempotency-Key run twice', async () => {
+    const key = freshKey();
+    const billing = await post(proxy, '/api/erp/execute', v1Create('Two Callers Co'), key);
+    const crm = await post(proxy, '/api/erp/execute', v1Create('Two Callers Co'), key, {
+      'x-api-key': CRM_KEY,
+    });
+    expect(crm.headers.get('idempotent-replayed')).toBeNull();
+    expect(envelopeOf(crm).result).not.toEqual(envelopeOf(billing).result);
+    expect(erpRuns()).toBe(2);
+  });
+
+  it('runs again once its record is past its TTL, though DynamoDB has not deleted it yet', async () => {
+    const key = freshKey();
+    expect((await post(proxy, '/api/erp/execute', v1Create('Ttl Co'), key)).status).toBe(200);
+    // Time passes: the record's expiry is now behind us; TTL deletes late, so the item is still there.
+    await localClient(state.endpoint).send('UpdateItem', {
+      TableName: state.table,
+      Key: { pk: { S: STORE_KEY_PREFIX.attempt + recordKeyOf('key:billing', key) } },
+      UpdateExpression: 'SET expires_at = :past',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':past': { N: String(Math.floor(Date.now() / 1000) - 1) } },
+    });
+    const again = await post(proxy, '/api/erp/execute', v1Create('Ttl Co', 'again'), key);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(erpRuns()).toBe(2);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['too long', 'k'.repeat(256)],
+    ['with a space', 'two words'],
+    ['not ASCII', 'clé'],
+  ])(
+    'refuses a key %s with -32600 naming the header, v1 and v2 alike, before any ERP traffic',
+    async (_what, value) => {
+      for (const [path, body] of [
+        ['/api/erp/execute', v1Create('Header Co')],
+        ['/v2/erp/execute', v2Create('Header Co')],
+      ] as const) {
+        const answer = await proxy.post(path, body, {
+          'x-api-key': BILLING_KEY,
+          'idempotency-key': value,
+        });
+        expect(answer.status, path).toBe(400);
+        expect(envelopeOf(answer).error?.code, path).toBe(-32600);
+        expect(envelopeOf(answer).error?.message, path).toMatch(/Idempotency-Key/);
+      }
+      expect(front.calls).toHaveLength(0);
+    },
+  );
+
+  it('accepts a key of 255 visible characters', async () => {
+    const key = `${freshKey()}~`.padEnd(255, '!');
+    expect((await post(proxy, '/api/erp/execute', v1Create('Long Key Co'), key)).status).toBe(200);
+    expect(
+      (await post(proxy, '/api/erp/execute', v1Create('Long Key Co'), key)).headers.get(
+        'idempotent-replayed',
+      ),
+    ).toBe('true');
+  });
+});
+
+describe('a read with an Idempotency-Key', () => {
+  it('is served as usual each time, never recorded or replayed', async () => {
+    const key = freshKey();
+    const read = {
+      ...v1Create('r'),
+      action: 'search_read',
+      params: [[]],
+      keyword: { fields: ['name'], limit: 1 },
+    };
+    const first = await post(proxy, '/api/erp/execute', read, key);
+    const second = await post(proxy, '/api/erp/execute', read, key);
+    expect(first.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    expect(erpRuns()).toBe(2);
+  });
+});
+
+describe('without an Idempotency-Key', () => {
+  it('does no store work', async () => {
+    const operations: string[] = [];
+    const counting = new Proxy({} as StateStore, {
+      get: (_target, name) =>
+        name === 'kind'
+          ? 'embedded'
+          : name === 'maxAnswerBytes'
+            ? 1024
+            : () => {
+                operations.push(String(name));
+                return Promise.reject(new Error('no store work expected'));
+              },
+    });
+    const bare = await startProxy({
+      env: { PROXY_API_KEY: '', PROXY_API_KEYS: KEYS },
+      overrides: { store: counting },
+    });
+    try {
+      const answer = await post(bare, '/api/erp/execute', v1Create('No Key Co'), undefined);
+      expect(answer.status).toBe(200);
+      expect(envelopeOf(answer).error).toBeNull();
+    } finally {
+      await bare.close();
+    }
+    expect(operations).toEqual([]);
+  });
+});
+
+describe('the store down', () => {
+  it('refuses a keyed write -32004 (503) before the ERP; calls without a key are served', async () => {
+    const down = await startProxy({
+      env: {
+        ...state.env(),
+        AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9',
+        PROXY_API_KEY: '',
+        PROXY_API_KEYS: KEYS,
+      },
+    });
+    try {
+      const keyed = await post(down, '/api/erp/execute', v1Create('Down Co'), freshKey());
+      expect(keyed.status).toBe(503);
+      expect(envelopeOf(keyed).error?.code).toBe(-32004);
+      expect(envelopeOf(keyed).error?.message).toMatch(/idempotency store could not be reached/);
+      expect(front.calls).toHaveLength(0);
+      const unkeyed = await post(down, '/api/erp/execute', v1Create('Down Co'), undefined);
+      expect(unkeyed.status).toBe(200);
+    } finally {
+      await down.close();
+    }
+  });
+});
+
+describe('a key whose policy was narrowed after the first call', () => {
+  it('is refused -32008 by its current policy, not served the replay', async () => {
+    const key = freshKey();
+    expect((await post(proxy, '/api/erp/execute', v1Create('Policy Co'), key)).status).toBe(200);
+    // The same key name, now read-only (a rotation of the secret), on an instance sharing the table.
+    const narrowed = await startProxy({
+      env: {
+        ...state.env(),
+        PROXY_API_KEY: '',
+        PROXY_API_KEYS: JSON.stringify({
+          keys: [{ name: 'billing', key: BILLING_KEY, policy: { access: 'read' } }],
+        }),
+      },
+    });
+    try {
+      const again = await post(narrowed, '/api/erp/execute', v1Create('Policy Co', 'again'), key);
+      expect(again.status).toBe(403);
+      expect(envelopeOf(again).error?.code).toBe(-32008);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+    } finally {
+      await narrowed.close();
+    }
+  });
+});
+
+describe('observability', () => {
+  it('counts replays and conflicts in /_/metrics, and /_/about says where the state is', async () => {
+    const key = freshKey();
+    await post(proxy, '/v2/erp/execute', v2Create('Metrics Co'), key);
+    await post(proxy, '/v2/erp/execute', v2Create('Metrics Co'), key);
+    await post(proxy, '/v2/erp/execute', v2Create('Metrics Co 2'), key);
+    const metrics = await proxy.get('/_/metrics', { 'x-api-key': BILLING_KEY });
+    expect(metrics.text).toMatch(/erp_proxy_idempotent_replays\{[^}]*api="v2"[^}]*\} [1-9]/);
+    expect(metrics.text).toMatch(/erp_proxy_idempotency_conflicts\{[^}]*api="v2"[^}]*\} [1-9]/);
+    const about = (await proxy.get('/_/about')).json as { state_store: string };
+    expect(about.state_store).toBe('dynamodb');
+  });
+
+  it('keeps the answer compressed in the store, and the stored bytes hold no key', async () => {
+    const key = freshKey();
+    await post(proxy, '/api/erp/execute', v1Create('Stored Co'), key);
+    const got = await localClient(state.endpoint).send('GetItem', {
+      TableName: state.table,
+      Key: { pk: { S: STORE_KEY_PREFIX.attempt + recordKeyOf('key:billing', key) } },
+    });
+    const item = got.Item as Record<string, { B?: string; S?: string }>;
+    const stored = gunzipSync(Buffer.from(item.ans?.B ?? '', 'base64')).toString('utf8');
+    expect(stored).toContain('"result"');
+    const everything = JSON.stringify(item) + stored;
+    for (const secret of [BILLING_KEY, ERP_A_ADMIN_KEY, key]) expect(everything).not.toContain(secret);
+  });
+});
