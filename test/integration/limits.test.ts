@@ -303,6 +303,54 @@ describe('in one process', () => {
     );
   });
 
+  it('checks the limits after the Idempotency-Key lookup: a 429 is never recorded, and the same key runs later', async () => {
+    await withProxy(
+      {
+        env: {
+          PROXY_API_KEY: '',
+          PROXY_API_KEYS: JSON.stringify({
+            keys: [{ name: 'writer', key: KEYS.burst, policy: { limits: [{ requests: 1, per: 'second' }] } }],
+          }),
+        },
+      },
+      async (proxy) => {
+        double.reset();
+        const create = (idempotencyKey?: string) =>
+          proxy.post(
+            '/v2/erp/execute',
+            {
+              id: 'w',
+              model_id: 'res.partner',
+              method: 'create',
+              kwargs: { vals_list: [{ name: 'Limits idempotency partner' }] },
+              erp_instance: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+            },
+            { 'x-api-key': KEYS.burst, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+          );
+        const creates = () =>
+          double.requests.filter((request) => request.path.endsWith('/res.partner/create'));
+        // Wait for a fresh second, so that the first two calls share one window.
+        await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 20));
+        expect((await create()).status).toBe(200);
+        const refused = await create('limits-key-1');
+        expect(refused.status).toBe(429);
+        expect(creates()).toHaveLength(1);
+        await new Promise((resolve) =>
+          setTimeout(resolve, Number(refused.headers.get('retry-after')) * 1000),
+        );
+        const later = await create('limits-key-1');
+        expect(later.status).toBe(200);
+        expect(later.headers.get('idempotent-replayed')).toBeNull();
+        expect(creates()).toHaveLength(2);
+        // The kept answer is replayed without counting: the budget of this second is spent already.
+        const replay = await create('limits-key-1');
+        expect(replay.status).toBe(200);
+        expect(replay.headers.get('idempotent-replayed')).toBe('true');
+        expect(creates()).toHaveLength(2);
+      },
+    );
+  });
+
   it('the typed client retries a 429 after Retry-After, and the call runs once', async () => {
     await withProxy(
       {
