@@ -71,17 +71,27 @@ function windowsSpanned(from: number, to: number, ms: number): number {
   return Math.floor(to / ms) - Math.floor(from / ms) + 1;
 }
 
-describe('a key limit of 10 per second across three processes', () => {
-  const state = useStateTable('limits-key');
-  const double = useErpDouble({ mode: '19' });
-  let procs: ProxyProcess[] = [];
-
+/**
+ * `count` proxy processes on the block's own DynamoDB Local table, with these keys and `env`,
+ * started before the block's tests and stopped after them.
+ */
+function useProxyProcesses(count: number, prefix: string, env: Record<string, string> = {}): ProxyProcess[] {
+  const state = useStateTable(prefix);
+  const procs: ProxyProcess[] = [];
   beforeAll(async () => {
-    procs = await startProxyProcesses(3, { ...state.env(), PROXY_API_KEY: '', PROXY_API_KEYS });
+    procs.push(
+      ...(await startProxyProcesses(count, { ...state.env(), PROXY_API_KEY: '', PROXY_API_KEYS, ...env })),
+    );
   }, 90_000);
   afterAll(async () => {
     await Promise.all(procs.map((proc) => proc.stop()));
   });
+  return procs;
+}
+
+describe('a key limit of 10 per second across three processes', () => {
+  const double = useErpDouble({ mode: '19' });
+  const procs = useProxyProcesses(3, 'limits-key');
 
   it('lets at most 10 calls per window reach the ERP out of a burst of 200; the rest are 429 and never reach it; another key is untouched', async () => {
     double.reset();
@@ -153,20 +163,9 @@ describe('a key limit of 10 per second across three processes', () => {
 });
 
 describe('an in-flight cap of 4 at a slow ERP, across three processes', () => {
-  const state = useStateTable('limits-flight');
   const double = useErpDouble({ mode: '19' });
-  let procs: ProxyProcess[] = [];
-
-  beforeAll(async () => {
-    procs = await startProxyProcesses(3, {
-      ...state.env(),
-      PROXY_API_KEY: '',
-      PROXY_API_KEYS,
-      ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 4 } }),
-    });
-  }, 90_000);
-  afterAll(async () => {
-    await Promise.all(procs.map((proc) => proc.stop()));
+  const procs = useProxyProcesses(3, 'limits-flight', {
+    ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 4 } }),
   });
 
   it('never lets the ERP see more than 4 calls at once; the others are 429 with Retry-After 1, from every key', async () => {
@@ -199,20 +198,9 @@ describe('an in-flight cap of 4 at a slow ERP, across three processes', () => {
 });
 
 describe('a process killed while it holds the only in-flight slot', () => {
-  const state = useStateTable('limits-kill');
   const double = useErpDouble({ mode: '19' });
-  let procs: ProxyProcess[] = [];
-
-  beforeAll(async () => {
-    procs = await startProxyProcesses(2, {
-      ...state.env(),
-      PROXY_API_KEY: '',
-      PROXY_API_KEYS,
-      ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
-    });
-  }, 90_000);
-  afterAll(async () => {
-    await Promise.all(procs.map((proc) => proc.stop()));
+  const procs = useProxyProcesses(2, 'limits-kill', {
+    ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
   });
 
   it('frees the slot within the function timeout (the lease), not before', { timeout: 60_000 }, async () => {
