@@ -5,7 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     exclude: ['test/live/**', 'node_modules/**'],
     environment: 'node',
-    setupFiles: ['test/support/leak-guard.ts'],
+    // The secret-leak guard, and a temporary directory per test file: what a file leaves in it fails it.
+    setupFiles: ['test/support/leak-guard.ts', 'test/support/temp-dir-guard.ts'],
     // DynamoDB Local, started once for the run when a test file of the run uses it (the store's
     // tests: test/support/state-table.ts).
     globalSetup: ['test/support/dynamodb-local-setup.ts'],

@@ -25,10 +25,6 @@ export const BUDGETS = {
   coldStartMs: 90,
   /** First call of a fresh execution environment, secrets read the deployed way. */
   firstCallMs: 130,
-  /** 250 KB, counted as KiB. */
-  executeBundleBytes: 250 * 1024,
-  /** The mcp bundle (the MCP SDK and zod's JSON Schema output on top): 400 KB (test/infra/bundle.test.ts). */
-  mcpBundleBytes: 400 * 1024,
   largeAddedMs: 60,
   largePeakFactor: 4,
   /** v1 through the proxy with default settings ÷ the same call straight to `/jsonrpc` without the database header (live ERP). */
@@ -62,6 +58,8 @@ export interface Results {
   readonly bridge: BridgeRow[];
   /** The body step with `@middy/http-json-body-parser` against the scanner alone. */
   readonly bodyParse: BodyParseRow[];
+  /** The bundle sizes block (bin/bundle-sizes.ts `currentSizes`), as `npm run docs:sizes` writes it. */
+  readonly bundleSizes: string;
 }
 
 interface Row {
@@ -253,21 +251,7 @@ export function coldStartRows(r: Pick<Results, 'coldStart'>): Row[] {
         : {}),
     });
   }
-  for (const b of r.coldStart.bundles) {
-    const budget =
-      b.fn === 'execute-v1' || b.fn === 'execute-v2'
-        ? BUDGETS.executeBundleBytes
-        : b.fn === 'mcp'
-          ? BUDGETS.mcpBundleBytes
-          : undefined;
-    rows.push({
-      area: 'Bundle size',
-      measurement: `${b.fn}/index.mjs (minified)`,
-      result: `${kib(b.bytes)} (${b.bytes} bytes; source map ${kib(b.mapBytes)})`,
-      budget: budget === undefined ? '—' : `≤ ${budget / 1024} KB (${budget} bytes)`,
-      ...(budget === undefined ? {} : { met: b.bytes <= budget, note: `+${kib(b.bytes - budget)}` }),
-    });
-  }
+  // The bundle sizes are their own block (bin/bundle-sizes.ts, "Bundle sizes" below).
   return rows;
 }
 
@@ -505,6 +489,14 @@ ${renderTable(rows)}
 
 ${summary(rows)}
 
+## Bundle sizes
+
+Each function's \`index.mjs\` as the stack builds it (minified, KB = 1024 bytes; the source map is not
+counted), and the AWS SDK client shipped beside it; the budgets are held by test/infra/bundle.test.ts.
+\`npm run docs:sizes\` writes this block here and in the README from a fresh build (\`-- --check\` compares):
+
+${r.bundleSizes}
+
 ## Where import time goes
 
 CPU profiles of each bundle's import (bench/import-profile.ts; \`npm run bench -- --import-profile\`
@@ -589,8 +581,7 @@ ${topLevelTable(r.topLevel)}
   bundle runs, after one unmeasured round) to its first line of code. The parent notes the spawn and
   the child reports \`performance.timeOrigin + performance.now()\`, one clock for both ends. The exit
   of the process is not counted (Lambda keeps the process after a cold start); each row shows its
-  median beside the cold start. Bundle size = bytes of
-  index.mjs (KB = 1024 bytes); the budget applies to the two execute bundles. These rows take keys
+  median beside the cold start (the bundle sizes: "Bundle sizes" above). These rows take keys
   and license from the environment. The aux bundle ships its CloudWatch client as its own file
   (node_modules/@aws-sdk/client-cloudwatch/index.mjs beside index.mjs, as the stack deploys it),
   imported on the first \`GET /_/metrics\` only; its import alone is shown above.

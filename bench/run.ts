@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { currentSizes } from '../bin/bundle-sizes.ts';
 import { measureBodyParse } from './body-parse.ts';
 import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
@@ -166,6 +167,7 @@ async function main(): Promise<void> {
   );
   const bodyParse = await measureBodyParse();
   const speedAtEnd = speedReference();
+  const bundleSizes = await currentSizes();
 
   const results: Results = {
     startedAt,
@@ -185,6 +187,7 @@ async function main(): Promise<void> {
     largeRuns: LARGE_RUNS,
     bridge,
     bodyParse,
+    bundleSizes,
   };
   const rows = allRows(results);
   writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderMarkdown(results));

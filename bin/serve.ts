@@ -9,6 +9,19 @@
  */
 import type { AddressInfo } from 'node:net';
 
+/**
+ * What the banner's curls put in `x-api-key` when the key is the operator's (never the key itself):
+ * the first key's name when keys are named (`PROXY_API_KEYS`), else the variable that holds it.
+ */
+function keyPlaceholder(keys: readonly { readonly name: string }[]): string {
+  const [first] = keys;
+  if (first === undefined) return '<your proxy key>';
+  // One plain key is named `default` (platform/config.ts's parseProxyKeys).
+  if (keys.length === 1 && first.name === 'default') return '<your PROXY_API_KEY>';
+  // The name goes inside a single-quoted shell word: no quote, no line break.
+  return `<your proxy key "${first.name.replace(/['\r\n]/g, '')}">`;
+}
+
 async function main(): Promise<void> {
   // Loaded here, not statically, so a configuration error prints a message instead of a trace.
   const { getConfig } = await import('../lambdas/platform/config.ts');
@@ -61,7 +74,7 @@ async function main(): Promise<void> {
     const { port } = server.address() as AddressInfo;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const base = `http://${host}:${port}`;
-    const key = config.generatedKey ?? '<your PROXY_API_KEY>';
+    const key = config.generatedKey ?? keyPlaceholder(config.localKeys);
     const lines = [
       `erp-proxy listening on ${base}`,
       config.generatedKey
@@ -95,6 +108,25 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  stopWhenNpmGoes(stop);
+}
+
+/**
+ * Under `npm start`, stops when npm's script shell goes: `kill <npm's pid>` makes npm pass SIGTERM
+ * to that shell (`sh -c ...`), which ends without passing it on, and the server would keep
+ * listening, orphaned. The shell is this process's parent (the script runs `node --import tsx`,
+ * no launcher in between); when it has gone, the parent is another process. Checked every 500 ms
+ * on a timer that keeps nothing alive.
+ */
+function stopWhenNpmGoes(stop: () => void): void {
+  if (process.env.npm_lifecycle_event !== 'start') return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    stop();
+  }, 500);
+  timer.unref();
 }
 
 main().catch((error: unknown) => {

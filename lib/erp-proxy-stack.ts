@@ -37,7 +37,12 @@ import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../lambdas/platf
 import { functionEnvironment } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
-import { type FunctionVpcPlacement, KEPT_UNLESS_CREATE_FAILS, ProxyFunction } from './proxy-function.ts';
+import {
+  FUNCTION_VENDORED_SDK,
+  type FunctionVpcPlacement,
+  KEPT_UNLESS_CREATE_FAILS,
+  ProxyFunction,
+} from './proxy-function.ts';
 import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-config.ts';
 
 /** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
@@ -207,8 +212,7 @@ export class ErpProxyStack extends Stack {
         environment: functionEnvironment(name, config.settings, stackSet),
         logRetention: config.logRetention,
         reservedConcurrency: config.reservedConcurrency?.[name],
-        // Only aux calls an AWS API itself (CloudWatch, for GET /_/metrics).
-        ...(name === 'aux' ? { vendoredSdk: ['@aws-sdk/client-cloudwatch' as const] } : {}),
+        ...(FUNCTION_VENDORED_SDK[name] ? { vendoredSdk: FUNCTION_VENDORED_SDK[name] } : {}),
         ...(vpc ? { vpc } : {}),
         secretsExtensionLayerArn: config.secretsExtensionLayerArn,
       });

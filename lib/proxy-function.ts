@@ -13,6 +13,7 @@ import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lam
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { BuildOptions } from 'esbuild';
+import type { FunctionName } from '../lambdas/platform/names.ts';
 import { acknowledge } from './nag.ts';
 import { secretsExtension } from './secrets-extension.ts';
 
@@ -71,6 +72,13 @@ export const VENDORED_SDK = Object.freeze({
 } as const);
 
 export type VendoredSdkPackage = keyof typeof VENDORED_SDK;
+
+/**
+ * The AWS SDK clients each function ships: only aux calls an AWS API itself (CloudWatch, for
+ * `GET /_/metrics`). The stack, the bundle test and `bin/function-bundles.ts` read it.
+ */
+export const FUNCTION_VENDORED_SDK: Readonly<Partial<Record<FunctionName, readonly VendoredSdkPackage[]>>> =
+  Object.freeze({ aux: Object.freeze(['@aws-sdk/client-cloudwatch'] as const) });
 
 /** Where a vendored package goes, relative to the bundle's directory. */
 export function vendoredSdkDir(pkg: VendoredSdkPackage): string {

@@ -17,7 +17,10 @@ export interface Route {
   readonly path: string;
   readonly fn: FunctionName;
   readonly auth: RouteAuth;
-  /** Short description, shown by `/_/about`. */
+  /**
+   * Short description: the route's `summary` in `GET /_/about` and in `docs/openapi.json` (written
+   * once, here; `bin/openapi.ts` adds the longer description).
+   */
   readonly summary: string;
   /**
    * Other methods on the same path that reach the same function, which answers them 405 Method
@@ -42,7 +45,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
     path: '/v1/erp/execute',
     fn: 'execute-v1',
     auth: 'api-key',
-    summary: 'alias of /api/erp/execute',
+    summary: 'v1 execute (alias of /api/erp/execute)',
   },
   {
     method: 'POST',
@@ -56,7 +59,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
     path: '/v1/erp/version',
     fn: 'version',
     auth: 'api-key',
-    summary: 'alias of /api/erp/version',
+    summary: 'ERP version of a target (alias of /api/erp/version)',
   },
   {
     method: 'POST',
@@ -72,15 +75,15 @@ export const ROUTES: readonly Route[] = Object.freeze([
     auth: 'api-key',
     summary: 'ERP version of a target (same as v1)',
   },
-  { method: 'GET', path: '/_/license', fn: 'aux', auth: 'aux-configurable', summary: 'license status' },
-  { method: 'GET', path: '/_/about', fn: 'aux', auth: 'public', summary: 'service description' },
+  { method: 'GET', path: '/_/license', fn: 'aux', auth: 'aux-configurable', summary: 'License status' },
+  { method: 'GET', path: '/_/about', fn: 'aux', auth: 'public', summary: 'Service description' },
   { method: 'GET', path: '/_/metrics', fn: 'aux', auth: 'aux-configurable', summary: 'Prometheus metrics' },
   {
     method: 'POST',
     path: '/mcp',
     fn: 'mcp',
     auth: 'api-key',
-    summary: 'MCP (Streamable HTTP, stateless, JSON responses): ERP tools for agents',
+    summary: 'MCP endpoint for agents (Streamable HTTP, stateless, JSON responses)',
     refusedMethods: ['GET', 'DELETE'],
   },
   // OAuth protected resource metadata of /mcp (RFC 9728; README, "Remote agents with OAuth"): the
@@ -97,7 +100,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
     path: '/.well-known/oauth-protected-resource',
     fn: 'mcp',
     auth: 'public',
-    summary: 'the same metadata, at the root form',
+    summary: 'OAuth protected resource metadata (root form)',
   },
 ] satisfies Route[]);
 

@@ -33,8 +33,8 @@
  * (`classifyGatewayAnswer`): redirects -32005 naming the `Location`, 429/503/502 -32004, 504 -32003.
  */
 import { BadUpstreamResponseError } from '../platform/errors.ts';
-import { isJsonObject, MAX_JSON_DEPTH, scanJson } from '../platform/json.ts';
-import { classifyGatewayAnswer, describeAnswer, parseJsonBody } from './erp-transport.ts';
+import { isJsonObject, scanJson } from '../platform/json.ts';
+import { classifyGatewayAnswer, describeAnswer, parseJsonBody, TooDeepAnswerError } from './erp-transport.ts';
 import type { UpstreamResponse } from './http-client.ts';
 
 /**
@@ -131,11 +131,7 @@ export function notAnErpAnswer(
   reason: NotErpReason,
   path: string,
 ): BadUpstreamResponseError {
-  if (reason === 'depth') {
-    return new BadUpstreamResponseError(
-      `The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`,
-    );
-  }
+  if (reason === 'depth') return new TooDeepAnswerError();
   const answer = `${REASON_TEXT[reason]}${describeAnswer(response)}`;
   return new NotErpAnswerError(
     `The target did not answer like an ERP on ${path} (${answer}). Check erp_instance.url.`,

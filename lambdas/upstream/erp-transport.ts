@@ -200,12 +200,15 @@ export function parseJsonBody(response: UpstreamResponse): JsonBody {
   } catch {
     return { ok: false };
   }
-  if (exceedsDepth(value)) {
-    throw new BadUpstreamResponseError(
-      `The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`,
-    );
-  }
+  if (exceedsDepth(value)) throw new TooDeepAnswerError();
   return { ok: true, value };
+}
+
+/** -32005 for a JSON answer nested too deep to pass on: JSON, so no sign of a wrong URL. */
+export class TooDeepAnswerError extends BadUpstreamResponseError {
+  constructor() {
+    super(`The ERP answer nests deeper than ${MAX_JSON_DEPTH} levels; the proxy cannot pass it on.`);
+  }
 }
 
 /** `HTTP 404 text/html ("404 Not Found")`: what came back, without echoing the whole body. */

@@ -5,7 +5,8 @@
  * answer that proves it did not run (a 404 for the missing endpoint, never a timeout), so no
  * call can run twice, and only to a protocol the target is known to have: a v1 call goes to
  * JSON-2 after a 404 from `/jsonrpc` only when the target's version answer says ERP 19 or later.
- * An answer that is not an ERP's (`erp-answer.ts`) moves nothing and is remembered nowhere.
+ * An answer that is not an ERP's (`erp-answer.ts`) moves nothing and is remembered nowhere; from
+ * a URL with a path, its -32005 names the address without the path (`path-hint.ts`).
  */
 
 import {
@@ -20,6 +21,7 @@ import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-trans
 import type { Json2Transport } from './json2-transport.ts';
 import type { JsonRpcTransport } from './jsonrpc-transport.ts';
 import type { MethodDocs } from './method-docs.ts';
+import { withPathHint } from './path-hint.ts';
 import { V1OverJson2 } from './v1-over-json2.ts';
 import { V2OverJsonRpc } from './v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from './version-client.ts';
@@ -92,6 +94,14 @@ export class V1Router implements ErpTransport {
   }
 
   async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
+    try {
+      return await this.route(call, context);
+    } catch (error) {
+      throw withPathHint(error, call.baseUrl);
+    }
+  }
+
+  private async route(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
     if (this.mode === 'jsonrpc') return this.deps.jsonrpc.call(call, context);
     if (this.mode === 'json2') {
       const major = await lookUpMajor(this.deps, call, context);
@@ -191,6 +201,14 @@ export class V2Router implements ErpTransport {
   }
 
   async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
+    try {
+      return await this.route(call, context);
+    } catch (error) {
+      throw withPathHint(error, call.baseUrl);
+    }
+  }
+
+  private async route(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
     if (this.mode === 'json2') return this.deps.json2.call(call, context);
     const major = cachedMajor(this.deps, call);
     if (major !== undefined && major < FIRST_JSON2_MAJOR) return this.overJsonRpc.call(call, context);

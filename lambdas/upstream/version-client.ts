@@ -22,6 +22,7 @@ import {
 } from './erp-transport.ts';
 import type { HttpClient } from './http-client.ts';
 import { callJsonRpc } from './jsonrpc-transport.ts';
+import { withPathHint } from './path-hint.ts';
 
 const CACHE_TTL_MS = 5 * 60 * 1000;
 const CACHE_MAX_ENTRIES = 500;
@@ -68,9 +69,15 @@ export class VersionClient {
     const cached = this.cached(baseUrl);
     if (cached) return cached;
 
-    const web = await this.fromWebVersion(baseUrl, context, database);
-    const version =
-      'version' in web ? web.version : await this.fromCommonVersion(baseUrl, context, web, database);
+    let version: ErpVersion;
+    try {
+      const web = await this.fromWebVersion(baseUrl, context, database);
+      version =
+        'version' in web ? web.version : await this.fromCommonVersion(baseUrl, context, web, database);
+    } catch (error) {
+      // A URL with a path that does not answer as an ERP: name the address without the path.
+      throw withPathHint(error, baseUrl);
+    }
     if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(key, { version, expires: Date.now() + CACHE_TTL_MS });
     return version;

@@ -11,10 +11,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { BUNDLE_BUDGETS, renderSizes, SIZE_DOCUMENTS, withSizes } from '../../bin/bundle-sizes.ts';
+import { buildFunctionBundles } from '../../bin/function-bundles.ts';
 import { type FunctionName, HANDLER_ENTRIES, ROUTES } from '../../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import {
-  esbuildOptions,
   VENDORED_SDK,
   type VendoredSdkPackage,
   vendoredSdkDir,
@@ -43,6 +44,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
   let double: ErpDouble;
   const handlers = {} as Record<FunctionName, InvokedHandler>;
   const metafiles = {} as Record<FunctionName, Metafile>;
+  let built: Awaited<ReturnType<typeof buildFunctionBundles>>;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'erp-proxy-bundle-'));
@@ -56,11 +58,12 @@ describe('bundled handlers, invoked as Lambda would', () => {
     vi.stubEnv('ERP_ALLOWED_TARGETS', '127.0.0.0/8');
     vi.stubEnv('LOG_LEVEL', 'ERROR');
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
-    for (const [fn, entry] of Object.entries(HANDLER_ENTRIES) as Array<[FunctionName, string]>) {
-      const outfile = join(dir, fn, 'index.mjs');
-      // The metafile says which source files the bundle holds; it changes nothing in the output.
-      metafiles[fn] = (await build({ ...esbuildOptions(resolve(entry), outfile), metafile: true })).metafile;
-      handlers[fn] = ((await import(pathToFileURL(outfile).href)) as { handler: InvokedHandler }).handler;
+    built = await buildFunctionBundles(dir);
+    for (const fn of Object.keys(HANDLER_ENTRIES) as FunctionName[]) {
+      metafiles[fn] = built[fn].metafile;
+      handlers[fn] = (
+        (await import(pathToFileURL(built[fn].file).href)) as { handler: InvokedHandler }
+      ).handler;
     }
   });
   afterAll(async () => {
@@ -69,10 +72,22 @@ describe('bundled handlers, invoked as Lambda would', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('README.md and BENCHMARKS.md state these sizes (npm run docs:sizes writes them)', () => {
+    const block = renderSizes(built);
+    for (const name of SIZE_DOCUMENTS) {
+      const text = readFileSync(name, 'utf8');
+      expect(
+        withSizes(text, block, name) === text,
+        `${name}: bundle sizes out of date, run npm run docs:sizes`,
+      ).toBe(true);
+    }
+  });
+
   it('keeps the execute bundles within the 250 KB budget (bench/README.md), with no AWS SDK inside or loaded at import', () => {
     for (const fn of ['execute-v1', 'execute-v2'] as const) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
-      expect(Buffer.byteLength(code), fn).toBeLessThanOrEqual(250 * 1024);
+      expect(BUNDLE_BUDGETS[fn]).toBe(250 * 1024);
+      expect(Buffer.byteLength(code), fn).toBeLessThanOrEqual(BUNDLE_BUDGETS[fn] ?? 0);
       // No SDK at module load (cold start); none inlined either (the extension reads secrets).
       expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
       expect(code).not.toContain('aws-sdk-js');
@@ -235,7 +250,8 @@ describe('bundled handlers, invoked as Lambda would', () => {
 
   it('keeps the mcp bundle within its 400 KB budget, without the MCP SDK server or its schemas (protocol/mcp/ serves MCP)', () => {
     const code = readFileSync(join(dir, 'mcp', 'index.mjs'), 'utf8');
-    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(400 * 1024);
+    expect(BUNDLE_BUDGETS.mcp).toBe(400 * 1024);
+    expect(Buffer.byteLength(code)).toBeLessThanOrEqual(BUNDLE_BUDGETS.mcp ?? 0);
     // The SDK's Server (server/index.js) and its zod message schemas (types.js), Ajv, zod 3.
     expect(code).not.toContain('Schema is missing a method literal');
     expect(code).not.toContain('notifications/roots/list_changed');

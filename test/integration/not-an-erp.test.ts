@@ -7,10 +7,9 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type ErpFront, type FrontAction, startErpFront } from '../support/erp-front.ts';
-import { type Envelope, USERS, useErpDouble, useProxy } from '../support/fixtures.ts';
+import { type Envelope, searchCountBody, useErpDouble, useProxy } from '../support/fixtures.ts';
 import type { ProxyHarness } from '../support/proxy-harness.ts';
 
-const admin = USERS.adminA;
 /** `res.partner` search_count([]) on the double's erp_a. */
 const PARTNERS = 18;
 
@@ -83,25 +82,8 @@ function answering(target: WrongTarget): (call: unknown) => FrontAction {
   return () => ({ status: target.status, headers: { 'content-type': target.type }, body: target.body });
 }
 
-function v1Body(url: string): Record<string, unknown> {
-  return {
-    id: 'wrong-v1',
-    action: 'search_count',
-    model_id: 'res.partner',
-    params: [[]],
-    erp_instance: { url, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
-  };
-}
-
-function v2Body(url: string): Record<string, unknown> {
-  return {
-    id: 'wrong-v2',
-    model_id: 'res.partner',
-    method: 'search_count',
-    kwargs: { domain: [] },
-    erp_instance: { url, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
-  };
-}
+const v1Body = (url: string) => searchCountBody('v1', url, 'wrong-v1');
+const v2Body = (url: string) => searchCountBody('v2', url, 'wrong-v2');
 
 async function call(
   proxy: ProxyHarness,

@@ -159,9 +159,10 @@ describe('license enforcement', () => {
       const refused = await tampered.post('/api/erp/version', { id: 't', url: 'http://127.0.0.1:1' });
       expect(refused.status).toBe(403);
       expect((refused.json as Envelope).error?.message).toMatch(/signature/);
-      // A license that serves no call has 0 days left for the expiry alarm, whatever its date.
+      // A license that serves no call has 0 days left for the expiry alarm, whatever its date
+      // (0 seconds in Prometheus's base unit).
       const metrics = await tampered.get('/_/metrics', KEY);
-      expect(metrics.text).toMatch(/^erp_proxy_license_days_left 0$/m);
+      expect(metrics.text).toMatch(/^erp_proxy_license_remaining_seconds 0$/m);
     });
   });
 });

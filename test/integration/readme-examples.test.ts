@@ -187,6 +187,42 @@ describe('printed curls use the ports in use', () => {
   });
 });
 
+describe("npm start's curls name the operator's key without printing it", () => {
+  /** The `x-api-key` header of each printed curl that has one, with these keys configured. */
+  async function printedKeys(env: Record<string, string | undefined>): Promise<string[]> {
+    const script = await startScript(
+      'bin/serve.ts',
+      { PORT: String(await freePort()), ...env },
+      /_\/about\n/,
+    );
+    await script.stop();
+    const printed = script.stdout();
+    return curlCommands(printed.slice(printed.indexOf('curl')), 'npm start output').flatMap((curl) =>
+      curl.headers['x-api-key'] === undefined ? [] : [curl.headers['x-api-key']],
+    );
+  }
+
+  it("named keys (PROXY_API_KEYS): the first key's name; one plain PROXY_API_KEY: the variable", async () => {
+    const billing = 'billing-key-0123456789abcdef';
+    const [named, plain] = await Promise.all([
+      printedKeys({
+        PROXY_API_KEY: undefined,
+        PROXY_API_KEYS: JSON.stringify({
+          keys: [
+            { name: 'billing', key: billing },
+            { name: 'ops', key: 'ops-key-0123456789abcdef' },
+          ],
+        }),
+      }),
+      printedKeys({ PROXY_API_KEY: TEST_PROXY_KEY, PROXY_API_KEYS: undefined }),
+    ]);
+    expect(named).toEqual(['<your proxy key "billing">', '<your proxy key "billing">']);
+    expect(plain).toEqual(['<your PROXY_API_KEY>', '<your PROXY_API_KEY>']);
+    expect([...named, ...plain].join('\n')).not.toContain(billing);
+    expect(plain.join('\n')).not.toContain(TEST_PROXY_KEY);
+  });
+});
+
 describe('npm start warns when the license is invalid or within its warning days', () => {
   const dir = mkdtempSync(join(tmpdir(), 'erp-proxy-license-start-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -39,6 +39,23 @@ export const USERS = {
 } as const;
 
 /**
+ * The body of `res.partner` search_count([]) on the double's erp_a as its admin, at `url`: a v1
+ * execute body (`action`, `params`) or a v2 one (`method`, `kwargs`), with the envelope id `id`.
+ */
+export function searchCountBody(api: 'v1' | 'v2', url: string, id: string): Record<string, unknown> {
+  const erpInstance = { url, db: 'erp_a', user_id: USERS.adminA.uid, api_key: USERS.adminA.apiKey };
+  return api === 'v1'
+    ? { id, action: 'search_count', model_id: 'res.partner', params: [[]], erp_instance: erpInstance }
+    : {
+        id,
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+        erp_instance: erpInstance,
+      };
+}
+
+/**
  * A stand-in for an object that exists only once `beforeAll` has run: every property read goes
  * to the current object, so a block can name it at collection time and use it in its tests.
  */

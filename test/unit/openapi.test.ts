@@ -13,6 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { OPENAPI_PATH, renderOpenApi } from '../../bin/openapi.ts';
 import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
 import { GATEWAY_ANSWERS } from '../../lambdas/local/gateway-answers.ts';
+import { buildAbout } from '../../lambdas/operator/about.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
 import { mayHaveRun, PROXY_ERROR_ROWS } from '../../lambdas/platform/error-table.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
 import { deref, type Json, openApiDocument } from '../support/openapi-doc.ts';
@@ -80,6 +82,16 @@ describe('docs/openapi.json', () => {
     );
     expect(described.sort()).toEqual(ROUTES.map((route) => `${route.method} ${route.path}`).sort());
     expect(described).toContain('POST /mcp');
+  });
+
+  it("gives each operation the summary /_/about shows: the route table's, written once", () => {
+    const about = buildAbout(loadConfig({ PROXY_API_KEY: 'openapi-summary-key-0123' }));
+    for (const route of ROUTES) {
+      const operation = doc.paths[route.path]?.[route.method.toLowerCase()] as { summary?: string };
+      const shown = about.routes.find((r) => r.method === route.method && r.path === route.path);
+      expect(operation?.summary, `${route.method} ${route.path}`).toBe(route.summary);
+      expect(shown?.summary, `${route.method} ${route.path}`).toBe(operation?.summary);
+    }
   });
 
   it('keeps POST /mcp small: the key (or a bearer token), the ERP headers, the answers before MCP', () => {

@@ -6,9 +6,9 @@
  * `ids`, `values`, `method`, `args`, `kwargs`, `context`. Read tools ask for binary fields' sizes
  * (`bin_size`), not their contents, unless `context` says otherwise.
  */
-import '../../platform/zod.ts';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
+import { lazily } from '../../platform/zod.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
@@ -100,15 +100,6 @@ const values = () =>
         'Field values by field name, such as {"name": "Acme", "is_company": true} (fields_get lists the fields).',
       ),
     );
-
-/** `build`, called on the first call of the returned function; the same value afterwards. */
-function lazily<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => {
-    value ??= build();
-    return value;
-  };
-}
 
 /** A tool's `outputSchema`: a JSON Schema of an object (MCP 2025-06-18 to 2026-07-28 all take it). */
 export type OutputSchema = Readonly<Record<string, unknown>>;

@@ -124,7 +124,7 @@ export interface MetricSpec {
   readonly prometheusName: string;
   /**
    * What one unit of the CloudWatch metric is in the Prometheus family's base unit (`0.001`:
-   * milliseconds exposed as seconds); 1 when omitted. Applies to values, quantiles, `_sum` and
+   * milliseconds exposed as seconds, `86400`: days as seconds); 1 when omitted. Applies to values, quantiles, `_sum` and
    * bucket bounds, never to `_count` (see `toPrometheusUnit`).
    */
   readonly prometheusScale?: number;
@@ -254,9 +254,12 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     name: MetricName.LicenseDaysLeft,
     unit: MetricUnit.Count,
     kind: 'gauge',
-    prometheusName: 'erp_proxy_license_days_left',
+    // Prometheus names carry base units (seconds, never days: `promtool check metrics`), so the
+    // family is in seconds; CloudWatch keeps days (the LicenseExpiring alarm and the dashboard).
+    prometheusName: 'erp_proxy_license_remaining_seconds',
+    prometheusScale: 86_400,
     dimensions: [],
-    help: 'Days until the license expires (negative once expired; 0 while it serves no call: placeholder, malformed, bad signature).',
+    help: 'Seconds until the license expires, in whole days (negative once expired; 0 while it serves no call: placeholder, malformed, bad signature).',
   },
 ] satisfies MetricSpec[]);
 

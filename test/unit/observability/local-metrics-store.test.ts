@@ -71,8 +71,9 @@ describe('LocalMetricsStore', () => {
     expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 70.008, suffix: '_sum' });
     expect(latency?.samples).toContainEqual({ labels: { api: 'aux' }, value: 3, suffix: '_count' });
     expect(latency?.samples).toHaveLength(LATENCY_BUCKETS_MS.length + 3);
-    expect(families.find((f) => f.name === 'erp_proxy_license_days_left')?.samples).toEqual([
-      { labels: {}, value: 8 },
+    // 8 days left (the CloudWatch value), in seconds for Prometheus.
+    expect(families.find((f) => f.name === 'erp_proxy_license_remaining_seconds')?.samples).toEqual([
+      { labels: {}, value: 8 * 86_400 },
     ]);
     expect(families.map((f) => f.name)).toEqual(METRIC_SPECS.map((s) => s.prometheusName));
     expect(store.stats()).toMatchObject({ malformedRecords: 2 });

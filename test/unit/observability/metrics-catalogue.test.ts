@@ -13,6 +13,20 @@ describe('metric catalogue', () => {
     expect(toPrometheusUnit(bytes, 4096)).toBe(4096);
     expect(
       METRIC_SPECS.filter((spec) => spec.prometheusScale !== undefined).map((s) => s.prometheusName),
-    ).toEqual(['erp_proxy_upstream_latency_seconds', 'erp_proxy_proxy_overhead_seconds']);
+    ).toEqual([
+      'erp_proxy_upstream_latency_seconds',
+      'erp_proxy_proxy_overhead_seconds',
+      'erp_proxy_license_remaining_seconds',
+    ]);
+  });
+
+  it("exposes the license days (CloudWatch: LicenseDaysLeft, Count) in seconds, Prometheus's base unit", () => {
+    const license = METRIC_SPECS.find((spec) => spec.name === MetricName.LicenseDaysLeft);
+    if (license === undefined) throw new Error('catalogue changed');
+    expect(license.unit).toBe('Count');
+    expect(license.prometheusName).toMatch(/_seconds$/);
+    expect(toPrometheusUnit(license, 8)).toBe(691_200);
+    expect(toPrometheusUnit(license, -3)).toBe(-259_200);
+    expect(toPrometheusUnit(license, 0)).toBe(0);
   });
 });

@@ -124,7 +124,11 @@ describe('local EMF capture', () => {
     expect(text).toContain('# TYPE erp_proxy_response_bytes summary\n');
     expect(text).toContain('erp_proxy_response_bytes_sum{api="v1"} 300\n');
     expect(text).toContain('erp_proxy_response_bytes_count{api="v2"} 1\n');
-    expect(text).toContain('# TYPE erp_proxy_license_days_left gauge\nerp_proxy_license_days_left 30\n');
+    // 30 days (the CloudWatch value) in seconds.
+    expect(text).toContain(
+      '# TYPE erp_proxy_license_remaining_seconds gauge\nerp_proxy_license_remaining_seconds 2592000\n',
+    );
+    expect(text).not.toContain('_days');
     expect(text.endsWith('\n')).toBe(true);
   });
 

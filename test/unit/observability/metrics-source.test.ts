@@ -226,7 +226,11 @@ describe('CloudWatch metrics source', () => {
     expect(text).toContain(
       'erp_proxy_response_bytes_sum{api="v1"} 4096\nerp_proxy_response_bytes_count{api="v1"} 8\n',
     );
-    expect(text).toContain('# TYPE erp_proxy_license_days_left gauge\nerp_proxy_license_days_left 42\n');
+    // 42 days (CloudWatch's Minimum) in seconds.
+    expect(text).toContain(
+      '# TYPE erp_proxy_license_remaining_seconds gauge\nerp_proxy_license_remaining_seconds 3628800\n',
+    );
+    expect(text).not.toContain('_days');
     expect(text).toContain('Over the last 300 s, from CloudWatch.');
     expect(text).not.toContain('not a parsable label');
     expect(text).not.toContain('code="other"');

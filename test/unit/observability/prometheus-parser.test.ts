@@ -8,6 +8,7 @@
  * prom2json, folds a labelled histogram or summary into one entry; so the tests also check every
  * value it returns is a number in Prometheus' float syntax, and every TYPE a known one.
  */
+import { spawnSync } from 'node:child_process';
 import type { MetricDataResult } from '@aws-sdk/client-cloudwatch';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
@@ -110,6 +111,21 @@ function expectPrometheusNaming(families: readonly ParsedFamily[]): void {
   }
 }
 
+/**
+ * Prometheus's own linter, `promtool check metrics` (Debian's `prometheus` package; `.ci/run`
+ * installs it when missing): its output on `text` (empty when it finds nothing), or `undefined`
+ * when promtool is not installed here.
+ */
+function promtoolFindings(text: string): string | undefined {
+  const run = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  if (run.error !== undefined) return undefined;
+  return `${run.stdout}${run.stderr}`.trim() + (run.status === 0 ? '' : `\n(exit status ${run.status})`);
+}
+
+/** Whether promtool must be there: in CI (`.ci/run` installs it), its absence fails the test. */
+const PROMTOOL_REQUIRED = process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false';
+const promtoolAvailable = promtoolFindings('') !== undefined;
+
 describe.each([
   ['local', localText, { latency: 'HISTOGRAM' }],
   ['CloudWatch', cloudWatchText, { latency: 'SUMMARY' }],
@@ -122,10 +138,19 @@ describe.each([
     for (const name of ['erp_proxy_requests', 'erp_proxy_errors', 'erp_proxy_upstream_timeouts']) {
       expect(parsed.get(name)?.type, name).toBe('GAUGE');
     }
-    expect(parsed.get('erp_proxy_license_days_left')?.type).toBe('GAUGE');
+    expect(parsed.get('erp_proxy_license_remaining_seconds')?.type).toBe('GAUGE');
     expect(parsed.get('erp_proxy_upstream_latency_seconds')?.type).toBe(types.latency);
     expect(parsed.get('erp_proxy_response_bytes')?.type).toBe('SUMMARY');
   });
+
+  it.runIf(promtoolAvailable || PROMTOOL_REQUIRED)(
+    'passes promtool check metrics (base units: the license family in seconds, not days)',
+    () => {
+      const rendered = text();
+      expect(rendered).toContain('erp_proxy_license_remaining_seconds');
+      expect(promtoolFindings(rendered), 'promtool is not installed (apt-get install prometheus)').toBe('');
+    },
+  );
 
   it('gives the parser the values that were counted', () => {
     const parsed = byName(parsePrometheusTextFormat(text()));

@@ -1,0 +1,110 @@
+/**
+ * `npm run docs:sizes`: writes the bundle sizes that README.md and BENCHMARKS.md state, from a
+ * build of the five functions as the stack builds them (bin/function-bundles.ts), into the block
+ * between {@link SIZES_BEGIN} and {@link SIZES_END} of each. Never typed by hand: after a change
+ * to the functions' code, run it (`npm run bench` writes the same block into BENCHMARKS.md).
+ * `npm run docs:sizes -- --check` only compares, and fails when a block is stale
+ * (test/infra/bundle.test.ts does the same with its own build).
+ *
+ * Sizes are whole KB (1024 bytes) of each `index.mjs` (minified; the source map beside it is not
+ * deployed code and not counted), and of each AWS SDK client shipped beside it.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FUNCTION_NAMES, type FunctionName } from '../lambdas/platform/names.ts';
+import { buildFunctionBundles, type FunctionBundle } from './function-bundles.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The documents that state the sizes, relative to the root. */
+export const SIZE_DOCUMENTS = Object.freeze(['README.md', 'BENCHMARKS.md']);
+
+export const SIZES_BEGIN =
+  '<!-- bundle-sizes: written by `npm run docs:sizes` from a build as the stack bundles; do not edit -->';
+export const SIZES_END = '<!-- /bundle-sizes -->';
+
+/**
+ * The most bytes a function's `index.mjs` may have (bench/README.md; test/infra/bundle.test.ts
+ * holds the bundles to it): the execute functions' cold start grows with their bundle, and the
+ * mcp function's budget leaves room for its tools.
+ */
+export const BUNDLE_BUDGETS: Readonly<Partial<Record<FunctionName, number>>> = Object.freeze({
+  'execute-v1': 250 * 1024,
+  'execute-v2': 250 * 1024,
+  mcp: 400 * 1024,
+});
+
+const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`;
+
+/** The block's text (markers included) for these bundles. */
+export function renderSizes(
+  bundles: Readonly<Record<FunctionName, Pick<FunctionBundle, 'bytes' | 'vendored'>>>,
+): string {
+  const rows = FUNCTION_NAMES.map((fn) => {
+    const { bytes, vendored } = bundles[fn];
+    const budget = BUNDLE_BUDGETS[fn];
+    const beside = vendored
+      .map((sdk) => `\`${sdk.pkg}\`, ${kb(sdk.bytes)}, imported on first use`)
+      .join('; ');
+    return `| ${fn} | ${kb(bytes)} | ${budget === undefined ? '—' : `≤ ${kb(budget)}`} | ${beside || '—'} |`;
+  });
+  return [
+    SIZES_BEGIN,
+    '| function | `index.mjs` (minified) | budget | shipped beside it |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+    SIZES_END,
+  ].join('\n');
+}
+
+/** `text` with its sizes block replaced by `block`; throws when it has no (or a broken) block. */
+export function withSizes(text: string, block: string, name: string): string {
+  const begin = text.indexOf(SIZES_BEGIN);
+  const end = text.indexOf(SIZES_END, begin);
+  if (begin < 0 || end < 0)
+    throw new Error(`${name} has no bundle-sizes block (${SIZES_BEGIN} ... ${SIZES_END})`);
+  return `${text.slice(0, begin)}${block}${text.slice(end + SIZES_END.length)}`;
+}
+
+/** The sizes block of a fresh build. */
+export async function currentSizes(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'erp-proxy-bundle-sizes-'));
+  try {
+    return renderSizes(await buildFunctionBundles(dir));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<number> {
+  const check = process.argv.includes('--check');
+  const block = await currentSizes();
+  const stale: string[] = [];
+  for (const name of SIZE_DOCUMENTS) {
+    const path = join(ROOT, name);
+    const text = readFileSync(path, 'utf8');
+    const updated = withSizes(text, block, name);
+    if (updated === text) continue;
+    stale.push(name);
+    if (!check) writeFileSync(path, updated);
+  }
+  if (check && stale.length > 0) {
+    process.stderr.write(`bundle sizes out of date in ${stale.join(', ')}: run npm run docs:sizes\n`);
+    return 1;
+  }
+  if (!check)
+    process.stdout.write(`${stale.length > 0 ? `wrote ${stale.join(', ')}` : 'up to date'}\n${block}\n`);
+  return 0;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
