@@ -3,7 +3,7 @@
  * The two errors the client throws: `ErpProxyError` when the proxy (or the way to it) failed, and
  * `ErpError` when the ERP itself refused the call. Both say whether a retry is safe.
  */
-import { codeMayHaveRun, UPSTREAM_UNAVAILABLE } from './proxy-codes.js';
+import { codeMayHaveRun, UPSTREAM_TIMEOUT, UPSTREAM_UNAVAILABLE } from './proxy-codes.js';
 
 /** What an {@link ErpProxyError} is built from. */
 export interface ErpProxyErrorInit {
@@ -18,6 +18,10 @@ export interface ErpProxyErrorInit {
   readonly id?: string | undefined;
   /** `Retry-After` of the answer, in seconds, when it gave one. */
   readonly retryAfterSeconds?: number | undefined;
+  /** The `Idempotency-Key` the call was sent with (README of the proxy, "Retrying writes safely"). */
+  readonly idempotencyKey?: string | undefined;
+  /** The connection to the proxy failed before a complete answer came (not the client's own timeout). */
+  readonly connectionLost?: boolean;
   readonly cause?: unknown;
 }
 
@@ -42,9 +46,21 @@ export class ErpProxyError extends Error {
   readonly retryable: boolean;
   readonly id: string | undefined;
   readonly retryAfterSeconds: number | undefined;
+  /**
+   * The `Idempotency-Key` the call was sent with. With a -32003 (`mayHaveRun`), the call's outcome
+   * is unknown: the proxy will not run it again under this key; check the ERP, then use a new key.
+   */
+  readonly idempotencyKey: string | undefined;
+  /** The connection to the proxy failed before a complete answer came (not the client's own timeout). */
+  readonly connectionLost: boolean;
 
   constructor(init: ErpProxyErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      init.idempotencyKey !== undefined && init.code === UPSTREAM_TIMEOUT
+        ? `Outcome unknown (Idempotency-Key ${init.idempotencyKey}): ${init.message}`
+        : init.message,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.name = 'ErpProxyError';
     this.code = init.code;
     this.data = init.data ?? null;
@@ -53,6 +69,8 @@ export class ErpProxyError extends Error {
     this.retryable = !this.mayHaveRun && init.code === UPSTREAM_UNAVAILABLE;
     this.id = init.id;
     this.retryAfterSeconds = init.retryAfterSeconds;
+    this.idempotencyKey = init.idempotencyKey;
+    this.connectionLost = init.connectionLost ?? false;
   }
 }
 

@@ -4,7 +4,13 @@
  * per target, and the one place a call is sent, read and retried.
  */
 import { ErpError, ErpProxyError } from './errors.js';
-import { BAD_RESPONSE, INVALID_REQUEST, UPSTREAM_TIMEOUT, UPSTREAM_UNAVAILABLE } from './proxy-codes.js';
+import {
+  BAD_RESPONSE,
+  IDEMPOTENCY_IN_PROGRESS,
+  INVALID_REQUEST,
+  UPSTREAM_TIMEOUT,
+  UPSTREAM_UNAVAILABLE,
+} from './proxy-codes.js';
 import { isRetryable, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
 import { ErpTarget, type ErpTargetOptions } from './target.js';
 import type { CallOptions, ProxyCalls, V1Body, V2Body, VersionInfo, VersionOptions } from './types.js';
@@ -25,6 +31,14 @@ export interface ErpProxyOptions {
   retries?: number;
   /** The `fetch` to use; the global one by default. */
   fetch?: typeof fetch;
+  /**
+   * Send an `Idempotency-Key` (a fresh ULID per call, the same on the client's own retries) with
+   * every execute call, so a write runs at most once even when an answer is lost and the client
+   * retries it: then a -32010 is retried after its `Retry-After` and a dropped connection with the
+   * same key too. Default `true`; `false` sends none (a proxy without a state store, or your own
+   * keys per call with {@link CallOptions.idempotencyKey}). Reads ignore the key.
+   */
+  idempotency?: boolean;
 }
 
 /** Options of {@link ErpProxy.version}. */
@@ -63,6 +77,7 @@ export class ErpProxy implements ProxyCalls {
   readonly url: string;
   readonly timeoutSeconds: number | undefined;
   readonly retries: number;
+  readonly idempotency: boolean;
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #versions = new Map<string, Promise<VersionInfo>>();
@@ -81,6 +96,7 @@ export class ErpProxy implements ProxyCalls {
       throw new TypeError(`ErpProxy: retries must be an integer of at least 0, not ${String(retries)}`);
     }
     this.retries = retries;
+    this.idempotency = options.idempotency ?? true;
     // Looked up at each call, so a fetch patched after construction is used.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   }
@@ -117,18 +133,41 @@ export class ErpProxy implements ProxyCalls {
     return lookup;
   }
 
-  /** Sends one call, and sends it again only while it certainly did not run (or met a lock conflict). */
+  /** The `Idempotency-Key` of an execute call: the caller's, none, or a fresh ULID. */
+  #idempotencyKeyOf(path: string, options: CallOptions): string | undefined {
+    if (path === '/api/erp/version') return undefined;
+    if (options.idempotencyKey === false) return undefined;
+    if (options.idempotencyKey !== undefined) {
+      if (!/^[\x21-\x7e]{1,255}$/.test(options.idempotencyKey)) {
+        throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters (no spaces)');
+      }
+      return options.idempotencyKey;
+    }
+    return this.idempotency ? ulid() : undefined;
+  }
+
+  /**
+   * Sends one call, and sends it again only while it certainly did not run (or met a lock
+   * conflict); with an `Idempotency-Key`, also after a -32010 and a dropped connection, with the
+   * same key: the proxy answers those from its record, never running the call twice.
+   */
   async #send(path: string, body: object, options: CallOptions): Promise<unknown> {
     const given: unknown = (body as { id?: unknown }).id;
     const id = options.id ?? (typeof given === 'string' ? given : ulid());
     const payload = JSON.stringify({ ...body, id });
     const timeoutSeconds = options.timeoutSeconds ?? this.timeoutSeconds;
     if (timeoutSeconds !== undefined) checkTimeout(timeoutSeconds, 'timeoutSeconds');
+    const idempotencyKey = this.#idempotencyKeyOf(path, options);
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#sendOnce(path, payload, id, timeoutSeconds);
+        return await this.#sendOnce(path, payload, id, timeoutSeconds, idempotencyKey);
       } catch (error) {
-        if (attempt >= this.retries || !isRetryable(error)) throw error;
+        const retryable =
+          isRetryable(error) ||
+          (idempotencyKey !== undefined &&
+            error instanceof ErpProxyError &&
+            (error.code === IDEMPOTENCY_IN_PROGRESS || error.connectionLost));
+        if (attempt >= this.retries || !retryable) throw error;
         const delay = retryDelayMs(
           attempt,
           error instanceof ErpProxyError ? error.retryAfterSeconds : undefined,
@@ -144,6 +183,7 @@ export class ErpProxy implements ProxyCalls {
     payload: string,
     id: string,
     timeoutSeconds: number | undefined,
+    idempotencyKey: string | undefined,
   ): Promise<unknown> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -151,6 +191,34 @@ export class ErpProxy implements ProxyCalls {
       'x-api-key': this.#apiKey,
     };
     if (timeoutSeconds !== undefined) headers['x-request-timeout'] = String(timeoutSeconds);
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    try {
+      return await this.#exchange(path, payload, id, timeoutSeconds, headers);
+    } catch (error) {
+      if (idempotencyKey === undefined || !(error instanceof ErpProxyError)) throw error;
+      // The error names the key: with -32003 the outcome is unknown under it.
+      throw new ErpProxyError({
+        code: error.code,
+        message: error.message,
+        data: error.data,
+        httpStatus: error.httpStatus,
+        mayHaveRun: error.mayHaveRun,
+        id: error.id,
+        retryAfterSeconds: error.retryAfterSeconds,
+        idempotencyKey,
+        connectionLost: error.connectionLost,
+        cause: error.cause,
+      });
+    }
+  }
+
+  async #exchange(
+    path: string,
+    payload: string,
+    id: string,
+    timeoutSeconds: number | undefined,
+    headers: Record<string, string>,
+  ): Promise<unknown> {
     const abortAfterSeconds = (timeoutSeconds ?? GATEWAY_TIMEOUT_SECONDS) + ABORT_MARGIN_SECONDS;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), abortAfterSeconds * 1000);
@@ -220,6 +288,7 @@ function networkError(
       message: `Could not connect to the proxy at ${proxyUrl} (${code}). The call did not run; retrying is safe.`,
       httpStatus: 0,
       mayHaveRun: false,
+      connectionLost: true,
       id,
       cause: error,
     });
@@ -229,6 +298,7 @@ function networkError(
     message: `The connection to the proxy failed (${code ?? describeError(error)}). The call may have run: check before retrying.`,
     httpStatus: 0,
     mayHaveRun: true,
+    connectionLost: true,
     id,
     cause: error,
   });

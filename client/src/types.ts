@@ -70,6 +70,12 @@ export interface CallOptions {
   id?: string;
   /** This call's upstream timeout in seconds (`x-request-timeout`), instead of the client's. */
   timeoutSeconds?: number;
+  /**
+   * Execute calls: the `Idempotency-Key` to send (one logical operation, e.g. kept in your own
+   * job record so a restarted job reuses it), or `false` to send none. By default a fresh ULID per
+   * call, reused on the client's own retries (README of the proxy, "Retrying writes safely").
+   */
+  idempotencyKey?: string | false;
 }
 
 /** Options of a version lookup. */

@@ -196,14 +196,17 @@ describe('ErpProxy options', () => {
 });
 
 /** An ErpProxy whose `fetch` answers every call with `response()`; counts the calls. */
-function stubbed(response: () => Response | Promise<Response>, retries = 2) {
+function stubbed(response: () => Response | Promise<Response>, retries = 2, idempotency?: boolean) {
   let calls = 0;
+  const keys: (string | undefined)[] = [];
   const proxy = new ErpProxy({
     url: 'http://proxy.test',
     apiKey: 'a-proxy-key-0123456789',
     retries,
-    fetch: async () => {
+    ...(idempotency === undefined ? {} : { idempotency }),
+    fetch: async (_input, init) => {
       calls += 1;
+      keys.push((init?.headers as Record<string, string> | undefined)?.['idempotency-key']);
       return response();
     },
   });
@@ -214,7 +217,7 @@ function stubbed(response: () => Response | Promise<Response>, retries = 2) {
       kwargs: { domain: [] },
       erp_instance: { url: 'http://erp.test', db: 'd', api_key: 'an-erp-key' },
     });
-  return { proxy, v2, calls: () => calls };
+  return { proxy, v2, calls: () => calls, keys: () => keys };
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -338,12 +341,16 @@ describe('answers that are not a plain result', () => {
     expect(calls()).toBe(2);
   });
 
-  it('a connection that breaks after the request may have run: -32003, not retried', async () => {
-    const { v2, calls } = stubbed(() => {
-      throw new TypeError('fetch failed', {
-        cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
-      });
-    });
+  it('a connection that breaks after the request may have run: -32003, not retried without an Idempotency-Key', async () => {
+    const { v2, calls, keys } = stubbed(
+      () => {
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+        });
+      },
+      2,
+      false,
+    );
     await expect(v2()).rejects.toMatchObject({
       code: -32003,
       httpStatus: 0,
@@ -351,6 +358,64 @@ describe('answers that are not a plain result', () => {
       retryable: false,
     });
     expect(calls()).toBe(1);
+    expect(keys()).toEqual([undefined]);
+  });
+
+  it('with its Idempotency-Key (the default), a dropped connection is retried with the same key; the last -32003 names it', async () => {
+    const { v2, calls, keys } = stubbed(() => {
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      });
+    });
+    const error = await v2().catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: -32003, mayHaveRun: true, connectionLost: true });
+    expect(calls()).toBe(3);
+    const [first] = keys();
+    expect(first).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(keys()).toEqual([first, first, first]);
+    expect((error as ErpProxyError).idempotencyKey).toBe(first);
+    expect((error as Error).message).toMatch(new RegExp(`^Outcome unknown \\(Idempotency-Key ${first}\\)`));
+  });
+
+  it('retries a -32010 after its Retry-After with the same key, and gets the first answer', async () => {
+    let n = 0;
+    const { v2, keys } = stubbed(() => {
+      n += 1;
+      return n === 1
+        ? json(
+            409,
+            {
+              jsonrpc: '2.0',
+              id: 'x',
+              result: null,
+              error: { code: -32010, message: 'still running', data: null },
+            },
+            { 'retry-after': '0' },
+          )
+        : json(200, { jsonrpc: '2.0', id: 'x', result: 7, error: null }, { 'idempotent-replayed': 'true' });
+    });
+    await expect(v2()).resolves.toBe(7);
+    expect(new Set(keys()).size).toBe(1);
+    expect(keys()).toHaveLength(2);
+  });
+
+  it("sends a fresh key per call, the caller's own when given, none when told not to", async () => {
+    const { proxy, keys } = stubbed(() => json(200, { jsonrpc: '2.0', id: 'x', result: 1, error: null }));
+    const body = {
+      model_id: 'res.partner',
+      method: 'create',
+      kwargs: { vals_list: [{ name: 'A' }] },
+      erp_instance: { url: 'http://erp.test', db: 'd', api_key: 'an-erp-key' },
+    };
+    await proxy.v2(body);
+    await proxy.v2(body);
+    await proxy.v2(body, { idempotencyKey: 'order-42-create' });
+    await proxy.v2(body, { idempotencyKey: false });
+    const [a, b, own, none] = keys();
+    expect(a).not.toBe(b);
+    expect(own).toBe('order-42-create');
+    expect(none).toBeUndefined();
+    await expect(proxy.v2(body, { idempotencyKey: 'two words' })).rejects.toThrow(TypeError);
   });
 
   it('failures of several kinds on several addresses may have run', async () => {
