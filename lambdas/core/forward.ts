@@ -198,10 +198,15 @@ async function forwardExecute(
       db: call.db,
     });
     if (pending !== undefined) await pending;
+    /** This request's `RateLimit-*` headers, when it was counted (never a replay's: it costs no quota). */
+    let rateHeaders: Readonly<Record<string, string>> | undefined;
     const send = async (): Promise<Answer> => {
       // The limits, right before the first ERP request (after the idempotency lookup).
       const admission = await admitToErp(inbound, call.baseUrl, deps.limits, deps.config);
-      if (admission !== undefined) Object.assign(learned, admission.facts);
+      if (admission !== undefined) {
+        Object.assign(learned, admission.facts);
+        rateHeaders = admission.headers;
+      }
       try {
         const { value: outcome, upstream } = await withCallContext(
           inbound,
@@ -213,7 +218,6 @@ async function forwardExecute(
           inbound.envelopeId,
           api.explain ? api.explain(call, outcome) : outcome,
         );
-        if (admission !== undefined) Object.assign(answer.response.headers, admission.headers);
         // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
         return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
       } finally {
@@ -221,8 +225,13 @@ async function forwardExecute(
         if (admission !== undefined) await admission.release();
       }
     };
+    /** The answer with this request's own rate headers (added after a kept answer is recorded). */
+    const withRateHeaders = (answer: Answer): Answer => {
+      if (rateHeaders !== undefined) Object.assign(answer.response.headers, rateHeaders);
+      return answer;
+    };
     // Reads are not recorded: replaying them buys nothing, and they can be megabytes.
-    if (idempotencyKey === undefined || isReadMethod(call.method)) return await send();
+    if (idempotencyKey === undefined || isReadMethod(call.method)) return withRateHeaders(await send());
     const answer = await runOnce(
       deps.idempotency,
       {
@@ -238,7 +247,7 @@ async function forwardExecute(
       },
       send,
     );
-    return { response: answer.response, facts: Object.assign(learned, answer.facts) };
+    return withRateHeaders({ response: answer.response, facts: Object.assign(learned, answer.facts) });
   } catch (error) {
     throw withFacts(error, learned);
   }

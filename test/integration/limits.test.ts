@@ -329,11 +329,14 @@ describe('in one process', () => {
         const later = await create('limits-key-1');
         expect(later.status).toBe(200);
         expect(later.headers.get('idempotent-replayed')).toBeNull();
+        expect(later.headers.get('ratelimit')).toBe('"key-second";r=0;t=1');
         expect(creates()).toHaveLength(2);
         // The kept answer is replayed without counting: the budget of this second is spent already.
         const replay = await create('limits-key-1');
         expect(replay.status).toBe(200);
         expect(replay.headers.get('idempotent-replayed')).toBe('true');
+        // Not counted, so no RateLimit of its own, and not the first call's either (never kept).
+        expect(replay.headers.get('ratelimit')).toBeNull();
         expect(creates()).toHaveLength(2);
       },
     );
