@@ -34,7 +34,8 @@ const positional = (...names: string[]): ParamSpec[] =>
 /**
  * The methods every ERP model has, as Odoo 16-19 declare them on `BaseModel` (and, for
  * `read_group` and `toggle_active`, as Odoo 19 still accepts them although its documentation
- * leaves deprecated methods out). The v1 actions use these without asking the ERP.
+ * leaves deprecated methods out). The v1 actions use these without asking the ERP. ERP 20 and
+ * later differ in two ({@link builtInSignature}).
  */
 export const BUILT_IN_SIGNATURES: ReadonlyMap<string, MethodSignature> = new Map<string, MethodSignature>([
   ['search_count', { model: true, params: positional('domain', 'limit') }],
@@ -64,6 +65,31 @@ export const BUILT_IN_SIGNATURES: ReadonlyMap<string, MethodSignature> = new Map
   ],
   ['toggle_active', { model: false, params: [] }],
 ]);
+
+/** The first ERP version with read_group's new form and without toggle_active (README, "ERP 20 and 21"). */
+export const FIRST_ERP20_MAJOR = 20;
+
+/**
+ * `read_group` from ERP 20 on (Odoo 19.5, odoo/odoo#236332): `@api.model`, answering one list per
+ * group; the 16-19 form (`fields`, `orderby`, `lazy`) was removed in 19.1 (odoo/odoo#226523).
+ */
+export const READ_GROUP_20: MethodSignature = {
+  model: true,
+  params: positional('domain', 'groupby', 'aggregates', 'having', 'offset', 'limit', 'order'),
+};
+
+/**
+ * The built-in signature of `method` on an ERP of major version `major` (`undefined`: not known,
+ * read as 16-19): {@link BUILT_IN_SIGNATURES}, except on ERP 20 and later `read_group`'s new form
+ * and no `toggle_active` (removed, a peer reports; deprecated since Odoo 18.1, odoo/odoo#183691).
+ */
+export function builtInSignature(method: string, major: number | undefined): MethodSignature | undefined {
+  if (major !== undefined && major >= FIRST_ERP20_MAJOR) {
+    if (method === 'read_group') return READ_GROUP_20;
+    if (method === 'toggle_active') return undefined;
+  }
+  return BUILT_IN_SIGNATURES.get(method);
+}
 
 const PARAM_KINDS: ReadonlySet<string> = new Set([
   'POSITIONAL_ONLY',

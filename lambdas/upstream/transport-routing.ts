@@ -107,11 +107,12 @@ export class V1Router implements ErpTransport {
       const major = await lookUpMajor(this.deps, call, context);
       if (major === undefined) return this.jsonRpcOfUnknown(call, context);
       if (major < FIRST_JSON2_MAJOR) return this.deps.jsonrpc.call(call, context);
-      return this.json2OrBack(call, context, major < FIRST_WITHOUT_JSONRPC_MAJOR);
+      return this.json2OrBack(call, context, major, major < FIRST_WITHOUT_JSONRPC_MAJOR);
     }
     const major = cachedMajor(this.deps, call);
     if ((major !== undefined && major >= FIRST_WITHOUT_JSONRPC_MAJOR) || this.knownGone(call)) {
-      return this.json2OrBack(call, context, false);
+      // JSON-2 takes the signatures of the target's version (cached with the routing entry).
+      return this.json2OrBack(call, context, major ?? (await lookUpMajor(this.deps, call, context)), false);
     }
     try {
       return await this.deps.jsonrpc.call(call, context);
@@ -125,7 +126,7 @@ export class V1Router implements ErpTransport {
       if (known < FIRST_JSON2_MAJOR) throw error;
       let outcome: ErpOutcome;
       try {
-        outcome = await this.overJson2.call(call, context);
+        outcome = await this.overJson2.call(call, context, known);
       } catch (json2Error) {
         // No JSON-2 route after all: say what /jsonrpc said.
         if (json2Error instanceof Json2UnavailableError && json2Error.reason === 'no_json2') throw error;
@@ -153,9 +154,14 @@ export class V1Router implements ErpTransport {
    * Over JSON-2; when JSON-2 cannot serve the call (it could not select the database: a
    * filtered database that `/jsonrpc` still reaches), back over `/jsonrpc` if the target has it.
    */
-  private async json2OrBack(call: ErpCall, context: CallContext, jsonRpcLeft: boolean): Promise<ErpOutcome> {
+  private async json2OrBack(
+    call: ErpCall,
+    context: CallContext,
+    major: number | undefined,
+    jsonRpcLeft: boolean,
+  ): Promise<ErpOutcome> {
     try {
-      return await this.overJson2.call(call, context);
+      return await this.overJson2.call(call, context, major);
     } catch (error) {
       if (error instanceof Json2UnavailableError && jsonRpcLeft) return this.deps.jsonrpc.call(call, context);
       throw this.asV1Error(error);

@@ -8,10 +8,11 @@
  */
 import { InvalidRequestError } from '../platform/errors.ts';
 import { topLevelTexts } from '../platform/json.ts';
-import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-transport.ts';
+import type { CallContext, ErpCall, ErpOutcome } from './erp-transport.ts';
 import type { Json2Transport } from './json2-transport.ts';
 import type { MethodDocs } from './method-docs.ts';
-import { BUILT_IN_SIGNATURES, type MethodSignature } from './method-signatures.ts';
+import { builtInSignature, type MethodSignature } from './method-signatures.ts';
+import { removedMethodRefusal } from './removed-methods.ts';
 
 /** The JSON-2 body of a translated call, and how its answer becomes v1's. */
 export interface Json2Translation {
@@ -115,26 +116,37 @@ export function toV1Outcome(outcome: ErpOutcome, translation: Json2Translation):
   return Array.isArray(value) && value.length === 1 ? { kind: 'result', value: value[0] } : outcome;
 }
 
-/** v1 calls over JSON-2: the signature, the translation, the call, v1's answer. */
-export class V1OverJson2 implements ErpTransport {
+/**
+ * v1 calls over JSON-2, to an ERP of a known major version: the signature of that version, the
+ * translation, the call, v1's answer. A call written for ERP 16-19 that 20+ no longer takes is
+ * refused first (-32600, `removed-methods.ts`).
+ */
+export class V1OverJson2 {
   constructor(
     private readonly json2: Json2Transport,
     private readonly docs: MethodDocs,
   ) {}
 
-  async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
-    const signature = await this.signatureOf(call, context);
+  async call(call: ErpCall, context: CallContext, major: number | undefined): Promise<ErpOutcome> {
+    const refusal = removedMethodRefusal(call, major);
+    if (refusal !== undefined) throw new InvalidRequestError(refusal);
+    const signature = await this.signatureOf(call, context, major);
     const translation = translateV1ToJson2(call, signature);
     const outcome = await this.json2.call({ ...call, kwargsJson: translation.body }, context);
     return toV1Outcome(outcome, translation);
   }
 
   /**
-   * The 8 standard actions: the built-in table. `call_method`: the ERP's documentation, then
-   * the built-in table (deprecated methods such as `read_group` are not documented), else none.
+   * The 8 standard actions: the built-in table of the ERP's version. `call_method`: the ERP's
+   * documentation, then the built-in table (deprecated methods such as 19's `read_group` are not
+   * documented), else none.
    */
-  private async signatureOf(call: ErpCall, context: CallContext): Promise<MethodSignature | undefined> {
-    const builtIn = BUILT_IN_SIGNATURES.get(call.method);
+  private async signatureOf(
+    call: ErpCall,
+    context: CallContext,
+    major: number | undefined,
+  ): Promise<MethodSignature | undefined> {
+    const builtIn = builtInSignature(call.method, major);
     if (call.standardAction) return builtIn;
     const doc = await this.docs.lookup(call, call.method, context);
     return doc.kind === 'documented' ? doc.signature : builtIn;

@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { MODELS, type ModelDef } from './models.ts';
 import { fieldAttributes, METHODS } from './orm.ts';
 import { isPlainObject, type JsonObject } from './py.ts';
+import type { ErpMode } from './types.ts';
+import { isTwentyOrLater } from './versions.ts';
 
 /** Where the captured documents are: the copy of the real captures beside this file. */
 const CAPTURES_DIR = new URL('./captures/', import.meta.url);
@@ -95,9 +97,28 @@ function builtDocument(def: ModelDef): JsonObject {
   return { model: def.name, name: def.description, doc: null, fields, methods };
 }
 
-/** The `/doc-bearer/<model>.json` document of a model of the double. */
-export function modelDocument(def: ModelDef): JsonObject {
-  return capturedDocument(def.name) ?? builtDocument(def);
+/**
+ * On 20+, `read_group` is public and no longer deprecated (odoo/odoo#236332; versions.ts), so it
+ * is documented (an assumption): formatted_read_group's entry (the same parameters), answering
+ * tuples. The methods stay in `dir(Model)` order.
+ */
+function withReadGroup20(document: JsonObject): JsonObject {
+  const methods = isPlainObject(document.methods) ? document.methods : {};
+  const formatted = methods.formatted_read_group;
+  if (!isPlainObject(formatted)) return document;
+  const signature = typeof formatted.signature === 'string' ? formatted.signature : '';
+  const entry = { ...formatted, signature: signature.replace(/->.*$/, '-> list[tuple]') };
+  const names = [...Object.keys(methods), 'read_group'].sort();
+  return {
+    ...document,
+    methods: Object.fromEntries(names.map((name) => [name, name === 'read_group' ? entry : methods[name]])),
+  };
+}
+
+/** The `/doc-bearer/<model>.json` document of a model of the double, as Odoo `mode` writes it. */
+export function modelDocument(def: ModelDef, mode: ErpMode = '19'): JsonObject {
+  const document = capturedDocument(def.name) ?? builtDocument(def);
+  return isTwentyOrLater(mode) ? withReadGroup20(document) : document;
 }
 
 /** One model of the index: field strings and method names, taken from its document. */
@@ -121,9 +142,9 @@ function indexEntry(document: JsonObject): JsonObject {
  * The `/doc-bearer/index.json` document: the installed modules and every model `canRead` lets
  * through (`has_access('read')`, so bus.bus is absent for the admin), each as in its own document.
  */
-export function indexDocument(canRead: (def: ModelDef) => boolean): JsonObject {
+export function indexDocument(canRead: (def: ModelDef) => boolean, mode: ErpMode = '19'): JsonObject {
   return {
     modules: [...INSTALLED_MODULES],
-    models: MODELS.filter(canRead).map((def) => indexEntry(modelDocument(def))),
+    models: MODELS.filter(canRead).map((def) => indexEntry(modelDocument(def, mode))),
   };
 }

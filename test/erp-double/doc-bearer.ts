@@ -23,7 +23,7 @@ import {
   werkzeugNotFound,
 } from './responses.ts';
 import type { DoubleState } from './state.ts';
-import type { ErpUser } from './types.ts';
+import type { ErpMode, ErpUser } from './types.ts';
 
 /** The parts of the HTTP request the documentation routes look at. */
 export interface DocBearerRequest {
@@ -161,14 +161,14 @@ export function handleDocBearer(state: DoubleState, db: Database, request: DocBe
 
   try {
     requireDocGroup(auth.user);
-    if (isIndex) return indexResponse(db, auth.user, request);
+    if (isIndex) return indexResponse(db, auth.user, request, state.mode);
     let model: string;
     try {
       model = decodeURIComponent(match?.[1] ?? '');
     } catch {
       model = match?.[1] ?? '';
     }
-    return modelResponse(db, auth.user, model, request);
+    return modelResponse(db, auth.user, model, request, state.mode);
   } catch (thrown) {
     return json2ErrorResponse(toOdooError(thrown));
   }
@@ -180,6 +180,7 @@ function modelResponse(
   user: ErpUser,
   model: string,
   request: DocBearerRequest,
+  mode: ErpMode,
 ): DoubleResponse {
   const def = db.model(model);
   if (!def) throw werkzeugError('NotFound', 404, NOT_FOUND_TEXT);
@@ -187,7 +188,7 @@ function modelResponse(
   const etag = docEtag(db, user, '/doc/<model_name>.json');
   // The document is rebuilt on every call; a request's own `Cache-Control: no-cache` turns the 304 off.
   if (!wantsNoCache(request) && !isResourceModified(request, etag)) return notModified();
-  return jsonResponse(200, modelDocument(def), {
+  return jsonResponse(200, modelDocument(def, mode), {
     ETag: etag,
     'Cache-Control': 'no-cache, private',
     'Content-Language': CONTENT_LANGUAGE,
@@ -205,7 +206,12 @@ function httpDate(odooDatetime: unknown): string {
  * call writes to the database) and streamed with the attachment's headers (quoted ETag,
  * Last-Modified, inline Content-Disposition, CSP), where `If-Modified-Since` counts too.
  */
-function indexResponse(db: Database, user: ErpUser, request: DocBearerRequest): DoubleResponse {
+function indexResponse(
+  db: Database,
+  user: ErpUser,
+  request: DocBearerRequest,
+  mode: ErpMode,
+): DoubleResponse {
   const canRead = (def: ModelDef): boolean => {
     try {
       checkModelAccess(user.limited === true, def, 'read');
@@ -215,7 +221,7 @@ function indexResponse(db: Database, user: ErpUser, request: DocBearerRequest): 
     }
   };
   if (wantsNoCache(request)) {
-    return jsonResponse(200, indexDocument(canRead), {
+    return jsonResponse(200, indexDocument(canRead, mode), {
       'Cache-Control': 'no-store',
       'Content-Disposition': "attachment; filename*=UTF-8''odoo-doc-index.json",
       'Content-Language': CONTENT_LANGUAGE,
@@ -227,7 +233,7 @@ function indexResponse(db: Database, user: ErpUser, request: DocBearerRequest): 
   const filename = `odoo-doc-index-${REGISTRY_SEQUENCE}-${etag}.json`;
   const attachment =
     db.rows('ir.attachment').find((row) => row.name === filename) ??
-    createIndex(db, filename, groupIds(user), canRead);
+    createIndex(db, filename, groupIds(user), canRead, mode);
   const lastModified = httpDate(attachment.write_date);
   const quoted = `"${etag}"`;
   // Stream.get_response -> send_file(conditional=True): make_conditional, for GET and HEAD only.
@@ -255,8 +261,9 @@ function createIndex(
   filename: string,
   groups: readonly number[],
   canRead: (def: ModelDef) => boolean,
+  mode: ErpMode,
 ): Row {
-  const raw = Buffer.from(pyJsonDumps(indexDocument(canRead)), 'utf8');
+  const raw = Buffer.from(pyJsonDumps(indexDocument(canRead, mode)), 'utf8');
   const now = utcNow();
   const id = db.insert('ir.attachment', {
     name: filename,

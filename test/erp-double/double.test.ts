@@ -3,6 +3,7 @@
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_GROUP_20 } from '../../lambdas/upstream/method-signatures.ts';
 import { Database } from './database.ts';
 import { parseDomain } from './domain.ts';
 import { OdooError } from './errors.ts';
@@ -762,7 +763,7 @@ describe('mode 22', () => {
   });
 });
 
-describe('mode 21 (an ERP 20/21), with and without /jsonrpc', () => {
+describe('mode 21, with and without /jsonrpc (a front proxy that blocks it)', () => {
   it.each([true, false])(
     'jsonRpc %s: /web/version says 21, JSON-2 serves, /jsonrpc only when kept',
     async (jsonRpc) => {
@@ -795,6 +796,188 @@ describe('mode 21 (an ERP 20/21), with and without /jsonrpc', () => {
       }
     },
   );
+});
+
+/** A JSON-2 call of the erp_a admin (or `key`) on `double`. */
+function json2Call(double: ErpDouble, method: string, body: unknown, key = ERP_A_ADMIN_KEY): Promise<Reply> {
+  return post(`${double.url}/json/2/res.partner/${method}`, JSON.stringify(body), {
+    Authorization: `bearer ${key}`,
+    'X-Odoo-Database': 'erp_a',
+  });
+}
+
+/** An `MCP`-scoped key of the erp_a admin (Odoo 19.4+, odoo/odoo#268589). */
+const MCP_SCOPED_KEY = 'c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3';
+const SCOPED_USERS = [
+  ...DOUBLE_USERS,
+  { uid: 2, login: 'admin', apiKey: MCP_SCOPED_KEY, db: 'erp_a', scope: 'MCP' as const },
+];
+
+describe.each(['20', '21'] as const)('mode %s: what Odoo published for 20 (versions.ts)', (mode) => {
+  let double: ErpDouble;
+  let reference: ErpDouble;
+  beforeAll(async () => {
+    double = await startErpDouble({ mode, users: SCOPED_USERS });
+    reference = await startErpDouble({ mode: '19', users: SCOPED_USERS });
+  });
+  afterAll(async () => {
+    await double.close();
+    await reference.close();
+  });
+
+  it('reports its version, keeps /jsonrpc (deprecated) and lists databases on /web/database/list', async () => {
+    const version = (await (await fetch(`${double.url}/web/version`)).json()) as Record<string, unknown>;
+    expect(version).toEqual({ version_info: [Number(mode), 0, 0, 'final', 0, ''], version: `${mode}.0` });
+    const common = parse(await post(`${double.url}/jsonrpc`, rpcBody('common', 'version', [])));
+    expect((common.result as Record<string, unknown>).server_version).toBe(`${mode}.0`);
+    const list = parse(await post(`${double.url}/web/database/list`, rpcBody('', '', [])));
+    expect(list.result).toEqual(['erp_a', 'erp_b']);
+  });
+
+  it('has no db service over /jsonrpc (odoo/odoo#238399); 19 still has it', async () => {
+    const gone = errorOf(await post(`${double.url}/jsonrpc`, rpcBody('db', 'list', [])));
+    expect(gone.data.name).toBe('builtins.KeyError');
+    const kept = parse(await post(`${reference.url}/jsonrpc`, rpcBody('db', 'list', [])));
+    expect(kept.result).toEqual(['erp_a', 'erp_b']);
+  });
+
+  it('answers read_group in its 20 form with tuples, many2one groups as ids', async () => {
+    const reply = await json2Call(double, 'read_group', {
+      domain: [['is_company', '=', true]],
+      groupby: ['country_id'],
+      aggregates: ['__count', 'id:max'],
+      order: 'country_id',
+    });
+    expect(reply.status).toBe(200);
+    const groups = JSON.parse(reply.text) as unknown[][];
+    expect(groups.length).toBeGreaterThan(0);
+    for (const group of groups) {
+      expect(group).toHaveLength(3);
+      expect(typeof group[0] === 'number' || group[0] === false).toBe(true);
+      expect(typeof group[1]).toBe('number');
+    }
+    // The same groups as formatted_read_group's, which is still there.
+    const formatted = JSON.parse(
+      (
+        await json2Call(double, 'formatted_read_group', {
+          domain: [['is_company', '=', true]],
+          groupby: ['country_id'],
+          aggregates: ['__count'],
+          order: 'country_id',
+        })
+      ).text,
+    ) as { country_id: [number, string] | false; __count: number }[];
+    expect(groups.map((group) => [group[0], group[1]])).toEqual(
+      formatted.map((row) => [row.country_id === false ? false : row.country_id[0], row.__count]),
+    );
+  });
+
+  it('refuses read_group in its 16-19 form as Python does: 422 over JSON-2, an ERP error over /jsonrpc', async () => {
+    const named = await json2Call(double, 'read_group', {
+      domain: [],
+      fields: ['is_company'],
+      groupby: ['is_company'],
+      lazy: false,
+    });
+    expect(named.status).toBe(422);
+    expect(JSON.parse(named.text).message).toBe("got an unexpected keyword argument 'fields'");
+    const positional = errorOf(
+      await post(
+        `${double.url}/jsonrpc`,
+        executeKw('res.partner', 'read_group', [[], ['id:sum'], ['is_company']]),
+      ),
+    );
+    expect(positional.data.name).toBe('builtins.ValueError');
+    expect(positional.data.message).toMatch(/Granularity set on a no-datetime field/);
+    const lazy = errorOf(
+      await post(
+        `${double.url}/jsonrpc`,
+        executeKw('res.partner', 'read_group', [[], ['is_company'], ['is_company']], { lazy: false }),
+      ),
+    );
+    expect(lazy.data.message).toMatch(/unexpected keyword argument 'lazy'/);
+    // 19 still answers the old form.
+    const old = parse(
+      await post(
+        `${reference.url}/jsonrpc`,
+        executeKw('res.partner', 'read_group', [[], ['is_company'], ['is_company']], { lazy: false }),
+      ),
+    );
+    expect(Array.isArray(old.result)).toBe(true);
+  });
+
+  it('documents read_group (20 form) on /doc-bearer; 19 leaves it out', async () => {
+    const headers = { Authorization: `bearer ${ERP_A_ADMIN_KEY}`, 'X-Odoo-Database': 'erp_a' };
+    const doc = (await (await fetch(`${double.url}/doc-bearer/res.partner.json`, { headers })).json()) as {
+      methods: Record<string, { parameters: Record<string, unknown> }>;
+    };
+    // The signature the proxy's bridge expects on 20+.
+    expect(Object.keys(doc.methods.read_group?.parameters ?? {})).toEqual(
+      READ_GROUP_20.params.map((p) => p.name),
+    );
+    const old = (await (await fetch(`${reference.url}/doc-bearer/res.partner.json`, { headers })).json()) as {
+      methods: Record<string, unknown>;
+    };
+    expect(old.methods.read_group).toBeUndefined();
+  });
+
+  it('has no toggle_active; 19 still toggles', async () => {
+    const json2 = await json2Call(double, 'toggle_active', { ids: [15] });
+    expect(json2.status).toBe(404);
+    const rpc = errorOf(
+      await post(`${double.url}/jsonrpc`, executeKw('res.partner', 'toggle_active', [[15]])),
+    );
+    expect(rpc.data.name).toBe('builtins.AttributeError');
+    const toggled = parse(
+      await post(`${reference.url}/jsonrpc`, executeKw('res.partner', 'toggle_active', [[15]])),
+    );
+    expect(toggled).not.toHaveProperty('error');
+    expect(toggled).not.toHaveProperty('result');
+    reference.reset();
+  });
+
+  it('reads binaries as objects over JSON-2 (content on request), inline over /jsonrpc whatever bin_size says', async () => {
+    const read = async (target: ErpDouble, context: Record<string, unknown>): Promise<unknown> =>
+      (
+        JSON.parse((await json2Call(target, 'read', { ids: [42], fields: ['image_128'], context })).text) as {
+          image_128: unknown;
+        }[]
+      )[0]?.image_128;
+    const object = (await read(double, { bin_size: true })) as Record<string, unknown>;
+    expect(object).toEqual({ filename: 'image_128', size: 316 });
+    const full = (await read(double, { include_binary_content: true })) as Record<string, unknown>;
+    expect(Object.keys(full).sort()).toEqual(['content', 'filename', 'size']);
+    expect(Buffer.from(String(full.content), 'base64').length).toBe(316);
+    const rpc = parse(
+      await post(
+        `${double.url}/jsonrpc`,
+        executeKw('res.partner', 'read', [[42], ['image_128']], { context: { bin_size: true } }),
+      ),
+    );
+    expect((rpc.result as { image_128: unknown }[])[0]?.image_128).toBe(full.content);
+    // 19 honours bin_size.
+    expect(await read(reference, { bin_size: true })).toBe('316.00 bytes');
+    const inline = await startErpDouble({ mode, binaries: 'inline' });
+    try {
+      expect(await read(inline, { bin_size: true })).toBe(full.content);
+    } finally {
+      await inline.close();
+    }
+  });
+
+  it('refuses an MCP-scoped key on its RPC routes like a wrong key; 19 has no scopes', async () => {
+    const json2 = await json2Call(double, 'search_count', { domain: [] }, MCP_SCOPED_KEY);
+    expect(json2.status).toBe(401);
+    expect(JSON.parse(json2.text).message).toBe('Invalid apikey');
+    const rpc = errorOf(
+      await post(
+        `${double.url}/jsonrpc`,
+        executeKw('res.partner', 'search_count', [[]], undefined, MCP_SCOPED_KEY),
+      ),
+    );
+    expect(rpc.data.name).toBe('odoo.exceptions.AccessDenied');
+    expect((await json2Call(reference, 'search_count', { domain: [] }, MCP_SCOPED_KEY)).status).toBe(200);
+  });
 });
 
 describe('default users and lifecycle', () => {

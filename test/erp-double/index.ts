@@ -1,8 +1,9 @@
 /**
  * @module erp-double
  * An Odoo imitation on real loopback sockets for erp-proxy's integration tests: legacy `/jsonrpc`
- * (16-19), JSON-2 `/json/2/<model>/<method>`, `/web/version` and the `/doc-bearer` method
- * documentation (19, 22), reproducing the captures in `../shared/odoo/captures/`.
+ * (16-21), JSON-2 `/json/2/<model>/<method>`, `/web/version` and the `/doc-bearer` method
+ * documentation (19-22), reproducing the captures in `../shared/odoo/captures/` (20 and 21: what
+ * Odoo published, versions.ts).
  *
  * @example
  * ```ts

@@ -5,7 +5,7 @@
 import type { Database } from './database.ts';
 import { accessError, type OdooError, serializeException, toOdooError, werkzeugError } from './errors.ts';
 import { API_PRIVATE_METHODS } from './models.ts';
-import { bindNamed, checkContext, type Env, METHODS, normalizeIds } from './orm.ts';
+import { bindNamed, checkContext, type Env, methodOf, normalizeIds } from './orm.ts';
 import { isPlainObject, type JsonObject } from './py.ts';
 import { type DoubleResponse, jsonResponse, unsupportedMediaType } from './responses.ts';
 import { type DoubleState, userByKey } from './state.ts';
@@ -145,7 +145,7 @@ function call(
   if (method.startsWith('_') || API_PRIVATE_METHODS.has(method)) {
     throw accessError(`Private methods (such as '${model}.${method}') cannot be called remotely.`);
   }
-  const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  const spec = methodOf(method, state.mode);
   if (!spec) throw notFound(`The method '${model}.${method}' does not exist`);
   // Path parameters win over body keys; ids and context are route parameters, not method arguments.
   const { ids: rawIds, context, __model__: _model, __method__: _method, ...kwargs } = params;
@@ -159,6 +159,8 @@ function call(
     limited: user.limited,
     context: isPlainObject(context) ? context : {},
     mode: state.mode,
+    protocol: 'json2',
+    ...(state.binaries === undefined ? {} : { binaries: state.binaries }),
   };
   checkContext(env);
   const args = binding.args;

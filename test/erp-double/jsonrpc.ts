@@ -1,6 +1,6 @@
 /**
  * @module erp-double/jsonrpc
- * Legacy JSON-RPC: `POST /jsonrpc` (services common, db, object), `/web/webclient/version_info`
+ * Legacy JSON-RPC: `POST /jsonrpc` (services common, db up to 19, object), `/web/webclient/version_info`
  * and `/web/database/list` (Odoo's `odoo/http.py` `JsonRPCDispatcher` and `odoo/service/`).
  */
 import type { Database } from './database.ts';
@@ -25,9 +25,16 @@ import {
   NOSNIFF_HEADER,
   unsupportedMediaType,
 } from './responses.ts';
-import { type DoubleState, dbFilter } from './state.ts';
+import { type DoubleState, dbFilter, keyServesRpc } from './state.ts';
 import type { ErpMode } from './types.ts';
-import { isModern, jsonRpcErrorCode, platformOf, releaseOf, rpcVersion } from './versions.ts';
+import {
+  isModern,
+  isTwentyOrLater,
+  jsonRpcErrorCode,
+  platformOf,
+  releaseOf,
+  rpcVersion,
+} from './versions.ts';
 
 /** The JSON-RPC routes of the double. */
 export type JsonRpcRoute = '/jsonrpc' | '/web/webclient/version_info' | '/web/database/list';
@@ -133,6 +140,8 @@ function runRoute(
     case 'common':
       return dispatchCommon(state, method, args);
     case 'db':
+      // Unexposed from RPC in 19.1 (odoo/odoo#238399): an unknown service from then on.
+      if (isTwentyOrLater(state.mode)) throw pyError('KeyError', String(params.service));
       return dispatchDb(state, method, args);
     case 'object':
       return dispatchObject(state, method, args);
@@ -173,7 +182,7 @@ function authenticate(
     (candidate) =>
       candidate.db === db.name &&
       candidate.login === login &&
-      ((candidate.apiKey === password && candidate.expired !== true) ||
+      ((candidate.apiKey === password && candidate.expired !== true && keyServesRpc(state.mode, candidate)) ||
         (candidate.password !== undefined && candidate.password === password)),
   );
   return user ? user.uid : false;
@@ -291,7 +300,7 @@ function dispatchObject(state: DoubleState, method: string, params: unknown[]): 
     (candidate) =>
       candidate.db === db.name &&
       candidate.uid === uid &&
-      ((candidate.apiKey === password && candidate.expired !== true) ||
+      ((candidate.apiKey === password && candidate.expired !== true && keyServesRpc(state.mode, candidate)) ||
         (candidate.password !== undefined && candidate.password === password)),
   );
   if (!user) throw accessDenied(state.mode);
@@ -366,6 +375,7 @@ function callModel(
     limited: user.limited,
     context: isPlainObject(context) ? context : {},
     mode,
+    protocol: 'jsonrpc',
   };
   checkContext(env);
   let ids: number[] = [];

@@ -17,8 +17,8 @@ if (!portSetting.success) {
 }
 const port = portSetting.data;
 const mode = (process.env.ERP_DOUBLE_MODE ?? '19') as ErpMode;
-if (!['16', '17', '18', '19', '21', '22'].includes(mode)) {
-  process.stderr.write('ERP_DOUBLE_MODE must be one of 16, 17, 18, 19, 21, 22\n');
+if (!['16', '17', '18', '19', '20', '21', '22'].includes(mode)) {
+  process.stderr.write('ERP_DOUBLE_MODE must be one of 16, 17, 18, 19, 20, 21, 22\n');
   process.exit(2);
 }
 
@@ -32,7 +32,8 @@ function proxyBaseUrl(): string {
 }
 
 try {
-  // ERP_DOUBLE_JSONRPC=off: an ERP 20/21 without /jsonrpc (removed, or blocked by its front).
+  // ERP_DOUBLE_JSONRPC=off: an ERP 19-21 whose front proxy blocks /jsonrpc (Odoo keeps it,
+  // deprecated, through 21 and removes it in 22: odoo/odoo#252721).
   const jsonRpc = process.env.ERP_DOUBLE_JSONRPC !== 'off';
   const double = await startErpDouble({ mode, port, recordRequests: false, jsonRpc });
   const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired);

@@ -9,9 +9,9 @@ import { domainMentions, domainWording, matchesDomain, parseDomain, validateDoma
 import { accessError, missingError, pyError, userError, validationError } from './errors.ts';
 import type { FieldDef, ModelDef } from './models.ts';
 import { isPlainObject, type JsonObject, pyNameList, pyRepr, utcNow } from './py.ts';
-import { formattedReadGroup, readGroup } from './read-group.ts';
+import { formattedReadGroup, readGroup, readGroupTuples } from './read-group.ts';
 import type { ErpMode } from './types.ts';
-import { platformOf } from './versions.ts';
+import { isTwentyOrLater, platformOf } from './versions.ts';
 
 /** Who calls, where, with which context. */
 export interface Env {
@@ -20,6 +20,10 @@ export interface Env {
   limited: boolean;
   context: JsonObject;
   mode: ErpMode;
+  /** Which protocol carries the call (20+ read binaries differently on each); JSON-RPC when absent. */
+  protocol?: 'jsonrpc' | 'json2';
+  /** How a 20+ mode reads binaries over JSON-2 (`ErpDoubleOptions.binaries`). */
+  binaries?: 'object' | 'inline';
 }
 
 /** One Python parameter of a method. */
@@ -225,7 +229,19 @@ function humanSize(bytes: number): string {
   return `${size.toFixed(2)} ${units[unit]}`;
 }
 
-/** `convert_to_read`: many2one as `[id, name]`, empty as `false`, binary as base64 (or its size). */
+/**
+ * A binary value as a 20+ mode reads it (versions.ts: the two readings): over JSON-2 with
+ * `binaries: 'object'`, `{filename, size}` and `content` when the context has
+ * `include_binary_content` (odoo/odoo#266082); otherwise the base64 content, `bin_size` ignored.
+ */
+function binaryValue20(env: Env, name: string, raw: string): unknown {
+  if (env.protocol !== 'json2' || env.binaries === 'inline') return raw;
+  const size = Buffer.from(raw, 'base64').length;
+  const object: JsonObject = { filename: name, size };
+  return env.context.include_binary_content === true ? { filename: name, content: raw, size } : object;
+}
+
+/** `convert_to_read`: many2one as `[id, name]`, empty as `false`, binary as base64 (or its size; 20+: binaryValue20). */
 function readValue(env: Env, def: ModelDef, row: Row, name: string, field: FieldDef, load: unknown): unknown {
   const raw = env.db.fieldValue(def.name, row, name);
   switch (field.type) {
@@ -243,6 +259,7 @@ function readValue(env: Env, def: ModelDef, row: Row, name: string, field: Field
       return raw === true;
     case 'binary':
       if (typeof raw !== 'string' || raw === '') return false;
+      if (isTwentyOrLater(env.mode)) return binaryValue20(env, name, raw);
       if (env.context.bin_size === true || env.context[`bin_size_${name}`] === true) {
         return humanSize(Buffer.from(raw, 'base64').length);
       }
@@ -563,6 +580,23 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
     params: [],
     run: (env, def, ids) => setActive(env, def, ids, true),
   },
+  // Deprecated since 18.1 (odoo/odoo#183691), so absent from /doc-bearer; gone on 20+ (methodOf).
+  toggle_active: {
+    model: false,
+    params: [],
+    run: (env, def, ids) => {
+      const active = ids.filter((id) => env.db.row(def.name, id)?.active !== false);
+      setActive(env, def, active, false);
+      setActive(
+        env,
+        def,
+        ids.filter((id) => !active.includes(id)),
+        true,
+      );
+      // Odoo's toggle_active returns None (odoo/models.py, 17.0: two assignments).
+      return undefined;
+    },
+  },
   name_search: {
     model: true,
     readonly: true,
@@ -672,9 +706,31 @@ const WITH_CONTEXT_BEFORE_18: MethodSpec = {
   run: (_env, def, ids) => `${def.name}(${ids.length === 1 ? `${ids[0]},` : ids.join(', ')})`,
 };
 
-/** The public method `method` of every model as Odoo `mode` has it ({@link METHODS} from 18 on), or undefined. */
+/**
+ * `read_group` on 20+ (odoo/odoo#236332, label 19.5; versions.ts): `@api.model`, an adapter of
+ * `_read_group` answering one list per group (the groupby values, then the aggregates), the old
+ * API (`fields`, `orderby`, `lazy`) gone (odoo/odoo#226523).
+ */
+const READ_GROUP_20: MethodSpec = {
+  model: true,
+  readonly: true,
+  // formatted_read_group's parameters (both follow `_read_group`'s).
+  params: METHODS.formatted_read_group?.params ?? [],
+  run: (env, def, _ids, args) => {
+    checkAccess(env, def, 'read');
+    const matching = searchIds(env, def, args.domain, { order: 'id' });
+    return readGroupTuples(env.db, def, matching, args);
+  },
+};
+
+/** The public method `method` of every model as Odoo `mode` has it ({@link METHODS} for 18 and 19), or undefined. */
 export function methodOf(method: string, mode: ErpMode): MethodSpec | undefined {
   const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+  if (isTwentyOrLater(mode)) {
+    if (method === 'read_group') return READ_GROUP_20;
+    if (method === 'toggle_active') return undefined;
+    return spec;
+  }
   if (Number(mode) >= 18) return spec;
   if (method === 'with_context') return WITH_CONTEXT_BEFORE_18;
   const renamed = NAMES_BEFORE_18[method];

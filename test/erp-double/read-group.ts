@@ -4,7 +4,9 @@
  * in Odoo 19 (so absent from `/doc-bearer`) but still callable over both protocols
  * (captures bridge-read_group-undocumented-*). Grouping by plain stored fields only; ordered by
  * grouped fields, `__count` (17+) or an aggregate's key (`alias:count(id)`: ERP 16-18, live);
- * date granularities, x2many groups and other orders are not imitated and say so.
+ * date granularities, x2many groups and other orders are not imitated and say so. On 20+ the
+ * name belongs to the new `read_group(domain, groupby, aggregates, having, offset, limit, order)`
+ * answering tuples ({@link readGroupTuples}; versions.ts), and this one is gone.
  */
 import type { Database, Row } from './database.ts';
 import { pyError } from './errors.ts';
@@ -324,4 +326,61 @@ export function formattedReadGroup(
     });
     return result;
   });
+}
+
+const GRANULARITIES: ReadonlySet<string> = new Set(['day', 'week', 'month', 'quarter', 'year']);
+
+/** The checks of `_read_group`'s specs that a 16-19 call sent to the 20 form trips (versions.ts). */
+function checkTupleSpecs(
+  def: ModelDef,
+  groupby: readonly unknown[],
+  aggregateSpecs: readonly unknown[],
+): void {
+  for (const spec of groupby) {
+    if (typeof spec !== 'string') throw invalidField(def, String(spec));
+    const [name = '', granularity] = spec.split(':');
+    const field = def.fields[name];
+    if (!field) throw invalidField(def, name);
+    if (
+      granularity !== undefined &&
+      ((field.type !== 'date' && field.type !== 'datetime') || !GRANULARITIES.has(granularity))
+    )
+      throw pyError('ValueError', `Granularity set on a no-datetime field or property: ${pyRepr(spec)}`);
+  }
+  for (const spec of aggregateSpecs) {
+    if (spec === '__count') continue;
+    if (typeof spec !== 'string') throw invalidField(def, String(spec));
+    const [name = '', func] = spec.split(':');
+    if (!def.fields[name]) throw invalidField(def, name);
+    if (func === undefined) throw pyError('ValueError', `Aggregate method is mandatory for ${pyRepr(name)}`);
+    if (!AGGREGATES.has(func))
+      throw pyError('ValueError', `Invalid aggregate method ${pyRepr(func)} for ${pyRepr(spec)}.`);
+  }
+}
+
+/**
+ * `read_group(domain, groupby=(), aggregates=(), having=(), offset=0, limit=None, order=None)` of
+ * ERP 20+ (odoo/odoo#236332; versions.ts): one list per group, the groupby values (a many2one
+ * as its id, false when empty) then the aggregates in the order asked (`__count` the records).
+ * The groups and their order are `formatted_read_group`'s; `having` is not imitated.
+ */
+export function readGroupTuples(
+  db: Database,
+  def: ModelDef,
+  ids: readonly number[],
+  args: JsonObject,
+): unknown[][] {
+  const groupby =
+    typeof args.groupby === 'string' ? [args.groupby] : Array.isArray(args.groupby) ? args.groupby : [];
+  const asked = Array.isArray(args.aggregates) ? args.aggregates : [];
+  checkTupleSpecs(def, groupby, asked);
+  const withCount = asked.includes('__count') ? asked : [...asked, '__count'];
+  const rows = formattedReadGroup(db, def, ids, { ...args, groupby, aggregates: withCount });
+  return rows.map((row) => [
+    ...groupby.map((spec) => {
+      const value = row[String(spec)];
+      return Array.isArray(value) ? value[0] : value;
+    }),
+    ...asked.map((spec) => row[String(spec)] ?? null),
+  ]);
 }

@@ -95,6 +95,7 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
     users,
     dbfilter: options.dbfilter,
     jsonRpcRemoved: options.jsonRpc === false,
+    ...(options.binaries === undefined ? {} : { binaries: options.binaries }),
   };
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();

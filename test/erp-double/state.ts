@@ -5,6 +5,7 @@
 import { Database } from './database.ts';
 import { seedDatabase } from './models.ts';
 import type { ErpMode, ErpUser } from './types.ts';
+import { isTwentyOrLater } from './versions.ts';
 
 /** Everything a request handler needs. */
 export interface DoubleState {
@@ -14,6 +15,16 @@ export interface DoubleState {
   dbfilter: string | undefined;
   /** `/jsonrpc` was taken away from a mode that has it (`ErpDoubleOptions.jsonRpc`). */
   jsonRpcRemoved?: boolean;
+  /** How a 20+ mode reads binaries over JSON-2 (`ErpDoubleOptions.binaries`). */
+  binaries?: 'object' | 'inline';
+}
+
+/**
+ * Whether `user`'s key works on the RPC routes (`/jsonrpc`, JSON-2, `/doc-bearer`): on 20+ a key
+ * of scope `MCP` does not (odoo/odoo#268589; versions.ts), and fails like a wrong key.
+ */
+export function keyServesRpc(mode: ErpMode, user: ErpUser): boolean {
+  return !(isTwentyOrLater(mode) && user.scope === 'MCP');
 }
 
 /** Builds the databases with fresh seed data; the first one gets the demo partners. */
@@ -67,5 +78,8 @@ export function selectDatabase(
 
 /** The user owning `key` on `db` (valid, not expired), for bearer and API-key checks. */
 export function userByKey(state: DoubleState, db: string, key: string): ErpUser | undefined {
-  return state.users.find((user) => user.db === db && user.apiKey === key && user.expired !== true);
+  return state.users.find(
+    (user) =>
+      user.db === db && user.apiKey === key && user.expired !== true && keyServesRpc(state.mode, user),
+  );
 }

@@ -4,7 +4,7 @@
  */
 
 /** Which Odoo major version the double imitates. */
-export type ErpMode = '16' | '17' | '18' | '19' | '21' | '22';
+export type ErpMode = '16' | '17' | '18' | '19' | '20' | '21' | '22';
 
 /** One API key (and optionally a password) the double accepts. */
 export interface ErpUser {
@@ -18,6 +18,12 @@ export interface ErpUser {
   limited?: boolean;
   /** The key has expired: every check with it fails like a wrong key. */
   expired?: boolean;
+  /**
+   * The key's scope (Odoo 19.4+, odoo/odoo#268589): on the 20+ modes an `MCP` key fails on the RPC
+   * routes (`/jsonrpc`, JSON-2, `/doc-bearer`) like a wrong key. Absent: a key without scope, as
+   * every key up to 19.3, valid everywhere.
+   */
+  scope?: 'rpc' | 'MCP';
   /** Optional plain password (legacy /jsonrpc only, never a bearer token). Extension of the brief's shape. */
   password?: string;
 }
@@ -28,10 +34,17 @@ export interface ErpDoubleOptions {
   mode?: ErpMode;
   /**
    * `false`: no `/jsonrpc` (nor `/web/webclient/version_info`, `/web/database/list`), as an ERP
-   * 20 or 21 whose `/jsonrpc` was removed (Odoo 19 logs it as "scheduled for removal in Odoo
-   * 20") or is blocked by its front proxy. Default: what the mode has (all but 22).
+   * 19-21 whose front proxy blocks it (Odoo keeps it, deprecated, through 21: odoo/odoo#252721).
+   * Default: what the mode has (all but 22).
    */
   jsonRpc?: boolean;
+  /**
+   * How the 20+ modes read binary fields over JSON-2, the published sources disagreeing
+   * (versions.ts): `'object'` (default) `{filename, size}` and `content` when the context has
+   * `include_binary_content` (odoo/odoo#266082); `'inline'` the base64 content whatever
+   * `bin_size` says (a peer's report). `/jsonrpc` answers inline under both. Ignored below 20.
+   */
+  binaries?: 'object' | 'inline';
   /** Databases on the server. Default `['erp_a', 'erp_b']`. The first one gets the demo partners. */
   databases?: string[];
   /** Odoo `--db-filter` regex; `%d` and `%h` are replaced from the Host header (`Request._get_session_and_dbname` in Odoo 19's `odoo/http.py`; captures `dbfilter-*`). */

@@ -40,7 +40,55 @@
  *   16's `search(count=True)` (not imitated), and which other methods 16 and 17 let through that
  *   18 made `@api.private` (only `with_context` is imitated; `sudo` and `browse` answer
  *   AttributeError).
- * - **21**: no capture; 19's behaviour with its own release, from source.
+ * - **20 and 21**: no capture and no source tree of 20.0 (none can be fetched here); 19's
+ *   behaviour with its own release, changed where Odoo published a change (the notes of
+ *   `../shared/odoo/odoo20-published.md`, each source read again for issue 42). Nothing of these
+ *   modes was run against a real 20 or 21. Per behaviour, what it rests on:
+ *   - `/jsonrpc` present (deprecated) through 21, gone in 22: odoo/odoo#252721 and
+ *     odoo/documentation#16765 (2026-03-09, first-party: the table "20.0 / 21.0: active but
+ *     deprecated; 22.0: absent"), superseding 19.0's first log line ("removal in Odoo 20",
+ *     odoo/odoo#225384).
+ *   - the `db` service absent over RPC (`/jsonrpc` `service: "db"` fails like an unknown
+ *     service, a KeyError as 19.0's `dispatch_rpc` raises for one: the wording of 20's error is
+ *     not published), `/web/database/list` still there: odoo/odoo#238399 ("[REM] core: db
+ *     service", label 19.1: "unexpose the `db` service from XMLRPC, it is still accessible from
+ *     the /web/database/manager page"; the page lists databases with `/web/database/list`).
+ *   - `read_group(domain, groupby=(), aggregates=(), having=(), offset=0, limit=None,
+ *     order=None)`, `@api.model`, an adapter of `_read_group` returning tuples (lists in JSON),
+ *     relational group values as ids (x2many aggregates as lists of ids), and documented by
+ *     `/doc-bearer` (it is no longer deprecated: an assumption): odoo/odoo#236332 (label 19.5,
+ *     the review thread's diff of `odoo/orm/models.py` around line 1918: `@typing.final
+ *     @api.model def read_group(`, and the decoders `v.id` / `v.ids` around line 1976). The old
+ *     API (`fields`, `orderby`, `lazy`) is gone: odoo/odoo#226523 ("[REM] core: remove old
+ *     read_group API", label 19.1), deprecated since odoo/odoo#163300 (18.2). A 16-19 call then
+ *     fails as Python fails it: a name it does not take is a TypeError (JSON-2: 422 from
+ *     `signature.bind`, `addons/rpc/controllers/json2.py` lines 80-84 of the stored odoo/odoo
+ *     version 09df5d19, a pre-19.0 master whose route still names `<model>` where 19.0 names
+ *     `<__model__>`; the 19.0 captures show the same 422), positional values land on the new
+ *     parameters and fail `_read_group`'s checks (the wording of those is the double's).
+ *   - `toggle_active` absent (19 still has it, deprecated since odoo/odoo#183691, label 18.1,
+ *     first-party, "[IMP] core: Deprecate toggle_active()"): its removal in 20 is reported by a
+ *     peer (a 19 -> 20 delta note), not by a first-party source found here.
+ *   - binary fields (sources disagree, so the double imitates either reading,
+ *     `ErpDoubleOptions.binaries`): JSON-2 reads a binary as an object, `{filename, size}`, with
+ *     `content` (base64) when the context has `include_binary_content` (`'object'`, the default):
+ *     odoo/odoo#266082 (label 19.5, "BinaryValue.filename and RPC serialization of raw", "We
+ *     remove the need to have "bin_size" context value"; the default object without `content`
+ *     is the review thread's suggestion, unverified), odoo/odoo#244421 (19.3, lazy
+ *     `BinaryValue`s base64-encoded only for RPC); or inline base64 whatever `bin_size` says
+ *     (`'inline'`): reported by a peer (mcp-server-odoo's changelog, "Odoo 20 dropped
+ *     `bin_size`", over XML-RPC). `/jsonrpc` answers inline base64 and ignores `bin_size` under
+ *     both readings (the peer's report; #266082 drops `bin_size`). The stored
+ *     `odoo/orm/fields_binary.py` of odoo/odoo (029b0793) still has `bin_size`: a 19.0-19.2 file.
+ *   - API key scopes (`ErpUser.scope`): a key of scope `MCP` fails on `/jsonrpc`, JSON-2 and
+ *     `/doc-bearer` as a wrong key does (`rpc` keys and keys without scope work): odoo/odoo#268589
+ *     ("[IMP] base: Add bearer_mcp auth", label 19.4: "RPC keys don't work with MCP endpoints
+ *     and vice versa"); that the refusal reads as a wrong key's is an assumption, and that 20
+ *     accepts only `rpc` keys on its RPC routes is reported by a peer (mcp-server-odoo's README).
+ *   - JSON-2 itself (route, bearer, `X-Odoo-Database`, errors, `/doc-bearer`): unchanged, for
+ *     want of any first-party change found (absence of evidence: OCA/odoorpc#101, #109).
+ *   - `common.version`, `authenticate`, `execute_kw`: unchanged (a peer runs its tests on 20).
+ * - **22**: 21 without `/jsonrpc` (odoo/odoo#252721).
  */
 import type { ErpMode } from './types.ts';
 
@@ -63,6 +111,7 @@ const RELEASES: Readonly<Record<ErpMode, ReleaseInfo>> = {
   // tests of such versions use their own upstream (test/integration/faults.test.ts).
   '18': { version: '18.0', versionInfo: [18, 0, 0, 'final', 0, ''], serie: '18.0' },
   '19': { version: '19.0', versionInfo: [19, 0, 0, 'final', 0, ''], serie: '19.0' },
+  '20': { version: '20.0', versionInfo: [20, 0, 0, 'final', 0, ''], serie: '20.0' },
   '21': { version: '21.0', versionInfo: [21, 0, 0, 'final', 0, ''], serie: '21.0' },
   '22': { version: '22.0', versionInfo: [22, 0, 0, 'final', 0, ''], serie: '22.0' },
 };
@@ -113,14 +162,23 @@ export function platformOf(mode: ErpMode): Platform {
   };
 }
 
-/** `/jsonrpc` exists up to and including the 21 line (removed in 22). */
+/** `/jsonrpc` exists up to and including the 21 line (deprecated from 19, removed in 22: odoo/odoo#252721). */
 export function hasJsonRpc(mode: ErpMode): boolean {
   return mode !== '22';
 }
 
 /** JSON-2, `/web/version` and the `X-Odoo-Database` header exist from 19 on. */
 export function isModern(mode: ErpMode): boolean {
-  return mode === '19' || mode === '21' || mode === '22';
+  return Number(mode) >= 19;
+}
+
+/**
+ * What Odoo published for the 19.x releases that became 20.0 (the header above): the new
+ * `read_group`, no `toggle_active`, no `db` service over RPC, binaries as objects on JSON-2, API
+ * key scopes. True for 20, 21 and 22.
+ */
+export function isTwentyOrLater(mode: ErpMode): boolean {
+  return Number(mode) >= 20;
 }
 
 /** JSON-RPC `error.code` for ordinary exceptions: 200 up to 18.0, 0 from saas-18.1 on. */

@@ -1,8 +1,9 @@
 /**
  * "One envelope for every ERP version" (README): every v1 action in every `ERP_V1_TRANSPORT`
- * mode against ERP 16, 17, 18, 19, 21 (with and without /jsonrpc) and 22 (the double), each answer compared with the same call
- * over `/jsonrpc` on ERP 19 (the native v1 answer), and which protocol served it; then v2 with
- * `ERP_V2_TRANSPORT` against the same versions.
+ * mode against ERP 16, 17, 18, 19, 20 and 21 (with and without /jsonrpc) and 22 (the double), each answer compared with the same call
+ * over `/jsonrpc` on the same version (without /jsonrpc: on ERP 19; the native v1 answer), and which protocol served it; then v2 with
+ * `ERP_V2_TRANSPORT` against the same versions; then the calls written for ERP 16-19 that ERP 20
+ * and later no longer take (README, "ERP 20 and 21").
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ErpDouble, ErpDoubleOptions } from '../erp-double/index.ts';
@@ -26,8 +27,21 @@ function v1Caller(double: ErpDouble, proxy: ProxyHarness): Call {
 
 const companies = [['is_company', '=', true]];
 
+/** read_group in its 16-19 form, as 19 takes it and 20+ no longer does (positional, `lazy` by name). */
+const OLD_READ_GROUP = {
+  action: 'call_method',
+  fn_name: 'read_group',
+  params: [[], ['is_company'], ['is_company']],
+  keyword: { lazy: true },
+};
+
 /** The 9 actions, and `call_method` on a documented, an undocumented and a `None` method. */
-const CASES: ReadonlyArray<{ name: string; run: (call: Call) => Promise<Envelope> }> = [
+const CASES: ReadonlyArray<{
+  name: string;
+  /** A call of ERP 16-19 only (ERP 20+: the block "calls written for ERP 16-19" below). */
+  upTo19?: boolean;
+  run: (call: Call) => Promise<Envelope>;
+}> = [
   { name: 'search_count', run: (call) => call({ action: 'search_count', params: [companies] }) },
   {
     name: 'search (offset, limit, order by position)',
@@ -104,13 +118,8 @@ const CASES: ReadonlyArray<{ name: string; run: (call: Call) => Promise<Envelope
   },
   {
     name: 'call_method read_group (deprecated, not documented: the built-in table)',
-    run: (call) =>
-      call({
-        action: 'call_method',
-        fn_name: 'read_group',
-        params: [[], ['is_company'], ['is_company']],
-        keyword: { lazy: true },
-      }),
+    upTo19: true,
+    run: (call) => call(OLD_READ_GROUP),
   },
   {
     name: 'an ERP error (a validation error: create without a name)',
@@ -128,7 +137,7 @@ function comparable(envelope: Envelope): unknown {
 /** An imitated ERP: its version, and whether it kept `/jsonrpc`. */
 interface Target {
   readonly erp: ErpDoubleOptions & { readonly mode: NonNullable<ErpDoubleOptions['mode']> };
-  /** ERP 22, or an ERP 20/21 whose /jsonrpc was removed or blocked. */
+  /** ERP 22, or an ERP 19-21 whose front proxy blocks /jsonrpc. */
   readonly noJsonRpc: boolean;
 }
 
@@ -137,6 +146,8 @@ const TARGETS: ReadonlyArray<readonly [string, Target]> = [
   ['17', { erp: { mode: '17' }, noJsonRpc: false }],
   ['18', { erp: { mode: '18' }, noJsonRpc: false }],
   ['19', { erp: { mode: '19' }, noJsonRpc: false }],
+  ['20', { erp: { mode: '20' }, noJsonRpc: false }],
+  ['20 without /jsonrpc', { erp: { mode: '20', jsonRpc: false }, noJsonRpc: true }],
   ['21', { erp: { mode: '21' }, noJsonRpc: false }],
   ['21 without /jsonrpc', { erp: { mode: '21', jsonRpc: false }, noJsonRpc: true }],
   ['22', { erp: { mode: '22' }, noJsonRpc: true }],
@@ -168,7 +179,8 @@ describe.each(TARGETS)('v1 against ERP %s', (_label, target) => {
       reference.double.reset();
     });
 
-    it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, testCase) => {
+    const cases = CASES.filter((c) => !c.upTo19 || Number(target.erp.mode) < 20);
+    it.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, testCase) => {
       let want = expected.get(testCase.name);
       if (want === undefined) {
         want = comparable(await testCase.run(v1Caller(reference.double, reference.proxy)));
@@ -381,6 +393,99 @@ describe('v2 over /jsonrpc (ERP_V2_TRANSPORT=auto) needs erp_instance.user_id', 
     expect(envelope.error?.code).toBe(-32006);
     expect(envelope.error?.message).toMatch(/user_id/);
     expect(double.requests.filter((r) => r.body.includes('execute_kw'))).toEqual([]);
+  });
+});
+
+/** v1 calls written for ERP 16-19 that ERP 20 and later no longer take (README, "ERP 20 and 21"). */
+const OLD_FORM_CASES: ReadonlyArray<{
+  name: string;
+  method: string;
+  run: (call: Call) => Promise<Envelope>;
+  /** What the ERP answers when the call reaches it untranslated (over /jsonrpc). */
+  erpAnswer: { name: string; message: RegExp };
+  /** The -32600 message when it would be translated to JSON-2. */
+  refusal: RegExp;
+}> = [
+  {
+    name: 'read_group in its 16-19 form (positional, lazy by name)',
+    method: 'read_group',
+    run: (call) => call(OLD_READ_GROUP),
+    erpAnswer: { name: 'builtins.TypeError', message: /unexpected keyword argument 'lazy'/ },
+    refusal:
+      /read_group is written in its ERP 16-19 form.*formatted_read_group\(domain, groupby, aggregates.*through call_method/s,
+  },
+  {
+    name: 'read_group in its 16-19 form (positional only)',
+    method: 'read_group',
+    run: (call) =>
+      call({ action: 'call_method', fn_name: 'read_group', params: [[], ['id:sum'], ['is_company']] }),
+    erpAnswer: { name: 'builtins.ValueError', message: /Granularity set on a no-datetime field/ },
+    refusal: /read_group is written in its ERP 16-19 form/,
+  },
+  {
+    name: 'toggle_active',
+    method: 'toggle_active',
+    run: async (call) => {
+      const ids = (await call({ action: 'search', params: [companies], keyword: { limit: 1 } })).result;
+      return call({ action: 'call_method', fn_name: 'toggle_active', params: [ids] });
+    },
+    erpAnswer: { name: 'builtins.AttributeError', message: /toggle_active' does not exist/ },
+    refusal: /toggle_active does not exist on ERP \d+.*action_archive.*action_unarchive/s,
+  },
+];
+
+const TWENTY_TARGETS = TARGETS.filter(([, target]) => Number(target.erp.mode) >= 20);
+
+describe.each(TWENTY_TARGETS)('v1 calls written for ERP 16-19, against ERP %s', (_label, target) => {
+  describe.each(V1_TRANSPORTS)('ERP_V1_TRANSPORT=%s', (transport) => {
+    const { double, proxy } = useErpAndProxy(target.erp, { env: { ERP_V1_TRANSPORT: transport } });
+    beforeEach(() => double.reset());
+
+    it.each(OLD_FORM_CASES.map((c) => [c.name, c] as const))('%s', async (_name, testCase) => {
+      const got = await testCase.run(v1Caller(double, proxy));
+      const protocol = expectedProtocol(transport, target);
+      const overJson2 = double.requests.filter((r) => r.path === `/json/2/res.partner/${testCase.method}`);
+      const overJsonRpc = double.requests.filter(
+        (r) => r.path === '/jsonrpc' && r.body.includes(`"${testCase.method}"`),
+      );
+      if (protocol === 'none') {
+        expect(got.error?.code).toBe(-32005);
+      } else if (protocol === 'json2') {
+        // Refused before the ERP, results never reshaped.
+        expect(got.error?.code).toBe(-32600);
+        expect(got.error?.message).toMatch(testCase.refusal);
+        expect(got.result ?? null).toBeNull();
+        // Nothing reached JSON-2 (a /jsonrpc that answered 404 ran nothing either).
+        expect(overJson2).toEqual([]);
+      } else {
+        // Over /jsonrpc, untranslated: Odoo's own error.
+        expect(got.error?.code).toBe(0);
+        expect(got.error?.data?.name).toBe(testCase.erpAnswer.name);
+        expect(got.error?.message).toMatch(testCase.erpAnswer.message);
+        expect(overJsonRpc.length).toBe(1);
+        expect(overJson2).toEqual([]);
+      }
+    });
+
+    it('read_group in its 20 form through call_method: the same tuples over either protocol', async () => {
+      const got = await v1Caller(
+        double,
+        proxy,
+      )({
+        action: 'call_method',
+        fn_name: 'read_group',
+        params: [companies, ['country_id'], ['__count']],
+        keyword: { order: 'country_id' },
+      });
+      if (expectedProtocol(transport, target) === 'none') {
+        expect(got.error?.code).toBe(-32005);
+        return;
+      }
+      expect(got.error ?? null).toBeNull();
+      const groups = got.result as unknown[][];
+      expect(groups.length).toBeGreaterThan(0);
+      expect(groups.every((group) => group.length === 2 && typeof group[1] === 'number')).toBe(true);
+    });
   });
 });
 

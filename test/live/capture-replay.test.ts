@@ -47,7 +47,7 @@ import {
 import { DOUBLE_USERS, type ErpDouble } from '../erp-double/index.ts';
 import { captureNeeds, type DemoPartner, LIVE19, liveKeyFor, liveName, useLiveReplay } from './live-env.ts';
 
-/** The captures come from an Odoo 19: they are replayed on the live Odoo 19+. */
+/** The captures come from an Odoo 19: they are replayed on the live Odoo 19. */
 const LIVE = LIVE19;
 const { limited: LIMITED, expiredKey: EXPIRED_KEY, secondDb: SECOND_DB } = LIVE;
 

@@ -3,8 +3,10 @@
  * (v1, v2, version) and straight to the ERP (discovery and cleanup), and a cleanup list for the
  * records a test creates. Nothing here assumes a record id, a record count or a database count.
  *
- * Four servers, each described by its own variables and skipped alone when they are missing:
- * - `ERP_LIVE_*`: an Odoo 19 or later (JSON-2), as `../shared/odoo19/start.sh` prints them;
+ * Five servers, each described by its own variables and skipped alone when they are missing:
+ * - `ERP_LIVE_*`: an Odoo 19 (JSON-2), as `../shared/odoo19/start.sh` prints them;
+ * - `ERP_LIVE20_*`: an Odoo 20 (none can be fetched here yet: its cases are written and skipped;
+ *   `ERP_LIVE20_MCP_KEY`, optional, an API key of the admin with the `MCP` scope);
  * - `ERP_LIVE18_*`, `ERP_LIVE17_*`, `ERP_LIVE16_*`: an Odoo 18, 17 and 16 (`/jsonrpc` only), as
  *   `../shared/odoo18/start.sh`, `odoo17/start.sh` and `odoo16/start.sh` print them.
  * A file runs its cases once per server ({@link LIVE_SERVERS}); on 16-18 the proxy's v2 calls go
@@ -39,13 +41,13 @@ const REQUIRED_SUFFIXES = ['URL', 'DB', 'UID', 'KEY'] as const;
 
 /** One real ERP of the live suite. */
 export interface LiveServer {
-  /** `Odoo 19+`, `Odoo 18`, `Odoo 17` or `Odoo 16`: which server the variables describe. */
+  /** `Odoo 20`, `Odoo 19`, `Odoo 18`, `Odoo 17` or `Odoo 16`: which server the variables describe. */
   readonly label: string;
-  /** `ERP_LIVE`, `ERP_LIVE18`, `ERP_LIVE17` or `ERP_LIVE16`. */
+  /** `ERP_LIVE20`, `ERP_LIVE`, `ERP_LIVE18`, `ERP_LIVE17` or `ERP_LIVE16`. */
   readonly prefix: string;
   /** The major version the server must report: exactly, or at least when {@link orLater}. */
   readonly major: number;
-  /** True for `ERP_LIVE` (any Odoo 19 or later); false where the major must be exact. */
+  /** True where any later major will do; false where the major must be exact (every server today). */
   readonly orLater: boolean;
   /** True for ERP 19+ (JSON-2, `/web/version`); false for 16-18 (`/jsonrpc` only). */
   readonly json2: boolean;
@@ -116,8 +118,10 @@ const byMajor = (major: number): LiveServer => {
   if (!server) throw new Error(`no live server for Odoo ${major}`);
   return server;
 };
-/** An Odoo 19 or later: `ERP_LIVE_*` (../shared/odoo19/start.sh). */
+/** An Odoo 19: `ERP_LIVE_*` (../shared/odoo19/start.sh). */
 export const LIVE19: LiveServer = byMajor(19);
+/** An Odoo 20: `ERP_LIVE20_*` (none in CI yet: its cases are skipped). */
+export const LIVE20: LiveServer = byMajor(20);
 /** An Odoo 18: `ERP_LIVE18_*` (../shared/odoo18/start.sh). */
 export const LIVE18: LiveServer = byMajor(18);
 /** An Odoo 17: `ERP_LIVE17_*` (../shared/odoo17/start.sh). */

@@ -7,7 +7,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../lambdas/platform/errors.ts';
 import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
-import { BUILT_IN_SIGNATURES, signaturesFromDoc } from '../../lambdas/upstream/method-signatures.ts';
+import {
+  BUILT_IN_SIGNATURES,
+  builtInSignature,
+  READ_GROUP_20,
+  signaturesFromDoc,
+} from '../../lambdas/upstream/method-signatures.ts';
+import { isOldReadGroup, removedMethodRefusal } from '../../lambdas/upstream/removed-methods.ts';
 import { toV1Outcome, translateV1ToJson2 } from '../../lambdas/upstream/v1-over-json2.ts';
 import { json2FailureOf, translateV2ToExecuteKw } from '../../lambdas/upstream/v2-over-jsonrpc.ts';
 import { majorVersion } from '../../lambdas/upstream/version-client.ts';
@@ -284,5 +290,92 @@ describe('signatures from a recorded /doc-bearer document (Odoo 19, res.partner)
   it('is undefined for something that is not a document', () => {
     expect(signaturesFromDoc({ fields: {} })).toBeUndefined();
     expect(signaturesFromDoc('x')).toBeUndefined();
+  });
+});
+
+describe('built-in signatures by ERP version (ERP 20 and later)', () => {
+  it('keeps the 16-19 table below 20 and when the version is unknown', () => {
+    for (const major of [16, 19, undefined]) {
+      expect(builtInSignature('read_group', major)).toEqual(BUILT_IN_SIGNATURES.get('read_group'));
+      expect(builtInSignature('toggle_active', major)).toEqual(BUILT_IN_SIGNATURES.get('toggle_active'));
+    }
+  });
+
+  it('gives read_group its 20 form and toggle_active none on 20, 21 and 22; the other methods keep theirs', () => {
+    for (const major of [20, 21, 22]) {
+      expect(builtInSignature('read_group', major)).toEqual(READ_GROUP_20);
+      expect(builtInSignature('toggle_active', major)).toBeUndefined();
+      for (const method of ['search_read', 'create', 'action_archive', 'action_unarchive'])
+        expect(builtInSignature(method, major)).toEqual(BUILT_IN_SIGNATURES.get(method));
+    }
+    expect(READ_GROUP_20.params.map((p) => p.name)).toEqual([
+      'domain',
+      'groupby',
+      'aggregates',
+      'having',
+      'offset',
+      'limit',
+      'order',
+    ]);
+  });
+
+  it('names a 20 form read_group after the 20 signature', () => {
+    const translated = translateV1ToJson2(
+      call('read_group', '[[], ["country_id"], ["__count", "id:max"]]'),
+      builtInSignature('read_group', 20),
+    );
+    expect(translated.body).toBe('{"domain":[],"groupby":["country_id"],"aggregates":["__count", "id:max"]}');
+  });
+});
+
+describe('calls written for ERP 16-19 that ERP 20+ no longer takes', () => {
+  it.each([
+    ['a 16-19 name in keyword (lazy)', '[[], ["is_company"], ["is_company"]]', '{"lazy":true}'],
+    ['fields by name', '[]', '{"domain":[],"fields":["amount:sum"],"groupby":["partner_id"]}'],
+    ['orderby by name', '[[]]', '{"groupby":["partner_id"],"orderby":"partner_id"}'],
+    ['an aggregate in second place (fields)', '[[], ["amount_total:sum"], ["partner_id"]]', '{}'],
+    ['an old-style aggregate in second place', '[[], ["total:sum(amount_total)"], []]', '{}'],
+    ['a groupby in third place', '[[], ["amount_total"], ["partner_id"]]', '{}'],
+    ['a groupby string in third place', '[[], ["amount_total"], "partner_id"]', '{}'],
+    ['an offset in fourth place', '[[], ["name"], [], 0]', '{}'],
+    ['an orderby in sixth place', '[[], ["name"], [], [], 0, "name"]', '{}'],
+    ['lazy in seventh place', '[[], ["name"], [], [], 0, null, false]', '{}'],
+  ])('read_group, %s: the old form', (_what, args, kwargs) => {
+    expect(isOldReadGroup(call('read_group', args, kwargs))).toBe(true);
+    const refusal = removedMethodRefusal(call('read_group', args, kwargs), 20);
+    expect(refusal).toMatch(/^Invalid request: res\.partner\.read_group is written in its ERP 16-19 form/);
+    expect(refusal).toMatch(
+      /formatted_read_group\(domain, groupby, aggregates, having, offset, limit, order\)/,
+    );
+    expect(refusal).toMatch(/"__count"/);
+    expect(refusal).toMatch(/read_group in its ERP 20 form through call_method/);
+    // Below 20 (and without a version) it is the form the ERP takes.
+    expect(removedMethodRefusal(call('read_group', args, kwargs), 19)).toBeUndefined();
+    expect(removedMethodRefusal(call('read_group', args, kwargs), undefined)).toBeUndefined();
+  });
+
+  it.each([
+    ['by name', '[]', '{"domain":[],"groupby":["partner_id"],"aggregates":["__count","amount_total:sum"]}'],
+    ['by position', '[[], ["partner_id", "date:month"], ["__count", "amount_total:sum"]]', '{}'],
+    [
+      'with having, offset, limit and order',
+      '[[], ["partner_id"], ["__count"], [["__count", ">", 1]], 0, 10, "__count desc"]',
+      '{}',
+    ],
+    ['what fits both forms (then the 20 one)', '[[], ["name"], []]', '{}'],
+  ])('read_group in its 20 form, %s: sent', (_what, args, kwargs) => {
+    expect(isOldReadGroup(call('read_group', args, kwargs))).toBe(false);
+    expect(removedMethodRefusal(call('read_group', args, kwargs), 20)).toBeUndefined();
+  });
+
+  it('refuses toggle_active on 20+ naming action_archive and action_unarchive; other methods pass', () => {
+    for (const major of [20, 21, 22]) {
+      expect(removedMethodRefusal(call('toggle_active', '[[7]]'), major)).toMatch(
+        /toggle_active does not exist on ERP \d+.*action_archive.*action_unarchive/,
+      );
+      expect(removedMethodRefusal(call('action_archive', '[[7]]'), major)).toBeUndefined();
+      expect(removedMethodRefusal(call('search_read', '[[]]', '{"fields":["name"]}'), major)).toBeUndefined();
+    }
+    expect(removedMethodRefusal(call('toggle_active', '[[7]]'), 19)).toBeUndefined();
   });
 });

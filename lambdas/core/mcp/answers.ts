@@ -15,7 +15,9 @@ import {
 } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import type { KeyPolicyRule } from '../../platform/key-policy.ts';
+import type { ErpVersion } from '../../upstream/erp-answer.ts';
 import type { ErpFacts } from './erp-access.ts';
+import { keysHaveScopes, SCOPED_KEY_401_ADVICE } from './key-scope.ts';
 
 /**
  * The longest JSON text a tool answers with: about 12 000-25 000 tokens, within what MCP clients
@@ -165,10 +167,14 @@ const ERP_ERROR_DEFAULT_ADVICE = {
 /**
  * An ERP error as a tool failure. The ERP rolls its transaction back when a call fails, so the
  * call changed nothing and calling again is safe; whether it can succeed is what the advice says.
+ * `version`: the ERP's, when known (a 401 on 19.4+ also names the key's scope, key-scope.ts).
  */
-export function erpFailure(code: number, message: string, data: unknown): ToolFailure {
+export function erpFailure(code: number, message: string, data: unknown, version?: ErpVersion): ToolFailure {
   const name = isJsonObject(data) && typeof data.name === 'string' ? echoed(data.name, 256) : undefined;
-  const advice = ERP_ERROR_ADVICE[code] ?? ERP_ERROR_DEFAULT_ADVICE;
+  const advice =
+    code === 401 && keysHaveScopes(version)
+      ? { canHelp: false, retry: SCOPED_KEY_401_ADVICE }
+      : (ERP_ERROR_ADVICE[code] ?? ERP_ERROR_DEFAULT_ADVICE);
   return {
     source: 'erp',
     code,

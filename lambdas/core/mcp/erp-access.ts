@@ -61,6 +61,9 @@ export interface McpDeps {
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */
 export class ErpCallError extends Error {
+  /** The ERP's version, when a 401 made the access ask it (keys have scopes from 19.4: key-scope.ts). */
+  erpVersion: ErpVersion | undefined;
+
   constructor(
     readonly code: number,
     readonly erpMessage: string,
@@ -159,8 +162,29 @@ export class ErpAccess {
     const { call, facts } = this.erpCall(model, method, kwargs);
     return learnedBefore(facts, async () => {
       await this.allowedByKey(call);
-      return { value: await this.sendNamed(call), facts };
+      return { value: await this.withVersionOn401(this.sendNamed(call)), facts };
     });
+  }
+
+  /** Which ERP and database this access reaches (a cache key, without the key). */
+  targetKey(): string {
+    const { baseUrl, db } = this.connection().connection;
+    return `${baseUrl.href}\n${db}`;
+  }
+
+  /** A 401 carries the ERP's version when it can be had (its advice depends on it: key-scope.ts). */
+  private async withVersionOn401<T>(pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } catch (error) {
+      if (error instanceof ErpCallError && error.code === 401) {
+        error.erpVersion = await this.version().then(
+          (reply) => reply.value,
+          () => undefined,
+        );
+      }
+      throw error;
+    }
   }
 
   /**
@@ -228,7 +252,7 @@ export class ErpAccess {
         failure.name !== undefined && isJsonObject(outcome.data)
           ? { ...outcome.data, name: failure.name }
           : outcome.data;
-      throw new ErpCallError(failure.code, outcome.message, data);
+      return this.withVersionOn401(Promise.reject(new ErpCallError(failure.code, outcome.message, data)));
     });
   }
 

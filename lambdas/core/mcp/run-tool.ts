@@ -58,7 +58,7 @@ function failedRun(call: ToolCall, error: unknown): ToolRun {
   const readOnly = !call.tool.writes;
   const facts: RequestFacts = { tool: call.tool.name, ...factsOf(error) };
   if (error instanceof ErpCallError)
-    return failed(facts, erpFailure(error.code, error.erpMessage, error.data));
+    return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion));
   if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly));
   // A bug: logged with its stack (observe reads it), shown as -32603 without details.
   return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly));

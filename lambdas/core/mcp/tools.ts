@@ -4,7 +4,8 @@
  * description an agent can act on, MCP's annotations, and what it asks the ERP. The argument
  * names are the same in every tool: `model`, `domain`, `fields`, `limit`, `offset`, `order`,
  * `ids`, `values`, `method`, `args`, `kwargs`, `context`. Read tools ask for binary fields' sizes
- * (`bin_size`), not their contents, unless `context` says otherwise.
+ * (`bin_size`), not their contents, unless `context` says otherwise, and without `fields` never
+ * read a binary field's content (binary-fields.ts).
  */
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
@@ -12,6 +13,7 @@ import { lazily } from '../../platform/zod.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
+import { fieldsToRead } from './binary-fields.ts';
 import { type ErpAccess, ErpCallError, type ErpReply } from './erp-access.ts';
 
 /** The most values of a selection `fields_get`'s default answer lists (longer ones: their count). */
@@ -330,7 +332,7 @@ const searchRead = tool({
       'search_read',
       present({
         domain: args.domain ?? [],
-        fields: args.fields,
+        fields: await fieldsToRead(erp, args.model, args.fields),
         limit: pageLimit,
         offset: at,
         order: args.order,
@@ -356,7 +358,11 @@ const read = tool({
     const { value: records, facts } = await erp.named(
       args.model,
       'read',
-      present({ ids: args.ids, fields: args.fields, context: readContext(args.context) }),
+      present({
+        ids: args.ids,
+        fields: await fieldsToRead(erp, args.model, args.fields),
+        context: readContext(args.context),
+      }),
     );
     const fitted = fitJson(records);
     if (fitted.kept === undefined)
@@ -603,8 +609,9 @@ const aggregate = tool({
       try {
         groups = await formattedReadGroup(erp, request, at, pageLimit);
       } catch (error) {
-        // A 19.0 build without formatted_read_group: read_group, still there (deprecated).
-        if (!(error instanceof ErpCallError) || error.code !== 404) throw error;
+        // A 19.0 build without formatted_read_group: read_group, still there (deprecated). From 20
+        // on read_group has another form (odoo/odoo#236332): formatted_read_group's error stands.
+        if (!(error instanceof ErpCallError) || error.code !== 404 || major >= 20) throw error;
         groups = await readGroup(erp, request, at, pageLimit);
       }
     } else {
