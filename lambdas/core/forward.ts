@@ -22,10 +22,10 @@ import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import {
+  attemptLeaseMs,
   checkIdempotencyKey,
   fingerprintOf,
   type IdempotencyDeps,
-  LEASE_MARGIN_MS,
   runOnce,
 } from './idempotency.ts';
 import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
@@ -152,21 +152,6 @@ interface ExecuteApi {
   /** Body members the proxy ignores, left out of the fingerprint. */
   readonly ignored?: OmitMember;
   readonly explain?: (call: ErpCall, outcome: ErpOutcome) => ErpOutcome;
-}
-
-/**
- * How long an attempt with an `Idempotency-Key` may run: its ERP deadline (the same budget
- * `withCallContext` computes) and the time to record its answer.
- */
-function attemptLeaseMs(inbound: InboundCall, config: Config): number {
-  return (
-    upstreamTimeoutMs({
-      header: inbound.requestTimeout,
-      defaultSeconds: config.defaultTimeoutSeconds,
-      maxSeconds: config.maxTimeoutSeconds,
-      remainingMs: inbound.remainingMs?.(),
-    }) + LEASE_MARGIN_MS
-  );
 }
 
 /**

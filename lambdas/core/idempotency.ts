@@ -21,7 +21,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
-import { mayHaveRun, PROXY_ERRORS } from '../platform/error-table.ts';
+import type { Config } from '../platform/config.ts';
+import { mayHaveRun, PROXY_ERROR_ROWS, PROXY_ERRORS } from '../platform/error-table.ts';
 import {
   IdempotencyInProgressError,
   IdempotencyKeyReusedError,
@@ -32,7 +33,9 @@ import {
 } from '../platform/errors.ts';
 import { canonicalJson, type OmitMember } from '../platform/json.ts';
 import type { IdempotencyRecord, StateStore } from '../platform/state-store.ts';
+import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { Answer, LambdaResponse } from './envelope.ts';
+import type { InboundCall } from './inbound-call.ts';
 import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
 
 export type { IdempotencyOutcome };
@@ -43,7 +46,8 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
 
 /** 1 to 255 visible ASCII characters (`!` to `~`): README, "Retrying writes safely". */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const KEY_PATTERN = IDEMPOTENCY_KEY_PATTERN;
 
 /**
  * Time an attempt may still need after its ERP deadline (writing its answer to the store): its
@@ -100,6 +104,24 @@ export function recordKeyOf(scope: string, key: string): string {
   return digest(`${scope}\n${key}`);
 }
 
+/**
+ * How long an attempt with an `Idempotency-Key` may run: its ERP deadline (the budget
+ * `withCallContext` computes from the same inputs) and the time to record its answer.
+ */
+export function attemptLeaseMs(
+  inbound: Pick<InboundCall, 'requestTimeout' | 'remainingMs'>,
+  config: Pick<Config, 'defaultTimeoutSeconds' | 'maxTimeoutSeconds'>,
+): number {
+  return (
+    upstreamTimeoutMs({
+      header: inbound.requestTimeout,
+      defaultSeconds: config.defaultTimeoutSeconds,
+      maxSeconds: config.maxTimeoutSeconds,
+      remainingMs: inbound.remainingMs?.(),
+    }) + LEASE_MARGIN_MS
+  );
+}
+
 /** One call that may run at most once. */
 export interface IdempotentCall {
   /** The `Idempotency-Key` as sent (checked). */
@@ -122,14 +144,15 @@ export interface IdempotencyDeps {
   readonly now?: () => number;
 }
 
-/** What a record holds: a known answer, or an attempt whose outcome is unknown. */
-type Kept =
+/** What a record holds: a known answer (an HTTP one, or a value such as an MCP tool's), or an attempt whose outcome is unknown. */
+export type Kept =
   | {
       readonly kind: 'answer';
       readonly status: number;
       readonly headers: Readonly<Record<string, string>>;
       readonly facts: Pick<RequestFacts, 'outcome' | 'errorCode'>;
     }
+  | { readonly kind: 'value' }
   /** Ran with an unknown outcome: the error it ended with, or an answer too large to keep. */
   | { readonly kind: 'unknown'; readonly code?: number; readonly tooLarge?: true };
 
@@ -142,7 +165,7 @@ const ENVELOPE_START = '{"jsonrpc":"2.0","id":';
  */
 function keptBytes(kept: Kept, response?: LambdaResponse, envelopeId?: string | null): Buffer | undefined {
   const line = Buffer.from(`${JSON.stringify({ v: 1, ...kept })}\n`, 'utf8');
-  if (kept.kind === 'unknown' || response === undefined) return line;
+  if (kept.kind !== 'answer' || response === undefined) return line;
   const body = response.bodyBytes ?? Buffer.from(response.body, 'utf8');
   const start = Buffer.from(`${ENVELOPE_START}${JSON.stringify(envelopeId ?? null)}`, 'utf8');
   if (body.length < start.length || !body.subarray(0, start.length).equals(start)) return undefined;
@@ -156,7 +179,7 @@ async function readKept(answer: Uint8Array): Promise<{ kept: Kept; rest: Buffer 
     const newline = bytes.indexOf(0x0a);
     if (newline < 0) return undefined;
     const kept = JSON.parse(bytes.toString('utf8', 0, newline)) as Kept & { v?: number };
-    if (kept.v !== 1 || (kept.kind !== 'answer' && kept.kind !== 'unknown')) return undefined;
+    if (kept.v !== 1 || !['answer', 'value', 'unknown'].includes(kept.kind)) return undefined;
     return { kept, rest: bytes.subarray(newline + 1) };
   } catch {
     return undefined;
@@ -206,11 +229,12 @@ function refusal<E>(error: E, idempotency: IdempotencyOutcome): E {
 }
 
 /** What a live record answers: a replay, -32011, -32010, or "outcome unknown". */
-async function answerExisting(
+async function answerExisting<T>(
   call: IdempotentCall,
   existing: IdempotencyRecord,
   now: number,
-): Promise<Answer> {
+  keeping: Keeping<T>,
+): Promise<T> {
   if (existing.fingerprint !== call.fingerprint) {
     throw refusal(
       new IdempotencyKeyReusedError(
@@ -238,7 +262,66 @@ async function answerExisting(
   const read = existing.answer === undefined ? undefined : await readKept(existing.answer);
   if (read === undefined) throw outcomeUnknown({ kind: 'unknown', code: PROXY_ERRORS.internal.code });
   if (read.kept.kind === 'unknown') throw outcomeUnknown(read.kept);
-  return replayedAnswer(read.kept, read.rest, call.envelopeId);
+  const replayed = keeping.replay(read.kept, read.rest, call.envelopeId);
+  if (replayed === undefined) throw outcomeUnknown({ kind: 'unknown', code: PROXY_ERRORS.internal.code });
+  return replayed;
+}
+
+/** What a result means for its record, and how a replay is made from the record. */
+export interface Keeping<T> {
+  /** `keep`: the bytes to keep; `forget`: certainly no change; `unknown`: may have run (the code it ended with). */
+  judge(result: T): { readonly keep: Buffer } | { readonly forget: true } | { readonly unknown: number };
+  /** The result of a replay (`undefined`: the record holds another kind of result). */
+  replay(kept: Exclude<Kept, { kind: 'unknown' }>, rest: Buffer, envelopeId: string | null): T | undefined;
+  /** The result with what the key did, for the log line. */
+  noted(result: T, idempotency: IdempotencyOutcome): T;
+}
+
+/** The bytes that keep a value (an MCP tool's answer): its JSON. */
+export function keptValueBytes(value: unknown): Buffer {
+  return Buffer.concat([keptBytes({ kind: 'value' }) as Buffer, Buffer.from(JSON.stringify(value), 'utf8')]);
+}
+
+/** The value kept by {@link keptValueBytes}, or `undefined` when the record holds something else. */
+export function keptValue(
+  kept: Exclude<Kept, { kind: 'unknown' }>,
+  rest: Buffer,
+): { readonly value: unknown } | undefined {
+  if (kept.kind !== 'value') return undefined;
+  try {
+    return { value: JSON.parse(rest.toString('utf8')) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a proxy error code says the call certainly did not run (its rows in the table agree). */
+export function certainlyDidNotRun(code: number | undefined): boolean {
+  const rows = PROXY_ERROR_ROWS.filter((row) => row.code === code);
+  return rows.length > 0 && rows.every((row) => !mayHaveRun(row));
+}
+
+/** The execute routes' results: HTTP answers whose envelope is kept and replayed with the new `id`. */
+function answerKeeping(envelopeId: string | null): Keeping<Answer> {
+  return {
+    judge(answer) {
+      // The ERP's own error: Odoo rolled its transaction back, so nothing changed.
+      if (answer.facts.outcome !== 'success') return { forget: true };
+      const bytes = keptBytes(
+        {
+          kind: 'answer',
+          status: answer.response.statusCode,
+          headers: answer.response.headers,
+          facts: { outcome: answer.facts.outcome },
+        },
+        answer.response,
+        envelopeId,
+      );
+      return bytes === undefined ? { unknown: PROXY_ERRORS.internal.code } : { keep: bytes };
+    },
+    replay: (kept, rest, id) => (kept.kind === 'answer' ? replayedAnswer(kept, rest, id) : undefined),
+    noted: (answer, idempotency) => ({ response: answer.response, facts: { ...answer.facts, idempotency } }),
+  };
 }
 
 /** The store could not be asked: the call is not run (-32004), never run without its record. */
@@ -258,11 +341,21 @@ function storeUnavailable(cause: unknown, configured: boolean): UpstreamUnavaila
  * Runs `run` (the ERP call, and whatever comes between the lookup and it: the limits) at most once
  * for `call`'s key and caller, or answers from the store without running it.
  */
-export async function runOnce(
+export function runOnce(
   deps: IdempotencyDeps,
   call: IdempotentCall,
   run: () => Promise<Answer>,
 ): Promise<Answer> {
+  return runOnceWith(deps, call, run, answerKeeping(call.envelopeId));
+}
+
+/** {@link runOnce} for results of any kind: `keeping` says what each means for its record. */
+export async function runOnceWith<T>(
+  deps: IdempotencyDeps,
+  call: IdempotentCall,
+  run: () => Promise<T>,
+  keeping: Keeping<T>,
+): Promise<T> {
   const { store } = deps;
   if (store === undefined) throw storeUnavailable(undefined, false);
   const now = (deps.now ?? Date.now)();
@@ -286,7 +379,7 @@ export async function runOnce(
     store.abandonAttempt(recordKey, token).catch(() => undefined);
     throw storeUnavailable(error, true);
   }
-  if (!begun.begun) return answerExisting(call, begun.existing, now);
+  if (!begun.begun) return answerExisting(call, begun.existing, now, keeping);
 
   const expiresAt = (): number => Math.floor((deps.now ?? Date.now)() / 1000) + deps.ttlSeconds;
   const keep = async (bytes: Buffer): Promise<boolean> => {
@@ -306,39 +399,27 @@ export async function runOnce(
     // at most once, at the cost of a call that could have run again.
     await store.abandonAttempt(recordKey, token).catch(() => false);
   };
+  const keepUnknown = (code: number): Promise<boolean> =>
+    keep(keptBytes({ kind: 'unknown', code }) as Buffer);
 
-  let answer: Answer;
+  let result: T;
   try {
-    answer = await run();
+    result = await run();
   } catch (error) {
     if (error instanceof ProxyError && !mayHaveRun(error.row)) {
       await forget();
       throw refusal(error, 'not_kept');
     }
     const code = error instanceof ProxyError ? error.code : PROXY_ERRORS.internal.code;
-    const kept = await keep(keptBytes({ kind: 'unknown', code }) as Buffer);
-    throw refusal(error, kept ? 'kept_unknown' : 'unrecorded');
+    throw refusal(error, (await keepUnknown(code)) ? 'kept_unknown' : 'unrecorded');
   }
-  if (answer.facts.outcome !== 'success') {
-    // The ERP's own error: Odoo rolled its transaction back, so nothing changed.
+  const judged = keeping.judge(result);
+  if ('forget' in judged) {
     await forget();
-    return { response: answer.response, facts: { ...answer.facts, idempotency: 'not_kept' } };
+    return keeping.noted(result, 'not_kept');
   }
-  const bytes = keptBytes(
-    {
-      kind: 'answer',
-      status: answer.response.statusCode,
-      headers: answer.response.headers,
-      facts: { outcome: answer.facts.outcome },
-    },
-    answer.response,
-    call.envelopeId,
-  );
-  const kept = await keep(
-    bytes ?? (keptBytes({ kind: 'unknown', code: PROXY_ERRORS.internal.code }) as Buffer),
-  );
-  return {
-    response: answer.response,
-    facts: { ...answer.facts, idempotency: kept ? 'recorded' : 'unrecorded' },
-  };
+  if ('unknown' in judged) {
+    return keeping.noted(result, (await keepUnknown(judged.unknown)) ? 'kept_unknown' : 'unrecorded');
+  }
+  return keeping.noted(result, (await keep(judged.keep)) ? 'recorded' : 'unrecorded');
 }

@@ -67,6 +67,7 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     named: new V2Router('auto', routing),
     positional: new V1Router('json2', routing),
     writeTools: config.mcpWriteTools,
+    idempotency: runtime.idempotency,
     limits: limitsDeps(runtime),
   };
 }

@@ -41,6 +41,7 @@ export function toMcpInbound(
     presentedProxyKey: known.oauth ? undefined : presentedProxyKey(event, { bearer: true })?.key,
     protocolHeaders,
     identity: known.oauth?.identity.name,
+    callerScope: callerScope(known),
     // A token caller's ERP connection is the identity map's; x-erp-* headers are ignored then.
     erp: known.oauth
       ? identityConnection(known.oauth)
@@ -51,6 +52,17 @@ export function toMcpInbound(
           userId: headers['x-erp-user-id'],
         },
   };
+}
+
+/**
+ * Whose an idempotency key is: the proxy key's name, or the signed-in person (issuer and subject;
+ * a token without `sub` falls back to its identity-map entry).
+ */
+function callerScope(known: { readonly caller: string; readonly oauth?: OAuthCaller | undefined }): string {
+  if (known.oauth === undefined) return `key:${known.caller}`;
+  return known.oauth.subject === undefined
+    ? `oauth-identity:${known.oauth.issuer} ${known.oauth.identity.name}`
+    : `oauth:${known.oauth.issuer} ${known.oauth.subject}`;
 }
 
 /** The ERP connection of a signed-in person, in the form the connection headers take. */

@@ -383,3 +383,134 @@ describe('observability', () => {
     for (const secret of [BILLING_KEY, ERP_A_ADMIN_KEY, key]) expect(everything).not.toContain(secret);
   });
 });
+
+describe('POST /mcp write tools with idempotency_key', () => {
+  const MODERN = '2026-07-28';
+  const META = {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  let mcpProxy: ProxyHarness;
+
+  beforeAll(async () => {
+    mcpProxy = await startProxy({
+      env: { ...state.env(), PROXY_API_KEY: '', PROXY_API_KEYS: KEYS, MCP_WRITE_TOOLS: 'true' },
+    });
+  });
+  afterAll(async () => {
+    await mcpProxy?.close();
+  });
+
+  const erp = () => ({
+    'x-erp-url': front.url,
+    'x-erp-db': 'erp_a',
+    'x-erp-api-key': ERP_A_ADMIN_KEY,
+    'x-erp-user-id': '2',
+  });
+
+  /** One tools/call in the legacy era (2025-11-25, no initialize: stateless) or the 2026-07-28 one. */
+  async function callTool(
+    era: 'legacy' | 'modern',
+    id: number,
+    name: string,
+    args: Record<string, unknown>,
+    apiKey = BILLING_KEY,
+  ): Promise<{ status: number; id: unknown; result: { isError?: boolean; content: { text: string }[] } }> {
+    const params = { name, arguments: args, ...(era === 'modern' ? { _meta: META } : {}) };
+    const headers: Record<string, string> = {
+      'x-api-key': apiKey,
+      accept: 'application/json, text/event-stream',
+      ...erp(),
+      ...(era === 'modern'
+        ? { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name }
+        : { 'mcp-protocol-version': '2025-11-25' }),
+    };
+    const answer = await mcpProxy.post('/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params }, headers);
+    const json = answer.json as { id: unknown; result: { isError?: boolean; content: { text: string }[] } };
+    return { status: answer.status, id: json.id, result: json.result };
+  }
+
+  it.each(['legacy', 'modern'] as const)(
+    '%s era: create runs once; the retry is the first result, re-wrapped for its own request',
+    async (era) => {
+      const key = freshKey();
+      const args = { model: 'res.partner', values: { name: `Mcp ${era} Co` }, idempotency_key: key };
+      const first = await callTool(era, 1, 'create', args);
+      expect(first.result.isError ?? false, first.result.content[0]?.text).toBe(false);
+      const again = await callTool(era, 2, 'create', args);
+      expect(again.id).toBe(2);
+      expect(again.result.isError ?? false).toBe(false);
+      expect(again.result.content).toEqual(first.result.content);
+      expect(erpRuns()).toBe(1);
+    },
+  );
+
+  it('answers -32011 (another change with the key) as a tool error with advice, nothing run', async () => {
+    const key = freshKey();
+    await callTool('legacy', 1, 'create', {
+      model: 'res.partner',
+      values: { name: 'Mcp A' },
+      idempotency_key: key,
+    });
+    const other = await callTool('legacy', 2, 'create', {
+      model: 'res.partner',
+      values: { name: 'Mcp B' },
+      idempotency_key: key,
+    });
+    expect(other.status).toBe(200);
+    expect(other.result.isError).toBe(true);
+    const error = JSON.parse(other.result.content[0]?.text ?? '{}').error;
+    expect(error).toMatchObject({ source: 'proxy', code: -32011, retry_safe: true, retry_can_help: false });
+    expect(erpRuns()).toBe(1);
+  });
+
+  it('answers -32010 (still running) as a tool error that says to retry with the same key', async () => {
+    const key = freshKey();
+    front.plan = (_call, index) => (index === 0 ? { delayMs: 1500 } : 'forward');
+    const args = { model: 'res.partner', values: { name: 'Mcp Slow' }, idempotency_key: key };
+    const first = callTool('modern', 1, 'create', args);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const during = await callTool('modern', 2, 'create', args);
+    expect(during.result.isError).toBe(true);
+    const error = JSON.parse(during.result.content[0]?.text ?? '{}').error;
+    expect(error).toMatchObject({ code: -32010, retry_safe: true, retry_can_help: true });
+    expect(error.retry).toMatch(/SAME idempotency_key/);
+    await first;
+    expect(erpRuns()).toBe(1);
+  });
+
+  it('keeps a key per caller: the two proxy keys with one key run twice', async () => {
+    const key = freshKey();
+    const args = { model: 'res.partner', values: { name: 'Mcp Two Callers' }, idempotency_key: key };
+    await callTool('legacy', 1, 'create', args, BILLING_KEY);
+    await callTool('legacy', 2, 'create', args, CRM_KEY);
+    expect(erpRuns()).toBe(2);
+  });
+
+  it('offers idempotency_key on the write tools only, and refuses a bad one before any ERP call', async () => {
+    const listed = await mcpProxy.post(
+      '/mcp',
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      {
+        'x-api-key': BILLING_KEY,
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+    );
+    const tools = (
+      listed.json as { result: { tools: { name: string; inputSchema: { properties: object } }[] } }
+    ).result.tools;
+    for (const tool of tools) {
+      const writes = ['create', 'write', 'unlink', 'call_method'].includes(tool.name);
+      expect('idempotency_key' in tool.inputSchema.properties, tool.name).toBe(writes);
+    }
+    const bad = await callTool('legacy', 3, 'create', {
+      model: 'res.partner',
+      values: { name: 'x' },
+      idempotency_key: 'two words',
+    });
+    expect(bad.result.isError).toBe(true);
+    expect(front.calls).toHaveLength(0);
+  });
+});

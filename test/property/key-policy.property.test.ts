@@ -382,6 +382,7 @@ describe('no name slips a write or another model past the check', () => {
       named: transport,
       positional: transport,
       writeTools: true,
+      idempotency: { store: undefined, ttlSeconds: 60 },
     };
     const argumentsArb = fc.record(
       {

@@ -3,9 +3,11 @@
  * caller and read the body: an answer without HTTP or an ERP (no tool reaches one: a tool that
  * did would fail with an internal error).
  */
+
 import type { McpInbound } from '../../lambdas/core/mcp/connection.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
+import { EmbeddedStateStore } from '../../lambdas/platform/state-store-embedded.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpTransport } from '../../lambdas/upstream/erp-transport.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
@@ -32,6 +34,7 @@ export function mcpDeps(writeTools: boolean, erp: ErpTransport): McpDeps {
     named: erp,
     positional: erp,
     writeTools,
+    idempotency: { store: new EmbeddedStateStore(), ttlSeconds: config.idempotencyTtlSeconds },
   };
 }
 
@@ -78,6 +81,7 @@ export function mcpInbound(
     responseEncoding: undefined,
     sourceIp: '127.0.0.1',
     remainingMs: undefined,
+    callerScope: 'key:default',
     ...overrides,
   };
 }

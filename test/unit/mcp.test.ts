@@ -384,6 +384,7 @@ describe('a bug inside a tool', () => {
       responseEncoding: undefined,
       sourceIp: '127.0.0.1',
       remainingMs: undefined,
+      callerScope: 'key:default',
     };
     const { response, facts: state } = await serveMcp(inbound, deps);
     expect(response.statusCode).toBe(200);

@@ -211,6 +211,24 @@ const PROXY_ADVICE: ReadonlyMap<ProxyErrorRow, (readOnly: boolean) => Advice> = 
   (readOnly: boolean) => Advice
 >([
   [
+    PROXY_ERRORS.idempotencyInProgress,
+    () => ({
+      retrySafe: true,
+      retryCanHelp: true,
+      retry:
+        'The first call with this idempotency_key is still running. Wait a few seconds, then call again with the SAME idempotency_key and arguments to get its result; a new key could make the change twice.',
+    }),
+  ],
+  [
+    PROXY_ERRORS.idempotencyKeyReused,
+    () => ({
+      retrySafe: true,
+      retryCanHelp: false,
+      retry:
+        'Nothing ran: this idempotency_key was already used for a different change. Use a new idempotency_key for a new change; to retry the earlier change, send exactly the same arguments with its key.',
+    }),
+  ],
+  [
     PROXY_ERRORS.upstreamUnavailable,
     () => ({
       retrySafe: true,

@@ -40,6 +40,12 @@ export interface McpInbound extends InboundCall {
    */
   readonly identity?: string | undefined;
   readonly body: InboundBody;
+  /**
+   * Whose `idempotency_key` a tool call's is (README, "Retrying writes safely"): `key:<name>` for a
+   * proxy key, `oauth:<issuer> <subject>` for a signed-in person (not the identity-map entry, which
+   * is often a whole group).
+   */
+  readonly callerScope: string;
 }
 
 /** A checked ERP connection. */

@@ -17,6 +17,7 @@
  * target, the database, the model and method as sent); what it throws carries the same facts
  * (`withFacts`), so a refused or failed call's log line names them too. Nothing is kept for later.
  */
+
 import type { Config } from '../../platform/config.ts';
 import {
   BadUpstreamResponseError,
@@ -30,6 +31,7 @@ import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstr
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
+import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { LimitsDeps } from '../limits-check.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
@@ -55,6 +57,8 @@ export interface McpDeps {
   readonly positional: ErpTransport;
   /** Offer the tools that change data (`MCP_WRITE_TOOLS`). */
   readonly writeTools: boolean;
+  /** The store of the write tools' `idempotency_key` (core/idempotency.ts). */
+  readonly idempotency: IdempotencyDeps;
   /** The proxy's limits (README, "Limits"): the store and `ERP_TARGET_LIMITS`; absent: none checked. */
   readonly limits?: LimitsDeps;
 }

@@ -13,9 +13,20 @@
  * It takes and returns plain values: the protocol layer (protocol/mcp/) turns the outcome into an
  * MCP result of its revision, and the facts into the request's.
  */
+import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, ProxyError } from '../../platform/errors.ts';
+import { isReadMethod } from '../../platform/key-policy.ts';
 import { checkTarget } from '../../upstream/target-policy.ts';
 import { admitToErp, withCallContext } from '../forward.ts';
+import {
+  attemptLeaseMs,
+  certainlyDidNotRun,
+  fingerprintOf,
+  type Keeping,
+  keptValue,
+  keptValueBytes,
+  runOnceWith,
+} from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { Admission } from '../limits-check.ts';
 import { factsOf, type RequestFacts, withFacts } from '../request-facts.ts';
@@ -76,6 +87,69 @@ async function ranOnErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Prom
   };
 }
 
+/** The method a write tool calls, for the read list and the key policy (`call_method`: its own). */
+function methodOf(call: ToolCall): string {
+  const args = call.args as { readonly method?: unknown };
+  return call.tool.name === 'call_method' && typeof args.method === 'string' ? args.method : call.tool.name;
+}
+
+/**
+ * The call's `idempotency_key` when it applies: a tool that writes, calling a method outside the
+ * read list (a `call_method` of `name_search` only reads: not recorded, as on execute).
+ */
+function idempotencyKeyOf(call: ToolCall): string | undefined {
+  const key = (call.args as { readonly idempotency_key?: unknown }).idempotency_key;
+  if (typeof key !== 'string' || !call.tool.writes || isReadMethod(methodOf(call))) return undefined;
+  return key;
+}
+
+/**
+ * The fingerprint of a tool call: the tool, its arguments without `idempotency_key`, and the
+ * caller's ERP connection (the same arguments against another ERP or user are another request).
+ */
+function toolFingerprint(call: ToolCall, caller: McpInbound): string {
+  const { idempotency_key: _key, ...args } = call.args as Record<string, unknown>;
+  return fingerprintOf(
+    `mcp ${call.tool.name}`,
+    new Map([
+      ['arguments', JSON.stringify(args)],
+      ['erp', JSON.stringify(caller.erp)],
+    ]),
+  );
+}
+
+/** What a tool's run means for its record (core/idempotency.ts): kept, forgotten, or unknown. */
+function toolKeeping(call: ToolCall): Keeping<ToolRun> {
+  return {
+    judge(run) {
+      if (run.outcome.ok) return { keep: keptValueBytes(run.outcome.answer) };
+      // The ERP's own error rolled its transaction back; a proxy error may say the call did not run.
+      if (run.facts.outcome === 'erp_error' || certainlyDidNotRun(run.facts.errorCode))
+        return { forget: true };
+      return { unknown: run.facts.errorCode ?? PROXY_ERRORS.internal.code };
+    },
+    replay(kept, rest) {
+      const read = keptValue(kept, rest);
+      if (read === undefined) return undefined;
+      return {
+        outcome: { ok: true, answer: read.value as Omit<ToolAnswer, 'facts'> },
+        facts: { tool: call.tool.name, outcome: 'success', idempotency: 'replayed' },
+      };
+    },
+    noted: (run, idempotency) => ({ outcome: run.outcome, facts: { ...run.facts, idempotency } }),
+  };
+}
+
+/** The tool's run; the ERP's own refusal as its outcome (nothing changed), anything else thrown. */
+async function ranOrRefusedByErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
+  try {
+    return await ranOnErp(call, caller, deps);
+  } catch (error) {
+    if (error instanceof ErpCallError) return failedRun(call, error);
+    throw error;
+  }
+}
+
 /**
  * The limits of a tool call (README, "Limits"), before its first ERP request: one count per tool
  * call however many requests the tool makes, and one in-flight slot held across them all.
@@ -96,29 +170,63 @@ function admitTool(caller: McpInbound, deps: McpDeps): Promise<Admission | undef
 }
 
 /**
+ * `run` within the tool call's limits (a refusal is thrown: the tool's error, -32004 with when to
+ * retry), its in-flight slot released after the tool's last ERP request.
+ */
+async function limited(
+  call: ToolCall,
+  caller: McpInbound,
+  deps: McpDeps,
+  run: () => Promise<ToolRun>,
+): Promise<ToolRun> {
+  const admission = await admitTool(caller, deps);
+  if (admission === undefined) return run();
+  try {
+    const ran = await run();
+    return { outcome: ran.outcome, facts: { ...ran.facts, ...admission.facts } };
+  } catch (error) {
+    throw withFacts(error, { tool: call.tool.name, ...admission.facts });
+  } finally {
+    // The tool's last ERP request is over: its slot is free for the next call.
+    await admission.release();
+  }
+}
+
+/**
  * Runs one tool (its arguments checked) for `caller`; every failure becomes its outcome, so it
  * never throws. The admission point of issues 39 and 40 (a replay of an idempotent write, a
  * conflict, a rate refusal) is between the policy check and {@link ranOnErp}: a function of the
  * same `call` and `caller` that returns a `ToolRun` instead of running the tool; what follows the
- * run sees the returned `ToolRun` as a value.
+ * run sees the returned `ToolRun` as a value. A write tool's `idempotency_key` runs the tool
+ * through {@link runOnceWith} there (README, "Retrying writes safely"): a replay, -32010, -32011 or
+ * "outcome unknown" comes back as the tool's outcome, the limits of issue 40 go inside.
  */
 export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
   try {
     // The caller key's policy: a tool that changes data is refused to a read key (-32008).
     checkKeyPolicy(caller.keyPolicy, { tool: call.tool });
-    // The limits (a refusal is the tool's error, -32004 with when to retry): after the idempotency
-    // lookup, before any ERP traffic.
-    const admission = await admitTool(caller, deps);
-    if (admission === undefined) return await ranOnErp(call, caller, deps);
-    try {
-      const run = await ranOnErp(call, caller, deps);
-      return { outcome: run.outcome, facts: { ...run.facts, ...admission.facts } };
-    } catch (error) {
-      throw withFacts(error, admission.facts);
-    } finally {
-      // The tool's last ERP request is over: its slot is free for the next call.
-      await admission.release();
+    const key = idempotencyKeyOf(call);
+    if (key === undefined) return await limited(call, caller, deps, () => ranOnErp(call, caller, deps));
+    // The policy on the model and method before any replay: never served to a key that may no
+    // longer make the call (the ERP access checks each call again, with the target).
+    const { model } = call.args as { readonly model?: unknown };
+    if (typeof model === 'string') {
+      const pending = checkKeyPolicy(caller.keyPolicy, { model, method: methodOf(call) });
+      if (pending !== undefined) await pending;
     }
+    return await runOnceWith(
+      deps.idempotency,
+      {
+        key,
+        scope: caller.callerScope,
+        fingerprint: toolFingerprint(call, caller),
+        envelopeId: null,
+        leaseMs: attemptLeaseMs(caller, deps.config),
+      },
+      // The limits inside the attempt: a replay or a conflict costs no quota, a refusal is not kept.
+      () => limited(call, caller, deps, () => ranOrRefusedByErp(call, caller, deps)),
+      toolKeeping(call),
+    );
   } catch (error) {
     return failedRun(call, error);
   }

@@ -11,6 +11,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
 import { lazily } from '../../platform/zod.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
+import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency.ts';
 import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
 import { fieldsToRead } from './binary-fields.ts';
@@ -218,6 +219,9 @@ function tool<const N extends string, S extends Shape>(
   },
 ): ToolDefinition<Shape, N> {
   const { changes, input, ...rest } = definition;
+  // Every tool that writes takes an optional idempotency_key (README, "Retrying writes safely").
+  const shape =
+    changes === undefined ? input : () => ({ ...input(), idempotency_key: idempotencyKeyArgument() });
   const annotations: ToolAnnotations = {
     title: definition.title,
     readOnlyHint: changes === undefined,
@@ -227,10 +231,27 @@ function tool<const N extends string, S extends Shape>(
   };
   return {
     ...rest,
-    input: lazily(() => z.strictObject(input())),
+    input: lazily(() => z.strictObject(shape())),
     annotations,
     writes: changes !== undefined,
   } as unknown as ToolDefinition<Shape, N>;
+}
+
+/**
+ * The optional `idempotency_key` of a tool that writes: the rules of the `Idempotency-Key` header,
+ * and words that tell a model to reuse it when it retries the same operation.
+ */
+function idempotencyKeyArgument() {
+  return z.optional(
+    z
+      .string()
+      .check(
+        z.regex(IDEMPOTENCY_KEY_PATTERN, 'expected 1 to 255 visible ASCII characters (no spaces)'),
+        z.describe(
+          'Optional, recommended: a unique key for this one change (e.g. a fresh UUID). If the call fails or its answer is lost and you retry the SAME change, send the SAME key: the proxy runs it at most once and answers the retry with the first result. Use a new key for every new change.',
+        ),
+      ),
+  );
 }
 
 /** `context` with the read tools' default: binary fields as their size, not their contents. */
