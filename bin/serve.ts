@@ -97,6 +97,11 @@ async function main(): Promise<void> {
       `  curl -s ${base}/_/about`,
       '',
       `Agents (MCP): ${base}/mcp, with the proxy key and the x-erp-* headers (README, "Agents (MCP)").`,
+      ...(runtime.oauth
+        ? [
+            `OAuth: on: ${base}/mcp also takes access tokens of ${runtime.oauth.issuers.join(', ')} for ${runtime.oauth.resource} (README, "Remote agents with OAuth").`,
+          ]
+        : []),
       '',
     ];
     process.stdout.write(`${lines.join('\n')}\n`);

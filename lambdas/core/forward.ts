@@ -28,7 +28,7 @@ import {
   type IdempotencyDeps,
   runOnce,
 } from './idempotency.ts';
-import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
+import { callerScope, type ExecuteCall, type InboundBody, type InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy } from './key-policy-check.ts';
 import { type Admission, admitCall, type LimitsDeps } from './limits-check.ts';
 import { withFacts } from './request-facts.ts';
@@ -221,7 +221,7 @@ async function forwardExecute(
       deps.idempotency,
       {
         key: idempotencyKey,
-        scope: `key:${inbound.caller.name}`,
+        scope: callerScope(inbound.caller),
         fingerprint: fingerprintOf(
           api.route,
           inbound.body.ok ? inbound.body.members : new Map(),

@@ -18,18 +18,36 @@ export type InboundBody =
   | Extract<JsonDocument, { readonly ok: true }>
   | { readonly ok: false; readonly problem?: string };
 
-/** Who calls, as the limits (and the idempotency records) count callers. */
-export interface InboundCaller {
-  /** The proxy key's name; for an OAuth caller, its identity's name. */
-  readonly name: string;
-  /** An OAuth caller's person: the token's issuer and `sub` (absent for a key, or a token without `sub`). */
-  readonly person?: { readonly issuer: string; readonly subject: string };
+/**
+ * Who calls, as a value (issues 39 and 40 key idempotency records and rate budgets by it): a proxy
+ * key, by its name (the names of a rotation's old and new key are one), or a person signed in with
+ * OAuth (`POST /mcp`), by the token's issuer and subject, with the identity-map entry that gave
+ * the connection (a token without `sub` is known by that entry alone).
+ */
+export type CallerIdentity =
+  | { readonly kind: 'key'; readonly name: string }
+  | {
+      readonly kind: 'oauth';
+      readonly issuer: string;
+      readonly subject: string | undefined;
+      readonly entry: string;
+    };
+
+/**
+ * A caller as one string, whose budgets and `Idempotency-Key`s it names: `key:<name>`,
+ * `oauth:<issuer> <subject>`, or `oauth-identity:<issuer> <entry>` for a token without `sub`.
+ */
+export function callerScope(caller: CallerIdentity): string {
+  if (caller.kind === 'key') return `key:${caller.name}`;
+  return caller.subject === undefined
+    ? `oauth-identity:${caller.issuer} ${caller.entry}`
+    : `oauth:${caller.issuer} ${caller.subject}`;
 }
 
 export interface InboundCall {
-  /** Who calls (README, "Limits": budgets are per key name, or per OAuth person). */
-  readonly caller: InboundCaller;
   readonly body: InboundBody;
+  /** Who calls: the proxy key's name, or the signed-in person. */
+  readonly caller: CallerIdentity;
   /** The envelope `id` to echo (from the body); `null` when it has none or could not be read. */
   readonly envelopeId: string | null;
   /** The policy of the caller's proxy key (README, "Key policies"); `undefined`: the key has none. */

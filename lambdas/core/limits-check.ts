@@ -31,7 +31,7 @@ import {
   windowOf,
 } from '../platform/limits.ts';
 import type { StateStore } from '../platform/state-store.ts';
-import type { InboundCaller } from './inbound-call.ts';
+import type { CallerIdentity } from './inbound-call.ts';
 import { type RequestFacts, withFacts } from './request-facts.ts';
 
 /**
@@ -40,7 +40,7 @@ import { type RequestFacts, withFacts } from './request-facts.ts';
  * the limits of its policy.
  */
 export interface LimitCaller {
-  readonly caller: InboundCaller;
+  readonly caller: CallerIdentity;
   /** The policy of the key (or identity) that called: its `limits`; `undefined`: no policy. */
   readonly keyPolicy: KeyPolicy | undefined;
 }
@@ -88,14 +88,17 @@ function limitsFor(
   target: URL,
 ): { readonly rates: readonly AppliedRate[]; readonly erp: TargetLimit | undefined } {
   const rates: AppliedRate[] = [];
-  const { name, person } = caller.caller;
-  for (const limit of caller.keyPolicy?.limits ?? []) {
-    rates.push(
-      person === undefined
-        ? { scope: 'key', budget: budgetHash('key', name), limit }
-        : { scope: 'person', budget: budgetHash('person', person.issuer, person.subject), limit },
-    );
-  }
+  const who = caller.caller;
+  // A key's budget is its name; a person's, the token's issuer and subject (a token without `sub`:
+  // its identity-map entry).
+  const budget =
+    who.kind === 'key'
+      ? budgetHash('key', who.name)
+      : who.subject === undefined
+        ? budgetHash('identity', who.issuer, who.entry)
+        : budgetHash('person', who.issuer, who.subject);
+  const scope: LimitScope = who.kind === 'key' ? 'key' : 'person';
+  for (const limit of caller.keyPolicy?.limits ?? []) rates.push({ scope, budget, limit });
   const erp = deps.targetLimits.size === 0 ? undefined : deps.targetLimits.get(hostOfUrl(target));
   if (erp?.rate !== undefined)
     rates.push({ scope: 'erp', budget: erp.host, limit: erp.rate, host: erp.host });

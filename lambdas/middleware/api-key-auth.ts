@@ -5,6 +5,7 @@
  * also takes the key as `Authorization: Bearer <key>` (README, "Agents (MCP)"), since many MCP
  * clients can set no other header for authentication.
  */
+import { type Credential, presentedCredential } from '../platform/bearer.ts';
 import { AuthenticationError } from '../platform/errors.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import { findCallerKey, type ProxyKeySource } from '../platform/secrets.ts';
@@ -21,20 +22,16 @@ export interface ApiKeyAuthOptions {
   readonly bearer?: boolean;
 }
 
-/** `Authorization: Bearer <token>`, the scheme in any case (RFC 9110, 11.1). */
-export const BEARER = /^\s*bearer\s+(\S(?:.*\S)?)\s*$/i;
+/** A proxy key as presented: the key and the header it came in. */
+export type PresentedKey = Extract<Credential, { readonly kind: 'key' }>;
 
 /** The proxy key a request presents, and the header it came in; `undefined` when none. */
 export function presentedProxyKey(
   event: ProxyEvent,
   options: Pick<ApiKeyAuthOptions, 'bearer'> = {},
-): { readonly key: string; readonly header: 'x-api-key' | 'Authorization: Bearer' } | undefined {
-  const headers = event.headers ?? {};
-  const apiKey = headers['x-api-key'];
-  if (apiKey !== undefined) return { key: apiKey, header: 'x-api-key' };
-  if (!options.bearer) return undefined;
-  const token = BEARER.exec(headers.authorization ?? '')?.[1];
-  return token === undefined ? undefined : { key: token, header: 'Authorization: Bearer' };
+): PresentedKey | undefined {
+  const credential = presentedCredential(event.headers ?? {}, options);
+  return credential?.kind === 'key' ? credential : undefined;
 }
 
 /**
@@ -67,18 +64,30 @@ export function apiKeyAuth(
 ): Step<NoValues, MaybeAuthenticated> {
   return step<NoValues, MaybeAuthenticated>('apiKeyAuth', async (event) => {
     if (options.isPublic?.(event)) return { values: { caller: undefined, policy: undefined } };
-    const presented = presentedProxyKey(event, options);
-    const caller = findCallerKey(await keys.getKeys(), presented?.key);
-    if (!caller) {
-      const missing = options.bearer
-        ? 'Authentication failed: send the proxy key in the x-api-key header or as Authorization: Bearer <key>'
-        : 'Authentication failed: the x-api-key header is missing';
-      throw new AuthenticationError(
-        presented
-          ? `Authentication failed: the ${presented.header} ${presented.header === 'x-api-key' ? 'header' : 'token'} does not match a proxy key`
-          : missing,
-      );
-    }
-    return { values: { caller: caller.name, policy: caller.policy }, facts: { callerKeyName: caller.name } };
+    const caller = await checkProxyKey(keys, presentedProxyKey(event, options), options);
+    return { values: caller, facts: { callerKeyName: caller.caller } };
   });
+}
+
+/**
+ * The caller of a presented proxy key (its name and policy), or the 401 saying what is wrong:
+ * the key check of {@link apiKeyAuth}, for a credential the edge has read (`POST /mcp`'s step).
+ */
+export async function checkProxyKey(
+  keys: ProxyKeySource,
+  presented: PresentedKey | undefined,
+  options: Pick<ApiKeyAuthOptions, 'bearer'> = {},
+): Promise<Authenticated> {
+  const caller = findCallerKey(await keys.getKeys(), presented?.key);
+  if (!caller) {
+    const missing = options.bearer
+      ? 'Authentication failed: send the proxy key in the x-api-key header or as Authorization: Bearer <key>'
+      : 'Authentication failed: the x-api-key header is missing';
+    throw new AuthenticationError(
+      presented
+        ? `Authentication failed: the ${presented.header} ${presented.header === 'x-api-key' ? 'header' : 'token'} does not match a proxy key`
+        : missing,
+    );
+  }
+  return { caller: caller.name, policy: caller.policy };
 }

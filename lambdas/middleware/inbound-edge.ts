@@ -2,11 +2,11 @@
  * @module middleware/inbound-edge
  * The edge: the only place an execute or version call's API Gateway event is read for the core.
  * It takes the headers the core needs, the source address, the function's remaining time, the
- * body and envelope `id` the `jsonBody` step returned and the caller key's policy `apiKeyAuth`
- * returned, and hands the core an {@link InboundCall}.
+ * body and envelope `id` the `jsonBody` step returned and the caller key's name and policy
+ * `apiKeyAuth` returned, and hands the core an {@link InboundCall}.
  */
 import { IDEMPOTENCY_KEY_HEADER } from '../core/idempotency.ts';
-import type { ExecuteCall, InboundCall, InboundCaller } from '../core/inbound-call.ts';
+import type { ExecuteCall, InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { OAuthCaller } from '../protocol/oauth/resource-server.ts';
@@ -18,16 +18,12 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & {
-    readonly caller: string;
-    readonly policy: KeyPolicy | undefined;
-    readonly oauth?: OAuthCaller | undefined;
-  },
+  known: BodyRead & { readonly caller: string; readonly policy: KeyPolicy | undefined },
 ): InboundCall {
   const headers = event.headers ?? {};
   return {
-    caller: callerOf(known.caller, known.oauth),
     body: known.body,
+    caller: { kind: 'key', name: known.caller },
     envelopeId: known.envelopeId,
     keyPolicy: known.policy,
     presentedProxyKey: headers['x-api-key'],
@@ -40,13 +36,6 @@ export function toInboundCall(
         : undefined,
     ...(context.answerLease ? { answerLease: context.answerLease } : {}),
   };
-}
-
-/** The caller: the key's (or identity's) name, and a token caller's person (issuer and `sub`). */
-function callerOf(name: string, oauth: OAuthCaller | undefined): InboundCaller {
-  return oauth?.subject === undefined
-    ? { name }
-    : { name, person: { issuer: oauth.issuer, subject: oauth.subject } };
 }
 
 /** An execute call: {@link toInboundCall}, the caller's key name and the `Idempotency-Key` header. */

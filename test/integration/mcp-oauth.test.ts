@@ -404,20 +404,41 @@ describe('POST /mcp with OAuth: an identity without user_id on ERP 16-18', () =>
   ]);
 
   it("says the operator's map entry lacks user_id (not a header the person cannot set)", async () => {
-    const answer = await oauth.post(
-      await oauth.mint({ sub: 'dana', scope: 'erp.read' }),
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'search_count', arguments: { model: 'res.partner' } },
-      },
-      { 'mcp-protocol-version': '2025-11-25' },
-    );
+    const answer = await oauth.searchCount('dana');
     const error = toolError((answer.json as { result: unknown }).result);
     expect(error.message).toMatch(/identity map entry "no-uid" has no erp\.user_id: ask an operator/);
     expect(error.message).not.toMatch(/x-erp-user-id/);
   });
+});
+
+describe("POST /mcp with OAuth: a connection's failure is the operator's to fix, never a header", () => {
+  const double = useErpDouble({ mode: '19' });
+  const oauth = useOAuthProxy(() => [
+    {
+      name: 'bad-key',
+      match: { claim: 'sub', value: 'erin' },
+      erp: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: 'not-a-valid-erp-key-0000000000' },
+    },
+    {
+      name: 'not-an-erp',
+      match: { claim: 'sub', value: 'frank' },
+      erp: { url: `${double.url}/not/an/erp`, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
+    },
+  ]);
+
+  it.each([
+    ['erin', 'bad-key', 401, /erp\.api_key of the operator's identity map entry "bad-key"/],
+    ['frank', 'not-an-erp', undefined, /the operator's identity map entry "not-an-erp"/],
+  ])(
+    '%s (entry %s): the tool error names the entry, and no x-erp-* header',
+    async (sub, _entry, code, words) => {
+      const answer = await oauth.searchCount(sub);
+      const error = toolError((answer.json as { result: unknown }).result);
+      if (code !== undefined) expect(error.code).toBe(code);
+      expect(`${error.message} ${error.retry}`).toMatch(words);
+      expect(JSON.stringify(answer.json)).not.toMatch(/x-erp|MCP client's configuration/);
+    },
+  );
 });
 
 /**
@@ -446,23 +467,37 @@ function useOAuthProxy(identities: () => unknown[]) {
     await proxy?.close();
     await issuer?.close();
   });
+  const mint = (claims: Record<string, unknown>) => {
+    if (!issuer) throw new Error('the token issuer is not started yet');
+    return issuer.mint(claims);
+  };
+  const post = async (token: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(resource, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${token}`,
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, json: (await response.json()) as unknown };
+  };
   return {
-    mint: (claims: Record<string, unknown>) => {
-      if (!issuer) throw new Error('the token issuer is not started yet');
-      return issuer.mint(claims);
-    },
-    post: async (token: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(resource, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${token}`,
-          ...headers,
+    mint,
+    post,
+    /** `search_count` of `res.partner` (2025-11-25) with an `erp.read` token of `sub`. */
+    searchCount: async (sub: string) =>
+      post(
+        await mint({ sub, scope: 'erp.read' }),
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'search_count', arguments: { model: 'res.partner' } },
         },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, json: (await response.json()) as unknown };
-    },
+        { 'mcp-protocol-version': '2025-11-25' },
+      ),
   };
 }

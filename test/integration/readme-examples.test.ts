@@ -9,62 +9,20 @@
  * The scripts run as users run them (`tsx`, real processes, loopback only); each is stopped by
  * its own process handle.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
 import { ERP_DOUBLE_DEFAULT_PORT } from '../erp-double/index.ts';
 import { type Envelope, useErpDouble, withProxy } from '../support/fixtures.ts';
 import { type CurlExample, curlCommands, curlExamples } from '../support/readme-examples.ts';
+import { startScript } from '../support/scripts.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const DOUBLE_DEFAULT_URL = `http://127.0.0.1:${ERP_DOUBLE_DEFAULT_PORT}`;
 const PROXY_DEFAULT_URL = `http://127.0.0.1:${RUNTIME_SETTINGS.port.schema.parse(undefined)}`;
-
-/** A running script and what it printed so far. */
-interface Script {
-  readonly stdout: () => string;
-  readonly stderr: () => string;
-  /** Stops it (SIGTERM to its own pid) and waits until its output is all read. */
-  readonly stop: () => Promise<void>;
-}
-
-/** Starts a repository script with tsx, as `npm start` does; resolves once stdout matches `ready`. */
-function startScript(file: string, env: Record<string, string | undefined>, ready: RegExp): Promise<Script> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', file], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const script: Script = {
-    stdout: () => stdout,
-    stderr: () => stderr,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await closed;
-    },
-  };
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      if (ready.test(stdout)) resolve(script);
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`${file} exited (${code}) before it was ready:\n${stderr}`)),
-    );
-  });
-}
 
 /** A port free on 127.0.0.1 now (`PORT` must be a real port: 0 is refused). */
 async function freePort(): Promise<number> {

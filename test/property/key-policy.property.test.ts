@@ -412,7 +412,10 @@ describe('no name slips a write or another model past the check', () => {
             'mcp-protocol-version': '2025-11-25',
           },
           {
-            erp: { url: 'http://127.0.0.1:8069', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+            erp: {
+              from: 'headers',
+              headers: { url: 'http://127.0.0.1:8069', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+            },
             keyPolicy: READ_KEY,
           },
         );

@@ -51,7 +51,10 @@ export async function proxyAnswer(
     config: loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, ...env }),
   };
   const inbound = mcpInbound(body, headers, {
-    erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+    erp: {
+      from: 'headers',
+      headers: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+    },
   });
   const { response } = await serveMcp(inbound, deps);
   return {
@@ -72,7 +75,7 @@ export function mcpInbound(
 ): McpInbound {
   return {
     envelopeId: null,
-    caller: { name: 'default' },
+    caller: { kind: 'key', name: 'test' },
     keyPolicy: undefined,
     body: { ok: true, value: body, members: new Map(), tooDeep: false },
     protocolHeaders: headers,
@@ -81,7 +84,6 @@ export function mcpInbound(
     responseEncoding: undefined,
     sourceIp: '127.0.0.1',
     remainingMs: undefined,
-    callerScope: 'key:default',
     ...overrides,
   };
 }

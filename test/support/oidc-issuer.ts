@@ -1,14 +1,11 @@
 /**
- * A real OpenID provider on loopback for the OAuth tests: `oidc-provider` (the certified Node
- * implementation) issuing JWT access tokens for a resource indicator (RFC 8707), with PKCE
- * required, dynamic client registration open (as MCP clients use it), and its development login
+ * A real OpenID provider on loopback for the OAuth tests: the one `npm run oauth:try-out` runs
+ * (bin/oauth-try-out.ts), `oidc-provider` (the certified Node implementation) issuing JWT access
+ * tokens for a resource indicator (RFC 8707), with PKCE required, dynamic client registration open (as MCP clients use it), and its development login
  * driven by the test ({@link OidcIssuer.signIn}): the person signs in as an account of
  * `accounts`, whose claims (`groups`...) go into the access token.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair } from 'jose';
-import Provider from 'oidc-provider';
+import { listenDevIssuer } from '../../bin/oauth-try-out.ts';
 
 export interface OidcIssuer {
   /** The issuer identifier, `http://127.0.0.1:<port>`. */
@@ -46,50 +43,12 @@ class CookieJar {
 }
 
 export async function startOidcIssuer(options: OidcIssuerOptions): Promise<OidcIssuer> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  const signingKey = { ...(await exportJWK(privateKey)), kid: 'oidc-test-1', alg: 'ES256', use: 'sig' };
-  const scopes = (options.scopes ?? ['erp.read', 'erp.write']).join(' ');
-
-  const provider = new Provider(issuer, {
-    jwks: { keys: [signingKey] },
-    scopes: ['openid', 'offline_access', ...scopes.split(' ')],
-    pkce: { required: () => true },
-    clientDefaults: {
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-      id_token_signed_response_alg: 'ES256',
-    },
-    features: {
-      devInteractions: { enabled: true },
-      registration: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: (_ctx, _client, oneOf) => oneOf?.[0],
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, resourceIndicator: string) => ({
-          scope: scopes,
-          audience: resourceIndicator,
-          accessTokenTTL: options.accessTokenTtl ?? 300,
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'ES256' } },
-        }),
-      },
-    },
-    findAccount: (_ctx: unknown, id: string) =>
-      options.accounts[id]
-        ? { accountId: id, claims: () => ({ sub: id, ...options.accounts[id] }) }
-        : undefined,
-    extraTokenClaims: (_ctx, token) => {
-      const accountId = 'accountId' in token ? token.accountId : undefined;
-      return accountId ? (options.accounts[accountId] ?? {}) : {};
-    },
+  // The provider of `npm run oauth:try-out`, with the test's accounts.
+  const { issuer, close } = await listenDevIssuer(0, {
+    claimsOf: (id) => options.accounts[id],
+    ...(options.scopes ? { scopes: options.scopes } : {}),
+    ...(options.accessTokenTtl ? { accessTokenTtl: options.accessTokenTtl } : {}),
   });
-  // Loopback over http: oidc-provider allows it for development, as the MCP spec allows localhost.
-  provider.proxy = false;
-  server.on('request', provider.callback());
 
   return {
     issuer,
@@ -126,6 +85,6 @@ export async function startOidcIssuer(options: OidcIssuerOptions): Promise<OidcI
       }
       throw new Error('sign-in did not finish in 12 steps');
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close,
   };
 }

@@ -23,8 +23,8 @@ const config = loadConfig({
 function inbound(headers: Record<string, string> = {}, functionTimeoutMs = 28_000): InboundCall {
   return {
     body: { ok: false },
+    caller: { kind: 'key', name: 'test' },
     envelopeId: null,
-    caller: { name: 'default' },
     keyPolicy: undefined,
     presentedProxyKey: TEST_PROXY_KEY,
     requestTimeout: headers['x-request-timeout'],

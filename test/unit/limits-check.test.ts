@@ -5,7 +5,7 @@
  * fail open when the store cannot be asked.
  */
 import { describe, expect, it } from 'vitest';
-import type { InboundCaller } from '../../lambdas/core/inbound-call.ts';
+import type { CallerIdentity } from '../../lambdas/core/inbound-call.ts';
 import { admitCall, type LimitsDeps } from '../../lambdas/core/limits-check.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { RateLimitedError } from '../../lambdas/platform/errors.ts';
@@ -33,7 +33,10 @@ function deps(store: StateStore, targetLimits: TargetLimits = new Map(), now = (
   return { store, targetLimits, now };
 }
 
-const key = (name: string, keyPolicy?: KeyPolicy) => ({ caller: { name } as InboundCaller, keyPolicy });
+const key = (name: string, keyPolicy?: KeyPolicy) => ({
+  caller: { kind: 'key', name } as CallerIdentity,
+  keyPolicy,
+});
 
 async function refusalOf(promise: Promise<unknown>): Promise<RateLimitedError> {
   const error = await promise.then(
@@ -119,7 +122,7 @@ describe('admitCall', () => {
     const store = new EmbeddedStateStore();
     const policy = withLimits({ requests: 1, per: 'hour' });
     const person = (subject: string) => ({
-      caller: { name: 'sales', person: { issuer: 'https://issuer.example', subject } },
+      caller: { kind: 'oauth', issuer: 'https://issuer.example', subject, entry: 'sales' } as CallerIdentity,
       keyPolicy: policy,
     });
     expect(await admitCall(deps(store), person('alice'), ERP, 1000)).toBeDefined();

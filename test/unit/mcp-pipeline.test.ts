@@ -5,6 +5,7 @@
  * function calls it.
  */
 import { describe, expect, it } from 'vitest';
+import type { McpErp } from '../../lambdas/core/mcp/connection.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { IdentityRefusedError } from '../../lambdas/platform/errors.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
@@ -29,7 +30,10 @@ function depsWith(writeTools: boolean) {
   return { deps: mcpDeps(writeTools, erp), calls };
 }
 
-const ERP = { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' };
+const ERP: McpErp = {
+  from: 'headers',
+  headers: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+};
 
 function toolsCall(name: string, args: unknown, id = 1) {
   return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } };

@@ -17,12 +17,14 @@ import {
   type ErpHeaders,
   erpConnection,
   erpUrl,
+  type McpErp,
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
 import { type ErpAccess, ErpCallError } from '../../lambdas/core/mcp/erp-access.ts';
 import { compactFields, MAX_DEFAULT_SELECTION, TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
+import { presentedCredential } from '../../lambdas/platform/bearer.ts';
 import { PROXY_ERRORS } from '../../lambdas/platform/error-table.ts';
 import {
   BadUpstreamResponseError,
@@ -279,21 +281,25 @@ describe('the connection headers', () => {
     userId: undefined,
     ...extra,
   });
+  const fromHeaders = (extra: Partial<ErpHeaders> = {}): McpErp => ({
+    from: 'headers',
+    headers: headers(extra),
+  });
 
   it('give a checked connection, trimmed, with the user id when given', () => {
-    expect(erpConnection(headers({ db: ' prod ', userId: ' 7 ' }), TEST_PROXY_KEY)).toEqual({
+    expect(erpConnection(fromHeaders({ db: ' prod ', userId: ' 7 ' }), TEST_PROXY_KEY)).toEqual({
       baseUrl: new URL('https://erp.example.com'),
       db: 'prod',
       apiKey: 'a'.repeat(40),
       uid: 7,
     });
-    expect(erpConnection(headers({ userId: '' }), undefined).uid).toBeUndefined();
+    expect(erpConnection(fromHeaders({ userId: '' }), undefined).uid).toBeUndefined();
   });
 
   it('name what is missing or wrong, and never echo the key', () => {
     const problem = (extra: Partial<ErpHeaders>) => {
       try {
-        erpConnection(headers(extra), TEST_PROXY_KEY);
+        erpConnection(fromHeaders(extra), TEST_PROXY_KEY);
       } catch (error) {
         expect(error).toBeInstanceOf(InvalidRequestError);
         return (error as Error).message;
@@ -314,7 +320,7 @@ describe('the connection headers', () => {
     expect(problem({ userId: '2.5' })).toMatch(/x-erp-user-id header/);
     expect(problem({ apiKey: TEST_PROXY_KEY })).toMatch(/holds the proxy key/);
     expect(problem({ apiKey: TEST_PROXY_KEY })).not.toContain(TEST_PROXY_KEY);
-    expect(erpUrl(headers({ db: undefined })).href).toBe('https://erp.example.com/');
+    expect(erpUrl(fromHeaders({ db: undefined })).href).toBe('https://erp.example.com/');
   });
 });
 
@@ -325,10 +331,12 @@ describe('the proxy key of a request', () => {
     expect(
       presentedProxyKey(event({ 'x-api-key': 'k1', authorization: 'Bearer k2' }), { bearer: true }),
     ).toEqual({
+      kind: 'key',
       key: 'k1',
       header: 'x-api-key',
     });
     expect(presentedProxyKey(event({ authorization: 'BEARER  k2 ' }), { bearer: true })).toEqual({
+      kind: 'key',
       key: 'k2',
       header: 'Authorization: Bearer',
     });
@@ -336,6 +344,31 @@ describe('the proxy key of a request', () => {
     expect(presentedProxyKey(event({ authorization: 'Basic k2' }), { bearer: true })).toBeUndefined();
     expect(presentedProxyKey(event({ authorization: 'Bearer' }), { bearer: true })).toBeUndefined();
     expect(presentedProxyKey({} as ProxyEvent, { bearer: true })).toBeUndefined();
+  });
+
+  it('read once as a credential: a JWT bearer is an access token only with OAuth on; x-api-key wins', () => {
+    const jwt = `${Buffer.from('{"alg":"ES256"}').toString('base64url')}.e30.c2ln`;
+    expect(presentedCredential({ authorization: `Bearer ${jwt}` }, { bearer: true, tokens: true })).toEqual({
+      kind: 'token',
+      token: jwt,
+    });
+    expect(presentedCredential({ authorization: `Bearer ${jwt}` }, { bearer: true })).toEqual({
+      kind: 'key',
+      key: jwt,
+      header: 'Authorization: Bearer',
+    });
+    expect(
+      presentedCredential(
+        { 'x-api-key': 'k1', authorization: `Bearer ${jwt}` },
+        { bearer: true, tokens: true },
+      ),
+    ).toEqual({ kind: 'key', key: 'k1', header: 'x-api-key' });
+    expect(presentedCredential({ authorization: 'Bearer k2' }, { bearer: true, tokens: true })).toMatchObject(
+      {
+        kind: 'key',
+        key: 'k2',
+      },
+    );
   });
 });
 
@@ -369,7 +402,6 @@ describe('a bug inside a tool', () => {
       params: { name: 'search_count', arguments: { model: 'res.partner' } },
     };
     const inbound: McpInbound = {
-      caller: { name: 'default' },
       keyPolicy: undefined,
       body: { ok: true, value: message, members: new Map(), tooDeep: false },
       protocolHeaders: {
@@ -377,14 +409,17 @@ describe('a bug inside a tool', () => {
         'content-type': 'application/json',
         'mcp-protocol-version': '2025-11-25',
       },
-      erp: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+      erp: {
+        from: 'headers',
+        headers: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+      },
+      caller: { kind: 'key', name: 'test' },
       envelopeId: null,
       presentedProxyKey: TEST_PROXY_KEY,
       requestTimeout: undefined,
       responseEncoding: undefined,
       sourceIp: '127.0.0.1',
       remainingMs: undefined,
-      callerScope: 'key:default',
     };
     const { response, facts: state } = await serveMcp(inbound, deps);
     expect(response.statusCode).toBe(200);

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isAccessToken } from '../../lambdas/platform/bearer.ts';
 import {
   bearerChallenge,
-  isAccessToken,
   protectedResourceMetadata,
   resourceMetadataPath,
 } from '../../lambdas/protocol/oauth/challenge.ts';

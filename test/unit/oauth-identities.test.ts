@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { baseUrl } from '../../lambdas/core/schemas.ts';
 import { matchIdentity, parseIdentities } from '../../lambdas/protocol/oauth/identities.ts';
 import { SECRET_VALUE_SOURCES } from '../../lib/erp-proxy-stack.ts';
 
@@ -18,7 +19,13 @@ describe('parseIdentities', () => {
       entry('sales', 'groups', 'sales', { policy: { access: 'read', models: ['res.partner', 'sale.*'] } }),
       entry('alice', 'sub', 'alice-123'),
     ]);
-    expect(sales?.erp).toEqual({ url: 'https://erp.example.com', db: 'prod', userId: 7, apiKey: ERP_KEY });
+    expect(sales?.erp).toEqual({
+      baseUrl: new URL('https://erp.example.com'),
+      db: 'prod',
+      apiKey: ERP_KEY,
+      uid: 7,
+    });
+    expect(alice?.erp.uid).toBe(7);
     expect(sales?.policy?.access).toBe('read');
     expect(alice?.policy).toBeUndefined();
   });
@@ -53,6 +60,73 @@ describe('parseIdentities', () => {
     }
     expect(String(thrown)).toMatch(message);
     expect(String(thrown)).not.toContain(ERP_KEY);
+  });
+
+  describe("the identity URL rule: a call's erp_instance.url schema, checked when the map is read", () => {
+    const withUrl = (url: unknown) => [
+      { ...entry('sales', 'groups', 'sales'), erp: { url, db: 'prod', api_key: ERP_KEY } },
+    ];
+    const refusal = (url: unknown) => {
+      try {
+        parse(withUrl(url));
+      } catch (error) {
+        return String(error);
+      }
+      return undefined;
+    };
+
+    it.each([
+      ['https://erp.example.com/?db=prod', 'must be a base URL, without query or fragment'],
+      ['https://erp.example.com/#top', 'must be a base URL, without query or fragment'],
+      ['erp.example.com', 'must be an absolute URL such as https://erp.example.com'],
+      ['', 'must not be empty'],
+      [`https://${'a'.repeat(250)}.example.com`, 'the host name is longer than 253 characters'],
+      ['ftp://erp.example.com', 'expected an http(s) URL without user info'],
+      ['https://admin:secret@erp.example.com', 'expected an http(s) URL without user info'],
+    ])('%s is refused at load, naming the entry and the rule, never a header', (url, rule) => {
+      const message = refusal(url);
+      expect(message).toBe(`Error: OAuth identities: identities.0.erp.url (identity "sales"): ${rule}`);
+      expect(message).not.toMatch(/x-erp|header/);
+      expect(message).not.toContain('secret');
+    });
+
+    it('the URLs erp_instance.url accepts load, a path prefix included, as parsed URLs', () => {
+      for (const url of ['https://erp.example.com', 'http://127.0.0.1:8069/', 'https://example.com/odoo'])
+        expect(parse(withUrl(url))[0]?.erp.baseUrl).toEqual(new URL(url));
+    });
+
+    it('agrees with erp_instance.url on every URL: accepted by one, accepted by the other (property)', () => {
+      fc.assert(
+        fc.property(
+          fc.oneof(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.string()),
+          (url) => {
+            const call = baseUrl().safeParse(url);
+            const loaded = refusal(url) === undefined;
+            const plainHttp =
+              call.success &&
+              ['http:', 'https:'].includes(call.data.protocol) &&
+              call.data.username === '' &&
+              call.data.password === '';
+            expect(loaded).toBe(plainHttp);
+          },
+        ),
+      );
+    });
+  });
+
+  it('a database or an ERP key that cannot travel as a header value fails the map at load', () => {
+    const withErp = (erp: Record<string, unknown>) => [
+      {
+        ...entry('ops', 'sub', 'x'),
+        erp: { url: 'https://e.example.com', db: 'prod', api_key: ERP_KEY, ...erp },
+      },
+    ];
+    expect(() => parse(withErp({ db: 'd'.repeat(5000) }))).toThrow(
+      /identities\.0\.erp\.db \(identity "ops"\): at most 4096 characters/,
+    );
+    expect(() => parse(withErp({ api_key: 'key\u0001' }))).toThrow(
+      /identities\.0\.erp\.api_key \(identity "ops"\): printable ASCII/,
+    );
   });
 
   it("the stack's first value, an empty map, parses: every signed-in person is unmapped", () => {

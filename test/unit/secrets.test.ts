@@ -19,6 +19,7 @@ import {
   findCallerKey,
   isSameProxyKey,
 } from '../../lambdas/platform/secrets.ts';
+import { createOAuthResourceServer } from '../../lambdas/protocol/oauth/resource-server.ts';
 
 // A pass-through spy, to count the constant-time comparisons.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -203,6 +204,41 @@ describe('createProxyKeySource', () => {
     // Assess
     expect((error as Error).message).toBe(
       `proxy keys secret ${KEYS_SECRET} is not usable: keys.0.policy.access (key "reports"): expected "read" or "write"`,
+    );
+    expect((error as Error).message).not.toContain(REPORTS);
+  });
+
+  it('a deployed OAuth identity map with one bad entry is refused whole, naming the entry, never a key (issue 41)', async () => {
+    // Prepare: an erp.url with a query string, which loaded before issue 41 and failed every call.
+    const identitiesSecret = 'erp-proxy/oauth-identities';
+    const erp = (url: string) => ({ url, db: 'prod', user_id: 7, api_key: REPORTS });
+    givenSecret(
+      identitiesSecret,
+      JSON.stringify({
+        identities: [
+          { name: 'sales', match: { claim: 'groups', value: 'sales' }, erp: erp('https://erp.example.com') },
+          {
+            name: 'ops',
+            match: { claim: 'groups', value: 'ops' },
+            erp: erp('https://erp.example.com/?db=prod'),
+          },
+        ],
+      }),
+    );
+    const server = createOAuthResourceServer(
+      lambdaConfig({
+        MCP_OAUTH_ISSUER: 'https://login.example.com',
+        MCP_OAUTH_AUDIENCE: 'https://erp-proxy.example.com/mcp',
+        MCP_OAUTH_IDENTITIES_SECRET_ID: identitiesSecret,
+      }),
+    );
+
+    // Act
+    const error = await server?.getIdentities().catch((e: unknown) => e);
+
+    // Assess
+    expect((error as Error).message).toBe(
+      `OAuth identities secret ${identitiesSecret} is not usable: identities.1.erp.url (identity "ops"): must be a base URL, without query or fragment`,
     );
     expect((error as Error).message).not.toContain(REPORTS);
   });

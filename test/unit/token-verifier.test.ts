@@ -3,8 +3,11 @@
  * authorization server: a good token, and every hostile token the OAuth issue lists, each refused
  * with a reason that names no token content.
  */
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { IssuerGet } from '../../lambdas/protocol/oauth/issuer-http.ts';
 import {
   DISCOVERY_RETRY_MS,
   JWKS_COOLDOWN_MS,
@@ -140,11 +143,11 @@ describe('TokenVerifier', () => {
 
   it('an issuer whose metadata failed is not asked again for 30 s, then is', async () => {
     let asked = 0;
-    const failing: typeof fetch = async () => {
+    const failing: IssuerGet = async () => {
       asked++;
-      return new Response('down', { status: 503 });
+      return { status: 503, body: 'down' };
     };
-    const down = new TokenVerifier({ issuers: [issuer.issuer], audience: AUDIENCE, fetch: failing });
+    const down = new TokenVerifier({ issuers: [issuer.issuer], audience: AUDIENCE, get: failing });
     const token = await issuer.mint({});
     expect(await down.verify(token)).toMatchObject({ ok: false, kind: 'issuer_unavailable' });
     const afterFirst = asked;
@@ -158,6 +161,27 @@ describe('TokenVerifier', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it("reads the issuer's metadata and keys without loading undici (fetch): a fresh process's first token", async () => {
+    // Node's fetch, Headers and Response load undici on first use: ~50 ms of a cold start's first
+    // token call (BENCHMARKS.md, "OAuth on /mcp"). The child checks a token, then lists what it loaded.
+    const verifierUrl = new URL('../../lambdas/protocol/oauth/token-verifier.ts', import.meta.url).href;
+    const script = [
+      `const { TokenVerifier } = await import(${JSON.stringify(verifierUrl)});`,
+      `const verifier = new TokenVerifier({ issuers: [process.env.ISSUER], audience: ${JSON.stringify(AUDIENCE)} });`,
+      'const check = await verifier.verify(process.env.TOKEN);',
+      "const undici = process.moduleLoadList.filter((name) => name.includes('undici'));",
+      'process.stdout.write(JSON.stringify({ ok: check.ok, undici }));',
+    ].join('\n');
+    const before = issuer.jwksFetches();
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { env: { ...process.env, ISSUER: issuer.issuer, TOKEN: await issuer.mint({ sub: 'alice' }) } },
+    );
+    expect(JSON.parse(stdout)).toEqual({ ok: true, undici: [] });
+    expect(issuer.jwksFetches() - before).toBe(1);
   });
 
   it('never echoes a long or odd alg header', async () => {

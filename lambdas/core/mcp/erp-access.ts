@@ -1,8 +1,9 @@
 /**
  * @module core/mcp/erp-access
- * How an MCP tool reaches the ERP of its request: the connection from the `x-erp-*` headers
- * (checked, then the target policy, as for execute), then the proxy's own transports, so every
- * ERP version is served the way execute serves it (README, "One envelope for every ERP version"):
+ * How an MCP tool reaches the ERP of its request: the connection (the `x-erp-*` headers, checked,
+ * or the caller's identity-map entry), the target policy as for execute, then the proxy's own
+ * transports, so every ERP version is served the way execute serves it (README, "One envelope
+ * for every ERP version"):
  *
  * - named arguments (JSON-2's form, every tool): JSON-2 on ERP 19 and later, `/jsonrpc`
  *   execute_kw on ERP 16-18 (the v2 transport in `auto` mode, whatever `ERP_V2_TRANSPORT` says);
@@ -35,7 +36,14 @@ import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { LimitsDeps } from '../limits-check.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
-import { type ErpConnection, erpConnection, erpUrl, type McpInbound } from './connection.ts';
+import {
+  type ErpConnection,
+  erpConnection,
+  erpDatabase,
+  erpUrl,
+  type McpErp,
+  type McpInbound,
+} from './connection.ts';
 
 /** What the request log learns of a tool's ERP call: the target, the database, the model and method as sent. */
 export type ErpFacts = Pick<RequestFacts, 'erpHost' | 'erpDb' | 'model' | 'action'>;
@@ -81,13 +89,13 @@ export class ErpCallError extends Error {
 /** The first ERP version with JSON-2: below it, calls need the user's id. */
 const FIRST_JSON2_MAJOR = 19;
 
-function missingUserId(major: number, identity: string | undefined): InvalidRequestError {
+function missingUserId(major: number, erp: McpErp): InvalidRequestError {
   const why = `This ERP runs version ${major}, older than 19: the proxy reaches it over /jsonrpc execute_kw, which needs the id of `;
   return new InvalidRequestError(
-    identity === undefined
+    erp.from === 'headers'
       ? `${why}the user whose key is in x-erp-api-key. Add the x-erp-user-id header (that user's id, an integer) to the MCP ` +
           "client's configuration."
-      : `${why}the ERP user. The operator's identity map entry ${JSON.stringify(identity)} has no erp.user_id: ask an operator ` +
+      : `${why}the ERP user. The operator's identity map entry ${JSON.stringify(erp.identity)} has no erp.user_id: ask an operator ` +
           'of this erp-proxy to add it (the id of the ERP user whose key it holds).',
   );
 }
@@ -225,7 +233,7 @@ export class ErpAccess {
         major !== undefined &&
         major < FIRST_JSON2_MAJOR
       ) {
-        throw missingUserId(major, this.inbound.identity);
+        throw missingUserId(major, this.inbound.erp);
       }
       throw error;
     }
@@ -245,8 +253,7 @@ export class ErpAccess {
       await this.allowedByKey(call);
       if (call.uid === undefined) {
         const major = await this.knownMajor(call.baseUrl, call.db);
-        if (major !== undefined && major < FIRST_JSON2_MAJOR)
-          throw missingUserId(major, this.inbound.identity);
+        if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.erp);
       }
       const outcome = await this.deps.positional.call(call, this.context);
       if (outcome.kind !== 'erp_error') return { value: answerValue(outcome), facts };
@@ -273,7 +280,7 @@ export class ErpAccess {
   /** The ERP's version (the URL header is enough; the database travels when given). */
   async version(): Promise<ErpReply<ErpVersion>> {
     const url = erpUrl(this.inbound.erp);
-    const db = this.inbound.erp.db?.trim() || undefined;
+    const db = erpDatabase(this.inbound.erp);
     const facts: ErpFacts = { erpHost: url.host, ...(db === undefined ? {} : { erpDb: db }) };
     return learnedBefore(facts, async () => {
       const target = checkTarget(this.deps.policy, url, db);

@@ -27,11 +27,12 @@ import {
   keptValueBytes,
   runOnceWith,
 } from '../idempotency.ts';
+import { callerScope } from '../inbound-call.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { Admission } from '../limits-check.ts';
 import { factsOf, type RequestFacts, withFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
-import { erpUrl, type McpInbound } from './connection.ts';
+import { erpDatabase, erpUrl, inConnectionWords, type McpErp, type McpInbound } from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
 import type { McpTool } from './tools.ts';
 
@@ -52,10 +53,19 @@ export interface ToolRun {
   readonly facts: RequestFacts;
 }
 
-/** A failure: its text, and its outcome and code for the log line and metrics. */
-function failed(facts: RequestFacts, failure: ToolFailure): ToolRun {
+/**
+ * A failure: its text, and its outcome and code for the log line and metrics. A token caller is
+ * told of the operator's identity map, never of a header (`inConnectionWords`).
+ */
+function failed(facts: RequestFacts, failure: ToolFailure, erp: McpErp): ToolRun {
+  const { message, retry } = failure;
+  const text = failureJson({
+    ...failure,
+    message: inConnectionWords(message, erp),
+    retry: inConnectionWords(retry, erp),
+  });
   return {
-    outcome: { ok: false, text: failureJson(failure) },
+    outcome: { ok: false, text },
     facts: {
       ...facts,
       outcome: failure.source === 'erp' ? 'erp_error' : 'proxy_error',
@@ -65,14 +75,14 @@ function failed(facts: RequestFacts, failure: ToolFailure): ToolRun {
 }
 
 /** What anything thrown while a tool ran becomes: an ERP error, a proxy error, or a bug (-32603). */
-function failedRun(call: ToolCall, error: unknown): ToolRun {
+function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
   const readOnly = !call.tool.writes;
   const facts: RequestFacts = { tool: call.tool.name, ...factsOf(error) };
   if (error instanceof ErpCallError)
-    return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion));
-  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly));
+    return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
+  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly), erp);
   // A bug: logged with its stack (observe reads it), shown as -32603 without details.
-  return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly));
+  return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
 }
 
 /** The tool's ERP calls within the request's time budget: its answer and all it learned. */
@@ -145,7 +155,7 @@ async function ranOrRefusedByErp(call: ToolCall, caller: McpInbound, deps: McpDe
   try {
     return await ranOnErp(call, caller, deps);
   } catch (error) {
-    if (error instanceof ErpCallError) return failedRun(call, error);
+    if (error instanceof ErpCallError) return failedRun(call, caller.erp, error);
     throw error;
   }
 }
@@ -162,7 +172,7 @@ function admitTool(caller: McpInbound, deps: McpDeps): Promise<Admission | undef
   if (caller.keyPolicy?.limits === undefined && limits.targetLimits.size === 0) return undefined;
   let target: URL;
   try {
-    target = checkTarget(deps.policy, erpUrl(caller.erp), caller.erp.db?.trim() || undefined);
+    target = checkTarget(deps.policy, erpUrl(caller.erp), erpDatabase(caller.erp));
   } catch {
     return undefined;
   }
@@ -218,7 +228,7 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
       deps.idempotency,
       {
         key,
-        scope: caller.callerScope,
+        scope: callerScope(caller.caller),
         fingerprint: toolFingerprint(call, caller),
         envelopeId: null,
         leaseMs: attemptLeaseMs(caller, deps.config),
@@ -228,6 +238,6 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
       toolKeeping(call),
     );
   } catch (error) {
-    return failedRun(call, error);
+    return failedRun(call, caller.erp, error);
   }
 }

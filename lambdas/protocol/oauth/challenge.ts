@@ -4,8 +4,6 @@
  * RFC 6750): where its protected resource metadata is, and why a credential was refused.
  */
 
-export { isAccessToken } from '../../platform/bearer.ts';
-
 /** The scopes `/mcp` knows: `erp.read` alone narrows a caller to reading (README, "Remote agents"). */
 export const MCP_SCOPES = Object.freeze(['erp.read', 'erp.write'] as const);
 export type McpScope = (typeof MCP_SCOPES)[number];

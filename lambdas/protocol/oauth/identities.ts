@@ -15,10 +15,17 @@
  * The first entry whose claim matches wins: a string claim equal to `value`, or an array claim
  * containing it (`groups`, Cognito's `cognito:groups`); `sub` names one person. `policy` has the
  * proxy keys' policy format (platform/key-policy.ts). A model never sees `erp.api_key`: the
- * connection comes from here, never from the request. A problem in the document fails it whole,
- * with a message naming the entry's `name` and the field, never an ERP key.
+ * connection comes from here, never from the request. The connection is checked here, once, with
+ * the rules of a call's connection (core/mcp/connection.ts): `url` with `erp_instance.url`'s schema
+ * (a base URL: no query or fragment), http(s) without user info (what the target policy refuses
+ * at call time), `db` and `api_key` as header values. A problem in the document fails it whole,
+ * with a message naming the entry's `name` and the field, never an ERP key: locally the proxy
+ * does not start; deployed, token callers are answered -32603 until the secret is fixed
+ * (`npm run check:identities -- <file>` checks a map before it is put).
  */
 import * as z from 'zod/mini';
+import { type ErpConnection, headerValueRules } from '../../core/mcp/connection.ts';
+import { baseUrl } from '../../core/schemas.ts';
 import {
   compileKeyPolicy,
   type KeyPolicy,
@@ -26,21 +33,23 @@ import {
   strictObjectError,
 } from '../../platform/key-policy.ts';
 import { lazily } from '../../platform/zod.ts';
-import { HEADER_SAFE } from '../../upstream/erp-transport.ts';
 
 /** One person's (or group's) ERP connection and policy. */
 export interface Identity {
   readonly name: string;
   /** `issuer`: the token's `iss` must be it (required when several issuers are accepted). */
   readonly match: { readonly claim: string; readonly value: string; readonly issuer?: string };
-  readonly erp: {
-    readonly url: string;
-    readonly db: string;
-    readonly userId?: number;
-    readonly apiKey: string;
-  };
+  /** The connection, checked when the map was read (`uid` for ERP 16-18). */
+  readonly erp: ErpConnection;
   readonly policy: KeyPolicy | undefined;
 }
+
+/** A database name or an ERP key: it travels upstream as a header value. */
+const headerValue = (what: string) =>
+  text(what).check(
+    z.maxLength(headerValueRules.maxLength, `at most ${headerValueRules.maxLength} characters`),
+    z.regex(headerValueRules.pattern, 'printable ASCII, as it travels in a header'),
+  );
 
 const text = (what: string) =>
   z.string({ error: `expected a string (${what})` }).check(z.minLength(1, `${what} is not empty`));
@@ -58,29 +67,24 @@ const identitiesSchema = lazily(() =>
             ),
             erp: z.strictObject(
               {
-                url: text('the ERP URL').check(
-                  z.refine((url) => {
-                    try {
-                      const parsed = new URL(url);
-                      return (
-                        (parsed.protocol === 'https:' || parsed.protocol === 'http:') && !parsed.username
-                      );
-                    } catch {
-                      return false;
-                    }
-                  }, 'expected an http(s) URL without user info'),
+                url: z.pipe(
+                  baseUrl(),
+                  z.custom<URL>(
+                    (url) =>
+                      url instanceof URL &&
+                      (url.protocol === 'https:' || url.protocol === 'http:') &&
+                      url.username === '' &&
+                      url.password === '',
+                    'expected an http(s) URL without user info',
+                  ),
                 ),
-                db: text('the database').check(
-                  z.regex(HEADER_SAFE, 'printable ASCII, as it travels in a header'),
-                ),
+                db: headerValue('the database'),
                 user_id: z.optional(
                   z
                     .number({ error: 'expected the ERP user id (an integer)' })
                     .check(z.int(), z.positive('expected a positive integer')),
                 ),
-                api_key: text('the ERP API key').check(
-                  z.regex(HEADER_SAFE, 'printable ASCII, as it travels in a header'),
-                ),
+                api_key: headerValue('the ERP API key'),
               },
               { error: strictObjectError(() => 'expected {"url", "db", "user_id", "api_key"}') },
             ),
@@ -138,10 +142,10 @@ export function parseIdentities(
         name: entry.name,
         match: Object.freeze({ ...entry.match }),
         erp: Object.freeze({
-          url: entry.erp.url,
+          baseUrl: entry.erp.url,
           db: entry.erp.db,
-          ...(entry.erp.user_id === undefined ? {} : { userId: entry.erp.user_id }),
           apiKey: entry.erp.api_key,
+          uid: entry.erp.user_id,
         }),
         policy: entry.policy === undefined ? undefined : compileKeyPolicy(entry.policy),
       }),

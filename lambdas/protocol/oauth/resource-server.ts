@@ -38,12 +38,11 @@ export interface OAuthResourceServer {
   readonly issuers: readonly string[];
 }
 
-/** A caller who signed in: the map's entry, the token's subject and scopes. */
+/** A caller who signed in: the map's entry, the token's issuer, subject and scopes. */
 export interface OAuthCaller {
   readonly identity: Identity;
-  readonly subject: string | undefined;
-  /** The token's issuer (`iss`): with `subject`, the person (idempotency keys and limits are per person). */
   readonly issuer: string;
+  readonly subject: string | undefined;
   readonly scopes: ReadonlySet<string>;
 }
 
@@ -107,7 +106,10 @@ export async function authenticateToken(
   const policy: KeyPolicy | undefined = check.scopes.has('erp.write')
     ? identity.policy
     : narrowedToRead(identity.policy);
-  return { caller: { identity, subject: check.subject, issuer: check.issuer, scopes: check.scopes }, policy };
+  return {
+    caller: { identity, issuer: check.issuer, subject: check.subject, scopes: check.scopes },
+    policy,
+  };
 }
 
 /** `policy` with read access only (a policy that allows everything otherwise, if absent). */

@@ -11,14 +11,25 @@
  * 2. from an issuer of the allow-list (`iss`, compared exactly). Nothing is fetched for another
  *    issuer, so a token cannot make the proxy call a URL of its choice;
  * 3. signed by a key of that issuer's JWKS (its URL from the issuer's metadata, RFC 8414 or
- *    OpenID discovery, fetched once and cached). An unknown `kid` refetches the JWKS at most once
- *    per {@link JWKS_COOLDOWN_MS} (jose's cooldown), so a stream of made-up `kid`s costs no more
+ *    OpenID discovery, fetched once and cached; both read with the proxy's own HTTP client,
+ *    issuer-http.ts). An unknown `kid` refetches the JWKS at most once per
+ *    {@link JWKS_COOLDOWN_MS} (jose's cooldown), so a stream of made-up `kid`s costs no more
  *    than one fetch per half minute;
  * 4. `aud` containing our audience (a token minted for another resource is refused: no token
  *    passthrough), `exp` in the future and `nbf` in the past, both with
  *    {@link CLOCK_TOLERANCE_SECONDS} of skew.
  */
-import type { createRemoteJWKSet, JWTPayload } from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
+import {
+  type IssuerAnswer,
+  type IssuerGet,
+  issuerGet,
+  JWKS_COOLDOWN_MS,
+  JWKS_MAX_AGE_MS,
+  remoteKeySet,
+} from './issuer-http.ts';
+
+export { JWKS_COOLDOWN_MS, JWKS_MAX_AGE_MS };
 
 type Jose = typeof import('jose');
 let joseModule: Promise<Jose> | undefined;
@@ -47,10 +58,6 @@ export const ALLOWED_ALGORITHMS = Object.freeze([
 
 /** Skew allowed on `exp`, `nbf` and `iat`. */
 export const CLOCK_TOLERANCE_SECONDS = 60;
-/** The shortest time between two JWKS fetches caused by an unknown `kid`. */
-export const JWKS_COOLDOWN_MS = 30_000;
-/** How long a fetched JWKS is used before it is fetched again. */
-export const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** How long the issuer's metadata (all its well-known URLs together) and JWKS fetches may take. */
 export const FETCH_TIMEOUT_MS = 5_000;
 /** How long an issuer whose metadata or keys could not be read is answered unavailable at once. */
@@ -78,8 +85,8 @@ export interface TokenVerifierOptions {
   readonly issuers: readonly string[];
   /** The audience every token must carry (our resource, the public `/mcp` URL by default). */
   readonly audience: string;
-  /** For tests: the fetch used for metadata and keys (loopback servers). */
-  readonly fetch?: typeof fetch;
+  /** How metadata and keys are read (default: a client of its own, issuer-http.ts); tests replace it. */
+  readonly get?: IssuerGet;
 }
 
 const refuse = (description: string): TokenCheck => ({ ok: false, kind: 'invalid_token', description });
@@ -120,14 +127,19 @@ export function scopesOf(claims: JWTPayload, audience?: string): Set<string> {
  */
 export class TokenVerifier {
   private readonly issuers: ReadonlySet<string>;
-  private readonly keySets = new Map<string, Promise<ReturnType<typeof createRemoteJWKSet>>>();
+  private readonly keySets = new Map<string, Promise<JWTVerifyGetKey>>();
   /** When an issuer's discovery failed (its failed promise stays cached until {@link DISCOVERY_RETRY_MS}). */
   private readonly failedAt = new Map<string, number>();
-  private readonly fetcher: typeof fetch;
+  private getter: IssuerGet | undefined;
 
   constructor(private readonly options: TokenVerifierOptions) {
     this.issuers = new Set(options.issuers);
-    this.fetcher = options.fetch ?? fetch;
+  }
+
+  /** The `GET` of issuer documents, made on the first token (a proxy-key caller never needs one). */
+  private documents(): IssuerGet {
+    this.getter ??= this.options.get ?? issuerGet();
+    return this.getter;
   }
 
   async verify(token: string): Promise<TokenCheck> {
@@ -150,7 +162,7 @@ export class TokenVerifier {
     if (typeof issuer !== 'string' || !this.issuers.has(issuer))
       return refuse('the token was not issued by an authorization server this resource trusts');
 
-    let keys: ReturnType<typeof createRemoteJWKSet>;
+    let keys: JWTVerifyGetKey;
     try {
       keys = await this.keySetOf(issuer);
     } catch (error) {
@@ -183,7 +195,7 @@ export class TokenVerifier {
   }
 
   /** The issuer's JWKS, from its metadata's `jwks_uri` (fetched once per issuer). */
-  private keySetOf(issuer: string): Promise<ReturnType<typeof createRemoteJWKSet>> {
+  private keySetOf(issuer: string): Promise<JWTVerifyGetKey> {
     const failed = this.failedAt.get(issuer);
     if (failed !== undefined && Date.now() - failed >= DISCOVERY_RETRY_MS) {
       this.keySets.delete(issuer);
@@ -191,21 +203,15 @@ export class TokenVerifier {
     }
     let keys = this.keySets.get(issuer);
     if (!keys) {
-      keys = Promise.all([this.discoverJwksUri(issuer), jose()]).then(
-        ([jwksUri, { createRemoteJWKSet, customFetch }]) =>
-          createRemoteJWKSet(new URL(jwksUri), {
-            cooldownDuration: JWKS_COOLDOWN_MS,
-            cacheMaxAge: JWKS_MAX_AGE_MS,
-            timeoutDuration: FETCH_TIMEOUT_MS,
-            [customFetch]: this.fetcher,
-          }),
+      keys = Promise.all([this.discoverJwksUri(issuer), jose()]).then(([jwksUri, joseModule]) =>
+        remoteKeySet(joseModule, jwksUri, this.documents(), FETCH_TIMEOUT_MS),
       );
       this.keySets.set(issuer, keys);
     }
     return keys;
   }
 
-  private async discoverJwksUri(issuer: string): Promise<string> {
+  private async discoverJwksUri(issuer: string): Promise<URL> {
     const failures: string[] = [];
     // Every metadata URL together within one timeout, not one each.
     const deadline = AbortSignal.timeout(FETCH_TIMEOUT_MS);
@@ -214,31 +220,33 @@ export class TokenVerifier {
         failures.push(`${url}: not tried (${FETCH_TIMEOUT_MS} ms spent)`);
         break;
       }
-      let response: Response;
+      let answer: IssuerAnswer;
       try {
-        response = await this.fetcher(url, {
-          headers: { accept: 'application/json' },
-          redirect: 'error',
-          signal: deadline,
-        });
+        answer = await this.documents()(new URL(url), deadline, FETCH_TIMEOUT_MS);
       } catch (error) {
         failures.push(`${url}: ${error instanceof Error ? error.message : 'failed'}`);
         continue;
       }
-      if (!response.ok) {
-        await response.body?.cancel();
-        failures.push(`${url}: HTTP ${response.status}`);
+      if (answer.status !== 200) {
+        failures.push(`${url}: HTTP ${answer.status}`);
         continue;
       }
-      const metadata = (await response.json().catch(() => undefined)) as
-        | { issuer?: unknown; jwks_uri?: unknown }
-        | undefined;
+      let metadata: { issuer?: unknown; jwks_uri?: unknown } | undefined;
+      try {
+        metadata = JSON.parse(answer.body) as typeof metadata;
+      } catch {
+        metadata = undefined;
+      }
       // RFC 8414 section 3.3: the metadata's issuer must be the one it was asked for.
-      if (metadata?.issuer !== issuer || typeof metadata.jwks_uri !== 'string') {
+      if (
+        metadata?.issuer !== issuer ||
+        typeof metadata.jwks_uri !== 'string' ||
+        !URL.canParse(metadata.jwks_uri)
+      ) {
         failures.push(`${url}: not this issuer's metadata`);
         continue;
       }
-      return metadata.jwks_uri;
+      return new URL(metadata.jwks_uri);
     }
     throw new Error(failures.join('; '));
   }

@@ -44,5 +44,7 @@ describe('values the edge hands on', () => {
     const inbound = toInboundCall(req.event, req.context, { ...values, caller: 'test', policy: undefined });
     expect(inbound.body).toMatchObject({ ok: true, value: { id: 'a1' } });
     expect(inbound.envelopeId).toBe('a1');
+    // Who calls, as a value for the core: the key's name the key step returned.
+    expect(inbound.caller).toEqual({ kind: 'key', name: 'test' });
   });
 });

@@ -1,0 +1,67 @@
+/**
+ * Repository scripts run as users run them: real processes (`tsx`, or a shell for printed
+ * commands), loopback only, each stopped by its own process handle.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A running script and what it printed so far. */
+export interface Script {
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  /** Stops it (SIGTERM to its own pid) and waits until its output is all read. */
+  readonly stop: () => Promise<void>;
+}
+
+/**
+ * Starts `command` in the repository; resolves once stdout matches `ready`, rejects with its
+ * exit code and stderr when it exits before.
+ */
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  ready: RegExp,
+): Promise<Script> {
+  const child: ChildProcess = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const script: Script = {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await closed;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      if (ready.test(stdout)) resolve(script);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    child.once('exit', (code) =>
+      closed.then(() =>
+        reject(new Error(`${command} ${args.join(' ')} exited (${code}) before it was ready:\n${stderr}`)),
+      ),
+    );
+  });
+}
+
+/** Starts a repository script with tsx, as `npm start` does; resolves once stdout matches `ready`. */
+export function startScript(
+  file: string,
+  env: Record<string, string | undefined>,
+  ready: RegExp,
+): Promise<Script> {
+  return startProcess(process.execPath, ['--import', 'tsx', file], env, ready);
+}
