@@ -239,7 +239,7 @@ interface ChildRun {
 }
 
 /** Runs a child that writes one JSON object with `at` (epoch ms) to fd 3 and exits 0. */
-function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
+export function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
   return new Promise((resolvePromise, reject) => {
     const spawnedAt = performance.timeOrigin + performance.now();
     const child = spawn(process.execPath, args, {

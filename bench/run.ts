@@ -18,6 +18,7 @@ import { measureBodyParse } from './body-parse.ts';
 import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
+import { measureIdempotency } from './idempotency.ts';
 import { profileImports, timeTopLevel } from './import-profile.ts';
 import { KEY_COUNT, KEYS_WITH_POLICIES, measureKeyPolicyOverhead } from './key-policy-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
@@ -126,12 +127,20 @@ async function limitsOnly(): Promise<void> {
   );
 }
 
+/** The Idempotency-Key rows alone (`--idempotency`, bench/idempotency.ts): on stdout. */
+async function idempotencyOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const rows = await measureIdempotency();
+  process.stdout.write(`\n| measurement | result | budget |\n|---|---|---|\n${rows.join('\n')}\n`);
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--limits')) return limitsOnly();
   if (process.argv.includes('--body-parse')) return bodyParseOnly();
   if (process.argv.includes('--cold-start')) return coldStartOnly();
   if (process.argv.includes('--key-policies')) return keyPoliciesOnly();
   if (process.argv.includes('--import-profile')) return importProfileOnly();
+  if (process.argv.includes('--idempotency')) return idempotencyOnly();
   const startedAt = new Date();
   const loadAverage = loadavg();
   const t0 = performance.now();

@@ -19,8 +19,6 @@
  * HTTP and no MCP; `core/forward.ts` (and the MCP tools) call {@link runOnce}.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
 import type { Config } from '../platform/config.ts';
 import { mayHaveRun, PROXY_ERROR_ROWS, PROXY_ERRORS } from '../platform/error-table.ts';
 import {
@@ -38,10 +36,8 @@ import type { Answer, LambdaResponse } from './envelope.ts';
 import type { InboundCall } from './inbound-call.ts';
 import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
 
+export { IDEMPOTENCY_KEY_HEADER } from './inbound-call.ts';
 export type { IdempotencyOutcome };
-
-/** The request header (lower-cased, as API Gateway and the local server hand it over). */
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** The response header of a replayed answer. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
 
@@ -59,8 +55,23 @@ const MAX_RETRY_AFTER_SECONDS = 5;
 /** A stored answer is never inflated past this (a corrupt or hostile record cannot exhaust memory). */
 const MAX_REPLAY_BYTES = 64 * 1024 * 1024;
 
-const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
+/**
+ * gzip and gunzip of `node:zlib`, loaded on the first record kept or read: no bundle loads zlib at
+ * import (test/infra/bundle.test.ts), and a call without a key never needs it.
+ */
+async function gzipAsync(bytes: Buffer): Promise<Buffer> {
+  const { gzip } = await import('node:zlib');
+  return new Promise((resolve, reject) =>
+    gzip(bytes, (error, out) => (error ? reject(error) : resolve(out))),
+  );
+}
+
+async function gunzipAsync(bytes: Uint8Array, options: { maxOutputLength: number }): Promise<Buffer> {
+  const { gunzip } = await import('node:zlib');
+  return new Promise((resolve, reject) =>
+    gunzip(bytes, options, (error, out) => (error ? reject(error) : resolve(out))),
+  );
+}
 
 /**
  * The `Idempotency-Key` header's value, checked: `undefined` when absent; -32600 naming the header

@@ -66,7 +66,14 @@ export interface InboundCall {
   readonly answerLease?: AnswerLease;
 }
 
-/** An execute call: its `Idempotency-Key` too (README, "Retrying writes safely"); whose it is is `caller.name`. */
+/**
+ * The request header of writes you can retry (lower-cased, as API Gateway and the local server hand
+ * it over). Here, not in core/idempotency.ts, so the edge reads it without loading that module
+ * into the bundles of functions that never use it (version).
+ */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/** An execute call: its `Idempotency-Key` too (README, "Retrying writes safely"); whose it is is `caller`. */
 export interface ExecuteCall extends InboundCall {
   /** The `Idempotency-Key` header as sent (checked by `core/idempotency.ts`); `undefined` when absent. */
   readonly idempotencyKey: string | undefined;

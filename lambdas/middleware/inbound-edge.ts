@@ -5,11 +5,9 @@
  * body and envelope `id` the `jsonBody` step returned and the caller key's name and policy
  * `apiKeyAuth` returned, and hands the core an {@link InboundCall}.
  */
-import { IDEMPOTENCY_KEY_HEADER } from '../core/idempotency.ts';
-import type { ExecuteCall, InboundCall } from '../core/inbound-call.ts';
+import { type ExecuteCall, IDEMPOTENCY_KEY_HEADER, type InboundCall } from '../core/inbound-call.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
-import type { OAuthCaller } from '../protocol/oauth/resource-server.ts';
 import type { BodyRead } from './json-body.ts';
 import { responseEncodingOf } from './response-shaping.ts';
 import type { ProxyEvent } from './types.ts';

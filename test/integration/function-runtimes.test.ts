@@ -52,7 +52,8 @@ describe('the runtime each function builds', () => {
   it('execute-v1: the v1 transport over an HTTP client, no v2 transport, no metrics source', async () => {
     const runtime = createExecuteV1Runtime(config);
     clients.push(runtime.http);
-    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'policy', 'v1']);
+    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'idempotency', 'policy', 'v1']);
+    expect(runtime.store?.kind).toBe('embedded');
     expect(runtime).not.toHaveProperty('metricsSource');
 
     const response = await invoke(createV1Handler(runtime), 'execute-v1', '/api/erp/execute', {
@@ -73,7 +74,7 @@ describe('the runtime each function builds', () => {
   it('execute-v2: the v2 transport, no v1 transport, no metrics source', async () => {
     const runtime = createExecuteV2Runtime(config);
     clients.push(runtime.http);
-    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'policy', 'v2']);
+    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'idempotency', 'policy', 'v2']);
     expect(runtime).not.toHaveProperty('metricsSource');
 
     const response = await invoke(createV2Handler(runtime), 'execute-v2', '/v2/erp/execute', {
@@ -88,6 +89,8 @@ describe('the runtime each function builds', () => {
 
   it('version: the version client and no transport', async () => {
     const runtime = createVersionRuntime(config);
+    // No state: the version endpoints never take an Idempotency-Key.
+    expect(runtime).not.toHaveProperty('store');
     clients.push(runtime.http);
     expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'policy', 'versions']);
 
@@ -117,7 +120,14 @@ describe('the runtime each function builds', () => {
   it('the local server runtime has every part, for every handler', () => {
     const runtime = createRuntime(config);
     clients.push(runtime.http);
-    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'policy', 'v1', 'v2', 'versions']);
+    expect(Object.keys(runtime.forward).sort()).toEqual([
+      'config',
+      'idempotency',
+      'policy',
+      'v1',
+      'v2',
+      'versions',
+    ]);
     expect(runtime.metricsSource).toBeDefined();
   });
 });

@@ -441,12 +441,63 @@ describe("POST /mcp with OAuth: a connection's failure is the operator's to fix,
   );
 });
 
+describe('POST /mcp with OAuth: two people of one group, one idempotency_key (issue 39)', () => {
+  const double = useErpDouble({ mode: '19' });
+  const oauth = useOAuthProxy(
+    () => [
+      {
+        name: 'sales-team',
+        match: { claim: 'groups', value: 'sales' },
+        erp: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
+      },
+    ],
+    { MCP_WRITE_TOOLS: 'true' },
+  );
+
+  it('keeps a record per person (issuer and sub), not per identity-map entry', async () => {
+    const creates = () =>
+      double.requests.filter((request) => request.path === '/json/2/res.partner/create').length;
+    const create = async (token: string, id: number) => {
+      const answer = await oauth.post(
+        token,
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            name: 'create',
+            arguments: {
+              model: 'res.partner',
+              values: { name: 'Shared Key Co' },
+              idempotency_key: 'team-key-1',
+            },
+          },
+        },
+        { 'mcp-protocol-version': '2025-11-25' },
+      );
+      expect(answer.status).toBe(200);
+      const result = (answer.json as { result: { isError?: boolean; content: { text: string }[] } }).result;
+      expect(result.isError ?? false, result.content[0]?.text).toBe(false);
+      return result.content[0]?.text;
+    };
+    const before = creates();
+    const alice = await oauth.mint({ sub: 'alice', groups: ['sales'], scope: 'erp.read erp.write' });
+    const bob = await oauth.mint({ sub: 'bob', groups: ['sales'], scope: 'erp.read erp.write' });
+    const aliceFirst = await create(alice, 1);
+    const aliceRetry = await create(alice, 2);
+    const bobFirst = await create(bob, 3);
+    expect(aliceRetry).toBe(aliceFirst);
+    expect(bobFirst).not.toBe(aliceFirst);
+    expect(creates() - before).toBe(2);
+  });
+});
+
 /**
  * A proxy with OAuth on for the enclosing block: a loopback token issuer it trusts, and the identity
  * map `identities()` gives (read when the block starts). Returns the issuer, and a POST /mcp with a
  * bearer token.
  */
-function useOAuthProxy(identities: () => unknown[]) {
+function useOAuthProxy(identities: () => unknown[], env: Record<string, string> = {}) {
   let issuer: TokenIssuer | undefined;
   let proxy: ProxyHarness | undefined;
   let resource = '';
@@ -460,6 +511,7 @@ function useOAuthProxy(identities: () => unknown[]) {
         MCP_OAUTH_ISSUER: issuer.issuer,
         MCP_OAUTH_AUDIENCE: resource,
         MCP_OAUTH_IDENTITIES: JSON.stringify({ identities: identities() }),
+        ...env,
       },
     });
   });

@@ -10,9 +10,8 @@
  *   procs[1].kill();
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { type HttpAnswer, toAnswer } from './proxy-harness.ts';
+import { freePort, type HttpAnswer, toAnswer } from './proxy-harness.ts';
 import { TEST_PROXY_KEY } from './test-secrets.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,15 +27,6 @@ export interface ProxyProcess {
   kill(): Promise<void>;
   /** Asks the process to stop (SIGTERM) and waits for it. */
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
 }
 
 /** Starts one `bin/serve.ts` process with `env` on top of the test defaults; resolves once it listens. */
