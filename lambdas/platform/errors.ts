@@ -101,17 +101,17 @@ export class UpstreamUnavailableError extends ProxyError {
  */
 export class RateLimitedError extends ProxyError {
   static override readonly row = PROXY_ERRORS.rateLimited;
-  readonly rule: LimitRule;
+  readonly rule: LimitRule | undefined;
   readonly retryAfterSeconds: number;
+  /** `retryAfterSeconds`: whole seconds, at least 1 (1 when not given). */
   constructor(
     message: string,
-    options: { rule: LimitRule; retryAfterSeconds: number; headers?: Record<string, string> },
+    options: { rule?: LimitRule; retryAfterSeconds?: number; headers?: Record<string, string> } = {},
   ) {
-    super(message, {
-      headers: { ...options.headers, 'Retry-After': String(options.retryAfterSeconds) },
-    });
+    const retryAfterSeconds = Math.max(1, Math.ceil(options.retryAfterSeconds ?? 1));
+    super(message, { headers: { ...options.headers, 'Retry-After': String(retryAfterSeconds) } });
     this.rule = options.rule;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
