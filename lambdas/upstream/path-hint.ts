@@ -11,6 +11,16 @@ import { echoed } from '../platform/bounded-text.ts';
 import { BadUpstreamResponseError } from '../platform/errors.ts';
 import { TooDeepAnswerError } from './erp-transport.ts';
 
+/** The URL's path without its trailing slashes: `''` for an address without a path. */
+function pathOf(baseUrl: URL): string {
+  return baseUrl.pathname.replace(/\/+$/, '');
+}
+
+/** Whether `baseUrl` has a path (`https://erp.example.com/odoo/action-12`; not `https://erp.example.com/`). */
+export function hasPath(baseUrl: URL): boolean {
+  return pathOf(baseUrl) !== '';
+}
+
 /** The sentence added to the message, for a URL whose path is `path` and whose origin is `origin`. */
 function hint(path: string, origin: string): string {
   return (
@@ -30,7 +40,7 @@ function hint(path: string, origin: string): string {
  */
 export function withPathHint(error: unknown, baseUrl: URL): unknown {
   if (!(error instanceof BadUpstreamResponseError) || error instanceof TooDeepAnswerError) return error;
-  const path = baseUrl.pathname.replace(/\/+$/, '');
+  const path = pathOf(baseUrl);
   if (path === '' || error instanceof PathHintedError) return error;
   return new PathHintedError(`${error.message} ${hint(path, baseUrl.origin)}`, {
     headers: { ...error.headers },

@@ -6,7 +6,9 @@
  * call can run twice, and only to a protocol the target is known to have: a v1 call goes to
  * JSON-2 after a 404 from `/jsonrpc` only when the target's version answer says ERP 19 or later.
  * An answer that is not an ERP's (`erp-answer.ts`) moves nothing and is remembered nowhere; from
- * a URL with a path, its -32005 names the address without the path (`path-hint.ts`).
+ * a URL with a path, its -32005 names the address without the path (`path-hint.ts`), and so does
+ * a v2 call to a URL with a path whose `/json/2` is missing and whose version lookup is not an
+ * ERP's answer either (Odoo 16 and 17 answer `/odoo/...` with an HTML 404: no -32006 there).
  */
 
 import {
@@ -21,7 +23,7 @@ import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from './erp-trans
 import type { Json2Transport } from './json2-transport.ts';
 import type { JsonRpcTransport } from './jsonrpc-transport.ts';
 import type { MethodDocs } from './method-docs.ts';
-import { withPathHint } from './path-hint.ts';
+import { hasPath, withPathHint } from './path-hint.ts';
 import { V1OverJson2 } from './v1-over-json2.ts';
 import { V2OverJsonRpc } from './v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from './version-client.ts';
@@ -54,14 +56,14 @@ function targetKey(call: ErpCall): string {
 
 /**
  * The target's major version, asked for (or cached) on the way to a call. The lookup only reads,
- * so a lookup that timed out is reported as a call that did not run; a target that does not
- * tell its version is `undefined`.
+ * so a lookup that timed out is reported as a call that did not run; a target whose answer is
+ * not an ERP's gives that -32005 back (not thrown); one that tells no readable major, `undefined`.
  */
-async function lookUpMajor(
+async function lookUp(
   deps: RoutingDeps,
   call: ErpCall,
   context: CallContext,
-): Promise<number | undefined> {
+): Promise<number | undefined | BadUpstreamResponseError> {
   try {
     return majorVersion(await deps.versions.version(call.baseUrl, { ...context, readOnly: true }, call.db));
   } catch (error) {
@@ -71,9 +73,19 @@ async function lookUpMajor(
         { cause: error },
       );
     }
-    if (error instanceof BadUpstreamResponseError) return undefined;
+    if (error instanceof BadUpstreamResponseError) return error;
     throw error;
   }
+}
+
+/** {@link lookUp}, a target that does not tell its version being `undefined`. */
+async function lookUpMajor(
+  deps: RoutingDeps,
+  call: ErpCall,
+  context: CallContext,
+): Promise<number | undefined> {
+  const known = await lookUp(deps, call, context);
+  return known instanceof BadUpstreamResponseError ? undefined : known;
 }
 
 function cachedMajor(deps: RoutingDeps, call: ErpCall): number | undefined {
@@ -215,16 +227,20 @@ export class V2Router implements ErpTransport {
   }
 
   private async route(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
-    if (this.mode === 'json2') return this.deps.json2.call(call, context);
-    const major = cachedMajor(this.deps, call);
+    const major = this.mode === 'json2' ? undefined : cachedMajor(this.deps, call);
     if (major !== undefined && major < FIRST_JSON2_MAJOR) return this.overJsonRpc.call(call, context);
     try {
       return await this.deps.json2.call(call, context);
     } catch (error) {
-      // JSON-2's route is missing (the call did not run): an ERP older than 19 runs it over /jsonrpc.
+      // JSON-2's route is missing (the call did not run): an ERP older than 19 runs it over /jsonrpc
+      // (`auto`). Under `json2` the version is asked only of a URL with a path (below).
       if (!(error instanceof Json2UnavailableError) || error.reason !== 'no_json2') throw error;
-      const known = await lookUpMajor(this.deps, call, context);
-      if (known === undefined || known >= FIRST_JSON2_MAJOR) throw error;
+      if (this.mode === 'json2' && !hasPath(call.baseUrl)) throw error;
+      const known = await lookUp(this.deps, call, context);
+      // No ERP there either (its version lookup is a redirect or an HTML page too): from a URL with
+      // a path, that -32005, which names the address without the path, not "older than 19 (use v1)".
+      if (known instanceof BadUpstreamResponseError) throw hasPath(call.baseUrl) ? known : error;
+      if (this.mode === 'json2' || known === undefined || known >= FIRST_JSON2_MAJOR) throw error;
       return this.overJsonRpc.call(call, context);
     }
   }

@@ -411,36 +411,6 @@ describe('POST /mcp with OAuth: an identity without user_id on ERP 16-18', () =>
   });
 });
 
-describe("POST /mcp with OAuth: a connection's failure is the operator's to fix, never a header", () => {
-  const double = useErpDouble({ mode: '19' });
-  const oauth = useOAuthProxy(() => [
-    {
-      name: 'bad-key',
-      match: { claim: 'sub', value: 'erin' },
-      erp: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: 'not-a-valid-erp-key-0000000000' },
-    },
-    {
-      name: 'not-an-erp',
-      match: { claim: 'sub', value: 'frank' },
-      erp: { url: `${double.url}/not/an/erp`, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
-    },
-  ]);
-
-  it.each([
-    ['erin', 'bad-key', 401, /erp\.api_key of the operator's identity map entry "bad-key"/],
-    ['frank', 'not-an-erp', undefined, /the operator's identity map entry "not-an-erp"/],
-  ])(
-    '%s (entry %s): the tool error names the entry, and no x-erp-* header',
-    async (sub, _entry, code, words) => {
-      const answer = await oauth.searchCount(sub);
-      const error = toolError((answer.json as { result: unknown }).result);
-      if (code !== undefined) expect(error.code).toBe(code);
-      expect(`${error.message} ${error.retry}`).toMatch(words);
-      expect(JSON.stringify(answer.json)).not.toMatch(/x-erp|MCP client's configuration/);
-    },
-  );
-});
-
 describe('POST /mcp with OAuth: two people of one group, one idempotency_key (issue 39)', () => {
   const double = useErpDouble({ mode: '19' });
   const oauth = useOAuthProxy(
@@ -490,6 +460,36 @@ describe('POST /mcp with OAuth: two people of one group, one idempotency_key (is
     expect(bobFirst).not.toBe(aliceFirst);
     expect(creates() - before).toBe(2);
   });
+});
+
+describe("POST /mcp with OAuth: a connection's failure is the operator's to fix, never a header", () => {
+  const double = useErpDouble({ mode: '19' });
+  const oauth = useOAuthProxy(() => [
+    {
+      name: 'bad-key',
+      match: { claim: 'sub', value: 'erin' },
+      erp: { url: double.url, db: 'erp_a', user_id: admin.uid, api_key: 'not-a-valid-erp-key-0000000000' },
+    },
+    {
+      name: 'not-an-erp',
+      match: { claim: 'sub', value: 'frank' },
+      erp: { url: `${double.url}/not/an/erp`, db: 'erp_a', user_id: admin.uid, api_key: admin.apiKey },
+    },
+  ]);
+
+  it.each([
+    ['erin', 'bad-key', 401, /erp\.api_key of the operator's identity map entry "bad-key"/],
+    ['frank', 'not-an-erp', undefined, /the operator's identity map entry "not-an-erp"/],
+  ])(
+    '%s (entry %s): the tool error names the entry, and no x-erp-* header',
+    async (sub, _entry, code, words) => {
+      const answer = await oauth.searchCount(sub);
+      const error = toolError((answer.json as { result: unknown }).result);
+      if (code !== undefined) expect(error.code).toBe(code);
+      expect(`${error.message} ${error.retry}`).toMatch(words);
+      expect(JSON.stringify(answer.json)).not.toMatch(/x-erp|MCP client's configuration/);
+    },
+  );
 });
 
 /**

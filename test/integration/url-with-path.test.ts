@@ -131,6 +131,56 @@ describe("the address bar's URL (https://erp.example.com/odoo/...)", () => {
   });
 });
 
+describe.each(['16', '17'] as const)(
+  "the address bar's URL on an ERP %s (no JSON-2, no /odoo routes)",
+  (mode) => {
+    // Odoo 16 and 17 answer every path they do not serve, /odoo/... and its /json/2 included, with
+    // an HTML 404 page; their version lookup under the path fails the same way.
+    const older = useErpDouble({ mode });
+    const pasted = () => `${older.url}/odoo/action-12`;
+
+    it('v2 (auto and json2): -32005 naming the address without the path, not "older than 19 (use v1)"', async () => {
+      for (const harness of [proxy, v1Json2]) {
+        const message = notErpMessage(await harness.post('/v2/erp/execute', v2Body(pasted())));
+        expect(message).toContain('The URL has a path (/odoo/action-12)');
+        expect(message).toContain(`try ${older.url} (`);
+        expect(message.split('The URL has a path').length).toBe(2);
+        expect(message).not.toContain('use v1');
+      }
+    });
+
+    it('v1 and the version endpoint: the same -32005 with the hint', async () => {
+      for (const harness of [proxy, v1Json2]) {
+        const message = notErpMessage(await harness.post('/api/erp/execute', v1Body(pasted())));
+        expect(message).toContain(`try ${older.url} (`);
+      }
+      const version = notErpMessage(await proxy.post('/v2/erp/version', { id: 'older-path', url: pasted() }));
+      expect(version).toContain(`try ${older.url} (`);
+    });
+
+    it("an MCP tool's answer says the same (its named calls are v2's)", async () => {
+      await withMcpClient(
+        proxy.url,
+        { 'x-api-key': TEST_PROXY_KEY, ...erpHeaders({ url: pasted(), db: 'erp_a', apiKey: admin.apiKey }) },
+        async (client) => {
+          const error = toolError(
+            await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
+          );
+          expect(error.code).toBe(-32005);
+          expect(error.message).toContain(`try ${older.url} (`);
+        },
+      );
+    });
+
+    it('the same ERP at its address answers v2 over /jsonrpc, and without a path a missing /json/2 stays -32006', async () => {
+      const served = await proxy.post('/v2/erp/execute', v2Body(older.url));
+      expect((served.json as Envelope).result).toEqual(expect.any(Number));
+      const json2Only = await v1Json2.post('/v2/erp/execute', v2Body(older.url));
+      expect((json2Only.json as Envelope).error?.code).toBe(-32006);
+    });
+  },
+);
+
 describe('an ERP served under a path prefix works as before', () => {
   const served = () => `${host.url}${PREFIX}`;
 

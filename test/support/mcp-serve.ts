@@ -22,14 +22,18 @@ export interface Answer {
 }
 
 /**
- * The runtime's MCP parts for a direct `serveMcp` call: the test proxy key's configuration, the
- * local target policy, no cached version, and `erp` for both transports.
+ * The runtime's MCP parts for a direct `serveMcp` call: the test proxy key's configuration (with
+ * `env` over it), the target policy compiled from that same configuration as the runtime does
+ * (`createUpstream`), no cached version, and `erp` for both transports.
  */
-export function mcpDeps(writeTools: boolean, erp: ErpTransport): McpDeps {
-  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY });
+export function mcpDeps(writeTools: boolean, erp: ErpTransport, env: Record<string, string> = {}): McpDeps {
+  const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, ...env });
   return {
     config,
-    policy: compileTargetPolicy({ allowedTargets: config.allowedTargets, allowedDatabases: [] }),
+    policy: compileTargetPolicy({
+      allowedTargets: config.allowedTargets,
+      allowedDatabases: config.allowedDatabases,
+    }),
     versions: { cached: () => undefined } as unknown as VersionClient,
     named: erp,
     positional: erp,
@@ -46,10 +50,7 @@ export async function proxyAnswer(
   env: Record<string, string> = {},
 ): Promise<Answer> {
   const never = { call: () => Promise.reject(new Error('no tool runs in these cases')) };
-  const deps: McpDeps = {
-    ...mcpDeps(writeTools, never),
-    config: loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, ...env }),
-  };
+  const deps = mcpDeps(writeTools, never, env);
   const inbound = mcpInbound(body, headers, {
     erp: {
       from: 'headers',

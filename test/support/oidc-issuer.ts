@@ -5,6 +5,7 @@
  * driven by the test ({@link OidcIssuer.signIn}): the person signs in as an account of
  * `accounts`, whose claims (`groups`...) go into the access token.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { listenDevIssuer } from '../../bin/oauth-try-out.ts';
 
 export interface OidcIssuer {
@@ -87,4 +88,64 @@ export async function startOidcIssuer(options: OidcIssuerOptions): Promise<OidcI
     },
     close,
   };
+}
+
+/**
+ * An access token for `resource`, as a connector gets one: dynamic registration, the
+ * authorization code with PKCE (S256) and the resource indicator, `account` signing in
+ * ({@link OidcIssuer.signIn}), then the code exchanged at the token endpoint. Plain `fetch`, no
+ * client library: bin/node24-bundles.ts uses it outside the tests too.
+ */
+export async function accessToken(
+  oidc: OidcIssuer,
+  account: string,
+  resource: string,
+  scope = 'erp.read erp.write',
+): Promise<string> {
+  const redirect = 'http://127.0.0.1:1/callback';
+  const metadata = (await (
+    await fetch(new URL('/.well-known/openid-configuration', oidc.issuer))
+  ).json()) as Record<string, string>;
+  const registered = await fetch(metadata.registration_endpoint ?? '', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      redirect_uris: [redirect],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }),
+  });
+  const client = (await registered.json()) as { client_id?: string };
+  if (client.client_id === undefined) throw new Error(`registration answered HTTP ${registered.status}`);
+  const verifier = randomBytes(32).toString('base64url');
+  const authorization = new URL(metadata.authorization_endpoint ?? '');
+  authorization.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: redirect,
+    scope,
+    resource,
+    state: 'node',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  }).toString();
+  const code = (await oidc.signIn(authorization, account)).get('code');
+  if (code === null) throw new Error('the sign-in gave no code');
+  const exchanged = await fetch(metadata.token_endpoint ?? '', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirect,
+      client_id: client.client_id,
+      code_verifier: verifier,
+      resource,
+    }),
+  });
+  const tokens = (await exchanged.json()) as { access_token?: string };
+  if (tokens.access_token === undefined)
+    throw new Error(`the token endpoint answered HTTP ${exchanged.status}`);
+  return tokens.access_token;
 }

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { erpFailure, proxyFailure } from '../../lambdas/core/mcp/answers.ts';
 import { inConnectionWords, type McpErp } from '../../lambdas/core/mcp/connection.ts';
 import * as errors from '../../lambdas/platform/errors.ts';
-import { ProxyError } from '../../lambdas/platform/errors.ts';
+import { KeyPolicyRefusedError, ProxyError } from '../../lambdas/platform/errors.ts';
+import { KEY_POLICY_RULES, type KeyPolicyRule } from '../../lambdas/platform/key-policy.ts';
 import type { ErpVersion } from '../../lambdas/upstream/erp-answer.ts';
 
 const identity: McpErp = {
@@ -76,5 +77,33 @@ describe('a tool failure in the words of the connection', () => {
       expect(inConnectionWords(message, headers)).toBe(message);
       expect(inConnectionWords(retry, headers)).toBe(retry);
     }
+  });
+});
+
+describe("a key policy refusal's advice, by whose policy it is", () => {
+  const refusals = KEY_POLICY_RULES.flatMap((rule) =>
+    [true, false].map((readOnly) => ({ rule, readOnly, error: new KeyPolicyRefusedError('no', rule) })),
+  );
+
+  it("for a token caller: the identity map entry's policy, never a key or an x-erp-* header", () => {
+    for (const { rule, readOnly, error } of refusals) {
+      const { retry } = proxyFailure(error, readOnly, 'sales');
+      const worded = inConnectionWords(retry, identity);
+      expect(worded, rule).not.toMatch(/x-erp|header|\bkeys?\b|key's|MCP client's configuration/);
+      expect(worded, rule).toContain(`identity map entry "sales"`);
+      expect(worded, rule).toMatch(/^The call did not run\. /);
+    }
+  });
+
+  it("for a proxy-key caller: the key's policy, and the header of the connection it names", () => {
+    for (const { rule, readOnly, error } of refusals) {
+      const { retry } = proxyFailure(error, readOnly);
+      expect(inConnectionWords(retry, headers), rule).toBe(retry);
+      expect(retry, rule).toMatch(/This key's policy/);
+      expect(retry, rule).not.toContain('identity map');
+    }
+    const advice = (rule: KeyPolicyRule) => proxyFailure(new KeyPolicyRefusedError('no', rule), true).retry;
+    expect(advice('database')).toContain('the x-erp-db header');
+    expect(advice('target')).toContain('the x-erp-url header');
   });
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { McpErp } from '../../lambdas/core/mcp/connection.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { IdentityRefusedError } from '../../lambdas/platform/errors.ts';
+import { compileKeyPolicy } from '../../lambdas/platform/key-policy.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpCall, ErpOutcome } from '../../lambdas/upstream/erp-transport.ts';
 import { mcpDeps, mcpInbound } from '../support/mcp-serve.ts';
@@ -18,16 +19,23 @@ const LEGACY = {
   'mcp-protocol-version': '2025-11-25',
 };
 
-/** The runtime's MCP parts over an ERP that answers `count` to every named call, recording the calls. */
-function depsWith(writeTools: boolean) {
+/**
+ * The runtime's MCP parts over an ERP that answers `outcome` (42 by default) to every named call,
+ * recording the calls; `env` over the test configuration (the target policy comes from it).
+ */
+function depsWith(
+  writeTools: boolean,
+  outcome: ErpOutcome = { kind: 'result', value: 42 },
+  env: Record<string, string> = {},
+) {
   const calls: ErpCall[] = [];
   const erp = {
     call: async (call: ErpCall): Promise<ErpOutcome> => {
       calls.push(call);
-      return { kind: 'result', value: 42 };
+      return outcome;
     },
   };
-  return { deps: mcpDeps(writeTools, erp), calls };
+  return { deps: mcpDeps(writeTools, erp, env), calls };
 }
 
 const ERP: McpErp = {
@@ -148,6 +156,87 @@ describe('the facts of a POST /mcp request, as values', () => {
       outcome: 'success',
     });
     expect(facts.errorCode).toBeUndefined();
+  });
+
+  it("a tool whose ERP call failed: the call's facts come back with the ERP error's outcome", async () => {
+    const { deps, calls } = depsWith(false, {
+      kind: 'erp_error',
+      code: 404,
+      message: "Object res.nope doesn't exist",
+      data: { name: 'odoo.exceptions.MissingError' },
+    });
+    const { response, facts } = await serveMcp(
+      mcpInbound(toolsCall('search_count', { model: 'res.nope' }), LEGACY, { erp: ERP }),
+      deps,
+    );
+    expect(JSON.parse(response.body)).toMatchObject({ result: { isError: true } });
+    expect(calls.map((call) => `${call.model}.${call.method}`)).toEqual(['res.nope.search_count']);
+    expect(facts).toMatchObject({
+      mcpMethod: 'tools/call',
+      tool: 'search_count',
+      model: 'res.nope',
+      action: 'search_count',
+      erpHost: '127.0.0.1:9',
+      erpDb: 'erp_a',
+      outcome: 'erp_error',
+      errorCode: 404,
+    });
+  });
+
+  it('a tool refused by the target policy: the refused target and database in its facts, no ERP call', async () => {
+    // A target policy that lists another host only: the call's 127.0.0.1 is not in it.
+    const { deps, calls } = depsWith(false, undefined, { ERP_ALLOWED_TARGETS: 'erp.example.com' });
+    const { response, facts } = await serveMcp(
+      mcpInbound(toolsCall('search_count', { model: 'res.partner' }), LEGACY, { erp: ERP }),
+      deps,
+    );
+    expect(JSON.parse(response.body)).toMatchObject({ result: { isError: true } });
+    expect(calls).toEqual([]);
+    expect(facts).toMatchObject({
+      mcpMethod: 'tools/call',
+      tool: 'search_count',
+      erpHost: '127.0.0.1:9',
+      erpDb: 'erp_a',
+      outcome: 'proxy_error',
+    });
+    expect(facts.model).toBeUndefined();
+  });
+});
+
+describe("a policy refusal's advice names whose policy refused", () => {
+  const refusedModel = toolsCall('search_count', { model: 'res.users' });
+  const keyPolicy = compileKeyPolicy({ models: ['res.partner'] });
+
+  it("a token caller: its identity map entry's policy, no key, no header; nothing reaches the ERP", async () => {
+    const { deps, calls } = depsWith(false);
+    const signedIn: McpErp = {
+      from: 'identity',
+      identity: 'sales',
+      connection: { baseUrl: new URL('http://127.0.0.1:9'), db: 'erp_a', apiKey: 'b'.repeat(40), uid: 2 },
+    };
+    const { response, facts } = await serveMcp(
+      mcpInbound(refusedModel, LEGACY, {
+        erp: signedIn,
+        keyPolicy,
+        caller: { kind: 'oauth', issuer: 'https://id.example.com', subject: 'alice', entry: 'sales' },
+        presentedProxyKey: undefined,
+      }),
+      deps,
+    );
+    const { retry } = JSON.parse(JSON.parse(response.body).result.content[0].text).error;
+    expect(retry).toContain(
+      `The policy of the operator's identity map entry "sales" does not allow this model`,
+    );
+    expect(retry).not.toMatch(/x-erp|\bkey\b|key's/);
+    expect(facts).toMatchObject({ tool: 'search_count', outcome: 'proxy_error', errorCode: -32008 });
+    expect(calls).toEqual([]);
+  });
+
+  it("a proxy-key caller: the key's policy", async () => {
+    const { deps } = depsWith(false);
+    const { response } = await serveMcp(mcpInbound(refusedModel, LEGACY, { erp: ERP, keyPolicy }), deps);
+    const { retry } = JSON.parse(JSON.parse(response.body).result.content[0].text).error;
+    expect(retry).toContain("This key's policy does not allow this model");
   });
 });
 

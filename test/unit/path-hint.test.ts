@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BadUpstreamResponseError, UpstreamTimeoutError } from '../../lambdas/platform/errors.ts';
 import { TooDeepAnswerError } from '../../lambdas/upstream/erp-transport.ts';
-import { withPathHint } from '../../lambdas/upstream/path-hint.ts';
+import { hasPath, withPathHint } from '../../lambdas/upstream/path-hint.ts';
 
 const notErp = () =>
   new BadUpstreamResponseError(
@@ -49,5 +49,17 @@ describe('withPathHint', () => {
     expect(hinted.data).toEqual({ a: 1 });
     expect(hinted.cause).toBe(error);
     expect(hinted.message).toContain('try http://127.0.0.1:8069 (');
+  });
+});
+
+describe('hasPath', () => {
+  it.each([
+    ['https://erp.example.com', false],
+    ['https://erp.example.com/', false],
+    ['https://erp.example.com//', false],
+    ['https://erp.example.com/odoo/action-12', true],
+    ['https://erp.example.com/erp/', true],
+  ])('%s: %s', (url, expected) => {
+    expect(hasPath(new URL(url))).toBe(expected);
   });
 });

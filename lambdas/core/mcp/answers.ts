@@ -191,7 +191,8 @@ export function erpFailure(code: number, message: string, data: unknown, version
  * What to do after a refusal by the caller key's policy, by the rule that refused: the rule the
  * error carries, which execute's -32008 names in its message and its log line (`policy_rule`) too,
  * so the tool error's message is execute's and its advice is that rule's. The key itself is the
- * user's or an operator's to change, never the model's.
+ * user's or an operator's to change, never the model's. A caller signed in with OAuth has the
+ * policy of its identity-map entry instead: {@link identityPolicyAdvice}.
  */
 const KEY_POLICY_ADVICE: Readonly<Record<KeyPolicyRule, string>> = Object.freeze({
   api: `This key's policy does not allow this API. ${TELL_THE_USER} that it needs a key whose policy allows it.`,
@@ -204,6 +205,28 @@ const KEY_POLICY_ADVICE: Readonly<Record<KeyPolicyRule, string>> = Object.freeze
   database: `This key's policy does not allow the database of this connection. ${TELL_THE_USER} (the x-erp-db header, or a key that allows the database).`,
   target: `This key's policy does not allow the ERP of this connection. ${TELL_THE_USER} (the x-erp-url header, or a key that allows the ERP).`,
 });
+
+/**
+ * {@link KEY_POLICY_ADVICE} for a caller signed in with OAuth, whose policy (and connection) is the
+ * operator's identity-map entry `entry`: no key and no `x-erp-*` header is theirs to change, the
+ * entry (and the token's scopes, for writing) is an operator's.
+ */
+function identityPolicyAdvice(entry: string): Readonly<Record<KeyPolicyRule, string>> {
+  const named = `the operator's identity map entry ${JSON.stringify(entry)}`;
+  const policy = `The policy of ${named}`;
+  const operator = 'an operator of this erp-proxy decides it in that entry';
+  return {
+    api: `${policy} does not allow this API. ${TELL_THE_USER} that ${operator}.`,
+    access:
+      `This sign-in may only read (the policy of ${named} allows reading only, or its token lacks the erp.write scope): ` +
+      `the read tools work, the tools that change data do not. ${TELL_THE_USER} that this change needs a sign-in that may write.`,
+    model:
+      `${policy} does not allow this model: use one it allows (list_models lists only those). ` +
+      `Retrying unchanged fails the same way; for this model, tell the user that ${operator}.`,
+    database: `${policy} does not allow the database of this connection. ${TELL_THE_USER} that ${operator}.`,
+    target: `${policy} does not allow the ERP of this connection. ${TELL_THE_USER} that ${operator}.`,
+  };
+}
 
 /** Advice by error table row (rows may share a code: -32008), for a tool that only reads and for one that writes. */
 const PROXY_ADVICE: ReadonlyMap<ProxyErrorRow, (readOnly: boolean) => Advice> = new Map<
@@ -310,8 +333,11 @@ function isConfigurationError(error: ProxyError): boolean {
   return error.code === PROXY_ERRORS.invalidRequest.code && /\bx-erp-[a-z-]+ header/.test(error.message);
 }
 
-/** What the error table's `callRan` and the code mean for a tool that only reads, or one that writes. */
-function proxyAdvice(error: ProxyError, callRan: CallRan, readOnly: boolean): Advice {
+/**
+ * What the error table's `callRan` and the code mean for a tool that only reads, or one that
+ * writes; `identity`: the identity-map entry of a caller signed in with OAuth (whose policy refused).
+ */
+function proxyAdvice(error: ProxyError, callRan: CallRan, readOnly: boolean, identity?: string): Advice {
   if (error instanceof RateLimitedError) {
     const seconds = error.retryAfterSeconds;
     return {
@@ -322,10 +348,11 @@ function proxyAdvice(error: ProxyError, callRan: CallRan, readOnly: boolean): Ad
     };
   }
   if (error instanceof KeyPolicyRefusedError) {
+    const advice = identity === undefined ? KEY_POLICY_ADVICE : identityPolicyAdvice(identity);
     return {
       retrySafe: true,
       retryCanHelp: false,
-      retry: `The call did not run. ${KEY_POLICY_ADVICE[error.rule]}`,
+      retry: `The call did not run. ${advice[error.rule]}`,
     };
   }
   const byRow = PROXY_ADVICE.get(error.row);
@@ -382,8 +409,11 @@ export function mcpWording(message: string): string {
   return MCP_WORDING.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), message);
 }
 
-/** A proxy error as a tool failure; `readOnly` says whether the tool only reads. */
-export function proxyFailure(error: ProxyError, readOnly: boolean): ToolFailure {
+/**
+ * A proxy error as a tool failure; `readOnly` says whether the tool only reads; `identity` names
+ * the identity-map entry of a caller signed in with OAuth (`undefined`: a proxy key's caller).
+ */
+export function proxyFailure(error: ProxyError, readOnly: boolean, identity?: string): ToolFailure {
   return {
     source: 'proxy',
     code: error.code,
@@ -391,7 +421,7 @@ export function proxyFailure(error: ProxyError, readOnly: boolean): ToolFailure 
       error instanceof InternalError
         ? 'Internal error (a bug of the proxy; its logs have the details).'
         : mcpWording(error.message),
-    ...proxyAdvice(error, error.row.callRan, readOnly),
+    ...proxyAdvice(error, error.row.callRan, readOnly, identity),
   };
 }
 

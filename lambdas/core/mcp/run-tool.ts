@@ -22,12 +22,12 @@ import {
   attemptLeaseMs,
   certainlyDidNotRun,
   fingerprintOf,
+  idempotencyScope,
   type Keeping,
   keptValue,
   keptValueBytes,
   runOnceWith,
 } from '../idempotency.ts';
-import { callerScope } from '../inbound-call.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { Admission } from '../limits-check.ts';
 import { factsOf, type RequestFacts, withFacts } from '../request-facts.ts';
@@ -80,7 +80,9 @@ function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
   const facts: RequestFacts = { tool: call.tool.name, ...factsOf(error) };
   if (error instanceof ErpCallError)
     return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
-  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly), erp);
+  // A policy refusal's advice names whose policy it is: the key's, or the identity-map entry's.
+  const identity = erp.from === 'identity' ? erp.identity : undefined;
+  if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly, identity), erp);
   // A bug: logged with its stack (observe reads it), shown as -32603 without details.
   return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
 }
@@ -228,7 +230,7 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
       deps.idempotency,
       {
         key,
-        scope: callerScope(caller.caller),
+        scope: idempotencyScope(caller.caller),
         fingerprint: toolFingerprint(call, caller),
         envelopeId: null,
         leaseMs: attemptLeaseMs(caller, deps.config),

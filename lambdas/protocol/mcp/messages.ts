@@ -140,7 +140,7 @@ export function jsonAnswer(status: number, body: unknown): HttpAnswer {
 }
 
 /** An error response: to request `id`, or with `id: null` when no request could be read. */
-export function errorAnswer(status: number, id: RequestId | null, error: RpcError): HttpAnswer {
+function errorAnswer(status: number, id: RequestId | null, error: RpcError): HttpAnswer {
   const body: RpcError = { code: error.code, message: error.message };
   if (error.data !== undefined) (body as { data?: unknown }).data = error.data;
   return id === null
@@ -149,12 +149,12 @@ export function errorAnswer(status: number, id: RequestId | null, error: RpcErro
 }
 
 /** A result response (HTTP 200). */
-export function resultAnswer(id: RequestId, result: JsonObject): HttpAnswer {
+function resultAnswer(id: RequestId, result: JsonObject): HttpAnswer {
   return jsonAnswer(200, { result, jsonrpc: '2.0', id });
 }
 
 /** What a notification or a client's response gets: 202, no body. */
-export const ACCEPTED: HttpAnswer = Object.freeze({ status: 202, headers: Object.freeze({}), body: '' });
+const ACCEPTED: HttpAnswer = Object.freeze({ status: 202, headers: Object.freeze({}), body: '' });
 
 /**
  * An HTTP answer and how the request ended, decided together where the answer is built (the
@@ -166,7 +166,7 @@ export interface McpAnswer {
 }
 
 /** How a request ended that was answered as asked (a result, or 202). */
-export const SERVED: RequestFacts = Object.freeze({ outcome: 'success' });
+const SERVED: RequestFacts = Object.freeze({ outcome: 'success' });
 
 /** 202 for a notification or a client's response. */
 export const ACCEPTED_ANSWER: McpAnswer = Object.freeze({ http: ACCEPTED, facts: SERVED });
