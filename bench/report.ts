@@ -43,6 +43,8 @@ export interface Results {
   readonly overheadSettings: { warmup: number; iterations: number };
   /** The handler overhead with 50 keys, without and with key policies, side by side. */
   readonly keyPolicies: readonly OverheadRow[];
+  /** execute-v1 without limits, with limits for others only, and limited against DynamoDB Local. */
+  readonly limits: readonly OverheadRow[];
   readonly endToEnd: EndToEndRow[];
   readonly endToEndSettings: { warmupSeconds: number; seconds: number; concurrency: number };
   readonly coldStart: ColdStartResult;
@@ -84,6 +86,30 @@ function overheadRows(r: Results): Row[] {
 /** The key-policy rows: the handler overhead budget, with 50 keys, without and with policies. */
 export function keyPolicyRows(rows: readonly OverheadRow[]): Row[] {
   return budgetedOverheadRows('Handler overhead, key policies', rows);
+}
+
+/**
+ * The limits' rows (README, "Limits"): the unlimited call and the call with limits configured for
+ * others only hold the handler overhead budget; the limited call's row gives its added time
+ * against DynamoDB Local beside the unlimited one (no budget: its store round trips are the cost).
+ */
+export function limitsRows(rows: readonly OverheadRow[]): Row[] {
+  const [unlimited, others, limited] = rows;
+  const budgeted = budgetedOverheadRows(
+    'Handler overhead, limits',
+    [unlimited, others].flatMap((r) => (r ? [r] : [])),
+  );
+  if (limited === undefined || unlimited === undefined) return budgeted;
+  return [
+    ...budgeted,
+    {
+      area: 'Handler overhead, limits',
+      measurement: limited.label,
+      result: `median ${ms(limited.medianMs)}, p99 ${ms(limited.p99Ms)} (upstream median ${ms(limited.upstreamMedianMs)})`,
+      budget: '(none: the added time)',
+      note: `adds ${ms(limited.medianMs - unlimited.medianMs)} at the median over no limits`,
+    },
+  ];
 }
 
 function budgetedOverheadRows(area: string, rows: readonly OverheadRow[]): Row[] {
@@ -414,6 +440,7 @@ export function allRows(r: Results): Row[] {
   return [
     ...overheadRows(r),
     ...keyPolicyRows(r.keyPolicies),
+    ...limitsRows(r.limits),
     ...endToEndRows(r),
     ...coldStartRows(r),
     ...largeRows(r),

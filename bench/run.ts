@@ -22,6 +22,7 @@ import { measureIdempotency } from './idempotency.ts';
 import { profileImports, timeTopLevel } from './import-profile.ts';
 import { KEY_COUNT, KEYS_WITH_POLICIES, measureKeyPolicyOverhead } from './key-policy-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
+import { measureLimitsOverhead } from './limits-overhead.ts';
 import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import {
   allRows,
@@ -29,6 +30,7 @@ import {
   coldStartRows,
   importProfileTable,
   keyPolicyRows,
+  limitsRows,
   machine,
   type Results,
   renderMarkdown,
@@ -43,6 +45,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OVERHEAD = { warmup: 500, iterations: 3000 };
 /** Per case and runtime (two runtimes, three cases). */
 const KEY_POLICY_OVERHEAD = { warmup: 300, iterations: 3000 };
+/** Per runtime (three runtimes: no limits, limits for others, limited against DynamoDB Local). */
+const LIMITS_OVERHEAD = { warmup: 100, iterations: 1200 };
 const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
 // 25, not 15: this VM has slow spells of a few seconds, and a median of 15 runs still moved by
 // 10-15 ms from one bench run to the next (execute bundles 80-107 ms over 7 runs).
@@ -109,6 +113,20 @@ async function keyPoliciesOnly(): Promise<void> {
   );
 }
 
+/** The limits' rows alone (`--limits`): on stdout, BENCHMARKS.md untouched. */
+async function limitsOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const speed = speedReference();
+  progress(
+    `limits: execute-v1, ${LIMITS_OVERHEAD.iterations} calls per runtime; speed reference ${speed.toFixed(1)} ms`,
+  );
+  const rows = limitsRows(await measureLimitsOverhead(LIMITS_OVERHEAD));
+  const after = speedReference();
+  process.stdout.write(
+    `\n${renderTable(rows)}\n\n${summary(rows)}\nspeed reference ${speed.toFixed(1)} ms at the start, ${after.toFixed(1)} ms at the end\n`,
+  );
+}
+
 /** The Idempotency-Key rows alone (`--idempotency`, bench/idempotency.ts): on stdout. */
 async function idempotencyOnly(): Promise<void> {
   progress(`machine: ${machine()}`);
@@ -117,6 +135,7 @@ async function idempotencyOnly(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--limits')) return limitsOnly();
   if (process.argv.includes('--body-parse')) return bodyParseOnly();
   if (process.argv.includes('--cold-start')) return coldStartOnly();
   if (process.argv.includes('--key-policies')) return keyPoliciesOnly();
@@ -133,6 +152,8 @@ async function main(): Promise<void> {
   const overhead = await measureHandlerOverhead(OVERHEAD);
   progress(`  key policies (${KEY_COUNT} keys, none or ${KEYS_WITH_POLICIES} with policies, side by side)`);
   const keyPolicies = await measureKeyPolicyOverhead(KEY_POLICY_OVERHEAD);
+  progress('  limits (none, for others only, limited against DynamoDB Local; side by side)');
+  const limits = await measureLimitsOverhead(LIMITS_OVERHEAD);
 
   progress(`2/5 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
   const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
@@ -165,6 +186,7 @@ async function main(): Promise<void> {
     overhead,
     overheadSettings: OVERHEAD,
     keyPolicies,
+    limits,
     endToEnd,
     endToEndSettings: END_TO_END,
     coldStart,

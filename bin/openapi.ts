@@ -118,6 +118,12 @@ const AboutSchema = z.object({
     .describe(
       'Whether any proxy key carries a policy (README, "Key policies"), never what they say; null when the keys could not be read.',
     ),
+  limits: z
+    .boolean()
+    .nullable()
+    .describe(
+      'Whether limits are configured (README, "Limits": ERP_TARGET_LIMITS or a proxy key policy\'s limits), never what they are; null when the keys could not be read and no ERP has limits.',
+    ),
   state_store: z
     .enum(['dynamodb', 'embedded', 'none'])
     .describe(
@@ -471,8 +477,10 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
           ? 'The version, in an envelope.'
           : "The ERP's answer, or an ERP-side error (`error` set, HTTP 200): always check `error`.",
       content: { 'application/json': { schema: ref(success) } },
-      // A write with an Idempotency-Key answered from its record (README, "Retrying writes safely").
-      ...(api === 'version' ? {} : { headers: { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } }),
+      // Rate limits' headers, and a write with an Idempotency-Key answered from its record.
+      ...(api === 'version'
+        ? {}
+        : { headers: { ...RATE_LIMIT_HEADERS, 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } }),
     },
   };
   for (const [status, rows] of errorsByStatus(api)) {
@@ -508,11 +516,28 @@ function apiResponses(api: EnvelopeApi): Record<string, unknown> {
       // A keyed write whose first attempt's outcome is unknown is replayed as -32003.
       headers['Idempotent-Replayed'] = IDEMPOTENT_REPLAYED;
     }
+    if (status === GATEWAY_ANSWERS.throttled.status) {
+      // The proxy's own limits and the gateway's throttle both answer 429: two bodies.
+      const throttled = GATEWAY_ANSWERS.throttled;
+      response.description = `${response.description}\n\n${throttled.when} The gateway then answers itself, not with an envelope: \`${gatewayBody(throttled)}\`.`;
+      response.content = {
+        'application/json': {
+          schema: { oneOf: [errorEnvelopeWith(envelopeRows.map((row) => row.code)), ref('GatewayError')] },
+        },
+      };
+      Object.assign(headers, RATE_LIMIT_HEADERS);
+    }
     if (Object.keys(headers).length > 0) response.headers = headers;
     responses[String(status)] = response;
   }
   return responses;
 }
+
+/** The headers of an answer to a rate-limited call (draft-ietf-httpapi-ratelimit-headers). */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
+  RateLimit: { $ref: '#/components/headers/RateLimit' },
+} as const;
 
 /** `x-error-codes`: the error table, for generators and readers. */
 function errorCodes(): unknown[] {
@@ -925,7 +950,17 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       headers: {
         'Retry-After': {
           description:
-            'On -32004, passed on from the ERP or the proxy in front of it when it gave one (1 when the idempotency store could not be reached); on -32010, when to ask again with the same Idempotency-Key.',
+            "On -32004: with HTTP 429, the proxy's own limits, whole seconds (at least 1: until the window ends, or 1 for an in-flight cap); with 503, passed on from the ERP or the proxy in front of it when it gave one (1 when the idempotency store could not be reached). On -32010, when to ask again with the same Idempotency-Key.",
+          schema: { type: 'string' },
+        },
+        'RateLimit-Policy': {
+          description:
+            'On the answers of calls rate limits applied to (README, "Limits"): each limit as `"<scope>-<period>";q=<requests>;w=<window seconds>` (draft-ietf-httpapi-ratelimit-headers), e.g. `"key-minute";q=60;w=60`.',
+          schema: { type: 'string' },
+        },
+        RateLimit: {
+          description:
+            'With `RateLimit-Policy`: each limit\'s calls left in its window and the seconds until it ends, `"key-minute";r=59;t=42`.',
           schema: { type: 'string' },
         },
         'Idempotent-Replayed': {

@@ -183,6 +183,7 @@ export class ErpProxyStack extends Stack {
       alarms: config.alarms,
       dashboardName: `${this.stackName}-${SERVICE_NAME}`,
       topic: this.alarmTopic,
+      targetLimits: config.settings.targetLimits,
       stateTable: this.stateTable,
     });
 

@@ -25,6 +25,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { PROXY_ERRORS, serverErrorCodes } from '../lambdas/platform/error-table.ts';
+import type { TargetLimits } from '../lambdas/platform/limits.ts';
 import { Dimension, LICENSE_CODE, MetricName } from '../lambdas/platform/metrics/catalogue.ts';
 import {
   API_NAMES,
@@ -56,6 +57,8 @@ export interface MonitoringProps {
   readonly alarms: AlarmSettings;
   /** Every alarm notifies this topic, on ALARM and on OK. */
   readonly topic: ITopic;
+  /** `ERP_TARGET_LIMITS` as deployed: each host with an in-flight cap gets its alarm. */
+  readonly targetLimits: TargetLimits;
   /** The state table (idempotency records, limits): its errors and throttles have an alarm. */
   readonly stateTable: ITable;
   readonly dashboardName: string;
@@ -121,6 +124,7 @@ export class Monitoring extends Construct {
     this.functionAlarms(props.functions, props.reservedConcurrency);
     const latencyP99 = this.latencyAlarm(gateway.gateway, props.alarms);
     const licenseDaysLeft = this.licenseAlarms(props.alarms);
+    this.limitsAlarms(props.targetLimits);
     this.stateTableAlarm(props.stateTable);
     this.dashboard = this.buildDashboard(props, {
       ...gateway,
@@ -322,6 +326,54 @@ export class Monitoring extends Construct {
     });
 
     return licenseDaysLeft;
+  }
+
+  /**
+   * The limits (README, "Limits"): calls served without their limits because the store could not be
+   * asked (fail open), and, for each ERP with an in-flight cap, a cap that refused calls in each of
+   * the last 5 minutes (the ERP is saturated, or the cap is too low).
+   */
+  private limitsAlarms(targetLimits: TargetLimits): void {
+    const statefulApis = ['v1', 'v2', 'mcp'] as const;
+    const failedOpenByApi = Object.fromEntries(
+      statefulApis.map((api) => [
+        api,
+        serviceMetric(MetricName.LimitsFailedOpen, 'Sum', { [Dimension.Api]: api }, api),
+      ]),
+    );
+    this.addAlarm('LimitsFailedOpen', {
+      description:
+        'Calls were served without their rate limits and in-flight caps in the last 5 minutes: the state table could not be reached (fail open). ' +
+        'The function logs say why (limits_failed_open); check the table, its grants and DynamoDB throttling (docs/deployment.md, "Limits").',
+      metric: new MathExpression({
+        expression: statefulApis.map((api) => `FILL(${api}, 0)`).join(' + '),
+        usingMetrics: failedOpenByApi,
+        period: FIVE_MINUTES,
+        label: 'Calls served without limits',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    for (const limit of targetLimits.values()) {
+      if (limit.inFlight === undefined) continue;
+      this.addAlarm(`InFlightCap-${limit.host.replace(/[^A-Za-z0-9.-]/g, '-')}`, {
+        description:
+          `The in-flight cap of ${limit.host} (${limit.inFlight}) refused calls in each of the last 5 minutes: the ERP is saturated or the cap is too low. ` +
+          'Check the ERP (workers, slow calls); raise in_flight only below its workers (docs/deployment.md, "Limits").',
+        metric: new Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: MetricName.InFlightRefusals,
+          statistic: 'Sum',
+          period: Duration.minutes(1),
+          dimensionsMap: { [Dimension.Service]: SERVICE_NAME, [Dimension.Host]: limit.host },
+        }),
+        threshold: 1,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
   }
 
   /** The dashboard: gateway, service, Lambda and license widgets, and the alarms' status. */

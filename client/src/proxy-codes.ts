@@ -16,7 +16,8 @@ export interface ProxyCode {
 }
 
 /**
- * Every proxy error code, in the README's order (-32600 twice: envelope, and v2's plain text;
+ * Every proxy error code, in the README's order (-32004 twice: 503 when the ERP side turned the
+ * call away, 429 when the proxy's own limits did, with `Retry-After`; -32600 twice: envelope, and v2's plain text;
  * -32008 three times: the proxy's target policy, the calling key's own policy, and on `/mcp` an
  * OAuth caller's identity or scopes).
  */
@@ -29,6 +30,7 @@ export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
     { code: -32002, httpStatus: 400, mayHaveRun: false },
     { code: -32003, httpStatus: 504, mayHaveRun: true },
     { code: -32004, httpStatus: 503, mayHaveRun: false },
+    { code: -32004, httpStatus: 429, mayHaveRun: false },
     { code: -32005, httpStatus: 502, mayHaveRun: true },
     { code: -32006, httpStatus: 502, mayHaveRun: false },
     { code: -32007, httpStatus: 400, mayHaveRun: false },

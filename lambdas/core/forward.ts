@@ -31,6 +31,7 @@ import {
 } from './idempotency.ts';
 import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy } from './key-policy-check.ts';
+import { type Admission, admitCall, type LimitsDeps } from './limits-check.ts';
 import { withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
 import { withV1DomainHint } from './v1-domain-hint.ts';
@@ -45,9 +46,11 @@ interface ForwardBase {
   readonly policy: CompiledTargetPolicy;
 }
 
-/** What both execute endpoints need besides: the idempotency store (README, "Retrying writes safely"). */
+/** What both execute endpoints need besides: the idempotency store (README, "Retrying writes safely") and the limits (README, "Limits"). */
 interface ExecuteBase extends ForwardBase {
   readonly idempotency: IdempotencyDeps;
+  /** The store and `ERP_TARGET_LIMITS`; `undefined`: no limits are checked (tests of other parts). */
+  readonly limits?: LimitsDeps;
 }
 
 /** What {@link forwardV1} needs: each function builds only its own endpoint's transport. */
@@ -148,6 +151,25 @@ export function checkCallPolicies(
   return checkKeyPolicy(keyPolicy, question);
 }
 
+/** How long an in-flight slot is leased when the function's time left is unknown (tests, a bare handler). */
+const FALLBACK_LEASE_HEADROOM_MS = 3_000;
+
+/**
+ * Counts the call against its limits (README, "Limits"), right before its first ERP request:
+ * `undefined` when none applies or the endpoint has none. The slot's lease is the function's time
+ * left, so a slot held by an instance that died is free within the function's timeout.
+ */
+export function admitToErp(
+  inbound: InboundCall,
+  target: URL,
+  limits: LimitsDeps | undefined,
+  config: Config,
+): Promise<Admission | undefined> | undefined {
+  if (limits === undefined) return undefined;
+  const leaseMs = inbound.remainingMs?.() ?? config.maxTimeoutSeconds * 1000 + FALLBACK_LEASE_HEADROOM_MS;
+  return admitCall(limits, inbound, target, leaseMs);
+}
+
 /** How one execute API reads, fingerprints and answers its calls. */
 interface ExecuteApi {
   /** The route of the fingerprint (`/api/erp/execute` and `/v1/erp/execute` are one). */
@@ -159,12 +181,14 @@ interface ExecuteApi {
 }
 
 /**
- * Validation, target policy, the call, the envelope: the same steps for both execute APIs. The
- * answer's facts are the call's (action, model, target), the upstream's and the envelope's; an
- * error thrown after the body was parsed carries those learned before it. A write with an
- * `Idempotency-Key` runs through the idempotency lookup after the policies (a replay is never
- * served to a key that may no longer make the call) and before the ERP (README, "Retrying writes
- * safely").
+ * Validation, target policy, the limits, the call, the envelope: the same steps for both execute
+ * APIs. The answer's facts are the call's (action, model, target), the upstream's and the
+ * envelope's; an error thrown after the body was parsed carries those learned before it. A write
+ * with an `Idempotency-Key` runs through the idempotency lookup after the policies (a replay is
+ * never served to a key that may no longer make the call) and before the limits and the ERP
+ * (README, "Retrying writes safely"): a replay or a conflict costs no quota, and a 429 is never
+ * recorded (the call did not run). The answer of a call rate limits applied to carries their
+ * `RateLimit-Policy` and `RateLimit`.
  */
 async function forwardExecute(
   api: ExecuteApi,
@@ -183,19 +207,40 @@ async function forwardExecute(
       db: call.db,
     });
     if (pending !== undefined) await pending;
+    /** This request's `RateLimit-*` headers, when it was counted (never a replay's: it costs no quota). */
+    let rateHeaders: Readonly<Record<string, string>> | undefined;
     const send = async (): Promise<Answer> => {
-      const { value: outcome, upstream } = await withCallContext(
-        inbound,
-        deps.config,
-        (callCtx) => transport.call(call, callCtx),
-        deps.config.stripDebug,
-      );
-      const answer = outcomeResponse(inbound.envelopeId, api.explain ? api.explain(call, outcome) : outcome);
-      // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
-      return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+      // The limits, right before the first ERP request (after the idempotency lookup).
+      const admission = await admitToErp(inbound, call.baseUrl, deps.limits, deps.config);
+      if (admission !== undefined) {
+        Object.assign(learned, admission.facts);
+        rateHeaders = admission.headers;
+      }
+      try {
+        const { value: outcome, upstream } = await withCallContext(
+          inbound,
+          deps.config,
+          (callCtx) => transport.call(call, callCtx),
+          deps.config.stripDebug,
+        );
+        const answer = outcomeResponse(
+          inbound.envelopeId,
+          api.explain ? api.explain(call, outcome) : outcome,
+        );
+        // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
+        return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+      } finally {
+        // The call's last ERP request is over: its in-flight slot is free for the next.
+        if (admission !== undefined) await admission.release();
+      }
+    };
+    /** The answer with this request's own rate headers (added after a kept answer is recorded). */
+    const withRateHeaders = (answer: Answer): Answer => {
+      if (rateHeaders !== undefined) Object.assign(answer.response.headers, rateHeaders);
+      return answer;
     };
     // Reads are not recorded: replaying them buys nothing, and they can be megabytes.
-    if (idempotencyKey === undefined || isReadMethod(call.method)) return await send();
+    if (idempotencyKey === undefined || isReadMethod(call.method)) return withRateHeaders(await send());
     const answer = await runOnce(
       deps.idempotency,
       {
@@ -211,7 +256,7 @@ async function forwardExecute(
       },
       send,
     );
-    return { response: answer.response, facts: Object.assign(learned, answer.facts) };
+    return withRateHeaders({ response: answer.response, facts: Object.assign(learned, answer.facts) });
   } catch (error) {
     throw withFacts(error, learned);
   }

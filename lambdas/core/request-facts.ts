@@ -14,6 +14,7 @@
 import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
+import type { LimitRule } from '../platform/limits.ts';
 import type { ApiName, IdempotencyOutcome, Outcome, UpstreamProtocol } from '../platform/names.ts';
 
 export type { ApiName, IdempotencyOutcome, Outcome };
@@ -48,6 +49,12 @@ export interface RequestFacts {
   readonly tool?: string;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   readonly policyRule?: KeyPolicyRule;
+  /** The limit that refused the call (README, "Limits"): `key_minute`, `erp_in_flight`... */
+  readonly limitRule?: LimitRule;
+  /** The configured host of the ERP limit that refused the call. */
+  readonly limitHost?: string;
+  /** Limits applied to the call but the store could not be asked: it was served (fail open). */
+  readonly limitsFailedOpen?: boolean;
   /**
    * What an `Idempotency-Key` did to the call (README, "Retrying writes safely"): `recorded` (ran,
    * answer kept), `not_kept` (certainly no change: the key may run it again), `kept_unknown` (may
@@ -93,6 +100,9 @@ export function emptyFacts(): FactSheet {
     mcpMethod: undefined,
     tool: undefined,
     policyRule: undefined,
+    limitRule: undefined,
+    limitHost: undefined,
+    limitsFailedOpen: undefined,
     internalError: undefined,
   };
 }

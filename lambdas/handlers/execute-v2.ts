@@ -12,6 +12,7 @@ import { bodyChain, lambdaHandler } from './chain.ts';
 import {
   type BaseRuntime,
   createStateRuntime,
+  limitsDeps,
   type RuntimeOverrides,
   type StateRuntime,
 } from './runtime-base.ts';
@@ -37,8 +38,9 @@ export function createExecuteV2Runtime(
 }
 
 export function createHandler(runtime: ExecuteV2Runtime) {
+  const deps = { ...runtime.forward, limits: limitsDeps(runtime) };
   return bodyChain(runtime, 'v2').handler((event, known, context) =>
-    forwardV2(toExecuteCall(event, context, known), runtime.forward),
+    forwardV2(toExecuteCall(event, context, known), deps),
   );
 }
 

@@ -26,6 +26,7 @@ import {
   type BaseRuntime,
   createBaseRuntime,
   createStateRuntime,
+  limitsDeps,
   type RuntimeOverrides,
   type StateRuntime,
 } from './runtime-base.ts';
@@ -67,6 +68,7 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     positional: new V1Router('json2', routing),
     writeTools: config.mcpWriteTools,
     idempotency: runtime.idempotency,
+    limits: limitsDeps(runtime),
   };
 }
 

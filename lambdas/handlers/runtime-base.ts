@@ -8,6 +8,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { IdempotencyDeps } from '../core/idempotency.ts';
+import type { LimitsDeps } from '../core/limits-check.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { Config } from '../platform/config.ts';
@@ -46,6 +47,14 @@ export interface StateRuntime {
   readonly store: StateStore | undefined;
   /** The store and `IDEMPOTENCY_TTL`: what `Idempotency-Key` needs (core/idempotency.ts). */
   readonly idempotency: IdempotencyDeps;
+}
+
+/**
+ * What the limits need of a function's runtime (README, "Limits"): its store and
+ * `ERP_TARGET_LIMITS`. Built once per handler.
+ */
+export function limitsDeps(runtime: StateRuntime & { readonly config: Config }): LimitsDeps {
+  return { store: runtime.store, targetLimits: runtime.config.targetLimits };
 }
 
 /** The state part: the overrides' store, or the configuration's (built on its first use). */

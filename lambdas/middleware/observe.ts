@@ -30,6 +30,7 @@ import {
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
+import type { LimitRule } from '../platform/limits.ts';
 import { truncateForLog } from '../platform/logger.ts';
 import { recordRequest, roundMs } from '../platform/metrics/record.ts';
 import type { UpstreamProtocol } from '../platform/names.ts';
@@ -82,6 +83,12 @@ export type RequestLogFields = {
   tool: string | null;
   /** The rule of the caller key's policy that refused the call (README, "Key policies"). */
   policy_rule: KeyPolicyRule | null;
+  /** The limit that refused the call (README, "Limits"): `key_minute`, `person_second`, `erp_in_flight`... */
+  limit_rule: LimitRule | null;
+  /** The configured ERP host of that limit, for an ERP's limit. */
+  limit_host: string | null;
+  /** `true`: limits applied but the store could not be asked, and the call was served (fail open). */
+  limits_failed_open: boolean | null;
   /** What the call's `Idempotency-Key` did: `recorded`, `replayed`, `in_progress`, `key_reused`... (README, "Retrying writes safely"). */
   idempotency: IdempotencyOutcome | null;
 };
@@ -251,34 +258,23 @@ export function observe(
         mcp_method: callerValue(facts.mcpMethod),
         tool: facts.tool ?? null,
         policy_rule: facts.policyRule ?? null,
+        limit_rule: facts.limitRule ?? null,
+        limit_host: facts.limitHost ?? null,
+        limits_failed_open: facts.limitsFailedOpen ?? null,
         idempotency: facts.idempotency ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };
       if (errorCode === INTERNAL_ERROR_CODE) logger.error('request', extra);
-      else if (outcome === 'proxy_error') logger.warn('request', extra);
+      else if (outcome === 'proxy_error' || facts.limitsFailedOpen === true) logger.warn('request', extra);
       else logger.info('request', extra);
     } catch (logError) {
       lastResort('writing the request log line', logError);
     }
 
     try {
-      recordRequest(
-        metrics,
-        {
-          api: record.api,
-          outcome,
-          errorCode,
-          upstreamMs: facts.upstreamMs,
-          responseBytes: facts.responseBytes,
-          upstreamProtocol: facts.upstreamProtocol,
-          tool: facts.tool,
-          callerKeyName: facts.callerKeyName,
-          policyRule: facts.policyRule,
-          idempotency: facts.idempotency,
-        },
-        durationMs,
-      );
+      // The facts the metrics read (RequestMetrics names them as the facts do), and the decided outcome.
+      recordRequest(metrics, { ...facts, api: record.api, outcome, errorCode }, durationMs);
       metrics.publishStoredMetrics();
     } catch (metricsError) {
       try {

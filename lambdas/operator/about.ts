@@ -62,6 +62,11 @@ export interface About {
    */
   key_policies: boolean | null;
   /**
+   * Whether limits are configured (README, "Limits": `ERP_TARGET_LIMITS`, or a proxy key policy's
+   * `limits`); never what they are. `null` when the keys could not be read and no ERP has limits.
+   */
+  limits: boolean | null;
+  /**
    * Where the proxy keeps its state (idempotency records): `dynamodb` (a table), `embedded` (this
    * process: `npm start`), `none` (a deployed function without a table: calls with an
    * `Idempotency-Key` are refused). README, "Retrying writes safely".
@@ -103,6 +108,7 @@ export function buildAbout(
   config: Config,
   routes: readonly Route[] = ROUTES,
   keyPolicies: boolean | null = null,
+  limits: boolean | null = config.targetLimits.size > 0 ? true : null,
 ): About {
   return {
     name: SERVICE_NAME,
@@ -122,6 +128,7 @@ export function buildAbout(
     })),
     error_codes: aboutErrorCodes(),
     key_policies: keyPolicies,
+    limits,
     state_store: storeLocation(config).kind,
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {

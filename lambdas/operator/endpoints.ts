@@ -23,12 +23,23 @@ export interface OperatorDeps {
   readonly keys: ProxyKeySource;
 }
 
-/** Whether any proxy key carries a policy; `null` when the keys cannot be read (about stays up). */
-async function keyPoliciesInUse(keys: ProxyKeySource): Promise<boolean | null> {
+/**
+ * Whether any proxy key carries a policy, and whether limits are configured (`ERP_TARGET_LIMITS`,
+ * or a key policy's `limits`); `null` where the keys cannot be read (about stays up).
+ */
+async function policiesInUse(
+  keys: ProxyKeySource,
+  config: Pick<Config, 'targetLimits'>,
+): Promise<{ readonly keyPolicies: boolean | null; readonly limits: boolean | null }> {
+  const targetLimits = config.targetLimits.size > 0;
   try {
-    return (await keys.getKeys()).some((key) => key.policy !== undefined);
+    const named = await keys.getKeys();
+    return {
+      keyPolicies: named.some((key) => key.policy !== undefined),
+      limits: targetLimits || named.some((key) => key.policy?.limits !== undefined),
+    };
   } catch {
-    return null;
+    return { keyPolicies: null, limits: targetLimits ? true : null };
   }
 }
 
@@ -54,8 +65,10 @@ export async function serveOperator(path: string, deps: OperatorDeps): Promise<A
 
 async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer> {
   switch (path) {
-    case '/_/about':
-      return plainJsonResponse(buildAbout(deps.config, undefined, await keyPoliciesInUse(deps.keys)));
+    case '/_/about': {
+      const inUse = await policiesInUse(deps.keys, deps.config);
+      return plainJsonResponse(buildAbout(deps.config, undefined, inUse.keyPolicies, inUse.limits));
+    }
     case '/_/license': {
       const status = await deps.license.getLicense();
       const { licensee, valid_until, is_valid, reason } = status;

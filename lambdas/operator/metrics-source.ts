@@ -14,6 +14,7 @@ import {
 } from '../platform/cloudwatch-client-limits.ts';
 import type { Config } from '../platform/config.ts';
 import { KEY_POLICY_RULES } from '../platform/key-policy.ts';
+import { LIMIT_RULES } from '../platform/limits.ts';
 import {
   Dimension,
   LICENSE_CODE,
@@ -74,6 +75,10 @@ export interface MetricDataPlan {
   readonly errorsSearchId: string;
   /** Id of the SEARCH query for key-policy refusals by key name and rule. */
   readonly refusalsSearchId: string;
+  /** Id of the SEARCH query for calls the limits refused, by key name, rule and host. */
+  readonly throttledSearchId: string;
+  /** Id of the SEARCH query for in-flight refusals by configured ERP host. */
+  readonly inFlightSearchId: string;
   /** Id of the SEARCH query for MCP tool calls by tool and outcome. */
   readonly toolsSearchId: string;
   /** CloudWatch period, in seconds: the window rounded up to whole minutes. */
@@ -82,6 +87,13 @@ export interface MetricDataPlan {
 
 const ERRORS_SEARCH_ID = 'errors_by_code';
 const REFUSALS_SEARCH_ID = 'policy_refusals';
+const THROTTLED_SEARCH_ID = 'throttled';
+const IN_FLIGHT_SEARCH_ID = 'in_flight_refusals';
+/** Names each series of the throttled SEARCH: `agent|key_minute|-` (rule and host are the last parts). */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
+const THROTTLED_SEARCH_LABEL = "${PROP('Dim.key')}|${PROP('Dim.rule')}|${PROP('Dim.host')}";
+// biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
+const IN_FLIGHT_SEARCH_LABEL = "${PROP('Dim.host')}";
 const TOOLS_SEARCH_ID = 'tool_calls';
 /** Names each series of the tool calls SEARCH: `search_read|success`. */
 // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch label syntax, not a JS template.
@@ -201,6 +213,13 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
         zeroWhenEmpty: false,
       });
     }
+    if (api === 'v1' || api === 'v2' || api === 'mcp') {
+      add(`failed_open_${id}`, MetricName.LimitsFailedOpen, { api }, 'Sum', {
+        suffix: '',
+        reduce: 'sum',
+        zeroWhenEmpty: true,
+      });
+    }
     add(`bytes_${id}_sum`, MetricName.ResponseBytes, { api }, 'Sum', {
       suffix: '_sum',
       reduce: 'sum',
@@ -226,6 +245,8 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
     plans,
     errorsSearchId: ERRORS_SEARCH_ID,
     refusalsSearchId: REFUSALS_SEARCH_ID,
+    throttledSearchId: THROTTLED_SEARCH_ID,
+    inFlightSearchId: IN_FLIGHT_SEARCH_ID,
     toolsSearchId: TOOLS_SEARCH_ID,
     periodSeconds,
   };
@@ -254,6 +275,18 @@ function searchQueries(namespace: string, serviceName: string, periodSeconds: nu
       Id: REFUSALS_SEARCH_ID,
       Expression: search(MetricName.PolicyRefusals, [Dimension.Key, Dimension.Rule]),
       Label: REFUSALS_SEARCH_LABEL,
+      ReturnData: true,
+    },
+    {
+      Id: THROTTLED_SEARCH_ID,
+      Expression: search(MetricName.Throttled, [Dimension.Key, Dimension.Rule, Dimension.Host]),
+      Label: THROTTLED_SEARCH_LABEL,
+      ReturnData: true,
+    },
+    {
+      Id: IN_FLIGHT_SEARCH_ID,
+      Expression: search(MetricName.InFlightRefusals, [Dimension.Host]),
+      Label: IN_FLIGHT_SEARCH_LABEL,
       ReturnData: true,
     },
     {
@@ -292,6 +325,28 @@ function parseRefusalsLabel(label: string | undefined): { key: string; rule: str
   const rule = label.slice(at + 1);
   if (!(KEY_POLICY_RULES as readonly string[]).includes(rule)) return undefined;
   return { key: label.slice(0, at), rule };
+}
+
+/** The key name, rule and host of a throttled SEARCH label: `key|rule|host`, the key may hold `|`. */
+function parseThrottledLabel(
+  label: string | undefined,
+): { key: string; rule: string; host: string } | undefined {
+  if (label === undefined) return undefined;
+  const hostAt = label.lastIndexOf(LABEL_SEPARATOR);
+  if (hostAt <= 0) return undefined;
+  const ruleAt = label.lastIndexOf(LABEL_SEPARATOR, hostAt - 1);
+  if (ruleAt <= 0) return undefined;
+  const rule = label.slice(ruleAt + 1, hostAt);
+  const host = label.slice(hostAt + 1);
+  if (!(LIMIT_RULES as readonly string[]).includes(rule) || host === '') return undefined;
+  return { key: label.slice(0, ruleAt), rule, host };
+}
+
+/** Orders label sets by their values, in the order given. */
+function byLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): number {
+  const left = Object.values(a).join('\u0000');
+  const right = Object.values(b).join('\u0000');
+  return left < right ? -1 : left > right ? 1 : 0;
 }
 
 /** The tool and outcome of a tool calls SEARCH label. */
@@ -347,10 +402,25 @@ export function familiesFromResults(
   // suffix the search's Id per series), named by its dynamic label.
   const errors: { api: string; code: string; value: number }[] = [];
   const refusals: { key: string; rule: string; value: number }[] = [];
+  const throttled: { labels: Record<string, string>; value: number }[] = [];
+  const inFlight: { labels: Record<string, string>; value: number }[] = [];
   const tools: { tool: string; outcome: string; value: number }[] = [];
   for (const result of results) {
     const id = result.Id ?? '';
     if (plan.plans.has(id)) continue;
+    if (id.startsWith(plan.throttledSearchId)) {
+      const labels = parseThrottledLabel(result.Label);
+      const value = reduceValues(result.Values ?? [], 'sum');
+      if (labels !== undefined && value !== undefined) throttled.push({ labels, value });
+      continue;
+    }
+    if (id.startsWith(plan.inFlightSearchId)) {
+      const host = result.Label ?? '';
+      const value = reduceValues(result.Values ?? [], 'sum');
+      if (host !== '' && !host.includes(LABEL_SEPARATOR) && value !== undefined)
+        inFlight.push({ labels: { host }, value });
+      continue;
+    }
     if (id.startsWith(plan.toolsSearchId)) {
       const labels = parseToolsLabel(result.Label);
       const value = reduceValues(result.Values ?? [], 'sum');
@@ -375,6 +445,10 @@ export function familiesFromResults(
   for (const { key, rule, value } of refusals) {
     push(MetricName.PolicyRefusals, { labels: { key, rule }, value });
   }
+  for (const { labels, value } of throttled.sort((a, b) => byLabels(a.labels, b.labels)))
+    push(MetricName.Throttled, { labels, value });
+  for (const { labels, value } of inFlight.sort((a, b) => byLabels(a.labels, b.labels)))
+    push(MetricName.InFlightRefusals, { labels, value });
   const outcomeOrder = (outcome: string): number => (OUTCOMES as readonly string[]).indexOf(outcome);
   tools.sort((a, b) =>
     a.tool === b.tool ? outcomeOrder(a.outcome) - outcomeOrder(b.outcome) : a.tool < b.tool ? -1 : 1,

@@ -114,6 +114,16 @@ export const PROXY_ERRORS = deepFreeze({
     meaning:
       'The ERP could not be reached or turned the call away (DNS for a name the target list names, connect, TLS, 429, 503): the call certainly did not run; retry with back-off.',
   },
+  rateLimited: {
+    code: -32004,
+    httpStatus: 429,
+    answer: 'envelope',
+    callRan: 'no',
+    // The limits apply to the calls that would reach an ERP: execute calls and MCP tool calls.
+    apis: ['v1', 'v2', 'mcp'],
+    meaning:
+      "Refused by the proxy's own rate limit or in-flight cap (the key's, the person's or the ERP's; README, \"Limits\"): the call certainly did not run; retry after Retry-After.",
+  },
   badUpstreamResponse: {
     code: -32005,
     httpStatus: 502,

@@ -9,6 +9,7 @@
 import { echoed, MAX_ERROR_MESSAGE_CHARS } from './bounded-text.ts';
 import { PROXY_ERRORS, type ProxyErrorRow } from './error-table.ts';
 import type { KeyPolicyRule } from './key-policy.ts';
+import type { LimitRule } from './limits.ts';
 
 export abstract class ProxyError extends Error {
   /**
@@ -90,6 +91,28 @@ export class UpstreamTimeoutError extends ProxyError {
 /** -32004: retryable; the call certainly did not run. */
 export class UpstreamUnavailableError extends ProxyError {
   static override readonly row = PROXY_ERRORS.upstreamUnavailable;
+}
+
+/**
+ * -32004 with HTTP 429: refused by the proxy's own rate limit or in-flight cap (README, "Limits").
+ * The message names the limit (the key's, the person's or the ERP's, with its window), never the
+ * key; `rule` goes to the request log line and the `Throttled` metric, `retryAfterSeconds` to
+ * `Retry-After` (and, on `/mcp`, to the tool error's advice).
+ */
+export class RateLimitedError extends ProxyError {
+  static override readonly row = PROXY_ERRORS.rateLimited;
+  readonly rule: LimitRule | undefined;
+  readonly retryAfterSeconds: number;
+  /** `retryAfterSeconds`: whole seconds, at least 1 (1 when not given). */
+  constructor(
+    message: string,
+    options: { rule?: LimitRule; retryAfterSeconds?: number; headers?: Record<string, string> } = {},
+  ) {
+    const retryAfterSeconds = Math.max(1, Math.ceil(options.retryAfterSeconds ?? 1));
+    super(message, { headers: { ...options.headers, 'Retry-After': String(retryAfterSeconds) } });
+    this.rule = options.rule;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
 }
 
 /** -32005: the upstream answered with something that is not an ERP answer. */

@@ -13,13 +13,17 @@
  * - `models`: exact model names, or `prefix.*` (any model whose name starts with `prefix.`);
  * - `targets`: the syntax of `ERP_ALLOWED_TARGETS` (host names, `*.` wildcards, CIDRs), narrowing
  *   the proxy's target policy, never widening it;
- * - `databases`: exact database names, narrowing `ERP_ALLOWED_DATABASES`.
+ * - `databases`: exact database names, narrowing `ERP_ALLOWED_DATABASES`;
+ * - `limits`: rate limits, `[{"requests": N, "per": "second" | "minute" | "hour" | "day"}]`, all
+ *   of which must hold (platform/limits.ts); a budget per key name, per person for an OAuth
+ *   identity (README, "Limits").
  *
  * A field or value the schema does not know fails the whole document (fail closed), with a message
  * naming the key's `name` and the field, never the key.
  */
 import * as z from 'zod/mini';
 import { MODEL_NAME } from './erp-names.ts';
+import { type RateLimit, rateLimitListSchema } from './limits.ts';
 import { parseTargetList, type TargetList } from './target-list.ts';
 import { lazily } from './zod.ts';
 
@@ -100,6 +104,8 @@ export interface KeyPolicy {
   readonly targets: TargetList | undefined;
   /** `undefined`: every database `ERP_ALLOWED_DATABASES` allows. */
   readonly databases: ReadonlySet<string> | undefined;
+  /** Rate limits, all of which must hold; `undefined`: none (README, "Limits"). */
+  readonly limits: readonly RateLimit[] | undefined;
 }
 
 /** The `models` entries: exact names, and the prefixes of `prefix.*` globs (with their dot). */
@@ -202,6 +208,7 @@ export const keyPolicySchema = lazily(() =>
           'database',
         ),
       ),
+      limits: z.optional(rateLimitListSchema()),
     },
     { error: strictObjectError(() => 'expected an object') },
   ),
@@ -227,5 +234,9 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
           }),
     targets: document.targets === undefined ? undefined : parseTargetList(document.targets),
     databases: document.databases === undefined ? undefined : new Set(document.databases),
+    limits:
+      document.limits === undefined
+        ? undefined
+        : Object.freeze(document.limits.map((limit) => Object.freeze({ ...limit }))),
   });
 }

@@ -28,6 +28,7 @@
  * locale's.
  */
 import { parsePublicKey } from './license.ts';
+import { parseTargetLimits, type TargetLimits, targetLimitsText } from './limits.ts';
 import {
   AUX_PUBLIC_NAMES,
   type AuxPublicName,
@@ -461,6 +462,17 @@ export const RUNTIME_SETTINGS = Object.freeze({
     meaning:
       'web origins whose pages may call `POST /mcp` from a browser; a request with any other `Origin` header is 403 (one without `Origin` is not a browser page and passes)',
   },
+  targetLimits: {
+    env: 'ERP_TARGET_LIMITS',
+    context: 'targetLimits',
+    schema: settingSchema<TargetLimits>((raw) =>
+      raw === undefined ? { value: new Map() } : parseTargetLimits(raw),
+    ),
+    defaultText: '*none*',
+    readBy: ['execute-v1', 'execute-v2', 'mcp', 'aux'],
+    meaning:
+      'limits per ERP host, binding every caller together: JSON `{"host or IP": {"requests": N, "per": "second|minute|hour|day", "in_flight": N}}`, each part optional (see Limits)',
+  },
   stripDebug: {
     env: 'ERP_STRIP_DEBUG',
     context: 'stripDebug',
@@ -829,6 +841,7 @@ export function defaultTextOf(setting: Setting): string {
 
 /** A parsed value as environment text: a list or set comma-separated, anything else as text. */
 export function environmentText(value: unknown): string {
+  if (value instanceof Map) return value.size === 0 ? '' : targetLimitsText(value as TargetLimits);
   if (value instanceof Set) return [...value].join(',');
   if (Array.isArray(value)) return value.join(',');
   return String(value);

@@ -56,6 +56,7 @@ export function createStateStore(config: Config): StateStore | undefined {
       (await load()).completeAttempt(key, token, answer, expiresAt),
     abandonAttempt: async (key, token) => (await load()).abandonAttempt(key, token),
     countRequest: async (step, now) => (await load()).countRequest(step, now),
+    uncountRequest: async (key, now) => (await load()).uncountRequest(key, now),
     acquireSlot: async (lease, now) => (await load()).acquireSlot(lease, now),
     releaseSlot: async (key, slot, token) => (await load()).releaseSlot(key, slot, token),
   };

@@ -222,6 +222,22 @@ export class DynamoDbStateStore implements StateStore {
     }
   }
 
+  async uncountRequest(key: string, now: number): Promise<boolean> {
+    try {
+      await this.#send('UpdateItem', {
+        Key: { [PARTITION_KEY]: S(STORE_KEY_PREFIX.counter + key) },
+        UpdateExpression: 'ADD n :minus',
+        // Never below 0, never on a counter that does not exist (or has expired).
+        ConditionExpression: `n > :zero AND ${TTL_ATTRIBUTE} >= :now`,
+        ExpressionAttributeValues: { ':minus': N(-1), ':zero': N(0), ':now': N(Math.floor(now / 1000)) },
+      });
+      return true;
+    } catch (error) {
+      if (conditionFailed(error)) return false;
+      throw unavailable(error);
+    }
+  }
+
   async acquireSlot(lease: SlotLease, now: number): Promise<boolean> {
     const outcome = await this.#put(
       {

@@ -106,6 +106,14 @@ export class EmbeddedStateStore implements StateStore {
     return { counted: true, count: count + 1 };
   }
 
+  async uncountRequest(key: string, now: number): Promise<boolean> {
+    const full = STORE_KEY_PREFIX.counter + key;
+    const entry = this.#live(full, now);
+    if (entry?.count === undefined || entry.count <= 0) return false;
+    this.#entries.set(full, { ...entry, count: entry.count - 1 });
+    return true;
+  }
+
   async acquireSlot(lease: SlotLease, now: number): Promise<boolean> {
     const key = slotKey(lease.key, lease.slot);
     const held = this.#live(key, now)?.lease;

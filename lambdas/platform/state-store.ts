@@ -104,6 +104,11 @@ export interface StateStore {
 
   /** Counts one request when the counter is below its limit. One conditional write. */
   countRequest(step: CounterStep, now: number): Promise<CounterResult>;
+  /**
+   * Takes back one request {@link countRequest} counted (a call another limit then refused does
+   * not count): the counter goes down by one while it is above 0. One conditional write.
+   */
+  uncountRequest(key: string, now: number): Promise<boolean>;
   /** Takes the slot when it is free or its lease has passed. One conditional write. */
   acquireSlot(lease: SlotLease, now: number): Promise<boolean>;
   /** Frees the slot when it is still leased to `token`. One conditional write. */

@@ -1005,3 +1005,30 @@ describe('default users and lifecycle', () => {
     agent.destroy();
   });
 });
+
+describe('the double records arrivals and calls in flight, and has a slow mode', () => {
+  let double: ErpDouble;
+  beforeAll(async () => {
+    double = await startErpDouble({ mode: '19', delayMs: 500 });
+  });
+  afterAll(async () => {
+    await double.close();
+  });
+
+  const version = () => fetch(`${double.url}/web/version`).then((response) => response.status);
+
+  it('keeps the most requests it answered at once, the arrival time of each, and resets them', async () => {
+    const before = Date.now();
+    expect(await Promise.all([version(), version(), version()])).toEqual([200, 200, 200]);
+    expect(double.maxInFlight).toBe(3);
+    expect(double.inFlight).toBe(0);
+    expect(double.requests.every((request) => request.receivedAt >= before)).toBe(true);
+    double.reset();
+    expect(double.maxInFlight).toBe(0);
+    // Off: answered at once, one after the other, never two at a time.
+    double.setDelay(0);
+    await version();
+    await version();
+    expect(double.maxInFlight).toBe(1);
+  });
+});

@@ -99,8 +99,22 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
   };
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  let delayMs = options.delayMs ?? 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
 
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    // In flight from the request's arrival until its answer is written (or its connection closes).
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    let counted = true;
+    const done = (): void => {
+      if (!counted) return;
+      counted = false;
+      inFlight -= 1;
+    };
+    response.on('finish', done);
+    response.on('close', done);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -111,7 +125,13 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
           path: request.url ?? '/',
           headers: { ...request.headers },
           body,
+          receivedAt: Date.now(),
         });
+      if (delayMs > 0) setTimeout(() => respond(body), delayMs);
+      else respond(body);
+    });
+    const respond = (body: string): void => {
+      if (response.destroyed) return;
       let answer: DoubleResponse;
       try {
         answer = route(state, request, body);
@@ -129,7 +149,7 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
       const serverHeader = 'Server' in answer.headers ? { Server: platformOf(mode).serverHeader } : {};
       response.writeHead(answer.status, { ...answer.headers, ...serverHeader, ...length });
       response.end(payload);
-    });
+    };
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -150,9 +170,19 @@ export async function startErpDouble(options: ErpDoubleOptions = {}): Promise<Er
     port,
     mode,
     requests,
+    get inFlight(): number {
+      return inFlight;
+    },
+    get maxInFlight(): number {
+      return maxInFlight;
+    },
+    setDelay(ms: number): void {
+      delayMs = ms;
+    },
     reset(): void {
       state.databases = seedDatabases(databaseNames, users);
       requests.length = 0;
+      maxInFlight = inFlight;
     },
     close(): Promise<void> {
       return new Promise<void>((resolve, reject) => {

@@ -55,6 +55,8 @@ export interface ErpDoubleOptions {
   port?: number;
   /** Keep every request in `requests`. Default true; a long-running demo turns it off. */
   recordRequests?: boolean;
+  /** Slow mode: every answer waits this many milliseconds after the request arrived. Default 0. */
+  delayMs?: number;
 }
 
 /** A request as received by the double, for asserting what the proxy sent. */
@@ -64,6 +66,8 @@ export interface RecordedRequest {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** When its body had arrived (epoch ms): the arrivals a limit lets through, per window. */
+  receivedAt: number;
 }
 
 /** A running ERP double. */
@@ -74,7 +78,13 @@ export interface ErpDouble {
   mode: ErpMode;
   /** Every request received since start or the last {@link ErpDouble.reset}. */
   requests: RecordedRequest[];
-  /** Re-seeds every database and clears `requests` (the array is emptied in place). */
+  /** Requests being answered right now (arrived, answer not yet written). */
+  readonly inFlight: number;
+  /** The most requests it was answering at once since start or the last {@link ErpDouble.reset}. */
+  readonly maxInFlight: number;
+  /** Slow mode: each answer from now on waits `ms` after its request arrived (0: off). */
+  setDelay(ms: number): void;
+  /** Re-seeds every database, clears `requests` (the array is emptied in place) and `maxInFlight`. */
   reset(): void;
   /** Closes the server and destroys every open socket. */
   close(): Promise<void>;

@@ -493,6 +493,7 @@ describe('default context', () => {
           'ErpProxy-ApiLatencyP99',
           'ErpProxy-LicenseExpiring',
           'ErpProxy-LicenseRefusals',
+          'ErpProxy-LimitsFailedOpen',
           'ErpProxy-StateTableErrors',
           ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux', 'Mcp'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
@@ -501,6 +502,43 @@ describe('default context', () => {
         ].sort(),
       );
       s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { TreatMissingData: 'notBreaching' });
+    });
+
+    it('alarms per ERP whose in-flight cap refused calls in each of 5 minutes, and on limits served without the store', () => {
+      const limited = synth({
+        targetLimits: { 'erp.example.com': { in_flight: 6 }, '10.0.0.5': { requests: 100, per: 'minute' } },
+      });
+      const alarms = Object.values(resources(limited.template, 'AWS::CloudWatch::Alarm'));
+      // One in-flight alarm: the host with a cap, not the one with a rate only.
+      expect(alarms.filter((a) => String(a.Properties.AlarmName).includes('InFlightCap'))).toHaveLength(1);
+      limited.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: 'ErpProxy-InFlightCap-erp.example.com',
+        MetricName: 'InFlightRefusals',
+        Namespace: 'ErpProxy',
+        Dimensions: Match.arrayWith([{ Name: 'host', Value: 'erp.example.com' }]),
+        Period: 60,
+        Statistic: 'Sum',
+        EvaluationPeriods: 5,
+        DatapointsToAlarm: 5,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+      // The functions that count get the setting as JSON; version never reads it.
+      const environments = Object.values(resources(limited.template, 'AWS::Lambda::Function')).map(
+        (f) =>
+          (f.Properties.Environment as { Variables?: Record<string, string> } | undefined)?.Variables ?? {},
+      );
+      const withLimits = environments.filter((vars) => 'ERP_TARGET_LIMITS' in vars);
+      expect(withLimits).toHaveLength(4);
+      expect(JSON.parse(withLimits[0]?.ERP_TARGET_LIMITS ?? '')).toEqual({
+        'erp.example.com': { in_flight: 6 },
+        '10.0.0.5': { requests: 100, per: 'minute' },
+      });
+      const failedOpen = alarms.find((a) => a.Properties.AlarmName === 'ErpProxy-LimitsFailedOpen');
+      const watched = (
+        (failedOpen?.Properties.Metrics ?? []) as { MetricStat?: { Metric: { MetricName: string } } }[]
+      ).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []));
+      expect(watched).toEqual(Array(3).fill('LimitsFailedOpen'));
     });
 
     it("says a throttled function hit its own reservation (it never draws on the account's pool)", () => {
@@ -611,7 +649,8 @@ describe('default context', () => {
       s.template.resourceCountIs('AWS::SNS::Subscription', 0);
       const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
       const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
-      expect(alarms).toHaveLength(16);
+      // 15, StateTableErrors (issue 39) and LimitsFailedOpen (issue 40).
+      expect(alarms).toHaveLength(17);
       for (const alarm of alarms) {
         expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
         expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);

@@ -162,6 +162,17 @@ describe.each(STORES)('the %s store', (_name, makeStore) => {
     expect(await store.countRequest({ ...step, key: fresh() }, NOW)).toEqual({ counted: true, count: 1 });
   });
 
+  it('takes back a counted request, never below 0 nor on a counter that does not exist', async () => {
+    const store = makeStore();
+    const step = { key: fresh(), limit: 1, expiresAt: seconds(NOW) + 60 };
+    expect(await store.countRequest(step, NOW)).toEqual({ counted: true, count: 1 });
+    expect(await store.countRequest(step, NOW)).toEqual({ counted: false, count: 1 });
+    expect(await store.uncountRequest(step.key, NOW)).toBe(true);
+    expect(await store.uncountRequest(step.key, NOW)).toBe(false);
+    expect(await store.countRequest(step, NOW)).toEqual({ counted: true, count: 1 });
+    expect(await store.uncountRequest(fresh(), NOW)).toBe(false);
+  });
+
   it('counts exactly the limit of many concurrent requests', async () => {
     const store = makeStore();
     const step = { key: fresh(), limit: 5, expiresAt: seconds(NOW) + 60 };

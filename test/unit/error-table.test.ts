@@ -43,6 +43,9 @@ const ERROR_CLASSES: ErrorClass[] = Object.values(errors).flatMap((value): Error
 );
 
 function instantiate(errorClass: ErrorClass): errors.ProxyError {
+  // A limit's refusal also names its rule and when to retry (README, "Limits").
+  if ((errorClass as unknown) === errors.RateLimitedError)
+    return new errors.RateLimitedError('a message', { rule: 'key_minute', retryAfterSeconds: 1 });
   return new errorClass('a message');
 }
 
@@ -57,9 +60,9 @@ describe('the README "Proxy errors" table', () => {
     expect(readme.length).toBeGreaterThan(0);
   });
 
-  it('has one row per code', () => {
-    const codes = readme.map((row) => row.code);
-    expect(new Set(codes).size).toBe(codes.length);
+  it('has one row per code and HTTP status', () => {
+    const rows = readme.map((row) => `${row.code} ${row.httpStatus}`);
+    expect(new Set(rows).size).toBe(rows.length);
   });
 
   it.each(PROXY_ERROR_ROWS.map((row) => [row.code, row.httpStatus]))(
@@ -76,11 +79,14 @@ describe('the README "Proxy errors" table', () => {
 });
 
 describe('the error table', () => {
-  it('gives one HTTP status per code', () => {
+  it("gives one HTTP status per code, but -32004: 503 from the ERP side, 429 from the proxy's own limits", () => {
     for (const row of PROXY_ERROR_ROWS) {
+      if (row === PROXY_ERRORS.rateLimited) continue;
       const first = PROXY_ERROR_ROWS.find((other) => other.code === row.code);
       expect([row.code, row.httpStatus]).toEqual([row.code, first?.httpStatus]);
     }
+    expect(PROXY_ERRORS.rateLimited).toMatchObject({ code: -32004, httpStatus: 429, callRan: 'no' });
+    expect(PROXY_ERRORS.upstreamUnavailable).toMatchObject({ code: -32004, httpStatus: 503 });
   });
 
   it('answers only the v2 request-shape error in plain text', () => {
@@ -104,6 +110,7 @@ describe('the error table', () => {
       PROXY_ERRORS.missingFunctionName,
       PROXY_ERRORS.invalidV2Target,
       PROXY_ERRORS.targetRefused,
+      PROXY_ERRORS.rateLimited,
       PROXY_ERRORS.v2RequestShape,
     ]) {
       expect(ran(row)).toEqual([row.code, false]);

@@ -228,6 +228,16 @@ describe('docs/openapi.json', () => {
           description: string;
           content: Record<string, { schema: Json; example: Json }>;
         }>(responses[String(answer.status)]);
+        if (answer === GATEWAY_ANSWERS.throttled && ['execute-v1', 'execute-v2'].includes(route.fn)) {
+          // The proxy's own limits answer 429 too (-32004): both bodies (README, "Limits").
+          const schema = response.content['application/json']?.schema as { oneOf: Json[] };
+          expect(schema.oneOf).toHaveLength(2);
+          expect(JSON.stringify(schema.oneOf[0])).toContain('-32004');
+          expect(schema.oneOf[1]).toEqual({ $ref: '#/components/schemas/GatewayError' });
+          expect(response.description).toContain(JSON.stringify({ message: answer.message }));
+          expect(response.description).toContain('`-32004`');
+          continue;
+        }
         expect(response.content['application/json']?.schema).toEqual({
           $ref: '#/components/schemas/GatewayError',
         });
@@ -259,6 +269,7 @@ describe('docs/openapi.json', () => {
       'description',
       'error_codes',
       'key_policies',
+      'limits',
       'name',
       'routes',
       'runtime',

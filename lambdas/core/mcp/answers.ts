@@ -7,7 +7,12 @@
  */
 import { echoed, MAX_ERROR_MESSAGE_CHARS } from '../../platform/bounded-text.ts';
 import { type CallRan, PROXY_ERRORS, type ProxyErrorRow } from '../../platform/error-table.ts';
-import { InternalError, KeyPolicyRefusedError, type ProxyError } from '../../platform/errors.ts';
+import {
+  InternalError,
+  KeyPolicyRefusedError,
+  type ProxyError,
+  RateLimitedError,
+} from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import type { KeyPolicyRule } from '../../platform/key-policy.ts';
 import type { ErpVersion } from '../../upstream/erp-answer.ts';
@@ -115,10 +120,12 @@ export interface ToolFailure {
   readonly retryCanHelp: boolean;
   /** What to do, in words: what the model can change, or what to tell its user. */
   readonly retry: string;
+  /** A limit's refusal (README, "Limits"): the seconds to wait before calling again. */
+  readonly retryAfterSeconds?: number;
 }
 
 /** What to do after a failure, and whether retrying is safe and can help. */
-type Advice = Pick<ToolFailure, 'retrySafe' | 'retryCanHelp' | 'retry'>;
+type Advice = Pick<ToolFailure, 'retrySafe' | 'retryCanHelp' | 'retry' | 'retryAfterSeconds'>;
 
 /** What only the user (the MCP client's configuration) or an operator can change, said as such. */
 const TELL_THE_USER = 'Retrying cannot help, and the model cannot change this: tell the user';
@@ -331,6 +338,15 @@ function isConfigurationError(error: ProxyError): boolean {
  * writes; `identity`: the identity-map entry of a caller signed in with OAuth (whose policy refused).
  */
 function proxyAdvice(error: ProxyError, callRan: CallRan, readOnly: boolean, identity?: string): Advice {
+  if (error instanceof RateLimitedError) {
+    const seconds = error.retryAfterSeconds;
+    return {
+      retrySafe: true,
+      retryCanHelp: true,
+      retry: `The call did not run: a limit of the proxy refused it (the message says which). Wait ${seconds} second${seconds === 1 ? '' : 's'} (retry_after_seconds) before calling again; do not retry at once or in a loop.`,
+      retryAfterSeconds: seconds,
+    };
+  }
   if (error instanceof KeyPolicyRefusedError) {
     const advice = identity === undefined ? KEY_POLICY_ADVICE : identityPolicyAdvice(identity);
     return {
@@ -420,6 +436,7 @@ export function failureJson(failure: ToolFailure): string {
       retry_safe: failure.retrySafe,
       retry_can_help: failure.retryCanHelp,
       retry: failure.retry,
+      ...(failure.retryAfterSeconds === undefined ? {} : { retry_after_seconds: failure.retryAfterSeconds }),
     },
   });
 }

@@ -34,6 +34,7 @@ import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
 import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
+import type { LimitsDeps } from '../limits-check.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import {
   type ErpConnection,
@@ -66,6 +67,8 @@ export interface McpDeps {
   readonly writeTools: boolean;
   /** The store of the write tools' `idempotency_key` (core/idempotency.ts). */
   readonly idempotency: IdempotencyDeps;
+  /** The proxy's limits (README, "Limits"): the store and `ERP_TARGET_LIMITS`; absent: none checked. */
+  readonly limits?: LimitsDeps;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */

@@ -16,7 +16,8 @@
 import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
-import { checkCallPolicies, withCallContext } from '../forward.ts';
+import { checkTarget } from '../../upstream/target-policy.ts';
+import { admitToErp, checkCallPolicies, withCallContext } from '../forward.ts';
 import {
   attemptLeaseMs,
   certainlyDidNotRun,
@@ -28,9 +29,17 @@ import {
   runOnceWith,
 } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
-import { factsOf, learnedBefore, type RequestFacts } from '../request-facts.ts';
+import type { Admission } from '../limits-check.ts';
+import { factsOf, learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
-import { erpConnection, inConnectionWords, type McpErp, type McpInbound } from './connection.ts';
+import {
+  erpConnection,
+  erpDatabase,
+  erpUrl,
+  inConnectionWords,
+  type McpErp,
+  type McpInbound,
+} from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
 import type { McpTool } from './tools.ts';
 
@@ -186,6 +195,48 @@ async function ranOrRefusedByErp(call: ToolCall, caller: McpInbound, deps: McpDe
 }
 
 /**
+ * The limits of a tool call (README, "Limits"), before its first ERP request: one count per tool
+ * call however many requests the tool makes, and one in-flight slot held across them all.
+ * Nothing when no limit is configured, or when the call names no ERP the target policy allows
+ * (the tool then fails without reaching one, and a refused call does not count).
+ */
+function admitTool(caller: McpInbound, deps: McpDeps): Promise<Admission | undefined> | undefined {
+  const limits = deps.limits;
+  if (limits === undefined) return undefined;
+  if (caller.keyPolicy?.limits === undefined && limits.targetLimits.size === 0) return undefined;
+  let target: URL;
+  try {
+    target = checkTarget(deps.policy, erpUrl(caller.erp), erpDatabase(caller.erp));
+  } catch {
+    return undefined;
+  }
+  return admitToErp(caller, target, limits, deps.config);
+}
+
+/**
+ * `run` within the tool call's limits (a refusal is thrown: the tool's error, -32004 with when to
+ * retry), its in-flight slot released after the tool's last ERP request.
+ */
+async function limited(
+  call: ToolCall,
+  caller: McpInbound,
+  deps: McpDeps,
+  run: () => Promise<ToolRun>,
+): Promise<ToolRun> {
+  const admission = await admitTool(caller, deps);
+  if (admission === undefined) return run();
+  try {
+    const ran = await run();
+    return { outcome: ran.outcome, facts: { ...ran.facts, ...admission.facts } };
+  } catch (error) {
+    throw withFacts(error, { tool: call.tool.name, ...admission.facts });
+  } finally {
+    // The tool's last ERP request is over: its slot is free for the next call.
+    await admission.release();
+  }
+}
+
+/**
  * Runs one tool (its arguments checked) for `caller`; every failure becomes its outcome, so it
  * never throws. The admission point of issues 39 and 40 (a replay of an idempotent write, a
  * conflict, a rate refusal) is between the policy check and {@link ranOnErp}: a function of the
@@ -199,7 +250,7 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
     // The caller key's policy: a tool that changes data is refused to a read key (-32008).
     checkKeyPolicy(caller.keyPolicy, { tool: call.tool });
     const key = idempotencyKeyOf(call);
-    if (key === undefined) return await ranOnErp(call, caller, deps);
+    if (key === undefined) return await limited(call, caller, deps, () => ranOnErp(call, caller, deps));
     // The policies before any replay, as execute asks them: never served to a key that may no
     // longer make the call (the ERP access asks them again on each ERP call).
     await policiesBeforeLookup(call, caller, deps);
@@ -212,7 +263,8 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
         envelopeId: null,
         leaseMs: attemptLeaseMs(caller, deps.config),
       },
-      () => ranOrRefusedByErp(call, caller, deps),
+      // The limits inside the attempt: a replay or a conflict costs no quota, a refusal is not kept.
+      () => limited(call, caller, deps, () => ranOrRefusedByErp(call, caller, deps)),
       toolKeeping(call),
     );
   } catch (error) {

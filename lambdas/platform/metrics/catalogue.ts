@@ -7,9 +7,11 @@
  *
  * Dimensions are low-cardinality only: `service` (always), `api`, and `outcome` on Requests,
  * `code` on Errors, `protocol` on UpstreamCalls, `tool` (one of the ten MCP tool names) and
- * `outcome` on McpToolCalls, `key` (a proxy key's name) and `rule` on PolicyRefusals. Never a
- * host, database or model, nor a key: a key's name is the operator's choice, one per named key,
- * and counting refusals per caller is what the metric is for.
+ * `outcome` on McpToolCalls, `key` (a proxy key's name) and `rule` on PolicyRefusals and Throttled,
+ * and `host` on Throttled: a host `ERP_TARGET_LIMITS` names (the operator's few), or `-` for a key's
+ * or person's limit. Never a host a caller chose, a database or model, nor a key: a key's name is
+ * the operator's choice, one per named key, and counting refusals per caller is what the metric is
+ * for.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
@@ -53,6 +55,22 @@ export const MetricName = {
    */
   PolicyRefusals: 'PolicyRefusals',
   /**
+   * Count of calls the proxy's limits refused (-32004, HTTP 429; README, "Limits"); dimensions key
+   * (the caller key's or identity's name), rule (`key_minute`, `person_second`, `erp_in_flight`...),
+   * host (the configured ERP host of an ERP's limit, `-` otherwise).
+   */
+  Throttled: 'Throttled',
+  /**
+   * Count of calls an ERP's in-flight cap refused, by configured host alone (the ERP is saturated
+   * or the cap too low): what the per-ERP alarm reads, since an alarm cannot sum over key names.
+   */
+  InFlightRefusals: 'InFlightRefusals',
+  /**
+   * Count of calls served without their limits because the store could not be asked (fail open);
+   * dimension api. Alarmed.
+   */
+  LimitsFailedOpen: 'LimitsFailedOpen',
+  /**
    * Count of calls answered from an `Idempotency-Key` record without running (a kept answer, or
    * "outcome unknown"); dimension api.
    */
@@ -76,7 +94,12 @@ export const Dimension = {
   /** A proxy key's name: few values, the operator's own (one per named key, never the key). */
   Key: 'key',
   Rule: 'rule',
+  /** A host `ERP_TARGET_LIMITS` names, or {@link NO_LIMIT_HOST}. */
+  Host: 'host',
 } as const;
+
+/** The `host` dimension of a `Throttled` record for a key's or a person's limit. */
+export const NO_LIMIT_HOST = '-';
 
 /**
  * The `code` dimension value of a license refusal. The refusal's envelope code (0) is also the
@@ -186,6 +209,30 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_policy_refusals',
     dimensions: [Dimension.Key, Dimension.Rule],
     help: "Calls refused by the calling proxy key's own policy, by key name and rule (api, access, model, target, database).",
+  },
+  {
+    name: MetricName.Throttled,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_throttled',
+    dimensions: [Dimension.Key, Dimension.Rule, Dimension.Host],
+    help: "Calls refused by the proxy's limits (-32004, HTTP 429), by key name, rule (key_minute, person_second, erp_in_flight...) and configured ERP host (- for a key's or person's limit).",
+  },
+  {
+    name: MetricName.InFlightRefusals,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_in_flight_refusals',
+    dimensions: [Dimension.Host],
+    help: "Calls refused by an ERP's in-flight cap, by configured ERP host.",
+  },
+  {
+    name: MetricName.LimitsFailedOpen,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_limits_failed_open',
+    dimensions: [Dimension.Api],
+    help: 'Calls served without their limits because the store could not be asked (fail open).',
   },
   {
     name: MetricName.IdempotentReplays,

@@ -8,8 +8,9 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { PROXY_ERRORS } from '../error-table.ts';
 import type { KeyPolicyRule } from '../key-policy.ts';
 import type { LicenseStatus } from '../license.ts';
+import type { LimitRule } from '../limits.ts';
 import type { ApiName, IdempotencyOutcome, Outcome, UpstreamProtocol } from '../names.ts';
-import { Dimension, LICENSE_CODE, MetricName, UNKNOWN_CODE } from './catalogue.ts';
+import { Dimension, LICENSE_CODE, MetricName, NO_LIMIT_HOST, UNKNOWN_CODE } from './catalogue.ts';
 
 /**
  * The `code` dimension value of a failed request. A license refusal and a v1 ERP error both
@@ -52,6 +53,11 @@ export interface RequestMetrics {
   readonly callerKeyName?: string;
   /** The rule of that key's policy that refused the call. */
   readonly policyRule?: KeyPolicyRule;
+  /** The limit that refused the call, and its configured ERP host (an ERP's limit). */
+  readonly limitRule?: LimitRule;
+  readonly limitHost?: string;
+  /** Limits applied but the store could not be asked: the call was served. */
+  readonly limitsFailedOpen?: boolean;
   /** What the call's `Idempotency-Key` did (`core/request-facts.ts`). */
   readonly idempotency?: IdempotencyOutcome;
 }
@@ -71,6 +77,9 @@ type SingleRecordKind =
   | 'upstreamCalls'
   | 'toolCalls'
   | 'policyRefusals'
+  | 'throttled'
+  | 'inFlightRefusals'
+  | 'failedOpen'
   | 'idempotency';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
@@ -140,12 +149,32 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
       .addMetric(MetricName.PolicyRefusals, MetricUnit.Count, 1);
   }
 
+  if (state.limitRule !== undefined && state.callerKeyName !== undefined) {
+    const host = state.limitHost ?? NO_LIMIT_HOST;
+    singleRecord(metrics, 'throttled')
+      .addDimension(Dimension.Key, state.callerKeyName)
+      .addDimension(Dimension.Rule, state.limitRule)
+      .addDimension(Dimension.Host, host)
+      .addMetric(MetricName.Throttled, MetricUnit.Count, 1);
+    if (state.limitRule === 'erp_in_flight')
+      singleRecord(metrics, 'inFlightRefusals')
+        .addDimension(Dimension.Host, host)
+        .addMetric(MetricName.InFlightRefusals, MetricUnit.Count, 1);
+  }
+
+  if (state.limitsFailedOpen === true) {
+    singleRecord(metrics, 'failedOpen')
+      .addDimension(Dimension.Api, api)
+      .addMetric(MetricName.LimitsFailedOpen, MetricUnit.Count, 1);
+  }
+
   const idempotencyMetric = idempotencyMetricOf(state.idempotency);
   if (idempotencyMetric !== undefined) {
     singleRecord(metrics, 'idempotency')
       .addDimension(Dimension.Api, api)
       .addMetric(idempotencyMetric, MetricUnit.Count, 1);
   }
+
   const upstreamMs =
     state.upstreamMs !== undefined && Number.isFinite(state.upstreamMs) ? state.upstreamMs : undefined;
   metrics.addDimension(Dimension.Api, api);

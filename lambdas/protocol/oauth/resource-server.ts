@@ -120,6 +120,7 @@ function narrowedToRead(policy: KeyPolicy | undefined): KeyPolicy {
     models: policy?.models,
     targets: policy?.targets,
     databases: policy?.databases,
+    limits: policy?.limits,
   });
 }
 

@@ -52,6 +52,39 @@ describe('request records', () => {
     ]);
   });
 
+  it('counts limit refusals by key, rule and host, in-flight refusals by host, and calls served without their limits', () => {
+    const store = new LocalMetricsStore();
+    const metrics = createMetrics(localConfig, { store });
+    const refused = { outcome: 'proxy_error', errorCode: -32004, callerKeyName: 'agent' } as const;
+    recordRequest(metrics, state({ ...refused, limitRule: 'key_minute' }), 1);
+    recordRequest(
+      metrics,
+      state({ ...refused, limitRule: 'erp_in_flight', limitHost: 'erp.example.com' }),
+      1,
+    );
+    recordRequest(
+      metrics,
+      state({ ...refused, limitRule: 'erp_in_flight', limitHost: 'erp.example.com' }),
+      1,
+    );
+    recordRequest(metrics, state({ api: 'v2', outcome: 'success', limitsFailedOpen: true }), 1);
+    // A refusal by the ERP side (503) is no limit's.
+    recordRequest(metrics, state({ outcome: 'proxy_error', errorCode: -32004, callerKeyName: 'agent' }), 1);
+    metrics.publishStoredMetrics();
+
+    const lines = renderPrometheus(store.families()).split('\n');
+    expect(lines.filter((line) => line.startsWith('erp_proxy_throttled{'))).toEqual([
+      'erp_proxy_throttled{key="agent",rule="erp_in_flight",host="erp.example.com"} 2',
+      'erp_proxy_throttled{key="agent",rule="key_minute",host="-"} 1',
+    ]);
+    expect(lines.filter((line) => line.startsWith('erp_proxy_in_flight_refusals{'))).toEqual([
+      'erp_proxy_in_flight_refusals{host="erp.example.com"} 2',
+    ]);
+    expect(lines.filter((line) => line.startsWith('erp_proxy_limits_failed_open{'))).toEqual([
+      'erp_proxy_limits_failed_open{api="v2"} 1',
+    ]);
+  });
+
   it('counts Idempotency-Key replays and conflicts by API, and nothing for a first call', () => {
     const store = new LocalMetricsStore();
     const metrics = createMetrics(localConfig, { store });

@@ -56,6 +56,11 @@ const RESULTS: MetricDataResult[] = [
   { Id: 'errors_by_code', Label: 'v1|unknown', Values: [1] },
   { Id: 'errors_by_code', Label: 'v1|other', Values: [7] },
   { Id: 'errors_by_code', Label: 'not a parsable label', Values: [9] },
+  { Id: 'failed_open_v2', Values: [3] },
+  { Id: 'throttled', Label: 'agent|key_minute|-', Values: [2, 1] },
+  { Id: 'throttled', Label: 'a|b|erp_in_flight|erp.example.com', Values: [4] },
+  { Id: 'throttled', Label: 'agent|not_a_rule|-', Values: [9] },
+  { Id: 'in_flight_refusals', Label: 'erp.example.com', Values: [4] },
   { Id: 'tool_calls', Label: 'search_read|success', Values: [3, 2] },
   { Id: 'tool_calls', Label: 'create|proxy_error', Values: [1] },
   { Id: 'tool_calls', Label: 'search_read|erp_error', Values: [1] },
@@ -137,6 +142,39 @@ describe('CloudWatch metrics source', () => {
       Label: "${PROP('Dim.api')}|${PROP('Dim.code')}",
       ReturnData: true,
     });
+  });
+
+  it('reads the limits: refusals by key, rule and host and in-flight refusals by host (SEARCH), calls served without limits by API', async () => {
+    cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: RESULTS });
+    const source = createCloudWatchMetricsSource(config, client(), { now: () => NOW });
+
+    const text = renderPrometheus(await source.snapshot());
+
+    const queries = cloudWatch.commandCalls(GetMetricDataCommand)[0]?.args[0].input.MetricDataQueries ?? [];
+    expect(queries).toContainEqual({
+      Id: 'throttled',
+      Expression: `SEARCH('{"ErpProxy",key,rule,host,service} MetricName="Throttled" service="erp-proxy"', 'Sum', 300)`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: CloudWatch dynamic label syntax.
+      Label: "${PROP('Dim.key')}|${PROP('Dim.rule')}|${PROP('Dim.host')}",
+      ReturnData: true,
+    });
+    expect(queries.filter((q) => q.Id?.startsWith('failed_open_')).map((q) => q.Id)).toEqual([
+      'failed_open_v1',
+      'failed_open_v2',
+      'failed_open_mcp',
+    ]);
+    expect(text).toContain(
+      [
+        '# TYPE erp_proxy_throttled gauge',
+        'erp_proxy_throttled{key="agent",rule="key_minute",host="-"} 3',
+        'erp_proxy_throttled{key="a|b",rule="erp_in_flight",host="erp.example.com"} 4',
+        '# HELP',
+      ].join('\n'),
+    );
+    expect(text).not.toContain('not_a_rule');
+    expect(text).toContain('erp_proxy_in_flight_refusals{host="erp.example.com"} 4\n');
+    expect(text).toContain('erp_proxy_limits_failed_open{api="v2"} 3\n');
+    expect(text).toContain('erp_proxy_limits_failed_open{api="mcp"} 0\n');
   });
 
   it('rounds the window up to whole minutes', () => {

@@ -1,0 +1,195 @@
+/**
+ * The limits' window arithmetic and `Retry-After` (README, "Limits"), fuzzed: every instant lies in
+ * exactly one window of each period, aligned to the clock; `Retry-After` is never 0, always lands a
+ * retry in a later window, and never past the first whole second after the window's end; and the
+ * `limits` of a key policy and `ERP_TARGET_LIMITS` accept exactly their documented forms.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseProxyKeys } from '../../lambdas/platform/config.ts';
+import {
+  LIMIT_PERIODS,
+  PERIOD_SECONDS,
+  parseTargetLimits,
+  retryAfterSeconds,
+  windowOf,
+} from '../../lambdas/platform/limits.ts';
+
+/** Instants from 1970 to 2200, in milliseconds. */
+const instant = fc.integer({ min: 0, max: 7_258_118_400_000 });
+const period = fc.constantFrom(...LIMIT_PERIODS);
+
+describe('windows', () => {
+  it('hold the instant, are one period long and start at a whole multiple of it', () => {
+    fc.assert(
+      fc.property(instant, period, (now, per) => {
+        const { startMs, endMs } = windowOf(now, per);
+        const lengthMs = PERIOD_SECONDS[per] * 1000;
+        expect(startMs).toBeLessThanOrEqual(now);
+        expect(now).toBeLessThan(endMs);
+        expect(endMs - startMs).toBe(lengthMs);
+        expect(startMs % lengthMs).toBe(0);
+      }),
+    );
+  });
+
+  it('are the same window for two instants exactly when they fall in the same aligned span', () => {
+    fc.assert(
+      fc.property(instant, fc.integer({ min: -200_000_000, max: 200_000_000 }), period, (a, delta, per) => {
+        const b = Math.max(0, a + delta);
+        const lengthMs = PERIOD_SECONDS[per] * 1000;
+        const same = Math.floor(a / lengthMs) === Math.floor(b / lengthMs);
+        expect(windowOf(a, per).startMs === windowOf(b, per).startMs).toBe(same);
+      }),
+    );
+  });
+});
+
+describe('Retry-After', () => {
+  it('is a whole number of seconds, at least 1, after which the window has ended, never past the first whole second after its end', () => {
+    fc.assert(
+      fc.property(instant, period, (now, per) => {
+        const { endMs } = windowOf(now, per);
+        const seconds = retryAfterSeconds(now, endMs);
+        expect(Number.isInteger(seconds)).toBe(true);
+        expect(seconds).toBeGreaterThanOrEqual(1);
+        // A retry after it is in a later window...
+        expect(now + seconds * 1000).toBeGreaterThanOrEqual(endMs);
+        expect(windowOf(now + seconds * 1000, per).startMs).toBeGreaterThanOrEqual(endMs);
+        // ...and no later than needed: one second less would still be inside the window, or is 0.
+        expect(seconds === 1 || now + (seconds - 1) * 1000 < endMs).toBe(true);
+        expect(seconds).toBeLessThanOrEqual(PERIOD_SECONDS[per]);
+      }),
+    );
+  });
+
+  it('is 1 at the very end of a second, and a whole minute at the start of a minute', () => {
+    expect(retryAfterSeconds(999, 1000)).toBe(1);
+    expect(retryAfterSeconds(1000, 1000)).toBe(1);
+    expect(retryAfterSeconds(60_000, windowOf(60_000, 'minute').endMs)).toBe(60);
+    expect(retryAfterSeconds(60_001, windowOf(60_001, 'minute').endMs)).toBe(60);
+    expect(retryAfterSeconds(119_000, windowOf(119_000, 'minute').endMs)).toBe(1);
+  });
+});
+
+/** A key entry with `limits`, through the proxy-keys parser (the one that loads them). */
+function keysWithLimits(limits: unknown): string {
+  return JSON.stringify({ keys: [{ name: 'agent', key: 'agent-key-0123456789abcdef', policy: { limits } }] });
+}
+
+describe("a key policy's limits", () => {
+  it('accepts every list of distinct periods with positive integer requests, and keeps it', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.constantFrom(...LIMIT_PERIODS), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.integer({ min: 1, max: 1_000_000_000 }), { minLength: 4, maxLength: 4 }),
+        (periods, counts) => {
+          const limits = periods.map((per, index) => ({ requests: counts[index] as number, per }));
+          const [key] = parseProxyKeys(keysWithLimits(limits));
+          expect(key?.policy?.limits).toEqual(limits);
+        },
+      ),
+    );
+  });
+
+  it('fails closed on any other value, naming the key and the field, never the key itself', () => {
+    const bad = fc.oneof(
+      fc.constant([]),
+      fc.constant({ requests: 1, per: 'minute' }),
+      fc
+        .record({
+          requests: fc.oneof(fc.integer({ max: 0 }), fc.double({ noInteger: true }), fc.string()),
+          per: period,
+        })
+        .map((l) => [l]),
+      fc
+        .record({
+          requests: fc.integer({ min: 1, max: 100 }),
+          per: fc.string().filter((p) => !(LIMIT_PERIODS as readonly string[]).includes(p)),
+        })
+        .map((l) => [l]),
+      fc
+        .record({ requests: fc.integer({ min: 1, max: 100 }), per: period, extra: fc.constant(1) })
+        .map((l) => [l]),
+      period.map((per) => [
+        { requests: 1, per },
+        { requests: 2, per },
+      ]),
+    );
+    fc.assert(
+      fc.property(bad, (limits) => {
+        let message = '';
+        try {
+          parseProxyKeys(keysWithLimits(limits));
+        } catch (error) {
+          message = (error as Error).message;
+        }
+        expect(message).toMatch(/^proxy keys: keys\.0\.policy\.limits[.\d\w]* \(key "agent"\): /);
+        expect(message).not.toContain('agent-key-0123456789abcdef');
+      }),
+    );
+  });
+});
+
+describe('ERP_TARGET_LIMITS', () => {
+  const host = fc.constantFrom(
+    'erp.example.com',
+    'ERP.Example.com.',
+    '10.0.0.5',
+    '::1',
+    '[fd00::1]',
+    'localhost',
+  );
+
+  it('accepts an exact host or IP with any mix of requests + per and in_flight', () => {
+    fc.assert(
+      fc.property(
+        host,
+        fc.option(fc.tuple(fc.integer({ min: 1, max: 1000 }), period), { nil: undefined }),
+        fc.option(fc.integer({ min: 1, max: 10_000 }), { nil: undefined }),
+        (name, rate, inFlight) => {
+          fc.pre(rate !== undefined || inFlight !== undefined);
+          const entry = {
+            ...(rate ? { requests: rate[0], per: rate[1] } : {}),
+            ...(inFlight ? { in_flight: inFlight } : {}),
+          };
+          const parsed = parseTargetLimits(JSON.stringify({ [name]: entry }));
+          expect('value' in parsed).toBe(true);
+          if (!('value' in parsed)) return;
+          const [limit] = [...parsed.value.values()];
+          expect(limit?.rate).toEqual(rate ? { requests: rate[0], per: rate[1] } : undefined);
+          expect(limit?.inFlight).toBe(inFlight);
+        },
+      ),
+    );
+  });
+
+  it('names every host the way URL writes it, so a target matches its entry', () => {
+    const parsed = parseTargetLimits({
+      'ERP.Example.com.': { in_flight: 2 },
+      '::1': { in_flight: 1 },
+      '010.0.0.5': { in_flight: 3 },
+    });
+    // 010 is octal to URL, as in a target URL: both are 8.0.0.5.
+    expect('value' in parsed && [...parsed.value.keys()]).toEqual(['erp.example.com', '[::1]', '8.0.0.5']);
+  });
+
+  it.each([
+    ['not JSON', '{'],
+    ['not an object', '[1]'],
+    ['a wildcard', { '*.example.com': { in_flight: 1 } }],
+    ['a CIDR', { '10.0.0.0/8': { in_flight: 1 } }],
+    ['a URL', { 'https://erp.example.com': { in_flight: 1 } }],
+    ['a port', { 'erp.example.com:8069': { in_flight: 1 } }],
+    ['an unknown field', { 'erp.example.com': { in_flight: 1, burst: 2 } }],
+    ['requests without per', { 'erp.example.com': { requests: 5 } }],
+    ['an unknown period', { 'erp.example.com': { requests: 5, per: 'week' } }],
+    ['in_flight of 0', { 'erp.example.com': { in_flight: 0 } }],
+    ['a fraction', { 'erp.example.com': { in_flight: 1.5 } }],
+    ['nothing', { 'erp.example.com': {} }],
+    ['one host twice', { 'erp.example.com': { in_flight: 1 }, 'ERP.example.com': { in_flight: 2 } }],
+  ])('refuses %s', (_what, raw) => {
+    const parsed = parseTargetLimits(raw);
+    expect('problem' in parsed).toBe(true);
+  });
+});
