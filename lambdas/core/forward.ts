@@ -8,7 +8,7 @@
 
 import type { Config } from '../platform/config.ts';
 import type { OmitMember } from '../platform/json.ts';
-import { isReadMethod } from '../platform/key-policy.ts';
+import { isReadMethod, type KeyPolicy } from '../platform/key-policy.ts';
 import {
   type CallContext,
   type ErpCall,
@@ -126,6 +126,31 @@ export async function withCallContext<T>(
   }
 }
 
+/** One ERP call as the policies see it: the model and method exactly as they will be sent, the target and the database. */
+export interface CallQuestion {
+  readonly model?: string;
+  readonly method: string;
+  readonly target: URL;
+  readonly db: string;
+}
+
+/**
+ * The policies of one ERP call, before any ERP traffic and before the idempotency lookup (a replay
+ * is never served to a key that may no longer make the call): the proxy's target policy
+ * (`ERP_ALLOWED_*`), then the caller key's own (README, "Key policies"). Execute asks them once
+ * per call; an MCP write tool with an `idempotency_key` asks them before its lookup (its ERP
+ * access asks them again on each ERP call). Rejects, rather than throws, only when the key's
+ * targets need a DNS lookup.
+ */
+export function checkCallPolicies(
+  policy: CompiledTargetPolicy,
+  keyPolicy: KeyPolicy | undefined,
+  question: CallQuestion,
+): void | Promise<void> {
+  checkTarget(policy, question.target, question.db);
+  return checkKeyPolicy(keyPolicy, question);
+}
+
 /** How long an in-flight slot is leased when the function's time left is unknown (tests, a bare handler). */
 const FALLBACK_LEASE_HEADROOM_MS = 3_000;
 
@@ -175,9 +200,7 @@ async function forwardExecute(
   const learned = callFacts(call);
   try {
     const idempotencyKey = checkIdempotencyKey(inbound.idempotencyKey);
-    checkTarget(deps.policy, call.baseUrl, call.db);
-    // The caller key's own policy, on the model and method exactly as they will be sent.
-    const pending = checkKeyPolicy(inbound.keyPolicy, {
+    const pending = checkCallPolicies(deps.policy, inbound.keyPolicy, {
       model: call.model,
       method: call.method,
       target: call.baseUrl,

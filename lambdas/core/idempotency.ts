@@ -11,7 +11,9 @@
  *   row says the call did not run): the record is deleted, so the same key runs the call again;
  * - may have run (-32003, -32005, -32009, -32603, an answer too large to keep): kept as "outcome
  *   unknown", replayed as -32003 with a message that says so, never run again. So is an attempt
- *   whose function died: its in-progress record outlives its lease, and answers the same way.
+ *   whose function died, or whose answer the store could not keep after the ERP answered (the
+ *   caller still gets that answer): its in-progress record outlives its lease, and answers the
+ *   same way (-32010 until then).
  *
  * The same key with another fingerprint is -32011; while the first call runs, -32010 with
  * `Retry-After`. The store unreachable: -32004 before the ERP (a write never runs without its
@@ -237,7 +239,7 @@ function outcomeUnknown(kept: Extract<Kept, { kind: 'unknown' }> | undefined): U
       ? 'ran, but its answer was too large to keep for replays'
       : kept?.code !== undefined
         ? `ended with ${kept.code}, so it may have run`
-        : 'did not finish (its function stopped before it answered)';
+        : 'did not finish recording its outcome (its function stopped, or the store could not be reached, before its answer was kept)';
   return withFacts(
     new UpstreamTimeoutError(
       `The first call with this Idempotency-Key ${first}: its outcome is unknown. The proxy will not run it again under this key. Check in the ERP whether it took effect; if it did not and must run, send it with a new Idempotency-Key.`,
@@ -392,7 +394,10 @@ export async function runOnceWith<T>(
         fingerprint: call.fingerprint,
         token,
         leaseUntil: now + call.leaseMs,
-        expiresAt: Math.floor(now / 1000) + deps.ttlSeconds,
+        // Counted from the end of the lease: an attempt still running (a lease longer than
+        // IDEMPOTENCY_TTL) is never taken for an expired record and run again, and one whose
+        // function died answers "outcome unknown" for the whole TTL.
+        expiresAt: Math.ceil((now + call.leaseMs) / 1000) + deps.ttlSeconds,
       },
       now,
     );

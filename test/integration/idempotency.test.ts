@@ -6,6 +6,7 @@
  * first runs, -32003 kept and never re-run, -32004 and ERP errors re-run, two callers with one key,
  * the store down, a record past its TTL, a narrowed policy refused before any replay.
  */
+import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recordKeyOf } from '../../lambdas/core/idempotency.ts';
@@ -331,6 +332,101 @@ describe('the store down', () => {
   });
 });
 
+describe('a record that cannot be completed after the ERP answered', () => {
+  let store: ErpFront;
+  let fronted: ProxyHarness;
+
+  beforeAll(async () => {
+    // The proxy reaches DynamoDB Local through a front that can answer 500 or stop listening.
+    store = await startErpFront(state.endpoint);
+    fronted = await startProxy({
+      env: {
+        ...state.env(),
+        AWS_ENDPOINT_URL_DYNAMODB: store.url,
+        PROXY_API_KEY: '',
+        PROXY_API_KEYS: KEYS,
+      },
+    });
+  });
+  afterAll(async () => {
+    await fronted?.close();
+    await store?.close();
+  });
+
+  const STORE_ERROR = {
+    status: 500,
+    headers: { 'content-type': 'application/x-amz-json-1.0' },
+    body: '{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"down"}',
+  };
+
+  it.each(['answers 500', 'stops listening'] as const)(
+    'the store %s while the ERP runs: the caller gets the ERP answer; a retry is -32010 during the lease, then "outcome unknown", never run again',
+    async (how) => {
+      const key = freshKey();
+      store.plan = () => 'forward';
+      front.plan = (_call, index) => {
+        if (index !== 0) return 'forward';
+        // The attempt is recorded (the ERP is called only after): the store goes down now.
+        if (how === 'answers 500') store.plan = () => STORE_ERROR;
+        else void store.stop();
+        return { delayMs: 300 };
+      };
+      const first = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co'), key);
+      expect(first.status).toBe(200);
+      expect(envelopeOf(first).error).toBeNull();
+      expect(typeof envelopeOf(first).result).toBe('number');
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      // The store is back; the record is still the attempt's, in progress until its lease passes.
+      store.plan = () => 'forward';
+      if (how === 'stops listening') await store.start();
+      const during = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', 'during'), key);
+      expect(during.status).toBe(409);
+      expect(envelopeOf(during).error?.code).toBe(-32010);
+      // Time passes: the lease (the call's time budget plus a margin) is behind us.
+      await localClient(state.endpoint).send('UpdateItem', {
+        TableName: state.table,
+        Key: { pk: { S: STORE_KEY_PREFIX.attempt + recordKeyOf('key:billing', key) } },
+        UpdateExpression: 'SET lease = :past',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':past': { N: String(Date.now() - 1000) } },
+      });
+      for (const id of ['after', 'later']) {
+        const after = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', id), key);
+        expect(after.status).toBe(504);
+        expect(after.headers.get('idempotent-replayed')).toBe('true');
+        expect(envelopeOf(after).id).toBe(id);
+        expect(envelopeOf(after).error?.code).toBe(-32003);
+        expect(envelopeOf(after).error?.message).toMatch(
+          /could not be reached.*outcome is unknown.*will not run it again.*new Idempotency-Key/,
+        );
+      }
+      expect(erpRuns()).toBe(1);
+    },
+  );
+
+  it('an answer too large to keep: the caller gets it; a retry is "outcome unknown", never run again', async () => {
+    const key = freshKey();
+    // About 600 KB of base64 from random bytes: about 450 KB gzipped, over the store's 398 KB.
+    const big = randomBytes(450 * 1024).toString('base64');
+    front.plan = (call, index) => {
+      if (index !== 0) return 'forward';
+      const body = call.path.startsWith('/json/2/')
+        ? JSON.stringify(big)
+        : JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(call.body) as { id: unknown }).id, result: big });
+      return { status: 200, body };
+    };
+    const first = await post(proxy, '/v2/erp/execute', v2Create('Large Co'), key);
+    expect(first.status).toBe(200);
+    expect(envelopeOf(first).result).toBe(big);
+    const again = await post(proxy, '/v2/erp/execute', v2Create('Large Co', 'again'), key);
+    expect(again.status).toBe(504);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(envelopeOf(again).error?.code).toBe(-32003);
+    expect(envelopeOf(again).error?.message).toMatch(/too large to keep.*outcome is unknown/);
+    expect(erpRuns()).toBe(1);
+  });
+});
+
 describe('a key whose policy was narrowed after the first call', () => {
   it('is refused -32008 by its current policy, not served the replay', async () => {
     const key = freshKey();
@@ -416,6 +512,7 @@ describe('POST /mcp write tools with idempotency_key', () => {
     name: string,
     args: Record<string, unknown>,
     apiKey = BILLING_KEY,
+    target: ProxyHarness = mcpProxy,
   ): Promise<{ status: number; id: unknown; result: { isError?: boolean; content: { text: string }[] } }> {
     const params = { name, arguments: args, ...(era === 'modern' ? { _meta: META } : {}) };
     const headers: Record<string, string> = {
@@ -426,7 +523,7 @@ describe('POST /mcp write tools with idempotency_key', () => {
         ? { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name }
         : { 'mcp-protocol-version': '2025-11-25' }),
     };
-    const answer = await mcpProxy.post('/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params }, headers);
+    const answer = await target.post('/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params }, headers);
     const json = answer.json as { id: unknown; result: { isError?: boolean; content: { text: string }[] } };
     return { status: answer.status, id: json.id, result: json.result };
   }
@@ -487,6 +584,43 @@ describe('POST /mcp write tools with idempotency_key', () => {
     await callTool('legacy', 2, 'create', args, CRM_KEY);
     expect(erpRuns()).toBe(2);
   });
+
+  it.each([
+    ['targets', { policy: { targets: ['erp.example.com'] } }, -32008],
+    ['databases', { policy: { databases: ['erp_b'] } }, -32008],
+    ["the proxy's ERP_ALLOWED_DATABASES", { env: { ERP_ALLOWED_DATABASES: 'erp_b' } }, -32008],
+  ] as const)(
+    'refuses a replay once %s no longer allow the connection: a tool error, not the kept result',
+    async (_rule, narrowing, code) => {
+      const key = freshKey();
+      const args = { model: 'res.partner', values: { name: 'Mcp Narrowed Co' }, idempotency_key: key };
+      const first = await callTool('legacy', 1, 'create', args);
+      expect(first.result.isError ?? false, first.result.content[0]?.text).toBe(false);
+      // The same key name on an instance sharing the table, its policy narrowed (the x-erp-url is
+      // 127.0.0.1, outside `erp.example.com`; the database erp_a is outside erp_b).
+      const policy = 'policy' in narrowing ? { policy: narrowing.policy } : {};
+      const narrowed = await startProxy({
+        env: {
+          ...state.env(),
+          PROXY_API_KEY: '',
+          PROXY_API_KEYS: JSON.stringify({ keys: [{ name: 'billing', key: BILLING_KEY, ...policy }] }),
+          MCP_WRITE_TOOLS: 'true',
+          ...('env' in narrowing ? narrowing.env : {}),
+        },
+      });
+      try {
+        const again = await callTool('legacy', 2, 'create', args, BILLING_KEY, narrowed);
+        expect(again.status).toBe(200);
+        expect(again.result.isError).toBe(true);
+        const error = JSON.parse(again.result.content[0]?.text ?? '{}').error;
+        expect(error).toMatchObject({ source: 'proxy', code });
+        expect(again.result.content).not.toEqual(first.result.content);
+      } finally {
+        await narrowed.close();
+      }
+      expect(erpRuns()).toBe(1);
+    },
+  );
 
   it('offers idempotency_key on the write tools only, and refuses a bad one before any ERP call', async () => {
     const listed = await mcpProxy.post(

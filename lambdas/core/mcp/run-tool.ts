@@ -17,7 +17,7 @@ import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
 import { checkTarget } from '../../upstream/target-policy.ts';
-import { admitToErp, withCallContext } from '../forward.ts';
+import { admitToErp, checkCallPolicies, withCallContext } from '../forward.ts';
 import {
   attemptLeaseMs,
   certainlyDidNotRun,
@@ -30,9 +30,16 @@ import {
 } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { Admission } from '../limits-check.ts';
-import { factsOf, type RequestFacts, withFacts } from '../request-facts.ts';
+import { factsOf, learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
-import { erpDatabase, erpUrl, inConnectionWords, type McpErp, type McpInbound } from './connection.ts';
+import {
+  erpConnection,
+  erpDatabase,
+  erpUrl,
+  inConnectionWords,
+  type McpErp,
+  type McpInbound,
+} from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
 import type { McpTool } from './tools.ts';
 
@@ -130,6 +137,31 @@ function toolFingerprint(call: ToolCall, caller: McpInbound): string {
   );
 }
 
+/**
+ * The target policy and the caller key's policy on a write tool's call, before its idempotency
+ * lookup (`checkCallPolicies`, as execute asks them): the model and method it sends, and the
+ * request's ERP connection (the `x-erp-*` headers, or the OAuth identity's), known before it runs.
+ */
+async function policiesBeforeLookup(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<void> {
+  const connection = erpConnection(caller.erp, caller.presentedProxyKey);
+  const { model } = call.args as { readonly model?: unknown };
+  const method = methodOf(call);
+  const facts = {
+    erpHost: connection.baseUrl.host,
+    erpDb: connection.db,
+    ...(typeof model === 'string' ? { model } : {}),
+    action: method,
+  };
+  await learnedBefore(facts, async () =>
+    checkCallPolicies(deps.policy, caller.keyPolicy, {
+      ...(typeof model === 'string' ? { model } : {}),
+      method,
+      target: connection.baseUrl,
+      db: connection.db,
+    }),
+  );
+}
+
 /** What a tool's run means for its record (core/idempotency.ts): kept, forgotten, or unknown. */
 function toolKeeping(call: ToolCall): Keeping<ToolRun> {
   return {
@@ -219,13 +251,9 @@ export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps)
     checkKeyPolicy(caller.keyPolicy, { tool: call.tool });
     const key = idempotencyKeyOf(call);
     if (key === undefined) return await limited(call, caller, deps, () => ranOnErp(call, caller, deps));
-    // The policy on the model and method before any replay: never served to a key that may no
-    // longer make the call (the ERP access checks each call again, with the target).
-    const { model } = call.args as { readonly model?: unknown };
-    if (typeof model === 'string') {
-      const pending = checkKeyPolicy(caller.keyPolicy, { model, method: methodOf(call) });
-      if (pending !== undefined) await pending;
-    }
+    // The policies before any replay, as execute asks them: never served to a key that may no
+    // longer make the call (the ERP access asks them again on each ERP call).
+    await policiesBeforeLookup(call, caller, deps);
     return await runOnceWith(
       deps.idempotency,
       {
