@@ -57,6 +57,8 @@ export abstract class ProxyError extends Error {
    * Returns the error (which is its request's own: none is cached and shared).
    */
   withHeaders(headers: Readonly<Record<string, string>>): this {
+    // A frozen error cannot take them (and assigning would throw in strict mode).
+    if (Object.isFrozen(this)) return this;
     (this as { headers: Readonly<Record<string, string>> }).headers = Object.freeze({
       ...headers,
       ...this.headers,
