@@ -7,6 +7,7 @@
  */
 
 import type { Config } from '../platform/config.ts';
+import { ProxyError } from '../platform/errors.ts';
 import type { OmitMember } from '../platform/json.ts';
 import { isReadMethod, type KeyPolicy } from '../platform/key-policy.ts';
 import {
@@ -187,8 +188,8 @@ interface ExecuteApi {
  * with an `Idempotency-Key` runs through the idempotency lookup after the policies (a replay is
  * never served to a key that may no longer make the call) and before the limits and the ERP
  * (README, "Retrying writes safely"): a replay or a conflict costs no quota, and a 429 is never
- * recorded (the call did not run). The answer of a call rate limits applied to carries their
- * `RateLimit-Policy` and `RateLimit`.
+ * recorded (the call did not run). Every answer of a call rate limits counted (an error's too)
+ * carries their `RateLimit-Policy` and `RateLimit`.
  */
 async function forwardExecute(
   api: ExecuteApi,
@@ -198,6 +199,8 @@ async function forwardExecute(
 ): Promise<Answer> {
   const call = api.parse(inbound.body, inbound.presentedProxyKey);
   const learned = callFacts(call);
+  /** This request's `RateLimit-*` headers, when it was counted (never a replay's: it costs no quota). */
+  let rateHeaders: Readonly<Record<string, string>> | undefined;
   try {
     const idempotencyKey = checkIdempotencyKey(inbound.idempotencyKey);
     const pending = checkCallPolicies(deps.policy, inbound.keyPolicy, {
@@ -207,8 +210,6 @@ async function forwardExecute(
       db: call.db,
     });
     if (pending !== undefined) await pending;
-    /** This request's `RateLimit-*` headers, when it was counted (never a replay's: it costs no quota). */
-    let rateHeaders: Readonly<Record<string, string>> | undefined;
     const send = async (): Promise<Answer> => {
       // The limits, right before the first ERP request (after the idempotency lookup).
       const admission = await admitToErp(inbound, call.baseUrl, deps.limits, deps.config);
@@ -258,6 +259,9 @@ async function forwardExecute(
     );
     return withRateHeaders({ response: answer.response, facts: Object.assign(learned, answer.facts) });
   } catch (error) {
+    // A call counted, then failed (-32003, -32004...): its answer carries the limits' headers too
+    // (added here, after the idempotency record, which never keeps them).
+    if (rateHeaders !== undefined && error instanceof ProxyError) error.withHeaders(rateHeaders);
     throw withFacts(error, learned);
   }
 }

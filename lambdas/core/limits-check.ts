@@ -11,7 +11,9 @@
  * - A refused call does not count: the counts it took in other limits are given back (the store's
  *   `uncountRequest`), and it never reaches the ERP.
  * - The store unreachable: the call is served (fail open, as Kong's default); the answer's facts
- *   say so (`limitsFailedOpen`), for the log line, the metric and its alarm.
+ *   say so (`limitsFailedOpen`), for the log line, the metric and its alarm. After a failure the
+ *   instance does not ask the store for {@link STORE_DOWN_SKIP_MS} (its calls fail open at once),
+ *   so a store that does not answer does not add the client's timeout to every call.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { RateLimitedError } from '../platform/errors.ts';
@@ -139,6 +141,22 @@ function refusal(
 const FAILED_OPEN: RequestFacts = Object.freeze({ limitsFailedOpen: true });
 
 /**
+ * After the store failed to answer, how long this instance serves limited calls without asking it
+ * (fail open at once): a store that does not answer costs the client's timeout (up to 2.5 s,
+ * `platform/dynamodb-client.ts`), and every call paying it would slow every call while it is down.
+ */
+export const STORE_DOWN_SKIP_MS = 5_000;
+
+/** Per store (per instance): until when (epoch ms) the limits do not ask it. */
+const storeDownUntil = new WeakMap<StateStore, number>();
+
+/** The store failed: the limits fail open without asking it for {@link STORE_DOWN_SKIP_MS}. */
+function failedOpen(store: StateStore, now: number): Admission {
+  storeDownUntil.set(store, now + STORE_DOWN_SKIP_MS);
+  return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
+}
+
+/**
  * Whether any limit applies to `caller` calling `target`: when not, {@link admitCall} does nothing
  * (no store work at all).
  */
@@ -167,6 +185,7 @@ export async function admitCall(
   const store = deps.store;
   if (store === undefined) return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
   const now = (deps.now ?? Date.now)();
+  if ((storeDownUntil.get(store) ?? 0) > now) return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
 
   const windows = rates.map((rate) => windowOf(now, rate.limit.per));
   const keys = rates.map(
@@ -188,16 +207,24 @@ export async function admitCall(
       ),
     );
   } catch {
-    return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
+    return failedOpen(store, now);
   }
 
-  const reports: RateLimitReport[] = rates.map((rate, index) => ({
-    name: `${rate.scope}-${rate.limit.per}`,
-    limit: rate.limit,
-    remaining: rate.limit.requests - (results[index]?.count ?? 0),
-    resetSeconds: retryAfterSeconds(now, windows[index]?.endMs ?? now),
-  }));
-  const headers = rateLimitHeaders(reports);
+  /** The headers of the answer; `givenBack`: a refused call's counts are given back, so not left. */
+  const headersOf = (givenBack: boolean): Record<string, string> =>
+    rateLimitHeaders(
+      rates.map(
+        (rate, index): RateLimitReport => ({
+          name: `${rate.scope}-${rate.limit.per}`,
+          limit: rate.limit,
+          remaining:
+            rate.limit.requests -
+            (results[index]?.count ?? 0) +
+            (givenBack && results[index]?.counted ? 1 : 0),
+          resetSeconds: retryAfterSeconds(now, windows[index]?.endMs ?? now),
+        }),
+      ),
+    );
   /** Gives back the counts this call took (it is refused, so it does not count). */
   const giveBack = async (): Promise<void> => {
     await Promise.all(
@@ -221,17 +248,18 @@ export async function admitCall(
       rateMessage(rate, retryAfter),
       ruleOf(rate.scope, rate.limit.per),
       retryAfter,
-      headers,
+      headersOf(true),
       rate.host,
     );
   }
 
+  const headers = headersOf(false);
   if (erp?.inFlight === undefined) return { headers, facts: {}, release: NO_RELEASE };
   let slot: { readonly key: string; readonly slot: number; readonly token: string } | undefined;
   try {
     slot = await takeSlot(store, erp.host, erp.inFlight, now, now + leaseMs);
   } catch {
-    return { headers, facts: FAILED_OPEN, release: NO_RELEASE };
+    return { ...failedOpen(store, now), headers };
   }
   if (slot === undefined) {
     await giveBack();
@@ -239,7 +267,7 @@ export async function admitCall(
       `Rate limited: the ERP ${erp.host} has ${erp.inFlight} call${erp.inFlight === 1 ? '' : 's'} in flight, its cap; retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s. The call did not run.`,
       'erp_in_flight',
       IN_FLIGHT_RETRY_AFTER_SECONDS,
-      headers,
+      headersOf(true),
       erp.host,
     );
   }

@@ -50,6 +50,21 @@ export abstract class ProxyError extends Error {
   get row(): ProxyErrorRow {
     return this.#row;
   }
+
+  /**
+   * Adds response headers the error does not set itself (the `RateLimit-Policy` and `RateLimit`
+   * of a call the limits counted before it failed: README, "Limits"); the error's own win.
+   * Returns the error (which is its request's own: none is cached and shared).
+   */
+  withHeaders(headers: Readonly<Record<string, string>>): this {
+    // A frozen error cannot take them (and assigning would throw in strict mode).
+    if (Object.isFrozen(this)) return this;
+    (this as { headers: Readonly<Record<string, string>> }).headers = Object.freeze({
+      ...headers,
+      ...this.headers,
+    });
+    return this;
+  }
 }
 
 /** -32700: the body is not valid JSON (v1 and version endpoints). */

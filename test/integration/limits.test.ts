@@ -265,6 +265,22 @@ describe('in one process', () => {
     );
   });
 
+  it('puts the RateLimit headers on every answer of a counted call, a failed one too', async () => {
+    const closed = await freePort();
+    await withProxy({ env: { PROXY_API_KEY: '', PROXY_API_KEYS } }, async (proxy) => {
+      // The ERP cannot be reached (-32004 from the upstream, after the call was counted).
+      const failed = await v1Read(proxy, { url: `http://127.0.0.1:${closed}` } as ErpDouble, KEYS.burst);
+      expect(failed.status).not.toBe(200);
+      expect(failed.status).not.toBe(429);
+      expect(failed.headers.get('ratelimit-policy')).toBe('"key-second";q=10;w=1');
+      expect(failed.headers.get('ratelimit')).toMatch(/^"key-second";r=\d+;t=1$/);
+      // An unlimited key's failed call carries none.
+      const unlimited = await v1Read(proxy, { url: `http://127.0.0.1:${closed}` } as ErpDouble, KEYS.steady);
+      expect(unlimited.status).toBe(failed.status);
+      expect(unlimited.headers.get('ratelimit')).toBeNull();
+    });
+  });
+
   it('serves every call when the store cannot be reached, with a log line and the metric', async () => {
     const closed = await freePort();
     await withProxy(

@@ -161,4 +161,17 @@ describe('the error classes', () => {
       }
     },
   );
+
+  it("take added headers (a counted call's RateLimit-*) under their own, unless frozen", () => {
+    const limited = new errors.RateLimitedError('limited', { retryAfterSeconds: 3 });
+    limited.withHeaders({ 'Retry-After': '9', RateLimit: '"key-second";r=0;t=1' });
+    expect(limited.headers).toEqual({ 'Retry-After': '3', RateLimit: '"key-second";r=0;t=1' });
+    const { response } = errorResponse(
+      state(),
+      new errors.UpstreamTimeoutError('slow').withHeaders({ RateLimit: 'x' }),
+    );
+    expect(response.headers.RateLimit).toBe('x');
+    const frozen = Object.freeze(new errors.UpstreamTimeoutError('slow'));
+    expect(frozen.withHeaders({ RateLimit: 'x' }).headers).toEqual({});
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CallerIdentity } from '../../lambdas/core/inbound-call.ts';
-import { admitCall, type LimitsDeps } from '../../lambdas/core/limits-check.ts';
+import { admitCall, type LimitsDeps, STORE_DOWN_SKIP_MS } from '../../lambdas/core/limits-check.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { RateLimitedError } from '../../lambdas/platform/errors.ts';
 import { compileKeyPolicy, type KeyPolicy } from '../../lambdas/platform/key-policy.ts';
@@ -194,5 +194,39 @@ describe('admitCall', () => {
       1000,
     );
     expect(noStore?.facts).toEqual({ limitsFailedOpen: true });
+  });
+
+  it("reports a refused call's given-back counts as still left in its RateLimit header", async () => {
+    const store = new EmbeddedStateStore();
+    const policy = withLimits({ requests: 5, per: 'minute' });
+    const limits = targets({ 'erp.example.com': { requests: 1, per: 'second' } });
+    await admitCall(deps(store, limits), key('a', policy), ERP, 1000);
+    const refusal = await refusalOf(admitCall(deps(store, limits), key('b', policy), ERP, 1000));
+    // b's minute count was given back: all 5 are left; the ERP's second is used up.
+    expect(refusal.headers.RateLimit).toBe('"key-minute";r=5;t=60, "erp-second";r=0;t=1');
+    const capped = targets({ 'erp.example.com': { in_flight: 1 } });
+    const held = await admitCall(deps(store, capped), key('c', policy), ERP, 1000);
+    const full = await refusalOf(admitCall(deps(store, capped), key('d', policy), ERP, 1000));
+    expect(full.headers.RateLimit).toBe('"key-minute";r=5;t=60');
+    await held?.release();
+  });
+
+  it('does not ask a store that just failed again for a while: those calls fail open at once', async () => {
+    const store = failingStore();
+    let now = T0;
+    const limited = deps(store, new Map(), () => now);
+    const policy = withLimits({ requests: 1, per: 'second' });
+    expect((await admitCall(limited, key('agent', policy), ERP, 1000))?.facts).toEqual({
+      limitsFailedOpen: true,
+    });
+    expect(store.calls).toBe(1);
+    now = T0 + STORE_DOWN_SKIP_MS - 1;
+    expect((await admitCall(limited, key('agent', policy), ERP, 1000))?.facts).toEqual({
+      limitsFailedOpen: true,
+    });
+    expect(store.calls).toBe(1);
+    now = T0 + STORE_DOWN_SKIP_MS;
+    await admitCall(limited, key('agent', policy), ERP, 1000);
+    expect(store.calls).toBe(2);
   });
 });
