@@ -181,16 +181,25 @@ interface ExecuteApi {
   readonly explain?: (call: ErpCall, outcome: ErpOutcome) => ErpOutcome;
 }
 
-/** The envelope of an ERP outcome, with the facts learned before it, the upstream's and the envelope's. */
-function answerOf(
+/**
+ * The ERP call and its envelope, with the facts learned before it, the upstream's and the
+ * envelope's: the last step of every execute call, with or without idempotency and limits.
+ */
+async function erpAnswer(
   api: ExecuteApi,
-  envelopeId: InboundCall['envelopeId'],
+  transport: ErpTransport,
+  inbound: InboundCall,
+  deps: ExecuteBase,
   call: ErpCall,
-  outcome: ErpOutcome,
   learned: FactSheet,
-  upstream: UpstreamFacts,
-): Answer {
-  const answer = outcomeResponse(envelopeId, api.explain ? api.explain(call, outcome) : outcome);
+): Promise<Answer> {
+  const { value: outcome, upstream } = await withCallContext(
+    inbound,
+    deps.config,
+    (callCtx) => transport.call(call, callCtx),
+    deps.config.stripDebug,
+  );
+  const answer = outcomeResponse(inbound.envelopeId, api.explain ? api.explain(call, outcome) : outcome);
   // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
   return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
 }
@@ -229,13 +238,7 @@ async function forwardExecute(
     if (!once && (deps.limits === undefined || !limitsApply(deps.limits, inbound, call.baseUrl))) {
       // No key and no limit that applies: no idempotency or limits work at all, not even a
       // closure or a promise of their own (the handler overhead's budget, BENCHMARKS.md).
-      const { value: outcome, upstream } = await withCallContext(
-        inbound,
-        deps.config,
-        (callCtx) => transport.call(call, callCtx),
-        deps.config.stripDebug,
-      );
-      return answerOf(api, inbound.envelopeId, call, outcome, learned, upstream);
+      return await erpAnswer(api, transport, inbound, deps, call, learned);
     }
     const send = async (): Promise<Answer> => {
       // The limits, right before the first ERP request (after the idempotency lookup).
@@ -245,13 +248,7 @@ async function forwardExecute(
         rateHeaders = admission.headers;
       }
       try {
-        const { value: outcome, upstream } = await withCallContext(
-          inbound,
-          deps.config,
-          (callCtx) => transport.call(call, callCtx),
-          deps.config.stripDebug,
-        );
-        return answerOf(api, inbound.envelopeId, call, outcome, learned, upstream);
+        return await erpAnswer(api, transport, inbound, deps, call, learned);
       } finally {
         // The call's last ERP request is over: its in-flight slot is free for the next.
         if (admission !== undefined) await admission.release();
