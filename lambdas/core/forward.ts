@@ -32,8 +32,8 @@ import {
 } from './idempotency.ts';
 import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy } from './key-policy-check.ts';
-import { type Admission, admitCall, type LimitsDeps } from './limits-check.ts';
-import { withFacts } from './request-facts.ts';
+import { type Admission, admitCall, type LimitsDeps, limitsApply } from './limits-check.ts';
+import { type FactSheet, withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
 import { withV1DomainHint } from './v1-domain-hint.ts';
 
@@ -182,6 +182,29 @@ interface ExecuteApi {
 }
 
 /**
+ * The ERP call and its envelope, with the facts learned before it, the upstream's and the
+ * envelope's: the last step of every execute call, with or without idempotency and limits.
+ */
+async function erpAnswer(
+  api: ExecuteApi,
+  transport: ErpTransport,
+  inbound: InboundCall,
+  deps: ExecuteBase,
+  call: ErpCall,
+  learned: FactSheet,
+): Promise<Answer> {
+  const { value: outcome, upstream } = await withCallContext(
+    inbound,
+    deps.config,
+    (callCtx) => transport.call(call, callCtx),
+    deps.config.stripDebug,
+  );
+  const answer = outcomeResponse(inbound.envelopeId, api.explain ? api.explain(call, outcome) : outcome);
+  // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
+  return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+}
+
+/**
  * Validation, target policy, the limits, the call, the envelope: the same steps for both execute
  * APIs. The answer's facts are the call's (action, model, target), the upstream's and the
  * envelope's; an error thrown after the body was parsed carries those learned before it. A write
@@ -210,6 +233,13 @@ async function forwardExecute(
       db: call.db,
     });
     if (pending !== undefined) await pending;
+    // Reads are not recorded: replaying them buys nothing, and they can be megabytes.
+    const once = idempotencyKey !== undefined && !isReadMethod(call.method);
+    if (!once && (deps.limits === undefined || !limitsApply(deps.limits, inbound, call.baseUrl))) {
+      // No key and no limit that applies: no idempotency or limits work at all, not even a
+      // closure or a promise of their own (the handler overhead's budget, BENCHMARKS.md).
+      return await erpAnswer(api, transport, inbound, deps, call, learned);
+    }
     const send = async (): Promise<Answer> => {
       // The limits, right before the first ERP request (after the idempotency lookup).
       const admission = await admitToErp(inbound, call.baseUrl, deps.limits, deps.config);
@@ -218,18 +248,7 @@ async function forwardExecute(
         rateHeaders = admission.headers;
       }
       try {
-        const { value: outcome, upstream } = await withCallContext(
-          inbound,
-          deps.config,
-          (callCtx) => transport.call(call, callCtx),
-          deps.config.stripDebug,
-        );
-        const answer = outcomeResponse(
-          inbound.envelopeId,
-          api.explain ? api.explain(call, outcome) : outcome,
-        );
-        // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
-        return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+        return await erpAnswer(api, transport, inbound, deps, call, learned);
       } finally {
         // The call's last ERP request is over: its in-flight slot is free for the next.
         if (admission !== undefined) await admission.release();
@@ -240,12 +259,12 @@ async function forwardExecute(
       if (rateHeaders !== undefined) Object.assign(answer.response.headers, rateHeaders);
       return answer;
     };
-    // Reads are not recorded: replaying them buys nothing, and they can be megabytes.
-    if (idempotencyKey === undefined || isReadMethod(call.method)) return withRateHeaders(await send());
+    if (!once) return withRateHeaders(await send());
     const answer = await runOnce(
       deps.idempotency,
       {
-        key: idempotencyKey,
+        // `once` implies a key (TypeScript does not follow it through the boolean).
+        key: idempotencyKey as string,
         scope: idempotencyScope(inbound.caller),
         fingerprint: fingerprintOf(
           api.route,
