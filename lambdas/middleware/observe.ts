@@ -32,7 +32,7 @@ import { InternalError, ProxyError } from '../platform/errors.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { LimitRule } from '../platform/limits.ts';
 import { truncateForLog } from '../platform/logger.ts';
-import { recordRequest, roundMs } from '../platform/metrics/record.ts';
+import { type RequestMetrics, recordRequest, roundMs } from '../platform/metrics/record.ts';
 import type { UpstreamProtocol } from '../platform/names.ts';
 import { withReadableStack } from '../platform/stack-trace.ts';
 
@@ -292,7 +292,8 @@ export function observe(
           limitHost: facts.limitHost,
           limitsFailedOpen: facts.limitsFailedOpen,
           idempotency: facts.idempotency,
-        },
+          // Every member of RequestMetrics named: one added there and forgotten here fails to compile.
+        } satisfies Record<keyof RequestMetrics, unknown>,
         durationMs,
       );
       metrics.publishStoredMetrics();
