@@ -168,6 +168,35 @@ function lastResort(what: string, error: unknown): void {
 }
 
 /**
+ * The facts the metrics read (RequestMetrics names them as the facts do), and the decided outcome.
+ * Named one by one, not a spread of the facts: a spread of that many members costs microseconds on
+ * every request (the handler overhead's budget, BENCHMARKS.md). Every member of RequestMetrics is
+ * named: one added there and forgotten here fails to compile.
+ */
+function requestMetricsOf(
+  api: RequestMetrics['api'],
+  outcome: RequestMetrics['outcome'],
+  errorCode: number | undefined,
+  facts: RequestFacts,
+): RequestMetrics {
+  return {
+    api,
+    outcome,
+    errorCode,
+    upstreamMs: facts.upstreamMs,
+    responseBytes: facts.responseBytes,
+    upstreamProtocol: facts.upstreamProtocol,
+    tool: facts.tool,
+    callerKeyName: facts.callerKeyName,
+    policyRule: facts.policyRule,
+    limitRule: facts.limitRule,
+    limitHost: facts.limitHost,
+    limitsFailedOpen: facts.limitsFailedOpen,
+    idempotency: facts.idempotency,
+  } satisfies Record<keyof RequestMetrics, unknown>;
+}
+
+/**
  * Observability middleware factory. `before` creates `context.record`, gives the Logger the
  * Lambda context (for `cold_start`) and sets the API Gateway request id as its correlation id;
  * `after` and `onError` write the request line, record the metrics and publish them.
@@ -273,29 +302,7 @@ export function observe(
     }
 
     try {
-      // The facts the metrics read (RequestMetrics names them as the facts do), and the decided
-      // outcome. Named one by one, not a spread of the facts: a spread of that many members costs
-      // microseconds on every request (the handler overhead's budget, BENCHMARKS.md).
-      recordRequest(
-        metrics,
-        {
-          api: record.api,
-          outcome,
-          errorCode,
-          upstreamMs: facts.upstreamMs,
-          responseBytes: facts.responseBytes,
-          upstreamProtocol: facts.upstreamProtocol,
-          tool: facts.tool,
-          callerKeyName: facts.callerKeyName,
-          policyRule: facts.policyRule,
-          limitRule: facts.limitRule,
-          limitHost: facts.limitHost,
-          limitsFailedOpen: facts.limitsFailedOpen,
-          idempotency: facts.idempotency,
-          // Every member of RequestMetrics named: one added there and forgotten here fails to compile.
-        } satisfies Record<keyof RequestMetrics, unknown>,
-        durationMs,
-      );
+      recordRequest(metrics, requestMetricsOf(record.api, outcome, errorCode, facts), durationMs);
       metrics.publishStoredMetrics();
     } catch (metricsError) {
       try {
