@@ -16,14 +16,20 @@
  * - `databases`: exact database names, narrowing `ERP_ALLOWED_DATABASES`;
  * - `limits`: rate limits, `[{"requests": N, "per": "second" | "minute" | "hour" | "day"}]`, all
  *   of which must hold (platform/limits.ts); a budget per key name, per person for an OAuth
- *   identity (README, "Limits").
+ *   identity (README, "Limits");
+ * - `methods`: a map from model (exact, `prefix.*` or `*`; platform/model-rules.ts) to the methods
+ *   allowed on it;
+ * - `fields`: a map (same keys) to `{"deny": [field names]}`;
+ * - `companies`: a map from database name to the company ids its calls run with
+ *   (docs/policy-rules.md; the engine is core/policy/).
  *
  * A field or value the schema does not know fails the whole document (fail closed), with a message
  * naming the key's `name` and the field, never the key.
  */
 import * as z from 'zod/mini';
-import { MODEL_NAME } from './erp-names.ts';
+import { METHOD_NAME, MODEL_NAME } from './erp-names.ts';
 import { type RateLimit, rateLimitListSchema } from './limits.ts';
+import { compileModelRules, MODEL_RULE_KEY, type ModelRules } from './model-rules.ts';
 import { parseTargetList, type TargetList } from './target-list.ts';
 import { lazily } from './zod.ts';
 
@@ -36,7 +42,16 @@ export const KEY_POLICY_ACCESS = Object.freeze(['read', 'write'] as const);
 export type KeyPolicyAccess = (typeof KEY_POLICY_ACCESS)[number];
 
 /** Which rule of a key's policy refused a call: a log field and a metric dimension (few values). */
-export const KEY_POLICY_RULES = Object.freeze(['api', 'access', 'model', 'target', 'database'] as const);
+export const KEY_POLICY_RULES = Object.freeze([
+  'api',
+  'access',
+  'model',
+  'method',
+  'target',
+  'database',
+  'field',
+  'company',
+] as const);
 export type KeyPolicyRule = (typeof KEY_POLICY_RULES)[number];
 
 /**
@@ -106,6 +121,20 @@ export interface KeyPolicy {
   readonly databases: ReadonlySet<string> | undefined;
   /** Rate limits, all of which must hold; `undefined`: none (README, "Limits"). */
   readonly limits: readonly RateLimit[] | undefined;
+  /** The methods allowed per model; `undefined`: every method `access` allows. */
+  readonly methods: ModelRules<ReadonlySet<string>> | undefined;
+  /** The fields denied per model; `undefined`: none. */
+  readonly fields: ModelRules<ReadonlySet<string>> | undefined;
+  /** The company ids per database, the first one Odoo's current company; `undefined`: no company rule. */
+  readonly companies: ReadonlyMap<string, readonly number[]> | undefined;
+}
+
+/** Whether `policy` has a rule of the call's own content (`methods`, `fields`, `companies`). */
+export function hasCallRules(policy: KeyPolicy | undefined): policy is KeyPolicy {
+  return (
+    policy !== undefined &&
+    (policy.methods !== undefined || policy.fields !== undefined || policy.companies !== undefined)
+  );
 }
 
 /** The `models` entries: exact names, and the prefixes of `prefix.*` globs (with their dot). */
@@ -179,6 +208,78 @@ const targetEntry = () =>
     }, 'not a host name (erp.example.com), a wildcard (*.example.com) or a CIDR (10.0.0.0/8); URLs and ports are not entries'),
   );
 
+/** A field name as Odoo spells one (`bank_ids`, `x_studio_wage`). */
+export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A map keyed by model (exact, `prefix.*`, `*`): at least one key, each of that shape. */
+function modelKeyedMap<T extends z.ZodMiniType>(value: T, what: string) {
+  return z
+    .record(z.string().check(z.regex(MODEL_RULE_KEY)), value, {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'expected a model name (res.partner), a prefix glob (sale.*) or * (every model) as a key'
+          : 'expected an object keyed by model',
+    })
+    .check(
+      z.refine((map) => Object.keys(map).length > 0, `an empty map sets no ${what}; leave the field out`),
+    );
+}
+
+/** The `methods`, `fields` and `companies` members of a policy's schema. */
+const callRuleMembers = () => ({
+  methods: z.optional(
+    modelKeyedMap(
+      nonEmptyList(
+        z
+          .string({ error: 'expected a string' })
+          .check(z.regex(METHOD_NAME, 'expected a method name (write)')),
+        'method',
+      ),
+      'method rule',
+    ),
+  ),
+  fields: z.optional(
+    modelKeyedMap(
+      z.strictObject(
+        {
+          deny: nonEmptyList(
+            z
+              .string({ error: 'expected a string' })
+              .check(z.regex(FIELD_NAME, 'expected a field name (vat)')),
+            'denied field',
+          ),
+        },
+        { error: strictObjectError(() => 'expected {"deny": [field names]}') },
+      ),
+      'field rule',
+    ),
+  ),
+  companies: z.optional(
+    z
+      .record(
+        z.string().check(z.minLength(1, 'a database name is not empty')),
+        nonEmptyList(
+          z
+            .number({ error: 'expected a company id (an integer)' })
+            .check(z.int('expected a company id (an integer)'), z.positive('expected a positive company id')),
+          'company',
+        ),
+        {
+          error: (issue) =>
+            issue.code === 'invalid_key'
+              ? 'a database name is not empty'
+              : 'expected an object keyed by database name',
+        },
+      )
+      .check(
+        z.refine(
+          (map) => Object.keys(map).length > 0,
+          'an empty map allows no database; leave the field out',
+        ),
+      ),
+  ),
+});
+
 /**
  * The JSON form of a key's `policy`: a strict object (an unknown field fails), every field optional.
  * Built on its first use.
@@ -209,6 +310,7 @@ export const keyPolicySchema = lazily(() =>
         ),
       ),
       limits: z.optional(rateLimitListSchema()),
+      ...callRuleMembers(),
     },
     { error: strictObjectError(() => 'expected an object') },
   ),
@@ -238,5 +340,19 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
       document.limits === undefined
         ? undefined
         : Object.freeze(document.limits.map((limit) => Object.freeze({ ...limit }))),
+    methods:
+      document.methods === undefined
+        ? undefined
+        : compileModelRules(document.methods, (methods) => new Set(methods)),
+    fields:
+      document.fields === undefined
+        ? undefined
+        : compileModelRules(document.fields, (rule) => new Set(rule.deny)),
+    companies:
+      document.companies === undefined
+        ? undefined
+        : new Map(
+            Object.entries(document.companies).map(([db, ids]) => [db, Object.freeze([...new Set(ids)])]),
+          ),
   });
 }

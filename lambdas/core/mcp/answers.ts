@@ -204,6 +204,13 @@ const KEY_POLICY_ADVICE: Readonly<Record<KeyPolicyRule, string>> = Object.freeze
     'Retrying unchanged fails the same way; for this model, tell the user it needs a key that allows it.',
   database: `This key's policy does not allow the database of this connection. ${TELL_THE_USER} (the x-erp-db header, or a key that allows the database).`,
   target: `This key's policy does not allow the ERP of this connection. ${TELL_THE_USER} (the x-erp-url header, or a key that allows the ERP).`,
+  method:
+    "This key's policy does not allow this method on this model (the message names it): use another tool or method. " +
+    'Retrying unchanged fails the same way; for this method, tell the user it needs a key that allows it.',
+  field:
+    "This key's policy denies a field of this model (the message names it): leave it out of fields, domain, order, " +
+    'groupby and values, and do not retry unchanged. Answers never carry it.',
+  company: `This key's policy scopes its calls to some companies: leave the context's company keys out (the proxy sets them) and name no other company. ${TELL_THE_USER} if another company is needed.`,
 });
 
 /**
@@ -225,6 +232,9 @@ function identityPolicyAdvice(entry: string): Readonly<Record<KeyPolicyRule, str
       `Retrying unchanged fails the same way; for this model, tell the user that ${operator}.`,
     database: `${policy} does not allow the database of this connection. ${TELL_THE_USER} that ${operator}.`,
     target: `${policy} does not allow the ERP of this connection. ${TELL_THE_USER} that ${operator}.`,
+    method: `${policy} does not allow this method on this model (the message names it): use another tool or method. Retrying unchanged fails the same way; ${operator}.`,
+    field: `${policy} denies a field of this model (the message names it): leave it out of fields, domain, order, groupby and values, and do not retry unchanged. Answers never carry it.`,
+    company: `${policy} scopes its calls to some companies: leave the context's company keys out (the proxy sets them) and name no other company; ${operator}.`,
   };
 }
 

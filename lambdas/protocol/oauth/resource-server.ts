@@ -121,6 +121,9 @@ function narrowedToRead(policy: KeyPolicy | undefined): KeyPolicy {
     targets: policy?.targets,
     databases: policy?.databases,
     limits: policy?.limits,
+    methods: policy?.methods,
+    fields: policy?.fields,
+    companies: policy?.companies,
   });
 }
 
