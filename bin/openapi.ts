@@ -118,6 +118,12 @@ const AboutSchema = z.object({
     .describe(
       'Whether any proxy key carries a policy (README, "Key policies"), never what they say; null when the keys could not be read.',
     ),
+  key_policy_call_rules: z
+    .boolean()
+    .nullable()
+    .describe(
+      "Whether any proxy key's policy has methods, fields or companies rules (docs/policy-rules.md), never what they say; null when the keys could not be read.",
+    ),
   limits: z
     .boolean()
     .nullable()

@@ -8,6 +8,7 @@ import { type Answer, plainJsonResponse, textResponse } from '../core/envelope.t
 import { learnedBefore } from '../core/request-facts.ts';
 import type { Config } from '../platform/config.ts';
 import { InternalError } from '../platform/errors.ts';
+import { hasCallRules } from '../platform/key-policy.ts';
 import { findRoute } from '../platform/routes.ts';
 import type { LicenseSource, ProxyKeySource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
@@ -24,22 +25,27 @@ export interface OperatorDeps {
 }
 
 /**
- * Whether any proxy key carries a policy, and whether limits are configured (`ERP_TARGET_LIMITS`,
+ * Whether any proxy key carries a policy (and one with call rules: `methods`, `fields`, `companies`), and whether limits are configured (`ERP_TARGET_LIMITS`,
  * or a key policy's `limits`); `null` where the keys cannot be read (about stays up).
  */
 async function policiesInUse(
   keys: ProxyKeySource,
   config: Pick<Config, 'targetLimits'>,
-): Promise<{ readonly keyPolicies: boolean | null; readonly limits: boolean | null }> {
+): Promise<{
+  readonly keyPolicies: boolean | null;
+  readonly callRules: boolean | null;
+  readonly limits: boolean | null;
+}> {
   const targetLimits = config.targetLimits.size > 0;
   try {
     const named = await keys.getKeys();
     return {
       keyPolicies: named.some((key) => key.policy !== undefined),
+      callRules: named.some((key) => hasCallRules(key.policy)),
       limits: targetLimits || named.some((key) => key.policy?.limits !== undefined),
     };
   } catch {
-    return { keyPolicies: null, limits: targetLimits ? true : null };
+    return { keyPolicies: null, callRules: null, limits: targetLimits ? true : null };
   }
 }
 
@@ -67,7 +73,9 @@ async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer>
   switch (path) {
     case '/_/about': {
       const inUse = await policiesInUse(deps.keys, deps.config);
-      return plainJsonResponse(buildAbout(deps.config, undefined, inUse.keyPolicies, inUse.limits));
+      return plainJsonResponse(
+        buildAbout(deps.config, undefined, inUse.keyPolicies, inUse.limits, inUse.callRules),
+      );
     }
     case '/_/license': {
       const status = await deps.license.getLicense();

@@ -269,6 +269,7 @@ describe('docs/openapi.json', () => {
       'description',
       'error_codes',
       'key_policies',
+      'key_policy_call_rules',
       'limits',
       'name',
       'routes',

@@ -16,7 +16,6 @@ import { companyRule } from '../../lambdas/core/policy/company-rule.ts';
 import { type FieldsOf, fieldRule } from '../../lambdas/core/policy/field-rule.ts';
 import { cachedFieldsOf, relationsOf } from '../../lambdas/core/policy/fields-lookup.ts';
 import { methodRule } from '../../lambdas/core/policy/method-rule.ts';
-import { parseIdentities } from '../../lambdas/protocol/oauth/identities.ts';
 import { parseProxyKeys } from '../../lambdas/platform/config.ts';
 import { KeyPolicyRefusedError } from '../../lambdas/platform/errors.ts';
 import { hasCallRules, type KeyPolicy } from '../../lambdas/platform/key-policy.ts';
@@ -26,6 +25,7 @@ import {
   stringifyLossless,
 } from '../../lambdas/platform/lossless-json.ts';
 import { compileModelRules, ruleFor } from '../../lambdas/platform/model-rules.ts';
+import { parseIdentities } from '../../lambdas/protocol/oauth/identities.ts';
 import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
 
 const KEY = 'policy-key-SECRET-0123456789';
@@ -47,8 +47,18 @@ function schema(models: Record<string, Record<string, string | undefined>>): Fie
 }
 
 const SCHEMA = {
-  'sale.order': { partner_id: 'res.partner', order_line: 'sale.order.line', name: undefined, amount_total: undefined },
-  'sale.order.line': { order_id: 'sale.order', product_id: 'product.product', price_unit: undefined, company_id: 'res.company' },
+  'sale.order': {
+    partner_id: 'res.partner',
+    order_line: 'sale.order.line',
+    name: undefined,
+    amount_total: undefined,
+  },
+  'sale.order.line': {
+    order_id: 'sale.order',
+    product_id: 'product.product',
+    price_unit: undefined,
+    company_id: 'res.company',
+  },
   'res.partner': {
     bank_ids: 'res.partner.bank',
     vat: undefined,
@@ -88,23 +98,52 @@ async function fieldRefusal(
 
 describe('the schema of methods, fields and companies', () => {
   it.each([
-    [{ methods: { 'res partner': ['write'] } }, 'keys.0.policy.methods.res partner (key "support"): expected a model name'],
+    [
+      { methods: { 'res partner': ['write'] } },
+      'keys.0.policy.methods.res partner (key "support"): expected a model name',
+    ],
     [{ methods: {} }, 'keys.0.policy.methods (key "support"): an empty map sets no method rule'],
     [{ methods: { 'res.partner': [] } }, 'keys.0.policy.methods.res.partner (key "support"): an empty list'],
-    [{ methods: { 'res.partner': ['un link'] } }, 'keys.0.policy.methods.res.partner.0 (key "support"): expected a method name'],
+    [
+      { methods: { 'res.partner': ['un link'] } },
+      'keys.0.policy.methods.res.partner.0 (key "support"): expected a method name',
+    ],
     [{ methods: ['write'] }, 'keys.0.policy.methods (key "support"): expected an object keyed by model'],
-    [{ fields: { 'res.partner': { deny: ['vat'], allow: ['name'] } } }, 'keys.0.policy.fields.res.partner (key "support"): unknown field "allow"'],
-    [{ fields: { 'res.partner': { deny: [] } } }, 'keys.0.policy.fields.res.partner.deny (key "support"): an empty list'],
-    [{ fields: { 'res.partner': { deny: ['bank ids'] } } }, 'keys.0.policy.fields.res.partner.deny.0 (key "support"): expected a field name'],
-    [{ fields: { 'sale*': { deny: ['vat'] } } }, 'keys.0.policy.fields.sale* (key "support"): expected a model name'],
-    [{ companies: { erp_a: [1, 'two'] } }, 'keys.0.policy.companies.erp_a.1 (key "support"): expected a company id'],
-    [{ companies: { erp_a: [0] } }, 'keys.0.policy.companies.erp_a.0 (key "support"): expected a positive company id'],
-    [{ companies: { erp_a: [1.5] } }, 'keys.0.policy.companies.erp_a.0 (key "support"): expected a company id'],
+    [
+      { fields: { 'res.partner': { deny: ['vat'], allow: ['name'] } } },
+      'keys.0.policy.fields.res.partner (key "support"): unknown field "allow"',
+    ],
+    [
+      { fields: { 'res.partner': { deny: [] } } },
+      'keys.0.policy.fields.res.partner.deny (key "support"): an empty list',
+    ],
+    [
+      { fields: { 'res.partner': { deny: ['bank ids'] } } },
+      'keys.0.policy.fields.res.partner.deny.0 (key "support"): expected a field name',
+    ],
+    [
+      { fields: { 'sale*': { deny: ['vat'] } } },
+      'keys.0.policy.fields.sale* (key "support"): expected a model name',
+    ],
+    [
+      { companies: { erp_a: [1, 'two'] } },
+      'keys.0.policy.companies.erp_a.1 (key "support"): expected a company id',
+    ],
+    [
+      { companies: { erp_a: [0] } },
+      'keys.0.policy.companies.erp_a.0 (key "support"): expected a positive company id',
+    ],
+    [
+      { companies: { erp_a: [1.5] } },
+      'keys.0.policy.companies.erp_a.0 (key "support"): expected a company id',
+    ],
     [{ companies: { erp_a: [] } }, 'keys.0.policy.companies.erp_a (key "support"): an empty list'],
     [{ companies: {} }, 'keys.0.policy.companies (key "support"): an empty map allows no database'],
     [{ companies: { '': [1] } }, 'keys.0.policy.companies. (key "support"): a database name is not empty'],
   ])('fails closed on %j, naming the key and the field', (policy, message) => {
-    expect(() => parseProxyKeys(JSON.stringify({ keys: [{ name: 'support', key: KEY, policy }] }))).toThrow(message);
+    expect(() => parseProxyKeys(JSON.stringify({ keys: [{ name: 'support', key: KEY, policy }] }))).toThrow(
+      message,
+    );
     try {
       parseProxyKeys(JSON.stringify({ keys: [{ name: 'support', key: KEY, policy }] }));
     } catch (error) {
@@ -136,7 +175,11 @@ describe('the schema of methods, fields and companies', () => {
             name: 'subsidiary',
             match: { claim: 'sub', value: 'a' },
             erp,
-            policy: { companies: { prod: [3] }, methods: { '*': ['read'] }, fields: { '*': { deny: ['vat'] } } },
+            policy: {
+              companies: { prod: [3] },
+              methods: { '*': ['read'] },
+              fields: { '*': { deny: ['vat'] } },
+            },
           },
         ],
       }),
@@ -145,7 +188,14 @@ describe('the schema of methods, fields and companies', () => {
     expect(() =>
       parseIdentities(
         JSON.stringify({
-          identities: [{ name: 'subsidiary', match: { claim: 'sub', value: 'a' }, erp, policy: { companies: { prod: [-1] } } }],
+          identities: [
+            {
+              name: 'subsidiary',
+              match: { claim: 'sub', value: 'a' },
+              erp,
+              policy: { companies: { prod: [-1] } },
+            },
+          ],
         }),
       ),
     ).toThrow('identities.0.policy.companies.prod.0 (identity "subsidiary"): expected a positive company id');
@@ -154,20 +204,32 @@ describe('the schema of methods, fields and companies', () => {
 
 describe('model-keyed maps', () => {
   it('the exact name, else the longest glob, else *; never merged', () => {
-    const rules = compileModelRules({ 'sale.*': 'glob', 'sale.order.*': 'longer', 'sale.order': 'exact', '*': 'star' }, (v) => v);
+    const rules = compileModelRules(
+      { 'sale.*': 'glob', 'sale.order.*': 'longer', 'sale.order': 'exact', '*': 'star' },
+      (v) => v,
+    );
     expect(ruleFor(rules, 'sale.order')).toBe('exact');
     expect(ruleFor(rules, 'sale.order.line')).toBe('longer');
     expect(ruleFor(rules, 'sale.report')).toBe('glob');
     expect(ruleFor(rules, 'res.partner')).toBe('star');
     expect(ruleFor(rules, 'sale.')).toBe('star');
     expect(ruleFor(rules, 'sale.x/../res.users')).toBe('star');
-    expect(ruleFor(compileModelRules({ 'sale.*': 1 }, (v) => v), 'res.partner')).toBeUndefined();
+    expect(
+      ruleFor(
+        compileModelRules({ 'sale.*': 1 }, (v) => v),
+        'res.partner',
+      ),
+    ).toBeUndefined();
   });
 
   it('property: the value found is that of the most specific matching key', () => {
     const segment = fc.constantFrom('sale', 'order', 'line', 'res', 'partner');
     const modelName = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('.'));
-    const key = fc.oneof(modelName, modelName.map((name) => `${name}.*`), fc.constant('*'));
+    const key = fc.oneof(
+      modelName,
+      modelName.map((name) => `${name}.*`),
+      fc.constant('*'),
+    );
     fc.assert(
       fc.property(fc.uniqueArray(key, { maxLength: 6 }), modelName, (keys, model) => {
         const rules = compileModelRules(Object.fromEntries(keys.map((k) => [k, k])), (v) => v);
@@ -184,14 +246,19 @@ describe('model-keyed maps', () => {
 
 describe('the method rule', () => {
   const support = policyOf({
-    methods: { 'helpdesk.ticket': ['search_read', 'read', 'write', 'message_post'], '*': ['search_read', 'read'] },
+    methods: {
+      'helpdesk.ticket': ['search_read', 'read', 'write', 'message_post'],
+      '*': ['search_read', 'read'],
+    },
     databases: ['prod'],
   });
 
   it('allows the listed methods of the most specific key, and every method on a model no key matches', () => {
     expect(methodRule(support, 'helpdesk.ticket', 'message_post')).toBeUndefined();
     expect(methodRule(support, 'res.partner', 'read')).toBeUndefined();
-    expect(methodRule(policyOf({ methods: { 'sale.*': ['read'] } }), 'res.partner', 'unlink')).toBeUndefined();
+    expect(
+      methodRule(policyOf({ methods: { 'sale.*': ['read'] } }), 'res.partner', 'unlink'),
+    ).toBeUndefined();
     expect(methodRule(policyOf({ access: 'read' }), 'res.partner', 'unlink')).toBeUndefined();
   });
 
@@ -229,11 +296,19 @@ describe('the field rule: every place a request names a field', () => {
     ['a domain leaf', 'search_count', { domain: ['|', ['name', '=', 'a'], ['vat', '=', 'BE1']] }],
     ['a negated leaf', 'search', { domain: ['!', ['bank_ids', '!=', false]] }],
     ['order', 'search', { domain: [], order: 'name asc, vat desc' }],
-    ['order with an aggregate', 'read_group', { domain: [], fields: ['name'], groupby: ['name'], orderby: 'vat:count_distinct' }],
+    [
+      'order with an aggregate',
+      'read_group',
+      { domain: [], fields: ['name'], groupby: ['name'], orderby: 'vat:count_distinct' },
+    ],
     ['read_group fields', 'read_group', { domain: [], fields: ['vat:count_distinct'], groupby: ['name'] }],
     ['read_group alias', 'read_group', { domain: [], fields: ['n:count_distinct(vat)'], groupby: ['name'] }],
     ['groupby', 'read_group', { domain: [], fields: [], groupby: ['vat'] }],
-    ['formatted_read_group aggregates', 'formatted_read_group', { domain: [], groupby: ['name'], aggregates: ['vat:count_distinct'] }],
+    [
+      'formatted_read_group aggregates',
+      'formatted_read_group',
+      { domain: [], groupby: ['name'], aggregates: ['vat:count_distinct'] },
+    ],
     ['a having domain', 'formatted_read_group', { domain: [], groupby: ['name'], having: [['vat', '=', 1]] }],
     ['create values', 'create', { vals_list: [{ name: 'a', vat: 'x' }] }],
     ['create one dict', 'create', { vals_list: { vat: 'x' } }],
@@ -252,7 +327,9 @@ describe('the field rule: every place a request names a field', () => {
     ['an any sub-domain', 'search', { domain: [['child_ids', 'any', [['vat', '=', 'x']]]] }],
   ])('%s', async (_place, method, kwargs) => {
     const message = await fieldRefusal(CONTACTS, 'res.partner', method, kwargs);
-    expect(message).toMatch(/^Refused by this key's policy: field (vat|bank_ids) of res\.partner is denied to this key$/);
+    expect(message).toMatch(
+      /^Refused by this key's policy: field (vat|bank_ids) of res\.partner is denied to this key$/,
+    );
   });
 
   it.each([
@@ -267,7 +344,9 @@ describe('the field rule: every place a request names a field', () => {
     ['export_data', [[1], ['bank_ids/acc_number']]],
     ['web_search_read', [[], { vat: {} }]],
   ])('v1 positional arguments: %s %j', async (method, args) => {
-    expect(await fieldRefusal(CONTACTS, 'res.partner', method, {}, args)).toMatch(/field (vat|bank_ids) of res\.partner/);
+    expect(await fieldRefusal(CONTACTS, 'res.partner', method, {}, args)).toMatch(
+      /field (vat|bank_ids) of res\.partner/,
+    );
   });
 
   it('follows dotted paths, any sub-domains, nested specifications and x2many values to the relation, once per relation', async () => {
@@ -282,22 +361,42 @@ describe('the field rule: every place a request names a field', () => {
       ['export_data', { ids: [1], fields_to_export: ['partner_id/vat'] }],
     ];
     const refused: (string | undefined)[] = [];
-    for (const [method, kwargs] of cases) refused.push(await fieldRefusal(CONTACTS, 'sale.order', method, kwargs));
-    expect(refused.slice(0, 6).map((message) => message?.includes('of res.partner is denied'))).toEqual(Array(6).fill(true));
+    for (const [method, kwargs] of cases)
+      refused.push(await fieldRefusal(CONTACTS, 'sale.order', method, kwargs));
+    expect(refused.slice(0, 6).map((message) => message?.includes('of res.partner is denied'))).toEqual(
+      Array(6).fill(true),
+    );
     expect(refused[6]).toBeUndefined();
     expect(refused[7]).toContain('field vat of res.partner');
     const port = schema(SCHEMA);
     const rules = CONTACTS.fields as NonNullable<KeyPolicy['fields']>;
-    await fieldRule(rules, { model: 'sale.order', method: 'search', kwargs: { domain: [['partner_id.name', '=', 'a'], ['name', '=', 'b']] } }, port);
+    await fieldRule(
+      rules,
+      {
+        model: 'sale.order',
+        method: 'search',
+        kwargs: {
+          domain: [
+            ['partner_id.name', '=', 'a'],
+            ['name', '=', 'b'],
+          ],
+        },
+      },
+      port,
+    );
     expect(port.asked).toEqual([]);
-    await fieldRule(rules, { model: 'sale.order', method: 'search', kwargs: { domain: [['partner_id.vat', '=', 'a']] } }, port);
+    await fieldRule(
+      rules,
+      { model: 'sale.order', method: 'search', kwargs: { domain: [['partner_id.vat', '=', 'a']] } },
+      port,
+    );
     expect(port.asked).toEqual(['sale.order']);
   });
 
   it('refuses a path it cannot follow (fail closed), and allows what names no denied field', async () => {
-    expect(await fieldRefusal(CONTACTS, 'sale.order', 'search', { domain: [['unknown_id.vat', '=', 1]] })).toContain(
-      'cannot tell which model sale.order.unknown_id relates to',
-    );
+    expect(
+      await fieldRefusal(CONTACTS, 'sale.order', 'search', { domain: [['unknown_id.vat', '=', 1]] }),
+    ).toContain('cannot tell which model sale.order.unknown_id relates to');
     for (const [method, kwargs] of [
       ['search_read', { domain: [['name', 'ilike', 'vat']], fields: ['name', 'email'], order: 'name' }],
       ['read', { ids: [1] }],
@@ -307,7 +406,12 @@ describe('the field rule: every place a request names a field', () => {
     ] as const) {
       expect(await fieldRefusal(CONTACTS, 'res.partner', method, kwargs)).toBeUndefined();
     }
-    expect(await fieldRefusal(CONTACTS, 'res.partner', 'write', { ids: [1], vals: { child_ids: [[0, 0, { vat: 'x' }]] } })).toContain('field vat');
+    expect(
+      await fieldRefusal(CONTACTS, 'res.partner', 'write', {
+        ids: [1],
+        vals: { child_ids: [[0, 0, { vat: 'x' }]] },
+      }),
+    ).toContain('field vat');
   });
 
   it('refuses on a model with field rules a method whose field use it cannot see, and only there', async () => {
@@ -315,7 +419,9 @@ describe('the field rule: every place a request names a field', () => {
       'the proxy cannot see which fields message_post uses',
     );
     expect(await fieldRefusal(CONTACTS, 'sale.order', 'action_confirm', { ids: [1] })).toBeUndefined();
-    expect(await fieldRefusal(CONTACTS, 'sale.order', 'action_confirm', { ids: [1], context: { show_vat: 1 } })).toContain('field vat of res.partner');
+    expect(
+      await fieldRefusal(CONTACTS, 'sale.order', 'action_confirm', { ids: [1], context: { show_vat: 1 } }),
+    ).toContain('field vat of res.partner');
   });
 
   it('property: a denied field named in any field place of any understood method is refused', async () => {
@@ -336,13 +442,18 @@ describe('the field rule: every place a request names a field', () => {
     await fc.assert(
       fc.asyncProperty(placed, fc.constantFrom('vat', 'bank_ids'), async (place, field) => {
         const [method, kwargs] = place(field) as [string, Record<string, unknown>];
-        expect(await fieldRefusal(CONTACTS, 'res.partner', method, kwargs)).toContain(`field ${field} of res.partner`);
+        expect(await fieldRefusal(CONTACTS, 'res.partner', method, kwargs)).toContain(
+          `field ${field} of res.partner`,
+        );
       }),
     );
   });
 
   it('every understood method has a shape, and the list is the documented one', async () => {
-    const doc = (await import('node:fs')).readFileSync(new URL('../../docs/policy-rules.md', import.meta.url), 'utf8');
+    const doc = (await import('node:fs')).readFileSync(
+      new URL('../../docs/policy-rules.md', import.meta.url),
+      'utf8',
+    );
     for (const method of CALL_SHAPES.keys()) expect(doc).toContain(`\`${method}\``);
   });
 });
@@ -351,13 +462,20 @@ describe('the answer filter', () => {
   const denied = new Set(['vat', 'bank_ids']);
 
   it('removes denied fields from every answer shape, numbers as the ERP spelt them', () => {
-    const raw = (text: string) => filterOutcome({ kind: 'raw_result', json: Buffer.from(text) }, 'records', denied);
+    const raw = (text: string) =>
+      filterOutcome({ kind: 'raw_result', json: Buffer.from(text) }, 'records', denied);
     const records = raw('[{"id":1,"vat":"BE1","amount":1.0,"big":12345678901234567890,"bank_ids":[1e2]}]');
-    expect(records.kind === 'raw_result' && records.json.toString()).toBe('[{"id":1,"amount":1.0,"big":12345678901234567890}]');
+    expect(records.kind === 'raw_result' && records.json.toString()).toBe(
+      '[{"id":1,"amount":1.0,"big":12345678901234567890}]',
+    );
     const untouched = Buffer.from('[{"id": 1.0, "name": "a"}]');
     const same = filterOutcome({ kind: 'raw_result', json: untouched }, 'records', denied);
     expect(same.kind === 'raw_result' && same.json).toBe(untouched);
-    const web = filterOutcome({ kind: 'raw_result', json: Buffer.from('{"length":1,"records":[{"id":1,"vat":"x"}]}') }, 'web_records', denied);
+    const web = filterOutcome(
+      { kind: 'raw_result', json: Buffer.from('{"length":1,"records":[{"id":1,"vat":"x"}]}') },
+      'web_records',
+      denied,
+    );
     expect(web.kind === 'raw_result' && web.json.toString()).toBe('{"length":1,"records":[{"id":1}]}');
     const fields = { name: { type: 'char' }, vat: { type: 'char' } };
     expect(removeDeniedFields(fields, 'by_field', denied)).toBe(true);
@@ -370,10 +488,22 @@ describe('the answer filter', () => {
   });
 
   it('property: a filtered answer carries no denied field and keeps every other byte of each value', () => {
-    const number = fc.oneof(fc.integer().map(String), fc.constantFrom('1.0', '1e400', '-0', '12345678901234567890', '2.50'));
-    const value = fc.oneof(number, fc.string().map((s) => JSON.stringify(s)), fc.constant('false'));
+    const number = fc.oneof(
+      fc.integer().map(String),
+      fc.constantFrom('1.0', '1e400', '-0', '12345678901234567890', '2.50'),
+    );
+    const value = fc.oneof(
+      number,
+      fc.string().map((s) => JSON.stringify(s)),
+      fc.constant('false'),
+    );
     const name = fc.constantFrom('id', 'name', 'vat', 'bank_ids', 'amount', '__proto__');
-    const record = fc.dictionary(name, value).map((members) => `{${Object.entries(members).map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`);
+    const record = fc.dictionary(name, value).map(
+      (members) =>
+        `{${Object.entries(members)
+          .map(([k, v]) => `${JSON.stringify(k)}:${v}`)
+          .join(',')}}`,
+    );
     fc.assert(
       fc.property(fc.array(record, { maxLength: 4 }), (records) => {
         const text = `[${records.join(',')}]`;
@@ -391,7 +521,9 @@ describe('the answer filter', () => {
         for (const spelling of ['1.0', '1e400', '12345678901234567890', '2.50'])
           if (text.includes(`:${spelling}`) && !json.includes(spelling)) {
             // Only a removed member may take a spelling away.
-            expect(records.some((r) => r.includes(`"vat":${spelling}`) || r.includes(`"bank_ids":${spelling}`))).toBe(true);
+            expect(
+              records.some((r) => r.includes(`"vat":${spelling}`) || r.includes(`"bank_ids":${spelling}`)),
+            ).toBe(true);
           }
       }),
     );
@@ -402,19 +534,28 @@ describe('lossless JSON', () => {
   it('property: parse then write gives the canonical text JSON.stringify would, numbers as spelt', () => {
     fc.assert(
       fc.property(fc.json(), (text) => {
-        expect(stringifyLossless(parseLossless(text))).toBe(JSON.stringify(JSON.parse(text), (_k, v) => v).replace(/-0(?=[,\]}]|$)/g, '-0'));
+        expect(stringifyLossless(parseLossless(text))).toBe(
+          JSON.stringify(JSON.parse(text), (_k, v) => v).replace(/-0(?=[,\]}]|$)/g, '-0'),
+        );
       }),
     );
-    expect(stringifyLossless(parseLossless(' {"a" : [1.0, 1e400, 12345678901234567890], "__proto__": {"b": null}} '))).toBe(
-      '{"a":[1.0,1e400,12345678901234567890],"__proto__":{"b":null}}',
-    );
+    expect(
+      stringifyLossless(
+        parseLossless(' {"a" : [1.0, 1e400, 12345678901234567890], "__proto__": {"b": null}} '),
+      ),
+    ).toBe('{"a":[1.0,1e400,12345678901234567890],"__proto__":{"b":null}}');
     expect(() => parseLossless('{"a":}')).toThrow('not JSON');
   });
 });
 
 describe('the company rule', () => {
   const companies = new Map([['erp_a', [2, 3]]]);
-  const decide = (kwargs: Record<string, unknown>, method = 'search_read', db = 'erp_a', args?: unknown[]) => {
+  const decide = (
+    kwargs: Record<string, unknown>,
+    method = 'search_read',
+    db = 'erp_a',
+    args?: unknown[],
+  ) => {
     const lossless = parseLossless(JSON.stringify(kwargs)) as { [name: string]: LosslessValue };
     const decision = companyRule(companies, {
       method,
@@ -426,7 +567,13 @@ describe('the company rule', () => {
   };
 
   it("sets the key's list when the caller sets none, an empty list, false or null; keeps a subset", () => {
-    for (const context of [undefined, {}, { allowed_company_ids: [] }, { allowed_company_ids: false }, { allowed_company_ids: null }]) {
+    for (const context of [
+      undefined,
+      {},
+      { allowed_company_ids: [] },
+      { allowed_company_ids: false },
+      { allowed_company_ids: null },
+    ]) {
       const { decision, kwargs } = decide(context === undefined ? { domain: [] } : { context });
       expect(decision).toEqual({ changed: true });
       expect((kwargs.context as Record<string, unknown>).allowed_company_ids).toEqual([2, 3]);
@@ -434,23 +581,85 @@ describe('the company rule', () => {
     const subset = decide({ context: { allowed_company_ids: [3], lang: 'en_US' } });
     expect(subset.decision).toEqual({ changed: false });
     expect(subset.kwargs.context).toEqual({ allowed_company_ids: [3], lang: 'en_US' });
-    expect(decide({ context: { company_id: 2, default_company_id: 3, force_company: [2] } }).decision).toEqual({ changed: true });
+    expect(
+      decide({ context: { company_id: 2, default_company_id: 3, force_company: [2] } }).decision,
+    ).toEqual({ changed: true });
   });
 
   it.each([
-    ['a database the map does not name', { context: {} }, 'search_read', 'erp_b', "database \"erp_b\" is not in this key's companies"],
-    ['an id outside in allowed_company_ids', { context: { allowed_company_ids: [2, 1] } }, 'search_read', 'erp_a', 'allowed_company_ids'],
-    ['a non-list', { context: { allowed_company_ids: 'all' } }, 'search_read', 'erp_a', 'allowed_company_ids'],
-    ['force_company outside', { context: { force_company: 1 } }, 'search_read', 'erp_a', 'context.force_company'],
+    [
+      'a database the map does not name',
+      { context: {} },
+      'search_read',
+      'erp_b',
+      'database "erp_b" is not in this key\'s companies',
+    ],
+    [
+      'an id outside in allowed_company_ids',
+      { context: { allowed_company_ids: [2, 1] } },
+      'search_read',
+      'erp_a',
+      'allowed_company_ids',
+    ],
+    [
+      'a non-list',
+      { context: { allowed_company_ids: 'all' } },
+      'search_read',
+      'erp_a',
+      'allowed_company_ids',
+    ],
+    [
+      'force_company outside',
+      { context: { force_company: 1 } },
+      'search_read',
+      'erp_a',
+      'context.force_company',
+    ],
     ['company_id outside', { context: { company_id: 1 } }, 'search_read', 'erp_a', 'context.company_id'],
-    ['default_company_id false', { context: { default_company_id: false } }, 'create', 'erp_a', 'context.default_company_id'],
+    [
+      'default_company_id false',
+      { context: { default_company_id: false } },
+      'create',
+      'erp_a',
+      'context.default_company_id',
+    ],
     ['company outside', { context: { company: [2, 1] } }, 'search_read', 'erp_a', 'context.company'],
     ['a context that is no object', { context: 'x' }, 'search_read', 'erp_a', 'not an object'],
-    ['a nested context in a specification', { specification: { partner_id: { fields: {}, context: { allowed_company_ids: [1] } } } }, 'web_search_read', 'erp_a', 'web_'],
-    ['company_id outside in create values', { vals_list: [{ company_id: 1 }] }, 'create', 'erp_a', 'company_id in the values'],
-    ['company_id false in write values', { ids: [1], vals: { company_id: false } }, 'write', 'erp_a', 'company_id in the values'],
-    ['company_id in x2many commands', { vals_list: [{ line_ids: [[0, 0, { company_id: 1 }]] }] }, 'create', 'erp_a', 'company_id in the values'],
-    ['company_ids widening', { ids: [1], vals: { company_ids: [[6, 0, [2, 1]]] } }, 'write', 'erp_a', 'company_ids'],
+    [
+      'a nested context in a specification',
+      { specification: { partner_id: { fields: {}, context: { allowed_company_ids: [1] } } } },
+      'web_search_read',
+      'erp_a',
+      'web_',
+    ],
+    [
+      'company_id outside in create values',
+      { vals_list: [{ company_id: 1 }] },
+      'create',
+      'erp_a',
+      'company_id in the values',
+    ],
+    [
+      'company_id false in write values',
+      { ids: [1], vals: { company_id: false } },
+      'write',
+      'erp_a',
+      'company_id in the values',
+    ],
+    [
+      'company_id in x2many commands',
+      { vals_list: [{ line_ids: [[0, 0, { company_id: 1 }]] }] },
+      'create',
+      'erp_a',
+      'company_id in the values',
+    ],
+    [
+      'company_ids widening',
+      { ids: [1], vals: { company_ids: [[6, 0, [2, 1]]] } },
+      'write',
+      'erp_a',
+      'company_ids',
+    ],
     ['company_ids linking', { ids: [1], vals: { company_ids: [[4, 1]] } }, 'write', 'erp_a', 'company_ids'],
   ])('refuses %s', (_what, kwargs, method, db, message) => {
     const { decision } = decide(kwargs, method, db);
@@ -463,11 +672,17 @@ describe('the company rule', () => {
     expect(decide({}, 'create', 'erp_a', [{ company_id: 3 }]).decision).toEqual({ changed: true });
   });
 
-  it('property: whatever the caller sets, the call runs with a non-empty subset of the key\'s companies, or is refused', () => {
+  it("property: whatever the caller sets, the call runs with a non-empty subset of the key's companies, or is refused", () => {
     const id = fc.integer({ min: 1, max: 5 });
     const companyValue = fc.oneof(id, fc.array(id), fc.constant(false), fc.constant(null), fc.constant('x'));
     const context = fc.record(
-      { allowed_company_ids: companyValue, force_company: companyValue, company_id: companyValue, default_company_id: companyValue, lang: fc.constant('en_US') },
+      {
+        allowed_company_ids: companyValue,
+        force_company: companyValue,
+        company_id: companyValue,
+        default_company_id: companyValue,
+        lang: fc.constant('en_US'),
+      },
       { requiredKeys: [] },
     );
     fc.assert(
@@ -501,12 +716,28 @@ describe('applyContentRules', () => {
   const both = policyOf({ fields: { 'res.partner': { deny: ['vat'] } }, companies: { erp_a: [2] } });
 
   it('field then company: a refused field never asks the company rule; the context is set, numbers as spelt', async () => {
-    await expect(applyContentRules(both, call('search_read', { fields: ['vat'], context: { allowed_company_ids: [9] } }), schema(SCHEMA))).rejects.toMatchObject({ rule: 'field' });
-    const ruled = await applyContentRules(both, call('search_read', { domain: [['amount', '=', 1]] }), schema(SCHEMA));
-    expect(ruled.call.kwargsJson).toBe('{"domain":[["amount","=",1.0]],"context":{"allowed_company_ids":[2]}}');
+    await expect(
+      applyContentRules(
+        both,
+        call('search_read', { fields: ['vat'], context: { allowed_company_ids: [9] } }),
+        schema(SCHEMA),
+      ),
+    ).rejects.toMatchObject({ rule: 'field' });
+    const ruled = await applyContentRules(
+      both,
+      call('search_read', { domain: [['amount', '=', 1]] }),
+      schema(SCHEMA),
+    );
+    expect(ruled.call.kwargsJson).toBe(
+      '{"domain":[["amount","=",1.0]],"context":{"allowed_company_ids":[2]}}',
+    );
     const answered = ruled.answer?.({ kind: 'raw_result', json: Buffer.from('[{"id":1,"vat":"x"}]') });
     expect(answered?.kind === 'raw_result' && answered.json.toString()).toBe('[{"id":1}]');
-    const kept = await applyContentRules(both, call('search_read', { context: { allowed_company_ids: [2] } }));
+    const kept = await applyContentRules(
+      both,
+      call('search_read', { context: { allowed_company_ids: [2] } }),
+      schema(SCHEMA),
+    );
     expect(kept.call.kwargsJson).toBe('{"context":{"allowed_company_ids":[2]}}');
   });
 
@@ -521,8 +752,13 @@ describe('applyContentRules', () => {
 
 describe('the fields_get lookup', () => {
   it('reads relations, keeps them per scope and model, and keeps no failure', async () => {
-    expect(relationsOf({ a: { type: 'many2one', relation: 'res.partner' }, b: { type: 'char', relation: '' } })).toEqual(
-      new Map([['a', 'res.partner'], ['b', undefined]]),
+    expect(
+      relationsOf({ a: { type: 'many2one', relation: 'res.partner' }, b: { type: 'char', relation: '' } }),
+    ).toEqual(
+      new Map([
+        ['a', 'res.partner'],
+        ['b', undefined],
+      ]),
     );
     let asked = 0;
     const fieldsOf = cachedFieldsOf(`scope-${Math.random()}`, async () => {

@@ -210,7 +210,7 @@ const KEY_POLICY_ADVICE: Readonly<Record<KeyPolicyRule, string>> = Object.freeze
   field:
     "This key's policy denies a field of this model (the message names it): leave it out of fields, domain, order, " +
     'groupby and values, and do not retry unchanged. Answers never carry it.',
-  company: `This key's policy scopes its calls to some companies: leave the context's company keys out (the proxy sets them) and name no other company. ${TELL_THE_USER} if another company is needed.`,
+  company: `This key's policy scopes its calls to some companies: leave allowed_company_ids and the other company entries of the context out (the proxy sets them) and name no other company. ${TELL_THE_USER} if another company is needed.`,
 });
 
 /**
@@ -234,7 +234,7 @@ function identityPolicyAdvice(entry: string): Readonly<Record<KeyPolicyRule, str
     target: `${policy} does not allow the ERP of this connection. ${TELL_THE_USER} that ${operator}.`,
     method: `${policy} does not allow this method on this model (the message names it): use another tool or method. Retrying unchanged fails the same way; ${operator}.`,
     field: `${policy} denies a field of this model (the message names it): leave it out of fields, domain, order, groupby and values, and do not retry unchanged. Answers never carry it.`,
-    company: `${policy} scopes its calls to some companies: leave the context's company keys out (the proxy sets them) and name no other company; ${operator}.`,
+    company: `${policy} scopes its calls to some companies: leave allowed_company_ids and the other company entries of the context out (the proxy sets them) and name no other company; ${operator}.`,
   };
 }
 
