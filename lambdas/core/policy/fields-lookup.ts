@@ -31,7 +31,8 @@ export function relationsOf(answer: unknown): ReadonlyMap<string, string | undef
 /**
  * A {@link FieldsOf} for one ERP and database: `scope` names them and the ERP's version (a cache
  * key holding no secret), `fieldsGet(model)` asks the ERP for `fields_get(attributes=["type",
- * "relation"])` and answers its value. A failed lookup is not kept (the rule then refuses).
+ * "relation"])` and answers its value, or `undefined` when the ERP refused: no field is then known
+ * (the rule refuses a path through it) and nothing is kept. A lookup that throws is not kept either.
  */
 export function cachedFieldsOf(scope: string, fieldsGet: (model: string) => Promise<unknown>): FieldsOf {
   return async (model) => {
@@ -39,7 +40,9 @@ export function cachedFieldsOf(scope: string, fieldsGet: (model: string) => Prom
     const now = Date.now();
     const kept = cache.get(key);
     if (kept !== undefined && kept.expires > now) return kept.relations;
-    const relations = relationsOf(await fieldsGet(model));
+    const answer = await fieldsGet(model);
+    if (answer === undefined) return new Map();
+    const relations = relationsOf(answer);
     cache.delete(key);
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
     cache.set(key, { relations, expires: now + TTL_MS });
