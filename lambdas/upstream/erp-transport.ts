@@ -111,6 +111,8 @@ export interface CallContext {
 /** v1 (`/jsonrpc` execute_kw) and v2 (JSON-2) are two implementations of this. */
 export interface ErpTransport {
   call(call: ErpCall, context: CallContext): Promise<ErpOutcome>;
+  /** The target's version as last learned (a cache key part), if the transport keeps one. */
+  knownVersion?(baseUrl: URL): string | undefined;
 }
 
 /** Where an exchange goes: the target's URL (parsed once, from the request) and the path on it. */

@@ -13,14 +13,14 @@ const FIELDS_GET_KWARGS = '{"attributes":["type","relation"]}';
 
 /**
  * A {@link FieldsOf} asking `call`'s ERP. `version` is the ERP's version when known (a cache key
- * part: an upgrade changes the fields). An ERP error (a model the user may not read) answers no
+ * part: an upgrade changes the fields), else the transport's. An ERP error (a model the user may not read) answers no
  * field, so the rule refuses the path it cannot follow; that answer is not kept.
  */
 export function erpFieldsOf(
   transport: ErpTransport,
   call: ErpCall,
   context: CallContext,
-  version: string | undefined,
+  version: string | undefined = transport.knownVersion?.(call.baseUrl),
 ): FieldsOf {
   const { baseUrl, db, apiKey, uid } = call;
   return cachedFieldsOf(`${baseUrl.href}\n${db}\n${version ?? '-'}`, async (model) => {
