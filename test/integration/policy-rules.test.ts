@@ -43,7 +43,16 @@ function sentSince(double: { requests: { path: string; body: string }[] }, befor
 describe.each(['19', '17'] as const)('call rules over HTTP on ERP %s', (mode) => {
   const { double, proxy } = useErpAndProxy(
     { mode },
-    { env: { PROXY_API_KEY: '', PROXY_API_KEYS, MCP_WRITE_TOOLS: 'true' } },
+    {
+      env: {
+        PROXY_API_KEY: '',
+        PROXY_API_KEYS,
+        MCP_WRITE_TOOLS: 'true',
+        // v1 over JSON-2 on ERP 19, v2 over /jsonrpc on ERP 17: both bridges carry the calls.
+        ERP_V1_TRANSPORT: 'json2',
+        ERP_V2_TRANSPORT: 'auto',
+      },
+    },
   );
   const instance = () => ({ url: double.url, db: 'erp_a', api_key: admin.apiKey, user_id: admin.uid });
   const headers = (key: string) => ({
@@ -180,5 +189,243 @@ describe.each(['19', '17'] as const)('call rules over HTTP on ERP %s', (mode) =>
     }
   });
 
-  void ({} as Envelope);
+  const v1 = async (key: string, body: Record<string, unknown>, id = 'v1-rules') => {
+    const answer = await proxy.post(
+      '/api/erp/execute',
+      { id, erp_instance: instance(), params: [], keyword: {}, ...body },
+      { 'x-api-key': key },
+    );
+    return { ...answer, envelope: answer.json as Envelope };
+  };
+  const v2 = async (key: string, body: Record<string, unknown>, id = 'v2-rules') => {
+    const answer = await proxy.post(
+      '/v2/erp/execute',
+      { id, erp_instance: instance(), kwargs: {}, ...body },
+      { 'x-api-key': key },
+    );
+    return { ...answer, envelope: answer.json as Envelope };
+  };
+
+  /** A -32008 refusal of `rule` whose message matches `words`, with nothing sent to the ERP. */
+  const expectRefused = async (
+    call: () => Promise<{ status: number; text: string; envelope: Envelope }>,
+    words: RegExp,
+  ) => {
+    const before = double.requests.length;
+    const answer = await call();
+    expect(answer.status, answer.text).toBe(403);
+    expect(answer.envelope.error?.code).toBe(-32008);
+    expect(answer.envelope.error?.message).toMatch(words);
+    expect(answer.text).not.toContain(admin.apiKey);
+    expect(sentSince(double, before).filter((request) => !request.body.includes('fields_get'))).toEqual([]);
+  };
+
+  it('execute: the method rule refuses on v1 (action and call_method) and v2, before the ERP', async () => {
+    await expectRefused(
+      () => v1(KEYS.support, { action: 'unlink', model_id: 'res.partner', params: [[7]] }),
+      /method unlink is not in this key's methods for res\.partner/,
+    );
+    await expectRefused(
+      () =>
+        v1(KEYS.support, {
+          action: 'call_method',
+          fn_name: 'action_archive',
+          model_id: 'res.partner',
+          params: [[7]],
+        }),
+      /method action_archive is not/,
+    );
+    await expectRefused(
+      () => v2(KEYS.support, { model_id: 'res.country', method: 'search_read', kwargs: {} }),
+      /method search_read is not in this key's methods for res\.country/,
+    );
+    const allowed = await v2(KEYS.support, {
+      model_id: 'res.country',
+      method: 'search_count',
+      kwargs: { domain: [] },
+    });
+    expect(allowed.envelope.error).toBeNull();
+  });
+
+  it('execute: a denied field named anywhere is refused on v1 and v2, before the ERP', async () => {
+    const denied = /field (email|phone) of res\.partner is denied to this key/;
+    await expectRefused(
+      () =>
+        v1(KEYS.contacts, {
+          action: 'search_read',
+          model_id: 'res.partner',
+          params: [[], ['name', 'email']],
+        }),
+      denied,
+    );
+    await expectRefused(
+      () =>
+        v1(KEYS.contacts, { action: 'search_read', model_id: 'res.partner', keyword: { fields: ['phone'] } }),
+      denied,
+    );
+    await expectRefused(
+      () =>
+        v1(KEYS.contacts, {
+          action: 'search',
+          model_id: 'res.partner',
+          params: [[['parent_id.email', '=', 'x']]],
+        }),
+      denied,
+    );
+    await expectRefused(
+      () =>
+        v2(KEYS.contacts, {
+          model_id: 'res.partner',
+          method: 'search_read',
+          kwargs: { domain: [], order: 'email' },
+        }),
+      denied,
+    );
+    await expectRefused(
+      () =>
+        v2(KEYS.contacts, {
+          model_id: 'res.partner',
+          method: 'write',
+          kwargs: { ids: [7], vals: { phone: '1' } },
+        }),
+      denied,
+    );
+    await expectRefused(
+      () =>
+        v2(KEYS.contacts, {
+          model_id: 'res.partner',
+          method: 'read',
+          kwargs: { ids: [7], context: { default_email: 'x' } },
+        }),
+      denied,
+    );
+    await expectRefused(
+      () =>
+        v2(KEYS.contacts, {
+          model_id: 'res.partner',
+          method: 'message_post',
+          kwargs: { ids: [7], body: 'x' },
+        }),
+      /cannot see which fields message_post uses/,
+    );
+  });
+
+  it('execute: answers never carry a denied field, with and without fields', async () => {
+    const answers = [
+      await v1(KEYS.contacts, {
+        action: 'search_read',
+        model_id: 'res.partner',
+        params: [[]],
+        keyword: { limit: 5 },
+      }),
+      await v1(KEYS.contacts, { action: 'read', model_id: 'res.partner', params: [[8, 9]] }),
+      await v1(KEYS.contacts, {
+        action: 'search_read',
+        model_id: 'res.partner',
+        keyword: { fields: ['name', 'country_id'], limit: 3 },
+      }),
+      await v2(KEYS.contacts, {
+        model_id: 'res.partner',
+        method: 'search_read',
+        kwargs: { domain: [], limit: 5 },
+      }),
+      await v2(KEYS.contacts, { model_id: 'res.partner', method: 'read', kwargs: { ids: [9] } }),
+    ];
+    for (const answer of answers) {
+      expect(answer.envelope.error, answer.text).toBeNull();
+      expect(answer.text).not.toMatch(/"email"|"phone"/);
+      expect(answer.text).toContain('"name"');
+    }
+    const full = await v2(KEYS.plain, { model_id: 'res.partner', method: 'read', kwargs: { ids: [9] } });
+    expect(full.text).toContain('"email"');
+    for (const answer of [
+      await v1(KEYS.contacts, {
+        action: 'fields_get',
+        model_id: 'res.partner',
+        keyword: { attributes: ['type'] },
+      }),
+      await v2(KEYS.contacts, {
+        model_id: 'res.partner',
+        method: 'fields_get',
+        kwargs: { attributes: ['type'] },
+      }),
+    ]) {
+      expect(answer.envelope.error, answer.text).toBeNull();
+      expect(answer.text).not.toMatch(/"email"|"phone"/);
+      expect(answer.text).toContain('"country_id"');
+    }
+  });
+
+  it('execute: a company-scoped key runs with its companies on v1 and v2, and cannot widen them', async () => {
+    for (const call of [
+      () => v1(KEYS.scoped, { action: 'search_count', model_id: 'res.partner', params: [[]] }),
+      () =>
+        v1(KEYS.scoped, {
+          action: 'search_count',
+          model_id: 'res.partner',
+          params: [[]],
+          keyword: { context: { allowed_company_ids: [] } },
+        }),
+      () =>
+        v2(KEYS.scoped, {
+          model_id: 'res.partner',
+          method: 'search_count',
+          kwargs: { domain: [], context: { allowed_company_ids: false } },
+        }),
+    ]) {
+      const before = double.requests.length;
+      const answer = await call();
+      expect(answer.envelope.error, answer.text).toBeNull();
+      const sent = sentSince(double, before);
+      expect(sent.some((request) => /"allowed_company_ids":\[1\]/.test(request.body))).toBe(true);
+    }
+    const outside = /outside this key's companies|company_id in the values/;
+    await expectRefused(
+      () =>
+        v1(KEYS.scoped, {
+          action: 'search_count',
+          model_id: 'res.partner',
+          params: [[]],
+          keyword: { context: { allowed_company_ids: [1, 2] } },
+        }),
+      outside,
+    );
+    await expectRefused(
+      () =>
+        v2(KEYS.scoped, {
+          model_id: 'res.partner',
+          method: 'search_count',
+          kwargs: { context: { force_company: 2 } },
+        }),
+      outside,
+    );
+    await expectRefused(
+      () =>
+        v2(KEYS.scoped, {
+          model_id: 'res.partner',
+          method: 'create',
+          kwargs: { vals_list: [{ name: 'x', company_id: false }] },
+        }),
+      outside,
+    );
+    await expectRefused(
+      () => v1(KEYS.scoped, { action: 'write', model_id: 'res.partner', params: [[7], { company_id: 2 }] }),
+      outside,
+    );
+    const otherDb = await proxy.post(
+      '/v2/erp/execute',
+      {
+        id: 'db',
+        erp_instance: { ...instance(), db: 'erp_b' },
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: {},
+      },
+      { 'x-api-key': KEYS.scoped },
+    );
+    expect(otherDb.status).toBe(403);
+    expect((otherDb.json as Envelope).error?.message).toContain(
+      'database "erp_b" is not in this key\'s companies',
+    );
+  });
 });
