@@ -19,7 +19,8 @@ export default withMermaid(
     lastUpdated: false,
     cleanUrls: false,
     themeConfig: {
-      search: { provider: 'local' },
+      // Local search, with each result's matching text shown (the browser test reads it).
+      search: { provider: 'local', options: { detailedView: true } },
       nav: [
         { text: 'Guides', link: '/guide/getting-started' },
         { text: 'Configuration', link: '/reference/configuration' },
@@ -37,5 +38,7 @@ export default withMermaid(
       },
     },
     mermaid: { securityLevel: 'strict' },
+    // Mermaid is one large chunk, loaded only by a page with a diagram: no warning for its size.
+    vite: { build: { chunkSizeWarningLimit: 4096 } },
   }),
 );

@@ -20,7 +20,10 @@ export function headingAnchors(markdown: string): Set<string> {
     if (/^\s*```/.test(line)) fenced = !fenced;
     const heading = fenced ? null : /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(line);
     if (heading === null) continue;
-    const text = (heading[1] ?? '').replace(/`([^`]*)`/g, '$1').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[*_]{1,2}([^*_]+)[*_]{1,2}/g, '$1');
+    const text = (heading[1] ?? '')
+      .replace(/`([^`]*)`/g, '$1')
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/[*_]{1,2}([^*_]+)[*_]{1,2}/g, '$1');
     const base = githubSlug(text);
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);

@@ -60,10 +60,13 @@ export function repositoryLinks(md: MarkdownIt): void {
           child.attrSet('href', shown);
           return;
         }
-        const close = token.children?.findIndex((other, at) => at > index && other.type === 'link_close' && other.level === child.level);
+        const close = token.children?.findIndex(
+          (other, at) => at > index && other.type === 'link_close' && other.level === child.level,
+        );
         if (close !== undefined && close !== -1) dropped.push(index, close);
       });
-      if (dropped.length > 0) token.children = token.children.filter((_child, index) => !dropped.includes(index));
+      if (dropped.length > 0)
+        token.children = token.children.filter((_child, index) => !dropped.includes(index));
     }
   });
 }

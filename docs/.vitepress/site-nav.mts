@@ -29,7 +29,13 @@ export const GROUPS: readonly { readonly text: string; readonly pages: readonly 
   },
   {
     text: 'Operating',
-    pages: ['operators.md', 'operators-license.md', 'operators-observability.md', 'deploy-trial.md', 'deployment.md'],
+    pages: [
+      'operators.md',
+      'operators-license.md',
+      'operators-observability.md',
+      'deploy-trial.md',
+      'deployment.md',
+    ],
   },
   {
     text: 'Reference',
@@ -50,7 +56,9 @@ export const GROUPS: readonly { readonly text: string; readonly pages: readonly 
 export function sitePages(dir = DOCS): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .map((path) => path.split('\\').join('/'))
-    .filter((path) => path.endsWith('.md') && !path.startsWith('.vitepress/') && !path.includes('node_modules/'))
+    .filter(
+      (path) => path.endsWith('.md') && !path.startsWith('.vitepress/') && !path.includes('node_modules/'),
+    )
     .sort();
 }
 
@@ -66,7 +74,10 @@ export function pageTitle(page: string, dir = DOCS): string {
 
 /** The sidebar: the groups' pages that exist, then "More" with the pages no group names. */
 export function sidebar(dir = DOCS): { text: string; items: { text: string; link: string }[] }[] {
-  const item = (page: string) => ({ text: pageTitle(page, dir), link: `/${page.replace(/(^|\/)index\.md$/, '$1').replace(/\.md$/, '')}` });
+  const item = (page: string) => ({
+    text: pageTitle(page, dir),
+    link: `/${page.replace(/(^|\/)index\.md$/, '$1').replace(/\.md$/, '')}`,
+  });
   const named = new Set(GROUPS.flatMap((group) => group.pages));
   const groups = GROUPS.map((group) => ({
     text: group.text,

@@ -58,11 +58,11 @@ function erpUrls(example: CurlExample): string[] {
   return [body.url, body.erp_instance?.url].filter((url): url is string => url !== undefined);
 }
 
-describe("the curl examples of the README and the guides", () => {
+describe('the curl examples of the README and the guides', () => {
   const double = useErpDouble();
   const examples = localCurlExamples();
 
-  it('are all found: every page that calls the local proxy with curl is one LOCAL_EXAMPLE_PAGES lists', () => {
+  it('are all found: every page whose sh examples curl the local proxy is one LOCAL_EXAMPLE_PAGES lists', () => {
     const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], {
       cwd: ROOT,
       encoding: 'utf8',
@@ -70,7 +70,9 @@ describe("the curl examples of the README and the guides", () => {
       .split('\n')
       .filter((path) => path === 'README.md' || path.startsWith('docs/'));
     const callsTheProxy = new RegExp(`curl -si? ${PROXY_DEFAULT_URL.replaceAll('.', '\\.')}/`);
-    const calling = tracked.filter((path) => callsTheProxy.test(readFileSync(join(ROOT, path), 'utf8')));
+    const shBlocks = (path: string): string[] =>
+      readFileSync(join(ROOT, path), 'utf8').match(/^```sh\n[\s\S]*?^```$/gm) ?? [];
+    const calling = tracked.filter((path) => shBlocks(path).some((block) => callsTheProxy.test(block)));
     expect(calling.filter((path) => !LOCAL_EXAMPLE_PAGES.includes(path))).toEqual([]);
     expect(calling.length).toBeGreaterThanOrEqual(2);
   });

@@ -23,8 +23,10 @@ function prose(markdown: string): string {
 }
 
 /** The relative and in-page link targets of a Markdown text (inline links and images). */
-export function relativeLinks(markdown: string): string[] {
-  const targets = [...prose(markdown).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1] ?? '');
+function relativeLinks(markdown: string): string[] {
+  const targets = [...prose(markdown).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map(
+    (match) => match[1] ?? '',
+  );
   return targets.filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('/'));
 }
 
@@ -74,12 +76,14 @@ describe('the README', () => {
   it('explains the license: what it is for, that you issue your own, and the 403 without one', () => {
     expect(readme).toContain('npm run license');
     expect(readme).toContain('](docs/operators-license.md)');
-    expect(readme).toMatch(/Without a valid license \*\*every execute and version call is answered HTTP 403\*\*/);
+    expect(readme).toMatch(
+      /Without a valid license \*\*every execute and version call is answered HTTP 403\*\*/,
+    );
   });
 });
 
 /** The step names of the first ordered list of docs/design.md's section "Order of checks". */
-export function orderOfChecks(design: string): string[] {
+function orderOfChecks(design: string): string[] {
   const lines = design.split('\n');
   const start = lines.findIndex((line) => /^#{2,3} .*Order of checks/.test(line));
   if (start === -1) throw new Error('docs/design.md has no "Order of checks" section');
@@ -112,7 +116,7 @@ const normalizeStep = (name: string): string =>
   name.replace(/[`*]/g, '').replace(/[.:]$/, '').replace(/\s+/g, ' ').trim().toLowerCase();
 
 /** The labels of the nodes of the Mermaid diagram's `gate` subgraph, in the order they appear. */
-export function gateSteps(markdown: string): string[] {
+function gateSteps(markdown: string): string[] {
   const diagram = /```mermaid\n([\s\S]*?)```/.exec(markdown)?.[1] ?? '';
   const gate = /^\s*subgraph gate\b.*\n([\s\S]*?)^\s*end\s*$/m.exec(diagram)?.[1] ?? '';
   const labels = new Map<string, string>();
@@ -131,11 +135,14 @@ describe("the picture of a call's path (README.md, and the site's home page)", (
 
   it('is the one the site shows (docs/index.md includes it)', () => {
     expect(read('docs/index.md')).toContain('<!--@include: ../README.md#call-path-->');
-    expect(read('README.md')).toMatch(/<!-- #region call-path -->\n```mermaid\n[\s\S]*?```\n<!-- #endregion call-path -->/);
+    expect(read('README.md')).toMatch(
+      /<!-- #region call-path -->\n```mermaid\n[\s\S]*?```\n<!-- #endregion call-path -->/,
+    );
   });
 
   it('reads a list as the design writes it: bold, code or a name before a colon', () => {
-    const design = '## 3. Order of checks\n\nIntro.\n\n1. **Route and key**: x\n   more\n2. `license`: y\n3. body: z\n\nAfter.\n4. no\n## 4. Next';
+    const design =
+      '## 3. Order of checks\n\nIntro.\n\n1. **Route and key**: x\n   more\n2. `license`: y\n3. body: z\n\nAfter.\n4. no\n## 4. Next';
     expect(orderOfChecks(design)).toEqual(['route and key', 'license', 'body']);
   });
 });
@@ -143,7 +150,9 @@ describe("the picture of a call's path (README.md, and the site's home page)", (
 describe('the docs site (docs/.vitepress)', () => {
   it('lists every page of docs/ in its sidebar, once', () => {
     const links = sidebar().flatMap((group) => group.items.map((item) => item.link));
-    const pages = sitePages().map((page) => `/${page.replace(/(^|\/)index\.md$/, '$1').replace(/\.md$/, '')}`);
+    const pages = sitePages().map(
+      (page) => `/${page.replace(/(^|\/)index\.md$/, '$1').replace(/\.md$/, '')}`,
+    );
     expect([...links].sort()).toEqual([...pages].sort());
     expect(relative(ROOT, join(ROOT, 'docs'))).toBe('docs');
   });

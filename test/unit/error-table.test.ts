@@ -28,7 +28,8 @@ function readmeErrorRows(markdown: string): { code: number; httpStatus: number }
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
     const match = /^\| (-?\d+) \| (\d{3}) \|/.exec(line);
-    if (match === null) throw new Error(`docs/guide/errors.md "Proxy errors": a row without a code and status: ${line}`);
+    if (match === null)
+      throw new Error(`docs/guide/errors.md "Proxy errors": a row without a code and status: ${line}`);
     rows.push({ code: Number(match[1]), httpStatus: Number(match[2]) });
   }
   return rows;

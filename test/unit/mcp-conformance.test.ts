@@ -55,7 +55,7 @@ describe('the MCP conformance run', () => {
     expect([...listed].sort()).toEqual([...SUITE_SCENARIOS].sort());
   });
 
-  it("is what docs/reference/mcp-protocol.md says: the scenarios run, and each one that does not apply", () => {
+  it('is what docs/reference/mcp-protocol.md says: the scenarios run, and each one that does not apply', () => {
     expect(section).toContain(
       `MCP conformance: ${APPLICABLE.length} of ${APPLICABLE.length} applicable scenarios passed`,
     );

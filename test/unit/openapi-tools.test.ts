@@ -108,7 +108,7 @@ describe('openapi-typescript types of docs/openapi.json', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('finds the examples: the guides\' curls of v1, v2 and version, with their sample answers', () => {
+  it("finds the examples: the guides' curls of v1, v2 and version, with their sample answers", () => {
     const readme = examples.filter((example) => !example.where.startsWith('docs/deployment.md'));
     expect(new Set(readme.map((example) => example.route.path))).toEqual(
       new Set(['/api/erp/execute', '/v2/erp/execute', '/api/erp/version']),
