@@ -2,7 +2,7 @@
  * @module core/idempotency
  * Writes you can retry (DESIGN.md section 16; README, "Retrying writes safely"): a call that can
  * write and carries an `Idempotency-Key` runs at most once per key and caller. The first call is
- * recorded as in progress in the store (`platform/state-store.ts`) before the ERP is called; its
+ * recorded as in progress in the store (`platform/state/state-store.ts`) before the ERP is called; its
  * outcome decides the rest:
  *
  * - ran, answer known (a result): the answer is kept for `IDEMPOTENCY_TTL` and replayed to the same
@@ -32,7 +32,7 @@ import {
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
 import { canonicalJson, type OmitMember } from '../platform/json.ts';
-import type { IdempotencyRecord, StateStore } from '../platform/state-store.ts';
+import type { IdempotencyRecord, StateStore } from '../platform/state/state-store.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { Answer, LambdaResponse } from './envelope.ts';
 import type { CallerIdentity, InboundCall } from './inbound-call.ts';

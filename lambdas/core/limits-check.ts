@@ -32,7 +32,7 @@ import {
   type TargetLimits,
   windowOf,
 } from '../platform/limits.ts';
-import type { StateStore } from '../platform/state-store.ts';
+import type { StateStore } from '../platform/state/state-store.ts';
 import type { CallerIdentity } from './inbound-call.ts';
 import { type RequestFacts, withFacts } from './request-facts.ts';
 
@@ -143,7 +143,7 @@ const FAILED_OPEN: RequestFacts = Object.freeze({ limitsFailedOpen: true });
 /**
  * After the store failed to answer, how long this instance serves limited calls without asking it
  * (fail open at once): a store that does not answer costs the client's timeout (up to 2.5 s,
- * `platform/dynamodb-client.ts`), and every call paying it would slow every call while it is down.
+ * `platform/aws/dynamodb-client.ts`), and every call paying it would slow every call while it is down.
  */
 export const STORE_DOWN_SKIP_MS = 5_000;
 

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recordKeyOf } from '../../lambdas/core/idempotency.ts';
-import { STORE_KEY_PREFIX, type StateStore } from '../../lambdas/platform/state-store.ts';
+import { STORE_KEY_PREFIX, type StateStore } from '../../lambdas/platform/state/state-store.ts';
 import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { localClient } from '../support/dynamodb-local.ts';
 import { type ErpFront, startErpFront } from '../support/erp-front.ts';

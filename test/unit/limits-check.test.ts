@@ -11,8 +11,8 @@ import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { RateLimitedError } from '../../lambdas/platform/errors.ts';
 import { compileKeyPolicy, type KeyPolicy } from '../../lambdas/platform/key-policy.ts';
 import { parseTargetLimits, type RateLimit, type TargetLimits } from '../../lambdas/platform/limits.ts';
-import type { StateStore } from '../../lambdas/platform/state-store.ts';
-import { EmbeddedStateStore } from '../../lambdas/platform/state-store-embedded.ts';
+import type { StateStore } from '../../lambdas/platform/state/state-store.ts';
+import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
 
 /** 2026-11-28T10:00:00.250Z: a quarter of a second into a second, minute, hour and day. */
 const T0 = Date.UTC(2026, 10, 28, 10, 0, 0, 250);
