@@ -73,7 +73,7 @@ describe.runIf(HAVE_CHROMIUM)('the docs site in headless Chromium', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+      if (message.type() === 'error') errors.push(`console: ${message.text()} (${message.location().url})`);
     });
     page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
     page.on('response', (response) => {
