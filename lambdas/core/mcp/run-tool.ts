@@ -85,6 +85,9 @@ function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
     return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
   // A policy refusal's advice names whose policy it is: the key's, or the identity-map entry's.
   const identity = erp.from === 'identity' ? erp.identity : undefined;
+  // A bug found on the way (a tool sending a method its declaration does not allow): logged too.
+  if (error instanceof InternalError)
+    return failed({ ...facts, internalError: error.cause ?? error }, proxyFailure(error, readOnly), erp);
   if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly, identity), erp);
   // A bug: logged with its stack (observe reads it), shown as -32603 without details.
   return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
