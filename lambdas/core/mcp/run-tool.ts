@@ -94,9 +94,9 @@ function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
 }
 
 /** The tool's ERP calls within the request's time budget: its answer and all it learned. */
-async function ranOnErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
-  const { value, upstream } = await withCallContext(caller, deps.config, (context) =>
-    call.tool.run(call.args as never, new ErpAccess(caller, deps, context, call.tool)),
+async function ranOnErp(call: ToolCall, request: McpInbound, deps: McpDeps): Promise<ToolRun> {
+  const { value, upstream } = await withCallContext(request, deps.config, (context) =>
+    call.tool.run(call.args as never, new ErpAccess(request, deps, context, call.tool)),
   );
   const { facts, ...answer } = value;
   return {
@@ -125,13 +125,13 @@ function idempotencyKeyOf(call: ToolCall): string | undefined {
  * The fingerprint of a tool call: the tool, its arguments without `idempotency_key`, and the
  * caller's ERP connection (the same arguments against another ERP or user are another request).
  */
-function toolFingerprint(call: ToolCall, caller: McpInbound): string {
+function toolFingerprint(call: ToolCall, request: McpInbound): string {
   const { idempotency_key: _key, ...args } = call.args as Record<string, unknown>;
   return fingerprintOf(
     `mcp ${call.tool.name}`,
     new Map([
       ['arguments', JSON.stringify(args)],
-      ['erp', JSON.stringify(caller.erp)],
+      ['erp', JSON.stringify(request.erp)],
     ]),
   );
 }
@@ -194,11 +194,11 @@ function toolKeeping(call: ToolCall): Keeping<ToolRun> {
 }
 
 /** The tool's run; the ERP's own refusal as its outcome (nothing changed), anything else thrown. */
-async function ranOrRefusedByErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
+async function ranOrRefusedByErp(call: ToolCall, request: McpInbound, deps: McpDeps): Promise<ToolRun> {
   try {
-    return await ranOnErp(call, caller, deps);
+    return await ranOnErp(call, request, deps);
   } catch (error) {
-    if (error instanceof ErpCallError) return failedRun(call, caller.erp, error);
+    if (error instanceof ErpCallError) return failedRun(call, request.erp, error);
     throw error;
   }
 }
