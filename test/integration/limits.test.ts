@@ -186,7 +186,7 @@ describe('an in-flight cap of 4 at a slow ERP, across three processes', () => {
       expect(answer.status).toBe(429);
       expect(answer.headers.get('retry-after')).toBe('1');
       expect((answer.json as Envelope).error?.message).toBe(
-        'Rate limited: the ERP 127.0.0.1 has 4 calls in flight, its cap; retry after 1 s. The call did not run.',
+        'The ERP 127.0.0.1 is busy: it has 4 calls in flight through the proxy, its cap (in_flight); retry after 1 s. The call did not run.',
       );
     }
     // Slots are given back: once the calls are over, four at once are served again.
@@ -463,7 +463,7 @@ describe('POST /mcp: a limited tool call is a tool error an agent can back off f
           expect(double.maxInFlight).toBe(1);
           const error = toolError(second) as ToolError & { retry_after_seconds?: number };
           expect(error.message).toBe(
-            'Rate limited: the ERP 127.0.0.1 has 1 call in flight, its cap; retry after 1 s. The call did not run.',
+            'The ERP 127.0.0.1 is busy: it has 1 call in flight through the proxy, its cap (in_flight); retry after 1 s. The call did not run.',
           );
           expect(error.retry_after_seconds).toBe(1);
           // Released after the tool's last request: the next call is served.
