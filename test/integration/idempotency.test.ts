@@ -92,7 +92,10 @@ function postWithLines(
   lines: readonly (readonly [string, string])[],
 ): Promise<{ readonly status: number; readonly json: Envelope }> {
   const text = JSON.stringify(body);
+  // Raw header lines: Node adds none of its own (not even Host), and sends each pair as one line.
   const raw = [
+    'host',
+    new URL(target.url).host,
     'content-type',
     'application/json',
     'content-length',
@@ -105,9 +108,14 @@ function postWithLines(
     const req = httpRequest(`${target.url}${path}`, { method: 'POST', headers: raw }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
-      );
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        try {
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Envelope });
+        } catch {
+          reject(new Error(`HTTP ${res.statusCode}, not JSON: ${JSON.stringify(text.slice(0, 200))}`));
+        }
+      });
     });
     req.on('error', reject);
     req.end(text);

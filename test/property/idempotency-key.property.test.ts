@@ -2,12 +2,14 @@
  * The `Idempotency-Key` header's value, fuzzed (`core/idempotency-key.ts`): a key as sent and as a
  * structured-field string are one key; whatever two values a repeated header joins, the result is
  * refused; and whatever the value, a key read from it is 1 to 255 visible ASCII characters
- * without a comma; the typed client's header for a key is read back as that key.
+ * without a comma; the typed client's header for a key is read back as that key, and the OpenAPI
+ * document's pattern matches exactly the values a key is read from.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { idempotencyKeyHeader } from '../../client/src/proxy.ts';
 import { IDEMPOTENCY_KEY_PATTERN, parseIdempotencyKey } from '../../lambdas/core/idempotency-key.ts';
+import { deref, type Json, openApiDocument } from '../support/openapi-doc.ts';
 
 /** A visible ASCII character other than the comma. */
 const keyChar = fc
@@ -62,6 +64,31 @@ describe('Idempotency-Key values', () => {
     fc.assert(
       fc.property(key, (text) => {
         expect(parseIdempotencyKey(idempotencyKeyHeader(text))).toEqual({ key: text });
+      }),
+    );
+  });
+
+  it('agrees with the OpenAPI document: its pattern matches exactly the values the proxy reads a key from', () => {
+    const parameters = (openApiDocument.components as Json).parameters as Json;
+    const schema = (deref<Json>(parameters.IdempotencyKey).schema ?? {}) as {
+      pattern: string;
+      maxLength: number;
+    };
+    const pattern = new RegExp(schema.pattern);
+    const ascii = fc.string({
+      unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)),
+      maxLength: 20,
+    });
+    const value = fc.oneof(
+      headerValue,
+      ascii,
+      ascii.map((text) => `"${text}"`),
+      fc.tuple(headerValue, headerValue).map(([a, b]) => `${a},${b}`),
+    );
+    fc.assert(
+      fc.property(value, (text) => {
+        const readable = 'key' in parseIdempotencyKey(text);
+        expect(pattern.test(text) && text.length <= schema.maxLength, text).toBe(readable);
       }),
     );
   });
