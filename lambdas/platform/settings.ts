@@ -764,8 +764,9 @@ export const RUNTIME_SETTINGS = Object.freeze({
     notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
     schema: text(),
     defaultText: '*set by Lambda*',
-    readBy: STATEFUL,
-    meaning: 'credentials of the DynamoDB calls; never logged or shown',
+    readBy: ALL,
+    meaning:
+      'credentials of the DynamoDB calls, and the token every read through the Parameters and Secrets extension presents; never logged or shown',
   },
   region: {
     env: 'AWS_REGION',

@@ -258,7 +258,7 @@ const PROXY_ADVICE: ReadonlyMap<ProxyErrorRow, (readOnly: boolean) => Advice> = 
       retrySafe: true,
       retryCanHelp: false,
       retry:
-        'Nothing ran: this idempotency_key was already used for a different change. Use a new idempotency_key for a new change; to retry the earlier change, send exactly the same arguments with its key.',
+        'Use a new idempotency_key for this new change. To retry the earlier change instead, send exactly its arguments, on the same connection, with its key.',
     }),
   ],
   [
@@ -412,7 +412,20 @@ const MCP_WORDING: readonly (readonly [RegExp, string])[] = [
   // The time limit is the MCP client's configuration or the operator's, never the model's: the
   // retry advice says what the model can do instead.
   [/ Raise x-request-timeout for slow calls\./g, ''],
+  // A tool's key is its argument, not a header.
+  [/Idempotency-Key/g, 'idempotency_key'],
 ];
+
+/**
+ * Messages said otherwise to an agent, by error table row: the execute wording names what an agent
+ * never sees (a route, a body, the `Idempotency-Key` header).
+ */
+const MCP_MESSAGES: ReadonlyMap<ProxyErrorRow, string> = new Map([
+  [
+    PROXY_ERRORS.idempotencyKeyReused,
+    'Nothing ran: this idempotency_key was already used for another call (another tool, other arguments, or another ERP connection).',
+  ],
+]);
 
 /** A proxy message in the words of an MCP connection (headers, not `erp_instance` fields). */
 export function mcpWording(message: string): string {
@@ -420,17 +433,35 @@ export function mcpWording(message: string): string {
 }
 
 /**
+ * A key policy's refusal in the words of a caller signed in with OAuth: the policy that refused is
+ * its identity-map entry's (`entry`), never a key (the person has none).
+ */
+function identityPolicyWording(message: string, entry: string): string {
+  return message
+    .replace(
+      "Refused by this key's policy",
+      `Refused by the policy of the operator's identity map entry ${JSON.stringify(entry)}`,
+    )
+    .replace(/this key's /g, 'its ')
+    .replace(/this key /g, 'this identity ');
+}
+
+/**
  * A proxy error as a tool failure; `readOnly` says whether the tool only reads; `identity` names
  * the identity-map entry of a caller signed in with OAuth (`undefined`: a proxy key's caller).
  */
 export function proxyFailure(error: ProxyError, readOnly: boolean, identity?: string): ToolFailure {
+  const message =
+    identity !== undefined && error instanceof KeyPolicyRefusedError
+      ? identityPolicyWording(error.message, identity)
+      : error.message;
   return {
     source: 'proxy',
     code: error.code,
     message:
       error instanceof InternalError
         ? 'Internal error (a bug of the proxy; its logs have the details).'
-        : mcpWording(error.message),
+        : (MCP_MESSAGES.get(error.row) ?? mcpWording(message)),
     ...proxyAdvice(error, error.row.callRan, readOnly, identity),
   };
 }

@@ -142,6 +142,7 @@ export function createOAuthResourceServer(
     | 'mcpOauthIdentitiesSecretId'
     | 'secretsMaxAgeSeconds'
     | 'secretsExtensionPort'
+    | 'awsSessionToken'
   > & { readonly localMcpUrl?: string },
   options: { readonly fetch?: typeof fetch } = {},
 ): OAuthResourceServer | undefined {
