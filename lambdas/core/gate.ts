@@ -5,7 +5,8 @@
  * with the tool's run. Its steps are {@link GATE_STEPS}, in order:
  *
  * 1. `policy`: the proxy's target policy and the key's (or OAuth identity's) policy, once, on the
- *    call's question (API, model, method, target, database; an MCP tool too);
+ *    call's question (API, model, method, target, database; an MCP tool too), then the rules that
+ *    read the call's content (fields, companies: {@link GateCall.content});
  * 2. `idempotency-lookup` (a write with a key): a replay or a conflict ends the call here; after
  *    the rest, the `record`;
  * 3. `limits` (a limit that applies): the count and the in-flight slot; after the rest, the
@@ -52,6 +53,12 @@ export interface GateCall<T> {
   readonly once: Once<T> | undefined;
   /** The call itself (the ERP call, the tool's run), run once every earlier step let it through. */
   readonly run: () => Promise<T>;
+  /**
+   * The key policy's rules that read the call's content (`fields`, `companies`: core/policy/), the
+   * policy step's last rules: the call as it runs after them (its arguments and answer filter), or
+   * their refusal. `undefined` for a key without such rules: the step does nothing more.
+   */
+  content?(call: GateCall<T>): Promise<GateCall<T>>;
 }
 
 /** What the gate needs of the runtime. */
@@ -106,7 +113,12 @@ const policyStep: GateStep = {
   applies: () => true,
   pass(call, deps, rest) {
     const pending = checkCallPolicies(deps.policy, call.inbound, call.question);
-    return pending === undefined ? rest(call) : pending.then(() => rest(call));
+    const { content } = call;
+    if (content === undefined) return pending === undefined ? rest(call) : pending.then(() => rest(call));
+    // After the target and database rules: a fields_get lookup never reaches an ERP the key may not.
+    return Promise.resolve(pending)
+      .then(() => content.call(call, call))
+      .then(rest);
   },
 };
 
