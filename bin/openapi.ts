@@ -122,7 +122,7 @@ const AboutSchema = z.object({
     .boolean()
     .nullable()
     .describe(
-      "Whether any proxy key's policy has methods, fields or companies rules (docs/policy-rules.md), never what they say; null when the keys could not be read.",
+      'Whether any proxy key\'s policy has methods, fields or companies rules (docs/guide/policies.md, "Methods, fields and companies"), never what they say; null when the keys could not be read.',
     ),
   limits: z
     .boolean()

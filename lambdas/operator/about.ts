@@ -63,7 +63,7 @@ export interface About {
   key_policies: boolean | null;
   /**
    * Whether any proxy key's policy has `methods`, `fields` or `companies` rules
-   * (docs/policy-rules.md); never what they say. `null` when the keys could not be read.
+   * (docs/guide/policies.md, "Methods, fields and companies"); never what they say. `null` when the keys could not be read.
    */
   key_policy_call_rules: boolean | null;
   /**

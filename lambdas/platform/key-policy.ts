@@ -21,7 +21,7 @@
  *   allowed on it;
  * - `fields`: a map (same keys) to `{"deny": [field names]}`;
  * - `companies`: a map from database name to the company ids its calls run with
- *   (docs/policy-rules.md; the engine is core/policy/).
+ *   (docs/guide/policies.md, "Methods, fields and companies"; the engine is core/policy/).
  *
  * A field or value the schema does not know fails the whole document (fail closed), with a message
  * naming the key's `name` and the field, never the key.

@@ -1,5 +1,5 @@
 /**
- * The key policies' call rules (docs/policy-rules.md) over real HTTP: the local server in front of
+ * The key policies' call rules (docs/guide/policies.md, "Methods, fields and companies") over real HTTP: the local server in front of
  * the ERP double, on ERP 19 (JSON-2) and 17 (`/jsonrpc`), so both bridges carry the calls. A refused
  * call never reaches the ERP; an answer never carries a denied field, with and without `fields`; a
  * company-scoped key's calls reach the ERP with its `allowed_company_ids`; keys without these rules

@@ -1,5 +1,5 @@
 /**
- * The key policies' call rules (docs/policy-rules.md) against each real ERP of LIVE_SERVERS: a
+ * The key policies' call rules (docs/guide/policies.md, "Methods, fields and companies") against each real ERP of LIVE_SERVERS: a
  * second company and a partner of each (the admin joins the second company for the file and leaves
  * it after); a key scoped to the admin's company sees only that company's partner of the two
  * (v1, v2 and MCP), an unscoped key both, and no widening reaches the ERP; a denied field is absent

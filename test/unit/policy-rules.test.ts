@@ -1,5 +1,5 @@
 /**
- * The key policies' call rules (docs/policy-rules.md): `methods`, `fields` and `companies` read at
+ * The key policies' call rules (docs/guide/policies.md, "Methods, fields and companies"): `methods`, `fields` and `companies` read at
  * load (fail closed, naming the key or identity and the field), the model-keyed maps' precedence,
  * the method rule in checkKeyPolicy's order, every place the field rule sees a field (dotted paths
  * through relations, asked of a fields_get port at most once per relation), the answer filter
@@ -451,7 +451,7 @@ describe('the field rule: every place a request names a field', () => {
 
   it('every understood method has a shape, and the list is the documented one', async () => {
     const doc = (await import('node:fs')).readFileSync(
-      new URL('../../docs/policy-rules.md', import.meta.url),
+      new URL('../../docs/guide/policies.md', import.meta.url),
       'utf8',
     );
     for (const method of CALL_SHAPES.keys()) expect(doc).toContain(`\`${method}\``);

@@ -1,6 +1,6 @@
 /**
  * @module core/policy/call-shapes
- * The ERP methods whose use of fields the key policies' `fields` rule understands (docs/policy-rules.md
+ * The ERP methods whose use of fields the key policies' `fields` rule understands (docs/guide/policies.md, "Methods, fields and companies"
  * lists them), and where each names fields: its positional parameters after the ids (v1 `params`,
  * MCP `call_method`'s `args`) and their names (v1 `keyword`, v2 `kwargs`, every MCP tool). A role
  * says what a parameter holds; a value of another shape in that place is not read as one (ERP 16-19
@@ -205,7 +205,7 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
   ['has_access', NO_FIELDS_RECORD],
 ]);
 
-/** The methods the `fields` rule understands, for the documentation (docs/policy-rules.md). */
+/** The methods the `fields` rule understands, for the documentation (docs/guide/policies.md, "Methods, fields and companies"). */
 export const FIELD_RULE_METHODS: readonly string[] = Object.freeze([...CALL_SHAPES.keys()]);
 
 /** One argument of a call, with where it came from (for a rewrite) and its role. */

@@ -1,6 +1,6 @@
 /**
  * @module core/policy/company-rule
- * The `companies` rule of a key policy (docs/policy-rules.md): a call to a database the map names
+ * The `companies` rule of a key policy (docs/guide/policies.md, "Methods, fields and companies"): a call to a database the map names
  * runs with `context.allowed_company_ids` set to the key's companies for it (the first is then
  * Odoo's current company), or to the caller's own list when it is a non-empty subset; a database it
  * does not name is refused. Refused too: a caller's list with an id outside; `force_company`,

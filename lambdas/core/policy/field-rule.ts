@@ -1,6 +1,6 @@
 /**
  * @module core/policy/field-rule
- * The `fields` rule's request side (docs/policy-rules.md): a denied field may not be named wherever
+ * The `fields` rule's request side (docs/guide/policies.md, "Methods, fields and companies"): a denied field may not be named wherever
  * the proxy can see a field in a call. Read here: `fields` lists and field specs (`amount:sum`,
  * `total:sum(amount)`, `date:month`), domain leaves (every segment of a dotted path; `any` / `not
  * any` sub-domains), `order`, `groupby` and aggregates, 17+ specifications (nested ones on the
@@ -249,7 +249,7 @@ export async function fieldRule(
       if (ruleFor(rules, call.model) === undefined) return undefined;
       return callRefusal(
         'field',
-        `this key has field rules for ${shownName(call.model)}, and the proxy cannot see which fields ${shownName(call.method)} uses (docs/policy-rules.md lists the methods it can)`,
+        `this key has field rules for ${shownName(call.model)}, and the proxy cannot see which fields ${shownName(call.method)} uses (docs/guide/policies.md lists the methods it can)`,
       );
     }
     for (const { role, value } of callArguments(shape, call.args, call.kwargs))
