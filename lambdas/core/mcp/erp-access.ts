@@ -192,12 +192,12 @@ export class ErpAccess {
 
   /**
    * The key policy's `fields` and `companies` rules on one ERP call (core/policy/call-rules.ts),
-   * after {@link allowedByKey}: the call as it is sent (its context set) and its answer's filter.
-   * A key without such rules pays nothing.
+   * after {@link allowedByKey}: the call as it is sent (its context set) and its answer's filter;
+   * `undefined` for a key without such rules (it pays nothing: the call is sent as it is).
    */
-  private async ruled(call: ErpCall, transport: ErpTransport): Promise<RuledCall> {
+  private ruled(call: ErpCall, transport: ErpTransport): Promise<RuledCall> | undefined {
     const policy = this.inbound.keyPolicy;
-    if (!hasContentRules(policy)) return { call, answer: undefined };
+    if (!hasContentRules(policy)) return undefined;
     const version = this.deps.versions.cached(call.baseUrl)?.version;
     return applyContentRules(policy, call, erpFieldsOf(transport, call, this.context, version));
   }
@@ -208,7 +208,8 @@ export class ErpAccess {
     return learnedBefore(facts, async () => {
       await this.allowedByKey(call);
       const ruled = await this.ruled(call, this.deps.named);
-      return { value: await this.withVersionOn401(this.sendNamed(ruled.call, ruled.answer)), facts };
+      const sent = this.sendNamed(ruled?.call ?? call, ruled?.answer);
+      return { value: await this.withVersionOn401(sent), facts };
     });
   }
 
@@ -264,7 +265,7 @@ export class ErpAccess {
     return learnedBefore(facts, async () => {
       await this.allowedByKey(call, false);
       const ruled = await this.ruled(call, this.deps.named);
-      const records = await this.sendNamed(ruled.call, ruled.answer);
+      const records = await this.sendNamed(ruled?.call ?? call, ruled?.answer);
       if (models === undefined || !Array.isArray(records)) return { value: records, facts };
       const listed = records.filter((record) => {
         const name = (record as { model?: unknown } | null)?.model;
@@ -307,13 +308,13 @@ export class ErpAccess {
     return learnedBefore(facts, async () => {
       await this.allowedByKey(asked);
       const ruled = await this.ruled(asked, this.deps.positional);
-      const call = ruled.call;
+      const call = ruled?.call ?? asked;
       if (call.uid === undefined) {
         const major = await this.knownMajor(call.baseUrl, call.db);
         if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.erp);
       }
       const sent = await this.deps.positional.call(call, this.context);
-      const outcome = ruled.answer === undefined ? sent : ruled.answer(sent);
+      const outcome = ruled?.answer === undefined ? sent : ruled.answer(sent);
       if (outcome.kind !== 'erp_error') return { value: answerValue(outcome), facts };
       // v1 answers ERP errors with code 0: give them JSON-2's code (and its name where it differs).
       const failure = json2FailureOf(outcome.data, method);
