@@ -2,8 +2,8 @@
  * The gate's order (docs/design.md, "The order of checks"; core/gate.ts) over real HTTP, on both
  * routes (`POST /v2/erp/execute` and `POST /mcp` tools/call), for a key's limit and an ERP's limit
  * (`ERP_TARGET_LIMITS`: a rate, and `in_flight`), with and without an idempotency key: a call the
- * policy step refuses (model, database, target, API, read-only; on execute method, field and company
- * too) never counts, never takes a slot,
+ * policy step refuses (model, database, target, API, read-only, a database outside a key's
+ * companies; on execute method and field too) never counts, never takes a slot,
  * never reaches the ERP (the double counts its requests) and is never recorded under its key.
  */
 import { describe, expect, it } from 'vitest';
@@ -63,6 +63,7 @@ const REFUSED: readonly Refused[] = [
   { rule: 'database', key: KEYS.writer, model: 'res.partner', db: 'erp_b' },
   { rule: 'target', key: KEYS.elsewhere, model: 'res.partner', db: 'erp_a' },
   { rule: 'access', key: KEYS.reader, model: 'res.partner', db: 'erp_a', write: true },
+  { rule: 'company', key: KEYS.companies, model: 'res.partner', db: 'erp_a' },
 ];
 
 /** The ERP calls that reached the double (JSON-2: the execute API and the tools on ERP 19). */
@@ -141,7 +142,7 @@ async function sendRefused(
     ),
   );
   // The API rule: a v1-only key on this route (the chain's step on /mcp, the gate's on execute);
-  // on execute the rules that read the call (method, field, company) too, at the policy step.
+  // on execute the rules that read the call (method, field) too, at the policy step.
   if (route === execute)
     return [
       ...codes,
@@ -149,7 +150,6 @@ async function sendRefused(
         [
           { key: KEYS.methods, write: keyed },
           { key: KEYS.fields, write: true },
-          { key: KEYS.companies, write: keyed },
         ].map((refused) =>
           route(proxy, double, {
             ...refused,
@@ -190,7 +190,7 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
           });
           expect(first).toBe(-32008);
           expect(await sendRefused(route, proxy, double, keyed)).toEqual(
-            Array((route === execute ? 8 : 4) as number).fill(-32008),
+            Array((route === execute ? 8 : 5) as number).fill(-32008),
           );
           expect(erpCalls(double)).toBe(0);
           // Each key's one call a day is still there: the refusals did not count.

@@ -121,6 +121,14 @@ function checkContext(call: CompanyRuleCall, allowed: readonly number[]): boolea
   return true;
 }
 
+/** The refusal of a database the key's `companies` do not name. */
+export function companyDatabaseRefusal(db: string): KeyPolicyRefusedError {
+  return callRefusal(
+    'company',
+    `database ${JSON.stringify(db.slice(0, 100))} is not in this key's companies`,
+  );
+}
+
 /**
  * The company rule on one call to `call.db`, `companies` being the key's map. Sets the context in
  * `call.kwargs` when it must (the caller then writes the changed arguments).
@@ -134,13 +142,7 @@ export function companyRule(
   call: CompanyRuleCall,
 ): CompanyDecision {
   const allowed = companies.get(call.db);
-  if (allowed === undefined)
-    return {
-      refusal: callRefusal(
-        'company',
-        `database ${JSON.stringify(call.db.slice(0, 100))} is not in this key's companies`,
-      ),
-    };
+  if (allowed === undefined) return { refusal: companyDatabaseRefusal(call.db) };
   try {
     const shape = CALL_SHAPES.get(call.method);
     const positional = call.args === undefined ? [] : call.args;
