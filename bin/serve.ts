@@ -8,6 +8,7 @@
  * `LICENSE_WARNING_DAYS`.
  */
 import type { AddressInfo } from 'node:net';
+import { stopWhenNpmGoes } from './npm-parent.ts';
 
 /**
  * What the banner's curls put in `x-api-key` when the key is the operator's (never the key itself):
@@ -113,25 +114,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  stopWhenNpmGoes(stop);
-}
-
-/**
- * Under `npm start`, stops when npm's script shell goes: `kill <npm's pid>` makes npm pass SIGTERM
- * to that shell (`sh -c ...`), which ends without passing it on, and the server would keep
- * listening, orphaned. The shell is this process's parent (the script runs `node --import tsx`,
- * no launcher in between); when it has gone, the parent is another process. Checked every 500 ms
- * on a timer that keeps nothing alive.
- */
-function stopWhenNpmGoes(stop: () => void): void {
-  if (process.env.npm_lifecycle_event !== 'start') return;
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    stop();
-  }, 500);
-  timer.unref();
+  stopWhenNpmGoes('start', stop);
 }
 
 main().catch((error: unknown) => {
