@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../support/proxy-harness.ts';
+import { eventually } from '../support/scripts.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,19 +23,6 @@ function listening(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** Polls until `check` is true, at most `attempts` times, `everyMs` apart; the last answer. */
-async function eventually(
-  check: () => Promise<boolean>,
-  attempts: number,
-  everyMs: number,
-): Promise<boolean> {
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  return check();
 }
 
 describe('npm start', () => {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { portArgument, STATE_LOCAL_DEFAULT_PORT, STATE_LOCAL_TABLE } from '../../bin/state-local.ts';
 import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { freePort } from '../support/proxy-harness.ts';
+import { eventually } from '../support/scripts.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const PROXY_KEY = 'state-local-test-key-0123';
@@ -64,18 +65,6 @@ async function answers(endpoint: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-async function eventually(
-  check: () => Promise<boolean>,
-  attempts: number,
-  everyMs: number,
-): Promise<boolean> {
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  return check();
 }
 
 let double: ErpDouble;
