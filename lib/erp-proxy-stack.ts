@@ -33,7 +33,7 @@ import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/plat
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
 import { STATEFUL_FUNCTIONS } from '../lambdas/platform/settings.ts';
-import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../lambdas/platform/state-store.ts';
+import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../lambdas/platform/state/state-store.ts';
 import { functionEnvironment } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';

@@ -35,7 +35,7 @@ import {
   SERVICE_NAME,
 } from '../lambdas/platform/names.ts';
 import { LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
-import { STORE_OPERATIONS } from '../lambdas/platform/state-store.ts';
+import { STORE_OPERATIONS } from '../lambdas/platform/state/state-store.ts';
 import type { AlarmSettings, ReservedConcurrency } from './stack-config.ts';
 
 /** APIs that call an ERP, so may time out upstream (and that a bad license refuses). */

@@ -68,7 +68,7 @@ export const BUNDLE = Object.freeze({
  * SDK, so production runs the version of package-lock.json that the tests ran.
  */
 export const VENDORED_SDK = Object.freeze({
-  '@aws-sdk/client-cloudwatch': 'lambdas/platform/sdk/client-cloudwatch.ts',
+  '@aws-sdk/client-cloudwatch': 'lambdas/platform/aws/sdk/client-cloudwatch.ts',
 } as const);
 
 export type VendoredSdkPackage = keyof typeof VENDORED_SDK;

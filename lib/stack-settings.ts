@@ -5,7 +5,7 @@
  * sets in the stack and a one-line meaning. They never reach a function's environment, so they
  * stay out of the function bundles.
  */
-import { CLOUDWATCH_CALL_MAX_MS } from '../lambdas/platform/cloudwatch-client-limits.ts';
+import { CLOUDWATCH_CALL_MAX_MS } from '../lambdas/platform/aws/cloudwatch-client-limits.ts';
 import {
   checked,
   decimal,

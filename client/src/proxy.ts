@@ -170,8 +170,8 @@ export class ErpProxy implements ProxyCalls {
     if (path === '/api/erp/version') return undefined;
     if (options.idempotencyKey === false) return undefined;
     if (options.idempotencyKey !== undefined) {
-      if (!/^[\x21-\x7e]{1,255}$/.test(options.idempotencyKey)) {
-        throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters (no spaces)');
+      if (!/^[\x21-\x2b\x2d-\x7e]{1,255}$/.test(options.idempotencyKey)) {
+        throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters (no spaces or commas)');
       }
       return options.idempotencyKey;
     }
@@ -232,7 +232,7 @@ export class ErpProxy implements ProxyCalls {
       'x-api-key': this.#apiKey,
     };
     if (timeoutSeconds !== undefined) headers['x-request-timeout'] = String(timeoutSeconds);
-    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKeyHeader(idempotencyKey);
     try {
       return await this.#exchange(path, payload, id, timeoutSeconds, headers);
     } catch (error) {
@@ -290,6 +290,16 @@ export class ErpProxy implements ProxyCalls {
 }
 
 /** `url` without trailing slashes, checked to be an absolute http(s) URL. */
+/**
+ * The `Idempotency-Key` header that carries `key` (draft-ietf-httpapi-idempotency-key-header: one
+ * item): the key as it is, or, when it starts with a quote (which the proxy would read as the start
+ * of a structured-field string), as that string, `"` and `\\` escaped (RFC 9651), so the proxy
+ * reads back exactly `key`.
+ */
+export function idempotencyKeyHeader(key: string): string {
+  return key.startsWith('"') ? `"${key.replace(/[\\"]/g, (char) => `\\${char}`)}"` : key;
+}
+
 function baseUrl(url: unknown, what: string): string {
   if (typeof url !== 'string' || !/^https?:\/\/[^/]/i.test(url)) {
     throw new TypeError(`${what} must be an absolute http(s) URL, not ${JSON.stringify(url)}`);

@@ -2,7 +2,7 @@
  * @module core/idempotency
  * Writes you can retry (DESIGN.md section 16; README, "Retrying writes safely"): a call that can
  * write and carries an `Idempotency-Key` runs at most once per key and caller. The first call is
- * recorded as in progress in the store (`platform/state-store.ts`) before the ERP is called; its
+ * recorded as in progress in the store (`platform/state/state-store.ts`) before the ERP is called; its
  * outcome decides the rest:
  *
  * - ran, answer known (a result): the answer is kept for `IDEMPOTENCY_TTL` and replayed to the same
@@ -26,26 +26,22 @@ import { mayHaveRun, PROXY_ERROR_ROWS, PROXY_ERRORS } from '../platform/error-ta
 import {
   IdempotencyInProgressError,
   IdempotencyKeyReusedError,
-  InvalidRequestError,
   ProxyError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
 import { canonicalJson, type OmitMember } from '../platform/json.ts';
-import type { IdempotencyRecord, StateStore } from '../platform/state-store.ts';
+import type { IdempotencyRecord, StateStore } from '../platform/state/state-store.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { Answer, LambdaResponse } from './envelope.ts';
 import type { CallerIdentity, InboundCall } from './inbound-call.ts';
 import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
 
+export { checkIdempotencyKey, IDEMPOTENCY_KEY_PATTERN } from './idempotency-key.ts';
 export { IDEMPOTENCY_KEY_HEADER } from './inbound-call.ts';
 export type { IdempotencyOutcome };
 /** The response header of a replayed answer. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
-
-/** 1 to 255 visible ASCII characters (`!` to `~`): README, "Retrying writes safely". */
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-const KEY_PATTERN = IDEMPOTENCY_KEY_PATTERN;
 
 /**
  * Time an attempt may still need after its ERP deadline (writing its answer to the store): its
@@ -73,20 +69,6 @@ async function gunzipAsync(bytes: Uint8Array, options: { maxOutputLength: number
   return new Promise((resolve, reject) =>
     gunzip(bytes, options, (error, out) => (error ? reject(error) : resolve(out))),
   );
-}
-
-/**
- * The `Idempotency-Key` header's value, checked: `undefined` when absent; -32600 naming the header
- * when it is not 1 to 255 visible ASCII characters (an empty value included).
- */
-export function checkIdempotencyKey(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!KEY_PATTERN.test(value)) {
-    throw new InvalidRequestError(
-      `Invalid Idempotency-Key header: expected 1 to 255 visible ASCII characters (no spaces), got ${value.length === 0 ? 'an empty value' : `${value.length} characters`}`,
-    );
-  }
-  return value;
 }
 
 function digest(text: string): string {
@@ -327,7 +309,7 @@ export function certainlyDidNotRun(code: number | undefined): boolean {
 }
 
 /** The execute routes' results: HTTP answers whose envelope is kept and replayed with the new `id`. */
-function answerKeeping(envelopeId: string | null): Keeping<Answer> {
+export function answerKeeping(envelopeId: string | null): Keeping<Answer> {
   return {
     judge(answer) {
       // The ERP's own error: Odoo rolled its transaction back, so nothing changed.

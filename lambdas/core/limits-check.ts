@@ -32,7 +32,7 @@ import {
   type TargetLimits,
   windowOf,
 } from '../platform/limits.ts';
-import type { StateStore } from '../platform/state-store.ts';
+import type { StateStore } from '../platform/state/state-store.ts';
 import type { CallerIdentity } from './inbound-call.ts';
 import { type RequestFacts, withFacts } from './request-facts.ts';
 
@@ -119,6 +119,14 @@ function rateMessage(rate: AppliedRate, retryAfter: number): string {
   return `Rate limited: ${whose} limit of ${requests} call${requests === 1 ? '' : 's'} per ${per} is used up; retry after ${retryAfter} s. The call did not run.`;
 }
 
+/**
+ * An in-flight refusal: the ERP is busy (its cap of calls at once is reached), which a retry a
+ * second later may find free; not a rate, whose budget only the window's end gives back.
+ */
+function busyMessage(host: string, cap: number): string {
+  return `The ERP ${host} is busy: it has ${cap} call${cap === 1 ? '' : 's'} in flight through the proxy, its cap (in_flight); retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s. The call did not run.`;
+}
+
 function ruleOf(scope: LimitScope, per: LimitPeriod): LimitRule {
   return `${scope}_${per}`;
 }
@@ -143,7 +151,7 @@ const FAILED_OPEN: RequestFacts = Object.freeze({ limitsFailedOpen: true });
 /**
  * After the store failed to answer, how long this instance serves limited calls without asking it
  * (fail open at once): a store that does not answer costs the client's timeout (up to 2.5 s,
- * `platform/dynamodb-client.ts`), and every call paying it would slow every call while it is down.
+ * `platform/aws/dynamodb-client.ts`), and every call paying it would slow every call while it is down.
  */
 export const STORE_DOWN_SKIP_MS = 5_000;
 
@@ -264,7 +272,7 @@ export async function admitCall(
   if (slot === undefined) {
     await giveBack();
     throw refusal(
-      `Rate limited: the ERP ${erp.host} has ${erp.inFlight} call${erp.inFlight === 1 ? '' : 's'} in flight, its cap; retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s. The call did not run.`,
+      busyMessage(erp.host, erp.inFlight),
       'erp_in_flight',
       IN_FLIGHT_RETRY_AFTER_SECONDS,
       headersOf(true),

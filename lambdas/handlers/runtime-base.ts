@@ -21,8 +21,8 @@ import {
   type LicenseSource,
   type ProxyKeySource,
 } from '../platform/secrets.ts';
-import type { StateStore } from '../platform/state-store.ts';
-import { createStateStore } from '../platform/state-store-choice.ts';
+import type { StateStore } from '../platform/state/state-store.ts';
+import { createStateStore } from '../platform/state/state-store-choice.ts';
 import type { OAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClientOptions } from '../upstream/http-client.ts';
 import type { BaseLookup } from '../upstream/target-policy.ts';

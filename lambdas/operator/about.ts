@@ -16,7 +16,7 @@ import {
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
 import { aboutSettings } from '../platform/settings.ts';
-import { storeLocation } from '../platform/state-store-choice.ts';
+import { storeLocation } from '../platform/state/state-store-choice.ts';
 
 export interface AboutRoute {
   method: Route['method'];

@@ -11,7 +11,7 @@ import {
   CLOUDWATCH_CONNECT_TIMEOUT_MS,
   CLOUDWATCH_MAX_ATTEMPTS,
   CLOUDWATCH_REQUEST_TIMEOUT_MS,
-} from '../platform/cloudwatch-client-limits.ts';
+} from '../platform/aws/cloudwatch-client-limits.ts';
 import type { Config } from '../platform/config.ts';
 import { KEY_POLICY_RULES } from '../platform/key-policy.ts';
 import { LIMIT_RULES } from '../platform/limits.ts';

@@ -424,6 +424,13 @@ describe('answers that are not a plain result', () => {
     expect(own).toBe('order-42-create');
     expect(none).toBeUndefined();
     await expect(proxy.v2(body, { idempotencyKey: 'two words' })).rejects.toThrow(TypeError);
+    // A comma would make the header a list, which the proxy refuses: refused before sending.
+    await expect(proxy.v2(body, { idempotencyKey: 'order-42,create' })).rejects.toThrow(
+      'no spaces or commas',
+    );
+    // A key that starts with a quote is sent as a structured-field string, so the proxy reads it back.
+    await proxy.v2(body, { idempotencyKey: '"quoted\\' });
+    expect(keys().at(-1)).toBe('"\\"quoted\\\\"');
   });
 
   it('failures of several kinds on several addresses may have run', async () => {

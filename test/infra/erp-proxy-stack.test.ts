@@ -17,7 +17,7 @@ import {
   type Setting,
   STATEFUL_FUNCTIONS,
 } from '../../lambdas/platform/settings.ts';
-import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../../lambdas/platform/state-store.ts';
+import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../../lambdas/platform/state/state-store.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
 import {
   HTTP_API_INTEGRATION_TIMEOUT_SECONDS,

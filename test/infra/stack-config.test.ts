@@ -10,7 +10,7 @@ import {
   CLOUDWATCH_CONNECT_TIMEOUT_MS,
   CLOUDWATCH_MAX_ATTEMPTS,
   CLOUDWATCH_REQUEST_TIMEOUT_MS,
-} from '../../lambdas/platform/cloudwatch-client-limits.ts';
+} from '../../lambdas/platform/aws/cloudwatch-client-limits.ts';
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
   parseSettings,

@@ -1,20 +1,20 @@
 /**
- * The store port (lambdas/platform/state-store.ts): the same contract for the embedded store and
+ * The store port (lambdas/platform/state/state-store.ts): the same contract for the embedded store and
  * the DynamoDB store against Amazon's DynamoDB Local (never a mocked client): idempotency records
  * (begin, complete, abandon, expiry in the conditions), counters that count only below their limit,
  * in-flight slots with leases, and what concurrent callers get.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DynamoDbClient } from '../../lambdas/platform/dynamodb-client.ts';
+import type { DynamoDbClient } from '../../lambdas/platform/aws/dynamodb-client.ts';
 import {
   MAX_STORED_ANSWER_BYTES,
   STORE_OPERATIONS,
   type StateStore,
   StoreUnavailableError,
-} from '../../lambdas/platform/state-store.ts';
-import { DynamoDbStateStore } from '../../lambdas/platform/state-store-dynamodb.ts';
-import { EmbeddedStateStore } from '../../lambdas/platform/state-store-embedded.ts';
+} from '../../lambdas/platform/state/state-store.ts';
+import { DynamoDbStateStore } from '../../lambdas/platform/state/state-store-dynamodb.ts';
+import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
 import { LOCAL_CREDENTIALS, localClient } from '../support/dynamodb-local.ts';
 import { useStateTable } from '../support/state-table.ts';
 

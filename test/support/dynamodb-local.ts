@@ -14,8 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { createDynamoDbClient, type DynamoDbClient } from '../../lambdas/platform/dynamodb-client.ts';
-import { PARTITION_KEY, TTL_ATTRIBUTE } from '../../lambdas/platform/state-store.ts';
+import { createDynamoDbClient, type DynamoDbClient } from '../../lambdas/platform/aws/dynamodb-client.ts';
+import { PARTITION_KEY, TTL_ATTRIBUTE } from '../../lambdas/platform/state/state-store.ts';
 
 /** Where the package keeps the jar (its only release of DynamoDB Local). */
 const JAR_DIR = fileURLToPath(

@@ -7,7 +7,7 @@
 import type { McpInbound } from '../../lambdas/core/mcp/connection.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
-import { EmbeddedStateStore } from '../../lambdas/platform/state-store-embedded.ts';
+import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
 import { serveMcp } from '../../lambdas/protocol/mcp/serve.ts';
 import type { ErpTransport } from '../../lambdas/upstream/erp-transport.ts';
 import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';

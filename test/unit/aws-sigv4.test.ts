@@ -1,12 +1,12 @@
 /**
- * The SigV4 signer of the DynamoDB client (lambdas/platform/aws-sigv4.ts) against the AWS SDK's own
+ * The SigV4 signer of the DynamoDB client (lambdas/platform/aws/aws-sigv4.ts) against the AWS SDK's own
  * signer (`@smithy/signature-v4`, what `@aws-sdk/client-dynamodb` signs with): the same request,
  * credentials and time give the same `Authorization` header, with and without a session token.
  */
 import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
-import { signRequest } from '../../lambdas/platform/aws-sigv4.ts';
+import { signRequest } from '../../lambdas/platform/aws/aws-sigv4.ts';
 
 function bytes(data: ArrayBuffer | ArrayBufferView | string): string | Uint8Array {
   if (typeof data === 'string') return data;

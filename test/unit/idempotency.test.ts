@@ -5,7 +5,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Answer } from '../../lambdas/core/envelope.ts';
 import { type IdempotentCall, runOnce } from '../../lambdas/core/idempotency.ts';
-import { EmbeddedStateStore } from '../../lambdas/platform/state-store-embedded.ts';
+import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
 
 const ANSWER: Answer = {
   response: {

@@ -11,7 +11,7 @@ import {
   CLOUDWATCH_CONNECT_TIMEOUT_MS,
   CLOUDWATCH_MAX_ATTEMPTS,
   CLOUDWATCH_REQUEST_TIMEOUT_MS,
-} from '../../../lambdas/platform/cloudwatch-client-limits.ts';
+} from '../../../lambdas/platform/aws/cloudwatch-client-limits.ts';
 import {
   MIN_ANSWER_MARGIN_SECONDS,
   MIN_AUX_TIMEOUT_SECONDS,

@@ -1,5 +1,5 @@
 /**
- * @module platform/state-store
+ * @module platform/state/state-store
  * The proxy's one piece of memory (DESIGN.md section 16; docs/design.md, "The proxy's state"): the
  * port both of its users talk to, idempotency records (`core/idempotency.ts`) and the limits'
  * counters and in-flight slots. Its two implementations: the DynamoDB table of the stack

@@ -1,7 +1,7 @@
 /**
- * @module platform/state-store-dynamodb
- * The store port (`platform/state-store.ts`) on the stack's DynamoDB table, over the small JSON
- * protocol client (`platform/dynamodb-client.ts`). Loaded on the first call that needs the store.
+ * @module platform/state/state-store-dynamodb
+ * The store port (`platform/state/state-store.ts`) on the stack's DynamoDB table, over the small JSON
+ * protocol client (`platform/aws/dynamodb-client.ts`). Loaded on the first call that needs the store.
  *
  * One table, partition key `pk` (a string, prefixed by the item's kind), TTL on `expires_at`
  * (epoch seconds). Each operation is one request: a conditional `PutItem`, `UpdateItem` or
@@ -12,9 +12,14 @@
  * Attributes: `st` (attempt state), `fp` (fingerprint hash), `tok` (the attempt's or lease's
  * token), `lease` (epoch ms), `ans` (the stored answer, binary), `n` (a counter).
  */
-import type { AwsCredentials } from './aws-sigv4.ts';
-import type { Config } from './config.ts';
-import { createDynamoDbClient, type DynamoDbClient, DynamoDbRefusal, type Item } from './dynamodb-client.ts';
+import type { AwsCredentials } from '../aws/aws-sigv4.ts';
+import {
+  createDynamoDbClient,
+  type DynamoDbClient,
+  DynamoDbRefusal,
+  type Item,
+} from '../aws/dynamodb-client.ts';
+import type { Config } from '../config.ts';
 import {
   type AttemptBegun,
   type AttemptStart,

@@ -1,6 +1,6 @@
 /**
- * @module platform/state-store-embedded
- * The embedded store of a local run (`npm start`): the store port (`platform/state-store.ts`) over
+ * @module platform/state/state-store-embedded
+ * The embedded store of a local run (`npm start`): the store port (`platform/state/state-store.ts`) over
  * a `Map` in this process, with the same conditions as the DynamoDB table. One process only;
  * records are lost on restart (README, "Retrying writes safely").
  */

@@ -1,5 +1,5 @@
 /**
- * @module platform/cloudwatch-client-limits
+ * @module platform/aws/cloudwatch-client-limits
  * The limits of the aux function's CloudWatch client (`operator/metrics-source.ts`), defined
  * here so that the stack (`lib/stack-config.ts`) sizes the shortest aux timeout it accepts from
  * the same numbers: a `GET /_/metrics` whose CloudWatch call fails must still get its answer

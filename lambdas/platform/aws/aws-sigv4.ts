@@ -1,7 +1,7 @@
 /**
- * @module platform/aws-sigv4
+ * @module platform/aws/aws-sigv4
  * AWS Signature Version 4 for one JSON POST to an AWS service endpoint, with `node:crypto` only:
- * what the proxy's DynamoDB client (`platform/dynamodb-client.ts`) signs its requests with, so no
+ * what the proxy's DynamoDB client (`platform/aws/dynamodb-client.ts`) signs its requests with, so no
  * AWS SDK is on the path of a call (docs/design.md, "The proxy's state"). It signs exactly the
  * headers it is given plus `host` and `x-amz-date` (and `x-amz-security-token` with temporary
  * credentials, as Lambda's are), over the body's SHA-256.

@@ -1,10 +1,10 @@
 /**
- * @module platform/state-store-choice
+ * @module platform/state/state-store-choice
  * Which store the configuration names (DESIGN.md section 16): deployed, the stack's DynamoDB table;
  * locally, the embedded store unless the settings name a table and an endpoint. The DynamoDB store
  * is loaded on the first call that needs it, never at cold start.
  */
-import type { Config } from './config.ts';
+import type { Config } from '../config.ts';
 import { MAX_STORED_ANSWER_BYTES, type StateStore } from './state-store.ts';
 import { EmbeddedStateStore } from './state-store-embedded.ts';
 

@@ -1,8 +1,8 @@
 /**
- * @module platform/dynamodb-client
+ * @module platform/aws/dynamodb-client
  * A small client of DynamoDB's JSON protocol (`X-Amz-Target: DynamoDB_20120810.<Operation>`,
- * `application/x-amz-json-1.0`), signed with SigV4 (`platform/aws-sigv4.ts`) over Node's
- * `http`/`https` with a kept-alive connection: the store of `platform/state-store-dynamodb.ts`
+ * `application/x-amz-json-1.0`), signed with SigV4 (`platform/aws/aws-sigv4.ts`) over Node's
+ * `http`/`https` with a kept-alive connection: the store of `platform/state/state-store-dynamodb.ts`
  * needs four operations, and `@aws-sdk/client-dynamodb` bundles to about 530 KB and costs its
  * import on the first call (docs/design.md, "The proxy's state", has the numbers).
  *
@@ -13,8 +13,8 @@
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { StoreUnavailableError } from '../state/state-store.ts';
 import { type AwsCredentials, signRequest } from './aws-sigv4.ts';
-import { StoreUnavailableError } from './state-store.ts';
 
 /** A DynamoDB attribute value, as the JSON protocol spells it (the kinds the store uses). */
 export type AttributeValue =
