@@ -736,8 +736,8 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'AWS_ENDPOINT_URL_DYNAMODB',
     notDeployable: { by: 'local', why: 'deployed, the functions reach DynamoDB at its regional endpoint' },
     schema: text({
-      expected: 'an http or https URL (e.g. http://127.0.0.1:8000 for DynamoDB Local)',
-      check: (url) => /^https?:\/\/[^\s/?#]+\/?$/.test(url),
+      expected: 'an http or https URL, a path allowed (e.g. http://127.0.0.1:8000 for DynamoDB Local)',
+      check: (url) => /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(url),
     }),
     defaultText: "*the region's endpoint*",
     readBy: [],
