@@ -60,9 +60,18 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** A client of the instance at `endpoint`, with the credentials it takes. */
+/**
+ * A client of the instance at `endpoint`, with the credentials it takes, and time for a table's
+ * creation on a busy machine (the proxy's own client keeps its 2.5 s budget).
+ */
 export function localClient(endpoint: string): DynamoDbClient {
-  return createDynamoDbClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  return createDynamoDbClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    requestTimeoutMs: 30_000,
+    budgetMs: 30_000,
+  });
 }
 
 /** Starts DynamoDB Local in memory on a free loopback port; resolves once it answers (about 3 s). */

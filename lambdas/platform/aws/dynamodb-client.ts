@@ -80,7 +80,7 @@ export const MAX_ATTEMPTS = 3;
 /** Back-off before attempt n+1: a random time up to `BACKOFF_BASE_MS * 2^n` ("full jitter"). */
 const BACKOFF_BASE_MS = 25;
 const DEFAULT_CONNECT_TIMEOUT_MS = 1_000;
-const DEFAULT_REQUEST_TIMEOUT_MS = 1_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 2_500;
 const DEFAULT_BUDGET_MS = 2_500;
 /** Answers of the store's operations are small (one item of at most 400 KB, base64 in JSON). */
 const MAX_ANSWER_BYTES = 1024 * 1024;
