@@ -1,6 +1,6 @@
 /**
  * @module npm-parent
- * The local servers npm starts (`npm start`, `npm run erp-double`, `npm run oauth:try-out`) stop
+ * The local servers npm starts (`npm start`, `npm run erp-double`, `npm run oauth:try-out`, `npm run state:local`) stop
  * when npm goes: `kill <npm's pid>` makes npm pass SIGTERM to its script shell (`sh -c ...`), which
  * ends without passing it on, and the server would keep listening, orphaned, its port bound.
  */

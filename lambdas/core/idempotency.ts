@@ -31,7 +31,7 @@ import {
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
 import { canonicalJson, type OmitMember } from '../platform/json.ts';
-import type { IdempotencyRecord, StateStore } from '../platform/state/state-store.ts';
+import { type IdempotencyRecord, type StateStore, StoreFullError } from '../platform/state/state-store.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { Answer, LambdaResponse } from './envelope.ts';
 import type { CallerIdentity, InboundCall } from './inbound-call.ts';
@@ -109,6 +109,11 @@ export function idempotencyScope(caller: CallerIdentity): string {
 /** The store key of a caller's `Idempotency-Key`: a hash, so the table holds no name or key. */
 export function recordKeyOf(scope: string, key: string): string {
   return digest(`${scope}\n${key}`);
+}
+
+/** Whose record it is, for the embedded store's shares: a hash of the caller, never a name. */
+export function recordOwnerOf(scope: string): string {
+  return digest(`owner\n${scope}`);
 }
 
 /**
@@ -331,15 +336,21 @@ export function answerKeeping(envelopeId: string | null): Keeping<Answer> {
   };
 }
 
+/** Why the store could not take the record, as the -32004 says it. */
+function storeProblem(cause: unknown, configured: boolean): string {
+  if (!configured) {
+    return 'No idempotency store is configured for this function, so a write with an Idempotency-Key is not run: send it without the header, or ask an operator.';
+  }
+  if (cause instanceof StoreFullError) {
+    return `The local idempotency store is full${cause.forCaller ? ' for this caller' : ''}, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key once earlier records expire (IDEMPOTENCY_TTL), or ask an operator to raise LOCAL_STORE_MAX_BYTES or LOCAL_STORE_MAX_RECORDS.`;
+  }
+  return 'The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key.';
+}
+
 /** The store could not be asked: the call is not run (-32004), never run without its record. */
 function storeUnavailable(cause: unknown, configured: boolean): UpstreamUnavailableError {
   return refusal(
-    new UpstreamUnavailableError(
-      configured
-        ? 'The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key.'
-        : 'No idempotency store is configured for this function, so a write with an Idempotency-Key is not run: send it without the header, or ask an operator.',
-      { headers: { 'retry-after': '1' }, cause },
-    ),
+    new UpstreamUnavailableError(storeProblem(cause, configured), { headers: { 'retry-after': '1' }, cause }),
     'store_unavailable',
   );
 }
@@ -373,6 +384,7 @@ export async function runOnceWith<T>(
     begun = await store.beginAttempt(
       {
         key: recordKey,
+        owner: recordOwnerOf(call.scope),
         fingerprint: call.fingerprint,
         token,
         leaseUntil: now + call.leaseMs,

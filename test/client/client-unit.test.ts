@@ -43,6 +43,14 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(0, MAX_RETRY_AFTER_SECONDS, () => 0)).toBe(MAX_RETRY_AFTER_SECONDS * 1000);
     expect(retryDelayMs(0, MAX_RETRY_AFTER_SECONDS + 1, () => 0)).toBeUndefined();
   });
+
+  it('with a cap (maxRetryWaitSeconds): the back-off is cut to it, a longer Retry-After gives up', () => {
+    expect(retryDelayMs(30, undefined, () => 1, 2)).toBe(2_000);
+    expect(retryDelayMs(0, undefined, () => 1, 0)).toBe(0);
+    expect(retryDelayMs(0, 2, () => 0, 2)).toBe(2_000);
+    expect(retryDelayMs(0, 3, () => 0, 2)).toBeUndefined();
+    expect(retryDelayMs(0, 1, () => 0, 0)).toBeUndefined();
+  });
 });
 
 describe('parseRetryAfter', () => {

@@ -8,10 +8,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recordKeyOf } from '../../lambdas/core/idempotency.ts';
 import { STORE_KEY_PREFIX, type StateStore } from '../../lambdas/platform/state/state-store.ts';
+import { STORE_DOWN_PAUSE_MS } from '../../lambdas/platform/state/state-store-dynamodb.ts';
 import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { localClient } from '../support/dynamodb-local.ts';
 import { type ErpFront, startErpFront } from '../support/erp-front.ts';
@@ -471,6 +473,11 @@ describe('a record that cannot be completed after the ERP answered', () => {
       // The store is back; the record is still the attempt's, in progress until its lease passes.
       store.plan = () => 'forward';
       if (how === 'stops listening') await store.start();
+      // The store is known down for a while: a keyed write fails at once, before the ERP.
+      const paused = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', 'paused'), key);
+      expect(paused.status).toBe(503);
+      expect(envelopeOf(paused).error?.code).toBe(-32004);
+      await sleep(STORE_DOWN_PAUSE_MS);
       const during = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', 'during'), key);
       expect(during.status).toBe(409);
       expect(envelopeOf(during).error?.code).toBe(-32010);

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TRY_OUT_USAGE } from '../../bin/oauth-try-out.ts';
 import { freePort } from '../support/proxy-harness.ts';
+import { eventually } from '../support/scripts.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -27,19 +28,6 @@ function listening(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** Polls until `check` is true, at most `attempts` times, `everyMs` apart; the last answer. */
-async function eventually(
-  check: () => Promise<boolean>,
-  attempts: number,
-  everyMs: number,
-): Promise<boolean> {
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  return check();
 }
 
 /** One npm script that serves on a port: how to start it there, and what it prints once it listens. */

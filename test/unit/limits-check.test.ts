@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CallerIdentity } from '../../lambdas/core/inbound-call.ts';
-import { admitCall, type LimitsDeps, STORE_DOWN_SKIP_MS } from '../../lambdas/core/limits-check.ts';
+import { admitCall, type LimitsDeps } from '../../lambdas/core/limits-check.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { RateLimitedError } from '../../lambdas/platform/errors.ts';
 import { compileKeyPolicy, type KeyPolicy } from '../../lambdas/platform/key-policy.ts';
@@ -264,24 +264,5 @@ describe('admitCall', () => {
     const full = await refusalOf(admitCall(deps(store, capped), key('d', policy), ERP, 1000));
     expect(full.headers.RateLimit).toBe('"key-minute";r=5;t=60');
     await held?.release();
-  });
-
-  it('does not ask a store that just failed again for a while: those calls fail open at once', async () => {
-    const store = failingStore();
-    let now = T0;
-    const limited = deps(store, new Map(), () => now);
-    const policy = withLimits({ requests: 1, per: 'second' });
-    expect((await admitCall(limited, key('agent', policy), ERP, 1000))?.facts).toEqual({
-      limitsFailedOpen: true,
-    });
-    expect(store.calls).toBe(1);
-    now = T0 + STORE_DOWN_SKIP_MS - 1;
-    expect((await admitCall(limited, key('agent', policy), ERP, 1000))?.facts).toEqual({
-      limitsFailedOpen: true,
-    });
-    expect(store.calls).toBe(1);
-    now = T0 + STORE_DOWN_SKIP_MS;
-    await admitCall(limited, key('agent', policy), ERP, 1000);
-    expect(store.calls).toBe(2);
   });
 });
