@@ -9,12 +9,12 @@
  * `CHROMIUM_PATH`. Without it the file is skipped with a message, except under CI (`CI=true`),
  * where a missing browser fails.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureSiteBuilt, serveSite, sitePagePaths } from '../support/docs-site.ts';
+import { ensureSiteBuilt, orderOfChecks, serveSite, sitePagePaths } from '../support/docs-site.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -105,8 +105,9 @@ describe.runIf(HAVE_CHROMIUM)('the docs site in headless Chromium', () => {
     const svg = page.locator('.mermaid svg').first();
     await svg.waitFor({ state: 'attached', timeout: 30_000 });
     const text = (await svg.textContent()) ?? '';
-    for (const step of ['route and key/token', 'idempotency lookup', 'limits', 'ERP'])
-      expect(text).toContain(step);
+    // Every step of docs/design.md's order of checks is a label of the drawn picture.
+    const design = readFileSync(new URL('../../docs/design.md', import.meta.url), 'utf8');
+    for (const step of orderOfChecks(design)) expect(text).toContain(step);
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { headingAnchors } from '../../docs/.vitepress/github-slug.mts';
 import { sidebar, sitePages } from '../../docs/.vitepress/site-nav.mts';
+import { normalizeStep, orderOfChecks } from '../support/docs-site.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -81,39 +82,6 @@ describe('the README', () => {
     );
   });
 });
-
-/** The step names of the first ordered list of docs/design.md's section "Order of checks". */
-function orderOfChecks(design: string): string[] {
-  const lines = design.split('\n');
-  const start = lines.findIndex((line) => /^#{2,3} .*Order of checks/.test(line));
-  if (start === -1) throw new Error('docs/design.md has no "Order of checks" section');
-  const level = /^#+/.exec(lines[start] ?? '')?.[0].length ?? 2;
-  const section: string[] = [];
-  for (const line of lines.slice(start + 1)) {
-    const heading = /^(#+) /.exec(line);
-    if (heading !== null && (heading[1]?.length ?? 0) <= level) break;
-    section.push(line);
-  }
-  const items: string[] = [];
-  for (const line of section) {
-    const item = /^\d+\.\s+(.*)$/.exec(line);
-    if (item === null) {
-      if (items.length > 0 && line.trim() !== '' && !/^\s/.test(line)) break;
-      continue;
-    }
-    items.push(stepName(item[1] ?? ''));
-  }
-  return items;
-}
-
-/** A list item's step name: its leading bold or code text, else the text before its first colon. */
-function stepName(item: string): string {
-  const named = /^\*\*([^*]+)\*\*/.exec(item) ?? /^`([^`]+)`/.exec(item) ?? /^([^:]+):/.exec(item);
-  return normalizeStep(named?.[1] ?? item);
-}
-
-const normalizeStep = (name: string): string =>
-  name.replace(/[`*]/g, '').replace(/[.:]$/, '').replace(/\s+/g, ' ').trim().toLowerCase();
 
 /** The labels of the nodes of the Mermaid diagram's `gate` subgraph, in the order they appear. */
 function gateSteps(markdown: string): string[] {
