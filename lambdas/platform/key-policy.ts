@@ -16,7 +16,10 @@
  * - `databases`: exact database names, narrowing `ERP_ALLOWED_DATABASES`;
  * - `limits`: rate limits, `[{"requests": N, "per": "second" | "minute" | "hour" | "day"}]`, all
  *   of which must hold (platform/limits.ts); a budget per key name, per person for an OAuth
- *   identity (README, "Limits").
+ *   identity (README, "Limits");
+ * - `confirm`: `"writes"` (every MCP write tool) or a list of write tool names whose calls a person
+ *   confirms through the MCP client first (docs/confirmations.md). Which names are write tools, and
+ *   that the policy can write through `/mcp` at all, core/confirm/policy.ts checks at load.
  *
  * A field or value the schema does not know fails the whole document (fail closed), with a message
  * naming the key's `name` and the field, never the key.
@@ -36,7 +39,14 @@ export const KEY_POLICY_ACCESS = Object.freeze(['read', 'write'] as const);
 export type KeyPolicyAccess = (typeof KEY_POLICY_ACCESS)[number];
 
 /** Which rule of a key's policy refused a call: a log field and a metric dimension (few values). */
-export const KEY_POLICY_RULES = Object.freeze(['api', 'access', 'model', 'target', 'database'] as const);
+export const KEY_POLICY_RULES = Object.freeze([
+  'api',
+  'access',
+  'model',
+  'target',
+  'database',
+  'confirm',
+] as const);
 export type KeyPolicyRule = (typeof KEY_POLICY_RULES)[number];
 
 /**
@@ -106,7 +116,12 @@ export interface KeyPolicy {
   readonly databases: ReadonlySet<string> | undefined;
   /** Rate limits, all of which must hold; `undefined`: none (README, "Limits"). */
   readonly limits: readonly RateLimit[] | undefined;
+  /** The write tools a person confirms (`"writes"`: every one); `undefined`: none (docs/confirmations.md). */
+  readonly confirm: ConfirmPolicy | undefined;
 }
+
+/** A policy's `confirm`: every write tool, or these tool names. */
+export type ConfirmPolicy = 'writes' | ReadonlySet<string>;
 
 /** The `models` entries: exact names, and the prefixes of `prefix.*` globs (with their dot). */
 export interface ModelList {
@@ -209,10 +224,26 @@ export const keyPolicySchema = lazily(() =>
         ),
       ),
       limits: z.optional(rateLimitListSchema()),
+      confirm: z.optional(confirmSchema()),
     },
     { error: strictObjectError(() => 'expected an object') },
   ),
 );
+
+/** `confirm`: `"writes"`, or a list of distinct tool names (which are write tools: core/confirm/policy.ts). */
+const confirmSchema = () =>
+  z.union(
+    [
+      z.literal('writes'),
+      nonEmptyList(
+        z
+          .string({ error: 'expected a tool name' })
+          .check(z.regex(/^[a-z_]{1,64}$/, 'expected a tool name such as "create" or "write"')),
+        'tool',
+      ).check(z.refine((names) => new Set(names).size === names.length, 'a tool is named twice')),
+    ],
+    { error: 'expected "writes" or a list of write tool names' },
+  );
 
 /** A key's policy as its schema reads it. */
 export type KeyPolicyDocument = z.output<ReturnType<typeof keyPolicySchema>>;
@@ -238,5 +269,9 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
       document.limits === undefined
         ? undefined
         : Object.freeze(document.limits.map((limit) => Object.freeze({ ...limit }))),
+    confirm:
+      document.confirm === undefined || document.confirm === 'writes'
+        ? document.confirm
+        : new Set(document.confirm),
   });
 }

@@ -135,4 +135,11 @@ export class EmbeddedStateStore implements StateStore {
     this.#entries.delete(full);
     return true;
   }
+
+  async markOnce(key: string, expiresAt: number, now: number): Promise<boolean> {
+    const full = STORE_KEY_PREFIX.once + key;
+    if (this.#live(full, now) !== undefined) return false;
+    this.#put(full, { expiresAt }, now);
+    return true;
+  }
 }
