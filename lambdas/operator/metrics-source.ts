@@ -25,7 +25,13 @@ import {
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
-import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
+import {
+  API_NAMES,
+  CONFIRMATION_OUTCOMES,
+  METRICS_NAMESPACE,
+  OUTCOMES,
+  UPSTREAM_PROTOCOLS,
+} from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -229,6 +235,14 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
       suffix: '_count',
       reduce: 'sum',
       zeroWhenEmpty: false,
+    });
+  }
+  // A person's confirmations of MCP writes: a closed set of outcomes, each a series of its own.
+  for (const outcome of CONFIRMATION_OUTCOMES) {
+    add(`confirmations_${outcome}`, MetricName.Confirmations, { outcome }, 'Sum', {
+      suffix: '',
+      reduce: 'sum',
+      zeroWhenEmpty: true,
     });
   }
   // The most pessimistic value in the window: an alert on "days left" should not lag.

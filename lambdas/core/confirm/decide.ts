@@ -17,6 +17,7 @@
  */
 import { UpstreamUnavailableError } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
+import type { ConfirmationOutcome } from '../../platform/names.ts';
 import type { StateStore } from '../../platform/state/state-store.ts';
 import type { SealKeyRing } from './keys.ts';
 import {
@@ -30,16 +31,7 @@ import {
 /** The `inputRequests` key of the confirmation form. */
 export const CONFIRM_INPUT_KEY = 'confirm';
 
-/** How a confirmation ended, a dimension of the `Confirmations` metric and a log field. */
-export const CONFIRMATION_OUTCOMES = Object.freeze([
-  'asked',
-  'accepted',
-  'declined',
-  'cancelled',
-  'expired',
-  'invalid',
-] as const);
-export type ConfirmationOutcome = (typeof CONFIRMATION_OUTCOMES)[number];
+export type { ConfirmationOutcome } from '../../platform/names.ts';
 
 /** What the protocol layer read of the call's request (`tools/call`'s params and `_meta`). */
 export interface ConfirmRequest {
