@@ -30,16 +30,21 @@ export interface OperatorDeps {
 async function policiesInUse(
   keys: ProxyKeySource,
   config: Pick<Config, 'targetLimits'>,
-): Promise<{ readonly keyPolicies: boolean | null; readonly limits: boolean | null }> {
+): Promise<{
+  readonly keyPolicies: boolean | null;
+  readonly limits: boolean | null;
+  readonly confirmations: boolean | null;
+}> {
   const targetLimits = config.targetLimits.size > 0;
   try {
     const named = await keys.getKeys();
     return {
       keyPolicies: named.some((key) => key.policy !== undefined),
       limits: targetLimits || named.some((key) => key.policy?.limits !== undefined),
+      confirmations: named.some((key) => key.policy?.confirm !== undefined),
     };
   } catch {
-    return { keyPolicies: null, limits: targetLimits ? true : null };
+    return { keyPolicies: null, limits: targetLimits ? true : null, confirmations: null };
   }
 }
 
@@ -67,7 +72,9 @@ async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer>
   switch (path) {
     case '/_/about': {
       const inUse = await policiesInUse(deps.keys, deps.config);
-      return plainJsonResponse(buildAbout(deps.config, undefined, inUse.keyPolicies, inUse.limits));
+      return plainJsonResponse(
+        buildAbout(deps.config, undefined, inUse.keyPolicies, inUse.limits, inUse.confirmations),
+      );
     }
     case '/_/license': {
       const status = await deps.license.getLicense();

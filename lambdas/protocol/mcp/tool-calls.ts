@@ -19,6 +19,7 @@
  * `isError: true`, which a model reads and can act on.
  */
 import * as z from 'zod/mini';
+import { confirmsTool, policyConfirms } from '../../core/confirm/policy.ts';
 import { toolsForKey } from '../../core/key-policy-check.ts';
 import type { McpInbound } from '../../core/mcp/connection.ts';
 import type { McpDeps } from '../../core/mcp/erp-access.ts';
@@ -30,6 +31,7 @@ import { learnedBefore } from '../../core/request-facts.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import type { KeyPolicy } from '../../platform/key-policy.ts';
 import { insufficientScope } from '../oauth/resource-server.ts';
+import { CONFIRMED_TOOL_NOTE } from './confirmation.ts';
 import { type JsonObject, RPC, RpcFailure } from './messages.ts';
 
 /** The most array elements and object members a tool's arguments may hold. */
@@ -92,7 +94,8 @@ export function toolList(writeTools: boolean, era: ListingEra): readonly ListedT
 
 /**
  * `tools/list`'s tools for one caller: {@link toolList}, less the tools the caller key's policy
- * does not allow (README, "Key policies": no write tool for a read key).
+ * does not allow (README, "Key policies": no write tool for a read key), the tools it has a
+ * person confirm marked in their description.
  */
 export function toolListFor(
   writeTools: boolean,
@@ -104,7 +107,12 @@ export function toolListFor(
   const mayUse = new Set<string>(
     toolsForKey(offeredTools(writeTools), policy).map((definition) => definition.name),
   );
-  return all.filter((tool) => mayUse.has(tool.name));
+  const tools = all.filter((tool) => mayUse.has(tool.name));
+  if (!policyConfirms(policy)) return tools;
+  // The tools a person confirms say so, so an agent knows before it calls (protocol/mcp/confirmation.ts).
+  return tools.map((tool) =>
+    confirmsTool(policy, tool.name) ? { ...tool, description: tool.description + CONFIRMED_TOOL_NOTE } : tool,
+  );
 }
 
 /** Counts array elements and object members in `value`, stopping once the count passes `max`. */
