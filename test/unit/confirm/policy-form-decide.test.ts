@@ -29,7 +29,7 @@ import {
 } from '../../../lambdas/core/confirm/policy.ts';
 import type { ConfirmBinding } from '../../../lambdas/core/confirm/state.ts';
 import { TOOLS } from '../../../lambdas/core/mcp/tools.ts';
-import { parseProxyKeys } from '../../../lambdas/platform/config.ts';
+import { loadConfig, parseProxyKeys } from '../../../lambdas/platform/config.ts';
 import { KeyPolicyRefusedError, UpstreamUnavailableError } from '../../../lambdas/platform/errors.ts';
 import { compileKeyPolicy, type KeyPolicy, keyPolicySchema } from '../../../lambdas/platform/key-policy.ts';
 import { EmbeddedStateStore } from '../../../lambdas/platform/state/state-store-embedded.ts';
@@ -213,6 +213,15 @@ const MODERN: ConfirmRequest = {
   requestState: undefined,
   inputResponses: undefined,
 };
+
+describe('CONFIRM_TTL', () => {
+  it('is 10 minutes by default, at most 60, at least 30 seconds', () => {
+    expect(loadConfig({}).confirmTtlSeconds).toBe(600);
+    expect(loadConfig({ CONFIRM_TTL: '3600' }).confirmTtlSeconds).toBe(3600);
+    expect(() => loadConfig({ CONFIRM_TTL: '3601' })).toThrow(/CONFIRM_TTL/);
+    expect(() => loadConfig({ CONFIRM_TTL: '29' })).toThrow(/CONFIRM_TTL/);
+  });
+});
 
 describe('the confirmation step decides', () => {
   it('reads form elicitation from the declared capabilities (an empty object means form)', () => {
