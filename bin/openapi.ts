@@ -116,13 +116,13 @@ const AboutSchema = z.object({
     .boolean()
     .nullable()
     .describe(
-      'Whether any proxy key carries a policy (README, "Key policies"), never what they say; null when the keys could not be read.',
+      'Whether any proxy key carries a policy (docs/guide/policies.md, "Key policies"), never what they say; null when the keys could not be read.',
     ),
   limits: z
     .boolean()
     .nullable()
     .describe(
-      'Whether limits are configured (README, "Limits": ERP_TARGET_LIMITS or a proxy key policy\'s limits), never what they are; null when the keys could not be read and no ERP has limits.',
+      "Whether limits are configured (docs/guide/limits.md: ERP_TARGET_LIMITS or a proxy key policy's limits), never what they are; null when the keys could not be read and no ERP has limits.",
     ),
   confirmations: z
     .boolean()
@@ -675,7 +675,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   'GET /.well-known/oauth-protected-resource/mcp': {
     id: 'oauthProtectedResource',
     description:
-      'Where an MCP client signs in to call `/mcp` with an access token (README, "Remote agents with OAuth"): the authorization servers and scopes. Public; 404 while OAuth is off.',
+      'Where an MCP client signs in to call `/mcp` with an access token (docs/guide/oauth.md): the authorization servers and scopes. Public; 404 while OAuth is off.',
     tag: 'agents',
     answer: PROTECTED_RESOURCE_ANSWER,
   },
@@ -689,7 +689,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /mcp': {
     id: 'mcp',
     description:
-      'One MCP JSON-RPC message per request (`initialize`, `tools/list`, `tools/call`...), as an MCP client\'s `StreamableHTTPClientTransport` sends it; answered in JSON, never as an event stream. The ERP connection comes from the `x-erp-*` headers, never from tool arguments. Tools and their answers: README, "Agents (MCP)". `GET` and `DELETE` answer 405.',
+      "One MCP JSON-RPC message per request (`initialize`, `tools/list`, `tools/call`...), as an MCP client's `StreamableHTTPClientTransport` sends it; answered in JSON, never as an event stream. The ERP connection comes from the `x-erp-*` headers, never from tool arguments. Tools and their answers: docs/guide/mcp.md. `GET` and `DELETE` answer 405.",
     tag: 'agents',
   },
 };
@@ -707,7 +707,7 @@ const UNAUTHORIZED = {
 
 const POLICY_REFUSED = {
   description:
-    '`-32008`: the proxy key\'s policy does not list `operator` in its `apis` (README, "Key policies"); the message names the rule, never the key.',
+    '`-32008`: the proxy key\'s policy does not list `operator` in its `apis` (docs/guide/policies.md, "Key policies"); the message names the rule, never the key.',
   content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.keyPolicyRefused.code]) } },
 };
 
@@ -949,7 +949,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           in: 'header',
           required: false,
           description:
-            'Makes a write safe to retry (README, "Retrying writes safely"): a call that can write runs at most once per key and caller; the same key and request again gets the first answer (`Idempotent-Replayed: true`), with this request\'s `id`. A fresh value (a ULID or UUID) per logical operation, reused on its retries. Another request with the same key: 422 -32011; while the first runs: 409 -32010. Reads are served as usual and not recorded. Kept for `IDEMPOTENCY_TTL` (24 h).',
+            "Makes a write safe to retry (docs/guide/retrying-writes.md): a call that can write runs at most once per key and caller; the same key and request again gets the first answer (`Idempotent-Replayed: true`), with this request's `id`. A fresh value (a ULID or UUID) per logical operation, reused on its retries. Another request with the same key: 422 -32011; while the first runs: 409 -32010. Reads are served as usual and not recorded. Kept for `IDEMPOTENCY_TTL` (24 h).",
           schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
         },
       },
@@ -961,7 +961,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         },
         'RateLimit-Policy': {
           description:
-            'On the answers of calls rate limits applied to (README, "Limits"): each limit as `"<scope>-<period>";q=<requests>;w=<window seconds>` (draft-ietf-httpapi-ratelimit-headers), e.g. `"key-minute";q=60;w=60`.',
+            'On the answers of calls rate limits applied to (docs/guide/limits.md): each limit as `"<scope>-<period>";q=<requests>;w=<window seconds>` (draft-ietf-httpapi-ratelimit-headers), e.g. `"key-minute";q=60;w=60`.',
           schema: { type: 'string' },
         },
         RateLimit: {

@@ -86,7 +86,7 @@ async function main(): Promise<void> {
       '',
       `Try it with the ERP double (\`npm run erp-double\` in another terminal listens on ${erpDoubleUrl}, its admin`,
       'user 2 and key below); for your own ERP, put its URL, database, user id and API key in erp_instance',
-      '(README, "Connect your own Odoo"):',
+      '(docs/guide/getting-started.md, "Connect your own Odoo"):',
       `  curl -s ${base}/api/erp/version \\`,
       `    -H 'content-type: application/json' -H 'x-api-key: ${key}' \\`,
       `    -d '{"id":"1","url":"${erpDoubleUrl}"}'`,
@@ -96,10 +96,10 @@ async function main(): Promise<void> {
         `"erp_instance":{"url":"${erpDoubleUrl}","db":"erp_a","user_id":2,"api_key":"${ERP_A_ADMIN_KEY}"}}'`,
       `  curl -s ${base}/_/about`,
       '',
-      `Agents (MCP): ${base}/mcp, with the proxy key and the x-erp-* headers (README, "Agents (MCP)").`,
+      `Agents (MCP): ${base}/mcp, with the proxy key and the x-erp-* headers (docs/guide/mcp.md).`,
       ...(runtime.oauth
         ? [
-            `OAuth: on: ${base}/mcp also takes access tokens of ${runtime.oauth.issuers.join(', ')} for ${runtime.oauth.resource} (README, "Remote agents with OAuth").`,
+            `OAuth: on: ${base}/mcp also takes access tokens of ${runtime.oauth.issuers.join(', ')} for ${runtime.oauth.resource} (docs/guide/oauth.md).`,
           ]
         : []),
       '',

@@ -1,5 +1,5 @@
 /**
- * `npm run docs:settings`: writes the configuration tables of the README and docs/deployment.md
+ * `npm run docs:settings`: writes the configuration tables of docs/reference/configuration.md and docs/deployment.md
  * from the settings catalogue (lib/settings-docs.ts). `-- --check` only compares, and fails when a
  * committed table is out of date (test/infra/settings-catalogue.test.ts does the same).
  */

@@ -1,6 +1,6 @@
 /**
  * @module settings-docs
- * The configuration tables of the README (environment variables) and docs/deployment.md (context
+ * The configuration tables of docs/reference/configuration.md (environment variables) and docs/deployment.md (context
  * parameters), rendered from the settings catalogue. `npm run docs:settings` writes them between
  * their markers; test/infra/settings-catalogue.test.ts fails when a committed table differs.
  */
@@ -49,7 +49,7 @@ function readBy(setting: Setting): string {
   return setting.readBy.length === 0 ? 'local server' : functionsOf(setting);
 }
 
-/** The README's table: every environment variable the functions and the local server read. */
+/** docs/reference/configuration.md's table: every environment variable the functions and the local server read. */
 export function renderEnvironmentTable(): string {
   const rows = runtimeEntries().map(
     (setting) =>
@@ -79,7 +79,7 @@ export function renderContextTable(): string {
 
 /** The generated tables and where they go. */
 export const GENERATED_TABLES: readonly GeneratedTable[] = [
-  { file: 'README.md', id: 'environment', render: renderEnvironmentTable },
+  { file: 'docs/reference/configuration.md', id: 'environment', render: renderEnvironmentTable },
   { file: 'docs/deployment.md', id: 'context', render: renderContextTable },
 ];
 

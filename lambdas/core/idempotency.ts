@@ -327,7 +327,7 @@ export function certainlyDidNotRun(code: number | undefined): boolean {
 }
 
 /** The execute routes' results: HTTP answers whose envelope is kept and replayed with the new `id`. */
-function answerKeeping(envelopeId: string | null): Keeping<Answer> {
+export function answerKeeping(envelopeId: string | null): Keeping<Answer> {
   return {
     judge(answer) {
       // The ERP's own error: Odoo rolled its transaction back, so nothing changed.

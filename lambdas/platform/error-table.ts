@@ -122,7 +122,7 @@ export const PROXY_ERRORS = deepFreeze({
     // The limits apply to the calls that would reach an ERP: execute calls and MCP tool calls.
     apis: ['v1', 'v2', 'mcp'],
     meaning:
-      "Refused by the proxy's own rate limit or in-flight cap (the key's, the person's or the ERP's; README, \"Limits\"): the call certainly did not run; retry after Retry-After.",
+      "Refused by the proxy's own rate limit or in-flight cap (the key's, the person's or the ERP's; docs/guide/limits.md): the call certainly did not run; retry after Retry-After.",
   },
   badUpstreamResponse: {
     code: -32005,

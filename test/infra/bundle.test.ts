@@ -72,7 +72,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('README.md and BENCHMARKS.md state these sizes (npm run docs:sizes writes them)', () => {
+  it('docs/reference/performance.md and BENCHMARKS.md state these sizes (npm run docs:sizes writes them)', () => {
     const block = renderSizes(built);
     for (const name of SIZE_DOCUMENTS) {
       const text = readFileSync(name, 'utf8');

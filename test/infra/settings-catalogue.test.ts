@@ -82,7 +82,7 @@ describe('the settings catalogue', () => {
   });
 });
 
-describe('the configuration tables of the README and docs/deployment.md', () => {
+describe('the configuration tables of docs/reference/configuration.md and docs/deployment.md', () => {
   it.each(GENERATED_TABLES.map((table) => [`${table.file} (${table.id})`, table] as const))(
     '%s is the catalogue rendered (npm run docs:settings)',
     (_name, table) => {

@@ -371,8 +371,8 @@ describe('key policies over HTTP', () => {
         expect(error.retry, rule).not.toMatch(/operator does not allow this ERP or database/);
         expect(toolLines[index], rule).toMatchObject({ policy_rule: rule, error_code: -32008 });
       }
-      // The README's example of a refusal is this answer, exactly.
-      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      // The example of a refusal in the MCP guide (docs/guide/mcp.md) is this answer, exactly.
+      const readme = readFileSync(new URL('../../docs/guide/mcp.md', import.meta.url), 'utf8');
       const example = readme
         .split('\n')
         .find((line) => line.startsWith('{"error":{"source":"proxy","code":-32008'));

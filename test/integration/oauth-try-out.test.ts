@@ -1,5 +1,5 @@
 /**
- * OAuth tried locally as the README says (README, "Remote agents with OAuth", "Try it locally"):
+ * OAuth tried locally as the OAuth guide says (docs/guide/oauth.md, "Try it locally"):
  * `npm run oauth:try-out` prints the proxy's settings and the commands from a token to a tool
  * call; run as printed (a shell, curl, `npm start`'s script) against the ERP double, they work,
  * and the start banner says OAuth is on. An identity map the proxy cannot use keeps `npm start`
@@ -91,9 +91,9 @@ describe('npm run oauth:try-out, then the printed commands', () => {
   });
 });
 
-describe("the README's try-out walkthrough", () => {
+describe("the OAuth guide's try-out walkthrough (docs/guide/oauth.md)", () => {
   it('is what npm run oauth:try-out prints for the default ports, step by step', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../docs/guide/oauth.md', import.meta.url), 'utf8');
     const printed = tryOutInstructions({
       issuer: `http://127.0.0.1:${TRY_OUT_PORT}`,
       proxyPort: RUNTIME_SETTINGS.port.schema.parse(undefined),

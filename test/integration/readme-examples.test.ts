@@ -1,6 +1,6 @@
 /**
  * Examples that hit nothing by accident, and do what they say:
- * - every curl of the README runs against the local proxy (with the README's proxy key) and the
+ * - every curl of the README and the guides (LOCAL_EXAMPLE_PAGES) runs against the local proxy (with their proxy key) and the
  *   ERP double, and its sample answer is the double's real answer, byte for byte;
  * - no example targets an ERP's default port: the ERP URLs are the double's (8788);
  * - `npm run erp-double` prints a curl through the proxy at `PORT` that works as printed;
@@ -9,18 +9,26 @@
  * The scripts run as users run them (`tsx`, real processes, loopback only); each is stopped by
  * its own process handle.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
 import { ERP_DOUBLE_DEFAULT_PORT } from '../erp-double/index.ts';
 import { type Envelope, useErpDouble, withProxy } from '../support/fixtures.ts';
-import { type CurlExample, curlCommands, curlExamples } from '../support/readme-examples.ts';
+import {
+  type CurlExample,
+  curlCommands,
+  LOCAL_EXAMPLE_PAGES,
+  localCurlExamples,
+} from '../support/readme-examples.ts';
 import { startScript } from '../support/scripts.ts';
 import { TEST_PROXY_KEY } from '../support/test-secrets.ts';
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DOUBLE_DEFAULT_URL = `http://127.0.0.1:${ERP_DOUBLE_DEFAULT_PORT}`;
 const PROXY_DEFAULT_URL = `http://127.0.0.1:${RUNTIME_SETTINGS.port.schema.parse(undefined)}`;
 
@@ -50,9 +58,24 @@ function erpUrls(example: CurlExample): string[] {
   return [body.url, body.erp_instance?.url].filter((url): url is string => url !== undefined);
 }
 
-describe("the README's curl examples", () => {
+describe('the curl examples of the README and the guides', () => {
   const double = useErpDouble();
-  const examples = curlExamples('README.md');
+  const examples = localCurlExamples();
+
+  it('are all found: every page whose sh examples curl the local proxy is one LOCAL_EXAMPLE_PAGES lists', () => {
+    const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter((path) => path === 'README.md' || path.startsWith('docs/'));
+    const callsTheProxy = new RegExp(`curl -si? ${PROXY_DEFAULT_URL.replaceAll('.', '\\.')}/`);
+    const shBlocks = (path: string): string[] =>
+      readFileSync(join(ROOT, path), 'utf8').match(/^```sh\n[\s\S]*?^```$/gm) ?? [];
+    const calling = tracked.filter((path) => shBlocks(path).some((block) => callsTheProxy.test(block)));
+    expect(calling.filter((path) => !LOCAL_EXAMPLE_PAGES.includes(path))).toEqual([]);
+    expect(calling.length).toBeGreaterThanOrEqual(2);
+  });
 
   it('call the local proxy at its default address and the ERP double at its own, never an ERP port', () => {
     expect(examples.length).toBeGreaterThanOrEqual(3);

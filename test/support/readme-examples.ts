@@ -135,7 +135,24 @@ export function curlCommands(text: string, where: string, firstLine = 1, answer?
   });
 }
 
-/** Every `curl` example of a Markdown file of the repository (`README.md`, `docs/deployment.md`). */
+/**
+ * The pages whose `curl` examples call the local proxy (`npm start`) and the ERP double, as a first
+ * reader runs them: the README and the guides that moved out of it (issue 46). readme-examples.test.ts
+ * runs them all, and fails when another page holds such an example without being listed here.
+ */
+export const LOCAL_EXAMPLE_PAGES: readonly string[] = Object.freeze([
+  'README.md',
+  'docs/guide/getting-started.md',
+  'docs/guide/calling.md',
+  'docs/guide/retrying-writes.md',
+]);
+
+/** The `curl` examples of every page of LOCAL_EXAMPLE_PAGES. */
+export function localCurlExamples(): CurlExample[] {
+  return LOCAL_EXAMPLE_PAGES.flatMap((page) => curlExamples(page));
+}
+
+/** Every `curl` example of a Markdown file of the repository (`docs/guide/calling.md`, `docs/deployment.md`). */
 export function curlExamples(file: string): CurlExample[] {
   const markdown = readFileSync(`${root}${file}`, 'utf8');
   const blocks = codeBlocks(markdown);

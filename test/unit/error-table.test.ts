@@ -1,7 +1,7 @@
 /**
- * The error table (`lambdas/platform/error-table.ts`) against the README's "Proxy errors" table
+ * The error table (`lambdas/platform/error-table.ts`) against the "Proxy errors" table of docs/guide/errors.md
  * and against the error classes: adding an error code touches the table, the class that throws
- * it and the README row, and these tests fail when one of the three is missing.
+ * it and the docs row, and these tests fail when one of the three is missing.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -15,20 +15,21 @@ import {
 } from '../../lambdas/platform/error-table.ts';
 import * as errors from '../../lambdas/platform/errors.ts';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../docs/guide/errors.md', import.meta.url), 'utf8');
 const README_HEADER = '| code | HTTP | meaning | what to do |';
 
-/** The `code` and `HTTP` cells of every row of the README's "Proxy errors" table. */
+/** The `code` and `HTTP` cells of every row of the "Proxy errors" table of docs/guide/errors.md. */
 function readmeErrorRows(markdown: string): { code: number; httpStatus: number }[] {
   const lines = markdown.split('\n');
   const start = lines.indexOf(README_HEADER);
-  if (start === -1) throw new Error(`README.md has no line "${README_HEADER}"`);
+  if (start === -1) throw new Error(`docs/guide/errors.md has no line "${README_HEADER}"`);
   const rows: { code: number; httpStatus: number }[] = [];
   // Skip the header and the |---| line; the table ends at the first line that is not a row.
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
     const match = /^\| (-?\d+) \| (\d{3}) \|/.exec(line);
-    if (match === null) throw new Error(`README.md "Proxy errors": a row without a code and status: ${line}`);
+    if (match === null)
+      throw new Error(`docs/guide/errors.md "Proxy errors": a row without a code and status: ${line}`);
     rows.push({ code: Number(match[1]), httpStatus: Number(match[2]) });
   }
   return rows;
@@ -53,7 +54,7 @@ function state(): ErrorShape {
   return { api: 'v1', envelopeId: 'id-1' };
 }
 
-describe('the README "Proxy errors" table', () => {
+describe('the "Proxy errors" table of docs/guide/errors.md', () => {
   const readme = readmeErrorRows(README);
 
   it('is found and parsed', () => {

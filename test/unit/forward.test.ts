@@ -5,7 +5,7 @@
  */
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { withCallContext } from '../../lambdas/core/forward.ts';
+import { withCallContext } from '../../lambdas/core/call-context.ts';
 import type { InboundCall } from '../../lambdas/core/inbound-call.ts';
 import { negotiateEncoding } from '../../lambdas/core/response-encoding.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';

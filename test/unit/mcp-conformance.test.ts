@@ -1,12 +1,12 @@
 /**
  * The conformance run (bin/mcp-conformance.ts) and the README agree: every scenario of the suite
- * is either run or listed as not applying, with its reason in the README's table.
+ * is either run or listed as not applying, with its reason in docs/reference/mcp-protocol.md's table.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { APPLICABLE, NOT_APPLICABLE } from '../../bin/mcp-conformance.ts';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../../docs/reference/mcp-protocol.md', import.meta.url), 'utf8');
 const section = README.slice(
   README.indexOf('**The conformance suite.**'),
   README.indexOf('**What is logged.**'),
@@ -55,7 +55,7 @@ describe('the MCP conformance run', () => {
     expect([...listed].sort()).toEqual([...SUITE_SCENARIOS].sort());
   });
 
-  it("is what the README's Agents (MCP) section says: the scenarios run, and each one that does not apply", () => {
+  it('is what docs/reference/mcp-protocol.md says: the scenarios run, and each one that does not apply', () => {
     expect(section).toContain(
       `MCP conformance: ${APPLICABLE.length} of ${APPLICABLE.length} applicable scenarios passed`,
     );

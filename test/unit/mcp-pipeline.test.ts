@@ -198,8 +198,9 @@ describe('the facts of a POST /mcp request, as values', () => {
       erpHost: '127.0.0.1:9',
       erpDb: 'erp_a',
       outcome: 'proxy_error',
+      // The gate's question names the model, as an execute call's facts do before its policies.
+      model: 'res.partner',
     });
-    expect(facts.model).toBeUndefined();
   });
 });
 
@@ -223,11 +224,14 @@ describe("a policy refusal's advice names whose policy refused", () => {
       }),
       deps,
     );
-    const { retry } = JSON.parse(JSON.parse(response.body).result.content[0].text).error;
+    const { retry, message } = JSON.parse(JSON.parse(response.body).result.content[0].text).error;
     expect(retry).toContain(
       `The policy of the operator's identity map entry "sales" does not allow this model`,
     );
     expect(retry).not.toMatch(/x-erp|\bkey\b|key's/);
+    // The message too names the identity's policy, never a key's (the person has none).
+    expect(message).toMatch(/^Refused by the policy of the operator's identity map entry "sales": model /);
+    expect(message).not.toMatch(/\bkey\b|key's/);
     expect(facts).toMatchObject({ tool: 'search_count', outcome: 'proxy_error', errorCode: -32008 });
     expect(calls).toEqual([]);
   });

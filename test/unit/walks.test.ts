@@ -1,7 +1,7 @@
 /**
  * The lists that docs/design.md's walks ("The usual changes") keep in step by hand, where the code
- * cannot derive one from the other: a v1 action and an MCP tool each appear in the README (and the
- * client) as well as in the code, and an operator endpoint's answer is described in the OpenAPI
+ * cannot derive one from the other: a v1 action and an MCP tool each appear in the guides
+ * (docs/guide/calling.md, docs/guide/mcp.md; and the client) as well as in the code, and an operator endpoint's answer is described in the OpenAPI
  * document by hand. Each check names what to add when it fails.
  */
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,10 @@ import { V1_ACTIONS } from '../../lambdas/core/schemas.ts';
 import { ROUTES } from '../../lambdas/platform/routes.ts';
 import { BUILT_IN_SIGNATURES } from '../../lambdas/upstream/method-signatures.ts';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** The guide that lists the v1 actions, the From v1 to v2 table and the routes (it was the README's). */
+const calling = readFileSync(new URL('../../docs/guide/calling.md', import.meta.url), 'utf8');
+/** The guide that holds the tool table (it was the README's "Agents (MCP)"). */
+const mcpGuide = readFileSync(new URL('../../docs/guide/mcp.md', import.meta.url), 'utf8');
 
 /** The rows of the Markdown table whose header line is `header`, as arrays of trimmed cells. */
 function tableRows(text: string, header: string): string[][] {
@@ -45,17 +48,17 @@ describe('a v1 action (V1_ACTIONS in lambdas/core/schemas.ts)', () => {
     expect(missing).toEqual([]);
   });
 
-  it('is listed in the README ("Actions:", and the count in "one of N actions")', () => {
-    const paragraph = /^Actions: ([\s\S]*?) for any other method/m.exec(readme)?.[1] ?? '';
+  it('is listed in docs/guide/calling.md ("Actions:", and the count in "one of N actions")', () => {
+    const paragraph = /^Actions: ([\s\S]*?) for any other method/m.exec(calling)?.[1] ?? '';
     const listed = [...paragraph.matchAll(/`([^`]+)`/g)]
       .map((match) => match[1])
       .filter((name) => name !== 'fn_name');
     expect(listed).toEqual([...actions]);
-    expect(readme).toContain(`one of ${actions.length} actions`);
+    expect(calling).toContain(`one of ${actions.length} actions`);
   });
 
-  it('has its row in the README\'s "From v1 to v2" table', () => {
-    const rows = tableRows(readme, '| v1 | v2 |').map((row) => firstCode(row[0] ?? ''));
+  it('has its row in the "From v1 to v2" table of docs/guide/calling.md', () => {
+    const rows = tableRows(calling, '| v1 | v2 |').map((row) => firstCode(row[0] ?? ''));
     expect(actions.filter((action) => !rows.includes(action))).toEqual([]);
   });
 
@@ -67,8 +70,8 @@ describe('a v1 action (V1_ACTIONS in lambdas/core/schemas.ts)', () => {
 });
 
 describe('an MCP tool (TOOLS in lambdas/core/mcp/tools.ts)', () => {
-  it("has its row in the README's tool table, in the order tools/list gives them, with its annotations", () => {
-    const rows = tableRows(readme, '| tool | what | arguments | annotations |').map((row) => [
+  it("has its row in docs/guide/mcp.md's tool table, in the order tools/list gives them, with its annotations", () => {
+    const rows = tableRows(mcpGuide, '| tool | what | arguments | annotations |').map((row) => [
       firstCode(row[0] ?? ''),
       row[3],
     ]);
@@ -89,8 +92,8 @@ describe('an MCP tool (TOOLS in lambdas/core/mcp/tools.ts)', () => {
 });
 
 describe('a route (lambdas/platform/routes.ts)', () => {
-  it("is counted in the README's sentence on the OpenAPI document", () => {
-    expect(readme).toContain(`description of the ${ROUTES.length} routes`);
+  it("is counted in docs/guide/calling.md's sentence on the OpenAPI document", () => {
+    expect(calling).toContain(`description of the ${ROUTES.length} routes`);
   });
 });
 

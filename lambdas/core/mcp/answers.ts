@@ -412,17 +412,35 @@ export function mcpWording(message: string): string {
 }
 
 /**
+ * A key policy's refusal in the words of a caller signed in with OAuth: the policy that refused is
+ * its identity-map entry's (`entry`), never a key (the person has none).
+ */
+function identityPolicyWording(message: string, entry: string): string {
+  return message
+    .replace(
+      "Refused by this key's policy",
+      `Refused by the policy of the operator's identity map entry ${JSON.stringify(entry)}`,
+    )
+    .replace(/this key's /g, 'its ')
+    .replace(/this key /g, 'this identity ');
+}
+
+/**
  * A proxy error as a tool failure; `readOnly` says whether the tool only reads; `identity` names
  * the identity-map entry of a caller signed in with OAuth (`undefined`: a proxy key's caller).
  */
 export function proxyFailure(error: ProxyError, readOnly: boolean, identity?: string): ToolFailure {
+  const message =
+    identity !== undefined && error instanceof KeyPolicyRefusedError
+      ? identityPolicyWording(error.message, identity)
+      : error.message;
   return {
     source: 'proxy',
     code: error.code,
     message:
       error instanceof InternalError
         ? 'Internal error (a bug of the proxy; its logs have the details).'
-        : mcpWording(error.message),
+        : mcpWording(message),
     ...proxyAdvice(error, error.row.callRan, readOnly, identity),
   };
 }

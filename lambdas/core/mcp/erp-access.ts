@@ -22,11 +22,12 @@
 import type { Config } from '../../platform/config.ts';
 import {
   BadUpstreamResponseError,
+  InternalError,
   InvalidRequestError,
   Json2UnavailableError,
 } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
-import { modelListDomain, modelListed } from '../../platform/key-policy.ts';
+import { isReadMethod, modelListDomain, modelListed } from '../../platform/key-policy.ts';
 import type { ErpVersion } from '../../upstream/erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
@@ -115,7 +116,23 @@ export class ErpAccess {
     private readonly inbound: McpInbound,
     private readonly deps: McpDeps,
     private readonly context: CallContext,
+    /** The tool whose calls these are: one declared without `writes` sends only read methods. */
+    private readonly tool: { readonly name: string; readonly writes: boolean },
   ) {}
+
+  /**
+   * A tool declared without `writes` that sends a method outside the read list is a bug in its
+   * declaration (it would be listed with `MCP_WRITE_TOOLS=false`, announced read-only, offered
+   * to a read key): refused before it reaches the ERP, as an internal error (logged, -32603).
+   */
+  private declared(method: string): void {
+    if (this.tool.writes || isReadMethod(method)) return;
+    throw new InternalError(
+      new Error(
+        `The tool ${this.tool.name}, declared without writes, sent ${method}, which is not a read method.`,
+      ),
+    );
+  }
 
   /** The request's connection, checked once (headers, then the target policy), with its facts. */
   private connection(): { readonly connection: ErpConnection; readonly facts: ErpFacts } {
@@ -138,6 +155,7 @@ export class ErpAccess {
     method: string,
     kwargs: Record<string, unknown>,
   ): { readonly call: ErpCall; readonly facts: ErpFacts } {
+    this.declared(method);
     const { connection, facts } = this.connection();
     const { baseUrl, db, apiKey, uid } = connection;
     return {

@@ -1,14 +1,13 @@
 /**
  * @module core/mcp/run-tool
  * One tool call against the ERP, once the protocol layer has found the tool and checked its
- * arguments: a function from the call and its caller to a {@link ToolRun} value, the tool's
+ * arguments: a function from the call and its request to a {@link ToolRun} value, the tool's
  * outcome with what the request log and metrics learn of it (docs/design.md, "The tools/call
- * pipeline"). In order:
- *
- * 1. the caller key's policy on the tool itself (a tool that writes, under a read key: -32008);
- * 2. (the admission point: nothing has reached the ERP yet; see {@link runTool})
- * 3. the tool's ERP calls within the request's time budget, each checked by the key's policy as
- *    execute's are; every failure becomes the tool's error result (core/mcp/answers.ts).
+ * pipeline"). The call's question (the tool, its model and method, the request's ERP connection)
+ * goes through the gate (core/gate.ts), as an execute call's does: the policies, the idempotency
+ * lookup of a write tool's `idempotency_key`, the limits, then the tool's run, whose ERP requests
+ * {@link ErpAccess} checks again one by one (a second line for tools that make several); every
+ * failure becomes the tool's error result (core/mcp/answers.ts).
  *
  * It takes and returns plain values: the protocol layer (protocol/mcp/) turns the outcome into an
  * MCP result of its revision, and the facts into the request's.
@@ -16,8 +15,8 @@
 import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
-import { checkTarget } from '../../upstream/target-policy.ts';
-import { admitToErp, checkCallPolicies, withCallContext } from '../forward.ts';
+import { withCallContext } from '../call-context.ts';
+import { type CallQuestion, type Once, passGate } from '../gate.ts';
 import {
   attemptLeaseMs,
   certainlyDidNotRun,
@@ -26,11 +25,8 @@ import {
   type Keeping,
   keptValue,
   keptValueBytes,
-  runOnceWith,
 } from '../idempotency.ts';
-import { checkKeyPolicy } from '../key-policy-check.ts';
-import type { Admission } from '../limits-check.ts';
-import { factsOf, learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
+import { factsOf, learnedBefore, type RequestFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
 import {
   erpConnection,
@@ -89,15 +85,18 @@ function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
     return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
   // A policy refusal's advice names whose policy it is: the key's, or the identity-map entry's.
   const identity = erp.from === 'identity' ? erp.identity : undefined;
+  // A bug found on the way (a tool sending a method its declaration does not allow): logged too.
+  if (error instanceof InternalError)
+    return failed({ ...facts, internalError: error.cause ?? error }, proxyFailure(error, readOnly), erp);
   if (error instanceof ProxyError) return failed(facts, proxyFailure(error, readOnly, identity), erp);
   // A bug: logged with its stack (observe reads it), shown as -32603 without details.
   return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
 }
 
 /** The tool's ERP calls within the request's time budget: its answer and all it learned. */
-async function ranOnErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
-  const { value, upstream } = await withCallContext(caller, deps.config, (context) =>
-    call.tool.run(call.args as never, new ErpAccess(caller, deps, context)),
+async function ranOnErp(call: ToolCall, request: McpInbound, deps: McpDeps): Promise<ToolRun> {
+  const { value, upstream } = await withCallContext(request, deps.config, (context) =>
+    call.tool.run(call.args as never, new ErpAccess(request, deps, context, call.tool)),
   );
   const { facts, ...answer } = value;
   return {
@@ -126,40 +125,50 @@ function idempotencyKeyOf(call: ToolCall): string | undefined {
  * The fingerprint of a tool call: the tool, its arguments without `idempotency_key`, and the
  * caller's ERP connection (the same arguments against another ERP or user are another request).
  */
-function toolFingerprint(call: ToolCall, caller: McpInbound): string {
+function toolFingerprint(call: ToolCall, request: McpInbound): string {
   const { idempotency_key: _key, ...args } = call.args as Record<string, unknown>;
   return fingerprintOf(
     `mcp ${call.tool.name}`,
     new Map([
       ['arguments', JSON.stringify(args)],
-      ['erp', JSON.stringify(caller.erp)],
+      ['erp', JSON.stringify(request.erp)],
     ]),
   );
 }
 
 /**
- * The target policy and the caller key's policy on a write tool's call, before its idempotency
- * lookup (`checkCallPolicies`, as execute asks them): the model and method it sends, and the
- * request's ERP connection (the `x-erp-*` headers, or the OAuth identity's), known before it runs.
+ * The gate's question of a tool call, with its facts for the log line: the tool, the model it
+ * names, the method of a write tool (`call_method`: its own), and the request's ERP connection
+ * (the `x-erp-*` headers, checked, or the OAuth identity's), known before it runs. `erp_version`
+ * needs the URL alone (the database when given). A read tool's methods are its own to choose
+ * ({@link ErpAccess} checks each as it is sent).
  */
-async function policiesBeforeLookup(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<void> {
-  const connection = erpConnection(caller.erp, caller.presentedProxyKey);
+function toolQuestion(
+  call: ToolCall,
+  request: McpInbound,
+): { readonly question: CallQuestion; readonly facts: RequestFacts } {
   const { model } = call.args as { readonly model?: unknown };
-  const method = methodOf(call);
-  const facts = {
-    erpHost: connection.baseUrl.host,
-    erpDb: connection.db,
+  const connection =
+    call.tool.needs === 'url' ? undefined : erpConnection(request.erp, request.presentedProxyKey);
+  const target = connection?.baseUrl ?? erpUrl(request.erp);
+  const db = connection === undefined ? erpDatabase(request.erp) : connection.db;
+  const method = call.tool.writes ? methodOf(call) : undefined;
+  const question: CallQuestion = {
+    api: 'mcp',
+    tool: call.tool,
+    target,
+    ...(db === undefined ? {} : { db }),
     ...(typeof model === 'string' ? { model } : {}),
-    action: method,
+    ...(method === undefined ? {} : { method }),
   };
-  await learnedBefore(facts, async () =>
-    checkCallPolicies(deps.policy, caller.keyPolicy, {
-      ...(typeof model === 'string' ? { model } : {}),
-      method,
-      target: connection.baseUrl,
-      db: connection.db,
-    }),
-  );
+  const facts: RequestFacts = {
+    tool: call.tool.name,
+    erpHost: target.host,
+    ...(db === undefined ? {} : { erpDb: db }),
+    ...(typeof model === 'string' ? { model } : {}),
+    ...(method === undefined ? {} : { action: method }),
+  };
+  return { question, facts };
 }
 
 /** What a tool's run means for its record (core/idempotency.ts): kept, forgotten, or unknown. */
@@ -185,89 +194,56 @@ function toolKeeping(call: ToolCall): Keeping<ToolRun> {
 }
 
 /** The tool's run; the ERP's own refusal as its outcome (nothing changed), anything else thrown. */
-async function ranOrRefusedByErp(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
+async function ranOrRefusedByErp(call: ToolCall, request: McpInbound, deps: McpDeps): Promise<ToolRun> {
   try {
-    return await ranOnErp(call, caller, deps);
+    return await ranOnErp(call, request, deps);
   } catch (error) {
-    if (error instanceof ErpCallError) return failedRun(call, caller.erp, error);
+    if (error instanceof ErpCallError) return failedRun(call, request.erp, error);
     throw error;
   }
 }
 
-/**
- * The limits of a tool call (README, "Limits"), before its first ERP request: one count per tool
- * call however many requests the tool makes, and one in-flight slot held across them all.
- * Nothing when no limit is configured, or when the call names no ERP the target policy allows
- * (the tool then fails without reaching one, and a refused call does not count).
- */
-function admitTool(caller: McpInbound, deps: McpDeps): Promise<Admission | undefined> | undefined {
-  const limits = deps.limits;
-  if (limits === undefined) return undefined;
-  if (caller.keyPolicy?.limits === undefined && limits.targetLimits.size === 0) return undefined;
-  let target: URL;
-  try {
-    target = checkTarget(deps.policy, erpUrl(caller.erp), erpDatabase(caller.erp));
-  } catch {
-    return undefined;
-  }
-  return admitToErp(caller, target, limits, deps.config);
+/** A write tool's idempotency at the gate; `undefined` without an `idempotency_key`, or for a call that only reads. */
+function toolOnce(call: ToolCall, request: McpInbound, deps: McpDeps): Once<ToolRun> | undefined {
+  const key = idempotencyKeyOf(call);
+  if (key === undefined) return undefined;
+  return {
+    call: {
+      key,
+      scope: idempotencyScope(request.caller),
+      fingerprint: toolFingerprint(call, request),
+      envelopeId: null,
+      leaseMs: attemptLeaseMs(request, deps.config),
+    },
+    keeping: toolKeeping(call),
+  };
 }
 
 /**
- * `run` within the tool call's limits (a refusal is thrown: the tool's error, -32004 with when to
- * retry), its in-flight slot released after the tool's last ERP request.
+ * Runs one tool (its arguments checked) for `request`, through the gate (core/gate.ts); every
+ * failure becomes its outcome, so it never throws. A replay of an idempotent write, -32010, -32011
+ * or "outcome unknown" comes back as the tool's outcome; a refusal (the policies, the limits) as
+ * its error, with the facts learned before it.
  */
-async function limited(
-  call: ToolCall,
-  caller: McpInbound,
-  deps: McpDeps,
-  run: () => Promise<ToolRun>,
-): Promise<ToolRun> {
-  const admission = await admitTool(caller, deps);
-  if (admission === undefined) return run();
+export async function runTool(call: ToolCall, request: McpInbound, deps: McpDeps): Promise<ToolRun> {
   try {
-    const ran = await run();
-    return { outcome: ran.outcome, facts: { ...ran.facts, ...admission.facts } };
-  } catch (error) {
-    throw withFacts(error, { tool: call.tool.name, ...admission.facts });
-  } finally {
-    // The tool's last ERP request is over: its slot is free for the next call.
-    await admission.release();
-  }
-}
-
-/**
- * Runs one tool (its arguments checked) for `caller`; every failure becomes its outcome, so it
- * never throws. The admission point of issues 39 and 40 (a replay of an idempotent write, a
- * conflict, a rate refusal) is between the policy check and {@link ranOnErp}: a function of the
- * same `call` and `caller` that returns a `ToolRun` instead of running the tool; what follows the
- * run sees the returned `ToolRun` as a value. A write tool's `idempotency_key` runs the tool
- * through {@link runOnceWith} there (README, "Retrying writes safely"): a replay, -32010, -32011 or
- * "outcome unknown" comes back as the tool's outcome, the limits of issue 40 go inside.
- */
-export async function runTool(call: ToolCall, caller: McpInbound, deps: McpDeps): Promise<ToolRun> {
-  try {
-    // The caller key's policy: a tool that changes data is refused to a read key (-32008).
-    checkKeyPolicy(caller.keyPolicy, { tool: call.tool });
-    const key = idempotencyKeyOf(call);
-    if (key === undefined) return await limited(call, caller, deps, () => ranOnErp(call, caller, deps));
-    // The policies before any replay, as execute asks them: never served to a key that may no
-    // longer make the call (the ERP access asks them again on each ERP call).
-    await policiesBeforeLookup(call, caller, deps);
-    return await runOnceWith(
-      deps.idempotency,
-      {
-        key,
-        scope: idempotencyScope(caller.caller),
-        fingerprint: toolFingerprint(call, caller),
-        envelopeId: null,
-        leaseMs: attemptLeaseMs(caller, deps.config),
-      },
-      // The limits inside the attempt: a replay or a conflict costs no quota, a refusal is not kept.
-      () => limited(call, caller, deps, () => ranOrRefusedByErp(call, caller, deps)),
-      toolKeeping(call),
+    const { question, facts } = toolQuestion(call, request);
+    const passed = await learnedBefore(facts, () =>
+      passGate(
+        {
+          inbound: request,
+          question,
+          once: toolOnce(call, request, deps),
+          run: () => ranOrRefusedByErp(call, request, deps),
+        },
+        deps,
+      ),
     );
+    const run = passed.value;
+    return passed.facts === undefined
+      ? run
+      : { outcome: run.outcome, facts: { ...run.facts, ...passed.facts } };
   } catch (error) {
-    return failedRun(call, caller.erp, error);
+    return failedRun(call, request.erp, error);
   }
 }

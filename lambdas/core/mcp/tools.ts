@@ -204,6 +204,8 @@ export interface ToolDefinition<S extends Shape = Shape, N extends string = stri
   readonly outputSchema?: OutputSchema;
   /** Changes ERP data: listed only with `MCP_WRITE_TOOLS=true`, refused to a read key and to a token without `erp.write`. */
   readonly writes: boolean;
+  /** What of the request's ERP connection it needs: `url` (the database when given), or all of it (unset). */
+  readonly needs?: 'url';
   run(args: z.output<z.ZodMiniObject<S>>, erp: ErpAccess): Promise<ToolAnswer>;
 }
 
@@ -782,6 +784,7 @@ const erpVersion = tool({
   description: "The ERP's version, and which protocol the proxy uses to reach it.",
   input: () => ({}),
   outputSchema: VERSION_OUTPUT,
+  needs: 'url',
   async run(_args, erp) {
     const { value: version, facts } = await erp.version();
     const major = majorVersion(version);

@@ -1,0 +1,223 @@
+/**
+ * @module core/gate
+ * The one gate every call that may reach an ERP passes (DESIGN.md section 17; docs/design.md,
+ * "The order of checks"): an execute call, with its ERP call as the run, and each MCP tool call,
+ * with the tool's run. Its steps are {@link GATE_STEPS}, in order:
+ *
+ * 1. `policy`: the proxy's target policy and the key's (or OAuth identity's) policy, once, on the
+ *    call's question (API, model, method, target, database; an MCP tool too);
+ * 2. `idempotency-lookup` (a write with a key): a replay or a conflict ends the call here; after
+ *    the rest, the `record`;
+ * 3. `limits` (a limit that applies): the count and the in-flight slot; after the rest, the
+ *    slot's `release`;
+ * 4. `run`: the ERP call, or the tool's run.
+ *
+ * Each step either ends the call (a refusal is thrown, a replay returned) or passes it on to the
+ * rest, so a call refused at a step never reaches a later one: a refused call never counts, never
+ * takes a slot, never reaches the ERP and is never recorded. A step that has no work for a call
+ * (no key, no limit that applies) is passed over without a cost: such a call does no store work.
+ * A new step (a person's confirmation, issue 47) is one more entry of {@link GATE_STEPS}.
+ *
+ * What the gate learned comes back as a value ({@link Passed}): the run's value, the limits'
+ * facts and the call's `RateLimit-*` headers, kept apart from the value so an idempotency record
+ * never keeps them (a replay was not counted).
+ */
+import type { Config } from '../platform/config.ts';
+import { ProxyError } from '../platform/errors.ts';
+import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
+import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts';
+import { runOnceWith } from './idempotency.ts';
+import type { InboundCall } from './inbound-call.ts';
+import { checkKeyPolicy, type PolicyQuestion } from './key-policy-check.ts';
+import { admitCall, type LimitsDeps, limitsApply } from './limits-check.ts';
+import { type RequestFacts, withFacts } from './request-facts.ts';
+
+/** A call's question to the policies: what it asks, with the ERP (target and database) it names. */
+export interface CallQuestion extends PolicyQuestion {
+  readonly target: URL;
+}
+
+/** An idempotent call: the record's key and fingerprint, and what a result means for it. */
+export interface Once<T> {
+  readonly call: IdempotentCall;
+  readonly keeping: Keeping<T>;
+}
+
+/** One call at the gate. */
+export interface GateCall<T> {
+  /** Who calls (the limits' budget, the idempotency scope) and with which policy, and the time left. */
+  readonly inbound: Pick<InboundCall, 'caller' | 'keyPolicy' | 'remainingMs'>;
+  readonly question: CallQuestion;
+  /** A write with an idempotency key; `undefined`: no key, or a call that only reads (not recorded). */
+  readonly once: Once<T> | undefined;
+  /** The call itself (the ERP call, the tool's run), run once every earlier step let it through. */
+  readonly run: () => Promise<T>;
+}
+
+/** What the gate needs of the runtime. */
+export interface GateDeps {
+  readonly config: Config;
+  readonly policy: CompiledTargetPolicy;
+  readonly idempotency: IdempotencyDeps;
+  /** The store and `ERP_TARGET_LIMITS`; `undefined`: no limits are checked (tests of other parts). */
+  readonly limits?: LimitsDeps;
+}
+
+/** A call through the gate: the run's value (or a replay's), what the steps learned, and its rate headers. */
+export interface Passed<T> {
+  readonly value: T;
+  /** The limits' facts (`limitsFailedOpen`), for the log line. */
+  readonly facts?: RequestFacts;
+  /** `RateLimit-Policy` and `RateLimit` of a counted call (never a replay's: it costs no quota). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The rest of the gate after a step: takes the call on (a step may hand on a call it rewrote). */
+export type Rest<T> = (call: GateCall<T>) => Promise<Passed<T>>;
+
+/** One step of the gate. */
+export interface GateStep {
+  /** Its name in the order of checks (docs/design.md). */
+  readonly name: string;
+  /** The name of its part that runs after the rest (`release`, `record`), when it has one. */
+  readonly after?: string;
+  /** Whether the step has work for this call: a step without is passed over at no cost. */
+  applies(call: GateCall<unknown>, deps: GateDeps): boolean;
+  /** Ends the call (throws a refusal, or returns an answer of its own) or passes it to `rest`. */
+  pass<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>>;
+}
+
+/**
+ * The target policy and the key's policy on a call's question (README, "Key policies"). Rejects,
+ * rather than throws, only when the key's targets need a DNS lookup. The version endpoints, which
+ * have no ERP call to gate, ask it too.
+ */
+export function checkCallPolicies(
+  policy: CompiledTargetPolicy,
+  inbound: Pick<InboundCall, 'keyPolicy'>,
+  question: CallQuestion,
+): void | Promise<void> {
+  checkTarget(policy, question.target, question.db);
+  return checkKeyPolicy(inbound.keyPolicy, question);
+}
+
+const policyStep: GateStep = {
+  name: 'policy',
+  applies: () => true,
+  pass(call, deps, rest) {
+    const pending = checkCallPolicies(deps.policy, call.inbound, call.question);
+    return pending === undefined ? rest(call) : pending.then(() => rest(call));
+  },
+};
+
+/** A result's keeping, for the gate's value: the record keeps the value, never the rate headers. */
+function passedKeeping<T>(keeping: Keeping<T>): Keeping<Passed<T>> {
+  return {
+    judge: (passed) => keeping.judge(passed.value),
+    replay(kept, rest, envelopeId) {
+      const value = keeping.replay(kept, rest, envelopeId);
+      return value === undefined ? undefined : { value };
+    },
+    noted: (passed, idempotency) => ({ ...passed, value: keeping.noted(passed.value, idempotency) }),
+  };
+}
+
+const idempotencyStep: GateStep = {
+  name: 'idempotency-lookup',
+  after: 'record',
+  applies: (call) => call.once !== undefined,
+  pass(call, deps, rest) {
+    const once = call.once as NonNullable<typeof call.once>;
+    return runOnceWith(deps.idempotency, once.call, () => rest(call), passedKeeping(once.keeping));
+  },
+};
+
+/** How long an in-flight slot is leased when the function's time left is unknown (tests, a bare handler). */
+const FALLBACK_LEASE_HEADROOM_MS = 3_000;
+
+const limitsStep: GateStep = {
+  name: 'limits',
+  after: 'release',
+  applies: (call, deps) =>
+    deps.limits !== undefined && limitsApply(deps.limits, call.inbound, call.question.target),
+  async pass(call, deps, rest) {
+    // The slot's lease is the function's time left: a slot held by an instance that died is free
+    // again within the function's timeout.
+    const leaseMs =
+      call.inbound.remainingMs?.() ?? deps.config.maxTimeoutSeconds * 1000 + FALLBACK_LEASE_HEADROOM_MS;
+    const admission = await admitCall(deps.limits as LimitsDeps, call.inbound, call.question.target, leaseMs);
+    if (admission === undefined) return rest(call);
+    try {
+      const passed = await rest(call);
+      return {
+        value: passed.value,
+        facts: { ...passed.facts, ...admission.facts },
+        headers: admission.headers,
+      };
+    } catch (error) {
+      // A call counted, then failed (-32003, -32004...): its answer carries the limits' headers too
+      // (an idempotency record keeps only a failure's code, never its headers).
+      if (error instanceof ProxyError && Object.keys(admission.headers).length > 0)
+        error.withHeaders(admission.headers);
+      throw withFacts(error, admission.facts);
+    } finally {
+      // The call's last ERP request is over: its in-flight slot is free for the next.
+      await admission.release();
+    }
+  },
+};
+
+const runStep: GateStep = {
+  name: 'run',
+  applies: () => true,
+  pass: async (call) => ({ value: await call.run() }),
+};
+
+/** The gate's steps, in order: the only place the order is written (docs/design.md holds its words to it). */
+export const GATE_STEPS: readonly GateStep[] = Object.freeze([
+  policyStep,
+  idempotencyStep,
+  limitsStep,
+  runStep,
+]);
+
+/**
+ * The gate's order as a call meets it: each step's name, then the parts that run after the rest
+ * (`release`, `record`), innermost first.
+ */
+export function gateOrder(steps: readonly GateStep[] = GATE_STEPS): readonly string[] {
+  const afters = steps.flatMap((step) => (step.after === undefined ? [] : [step.after])).reverse();
+  return [...steps.map((step) => step.name), ...afters];
+}
+
+function passFrom<T>(
+  steps: readonly GateStep[],
+  index: number,
+  call: GateCall<T>,
+  deps: GateDeps,
+): Promise<Passed<T>> {
+  for (let at = index; at < steps.length; at += 1) {
+    const step = steps[at] as GateStep;
+    if (!step.applies(call, deps)) continue;
+    try {
+      return step.pass(call, deps, (next) => passFrom(steps, at + 1, next, deps));
+    } catch (error) {
+      // A step that refuses at once (a policy rule) rejects like one that refuses later.
+      return Promise.reject(error);
+    }
+  }
+  // The last step runs every call: reaching here is a gate written without it.
+  return Promise.reject(new Error('The gate has no step that runs the call.'));
+}
+
+/**
+ * Passes `call` through the gate's steps ({@link GATE_STEPS}): its value, facts and rate headers,
+ * or the refusal of the step that ended it (thrown). `steps` is for tests (a mutated order).
+ */
+export function passGate<T>(
+  call: GateCall<T>,
+  deps: GateDeps,
+  steps: readonly GateStep[] = GATE_STEPS,
+): Promise<Passed<T>> {
+  return passFrom(steps, 0, call, deps);
+}

@@ -1,0 +1,245 @@
+/**
+ * The gate's order (docs/design.md, "The order of checks"; core/gate.ts) over real HTTP, on both
+ * routes (`POST /v2/erp/execute` and `POST /mcp` tools/call), for a key's limit and an ERP's limit
+ * (`ERP_TARGET_LIMITS`: a rate, and `in_flight`), with and without an idempotency key: a call the
+ * policy step refuses (model, database, target, API, read-only) never counts, never takes a slot,
+ * never reaches the ERP (the double counts its requests) and is never recorded under its key.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ErpDouble } from '../erp-double/types.ts';
+import { type Envelope, USERS, useErpDouble, withProxy } from '../support/fixtures.ts';
+import { erpHeaders, isError, toolError, withMcpClient } from '../support/mcp-client.ts';
+import type { ProxyHarness } from '../support/proxy-harness.ts';
+
+const admin = USERS.adminA;
+
+const KEYS = {
+  writer: 'gate-writer-0123456789abcdef',
+  reader: 'gate-reader-0123456789abcdef',
+  elsewhere: 'gate-elsewhere-0123456789abcdef',
+  v1only: 'gate-v1only-0123456789abcdef',
+} as const;
+
+/** The keys; `limited`: each with a limit of one call a day (else none: the ERP's limit alone applies). */
+function keysJson(limited: boolean): string {
+  const limits = limited ? { limits: [{ requests: 1, per: 'day' }] } : {};
+  return JSON.stringify({
+    keys: [
+      {
+        name: 'writer',
+        key: KEYS.writer,
+        policy: { models: ['res.partner'], databases: ['erp_a'], ...limits },
+      },
+      { name: 'reader', key: KEYS.reader, policy: { access: 'read', ...limits } },
+      { name: 'elsewhere', key: KEYS.elsewhere, policy: { targets: ['erp.example.com'], ...limits } },
+      { name: 'v1only', key: KEYS.v1only, policy: { apis: ['v1'], ...limits } },
+    ],
+  });
+}
+
+/** What a refused call asks, as one of the policy's rules sees it. */
+interface Refused {
+  readonly rule: string;
+  readonly key: string;
+  readonly model: string;
+  readonly db: string;
+  /** Always a write (the read-only rule), or a write only when an idempotency key is sent. */
+  readonly write?: boolean;
+}
+
+const REFUSED: readonly Refused[] = [
+  { rule: 'model', key: KEYS.writer, model: 'res.users', db: 'erp_a' },
+  { rule: 'database', key: KEYS.writer, model: 'res.partner', db: 'erp_b' },
+  { rule: 'target', key: KEYS.elsewhere, model: 'res.partner', db: 'erp_a' },
+  { rule: 'access', key: KEYS.reader, model: 'res.partner', db: 'erp_a', write: true },
+];
+
+/** The ERP calls that reached the double (JSON-2: the execute API and the tools on ERP 19). */
+function erpCalls(double: ErpDouble): number {
+  return double.requests.filter((request) => request.path.startsWith('/json/2/')).length;
+}
+
+let keyCount = 0;
+/** A fresh idempotency key (or none). */
+function keyFor(keyed: boolean): string | undefined {
+  keyCount += 1;
+  return keyed ? `gate-order-${process.pid}-${Date.now()}-${keyCount}` : undefined;
+}
+
+/** A call on one route: its error code (`undefined`: served), for a key and an ERP connection. */
+type Route = (
+  proxy: ProxyHarness,
+  double: ErpDouble,
+  call: { key: string; model: string; db: string; write: boolean; idempotencyKey: string | undefined },
+) => Promise<number | undefined>;
+
+const execute: Route = async (proxy, double, call) => {
+  const answer = await proxy.post(
+    '/v2/erp/execute',
+    {
+      id: 'gate',
+      erp_instance: { url: double.url, db: call.db, api_key: admin.apiKey },
+      model_id: call.model,
+      method: call.write ? 'create' : 'search_count',
+      kwargs: call.write ? { vals_list: [{ name: 'Gate order' }] } : { domain: [] },
+    },
+    {
+      'x-api-key': call.key,
+      ...(call.idempotencyKey === undefined ? {} : { 'idempotency-key': call.idempotencyKey }),
+    },
+  );
+  if (answer.status === 200) return undefined;
+  return (answer.json as Envelope | undefined)?.error?.code ?? answer.status;
+};
+
+const mcp: Route = (proxy, double, call) =>
+  withMcpClient(
+    proxy.url,
+    { 'x-api-key': call.key, ...erpHeaders({ url: double.url, db: call.db, apiKey: admin.apiKey }) },
+    async (client) => {
+      const result = call.write
+        ? await client.callTool({
+            name: 'create',
+            arguments: {
+              model: call.model,
+              values: { name: 'Gate order' },
+              ...(call.idempotencyKey === undefined ? {} : { idempotency_key: call.idempotencyKey }),
+            },
+          })
+        : await client.callTool({ name: 'search_count', arguments: { model: call.model } });
+      return isError(result) ? toolError(result).code : undefined;
+    },
+  );
+
+const ROUTES = { 'POST /v2/erp/execute': execute, 'POST /mcp tools/call': mcp } as const;
+
+/** Every refused call of the matrix on `route`: each -32008; the idempotency keys they used. */
+async function sendRefused(
+  route: Route,
+  proxy: ProxyHarness,
+  double: ErpDouble,
+  keyed: boolean,
+): Promise<readonly (number | undefined)[]> {
+  const codes = await Promise.all(
+    REFUSED.map((refused) =>
+      route(proxy, double, {
+        ...refused,
+        write: refused.write === true || keyed,
+        idempotencyKey: keyFor(keyed),
+      }),
+    ),
+  );
+  // The API rule: a v1-only key on this route (the chain's step on /mcp, the gate's on execute).
+  if (route === execute)
+    return [
+      ...codes,
+      await route(proxy, double, {
+        key: KEYS.v1only,
+        model: 'res.partner',
+        db: 'erp_a',
+        write: keyed,
+        idempotencyKey: keyFor(keyed),
+      }),
+    ];
+  return codes;
+}
+
+describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, route) => {
+  const double = useErpDouble({ mode: '19' });
+
+  describe.each([false, true])('with an idempotency key: %s', (keyed) => {
+    it("never counts against the key's limit, and is never recorded under its key", async () => {
+      await withProxy(
+        { env: { PROXY_API_KEY: '', PROXY_API_KEYS: keysJson(true), MCP_WRITE_TOOLS: 'true' } },
+        async (proxy) => {
+          double.reset();
+          // The model rule's refused call with a key: the same key then serves an allowed call.
+          const idempotencyKey = keyFor(keyed);
+          const first = await route(proxy, double, {
+            key: KEYS.writer,
+            model: 'res.users',
+            db: 'erp_a',
+            write: keyed,
+            idempotencyKey,
+          });
+          expect(first).toBe(-32008);
+          expect(await sendRefused(route, proxy, double, keyed)).toEqual(
+            Array((route === execute ? 5 : 4) as number).fill(-32008),
+          );
+          expect(erpCalls(double)).toBe(0);
+          // Each key's one call a day is still there: the refusals did not count.
+          const writer = await route(proxy, double, {
+            key: KEYS.writer,
+            model: 'res.partner',
+            db: 'erp_a',
+            write: keyed,
+            idempotencyKey,
+          });
+          expect(writer).toBeUndefined();
+          const reader = await route(proxy, double, {
+            key: KEYS.reader,
+            model: 'res.partner',
+            db: 'erp_a',
+            write: false,
+            idempotencyKey: undefined,
+          });
+          expect(reader).toBeUndefined();
+          expect(erpCalls(double)).toBe(2);
+        },
+      );
+    });
+
+    it("never counts against the ERP's rate", async () => {
+      await withProxy(
+        {
+          env: {
+            PROXY_API_KEY: '',
+            PROXY_API_KEYS: keysJson(false),
+            MCP_WRITE_TOOLS: 'true',
+            ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { requests: 1, per: 'day' } }),
+          },
+        },
+        async (proxy) => {
+          double.reset();
+          await sendRefused(route, proxy, double, keyed);
+          expect(erpCalls(double)).toBe(0);
+          const allowed = { key: KEYS.writer, model: 'res.partner', db: 'erp_a', write: keyed };
+          expect(await route(proxy, double, { ...allowed, idempotencyKey: keyFor(keyed) })).toBeUndefined();
+          // The ERP's one call a day is now used: the limit holds.
+          expect(await route(proxy, double, { ...allowed, idempotencyKey: keyFor(keyed) })).toBe(-32004);
+          expect(erpCalls(double)).toBe(1);
+        },
+      );
+    });
+
+    it("never takes the ERP's in-flight slot: refused by the policy while a served call holds it", async () => {
+      await withProxy(
+        {
+          env: {
+            PROXY_API_KEY: '',
+            PROXY_API_KEYS: keysJson(false),
+            MCP_WRITE_TOOLS: 'true',
+            ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
+          },
+        },
+        async (proxy) => {
+          double.reset();
+          double.setDelay(1_500);
+          try {
+            const allowed = { key: KEYS.writer, model: 'res.partner', db: 'erp_a', write: keyed };
+            const served = route(proxy, double, { ...allowed, idempotencyKey: keyFor(keyed) });
+            // Wait until the served call holds the slot (it reached the ERP).
+            await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
+            const codes = await sendRefused(route, proxy, double, keyed);
+            expect(codes.every((code) => code === -32008)).toBe(true);
+            expect(await served).toBeUndefined();
+            expect(erpCalls(double)).toBe(1);
+            expect(double.maxInFlight).toBe(1);
+          } finally {
+            double.setDelay(0);
+          }
+        },
+      );
+    });
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * The gate (core/gate.ts): its steps' names are docs/design.md's "The order of checks", and a call
+ * the policy step refuses reaches no later step.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { GATE_STEPS, type GateStep, gateOrder, passGate } from '../../lambdas/core/gate.ts';
+import { loadConfig } from '../../lambdas/platform/config.ts';
+import { KeyPolicyRefusedError } from '../../lambdas/platform/errors.ts';
+import type { KeyPolicy } from '../../lambdas/platform/key-policy.ts';
+import { compileTargetPolicy } from '../../lambdas/upstream/target-policy.ts';
+
+/** The steps before the gate, the chain's (handlers/chain.ts). */
+const CHAIN_STEPS = ['route-and-key', 'license', 'body'];
+
+/** The step names of the numbered list under "### The order of checks". */
+function documentedOrder(): string[] {
+  const text = readFileSync(new URL('../../docs/design.md', import.meta.url), 'utf8');
+  const start = text.indexOf('### The order of checks');
+  expect(start).toBeGreaterThan(0);
+  const section = text.slice(start, text.indexOf('\n### ', start + 1));
+  return [...section.matchAll(/^\d+\. `([a-z-]+)`/gm)].map((match) => match[1] as string);
+}
+
+const config = loadConfig({ PROXY_API_KEY: 'k'.repeat(32) });
+const deps = {
+  config,
+  policy: compileTargetPolicy({
+    allowedTargets: config.allowedTargets,
+    allowedDatabases: config.allowedDatabases,
+  }),
+  idempotency: { store: undefined, ttlSeconds: 60 },
+};
+
+describe('the gate', () => {
+  it("names its steps as docs/design.md's order of checks does, in the same order", () => {
+    expect(gateOrder()).toEqual(['policy', 'idempotency-lookup', 'limits', 'run', 'release', 'record']);
+    expect(documentedOrder()).toEqual([...CHAIN_STEPS, ...gateOrder()]);
+  });
+
+  it('takes a new step in one place: its name lands in the order where it is inserted', () => {
+    const confirmation: GateStep = {
+      name: 'confirmation',
+      applies: () => true,
+      pass: (call, _deps, rest) => rest(call),
+    };
+    const steps = [...GATE_STEPS.slice(0, 2), confirmation, ...GATE_STEPS.slice(2)];
+    expect(gateOrder(steps)).toEqual([
+      'policy',
+      'idempotency-lookup',
+      'confirmation',
+      'limits',
+      'run',
+      'release',
+      'record',
+    ]);
+  });
+
+  it('a call the policy refuses reaches no later step; one it allows passes the steps that apply, in order', async () => {
+    const seen: string[] = [];
+    const spy = (name: string): GateStep => ({
+      name,
+      applies: () => true,
+      pass: (call, _deps, rest) => {
+        seen.push(name);
+        return rest(call);
+      },
+    });
+    const steps = [GATE_STEPS[0] as GateStep, spy('later'), ...GATE_STEPS.slice(1)];
+    const run = async () => {
+      seen.push('run');
+      return 'ran';
+    };
+    const inbound = {
+      caller: { kind: 'key', name: 'k' } as const,
+      keyPolicy: {
+        apis: undefined,
+        access: 'write',
+        models: { exact: new Set(['res.partner']), prefixes: [] },
+        targets: undefined,
+        databases: undefined,
+        limits: undefined,
+        confirm: undefined,
+      } as KeyPolicy | undefined,
+      remainingMs: undefined,
+    };
+    const question = { model: 'res.users', method: 'read', target: new URL('http://127.0.0.1:9'), db: 'a' };
+    await expect(passGate({ inbound, question, once: undefined, run }, deps, steps)).rejects.toBeInstanceOf(
+      KeyPolicyRefusedError,
+    );
+    expect(seen).toEqual([]);
+    const passed = await passGate(
+      { inbound: { ...inbound, keyPolicy: undefined }, question, once: undefined, run },
+      deps,
+      steps,
+    );
+    // No key and no limits: the idempotency and limits steps are passed over.
+    expect(passed).toEqual({ value: 'ran' });
+    expect(seen).toEqual(['later', 'run']);
+  });
+});
