@@ -12,7 +12,7 @@
  * - the tool and all its arguments, `idempotency_key` included (canonical JSON);
  * - the ERP connection: URL, database, and a hash of the ERP user and key, so a confirmation shown
  *   for one ERP cannot be replayed at another by changing the `x-erp-*` headers;
- * - an expiry (`CONFIRM_TTL`) and a random nonce (used once: core/confirm/step.ts).
+ * - an expiry (`CONFIRM_TTL`) and a random nonce (used once: core/confirm/gate-step.ts).
  *
  * The seal's key id travels in the clear (authenticated), so a state sealed before a rotation is
  * opened with the key it names while that key is held.
