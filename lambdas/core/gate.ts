@@ -28,8 +28,8 @@
 import type { Config } from '../platform/config.ts';
 import { ProxyError } from '../platform/errors.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
-import { refuseUnconfirmedWrite } from './confirm/policy.ts';
 import { type ConfirmGate, passConfirmation } from './confirm/gate-step.ts';
+import { refuseUnconfirmedWrite } from './confirm/policy.ts';
 import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts';
 import { runOnceWith } from './idempotency.ts';
 import type { InboundCall } from './inbound-call.ts';
