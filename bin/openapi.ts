@@ -128,7 +128,7 @@ const AboutSchema = z.object({
     .boolean()
     .nullable()
     .describe(
-      "Whether any proxy key's policy has a person confirm MCP writes (confirm: docs/confirmations.md), never which; the OAuth identity map is not read here (an entry may confirm too); null when the keys could not be read.",
+      "Whether any proxy key's policy has a person confirm MCP writes (confirm: docs/guide/confirmations.md), never which; the OAuth identity map is not read here (an entry may confirm too); null when the keys could not be read.",
     ),
   state_store: z
     .enum(['dynamodb', 'embedded', 'none'])

@@ -69,7 +69,7 @@ export interface RequestFacts {
    * (-32010), `key_reused` (-32011), `store_unavailable` (-32004, nothing ran).
    */
   readonly idempotency?: IdempotencyOutcome;
-  /** How a person's confirmation of an MCP write ended (docs/confirmations.md). */
+  /** How a person's confirmation of an MCP write ended (docs/guide/confirmations.md). */
   readonly confirmation?: ConfirmationOutcome;
   /**
    * A bug caught where the answer must still be a normal one (an MCP tool's result, with

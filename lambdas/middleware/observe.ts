@@ -92,7 +92,7 @@ export type RequestLogFields = {
   limits_failed_open: boolean | null;
   /** What the call's `Idempotency-Key` did: `recorded`, `replayed`, `in_progress`, `key_reused`... (README, "Retrying writes safely"). */
   idempotency: IdempotencyOutcome | null;
-  /** How a person's confirmation of an MCP write ended: `asked`, `accepted`, `declined`... (docs/confirmations.md). */
+  /** How a person's confirmation of an MCP write ended: `asked`, `accepted`, `declined`... (docs/guide/confirmations.md). */
   confirmation: ConfirmationOutcome | null;
 };
 

@@ -67,7 +67,7 @@ export interface About {
    */
   limits: boolean | null;
   /**
-   * Whether any proxy key's policy has a person confirm MCP writes (`confirm`: docs/confirmations.md);
+   * Whether any proxy key's policy has a person confirm MCP writes (`confirm`: docs/guide/confirmations.md);
    * never which. The identity map is not read here: an OAuth entry may confirm too. `null` when the
    * keys could not be read.
    */

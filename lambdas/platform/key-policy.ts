@@ -18,7 +18,7 @@
  *   of which must hold (platform/limits.ts); a budget per key name, per person for an OAuth
  *   identity (README, "Limits");
  * - `confirm`: `"writes"` (every MCP write tool) or a list of write tool names whose calls a person
- *   confirms through the MCP client first (docs/confirmations.md). Which names are write tools, and
+ *   confirms through the MCP client first (docs/guide/confirmations.md). Which names are write tools, and
  *   that the policy can write through `/mcp` at all, core/confirm/policy.ts checks at load.
  *
  * A field or value the schema does not know fails the whole document (fail closed), with a message
@@ -116,7 +116,7 @@ export interface KeyPolicy {
   readonly databases: ReadonlySet<string> | undefined;
   /** Rate limits, all of which must hold; `undefined`: none (README, "Limits"). */
   readonly limits: readonly RateLimit[] | undefined;
-  /** The write tools a person confirms (`"writes"`: every one); `undefined`: none (docs/confirmations.md). */
+  /** The write tools a person confirms (`"writes"`: every one); `undefined`: none (docs/guide/confirmations.md). */
   readonly confirm: ConfirmPolicy | undefined;
 }
 

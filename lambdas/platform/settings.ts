@@ -723,7 +723,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     readBy: ['mcp'],
     about: true,
     meaning:
-      "seconds a person has to answer a confirmation form (a key's or identity's `confirm`: docs/confirmations.md; default 10 min, at most 60); a later answer is asked again",
+      "seconds a person has to answer a confirmation form (a key's or identity's `confirm`: docs/guide/confirmations.md; default 10 min, at most 60); a later answer is asked again",
   },
   stateTable: {
     env: 'STATE_TABLE',

@@ -1,5 +1,5 @@
 /**
- * A person confirms what an agent writes (issue 47; docs/confirmations.md), end to end: the
+ * A person confirms what an agent writes (issue 47; docs/guide/confirmations.md), end to end: the
  * official v2 MCP client (`@modelcontextprotocol/client`) pinned to 2026-07-28 with its
  * elicitation handler, against the local proxy and the ERP double, which counts the writes it
  * receives; raw HTTP for what a client library would not send (a state replayed, changed, sent by

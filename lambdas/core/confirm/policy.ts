@@ -1,6 +1,6 @@
 /**
  * @module core/confirm/policy
- * Which calls a person confirms (docs/confirmations.md): a key's or identity's policy `confirm`
+ * Which calls a person confirms (docs/guide/confirmations.md): a key's or identity's policy `confirm`
  * (platform/key-policy.ts reads it: `"writes"` or a list of tool names) against the MCP tool
  * declarations (core/mcp/tools.ts: the one list of tools and of which ones write).
  *

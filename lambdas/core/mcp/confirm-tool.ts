@@ -1,6 +1,6 @@
 /**
  * @module core/mcp/confirm-tool
- * A write tool's call whose caller's policy has a person confirm it (docs/confirmations.md): its
+ * A write tool's call whose caller's policy has a person confirm it (docs/guide/confirmations.md): its
  * confirmation at the gate (core/confirm/gate-step.ts) in the terms of a tool call, a {@link ToolRun}
  * with its facts (the `confirmation` log field and metric):
  *

@@ -71,7 +71,7 @@ export interface McpDeps {
   readonly idempotency: IdempotencyDeps;
   /** The proxy's limits (README, "Limits"): the store and `ERP_TARGET_LIMITS`; absent: none checked. */
   readonly limits?: LimitsDeps;
-  /** A person's confirmations (docs/confirmations.md): the seal keys, the store, `CONFIRM_TTL`; absent: a key generated at start and the idempotency store. */
+  /** A person's confirmations (docs/guide/confirmations.md): the seal keys, the store, `CONFIRM_TTL`; absent: a key generated at start and the idempotency store. */
   readonly confirm?: ConfirmDeps;
 }
 

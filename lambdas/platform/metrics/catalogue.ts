@@ -81,7 +81,7 @@ export const MetricName = {
    */
   IdempotencyConflicts: 'IdempotencyConflicts',
   /**
-   * Count of a person's confirmations of MCP writes (docs/confirmations.md), by outcome (`asked`,
+   * Count of a person's confirmations of MCP writes (docs/guide/confirmations.md), by outcome (`asked`,
    * `accepted`, `declined`, `cancelled`, `expired`, `invalid`).
    */
   Confirmations: 'Confirmations',

@@ -1,6 +1,6 @@
 /**
  * @module protocol/mcp/confirmation
- * A person's confirmation of a write tool's call (docs/confirmations.md), as the MCP protocol
+ * A person's confirmation of a write tool's call (docs/guide/confirmations.md), as the MCP protocol
  * carries it (2026-07-28, "input required" results): what a `tools/call` request tells the
  * confirmation step (its revision, the client's declared elicitation, the `requestState` and
  * `inputResponses` it sent back), and what the step's end becomes:
