@@ -5,11 +5,15 @@
  * receives; raw HTTP for what a client library would not send (a state replayed, changed, sent by
  * another key, for other arguments or another ERP).
  */
-import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import type { ErpDouble } from '../erp-double/index.ts';
 import { USERS, useErpAndProxy } from '../support/fixtures.ts';
-import { erpHeaders as connectionHeaders, MODERN_VERSION, withMcpClient } from '../support/mcp-client.ts';
+import {
+  erpHeaders as connectionHeaders,
+  MODERN_VERSION,
+  withConfirmingClient,
+  withMcpClient,
+} from '../support/mcp-client.ts';
 
 const admin = USERS.adminA;
 const KEYS = {
@@ -25,44 +29,11 @@ const PROXY_API_KEYS = JSON.stringify({
   ],
 });
 
-type Action = 'accept' | 'decline' | 'cancel';
-
 function headers(double: ErpDouble, key: string = KEYS.agent, db = 'erp_a'): Record<string, string> {
   return {
     'x-api-key': key,
     ...connectionHeaders({ url: double.url, db, apiKey: admin.apiKey, uid: admin.uid }),
   };
-}
-
-/** The v2 client pinned to 2026-07-28, declaring form elicitation, answering every form with `action`. */
-async function withPerson<T>(
-  url: string,
-  head: Record<string, string>,
-  answer: Action | undefined,
-  test: (client: ModernClient, forms: string[]) => Promise<T>,
-): Promise<T> {
-  const forms: string[] = [];
-  const client = new ModernClient(
-    { name: 'confirm-tests', version: '1.0.0' },
-    {
-      versionNegotiation: { mode: { pin: MODERN_VERSION } },
-      capabilities: answer === undefined ? {} : { elicitation: { form: {} } },
-    },
-  );
-  if (answer !== undefined) {
-    client.setRequestHandler('elicitation/create', async (request) => {
-      forms.push((request.params as { message: string }).message);
-      return { action: answer };
-    });
-  }
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: head } }),
-  );
-  try {
-    return await test(client, forms);
-  } finally {
-    await client.close();
-  }
 }
 
 /** The ERP writes the double received (create, write, unlink, over JSON-2 or /jsonrpc). */
@@ -121,7 +92,7 @@ describe('a person confirms MCP writes (2026-07-28, the official v2 client)', ()
 
   it('accepted: the form says what will happen, and the write runs once', async () => {
     double.reset();
-    await withPerson(proxy.url, headers(double), 'accept', async (client, forms) => {
+    await withConfirmingClient(proxy.url, headers(double), 'accept', async (client, forms) => {
       const result = await client.callTool({
         name: 'write',
         arguments: { model: 'res.partner', ids: [1], values: { name: 'Renamed' } },
@@ -143,7 +114,7 @@ describe('a person confirms MCP writes (2026-07-28, the official v2 client)', ()
       ['decline', 'declined'],
       ['cancel', 'cancelled'],
     ] as const) {
-      await withPerson(proxy.url, headers(double), action, async (client) => {
+      await withConfirmingClient(proxy.url, headers(double), action, async (client) => {
         const result = await client.callTool({ name: 'create', arguments: CREATE });
         expect(result.isError).toBe(false);
         expect(result.structuredContent).toEqual({ confirmed: false, outcome });
@@ -155,12 +126,12 @@ describe('a person confirms MCP writes (2026-07-28, the official v2 client)', ()
 
   it('reads and keys without confirm are never asked', async () => {
     double.reset();
-    await withPerson(proxy.url, headers(double, KEYS.free), 'decline', async (client, forms) => {
+    await withConfirmingClient(proxy.url, headers(double, KEYS.free), 'decline', async (client, forms) => {
       const created = await client.callTool({ name: 'create', arguments: CREATE });
       expect(created.isError ?? false).toBe(false);
       expect(forms).toEqual([]);
     });
-    await withPerson(proxy.url, headers(double), 'decline', async (client, forms) => {
+    await withConfirmingClient(proxy.url, headers(double), 'decline', async (client, forms) => {
       await client.callTool({ name: 'search_read', arguments: { model: 'res.partner', limit: 1 } });
       await client.callTool({
         name: 'call_method',
@@ -172,7 +143,7 @@ describe('a person confirms MCP writes (2026-07-28, the official v2 client)', ()
   });
 
   it('tools/list marks the tools a person confirms', async () => {
-    await withPerson(proxy.url, headers(double), 'accept', async (client) => {
+    await withConfirmingClient(proxy.url, headers(double), 'accept', async (client) => {
       const { tools } = await client.listTools();
       const create = tools.find((tool) => tool.name === 'create');
       expect(create?.description).toMatch(/A person confirms each call of this tool/);
