@@ -15,13 +15,17 @@
  * It prints the settings to start the proxy with and the commands from a token to a tool call.
  * Development only: it keeps everything in memory, its keys are made at each start, and anyone
  * on this machine can sign in. `--port` (default 8790) is its own port; `PORT` and
- * `ERP_DOUBLE_PORT`, as `npm start` reads them, say where the proxy and the ERP double listen.
+ * `ERP_DOUBLE_PORT`, as `npm start` reads them, say where the proxy and the ERP double listen;
+ * `--help` prints the options ({@link TRY_OUT_USAGE}). Under npm, it stops when npm goes
+ * (bin/npm-parent.ts), as `npm start` does.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { type ClientMetadata } from 'oidc-provider';
+import { stopWhenNpmGoes } from './npm-parent.ts';
 
 /** The try-out's client for curl (client credentials); public: this issuer is for development only. */
 export const TRY_OUT_CLIENT = Object.freeze({ id: 'erp-proxy-try-out', secret: 'try-out-secret' });
@@ -153,17 +157,58 @@ export function tryOutInstructions(where: {
   ].join('\n');
 }
 
-async function main(argv: readonly string[]): Promise<void> {
-  const option = (name: string): string | undefined => {
-    const at = argv.indexOf(name);
-    return at >= 0 ? argv[at + 1] : undefined;
-  };
-  const portText = option('--port') ?? String(TRY_OUT_PORT);
+/** What `npm run oauth:try-out -- --help` prints. */
+export const TRY_OUT_USAGE = [
+  'Usage: npm run oauth:try-out [-- --port <port>]',
+  '',
+  'A development authorization server on 127.0.0.1, to try /mcp with OAuth: any name and password',
+  'signs in. It prints the settings to start the proxy with, and the commands from a token to a',
+  'tool call. Development only: everything is in memory, and its keys are made at each start.',
+  '',
+  'Options:',
+  `  --port <port>  the port it listens on (default ${TRY_OUT_PORT}; 0: any free port)`,
+  '  --help         print this and exit',
+  '',
+  'Environment: PORT and ERP_DOUBLE_PORT, as `npm start` and `npm run erp-double` read them, say',
+  'where the proxy and the ERP double listen in the printed commands.',
+  '',
+].join('\n');
+
+/** The command line: the port to listen on, the usage asked for, or what is wrong with it. */
+export function tryOutOptions(
+  argv: readonly string[],
+): { readonly port: number } | { readonly help: true } | { readonly problem: string } {
+  let values: { port?: string | undefined; help?: boolean | undefined };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { port: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
+  }
+  if (values.help) return { help: true };
+  const portText = values.port ?? String(TRY_OUT_PORT);
   const port = Number(portText);
   if (!/^\d{1,5}$/.test(portText) || port > 65_535) {
-    process.stderr.write(`oauth:try-out: --port must be a port number, not ${JSON.stringify(portText)}\n`);
+    return { problem: `--port must be a port number, not ${JSON.stringify(portText)}` };
+  }
+  return { port };
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const options = tryOutOptions(argv);
+  if ('help' in options) {
+    process.stdout.write(TRY_OUT_USAGE);
+    return;
+  }
+  if ('problem' in options) {
+    process.stderr.write(`oauth:try-out: ${options.problem}\n\n${TRY_OUT_USAGE}`);
     process.exit(2);
   }
+  const { port } = options;
   const { RUNTIME_SETTINGS } = await import('../lambdas/platform/settings.ts');
   const proxyPort = RUNTIME_SETTINGS.port.schema.parse(process.env.PORT);
   // The double's fixed, public test key (test/erp-double/users.ts), as `npm start`'s curls use it.
@@ -202,6 +247,7 @@ async function main(argv: readonly string[]): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  stopWhenNpmGoes('oauth:try-out', stop);
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -118,6 +118,12 @@ const AboutSchema = z.object({
     .describe(
       'Whether any proxy key carries a policy (docs/guide/policies.md, "Key policies"), never what they say; null when the keys could not be read.',
     ),
+  key_policy_call_rules: z
+    .boolean()
+    .nullable()
+    .describe(
+      'Whether any proxy key\'s policy has methods, fields or companies rules (docs/guide/policies.md, "Methods, fields and companies"), never what they say; null when the keys could not be read.',
+    ),
   limits: z
     .boolean()
     .nullable()
@@ -949,8 +955,16 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           in: 'header',
           required: false,
           description:
-            "Makes a write safe to retry (docs/guide/retrying-writes.md): a call that can write runs at most once per key and caller; the same key and request again gets the first answer (`Idempotent-Replayed: true`), with this request's `id`. A fresh value (a ULID or UUID) per logical operation, reused on its retries. Another request with the same key: 422 -32011; while the first runs: 409 -32010. Reads are served as usual and not recorded. Kept for `IDEMPOTENCY_TTL` (24 h).",
-          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+            'Makes a write safe to retry (docs/guide/retrying-writes.md): a call that can write runs at most once per key and caller; the same key and request again gets the first answer (`Idempotent-Replayed: true`), with this request\'s `id`. A fresh value (a ULID or UUID) per logical operation, reused on its retries. Another request with the same key: 422 -32011; while the first runs: 409 -32010. Reads are served as usual and not recorded. Kept for `IDEMPOTENCY_TTL` (24 h). One item (draft-ietf-httpapi-idempotency-key-header): the key as sent, or a structured-field string (`"K"` is the key `K`; `\\"` and `\\\\` are its escapes), 1 to 255 visible ASCII characters without a comma either way. A comma (a list, or the header sent twice, which arrives joined by a comma) or an empty value: 400 -32600 naming the header, before any ERP traffic.',
+          schema: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 512,
+            // A key as sent (not starting with a quote), or a structured-field string whose escapes
+            // are `\"` and `\\`; no comma either way (test/property/idempotency-key.property.test.ts).
+            pattern:
+              '^(?:[\\x21\\x23-\\x2B\\x2D-\\x7E][\\x21-\\x2B\\x2D-\\x7E]{0,254}|"(?:[\\x21\\x23-\\x2B\\x2D-\\x5B\\x5D-\\x7E]|\\\\["\\\\]){1,255}")$',
+          },
         },
       },
       headers: {

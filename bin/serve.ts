@@ -4,10 +4,12 @@
  * environment (see the README); with no proxy key configured, one is generated and printed once.
  * It prints curls for the address it listens on, aimed at the ERP double (`npm run erp-double`, on
  * `ERP_DOUBLE_PORT`, 8788 by default: no ERP's default port, so a pasted curl never reaches a real
- * ERP by accident) with the double's own admin key, and warns when the license is invalid or expires within
- * `LICENSE_WARNING_DAYS`.
+ * ERP by accident) with the double's own admin key, says which state store it keeps its
+ * idempotency records and limit counters in and whether limits are on (lambdas/local/banner.ts),
+ * and warns when the license is invalid or expires within `LICENSE_WARNING_DAYS`.
  */
 import type { AddressInfo } from 'node:net';
+import { stopWhenNpmGoes } from './npm-parent.ts';
 
 /**
  * What the banner's curls put in `x-api-key` when the key is the operator's (never the key itself):
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
   const { getRuntime } = await import('../lambdas/handlers/runtime.ts');
   const { createLocalServer } = await import('../lambdas/local/server.ts');
   const { licenseWarning } = await import('../lambdas/platform/license-notice.ts');
+  const { limitsLine, stateStoreLine } = await import('../lambdas/local/banner.ts');
   // The double's fixed, public test key (test/erp-double/users.ts): the printed curls work as pasted.
   const { ERP_A_ADMIN_KEY } = await import('../test/erp-double/users.ts');
   const erpDoubleUrl = `http://127.0.0.1:${config.erpDoublePort}`;
@@ -81,6 +84,8 @@ async function main(): Promise<void> {
         ? `No PROXY_API_KEY was set: generated this proxy key for this run (shown once):\n  ${config.generatedKey}`
         : `Proxy keys: ${config.localKeys.map((k) => k.name).join(', ') || 'from PROXY_KEYS_SECRET_ID'}`,
       `Allowed targets: ${config.allowedTargets.join(', ') || 'any public address'}`,
+      stateStoreLine(config),
+      limitsLine(config),
       // Read now, before any call is refused for it: what GET /_/license will tell.
       await licenseLine(),
       '',
@@ -113,25 +118,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  stopWhenNpmGoes(stop);
-}
-
-/**
- * Under `npm start`, stops when npm's script shell goes: `kill <npm's pid>` makes npm pass SIGTERM
- * to that shell (`sh -c ...`), which ends without passing it on, and the server would keep
- * listening, orphaned. The shell is this process's parent (the script runs `node --import tsx`,
- * no launcher in between); when it has gone, the parent is another process. Checked every 500 ms
- * on a timer that keeps nothing alive.
- */
-function stopWhenNpmGoes(stop: () => void): void {
-  if (process.env.npm_lifecycle_event !== 'start') return;
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    stop();
-  }, 500);
-  timer.unref();
+  stopWhenNpmGoes('start', stop);
 }
 
 main().catch((error: unknown) => {

@@ -21,6 +21,7 @@ export {
   GATEWAY_TIMEOUT_SECONDS,
 } from './proxy.js';
 export { PROXY_CODES, type ProxyCode } from './proxy-codes.js';
+export { MAX_RETRY_AFTER_SECONDS, type RetryEvent } from './retry.js';
 export {
   type ContextOptions,
   ErpTarget,

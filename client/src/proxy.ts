@@ -11,7 +11,14 @@ import {
   UPSTREAM_TIMEOUT,
   UPSTREAM_UNAVAILABLE,
 } from './proxy-codes.js';
-import { isRetryable, parseRetryAfter, retryDelayMs, sleep } from './retry.js';
+import {
+  isRetryable,
+  MAX_RETRY_AFTER_SECONDS,
+  parseRetryAfter,
+  type RetryEvent,
+  retryDelayMs,
+  sleep,
+} from './retry.js';
 import { ErpTarget, type ErpTargetOptions } from './target.js';
 import type { CallOptions, ProxyCalls, V1Body, V2Body, VersionInfo, VersionOptions } from './types.js';
 import { ulid } from './ulid.js';
@@ -29,6 +36,18 @@ export interface ErpProxyOptions {
   timeoutSeconds?: number;
   /** How many times a call that certainly did not run (-32004) or met a lock conflict (409) is sent again. Default 2. */
   retries?: number;
+  /**
+   * The longest wait before a retry, in seconds (default 60). A `Retry-After` asking for longer
+   * is not waited for: the error is thrown at once. The back-off's own waits (up to 8 s) are cut
+   * to it.
+   */
+  maxRetryWaitSeconds?: number;
+  /**
+   * Called before each wait for a retry, with the retry's number, the wait and the error that
+   * caused it (to log it, count it, or show it). A hook that throws stops the call: it throws
+   * what the hook threw, and nothing more is sent.
+   */
+  onRetry?: (event: RetryEvent) => void;
   /** The `fetch` to use; the global one by default. */
   fetch?: typeof fetch;
   /**
@@ -77,7 +96,9 @@ export class ErpProxy implements ProxyCalls {
   readonly url: string;
   readonly timeoutSeconds: number | undefined;
   readonly retries: number;
+  readonly maxRetryWaitSeconds: number;
   readonly idempotency: boolean;
+  readonly #onRetry: ((event: RetryEvent) => void) | undefined;
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #versions = new Map<string, Promise<VersionInfo>>();
@@ -96,6 +117,17 @@ export class ErpProxy implements ProxyCalls {
       throw new TypeError(`ErpProxy: retries must be an integer of at least 0, not ${String(retries)}`);
     }
     this.retries = retries;
+    const maxWait = options.maxRetryWaitSeconds ?? MAX_RETRY_AFTER_SECONDS;
+    if (typeof maxWait !== 'number' || !Number.isFinite(maxWait) || maxWait < 0) {
+      throw new TypeError(
+        `ErpProxy: maxRetryWaitSeconds must be a number of seconds of at least 0, not ${String(maxWait)}`,
+      );
+    }
+    this.maxRetryWaitSeconds = maxWait;
+    if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
+      throw new TypeError('ErpProxy: onRetry must be a function');
+    }
+    this.#onRetry = options.onRetry;
     this.idempotency = options.idempotency ?? true;
     // Looked up at each call, so a fetch patched after construction is used.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -138,8 +170,8 @@ export class ErpProxy implements ProxyCalls {
     if (path === '/api/erp/version') return undefined;
     if (options.idempotencyKey === false) return undefined;
     if (options.idempotencyKey !== undefined) {
-      if (!/^[\x21-\x7e]{1,255}$/.test(options.idempotencyKey)) {
-        throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters (no spaces)');
+      if (!/^[\x21-\x2b\x2d-\x7e]{1,255}$/.test(options.idempotencyKey)) {
+        throw new TypeError('idempotencyKey must be 1 to 255 visible ASCII characters (no spaces or commas)');
       }
       return options.idempotencyKey;
     }
@@ -171,8 +203,17 @@ export class ErpProxy implements ProxyCalls {
         const delay = retryDelayMs(
           attempt,
           error instanceof ErpProxyError ? error.retryAfterSeconds : undefined,
+          Math.random,
+          this.maxRetryWaitSeconds,
         );
         if (delay === undefined) throw error;
+        this.#onRetry?.({
+          retry: attempt + 1,
+          waitMs: delay,
+          error: error as ErpProxyError | ErpError,
+          id,
+          idempotencyKey,
+        });
         await sleep(delay);
       }
     }
@@ -191,7 +232,7 @@ export class ErpProxy implements ProxyCalls {
       'x-api-key': this.#apiKey,
     };
     if (timeoutSeconds !== undefined) headers['x-request-timeout'] = String(timeoutSeconds);
-    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKeyHeader(idempotencyKey);
     try {
       return await this.#exchange(path, payload, id, timeoutSeconds, headers);
     } catch (error) {
@@ -249,6 +290,16 @@ export class ErpProxy implements ProxyCalls {
 }
 
 /** `url` without trailing slashes, checked to be an absolute http(s) URL. */
+/**
+ * The `Idempotency-Key` header that carries `key` (draft-ietf-httpapi-idempotency-key-header: one
+ * item): the key as it is, or, when it starts with a quote (which the proxy would read as the start
+ * of a structured-field string), as that string, `"` and `\\` escaped (RFC 9651), so the proxy
+ * reads back exactly `key`.
+ */
+export function idempotencyKeyHeader(key: string): string {
+  return key.startsWith('"') ? `"${key.replace(/[\\"]/g, (char) => `\\${char}`)}"` : key;
+}
+
 function baseUrl(url: unknown, what: string): string {
   if (typeof url !== 'string' || !/^https?:\/\/[^/]/i.test(url)) {
     throw new TypeError(`${what} must be an absolute http(s) URL, not ${JSON.stringify(url)}`);

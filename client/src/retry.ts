@@ -10,8 +10,25 @@ import { ErpError, ErpProxyError } from './errors.js';
 export const BASE_DELAY_MS = 250;
 /** The longest wait the back-off itself chooses. */
 export const MAX_BACKOFF_MS = 8_000;
-/** A `Retry-After` longer than this is not waited for: the error is thrown instead. */
+/**
+ * The default of `maxRetryWaitSeconds`: a `Retry-After` longer than this is not waited for (the
+ * error is thrown instead), and no wait is longer.
+ */
 export const MAX_RETRY_AFTER_SECONDS = 60;
+
+/** What `onRetry` sees before each wait: which retry comes, after how long, and why. */
+export interface RetryEvent {
+  /** The retry about to be sent: 1 for the first. */
+  readonly retry: number;
+  /** How long the client waits before sending it, in milliseconds. */
+  readonly waitMs: number;
+  /** The error of the attempt before (its `code`, `retryAfterSeconds`...). */
+  readonly error: ErpProxyError | ErpError;
+  /** The envelope id of the call (the same on every retry). */
+  readonly id: string;
+  /** The call's `Idempotency-Key`, when it has one (the same on every retry). */
+  readonly idempotencyKey: string | undefined;
+}
 
 /** Whether `error` is one a retry may cure without running the call twice. */
 export function isRetryable(error: unknown): boolean {
@@ -21,18 +38,19 @@ export function isRetryable(error: unknown): boolean {
 /**
  * How long to wait before retry number `attempt` (0 for the first retry): exponential back-off
  * with jitter (half fixed, half random, so retries of many callers spread out but never come at
- * once), and never sooner than the answer's `Retry-After`. `undefined` when `Retry-After` asks
- * for more than {@link MAX_RETRY_AFTER_SECONDS}: then the caller gets the error rather than a
- * call that hangs for minutes.
+ * once), at most `maxWaitSeconds`, and never sooner than the answer's `Retry-After`. `undefined`
+ * when `Retry-After` asks for more than `maxWaitSeconds`: then the caller gets the error rather
+ * than a call that hangs for longer than it chose to wait.
  */
 export function retryDelayMs(
   attempt: number,
   retryAfterSeconds: number | undefined,
   random: () => number = Math.random,
+  maxWaitSeconds: number = MAX_RETRY_AFTER_SECONDS,
 ): number | undefined {
-  if (retryAfterSeconds !== undefined && retryAfterSeconds > MAX_RETRY_AFTER_SECONDS) return undefined;
+  if (retryAfterSeconds !== undefined && retryAfterSeconds > maxWaitSeconds) return undefined;
   const backoff = Math.min(MAX_BACKOFF_MS, BASE_DELAY_MS * 2 ** attempt);
-  const jittered = backoff / 2 + random() * (backoff / 2);
+  const jittered = Math.min(backoff / 2 + random() * (backoff / 2), maxWaitSeconds * 1000);
   return Math.round(Math.max(jittered, (retryAfterSeconds ?? 0) * 1000));
 }
 

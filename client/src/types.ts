@@ -72,8 +72,9 @@ export interface CallOptions {
   timeoutSeconds?: number;
   /**
    * Execute calls: the `Idempotency-Key` to send (one logical operation, e.g. kept in your own
-   * job record so a restarted job reuses it), or `false` to send none. By default a fresh ULID per
-   * call, reused on the client's own retries (README of the proxy, "Retrying writes safely").
+   * job record so a restarted job reuses it), or `false` to send none: 1 to 255 visible ASCII
+   * characters, no comma (a `TypeError` otherwise). By default a fresh ULID per call, reused on the
+   * client's own retries (README of the proxy, "Retrying writes safely").
    */
   idempotencyKey?: string | false;
 }

@@ -8,13 +8,20 @@
 
 import type { Config } from '../platform/config.ts';
 import type { OmitMember } from '../platform/json.ts';
-import { isReadMethod } from '../platform/key-policy.ts';
+import { isReadMethod, type KeyPolicy } from '../platform/key-policy.ts';
 import type { ErpCall, ErpOutcome, ErpTransport } from '../upstream/erp-transport.ts';
 import type { CompiledTargetPolicy } from '../upstream/target-policy.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import { withCallContext } from './call-context.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
-import { type CallQuestion, checkCallPolicies, type GateDeps, type Once, passGate } from './gate.ts';
+import {
+  type CallQuestion,
+  checkCallPolicies,
+  type GateCall,
+  type GateDeps,
+  type Once,
+  passGate,
+} from './gate.ts';
 import {
   answerKeeping,
   attemptLeaseMs,
@@ -23,6 +30,8 @@ import {
   idempotencyScope,
 } from './idempotency.ts';
 import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
+import { applyContentRules, hasContentRules } from './policy/call-rules.ts';
+import { erpFieldsOf } from './policy/erp-fields.ts';
 import { type FactSheet, withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
 import { withV1DomainHint } from './v1-domain-hint.ts';
@@ -76,16 +85,44 @@ async function erpAnswer(
   deps: ExecuteBase,
   call: ErpCall,
   learned: FactSheet,
+  filter?: (outcome: ErpOutcome) => ErpOutcome,
 ): Promise<Answer> {
-  const { value: outcome, upstream } = await withCallContext(
+  const { value: sent, upstream } = await withCallContext(
     inbound,
     deps.config,
     (callCtx) => transport.call(call, callCtx),
     deps.config.stripDebug,
   );
+  // A key's denied fields leave the answer first (core/policy/answer-filter.ts).
+  const outcome = filter === undefined ? sent : filter(sent);
   const answer = outcomeResponse(inbound.envelopeId, api.explain ? api.explain(call, outcome) : outcome);
   // Object.assign, not a spread of three objects: on Node 20 the spread costs microseconds.
   return { response: answer.response, facts: Object.assign(learned, upstream, answer.facts) };
+}
+
+/**
+ * The key policy's `fields` and `companies` rules on an execute call, at the gate's policy step
+ * (core/policy/call-rules.ts): the gate's call with the run of the call as it is sent (its context
+ * set) and the filter of its answer. A `fields_get` lookup the field rule needs runs in a time
+ * budget of its own, through the call's transport.
+ */
+async function ruledExecute(
+  api: ExecuteApi,
+  transport: ErpTransport,
+  inbound: ExecuteCall,
+  deps: ExecuteBase,
+  call: ErpCall,
+  learned: FactSheet,
+  gateCall: GateCall<Answer>,
+): Promise<GateCall<Answer>> {
+  const policy = inbound.keyPolicy as KeyPolicy;
+  const { value: ruled } = await withCallContext(inbound, deps.config, (callCtx) =>
+    applyContentRules(policy, call, erpFieldsOf(transport, call, callCtx)),
+  );
+  return {
+    ...gateCall,
+    run: () => erpAnswer(api, transport, inbound, deps, ruled.call, learned, ruled.answer),
+  };
 }
 
 /** The question an execute call asks the policies: the model and method exactly as they will be sent. */
@@ -142,6 +179,9 @@ async function forwardExecute(
         question: questionOf(api, call),
         once: onceOf(api, inbound, deps, call, key),
         run: () => erpAnswer(api, transport, inbound, deps, call, learned),
+        content: hasContentRules(inbound.keyPolicy)
+          ? (gateCall) => ruledExecute(api, transport, inbound, deps, call, learned, gateCall)
+          : undefined,
       },
       deps,
     );

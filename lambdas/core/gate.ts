@@ -5,7 +5,8 @@
  * with the tool's run. Its steps are {@link GATE_STEPS}, in order:
  *
  * 1. `policy`: the proxy's target policy and the key's (or OAuth identity's) policy, once, on the
- *    call's question (API, model, method, target, database; an MCP tool too);
+ *    call's question (API, model, method, target, database; an MCP tool too), then the rules that
+ *    read the call's content (fields, companies: {@link GateCall.content});
  * 2. `idempotency-lookup` (a write with a key): a replay or a conflict ends the call here; after
  *    the rest, the `record`;
  * 3. `confirmation` (an MCP write tool whose policy asks a person: core/confirm/gate-step.ts): a
@@ -59,6 +60,12 @@ export interface GateCall<T> {
   readonly run: () => Promise<T>;
   /** A person's confirmation of the call (an MCP write tool whose policy asks for it); `undefined`: none. */
   readonly confirm?: ConfirmGate<T> | undefined;
+  /**
+   * The key policy's rules that read the call's content (`fields`, `companies`: core/policy/), the
+   * policy step's last rules: the call as it runs after them (its arguments and answer filter), or
+   * their refusal. `undefined` for a key without such rules: the step does nothing more.
+   */
+  content?(call: GateCall<T>): Promise<GateCall<T>>;
 }
 
 /** What the gate needs of the runtime. */
@@ -120,7 +127,12 @@ const policyStep: GateStep = {
   applies: () => true,
   pass(call, deps, rest) {
     const pending = checkCallPolicies(deps.policy, call.inbound, call.question);
-    return pending === undefined ? rest(call) : pending.then(() => rest(call));
+    const { content } = call;
+    if (content === undefined) return pending === undefined ? rest(call) : pending.then(() => rest(call));
+    // After the target and database rules: a fields_get lookup never reaches an ERP the key may not.
+    return Promise.resolve(pending)
+      .then(() => content.call(call, call))
+      .then(rest);
   },
 };
 

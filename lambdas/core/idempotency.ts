@@ -26,26 +26,22 @@ import { mayHaveRun, PROXY_ERROR_ROWS, PROXY_ERRORS } from '../platform/error-ta
 import {
   IdempotencyInProgressError,
   IdempotencyKeyReusedError,
-  InvalidRequestError,
   ProxyError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
 import { canonicalJson, type OmitMember } from '../platform/json.ts';
-import type { IdempotencyRecord, StateStore } from '../platform/state/state-store.ts';
+import { type IdempotencyRecord, type StateStore, StoreFullError } from '../platform/state/state-store.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { Answer, LambdaResponse } from './envelope.ts';
 import type { CallerIdentity, InboundCall } from './inbound-call.ts';
 import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
 
+export { checkIdempotencyKey, IDEMPOTENCY_KEY_PATTERN } from './idempotency-key.ts';
 export { IDEMPOTENCY_KEY_HEADER } from './inbound-call.ts';
 export type { IdempotencyOutcome };
 /** The response header of a replayed answer. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
-
-/** 1 to 255 visible ASCII characters (`!` to `~`): README, "Retrying writes safely". */
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-const KEY_PATTERN = IDEMPOTENCY_KEY_PATTERN;
 
 /**
  * Time an attempt may still need after its ERP deadline (writing its answer to the store): its
@@ -73,20 +69,6 @@ async function gunzipAsync(bytes: Uint8Array, options: { maxOutputLength: number
   return new Promise((resolve, reject) =>
     gunzip(bytes, options, (error, out) => (error ? reject(error) : resolve(out))),
   );
-}
-
-/**
- * The `Idempotency-Key` header's value, checked: `undefined` when absent; -32600 naming the header
- * when it is not 1 to 255 visible ASCII characters (an empty value included).
- */
-export function checkIdempotencyKey(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!KEY_PATTERN.test(value)) {
-    throw new InvalidRequestError(
-      `Invalid Idempotency-Key header: expected 1 to 255 visible ASCII characters (no spaces), got ${value.length === 0 ? 'an empty value' : `${value.length} characters`}`,
-    );
-  }
-  return value;
 }
 
 function digest(text: string): string {
@@ -127,6 +109,11 @@ export function idempotencyScope(caller: CallerIdentity): string {
 /** The store key of a caller's `Idempotency-Key`: a hash, so the table holds no name or key. */
 export function recordKeyOf(scope: string, key: string): string {
   return digest(`${scope}\n${key}`);
+}
+
+/** Whose record it is, for the embedded store's shares: a hash of the caller, never a name. */
+export function recordOwnerOf(scope: string): string {
+  return digest(`owner\n${scope}`);
 }
 
 /**
@@ -349,15 +336,21 @@ export function answerKeeping(envelopeId: string | null): Keeping<Answer> {
   };
 }
 
+/** Why the store could not take the record, as the -32004 says it. */
+function storeProblem(cause: unknown, configured: boolean): string {
+  if (!configured) {
+    return 'No idempotency store is configured for this function, so a write with an Idempotency-Key is not run: send it without the header, or ask an operator.';
+  }
+  if (cause instanceof StoreFullError) {
+    return `The local idempotency store is full${cause.forCaller ? ' for this caller' : ''}, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key once earlier records expire (IDEMPOTENCY_TTL), or ask an operator to raise LOCAL_STORE_MAX_BYTES or LOCAL_STORE_MAX_RECORDS.`;
+  }
+  return 'The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key.';
+}
+
 /** The store could not be asked: the call is not run (-32004), never run without its record. */
 function storeUnavailable(cause: unknown, configured: boolean): UpstreamUnavailableError {
   return refusal(
-    new UpstreamUnavailableError(
-      configured
-        ? 'The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key.'
-        : 'No idempotency store is configured for this function, so a write with an Idempotency-Key is not run: send it without the header, or ask an operator.',
-      { headers: { 'retry-after': '1' }, cause },
-    ),
+    new UpstreamUnavailableError(storeProblem(cause, configured), { headers: { 'retry-after': '1' }, cause }),
     'store_unavailable',
   );
 }
@@ -391,6 +384,7 @@ export async function runOnceWith<T>(
     begun = await store.beginAttempt(
       {
         key: recordKey,
+        owner: recordOwnerOf(call.scope),
         fingerprint: call.fingerprint,
         token,
         leaseUntil: now + call.leaseMs,

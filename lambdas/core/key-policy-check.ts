@@ -23,6 +23,7 @@ import {
   modelListed,
 } from '../platform/key-policy.ts';
 import { listsHostName, normalizeHostName, type TargetList } from '../platform/target-list.ts';
+import { methodRule } from './policy/method-rule.ts';
 import { withFacts } from './request-facts.ts';
 
 /** What a call asks for; each field given is checked, the others are not part of the question. */
@@ -95,7 +96,8 @@ function targetListed(list: TargetList, url: URL, resolve: ResolveAll): boolean 
 /**
  * Checks `question` against the caller's key policy (`undefined`: a key without one). Throws (or, when
  * a host name must be resolved for the key's CIDR entries, rejects with) a {@link KeyPolicyRefusedError}
- * naming the first rule that refuses, in the order api, access, model, database, target.
+ * naming the first rule that refuses, in the order api, access, model, method, database, target
+ * (the rules that read a call's content come after: core/policy/call-rules.ts).
  *
  * @example
  * checkKeyPolicy(caller.policy, { api: 'v1', model: 'res.partner', method: 'create' });
@@ -120,6 +122,9 @@ export function checkKeyPolicy(
   if (model !== undefined && policy.models !== undefined && !modelListed(policy.models, model)) {
     throw refused('model', `model ${shown(model)} is not in this key's models`);
   }
+  const methodRefusal =
+    model === undefined || method === undefined ? undefined : methodRule(policy, model, method);
+  if (methodRefusal !== undefined) throw methodRefusal;
   if (db !== undefined && policy.databases !== undefined && !policy.databases.has(db)) {
     throw refused('database', `database ${JSON.stringify(echoed(db))} is not in this key's databases`);
   }

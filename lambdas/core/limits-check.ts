@@ -11,9 +11,9 @@
  * - A refused call does not count: the counts it took in other limits are given back (the store's
  *   `uncountRequest`), and it never reaches the ERP.
  * - The store unreachable: the call is served (fail open, as Kong's default); the answer's facts
- *   say so (`limitsFailedOpen`), for the log line, the metric and its alarm. After a failure the
- *   instance does not ask the store for {@link STORE_DOWN_SKIP_MS} (its calls fail open at once),
- *   so a store that does not answer does not add the client's timeout to every call.
+ *   say so (`limitsFailedOpen`), for the log line, the metric and its alarm. A store known down
+ *   fails at once (its own pause: `platform/state/state-store-dynamodb.ts`), so a store that does
+ *   not answer does not add the client's time budget to every call.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { RateLimitedError } from '../platform/errors.ts';
@@ -119,6 +119,14 @@ function rateMessage(rate: AppliedRate, retryAfter: number): string {
   return `Rate limited: ${whose} limit of ${requests} call${requests === 1 ? '' : 's'} per ${per} is used up; retry after ${retryAfter} s. The call did not run.`;
 }
 
+/**
+ * An in-flight refusal: the ERP is busy (its cap of calls at once is reached), which a retry a
+ * second later may find free; not a rate, whose budget only the window's end gives back.
+ */
+function busyMessage(host: string, cap: number): string {
+  return `The ERP ${host} is busy: it has ${cap} call${cap === 1 ? '' : 's'} in flight through the proxy, its cap (in_flight); retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s. The call did not run.`;
+}
+
 function ruleOf(scope: LimitScope, per: LimitPeriod): LimitRule {
   return `${scope}_${per}`;
 }
@@ -140,19 +148,8 @@ function refusal(
 /** The facts of a call served because the store could not be asked. */
 const FAILED_OPEN: RequestFacts = Object.freeze({ limitsFailedOpen: true });
 
-/**
- * After the store failed to answer, how long this instance serves limited calls without asking it
- * (fail open at once): a store that does not answer costs the client's timeout (up to 2.5 s,
- * `platform/aws/dynamodb-client.ts`), and every call paying it would slow every call while it is down.
- */
-export const STORE_DOWN_SKIP_MS = 5_000;
-
-/** Per store (per instance): until when (epoch ms) the limits do not ask it. */
-const storeDownUntil = new WeakMap<StateStore, number>();
-
-/** The store failed: the limits fail open without asking it for {@link STORE_DOWN_SKIP_MS}. */
-function failedOpen(store: StateStore, now: number): Admission {
-  storeDownUntil.set(store, now + STORE_DOWN_SKIP_MS);
+/** The store failed: the limits fail open. */
+function failedOpen(): Admission {
   return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
 }
 
@@ -185,7 +182,6 @@ export async function admitCall(
   const store = deps.store;
   if (store === undefined) return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
   const now = (deps.now ?? Date.now)();
-  if ((storeDownUntil.get(store) ?? 0) > now) return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
 
   const windows = rates.map((rate) => windowOf(now, rate.limit.per));
   const keys = rates.map(
@@ -207,7 +203,7 @@ export async function admitCall(
       ),
     );
   } catch {
-    return failedOpen(store, now);
+    return failedOpen();
   }
 
   /** The headers of the answer; `givenBack`: a refused call's counts are given back, so not left. */
@@ -259,12 +255,12 @@ export async function admitCall(
   try {
     slot = await takeSlot(store, erp.host, erp.inFlight, now, now + leaseMs);
   } catch {
-    return { ...failedOpen(store, now), headers };
+    return { ...failedOpen(), headers };
   }
   if (slot === undefined) {
     await giveBack();
     throw refusal(
-      `Rate limited: the ERP ${erp.host} has ${erp.inFlight} call${erp.inFlight === 1 ? '' : 's'} in flight, its cap; retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s. The call did not run.`,
+      busyMessage(erp.host, erp.inFlight),
       'erp_in_flight',
       IN_FLIGHT_RETRY_AFTER_SECONDS,
       headersOf(true),

@@ -2,7 +2,7 @@
  * @module handlers/runtime
  * The per-process objects the handlers use, created once. A deployed function builds only what
  * its own handler uses, on its first invocation: each handler module exports a runtime factory
- * (`createExecuteV1Runtime`, …) composed of the base parts (runtime-base.ts) and, for the
+ * (`createExecuteV1Runtime`, …; the two execute functions' from one definition, execute.ts) composed of the base parts (runtime-base.ts) and, for the
  * execute and version functions, the upstream parts (runtime-upstream.ts), and `lambdaHandler`
  * (chain.ts) calls it; so a function's bundle holds only that code. The local server, which
  * serves every route from one process, and the tests build everything at once here with
@@ -15,8 +15,7 @@ import { type Config, getConfig } from '../platform/config.ts';
 import { createOAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router, V2Router } from '../upstream/transport-routing.ts';
-import type { ExecuteV1Runtime } from './execute-v1.ts';
-import type { ExecuteV2Runtime } from './execute-v2.ts';
+import type { ExecuteRuntime } from './execute.ts';
 import type { McpRuntime } from './mcp.ts';
 import type { OperatorRuntime } from './operator.ts';
 import {
@@ -32,8 +31,8 @@ export type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
 
 /** Every part: what each handler's own runtime has, and the HTTP client (tests close it). */
 export interface Runtime
-  extends ExecuteV1Runtime,
-    ExecuteV2Runtime,
+  extends ExecuteRuntime<'v1'>,
+    ExecuteRuntime<'v2'>,
     VersionRuntime,
     OperatorRuntime,
     McpRuntime {

@@ -62,6 +62,11 @@ export interface About {
    */
   key_policies: boolean | null;
   /**
+   * Whether any proxy key's policy has `methods`, `fields` or `companies` rules
+   * (docs/guide/policies.md, "Methods, fields and companies"); never what they say. `null` when the keys could not be read.
+   */
+  key_policy_call_rules: boolean | null;
+  /**
    * Whether limits are configured (README, "Limits": `ERP_TARGET_LIMITS`, or a proxy key policy's
    * `limits`); never what they are. `null` when the keys could not be read and no ERP has limits.
    */
@@ -115,6 +120,7 @@ export function buildAbout(
   routes: readonly Route[] = ROUTES,
   keyPolicies: boolean | null = null,
   limits: boolean | null = config.targetLimits.size > 0 ? true : null,
+  callRules: boolean | null = keyPolicies === false ? false : null,
   confirmations: boolean | null = null,
 ): About {
   return {
@@ -135,6 +141,7 @@ export function buildAbout(
     })),
     error_codes: aboutErrorCodes(),
     key_policies: keyPolicies,
+    key_policy_call_rules: callRules,
     limits,
     confirmations,
     state_store: storeLocation(config).kind,

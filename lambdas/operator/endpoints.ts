@@ -8,6 +8,7 @@ import { type Answer, plainJsonResponse, textResponse } from '../core/envelope.t
 import { learnedBefore } from '../core/request-facts.ts';
 import type { Config } from '../platform/config.ts';
 import { InternalError } from '../platform/errors.ts';
+import { hasCallRules } from '../platform/key-policy.ts';
 import { findRoute } from '../platform/routes.ts';
 import type { LicenseSource, ProxyKeySource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
@@ -24,7 +25,7 @@ export interface OperatorDeps {
 }
 
 /**
- * Whether any proxy key carries a policy, and whether limits are configured (`ERP_TARGET_LIMITS`,
+ * Whether any proxy key carries a policy (and one with call rules: `methods`, `fields`, `companies`), and whether limits are configured (`ERP_TARGET_LIMITS`,
  * or a key policy's `limits`); `null` where the keys cannot be read (about stays up).
  */
 async function policiesInUse(
@@ -32,6 +33,7 @@ async function policiesInUse(
   config: Pick<Config, 'targetLimits'>,
 ): Promise<{
   readonly keyPolicies: boolean | null;
+  readonly callRules: boolean | null;
   readonly limits: boolean | null;
   readonly confirmations: boolean | null;
 }> {
@@ -40,11 +42,12 @@ async function policiesInUse(
     const named = await keys.getKeys();
     return {
       keyPolicies: named.some((key) => key.policy !== undefined),
+      callRules: named.some((key) => hasCallRules(key.policy)),
       limits: targetLimits || named.some((key) => key.policy?.limits !== undefined),
       confirmations: named.some((key) => key.policy?.confirm !== undefined),
     };
   } catch {
-    return { keyPolicies: null, limits: targetLimits ? true : null, confirmations: null };
+    return { keyPolicies: null, callRules: null, limits: targetLimits ? true : null, confirmations: null };
   }
 }
 
@@ -73,7 +76,14 @@ async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer>
     case '/_/about': {
       const inUse = await policiesInUse(deps.keys, deps.config);
       return plainJsonResponse(
-        buildAbout(deps.config, undefined, inUse.keyPolicies, inUse.limits, inUse.confirmations),
+        buildAbout(
+          deps.config,
+          undefined,
+          inUse.keyPolicies,
+          inUse.limits,
+          inUse.callRules,
+          inUse.confirmations,
+        ),
       );
     }
     case '/_/license': {

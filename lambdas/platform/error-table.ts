@@ -112,7 +112,7 @@ export const PROXY_ERRORS = deepFreeze({
     callRan: 'no',
     apis: ALL_APIS,
     meaning:
-      'The ERP could not be reached or turned the call away (DNS for a name the target list names, connect, TLS, 429, 503): the call certainly did not run; retry with back-off.',
+      'The ERP could not be reached or turned the call away (DNS for a name the target list names, connect, TLS, 429, 503), or a write with an Idempotency-Key could not get its record (the store could not be reached, or the local store is full for this caller): the call certainly did not run; retry with back-off.',
   },
   rateLimited: {
     code: -32004,

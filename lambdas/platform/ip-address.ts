@@ -173,3 +173,34 @@ export function embeddedIPv4(ip: IpAddress): IpAddress | undefined {
   if (ip.value >> 112n === SIX_TO_FOUR_PREFIX) return { family: 4, value: (ip.value >> 80n) & U32 };
   return undefined;
 }
+
+/**
+ * The address a connection to `ip` reaches, as the target policy decodes it: the IPv4 address an
+ * IPv6 form carries ({@link embeddedIPv4}; an IPv4-mapped address already is IPv4), else `ip`
+ * itself. One ERP, one identity: the limits key an ERP's budget by it (DESIGN.md section 17).
+ */
+export function addressIdentity(ip: IpAddress): IpAddress {
+  return embeddedIPv4(ip) ?? ip;
+}
+
+/** An IPv4 address (a 32-bit number) in dotted decimal, as `URL` writes it. */
+export function formatIPv4(value: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join('.');
+}
+
+/**
+ * A URL's host (`URL.hostname`: lower case, IPv4 in dotted decimal, IPv6 compressed in brackets) as
+ * the one ERP it names: an IP address that is or carries an IPv4 address ({@link addressIdentity})
+ * as that IPv4 address in dotted decimal (`[::ffff:7f00:2]`, `[64:ff9b::7f00:2]` and
+ * `[2002:7f00:2::]` are all `127.0.0.2`); any other host (a name, another IPv6 address) unchanged.
+ * A name is never resolved: a host name and an address are two identities.
+ */
+export function hostIdentity(hostname: string): string {
+  // A name and an IPv4 address are written by `URL` as they are: only a bracketed IPv6 host can
+  // carry another identity (and a call with no ERP limit does no more than this test).
+  if (!hostname.startsWith('[')) return hostname;
+  const ip = parseIp(hostname);
+  if (ip === undefined) return hostname;
+  const identity = addressIdentity(ip);
+  return identity.family === 4 ? formatIPv4(identity.value) : hostname;
+}

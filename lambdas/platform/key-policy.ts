@@ -20,13 +20,19 @@
  * - `confirm`: `"writes"` (every MCP write tool) or a list of write tool names whose calls a person
  *   confirms through the MCP client first (docs/guide/confirmations.md). Which names are write tools, and
  *   that the policy can write through `/mcp` at all, core/confirm/policy.ts checks at load.
+ * - `methods`: a map from model (exact, `prefix.*` or `*`; platform/model-rules.ts) to the methods
+ *   allowed on it;
+ * - `fields`: a map (same keys) to `{"deny": [field names]}`;
+ * - `companies`: a map from database name to the company ids its calls run with
+ *   (docs/guide/policies.md, "Methods, fields and companies"; the engine is core/policy/).
  *
  * A field or value the schema does not know fails the whole document (fail closed), with a message
  * naming the key's `name` and the field, never the key.
  */
 import * as z from 'zod/mini';
-import { MODEL_NAME } from './erp-names.ts';
+import { METHOD_NAME, MODEL_NAME } from './erp-names.ts';
 import { type RateLimit, rateLimitListSchema } from './limits.ts';
+import { compileModelRules, MODEL_RULE_KEY, type ModelRules } from './model-rules.ts';
 import { parseTargetList, type TargetList } from './target-list.ts';
 import { lazily } from './zod.ts';
 
@@ -43,8 +49,11 @@ export const KEY_POLICY_RULES = Object.freeze([
   'api',
   'access',
   'model',
+  'method',
   'target',
   'database',
+  'field',
+  'company',
   'confirm',
 ] as const);
 export type KeyPolicyRule = (typeof KEY_POLICY_RULES)[number];
@@ -118,6 +127,20 @@ export interface KeyPolicy {
   readonly limits: readonly RateLimit[] | undefined;
   /** The write tools a person confirms (`"writes"`: every one); `undefined`: none (docs/guide/confirmations.md). */
   readonly confirm: ConfirmPolicy | undefined;
+  /** The methods allowed per model; `undefined`: every method `access` allows. */
+  readonly methods: ModelRules<ReadonlySet<string>> | undefined;
+  /** The fields denied per model; `undefined`: none. */
+  readonly fields: ModelRules<ReadonlySet<string>> | undefined;
+  /** The company ids per database, the first one Odoo's current company; `undefined`: no company rule. */
+  readonly companies: ReadonlyMap<string, readonly number[]> | undefined;
+}
+
+/** Whether `policy` has a rule of the call's own content (`methods`, `fields`, `companies`). */
+export function hasCallRules(policy: KeyPolicy | undefined): policy is KeyPolicy {
+  return (
+    policy !== undefined &&
+    (policy.methods !== undefined || policy.fields !== undefined || policy.companies !== undefined)
+  );
 }
 
 /** A policy's `confirm`: every write tool, or these tool names. */
@@ -194,6 +217,78 @@ const targetEntry = () =>
     }, 'not a host name (erp.example.com), a wildcard (*.example.com) or a CIDR (10.0.0.0/8); URLs and ports are not entries'),
   );
 
+/** A field name as Odoo spells one (`bank_ids`, `x_studio_wage`). */
+export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A map keyed by model (exact, `prefix.*`, `*`): at least one key, each of that shape. */
+function modelKeyedMap<T extends z.ZodMiniType>(value: T, what: string) {
+  return z
+    .record(z.string().check(z.regex(MODEL_RULE_KEY)), value, {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'expected a model name (res.partner), a prefix glob (sale.*) or * (every model) as a key'
+          : 'expected an object keyed by model',
+    })
+    .check(
+      z.refine((map) => Object.keys(map).length > 0, `an empty map sets no ${what}; leave the field out`),
+    );
+}
+
+/** The `methods`, `fields` and `companies` members of a policy's schema. */
+const callRuleMembers = () => ({
+  methods: z.optional(
+    modelKeyedMap(
+      nonEmptyList(
+        z
+          .string({ error: 'expected a string' })
+          .check(z.regex(METHOD_NAME, 'expected a method name (write)')),
+        'method',
+      ),
+      'method rule',
+    ),
+  ),
+  fields: z.optional(
+    modelKeyedMap(
+      z.strictObject(
+        {
+          deny: nonEmptyList(
+            z
+              .string({ error: 'expected a string' })
+              .check(z.regex(FIELD_NAME, 'expected a field name (vat)')),
+            'denied field',
+          ),
+        },
+        { error: strictObjectError(() => 'expected {"deny": [field names]}') },
+      ),
+      'field rule',
+    ),
+  ),
+  companies: z.optional(
+    z
+      .record(
+        z.string().check(z.minLength(1, 'a database name is not empty')),
+        nonEmptyList(
+          z
+            .number({ error: 'expected a company id (an integer)' })
+            .check(z.int('expected a company id (an integer)'), z.positive('expected a positive company id')),
+          'company',
+        ),
+        {
+          error: (issue) =>
+            issue.code === 'invalid_key'
+              ? 'a database name is not empty'
+              : 'expected an object keyed by database name',
+        },
+      )
+      .check(
+        z.refine(
+          (map) => Object.keys(map).length > 0,
+          'an empty map allows no database; leave the field out',
+        ),
+      ),
+  ),
+});
+
 /**
  * The JSON form of a key's `policy`: a strict object (an unknown field fails), every field optional.
  * Built on its first use.
@@ -225,6 +320,7 @@ export const keyPolicySchema = lazily(() =>
       ),
       limits: z.optional(rateLimitListSchema()),
       confirm: z.optional(confirmSchema()),
+      ...callRuleMembers(),
     },
     { error: strictObjectError(() => 'expected an object') },
   ),
@@ -273,5 +369,19 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
       document.confirm === undefined || document.confirm === 'writes'
         ? document.confirm
         : new Set(document.confirm),
+    methods:
+      document.methods === undefined
+        ? undefined
+        : compileModelRules(document.methods, (methods) => new Set(methods)),
+    fields:
+      document.fields === undefined
+        ? undefined
+        : compileModelRules(document.fields, (rule) => new Set(rule.deny)),
+    companies:
+      document.companies === undefined
+        ? undefined
+        : new Map(
+            Object.entries(document.companies).map(([db, ids]) => [db, Object.freeze([...new Set(ids)])]),
+          ),
   });
 }

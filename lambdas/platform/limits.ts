@@ -11,6 +11,7 @@
  * across a boundary (N at :59, N at :00). That is the price of one conditional update per call.
  */
 import * as z from 'zod/mini';
+import { hostIdentity } from './ip-address.ts';
 import { lazily } from './zod.ts';
 
 /** The periods a rate limit counts over. */
@@ -100,9 +101,11 @@ export interface TargetLimit {
 export type TargetLimits = ReadonlyMap<string, TargetLimit>;
 
 /**
- * An exact host name or IP address as `URL` writes its `hostname` (lower case, IPv4 in dotted
- * decimal, IPv6 compressed in brackets), without a trailing dot; `undefined` when `text` is not one
- * (a wildcard, a CIDR, a URL, a port).
+ * An exact host name or IP address as the limits name an ERP: as `URL` writes its `hostname` (lower
+ * case, IPv4 in dotted decimal, IPv6 compressed in brackets), without a trailing dot, and an IPv6
+ * address that carries an IPv4 address (mapped, NAT64, IPv4-compatible, SIIT, 6to4: the forms the
+ * target policy decodes) as that IPv4 address ({@link hostIdentity}); `undefined` when `text` is
+ * not one (a wildcard, a CIDR, a URL, a port).
  */
 export function normalizeLimitHost(text: string): string | undefined {
   const trimmed = text.trim();
@@ -120,10 +123,14 @@ export function normalizeLimitHost(text: string): string | undefined {
   return hostOfUrl(url);
 }
 
-/** The host of a target URL as `ERP_TARGET_LIMITS` names it (see {@link normalizeLimitHost}). */
+/**
+ * The ERP a target URL names, as `ERP_TARGET_LIMITS` keys it (see {@link normalizeLimitHost}): one
+ * budget per ERP whatever spelling of its address reaches it (DESIGN.md section 17). A host name
+ * is not resolved: a name and an address are two budgets.
+ */
 export function hostOfUrl(url: URL): string {
   const host = url.hostname.toLowerCase();
-  return host.endsWith('.') ? host.slice(0, -1) : host;
+  return hostIdentity(host.endsWith('.') ? host.slice(0, -1) : host);
 }
 
 const TARGET_LIMIT_FIELDS = ['requests', 'per', 'in_flight'] as const;
@@ -168,7 +175,9 @@ function compileTargetLimit(host: string, value: unknown): TargetLimit | string 
  * Parses `ERP_TARGET_LIMITS`: a JSON object (text, or an object from a settings file) from an exact
  * ERP host name or IP address to `{"requests": N, "per": period, "in_flight": N}`, each part
  * optional (`requests` with `per`). No wildcards or CIDRs: a host reached by name and by address
- * has two budgets. Returns the limits, or every problem (naming the host, never a value).
+ * has two budgets; an address written in an IPv6 form that carries an IPv4 address is that IPv4
+ * address, and two entries naming one ERP are refused. Returns the limits, or every problem
+ * (naming the host, never a value).
  */
 export function parseTargetLimits(
   raw: unknown,
@@ -186,6 +195,8 @@ export function parseTargetLimits(
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     return { problem: ['expected a JSON object {"host": {"requests", "per", "in_flight"}}'] };
   const limits = new Map<string, TargetLimit>();
+  /** The entry that named each ERP first, as written: a second entry for it names both. */
+  const namedBy = new Map<string, string>();
   const problems: string[] = [];
   for (const [name, value] of Object.entries(json)) {
     const shown = JSON.stringify(name.slice(0, 100));
@@ -194,10 +205,12 @@ export function parseTargetLimits(
       problems.push(`${shown}: not an exact host name or IP address (no scheme, port, wildcard or CIDR)`);
       continue;
     }
-    if (limits.has(host)) {
-      problems.push(`${shown}: the same host as another entry`);
+    const first = namedBy.get(host);
+    if (first !== undefined) {
+      problems.push(`${first} and ${shown} name one ERP (${host}), which has one budget: keep one entry`);
       continue;
     }
+    namedBy.set(host, shown);
     const compiled = compileTargetLimit(host, value);
     if (typeof compiled === 'string') problems.push(`${shown}: ${compiled}`);
     else limits.set(host, compiled);

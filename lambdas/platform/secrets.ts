@@ -124,6 +124,13 @@ function errorType(body: string): string | undefined {
   return match?.[1];
 }
 
+/** The extension's localhost port, and the session token it requires of every read. */
+interface ExtensionAddress {
+  readonly port: number;
+  /** `AWS_SESSION_TOKEN` (set by Lambda); `undefined` outside Lambda. */
+  readonly sessionToken: string | undefined;
+}
+
 interface ExtensionAnswer {
   readonly status: number;
   readonly body: string;
@@ -144,14 +151,18 @@ function isNotReadyAnswer(answer: ExtensionAnswer): boolean {
  * `node:http` anyway, while the first `fetch` of a process loads Node's bundled undici, which
  * would add to every first call.
  */
-function extensionGet(port: number, path: string, timeoutMs: number): Promise<ExtensionAnswer> {
+function extensionGet(
+  extension: ExtensionAddress,
+  path: string,
+  timeoutMs: number,
+): Promise<ExtensionAnswer> {
   return new Promise((resolve, reject) => {
     const request = httpGet(
       {
         host: 'localhost',
-        port,
+        port: extension.port,
         path,
-        headers: { 'X-Aws-Parameters-Secrets-Token': process.env.AWS_SESSION_TOKEN ?? '' },
+        headers: { 'X-Aws-Parameters-Secrets-Token': extension.sessionToken ?? '' },
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -183,14 +194,14 @@ function extensionGet(port: number, path: string, timeoutMs: number): Promise<Ex
  * {@link EXTENSION_NOT_READY_RETRY_DELAY_MS}, with what is left of
  * {@link EXTENSION_REQUEST_TIMEOUT_MS}. Any other answer, and a second "not ready", is final.
  */
-async function extensionGetOnceReady(port: number, path: string): Promise<ExtensionAnswer> {
+async function extensionGetOnceReady(extension: ExtensionAddress, path: string): Promise<ExtensionAnswer> {
   const deadline = performance.now() + EXTENSION_REQUEST_TIMEOUT_MS;
-  const first = await extensionGet(port, path, EXTENSION_REQUEST_TIMEOUT_MS);
+  const first = await extensionGet(extension, path, EXTENSION_REQUEST_TIMEOUT_MS);
   if (!isNotReadyAnswer(first)) return first;
   const left = deadline - performance.now() - EXTENSION_NOT_READY_RETRY_DELAY_MS;
   if (left < EXTENSION_MIN_RETRY_MS) return first;
   await sleep(EXTENSION_NOT_READY_RETRY_DELAY_MS);
-  return extensionGet(port, path, left);
+  return extensionGet(extension, path, left);
 }
 
 /**
@@ -201,20 +212,21 @@ async function extensionGetOnceReady(port: number, path: string): Promise<Extens
  * function's role; this process needs neither the SDK nor credentials code.
  */
 class ExtensionSecretsProvider extends BaseProvider {
-  readonly #port: number;
+  readonly #extension: ExtensionAddress;
 
-  constructor(port: number) {
+  constructor(extension: ExtensionAddress) {
     super({});
-    this.#port = port;
+    this.#extension = extension;
   }
 
-  get port(): number {
-    return this.#port;
+  /** Whether this provider reads through `extension` (its port, with its session token). */
+  readsThrough(extension: ExtensionAddress): boolean {
+    return this.#extension.port === extension.port && this.#extension.sessionToken === extension.sessionToken;
   }
 
   protected async _get(name: string): Promise<string | Uint8Array | undefined> {
     const answer = await extensionGetOnceReady(
-      this.#port,
+      this.#extension,
       `/secretsmanager/get?secretId=${encodeURIComponent(name)}`,
     );
     const { status, body } = answer;
@@ -241,11 +253,11 @@ class ExtensionSecretsProvider extends BaseProvider {
  * The shared provider, registered where Powertools' `clearCaches()` finds it: through the
  * extension when its port is configured, else through the SDK.
  */
-function secretsProvider(extensionPort: number | undefined): BaseProvider {
+function secretsProvider(extension: ExtensionAddress | undefined): BaseProvider {
   const existing = DEFAULT_PROVIDERS.secrets;
-  if (extensionPort !== undefined) {
-    if (existing instanceof ExtensionSecretsProvider && existing.port === extensionPort) return existing;
-    const provider = new ExtensionSecretsProvider(extensionPort);
+  if (extension !== undefined) {
+    if (existing instanceof ExtensionSecretsProvider && existing.readsThrough(extension)) return existing;
+    const provider = new ExtensionSecretsProvider(extension);
     DEFAULT_PROVIDERS.secrets = provider;
     return provider;
   }
@@ -258,7 +270,28 @@ function secretsProvider(extensionPort: number | undefined): BaseProvider {
 /** Where and how long secrets are read: the parts of the configuration `readSecretText` needs. */
 interface SecretReadSettings {
   readonly maxAgeSeconds: number;
-  readonly extensionPort: number | undefined;
+  /** The extension to read through; `undefined`: with the AWS SDK. */
+  readonly extension: ExtensionAddress | undefined;
+}
+
+/** The settings of the configuration that say where and how long secrets are read. */
+export type SecretSettings = Pick<
+  Config,
+  'secretsMaxAgeSeconds' | 'secretsExtensionPort' | 'awsSessionToken'
+>;
+
+/**
+ * Where and how long secrets are read, from the configuration: the extension's port
+ * (`PARAMETERS_SECRETS_EXTENSION_HTTP_PORT`) with the function's session token
+ * (`AWS_SESSION_TOKEN`, which the extension requires of every read), both from the settings
+ * catalogue like every other setting.
+ */
+function secretReadSettings(config: SecretSettings): SecretReadSettings {
+  const port = config.secretsExtensionPort;
+  return {
+    maxAgeSeconds: config.secretsMaxAgeSeconds,
+    extension: port === undefined ? undefined : { port, sessionToken: config.awsSessionToken },
+  };
 }
 
 /**
@@ -267,7 +300,7 @@ interface SecretReadSettings {
  * Throws what Parameters throws (`GetParameterError`, with the SDK or extension error as `cause`).
  */
 async function readSecretText(secretId: string, settings: SecretReadSettings): Promise<string | undefined> {
-  const value: unknown = await secretsProvider(settings.extensionPort).get(secretId, {
+  const value: unknown = await secretsProvider(settings.extension).get(secretId, {
     maxAge: settings.maxAgeSeconds,
   });
   if (typeof value === 'string') return value;
@@ -298,15 +331,12 @@ function isNotFound(error: unknown): boolean {
  * is `parse`'s (which must hold no secret), never the text.
  */
 export function secretDocument<T>(
-  config: Pick<Config, 'secretsMaxAgeSeconds' | 'secretsExtensionPort'>,
+  config: SecretSettings,
   secretId: string,
   what: string,
   parse: (text: string) => T,
 ): { read(): Promise<T> } {
-  const settings: SecretReadSettings = {
-    maxAgeSeconds: config.secretsMaxAgeSeconds,
-    extensionPort: config.secretsExtensionPort,
-  };
+  const settings = secretReadSettings(config);
   let last: { readonly text: string; readonly value: T } | undefined;
   return {
     async read() {
@@ -438,11 +468,7 @@ export function createLicenseSource(config: Config): LicenseSource {
   const publicKey = config.licensePublicKey;
   const { licenseSecretId, licenseFile } = config;
   if (licenseSecretId !== undefined) {
-    return secretLicenseSource(
-      licenseSecretId,
-      { maxAgeSeconds: config.secretsMaxAgeSeconds, extensionPort: config.secretsExtensionPort },
-      publicKey,
-    );
+    return secretLicenseSource(licenseSecretId, secretReadSettings(config), publicKey);
   }
   if (licenseFile !== undefined) return fileLicenseSource(licenseFile, publicKey);
   if (config.runtime === 'local') {

@@ -40,6 +40,7 @@ import {
   V2_TRANSPORTS,
   type V2TransportMode,
 } from './names.ts';
+import { EMBEDDED_STORE_ROOM } from './state/state-store.ts';
 import { parseTargetList } from './target-list.ts';
 import './zod.ts';
 import * as z from 'zod/mini';
@@ -744,13 +745,34 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'AWS_ENDPOINT_URL_DYNAMODB',
     notDeployable: { by: 'local', why: 'deployed, the functions reach DynamoDB at its regional endpoint' },
     schema: text({
-      expected: 'an http or https URL (e.g. http://127.0.0.1:8000 for DynamoDB Local)',
-      check: (url) => /^https?:\/\/[^\s/?#]+\/?$/.test(url),
+      expected: 'an http or https URL, a path allowed (e.g. http://127.0.0.1:8000 for DynamoDB Local)',
+      check: (url) => /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(url),
     }),
     defaultText: "*the region's endpoint*",
     readBy: [],
     meaning:
       "the AWS SDK's own variable: DynamoDB at this URL (DynamoDB Local); with `STATE_TABLE`, a local run keeps its state there instead of in process",
+  },
+  localStoreMaxBytes: {
+    env: 'LOCAL_STORE_MAX_BYTES',
+    notDeployable: { by: 'local', why: "deployed, the state is in the stack's DynamoDB table" },
+    schema: integer({
+      fallback: EMBEDDED_STORE_ROOM.maxBytes,
+      min: 4 * 1024 * 1024,
+      max: 16 * 1024 * 1024 * 1024,
+      unit: ' bytes',
+    }),
+    readBy: [],
+    meaning:
+      "room of the embedded store (`npm start` without `STATE_TABLE`) for `Idempotency-Key` records, in bytes (answers, keys and a fixed overhead each; a write in progress holds room for the largest answer, about 400 KB); each caller holds at most a quarter; the limits' counters and slots have room of their own",
+  },
+  localStoreMaxRecords: {
+    env: 'LOCAL_STORE_MAX_RECORDS',
+    notDeployable: { by: 'local', why: "deployed, the state is in the stack's DynamoDB table" },
+    schema: integer({ fallback: EMBEDDED_STORE_ROOM.maxRecords, min: 4, max: 10_000_000 }),
+    readBy: [],
+    meaning:
+      'room of the embedded store for `Idempotency-Key` records, in records; each caller holds at most a quarter. A keyed write that does not fit (expired records dropped first, a live one never) is refused 503 -32004',
   },
   awsAccessKeyId: {
     env: 'AWS_ACCESS_KEY_ID',
@@ -773,8 +795,9 @@ export const RUNTIME_SETTINGS = Object.freeze({
     notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
     schema: text(),
     defaultText: '*set by Lambda*',
-    readBy: STATEFUL,
-    meaning: 'credentials of the DynamoDB calls; never logged or shown',
+    readBy: ALL,
+    meaning:
+      'credentials of the DynamoDB calls, and the token every read through the Parameters and Secrets extension presents; never logged or shown',
   },
   region: {
     env: 'AWS_REGION',

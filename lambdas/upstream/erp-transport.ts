@@ -111,6 +111,8 @@ export interface CallContext {
 /** v1 (`/jsonrpc` execute_kw) and v2 (JSON-2) are two implementations of this. */
 export interface ErpTransport {
   call(call: ErpCall, context: CallContext): Promise<ErpOutcome>;
+  /** The target's version as last learned (a cache key part), if the transport keeps one. */
+  knownVersion?(baseUrl: URL): string | undefined;
 }
 
 /** Where an exchange goes: the target's URL (parsed once, from the request) and the path on it. */
@@ -226,6 +228,21 @@ function retryAfter(response: UpstreamResponse): Record<string, string> {
 }
 
 /**
+ * -32005 for a redirect: what came back (`answered`), then the advice to use the URL it leads to.
+ * Where the URL has a path, the path hint takes the advice's place (`path-hint.ts`): the redirect
+ * then comes from a page of the ERP's web client, whose final URL is no ERP endpoint either.
+ */
+export class RedirectAnswerError extends BadUpstreamResponseError {
+  /** The sentence that says what came back, without the advice. */
+  readonly answered: string;
+
+  constructor(answered: string) {
+    super(`${answered} Use the final URL as erp_instance.url (often https:// instead of http://).`);
+    this.answered = answered;
+  }
+}
+
+/**
  * Answers that are about the path to the ERP rather than from it: redirects (never followed),
  * and errors a front proxy or the ERP's own overload protection sends. `undefined` otherwise.
  */
@@ -233,9 +250,9 @@ export function classifyGatewayAnswer(response: UpstreamResponse): ProxyError | 
   const { status } = response;
   if (status >= 300 && status < 400) {
     const location = response.headers.location;
-    return new BadUpstreamResponseError(
+    return new RedirectAnswerError(
       `The ERP answered with a redirect (HTTP ${status}${location ? ` to ${echoed(location)}` : ''}); ` +
-        'redirects are not followed. Use the final URL as erp_instance.url (often https:// instead of http://).',
+        'redirects are not followed.',
     );
   }
   if (status === 429 || status === 503) {

@@ -3,13 +3,14 @@
  * A target URL with a path that does not answer as an ERP: Odoo 17 and later show
  * `https://erp.example.com/odoo/...` in the browser's address bar, and that address pasted as the
  * ERP's URL makes the ERP answer a redirect or an HTML page. The -32005 that says so then names
- * the address without the path. An ERP served under a path prefix answers as an ERP there, so
- * its calls never reach this (they work as before).
+ * the address without the path, and only that: a redirect's own advice (use the URL it leads to,
+ * a page of the web client) is left out. An ERP served under a path prefix answers as an ERP
+ * there, so its calls never reach this (they work as before).
  */
 
 import { echoed } from '../platform/bounded-text.ts';
 import { BadUpstreamResponseError } from '../platform/errors.ts';
-import { TooDeepAnswerError } from './erp-transport.ts';
+import { RedirectAnswerError, TooDeepAnswerError } from './erp-transport.ts';
 
 /** The URL's path without its trailing slashes: `''` for an address without a path. */
 function pathOf(baseUrl: URL): string {
@@ -42,7 +43,9 @@ export function withPathHint(error: unknown, baseUrl: URL): unknown {
   if (!(error instanceof BadUpstreamResponseError) || error instanceof TooDeepAnswerError) return error;
   const path = pathOf(baseUrl);
   if (path === '' || error instanceof PathHintedError) return error;
-  return new PathHintedError(`${error.message} ${hint(path, baseUrl.origin)}`, {
+  // A redirect's own advice (use the URL it leads to) would contradict the hint: the hint stands alone.
+  const answered = error instanceof RedirectAnswerError ? error.answered : error.message;
+  return new PathHintedError(`${answered} ${hint(path, baseUrl.origin)}`, {
     headers: { ...error.headers },
     ...(error.data === null ? {} : { data: error.data }),
     cause: error,

@@ -105,6 +105,10 @@ export class V1Router implements ErpTransport {
     this.overJson2 = new V1OverJson2(deps.json2, deps.docs);
   }
 
+  knownVersion(baseUrl: URL): string | undefined {
+    return this.deps.versions.cached(baseUrl)?.version;
+  }
+
   async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {
     try {
       return await this.route(call, context);
@@ -216,6 +220,10 @@ export class V2Router implements ErpTransport {
     private readonly deps: RoutingDeps,
   ) {
     this.overJsonRpc = new V2OverJsonRpc(deps.jsonrpc);
+  }
+
+  knownVersion(baseUrl: URL): string | undefined {
+    return this.deps.versions.cached(baseUrl)?.version;
   }
 
   async call(call: ErpCall, context: CallContext): Promise<ErpOutcome> {

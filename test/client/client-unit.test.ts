@@ -43,6 +43,14 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(0, MAX_RETRY_AFTER_SECONDS, () => 0)).toBe(MAX_RETRY_AFTER_SECONDS * 1000);
     expect(retryDelayMs(0, MAX_RETRY_AFTER_SECONDS + 1, () => 0)).toBeUndefined();
   });
+
+  it('with a cap (maxRetryWaitSeconds): the back-off is cut to it, a longer Retry-After gives up', () => {
+    expect(retryDelayMs(30, undefined, () => 1, 2)).toBe(2_000);
+    expect(retryDelayMs(0, undefined, () => 1, 0)).toBe(0);
+    expect(retryDelayMs(0, 2, () => 0, 2)).toBe(2_000);
+    expect(retryDelayMs(0, 3, () => 0, 2)).toBeUndefined();
+    expect(retryDelayMs(0, 1, () => 0, 0)).toBeUndefined();
+  });
 });
 
 describe('parseRetryAfter', () => {
@@ -416,6 +424,13 @@ describe('answers that are not a plain result', () => {
     expect(own).toBe('order-42-create');
     expect(none).toBeUndefined();
     await expect(proxy.v2(body, { idempotencyKey: 'two words' })).rejects.toThrow(TypeError);
+    // A comma would make the header a list, which the proxy refuses: refused before sending.
+    await expect(proxy.v2(body, { idempotencyKey: 'order-42,create' })).rejects.toThrow(
+      'no spaces or commas',
+    );
+    // A key that starts with a quote is sent as a structured-field string, so the proxy reads it back.
+    await proxy.v2(body, { idempotencyKey: '"quoted\\' });
+    expect(keys().at(-1)).toBe('"\\"quoted\\\\"');
   });
 
   it('failures of several kinds on several addresses may have run', async () => {

@@ -8,7 +8,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErpError, ErpProxy, ErpProxyError } from '../../client/src/index.ts';
+import {
+  ErpError,
+  ErpProxy,
+  ErpProxyError,
+  type ErpProxyOptions,
+  type RetryEvent,
+} from '../../client/src/index.ts';
 import type { ErpDouble } from '../erp-double/index.ts';
 import { type ErpFront, startErpFront } from '../support/erp-front.ts';
 import { USERS, useErpDouble, useProxy } from '../support/fixtures.ts';
@@ -55,7 +61,7 @@ describe('client retries against ERP 19', () => {
 
   function clientFor(
     front: ErpFront,
-    options: { retries?: number; timeoutSeconds?: number } = {},
+    options: Pick<ErpProxyOptions, 'retries' | 'timeoutSeconds' | 'maxRetryWaitSeconds' | 'onRetry'> = {},
     after?: (call: SentCall) => Promise<void> | void,
   ) {
     const recording = recordingFetch(after);
@@ -158,6 +164,78 @@ describe('client retries against ERP 19', () => {
     const error = await erp.searchCount('res.partner').catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: -32004, retryable: true, retryAfterSeconds: 3600 });
     expect(front.executeCalls()).toHaveLength(1);
+  });
+
+  it('maxRetryWaitSeconds: a Retry-After longer than the cap is not waited for, the error is returned', async () => {
+    const front = await frontOf(double);
+    front.plan = (call) =>
+      call.path.startsWith('/json/2/')
+        ? { status: 429, headers: { 'retry-after': '3' }, body: '{}' }
+        : 'forward';
+    const events: RetryEvent[] = [];
+    const { erp } = clientFor(front, { maxRetryWaitSeconds: 2, onRetry: (event) => events.push(event) });
+    const error = await erp.searchCount('res.partner').catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: -32004, retryable: true, retryAfterSeconds: 3 });
+    expect(front.executeCalls()).toHaveLength(1);
+    expect(events).toEqual([]);
+  });
+
+  it('onRetry sees each wait: the retry, the wait (within the cap), the error, the id and the key', async () => {
+    const front = await frontOf(double);
+    front.plan = (call) =>
+      call.path.startsWith('/json/2/')
+        ? { status: 503, headers: { 'retry-after': '0' }, body: '{}' }
+        : 'forward';
+    const events: RetryEvent[] = [];
+    const { erp, executes } = clientFor(front, {
+      retries: 3,
+      maxRetryWaitSeconds: 0.3,
+      onRetry: (event) => events.push(event),
+    });
+    const error = await erp.create('res.partner', { name: 'waits' }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: -32004, httpStatus: 503 });
+    expect(front.executeCalls()).toHaveLength(4);
+    expect(events.map((event) => event.retry)).toEqual([1, 2, 3]);
+    // The back-off's waits (125-250, 250-500, 500-1000 ms) cut to the 300 ms cap.
+    const [first, second, third] = events.map((event) => event.waitMs);
+    expect(first).toBeGreaterThanOrEqual(125);
+    expect(first).toBeLessThanOrEqual(250);
+    expect(second).toBeGreaterThanOrEqual(250);
+    expect(second).toBeLessThanOrEqual(300);
+    expect(third).toBe(300);
+    const sent = executes()[0];
+    for (const event of events) {
+      expect(event.error).toBeInstanceOf(ErpProxyError);
+      expect(event.error.code).toBe(-32004);
+      expect(event.id).toBe(sent?.body.id);
+      expect(event.idempotencyKey).toBe(sent?.headers.get('idempotency-key'));
+      expect(event.idempotencyKey).toMatch(/^[0-9A-Z]{26}$/);
+    }
+  });
+
+  it('an onRetry that throws stops the call: its error is thrown, nothing more is sent', async () => {
+    const front = await frontOf(double);
+    front.plan = (_call, executeIndex) => (executeIndex === 0 ? LOCK_CONFLICT : 'forward');
+    const stop = new Error('the caller stops here');
+    const { erp } = clientFor(front, {
+      onRetry: () => {
+        throw stop;
+      },
+    });
+    await expect(erp.searchCount('res.partner')).rejects.toBe(stop);
+    expect(front.executeCalls()).toHaveLength(1);
+  });
+
+  it('refuses a maxRetryWaitSeconds below 0 or not a number, and an onRetry that is not a function', () => {
+    const base = { url: 'http://127.0.0.1:1', apiKey: TEST_PROXY_KEY };
+    expect(() => new ErpProxy({ ...base, maxRetryWaitSeconds: -1 })).toThrow(/maxRetryWaitSeconds must be/);
+    expect(() => new ErpProxy({ ...base, maxRetryWaitSeconds: Number.NaN })).toThrow(
+      /maxRetryWaitSeconds must be/,
+    );
+    expect(() => new ErpProxy({ ...base, onRetry: 'log' as unknown as () => void })).toThrow(
+      /onRetry must be a function/,
+    );
+    expect(new ErpProxy(base).maxRetryWaitSeconds).toBe(60);
   });
 
   it('retries: 0 sends a call once, even when a retry would be safe', async () => {

@@ -3,8 +3,10 @@
  * default 8788: no ERP's default port, so the examples never reach a real ERP by accident), so
  * the proxy can be tried without a real ERP. Prints the databases, users and keys to put in
  * `erp_instance`, and a curl through the local proxy at the address `npm start` listens on with
- * the same `PORT` and `HOST`. Test data only: the keys are fixed, public test values.
+ * the same `PORT` and `HOST`. Test data only: the keys are fixed, public test values. Under npm,
+ * it stops when npm goes (bin/npm-parent.ts), as `npm start` does.
  */
+import { stopWhenNpmGoes } from '../../bin/npm-parent.ts';
 import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
 import { DOUBLE_USERS, type ErpMode, startErpDouble } from './index.ts';
 
@@ -57,6 +59,7 @@ try {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  stopWhenNpmGoes('erp-double', stop);
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;
   process.stderr.write(

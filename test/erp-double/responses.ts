@@ -139,6 +139,11 @@ export function badRequestWrongType(
   );
 }
 
+/** werkzeug's `BadRequest` (400) page saying `description` (plain text, escaped here). */
+export function badRequestPage(mode: ErpMode, description: string): DoubleResponse {
+  return htmlResponse(400, werkzeugPage(mode, 400, 'Bad Request', escapeHtml(mode, description)));
+}
+
 /** werkzeug `redirect(location, 303)`. */
 export function redirect(location: string): DoubleResponse {
   const page =

@@ -4,10 +4,18 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Database } from './database.ts';
 import { handleDocBearer } from './doc-bearer.ts';
 import { handleJson2 } from './json2.ts';
 import { handleJsonRpc, type JsonRpcRoute } from './jsonrpc.ts';
-import { type DoubleResponse, jsonResponse, notFoundPage, redirect, werkzeugNotFound } from './responses.ts';
+import {
+  badRequestPage,
+  type DoubleResponse,
+  jsonResponse,
+  notFoundPage,
+  redirect,
+  werkzeugNotFound,
+} from './responses.ts';
 import { type DoubleState, seedDatabases, selectDatabase } from './state.ts';
 import type { ErpDouble, ErpDoubleOptions, RecordedRequest } from './types.ts';
 import { DOUBLE_USERS } from './users.ts';
@@ -43,6 +51,9 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
     const release = releaseOf(state.mode);
     return jsonResponse(200, { version_info: [...release.versionInfo], version: release.version });
   }
+  if (Number(state.mode) >= 18 && (path === '/odoo' || path.startsWith('/odoo/'))) {
+    return webClient(state, method, path, selectDatabase(state, header(request, 'x-odoo-database'), host));
+  }
   const db = modern ? selectDatabase(state, header(request, 'x-odoo-database'), host) : undefined;
   // api_doc (19+): routes of the per-database routing map only, like JSON-2; 16-18 have no such route.
   if (modern && path.startsWith('/doc-bearer/')) {
@@ -72,6 +83,26 @@ export function route(state: DoubleState, request: IncomingMessage, body: string
     });
   }
   return notFoundPage(state.mode, modern && !db);
+}
+
+/**
+ * The web client's pages, `/odoo` and `/odoo/<path>` (Odoo 18 and later: the address bar shows
+ * them, and people paste them as the ERP's URL). Odoo serves them without a database
+ * (`web_client`, `auth="none"`), then `ensure_db()`: with several databases and none selected, a
+ * 303 to the database selector; with one, a 303 to the login page (no session here). A POST is
+ * an `http` route's CSRF check: without a database a 303 to the selector, with one an HTML 400
+ * (`HttpDispatcher.dispatch`, Odoo 19's `odoo/http.py`).
+ */
+function webClient(
+  state: DoubleState,
+  method: string,
+  path: string,
+  db: Database | undefined,
+): DoubleResponse {
+  if (db === undefined) return redirect('/web/database/selector');
+  if (method === 'GET' || method === 'HEAD')
+    return redirect(`/web/login?redirect=${encodeURIComponent(path)}`);
+  return badRequestPage(state.mode, 'Session expired (invalid CSRF token)');
 }
 
 /**

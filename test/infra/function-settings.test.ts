@@ -259,11 +259,11 @@ describe('each function reads only the settings the stack gives it (settings cat
       Object.assign(env, {
         AWS_LAMBDA_FUNCTION_NAME: `erp-proxy-${fn}`,
         AWS_REGION: 'eu-west-1',
+        AWS_SESSION_TOKEN: SESSION_TOKEN,
         PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: port,
       });
       environments[fn] = env;
     }
-    vi.stubEnv('AWS_SESSION_TOKEN', SESSION_TOKEN);
     // `/_/metrics` on AWS reads CloudWatch: an empty answer, without credentials or network.
     cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: [] });
     for (const fn of FUNCTION_NAMES) {

@@ -2,7 +2,8 @@
  * The gate's order (docs/design.md, "The order of checks"; core/gate.ts) over real HTTP, on both
  * routes (`POST /v2/erp/execute` and `POST /mcp` tools/call), for a key's limit and an ERP's limit
  * (`ERP_TARGET_LIMITS`: a rate, and `in_flight`), with and without an idempotency key: a call the
- * policy step refuses (model, database, target, API, read-only) never counts, never takes a slot,
+ * policy step refuses (model, database, target, API, read-only, a database outside a key's
+ * companies; on execute method and field too) never counts, never takes a slot,
  * never reaches the ERP (the double counts its requests) and is never recorded under its key.
  */
 import { describe, expect, it } from 'vitest';
@@ -18,6 +19,9 @@ const KEYS = {
   reader: 'gate-reader-0123456789abcdef',
   elsewhere: 'gate-elsewhere-0123456789abcdef',
   v1only: 'gate-v1only-0123456789abcdef',
+  methods: 'gate-methods-0123456789abcdef',
+  fields: 'gate-fields-0123456789abcdef',
+  companies: 'gate-companies-0123456789abcdef',
 } as const;
 
 /** The keys; `limited`: each with a limit of one call a day (else none: the ERP's limit alone applies). */
@@ -33,6 +37,13 @@ function keysJson(limited: boolean): string {
       { name: 'reader', key: KEYS.reader, policy: { access: 'read', ...limits } },
       { name: 'elsewhere', key: KEYS.elsewhere, policy: { targets: ['erp.example.com'], ...limits } },
       { name: 'v1only', key: KEYS.v1only, policy: { apis: ['v1'], ...limits } },
+      { name: 'methods', key: KEYS.methods, policy: { methods: { 'res.partner': ['read'] }, ...limits } },
+      {
+        name: 'fields',
+        key: KEYS.fields,
+        policy: { fields: { 'res.partner': { deny: ['name'] } }, ...limits },
+      },
+      { name: 'companies', key: KEYS.companies, policy: { companies: { erp_b: [1] }, ...limits } },
     ],
   });
 }
@@ -52,6 +63,7 @@ const REFUSED: readonly Refused[] = [
   { rule: 'database', key: KEYS.writer, model: 'res.partner', db: 'erp_b' },
   { rule: 'target', key: KEYS.elsewhere, model: 'res.partner', db: 'erp_a' },
   { rule: 'access', key: KEYS.reader, model: 'res.partner', db: 'erp_a', write: true },
+  { rule: 'company', key: KEYS.companies, model: 'res.partner', db: 'erp_a' },
 ];
 
 /** The ERP calls that reached the double (JSON-2: the execute API and the tools on ERP 19). */
@@ -129,10 +141,24 @@ async function sendRefused(
       }),
     ),
   );
-  // The API rule: a v1-only key on this route (the chain's step on /mcp, the gate's on execute).
+  // The API rule: a v1-only key on this route (the chain's step on /mcp, the gate's on execute);
+  // on execute the rules that read the call (method, field) too, at the policy step.
   if (route === execute)
     return [
       ...codes,
+      ...(await Promise.all(
+        [
+          { key: KEYS.methods, write: keyed },
+          { key: KEYS.fields, write: true },
+        ].map((refused) =>
+          route(proxy, double, {
+            ...refused,
+            model: 'res.partner',
+            db: 'erp_a',
+            idempotencyKey: keyFor(keyed),
+          }),
+        ),
+      )),
       await route(proxy, double, {
         key: KEYS.v1only,
         model: 'res.partner',
@@ -164,7 +190,7 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
           });
           expect(first).toBe(-32008);
           expect(await sendRefused(route, proxy, double, keyed)).toEqual(
-            Array((route === execute ? 5 : 4) as number).fill(-32008),
+            Array((route === execute ? 8 : 5) as number).fill(-32008),
           );
           expect(erpCalls(double)).toBe(0);
           // Each key's one call a day is still there: the refusals did not count.

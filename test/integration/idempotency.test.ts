@@ -7,10 +7,13 @@
  * the store down, a record past its TTL, a narrowed policy refused before any replay.
  */
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recordKeyOf } from '../../lambdas/core/idempotency.ts';
 import { STORE_KEY_PREFIX, type StateStore } from '../../lambdas/platform/state/state-store.ts';
+import { STORE_DOWN_PAUSE_MS } from '../../lambdas/platform/state/state-store-dynamodb.ts';
 import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { localClient } from '../support/dynamodb-local.ts';
 import { type ErpFront, startErpFront } from '../support/erp-front.ts';
@@ -56,6 +59,9 @@ function v2Create(name: string, id = 'first'): Record<string, unknown> {
   };
 }
 
+/** One `Idempotency-Key` header line. */
+const keyLine = (value: string): readonly [string, string] => ['Idempotency-Key', value];
+
 /** The ERP calls that reached the double through the front (version lookups aside). */
 const erpRuns = (): number => front.executeCalls().length;
 
@@ -74,6 +80,47 @@ function post(
     'x-api-key': BILLING_KEY,
     ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
     ...headers,
+  });
+}
+
+/**
+ * A POST whose header lines are sent exactly as listed (a name may repeat: two `Idempotency-Key`
+ * lines are two lines on the wire, as `curl -H` twice or an intermediary adding its own sends them).
+ */
+function postWithLines(
+  target: ProxyHarness,
+  path: string,
+  body: unknown,
+  lines: readonly (readonly [string, string])[],
+): Promise<{ readonly status: number; readonly json: Envelope }> {
+  const text = JSON.stringify(body);
+  // Raw header lines: Node adds none of its own (not even Host), and sends each pair as one line.
+  const raw = [
+    'host',
+    new URL(target.url).host,
+    'content-type',
+    'application/json',
+    'content-length',
+    String(Buffer.byteLength(text)),
+    'x-api-key',
+    BILLING_KEY,
+    ...lines.flat(),
+  ];
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${target.url}${path}`, { method: 'POST', headers: raw }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        try {
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Envelope });
+        } catch {
+          reject(new Error(`HTTP ${res.statusCode}, not JSON: ${JSON.stringify(text.slice(0, 200))}`));
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(text);
   });
 }
 
@@ -262,6 +309,53 @@ describe('a write with an Idempotency-Key', () => {
   });
 });
 
+describe('Idempotency-Key as one item (draft-ietf-httpapi-idempotency-key-header)', () => {
+  it.each([
+    ['v1', '/api/erp/execute', v1Create],
+    ['v2', '/v2/erp/execute', v2Create],
+  ] as const)(
+    '%s: replays the quoted form "K" as the key K, either way round',
+    async (_api, path, create) => {
+      const key = freshKey();
+      expect((await post(proxy, path, create('Quoted Co'), key)).status).toBe(200);
+      const quoted = await post(proxy, path, create('Quoted Co', 'again'), `"${key}"`);
+      expect(quoted.status).toBe(200);
+      expect(quoted.headers.get('idempotent-replayed')).toBe('true');
+      const other = freshKey();
+      expect((await post(proxy, path, create('Quoted Co 2'), `"${other}"`)).status).toBe(200);
+      expect((await post(proxy, path, create('Quoted Co 2'), other)).headers.get('idempotent-replayed')).toBe(
+        'true',
+      );
+      expect(erpRuns()).toBe(2);
+    },
+  );
+
+  it.each([
+    ['the header sent twice', [keyLine('K'), keyLine('K')]],
+    ['the header sent twice, quoted', [keyLine('"K"'), keyLine('"K"')]],
+    ['two keys in one header', [keyLine('K1, K2')]],
+    ['a list of strings', [keyLine('"K1", "K2"')]],
+    ['an empty string', [keyLine('""')]],
+  ] as const)(
+    'refuses %s with 400 -32600 naming the header; nothing reaches the ERP',
+    async (_what, lines) => {
+      for (const [path, body] of [
+        ['/api/erp/execute', v1Create('Listed Co')],
+        ['/v2/erp/execute', v2Create('Listed Co')],
+      ] as const) {
+        // A key of this test's own, so no earlier record could answer.
+        const unique = freshKey();
+        const sent = lines.map(([name, value]) => [name, value.replaceAll('K', unique)] as const);
+        const answer = await postWithLines(proxy, path, body, sent);
+        expect(answer.status, path).toBe(400);
+        expect(answer.json.error?.code, path).toBe(-32600);
+        expect(answer.json.error?.message, path).toMatch(/^Invalid Idempotency-Key header: got /);
+      }
+      expect(front.calls).toHaveLength(0);
+    },
+  );
+});
+
 describe('a read with an Idempotency-Key', () => {
   it('is served as usual each time, never recorded or replayed', async () => {
     const key = freshKey();
@@ -379,6 +473,11 @@ describe('a record that cannot be completed after the ERP answered', () => {
       // The store is back; the record is still the attempt's, in progress until its lease passes.
       store.plan = () => 'forward';
       if (how === 'stops listening') await store.start();
+      // The store is known down for a while: a keyed write fails at once, before the ERP.
+      const paused = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', 'paused'), key);
+      expect(paused.status).toBe(503);
+      expect(envelopeOf(paused).error?.code).toBe(-32004);
+      await sleep(STORE_DOWN_PAUSE_MS);
       const during = await post(fronted, '/api/erp/execute', v1Create('Unrecorded Co', 'during'), key);
       expect(during.status).toBe(409);
       expect(envelopeOf(during).error?.code).toBe(-32010);

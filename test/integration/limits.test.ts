@@ -47,6 +47,22 @@ function v1Read(proxy: Pick<ProxyProcess, 'post'>, double: ErpDouble, key: strin
   );
 }
 
+/** A v1 read through `proxy`, of the double named by `url` (another spelling of its address). */
+function v1ReadAt(proxy: Pick<ProxyProcess, 'post'>, url: string, key: string, id = 'limits') {
+  return proxy.post(
+    '/api/erp/execute',
+    {
+      id,
+      action: 'search_count',
+      model_id: 'res.partner',
+      params: [[]],
+      keyword: {},
+      erp_instance: { url, db: 'erp_a', api_key: admin.apiKey, user_id: admin.uid },
+    },
+    { 'x-api-key': key },
+  );
+}
+
 /** The execute calls that reached the double. */
 function executes(double: ErpDouble) {
   return double.requests.filter((request) => request.body.includes('"execute_kw"'));
@@ -186,7 +202,7 @@ describe('an in-flight cap of 4 at a slow ERP, across three processes', () => {
       expect(answer.status).toBe(429);
       expect(answer.headers.get('retry-after')).toBe('1');
       expect((answer.json as Envelope).error?.message).toBe(
-        'Rate limited: the ERP 127.0.0.1 has 4 calls in flight, its cap; retry after 1 s. The call did not run.',
+        'The ERP 127.0.0.1 is busy: it has 4 calls in flight through the proxy, its cap (in_flight); retry after 1 s. The call did not run.',
       );
     }
     // Slots are given back: once the calls are over, four at once are served again.
@@ -194,6 +210,81 @@ describe('an in-flight cap of 4 at a slow ERP, across three processes', () => {
       Array.from({ length: 4 }, (_, i) => v1Read(procs[i % 3] as ProxyProcess, double, KEYS.steady)),
     );
     expect(again.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+  });
+});
+
+describe('one ERP, one budget: the IPv6 spellings of a limited address, across three processes', () => {
+  const double = useErpDouble({ mode: '19' });
+  // The entry itself is written in an IPv6 form: it is read as 127.0.0.1 (DESIGN.md section 17).
+  const procs = useProxyProcesses(3, 'limits-spelling', {
+    ERP_TARGET_LIMITS: JSON.stringify({ '[::ffff:7f00:1]': { in_flight: 1, requests: 3, per: 'day' } }),
+  });
+  /** The double's address as every form the target policy reads as 127.0.0.1 (docs/target-policy.md). */
+  const spellings = (): string[] => {
+    const port = new URL(double.url).port;
+    return [
+      '[::ffff:127.0.0.1]', // IPv4-mapped
+      '[::ffff:7f00:1]',
+      '[64:ff9b::7f00:1]', // NAT64
+      '[::127.0.0.1]', // IPv4-compatible
+      '[::ffff:0:7f00:1]', // SIIT
+      '[2002:7f00:1::1]', // 6to4
+    ].map((host) => `http://${host}:${port}`);
+  };
+
+  it('refuses every spelling while 127.0.0.1 is busy or its rate used up; none reaches the ERP', {
+    timeout: 60_000,
+  }, async () => {
+    double.reset();
+    const started = Date.now();
+    // Busy: a slow call through 127.0.0.1 holds the one slot; every other spelling is refused.
+    // Long enough for the refusals below to be answered on a loaded machine while it runs.
+    double.setDelay(10_000);
+    const slow = v1Read(procs[0] as ProxyProcess, double, KEYS.steady, 'slow');
+    while (executes(double).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    // One at a time: refused calls running at once would also count against the rate together
+    // (each gives its count back when refused), and could be refused by the rate instead.
+    const busy = [];
+    for (const [i, url] of spellings().entries())
+      busy.push(await v1ReadAt(procs[1 + (i % 2)] as ProxyProcess, url, KEYS.other, `busy${i}`));
+    double.setDelay(0);
+    expect((await slow).status).toBe(200);
+    for (const answer of busy) {
+      expect(answer.status, answer.text).toBe(429);
+      expect((answer.json as Envelope).error?.message).toBe(
+        'The ERP 127.0.0.1 is busy: it has 1 call in flight through the proxy, its cap (in_flight); retry after 1 s. The call did not run.',
+      );
+    }
+    expect(executes(double)).toHaveLength(1);
+    // The slot free again: the mapped spelling reaches the ERP (the same address), and counts.
+    const mapped = await v1ReadAt(procs[1] as ProxyProcess, spellings()[0] as string, KEYS.other, 'mapped');
+    expect(mapped.status).toBe(200);
+    expect(mapped.headers.get('ratelimit')).toMatch(/^"erp-day";r=1;t=\d+$/);
+    expect((await v1Read(procs[2] as ProxyProcess, double, KEYS.burst, 'third')).status).toBe(200);
+    // The day's 3 calls are used up: every spelling, from every process and key, is refused.
+    const used = await Promise.all(
+      spellings().map((url, i) =>
+        v1ReadAt(procs[i % 3] as ProxyProcess, url, [KEYS.steady, KEYS.other][i % 2] as string, `used${i}`),
+      ),
+    );
+    const spanned = windowsSpanned(started, Date.now(), 86_400_000);
+    const served = used.filter((answer) => answer.status === 200);
+    // A day's window ending during the test would give 3 more calls; otherwise none passes.
+    expect(served.length).toBeLessThanOrEqual(3 * (spanned - 1));
+    for (const answer of used.filter((a) => a.status !== 200)) {
+      expect(answer.status).toBe(429);
+      expect((answer.json as Envelope).error?.code).toBe(-32004);
+      expect((answer.json as Envelope).error?.message).toMatch(
+        /^Rate limited: the ERP 127\.0\.0\.1's limit of 3 calls per day is used up; retry after \d+ s\. The call did not run\.$/,
+      );
+    }
+    expect(executes(double)).toHaveLength(3 + served.length);
+    // The log lines and the metric name the one ERP, 127.0.0.1, whatever spelling was refused.
+    const refusals = procs
+      .flatMap((proc) => proc.output().split('\n'))
+      .filter((line) => line.includes('"limit_host"'))
+      .map((line) => (JSON.parse(line) as { limit_host?: string }).limit_host);
+    expect(new Set(refusals)).toEqual(new Set(['127.0.0.1']));
   });
 });
 
@@ -463,7 +554,7 @@ describe('POST /mcp: a limited tool call is a tool error an agent can back off f
           expect(double.maxInFlight).toBe(1);
           const error = toolError(second) as ToolError & { retry_after_seconds?: number };
           expect(error.message).toBe(
-            'Rate limited: the ERP 127.0.0.1 has 1 call in flight, its cap; retry after 1 s. The call did not run.',
+            'The ERP 127.0.0.1 is busy: it has 1 call in flight through the proxy, its cap (in_flight); retry after 1 s. The call did not run.',
           );
           expect(error.retry_after_seconds).toBe(1);
           // Released after the tool's last request: the next call is served.

@@ -1,14 +1,20 @@
 /**
- * `npm start` stops when its npm process is signalled: `kill <npm's pid>` (SIGTERM) used to end npm
- * and its script shell and leave the server listening, orphaned. The test starts `npm start` on a
- * free port in a process group of its own, kills npm's pid only, and waits for the port to be
- * free; whatever is left of the group is killed at the end, so a failure leaves nothing behind.
+ * The local servers npm starts stop when their npm process is signalled: `kill <npm's pid>`
+ * (SIGTERM) used to end npm and its script shell and leave the server listening, orphaned, its
+ * port bound (`npm start` until issue 41; `npm run erp-double` and `npm run oauth:try-out` until
+ * issue 45). Each test starts its script on a free port in a process group of its own, kills npm's
+ * pid only, and waits for the port to be free; whatever is left of the group is killed at the end,
+ * so a failure leaves nothing behind. `npm run oauth:try-out -- --help` prints its options and
+ * starts nothing.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TRY_OUT_USAGE } from '../../bin/oauth-try-out.ts';
 import { freePort } from '../support/proxy-harness.ts';
+import { eventually } from '../support/scripts.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -24,20 +30,37 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-/** Polls until `check` is true, at most `attempts` times, `everyMs` apart; the last answer. */
-async function eventually(
-  check: () => Promise<boolean>,
-  attempts: number,
-  everyMs: number,
-): Promise<boolean> {
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-  return check();
+/** One npm script that serves on a port: how to start it there, and what it prints once it listens. */
+interface NpmServer {
+  readonly args: (port: number) => readonly string[];
+  readonly env: (port: number) => Record<string, string>;
+  readonly ready: RegExp;
+  readonly listening: (port: number) => string;
 }
 
-describe('npm start', () => {
+const SERVERS: Readonly<Record<string, NpmServer>> = {
+  'npm start': {
+    args: () => ['start', '--silent'],
+    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', PROXY_API_KEY: 'npm-start-test-key-0123' }),
+    ready: /_\/about\n/,
+    listening: (port) => `erp-proxy listening on http://127.0.0.1:${port}`,
+  },
+  'npm run erp-double': {
+    args: () => ['run', '--silent', 'erp-double'],
+    env: (port) => ({ ERP_DOUBLE_PORT: String(port) }),
+    ready: /-d '[^']*'\n/,
+    listening: (port) => `listening on http://127.0.0.1:${port}`,
+  },
+  'npm run oauth:try-out': {
+    args: (port) => ['run', '--silent', 'oauth:try-out', '--', '--port', String(port)],
+    env: () => ({}),
+    ready: /opens the login page in your browser\.\n/,
+    listening: (port) => `Development authorization server (issuer) on http://127.0.0.1:${port}`,
+  },
+};
+
+describe.each(Object.keys(SERVERS))('%s', (name) => {
+  const server = SERVERS[name] as NpmServer;
   let npm: ChildProcess | undefined;
   afterEach(() => {
     // The whole group this test started (npm, its shell, the server), if anything is left.
@@ -51,16 +74,11 @@ describe('npm start', () => {
     npm = undefined;
   });
 
-  it("stops listening when npm's own pid is killed (SIGTERM)", async () => {
+  it("stops listening when npm's own pid is killed (SIGTERM)", { timeout: 60_000 }, async () => {
     const port = await freePort();
-    const child = spawn('npm', ['start', '--silent'], {
+    const child = spawn('npm', [...server.args(port)], {
       cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PROXY_API_KEY: 'npm-start-test-key-0123',
-      },
+      env: { ...process.env, ...server.env(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -71,13 +89,13 @@ describe('npm start', () => {
     await new Promise<void>((resolve, reject) => {
       child.stdout?.on('data', (chunk: Buffer) => {
         stdout += chunk.toString('utf8');
-        if (/_\/about\n/.test(stdout)) resolve();
+        if (server.ready.test(stdout)) resolve();
       });
       child.once('exit', (code) =>
-        reject(new Error(`npm start exited (${code}) before it was ready:\n${stderr}`)),
+        reject(new Error(`${name} exited (${code}) before it was ready:\n${stderr}`)),
       );
     });
-    expect(stdout).toContain(`erp-proxy listening on http://127.0.0.1:${port}`);
+    expect(stdout).toContain(server.listening(port));
     expect(await listening(port)).toBe(true);
 
     process.kill(child.pid as number, 'SIGTERM');
@@ -86,5 +104,37 @@ describe('npm start', () => {
     expect(await eventually(async () => !(await listening(port)), 80, 250), 'the port is still in use').toBe(
       true,
     );
+  });
+});
+
+describe('npm run oauth:try-out -- --help', () => {
+  it('prints its options, --port among them, and exits without listening', { timeout: 60_000 }, async () => {
+    const { stdout } = await promisify(execFile)(
+      'npm',
+      ['run', '--silent', 'oauth:try-out', '--', '--help'],
+      {
+        cwd: root,
+      },
+    );
+    expect(stdout).toBe(TRY_OUT_USAGE);
+    expect(stdout).toMatch(/--port <port>\s+the port it listens on \(default 8790/);
+  });
+
+  it('refuses an option it does not know (exit 2), naming it, with the usage', {
+    timeout: 60_000,
+  }, async () => {
+    const failure = await promisify(execFile)(
+      'npm',
+      ['run', '--silent', 'oauth:try-out', '--', '--prot', '1'],
+      {
+        cwd: root,
+      },
+    ).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(failure?.code).toBe(2);
+    expect(failure?.stderr).toContain("Unknown option '--prot'");
+    expect(failure?.stderr).toContain(TRY_OUT_USAGE);
   });
 });

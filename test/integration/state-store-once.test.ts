@@ -51,7 +51,14 @@ describe.each(STORES)('the %s store', (_name, makeStore) => {
     const store = makeStore();
     const key = randomUUID();
     const begun = await store.beginAttempt(
-      { key, fingerprint: 'fp', token: 't', leaseUntil: NOW + 1_000, expiresAt: seconds(NOW) + 600 },
+      {
+        key,
+        owner: 'o',
+        fingerprint: 'fp',
+        token: 't',
+        leaseUntil: NOW + 1_000,
+        expiresAt: seconds(NOW) + 600,
+      },
       NOW,
     );
     expect(begun.begun).toBe(true);

@@ -56,6 +56,7 @@ describe.each(STORES)('the %s store', (_name, makeStore) => {
     overrides: Partial<{ leaseUntil: number; expiresAt: number }> = {},
   ) => ({
     key,
+    owner: 'owner-1',
     fingerprint: 'fp-1',
     token,
     leaseUntil: NOW + 30_000,
@@ -223,7 +224,7 @@ describe('the DynamoDB store when DynamoDB cannot answer', () => {
     );
     await expect(
       store.beginAttempt(
-        { key: 'k', fingerprint: 'f', token: 't', leaseUntil: NOW, expiresAt: seconds(NOW) },
+        { key: 'k', owner: 'o', fingerprint: 'f', token: 't', leaseUntil: NOW, expiresAt: seconds(NOW) },
         NOW,
       ),
     ).rejects.toThrow(StoreUnavailableError);
@@ -253,14 +254,22 @@ describe('the DynamoDB store when DynamoDB cannot answer', () => {
 });
 
 describe('the embedded store when full', () => {
-  it('drops expired entries first, then refuses as an unavailable store', async () => {
-    const store = new EmbeddedStateStore({ maxEntries: 2 });
-    const step = (key: string, expiresAt: number) => ({ key, limit: 9, expiresAt });
-    await store.countRequest(step('a', seconds(NOW) - 1), NOW - 5_000);
-    await store.countRequest(step('b', seconds(NOW) + 60), NOW);
-    expect((await store.countRequest(step('c', seconds(NOW) + 60), NOW)).counted).toBe(true);
-    await expect(store.countRequest(step('d', seconds(NOW) + 60), NOW)).rejects.toThrow(
-      StoreUnavailableError,
-    );
+  it('drops expired records first, then refuses a record (never a counter) as full', async () => {
+    const store = new EmbeddedStateStore({ maxRecords: 8 });
+    const begin = (key: string, owner: string, expiresAt: number, now = NOW) =>
+      store.beginAttempt(
+        { key, owner, fingerprint: 'fp', token: randomUUID(), leaseUntil: NOW + 1000, expiresAt },
+        now,
+      );
+    // A quarter of 8 records per caller: 2.
+    await begin('a', 'one', seconds(NOW) - 1, NOW - 5_000);
+    await begin('b', 'one', seconds(NOW) + 60);
+    expect(await begin('c', 'one', seconds(NOW) + 60)).toEqual({ begun: true });
+    await expect(begin('d', 'one', seconds(NOW) + 60)).rejects.toThrow(StoreUnavailableError);
+    await expect(begin('d', 'one', seconds(NOW) + 60)).rejects.toMatchObject({ forCaller: true });
+    expect(await begin('d', 'two', seconds(NOW) + 60)).toEqual({ begun: true });
+    const step = (key: string) => ({ key, limit: 9, expiresAt: seconds(NOW) + 60 });
+    for (let i = 0; i < 100; i += 1)
+      expect((await store.countRequest(step(`n${i}`), NOW)).counted).toBe(true);
   });
 });

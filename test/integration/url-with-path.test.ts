@@ -181,6 +181,54 @@ describe.each(['16', '17'] as const)(
   },
 );
 
+describe("the address bar's URL on an ERP with several databases (the double's own /odoo pages)", () => {
+  // Odoo 18+ answers /odoo/... without a selected database with a 303 to its database selector
+  // (erp_a and erp_b here): the redirect's own advice ("use the final URL") would contradict the
+  // path hint, so the hint stands alone.
+  const pasted = () => `${double.url}/odoo`;
+
+  it.each(['/api/erp/version', '/v1/erp/version', '/v2/erp/version'])(
+    '%s: the redirect to the database selector, then only the address without the path',
+    async (path) => {
+      const message = notErpMessage(await proxy.post(path, { id: 'several-dbs', url: pasted() }));
+      expect(message).toMatch(
+        /^The ERP answered with a redirect \(HTTP 303 to \/web\/database\/selector\); redirects are not followed\. The URL has a path \(\/odoo\);/,
+      );
+      expect(message).toContain(`try ${double.url} (`);
+      expect(message).not.toContain('final URL');
+      expect(message.split('The URL has a path').length).toBe(2);
+    },
+  );
+
+  it.each([
+    ['/api/erp/execute', 'v1'],
+    ['/v2/erp/execute', 'v2'],
+  ] as const)('%s: -32005 with the hint alone', async (path, api) => {
+    const body = api === 'v1' ? v1Body(pasted()) : v2Body(pasted());
+    const message = notErpMessage(await proxy.post(path, body));
+    expect(message).toContain('The URL has a path (/odoo)');
+    expect(message).toContain(`try ${double.url} (`);
+    expect(message).not.toContain('final URL');
+  });
+
+  it('a redirect from a URL without a path keeps its advice (an http:// front moving to https://)', async () => {
+    const front = createServer((incoming, outgoing) => {
+      incoming.resume();
+      outgoing.writeHead(301, { location: `https://erp.example.com${incoming.url ?? '/'}` }).end();
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+      const message = notErpMessage(await proxy.post('/v2/erp/version', { id: 'moved', url }));
+      expect(message).toMatch(/redirect \(HTTP 301 to https:\/\/erp\.example\.com\/web\/version\)/);
+      expect(message).toContain('Use the final URL as erp_instance.url (often https:// instead of http://).');
+      expect(message).not.toContain('The URL has a path');
+    } finally {
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    }
+  });
+});
+
 describe('an ERP served under a path prefix works as before', () => {
   const served = () => `${host.url}${PREFIX}`;
 

@@ -2,13 +2,16 @@
  * The limits' window arithmetic and `Retry-After` (README, "Limits"), fuzzed: every instant lies in
  * exactly one window of each period, aligned to the clock; `Retry-After` is never 0, always lands a
  * retry in a later window, and never past the first whole second after the window's end; and the
- * `limits` of a key policy and `ERP_TARGET_LIMITS` accept exactly their documented forms.
+ * `limits` of a key policy and `ERP_TARGET_LIMITS` accept exactly their documented forms; an ERP
+ * reached by any spelling of its address has one budget, and two addresses never share one.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseProxyKeys } from '../../lambdas/platform/config.ts';
 import {
+  hostOfUrl,
   LIMIT_PERIODS,
+  normalizeLimitHost,
   PERIOD_SECONDS,
   parseTargetLimits,
   retryAfterSeconds,
@@ -191,5 +194,70 @@ describe('ERP_TARGET_LIMITS', () => {
   ])('refuses %s', (_what, raw) => {
     const parsed = parseTargetLimits(raw);
     expect('problem' in parsed).toBe(true);
+  });
+});
+
+describe('one ERP, one budget (DESIGN.md section 17)', () => {
+  const ipv4 = fc.integer({ min: 0, max: 0xffff_ffff });
+  const dotted = (value: number): string =>
+    [24, 16, 8, 0].map((shift) => String((value >>> shift) & 0xff)).join('.');
+  const hex = (value: number): string => `${(value >>> 16).toString(16)}:${(value & 0xffff).toString(16)}`;
+  /** Every IPv6 form the target policy reads as the IPv4 address `value` (docs/target-policy.md). */
+  const embeddings = (value: number, suffix: number): string[] => [
+    `[::ffff:${dotted(value)}]`, // IPv4-mapped
+    `[::ffff:${hex(value)}]`,
+    `[64:ff9b::${dotted(value)}]`, // NAT64
+    `[64:ff9b::${hex(value)}]`,
+    `[0:0:0:0:ffff:0:${hex(value)}]`, // SIIT
+    `[2002:${hex(value)}:${suffix.toString(16)}::1]`, // 6to4: the relay's address, any site
+  ];
+
+  it('maps every embedding of a random IPv4 address to that address, in a URL and in an entry', () => {
+    fc.assert(
+      fc.property(ipv4, fc.integer({ min: 0, max: 0xffff }), (value, suffix) => {
+        const address = dotted(value);
+        for (const form of embeddings(value, suffix)) {
+          expect(hostOfUrl(new URL(`http://${form}:8069/`)), form).toBe(address);
+          expect(normalizeLimitHost(form), form).toBe(address);
+        }
+        // IPv4-compatible (`::a.b.c.d`) is the address too, except `::` and `::1`, which keep their meaning.
+        if (value > 1) expect(hostOfUrl(new URL(`http://[::${dotted(value)}]/`))).toBe(address);
+      }),
+    );
+  });
+
+  it('never joins two distinct addresses in one budget', () => {
+    fc.assert(
+      fc.property(ipv4, ipv4, fc.integer({ min: 0, max: 0xffff }), (a, b, suffix) => {
+        fc.pre(a !== b);
+        const budgetsOfA = new Set(embeddings(a, suffix).map((form) => normalizeLimitHost(form)));
+        for (const form of [dotted(b), ...embeddings(b, suffix)])
+          expect(budgetsOfA.has(normalizeLimitHost(form)), form).toBe(false);
+      }),
+    );
+  });
+
+  it('keeps an IPv6 address that carries no IPv4 address apart from every IPv4 address', () => {
+    const groups = fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 });
+    fc.assert(
+      fc.property(groups, (words) => {
+        // Not in ::/96, ::ffff:0:0/96, ::ffff:0:0:0/96, 64:ff9b::/96 or 2002::/16.
+        fc.pre(words[0] !== 0 && words[0] !== 0x64 && words[0] !== 0x2002);
+        const host = normalizeLimitHost(words.map((word) => word.toString(16)).join(':'));
+        expect(host?.startsWith('[')).toBe(true);
+      }),
+    );
+  });
+
+  it('refuses two entries that name one address, naming both', () => {
+    fc.assert(
+      fc.property(ipv4, fc.integer({ min: 0, max: 0xffff }), fc.nat(5), (value, suffix, pick) => {
+        const other = embeddings(value, suffix)[pick] as string;
+        const parsed = parseTargetLimits({ [dotted(value)]: { in_flight: 1 }, [other]: { in_flight: 2 } });
+        expect('problem' in parsed && parsed.problem).toEqual([
+          `${JSON.stringify(dotted(value))} and ${JSON.stringify(other)} name one ERP (${dotted(value)}), which has one budget: keep one entry`,
+        ]);
+      }),
+    );
   });
 });

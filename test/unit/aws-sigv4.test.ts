@@ -3,30 +3,10 @@
  * signer (`@smithy/signature-v4`, what `@aws-sdk/client-dynamodb` signs with): the same request,
  * credentials and time give the same `Authorization` header, with and without a session token.
  */
-import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../lambdas/platform/aws/aws-sigv4.ts';
-
-function bytes(data: ArrayBuffer | ArrayBufferView | string): string | Uint8Array {
-  if (typeof data === 'string') return data;
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-/** The SDK's hash interface over node:crypto (what @smithy/hash-node does). */
-class NodeSha256 {
-  readonly #hash;
-  constructor(secret?: ArrayBuffer | ArrayBufferView | string) {
-    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
-  }
-  update(data: ArrayBuffer | ArrayBufferView | string): void {
-    this.#hash.update(bytes(data));
-  }
-  digest(): Promise<Uint8Array> {
-    return Promise.resolve(new Uint8Array(this.#hash.digest()));
-  }
-}
+import { NodeSha256 } from '../support/sdk-sha256.ts';
 
 const DATE = new Date(Date.UTC(2026, 10, 28, 8, 30, 15));
 const BODY = '{"TableName":"erp-proxy-state","Key":{"pk":{"S":"idem#abc"}}}';
@@ -83,4 +63,50 @@ describe.each([
     expect(ours['x-amz-date']).toBe(signed.headers['x-amz-date']);
     if ('sessionToken' in credentials) expect(ours['x-amz-security-token']).toBe(credentials.sessionToken);
   });
+});
+
+describe('signRequest of an endpoint with a path', () => {
+  it.each(['/', '/dynamodb', '/prefix/dynamodb/', '/a/./b/../c%20d/e(1)'])(
+    'signs the path %s as the AWS SDK does',
+    async (path) => {
+      const credentials = {
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+      };
+      const headers = {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': 'DynamoDB_20120810.PutItem',
+      };
+      const host = 'gateway.example.com';
+      const ours = signRequest({
+        host,
+        path,
+        region: 'cn-north-1',
+        service: 'dynamodb',
+        headers,
+        body: BODY,
+        credentials,
+        date: DATE,
+      });
+      const sdk = new SignatureV4({
+        credentials,
+        region: 'cn-north-1',
+        service: 'dynamodb',
+        sha256: NodeSha256,
+        applyChecksum: false,
+      });
+      const signed = await sdk.sign(
+        {
+          method: 'POST',
+          protocol: 'https:',
+          hostname: host,
+          path,
+          headers: { ...headers, host },
+          body: BODY,
+        },
+        { signingDate: DATE },
+      );
+      expect(ours.authorization).toBe(signed.headers.authorization);
+    },
+  );
 });

@@ -90,6 +90,9 @@ describe('the gate', () => {
         databases: undefined,
         limits: undefined,
         confirm: undefined,
+        methods: undefined,
+        fields: undefined,
+        companies: undefined,
       } as KeyPolicy | undefined,
       remainingMs: undefined,
     };

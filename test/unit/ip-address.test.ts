@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  addressIdentity,
   cidrContains,
   embeddedIPv4,
+  hostIdentity,
   parseCidr,
   parseIPv4,
   parseIPv6,
@@ -135,5 +137,24 @@ describe('IP helpers', () => {
     ]) {
       expect(() => parseCidr(bad), bad).toThrow(Error);
     }
+  });
+
+  it.each([
+    ['127.0.0.2', '127.0.0.2'],
+    ['[::ffff:7f00:2]', '127.0.0.2'],
+    ['[64:ff9b::7f00:2]', '127.0.0.2'],
+    ['[::7f00:2]', '127.0.0.2'],
+    ['[::ffff:0:7f00:2]', '127.0.0.2'],
+    ['[2002:7f00:2:9::1]', '127.0.0.2'],
+    ['[::1]', '[::1]'],
+    ['[64:ff9b:1::7f00:2]', '[64:ff9b:1::7f00:2]'], // local-use NAT64: not decoded
+    ['[2001::7f00:2]', '[2001::7f00:2]'], // Teredo: not decoded
+    ['erp.example.com', 'erp.example.com'],
+    ['localhost', 'localhost'], // a name is never resolved
+  ])('hostIdentity(%s) is %s', (host, identity) => expect(hostIdentity(host)).toBe(identity));
+
+  it('addressIdentity gives the carried IPv4 address, or the address itself', () => {
+    expect(addressIdentity(parseIp('64:ff9b::a00:5')!)).toEqual({ family: 4, value: 0x0a000005n });
+    expect(addressIdentity(parseIp('fd00::1')!)).toEqual(parseIp('fd00::1'));
   });
 });

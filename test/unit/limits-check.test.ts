@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CallerIdentity } from '../../lambdas/core/inbound-call.ts';
-import { admitCall, type LimitsDeps, STORE_DOWN_SKIP_MS } from '../../lambdas/core/limits-check.ts';
+import { admitCall, type LimitsDeps } from '../../lambdas/core/limits-check.ts';
 import { factsOf } from '../../lambdas/core/request-facts.ts';
 import { RateLimitedError } from '../../lambdas/platform/errors.ts';
 import { compileKeyPolicy, type KeyPolicy } from '../../lambdas/platform/key-policy.ts';
@@ -161,7 +161,7 @@ describe('admitCall', () => {
     expect(one?.headers).toEqual({});
     const refusal = await refusalOf(admitCall(capped, key('c'), ERP, 5_000));
     expect(refusal.message).toBe(
-      'Rate limited: the ERP erp.example.com has 2 calls in flight, its cap; retry after 1 s. The call did not run.',
+      'The ERP erp.example.com is busy: it has 2 calls in flight through the proxy, its cap (in_flight); retry after 1 s. The call did not run.',
     );
     expect(refusal.headers).toEqual({ 'Retry-After': '1' });
     expect(factsOf(refusal)).toEqual({ limitRule: 'erp_in_flight', limitHost: 'erp.example.com' });
@@ -174,6 +174,61 @@ describe('admitCall', () => {
     now = T0 + 5_001;
     expect(await admitCall(capped, key('d'), ERP, 5_000)).toBeDefined();
     expect(two).toBeDefined();
+  });
+
+  /** Every spelling of 127.0.0.2 the target policy reads as that address (docs/target-policy.md). */
+  const SPELLINGS_OF_127_0_0_2 = [
+    'http://127.0.0.2:8069',
+    'http://[::ffff:127.0.0.2]:8069', // IPv4-mapped
+    'http://[::ffff:7f00:2]:8069',
+    'http://[64:ff9b::7f00:2]:8069', // NAT64
+    'http://[::127.0.0.2]:8069', // IPv4-compatible
+    'http://[::ffff:0:7f00:2]:8069', // SIIT
+    'http://[2002:7f00:2::1]:8069', // 6to4: the relay 127.0.0.2
+    'http://0x7f.0.0.2:8069',
+  ];
+
+  it.each(SPELLINGS_OF_127_0_0_2)(
+    'counts %s against the one budget of 127.0.0.2, rate and in flight',
+    async (spelling) => {
+      const store = new EmbeddedStateStore();
+      const limits = targets({ '127.0.0.2': { requests: 2, per: 'day', in_flight: 1 } });
+      const held = await admitCall(deps(store, limits), key('a'), new URL('http://127.0.0.2:8069'), 5_000);
+      // Busy: the one slot is held (and the refused call's count is given back).
+      const busy = await refusalOf(admitCall(deps(store, limits), key('b'), new URL(spelling), 5_000));
+      expect(busy.rule).toBe('erp_in_flight');
+      expect(busy.message).toContain('The ERP 127.0.0.2 is busy');
+      expect(factsOf(busy)).toEqual({ limitRule: 'erp_in_flight', limitHost: '127.0.0.2' });
+      await held?.release();
+      await (await admitCall(deps(store, limits), key('b'), new URL(spelling), 5_000))?.release();
+      // The day's two calls are used up, whatever the spelling.
+      const used = await refusalOf(admitCall(deps(store, limits), key('c'), new URL(spelling), 5_000));
+      expect(used.rule).toBe('erp_day');
+      expect(used.message).toContain("the ERP 127.0.0.2's limit of 2 calls per day is used up");
+    },
+  );
+
+  it('reads an entry written in an IPv6 form as the IPv4 address it carries', async () => {
+    const store = new EmbeddedStateStore();
+    const limits = targets({ '[64:ff9b::7f00:2]': { requests: 1, per: 'day' } });
+    expect([...limits.keys()]).toEqual(['127.0.0.2']);
+    expect(await admitCall(deps(store, limits), key('a'), new URL('http://127.0.0.2'), 1000)).toBeDefined();
+    await expect(
+      admitCall(deps(store, limits), key('a'), new URL('http://[::ffff:7f00:2]'), 1000),
+    ).rejects.toThrow("the ERP 127.0.0.2's limit");
+  });
+
+  it('keeps a host name and an address two budgets, and another IPv6 address its own', async () => {
+    const store = new EmbeddedStateStore();
+    const limits = targets({ '127.0.0.2': { requests: 1, per: 'day' }, '::1': { requests: 1, per: 'day' } });
+    expect(await admitCall(deps(store, limits), key('a'), new URL('http://127.0.0.2'), 1000)).toBeDefined();
+    // A name is not resolved: `localhost` is not 127.0.0.2's budget (no limit applies to it).
+    expect(await admitCall(deps(store, limits), key('a'), new URL('http://localhost'), 1000)).toBeUndefined();
+    // ::1 carries no IPv4 address: its budget is its own.
+    expect(await admitCall(deps(store, limits), key('a'), new URL('http://[::1]'), 1000)).toBeDefined();
+    await expect(
+      admitCall(deps(store, limits), key('a'), new URL('http://[0:0:0:0:0:0:0:1]'), 1000),
+    ).rejects.toThrow("the ERP [::1]'s limit");
   });
 
   it('serves the call when the store cannot be asked (fail open), and says so in its facts', async () => {
@@ -210,24 +265,5 @@ describe('admitCall', () => {
     const full = await refusalOf(admitCall(deps(store, capped), key('d', policy), ERP, 1000));
     expect(full.headers.RateLimit).toBe('"key-minute";r=5;t=60');
     await held?.release();
-  });
-
-  it('does not ask a store that just failed again for a while: those calls fail open at once', async () => {
-    const store = failingStore();
-    let now = T0;
-    const limited = deps(store, new Map(), () => now);
-    const policy = withLimits({ requests: 1, per: 'second' });
-    expect((await admitCall(limited, key('agent', policy), ERP, 1000))?.facts).toEqual({
-      limitsFailedOpen: true,
-    });
-    expect(store.calls).toBe(1);
-    now = T0 + STORE_DOWN_SKIP_MS - 1;
-    expect((await admitCall(limited, key('agent', policy), ERP, 1000))?.facts).toEqual({
-      limitsFailedOpen: true,
-    });
-    expect(store.calls).toBe(1);
-    now = T0 + STORE_DOWN_SKIP_MS;
-    await admitCall(limited, key('agent', policy), ERP, 1000);
-    expect(store.calls).toBe(2);
   });
 });

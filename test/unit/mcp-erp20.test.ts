@@ -25,15 +25,20 @@ const PARTNER_FIELDS = {
 };
 
 /** An ERP access that answers `fields_get` and counts the calls, at `erpVersion`. */
-function fieldSource(erpVersion: ErpVersion, target = 'http://erp-a.test/\nerp_a') {
+function fieldSource(
+  erpVersion: ErpVersion,
+  target = 'http://erp-a.test/\nerp_a',
+  denied?: ReadonlySet<string>,
+) {
   const calls: { model: string; method: string; kwargs: Record<string, unknown> }[] = [];
   const source: FieldSource = {
     version: async () => ({ value: erpVersion }),
     targetKey: () => target,
-    named: async (model, method, kwargs) => {
-      calls.push({ model, method, kwargs });
+    describe: async (model, kwargs) => {
+      calls.push({ model, method: 'fields_get', kwargs });
       return { value: PARTNER_FIELDS };
     },
+    deniedFields: () => denied,
   };
   return { source, calls };
 }
@@ -73,6 +78,16 @@ describe('binary fields: what the read tools ask for without fields', () => {
       expect(other.calls).toHaveLength(1);
     },
   );
+
+  it("keeps the list per target, and takes each caller's denied fields out after it", async () => {
+    const erp20 = version([20, 0, 0, 'final', 0, ''], '20.0');
+    const target = 'http://erp-denied.test/\nerp_a';
+    const reader = fieldSource(erp20, target, new Set(['country_id']));
+    expect(await fieldsToRead(reader.source, 'res.partner', undefined)).toEqual(['id', 'name']);
+    const other = fieldSource(erp20, target);
+    expect(await fieldsToRead(other.source, 'res.partner', undefined)).toEqual(['id', 'name', 'country_id']);
+    expect(other.calls).toEqual([]);
+  });
 
   it('passes named fields as they are, binary ones included, on every version', async () => {
     for (const info of [

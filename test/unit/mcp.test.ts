@@ -28,6 +28,8 @@ import { presentedCredential } from '../../lambdas/platform/bearer.ts';
 import { PROXY_ERRORS } from '../../lambdas/platform/error-table.ts';
 import {
   BadUpstreamResponseError,
+  IdempotencyInProgressError,
+  IdempotencyKeyReusedError,
   InternalError,
   InvalidRequestError,
   Json2UnavailableError,
@@ -195,6 +197,28 @@ describe('failure results', () => {
       retryCanHelp: false,
       retry: expect.stringMatching(/The call may have run: check the records/),
     });
+    // Idempotency, said for an agent: its key is an argument, its request a tool call on a connection.
+    const reused = proxyFailure(
+      new IdempotencyKeyReusedError(
+        'This Idempotency-Key was already used for a different request (another route, body or ERP): nothing ran. Use a new key for a new operation.',
+      ),
+      false,
+    );
+    expect(reused).toMatchObject({
+      code: -32011,
+      retrySafe: true,
+      retryCanHelp: false,
+      message:
+        'Nothing ran: this idempotency_key was already used for another call (another tool, other arguments, or another ERP connection).',
+      retry: expect.stringMatching(/^Use a new idempotency_key for this new change\./),
+    });
+    expect(`${reused.message} ${reused.retry}`).not.toMatch(/route|body|Idempotency-Key/);
+    expect(
+      proxyFailure(
+        new IdempotencyInProgressError('A call with this Idempotency-Key is still running.'),
+        false,
+      ).message,
+    ).toBe('A call with this idempotency_key is still running.');
     expect(proxyFailure(new InternalError(), true)).toMatchObject({ retrySafe: true, retryCanHelp: false });
     expect(proxyFailure(new InternalError(), false)).toMatchObject({ retrySafe: false, retryCanHelp: false });
     // Ran: too large.

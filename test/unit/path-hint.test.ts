@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BadUpstreamResponseError, UpstreamTimeoutError } from '../../lambdas/platform/errors.ts';
-import { TooDeepAnswerError } from '../../lambdas/upstream/erp-transport.ts';
+import { RedirectAnswerError, TooDeepAnswerError } from '../../lambdas/upstream/erp-transport.ts';
 import { hasPath, withPathHint } from '../../lambdas/upstream/path-hint.ts';
 
 const notErp = () =>
@@ -37,6 +37,24 @@ describe('withPathHint', () => {
     for (const error of [new UpstreamTimeoutError('timed out'), new TooDeepAnswerError(), new Error('x')]) {
       expect(withPathHint(error, url)).toBe(error);
     }
+  });
+
+  it("replaces a redirect's advice (use the final URL) with the hint, which stands alone", () => {
+    const redirect = new RedirectAnswerError(
+      'The ERP answered with a redirect (HTTP 303 to /web/database/selector); redirects are not followed.',
+    );
+    expect(redirect.message).toContain('Use the final URL as erp_instance.url');
+    const hinted = withPathHint(
+      redirect,
+      new URL('https://erp.example.com/odoo'),
+    ) as BadUpstreamResponseError;
+    expect(hinted.code).toBe(-32005);
+    expect(hinted.message).toBe(
+      'The ERP answered with a redirect (HTTP 303 to /web/database/selector); redirects are not followed. ' +
+        'The URL has a path (/odoo); an ERP answers at its address without one, unless it is served under a prefix: ' +
+        "try https://erp.example.com (Odoo 17 and later show https://erp.example.com/odoo/... in the browser's address bar).",
+    );
+    expect(withPathHint(redirect, new URL('http://erp.example.com'))).toBe(redirect);
   });
 
   it('keeps the headers and the data of the error it extends', () => {

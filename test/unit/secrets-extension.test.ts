@@ -54,7 +54,6 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, 'localhost', resolve));
   port = (server.address() as AddressInfo).port;
-  vi.stubEnv('AWS_SESSION_TOKEN', SESSION_TOKEN);
 });
 afterEach(() => {
   clearCaches();
@@ -62,7 +61,6 @@ afterEach(() => {
   answers = {};
 });
 afterAll(async () => {
-  vi.unstubAllEnvs();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 
@@ -72,6 +70,7 @@ function config(env: Record<string, string> = {}): Config {
     PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(port),
     PROXY_KEYS_SECRET_ID: KEYS_SECRET,
     LICENSE_SECRET_ID: LICENSE_SECRET,
+    AWS_SESSION_TOKEN: SESSION_TOKEN,
     ...env,
   });
 }
@@ -102,6 +101,26 @@ describe('secrets through the Parameters and Secrets extension', () => {
     expect(requests).toEqual([
       { path: `/secretsmanager/get?secretId=${encodeURIComponent(KEYS_SECRET)}`, token: SESSION_TOKEN },
     ]);
+  });
+
+  it("presents the configuration's AWS_SESSION_TOKEN (the settings catalogue's), never the process environment's", async () => {
+    answers[KEYS_SECRET] = secretValue(KEYS_SECRET, KEY);
+    vi.stubEnv('AWS_SESSION_TOKEN', SESSION_TOKEN);
+    try {
+      const other = await createProxyKeySource(config({ AWS_SESSION_TOKEN: 'another-functions-token' }))
+        .getKeys()
+        .then(
+          () => 'read',
+          (error: unknown) => String(error),
+        );
+      expect(other).toMatch(/HTTP 401/);
+      expect(requests.map((request) => request.token)).toEqual(['another-functions-token']);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    clearCaches();
+    expect(await createProxyKeySource(config()).getKeys()).toEqual([{ name: 'default', key: KEY }]);
+    expect(requests.at(-1)?.token).toBe(SESSION_TOKEN);
   });
 
   it('reads the license; the placeholder and a missing secret are "no license", not errors', async () => {
@@ -248,6 +267,7 @@ describe('a first request while the extension is not ready (through the local se
         PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(port),
         PROXY_KEYS_SECRET_ID: KEYS_SECRET,
         LICENSE_SECRET_ID: LICENSE_SECRET,
+        AWS_SESSION_TOKEN: SESSION_TOKEN,
       },
     });
   }

@@ -205,6 +205,13 @@ const KEY_POLICY_ADVICE: Readonly<Record<KeyPolicyRule, string>> = Object.freeze
   database: `This key's policy does not allow the database of this connection. ${TELL_THE_USER} (the x-erp-db header, or a key that allows the database).`,
   target: `This key's policy does not allow the ERP of this connection. ${TELL_THE_USER} (the x-erp-url header, or a key that allows the ERP).`,
   confirm: `This key's policy has a person confirm this change before it runs, which needs an MCP client on revision 2026-07-28 that can show a form (elicitation). ${TELL_THE_USER} that it needs such a client; the model cannot confirm it.`,
+  method:
+    "This key's policy does not allow this method on this model (the message names it): use another tool or method. " +
+    'Retrying unchanged fails the same way; for this method, tell the user it needs a key that allows it.',
+  field:
+    "This key's policy denies a field of this model (the message names it): leave it out of fields, domain, order, " +
+    'groupby and values, and do not retry unchanged. Answers never carry it.',
+  company: `This key's policy scopes its calls to some companies: leave allowed_company_ids and the other company entries of the context out (the proxy sets them) and name no other company. ${TELL_THE_USER} if another company is needed.`,
 });
 
 /**
@@ -227,6 +234,9 @@ function identityPolicyAdvice(entry: string): Readonly<Record<KeyPolicyRule, str
     database: `${policy} does not allow the database of this connection. ${TELL_THE_USER} that ${operator}.`,
     target: `${policy} does not allow the ERP of this connection. ${TELL_THE_USER} that ${operator}.`,
     confirm: `${policy} has a person confirm this change before it runs, which needs an MCP client on revision 2026-07-28 that can show a form (elicitation). ${TELL_THE_USER} that it needs such a client; the model cannot confirm it.`,
+    method: `${policy} does not allow this method on this model (the message names it): use another tool or method. Retrying unchanged fails the same way; ${operator}.`,
+    field: `${policy} denies a field of this model (the message names it): leave it out of fields, domain, order, groupby and values, and do not retry unchanged. Answers never carry it.`,
+    company: `${policy} scopes its calls to some companies: leave allowed_company_ids and the other company entries of the context out (the proxy sets them) and name no other company; ${operator}.`,
   };
 }
 
@@ -250,7 +260,7 @@ const PROXY_ADVICE: ReadonlyMap<ProxyErrorRow, (readOnly: boolean) => Advice> = 
       retrySafe: true,
       retryCanHelp: false,
       retry:
-        'Nothing ran: this idempotency_key was already used for a different change. Use a new idempotency_key for a new change; to retry the earlier change, send exactly the same arguments with its key.',
+        'Use a new idempotency_key for this new change. To retry the earlier change instead, send exactly its arguments, on the same connection, with its key.',
     }),
   ],
   [
@@ -404,7 +414,20 @@ const MCP_WORDING: readonly (readonly [RegExp, string])[] = [
   // The time limit is the MCP client's configuration or the operator's, never the model's: the
   // retry advice says what the model can do instead.
   [/ Raise x-request-timeout for slow calls\./g, ''],
+  // A tool's key is its argument, not a header.
+  [/Idempotency-Key/g, 'idempotency_key'],
 ];
+
+/**
+ * Messages said otherwise to an agent, by error table row: the execute wording names what an agent
+ * never sees (a route, a body, the `Idempotency-Key` header).
+ */
+const MCP_MESSAGES: ReadonlyMap<ProxyErrorRow, string> = new Map([
+  [
+    PROXY_ERRORS.idempotencyKeyReused,
+    'Nothing ran: this idempotency_key was already used for another call (another tool, other arguments, or another ERP connection).',
+  ],
+]);
 
 /** A proxy message in the words of an MCP connection (headers, not `erp_instance` fields). */
 export function mcpWording(message: string): string {
@@ -440,7 +463,7 @@ export function proxyFailure(error: ProxyError, readOnly: boolean, identity?: st
     message:
       error instanceof InternalError
         ? 'Internal error (a bug of the proxy; its logs have the details).'
-        : mcpWording(message),
+        : (MCP_MESSAGES.get(error.row) ?? mcpWording(message)),
     ...proxyAdvice(error, error.row.callRan, readOnly, identity),
   };
 }

@@ -22,7 +22,10 @@ export interface FieldSource {
   version(): Promise<{ readonly value: ErpVersion }>;
   /** Which ERP and database the calls go to (a cache key; holds no key). */
   targetKey(): string;
-  named(model: string, method: string, kwargs: Record<string, unknown>): Promise<{ readonly value: unknown }>;
+  /** The proxy's own `fields_get` (its answer not filtered by the caller's policy: it is kept per target). */
+  describe(model: string, kwargs: Record<string, unknown>): Promise<{ readonly value: unknown }>;
+  /** The fields of `model` the caller's policy denies (taken out of the kept list). */
+  deniedFields(model: string): ReadonlySet<string> | undefined;
 }
 
 const cache = new Map<string, { fields: readonly string[]; expires: number }>();
@@ -51,8 +54,15 @@ export async function fieldsToRead(
   if (major === undefined || major < FIRST_WITHOUT_BIN_SIZE_MAJOR) return given;
   const key = `${erp.targetKey()}\n${model}\n${version.version}`;
   const cached = cache.get(key);
-  if (cached && cached.expires > Date.now()) return cached.fields;
-  const fields = nonBinaryFields((await erp.named(model, 'fields_get', { attributes: ['type'] })).value);
+  const fields =
+    cached && cached.expires > Date.now() ? cached.fields : await describedFields(erp, model, key);
+  // The list is kept per target; each caller's denied fields are taken out after it.
+  const denied = erp.deniedFields(model);
+  return denied === undefined ? fields : fields.filter((field) => !denied.has(field));
+}
+
+async function describedFields(erp: FieldSource, model: string, key: string): Promise<readonly string[]> {
+  const fields = nonBinaryFields((await erp.describe(model, { attributes: ['type'] })).value);
   cache.delete(key);
   if (cache.size >= MAX_ENTRIES) cache.clear();
   cache.set(key, { fields, expires: Date.now() + TTL_MS });

@@ -28,6 +28,7 @@ import {
 } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import { isReadMethod, modelListDomain, modelListed } from '../../platform/key-policy.ts';
+import { ruleFor } from '../../platform/model-rules.ts';
 import type { ErpVersion } from '../../upstream/erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
@@ -37,6 +38,8 @@ import type { ConfirmDeps } from '../confirm/decide.ts';
 import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { LimitsDeps } from '../limits-check.ts';
+import { applyContentRules, hasContentRules, type RuledCall } from '../policy/call-rules.ts';
+import { erpFieldsOf } from '../policy/erp-fields.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import {
   type ErpConnection,
@@ -190,13 +193,46 @@ export class ErpAccess {
     if (pending !== undefined) await pending;
   }
 
+  /**
+   * The key policy's `fields` and `companies` rules on one ERP call (core/policy/call-rules.ts),
+   * after {@link allowedByKey}: the call as it is sent (its context set) and its answer's filter;
+   * `undefined` for a key without such rules (it pays nothing: the call is sent as it is).
+   */
+  private ruled(call: ErpCall, transport: ErpTransport): Promise<RuledCall> | undefined {
+    const policy = this.inbound.keyPolicy;
+    if (!hasContentRules(policy)) return undefined;
+    const version = this.deps.versions.cached(call.baseUrl)?.version;
+    return applyContentRules(policy, call, erpFieldsOf(transport, call, this.context, version));
+  }
+
   /** `model.method(**kwargs)`; `kwargs.ids` for a record method. */
   async named(model: string, method: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
     const { call, facts } = this.erpCall(model, method, kwargs);
     return learnedBefore(facts, async () => {
       await this.allowedByKey(call);
-      return { value: await this.withVersionOn401(this.sendNamed(call)), facts };
+      const ruled = await this.ruled(call, this.deps.named);
+      const sent = this.sendNamed(ruled?.call ?? call, ruled?.answer);
+      return { value: await this.withVersionOn401(sent), facts };
     });
+  }
+
+  /**
+   * The proxy's own `fields_get` of `model` (the read tools' field list, kept per target: the key's
+   * denied fields are taken out of it after, {@link deniedFields}): the key's policy as for any
+   * call, no answer filter.
+   */
+  async describe(model: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
+    const { call, facts } = this.erpCall(model, 'fields_get', kwargs);
+    return learnedBefore(facts, async () => {
+      await this.allowedByKey(call);
+      return { value: await this.withVersionOn401(this.sendNamed(call, undefined)), facts };
+    });
+  }
+
+  /** The fields of `model` the caller's policy denies, if any (README, "Key policies"). */
+  deniedFields(model: string): ReadonlySet<string> | undefined {
+    const fields = this.inbound.keyPolicy?.fields;
+    return fields === undefined ? undefined : ruleFor(fields, model);
   }
 
   /** Which ERP and database this access reaches (a cache key, without the key). */
@@ -231,7 +267,8 @@ export class ErpAccess {
     const { call, facts } = this.erpCall('ir.model', 'search_read', narrowed);
     return learnedBefore(facts, async () => {
       await this.allowedByKey(call, false);
-      const records = await this.sendNamed(call);
+      const ruled = await this.ruled(call, this.deps.named);
+      const records = await this.sendNamed(ruled?.call ?? call, ruled?.answer);
       if (models === undefined || !Array.isArray(records)) return { value: records, facts };
       const listed = records.filter((record) => {
         const name = (record as { model?: unknown } | null)?.model;
@@ -241,9 +278,10 @@ export class ErpAccess {
     });
   }
 
-  private async sendNamed(call: ErpCall): Promise<unknown> {
+  private async sendNamed(call: ErpCall, answer: RuledCall['answer']): Promise<unknown> {
     try {
-      return answerValue(await this.deps.named.call(call, this.context));
+      const outcome = await this.deps.named.call(call, this.context);
+      return answerValue(answer === undefined ? outcome : answer(outcome));
     } catch (error) {
       // ERP 16-18 without the user's id: the transport learned the version on the way.
       const version = this.deps.versions.cached(call.baseUrl);
@@ -268,15 +306,18 @@ export class ErpAccess {
     kwargs: Record<string, unknown>,
   ): Promise<ErpReply> {
     const named = this.erpCall(model, method, kwargs);
-    const call = { ...named.call, argsJson: JSON.stringify(args) };
+    const asked = { ...named.call, argsJson: JSON.stringify(args) };
     const { facts } = named;
     return learnedBefore(facts, async () => {
-      await this.allowedByKey(call);
+      await this.allowedByKey(asked);
+      const ruled = await this.ruled(asked, this.deps.positional);
+      const call = ruled?.call ?? asked;
       if (call.uid === undefined) {
         const major = await this.knownMajor(call.baseUrl, call.db);
         if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.erp);
       }
-      const outcome = await this.deps.positional.call(call, this.context);
+      const sent = await this.deps.positional.call(call, this.context);
+      const outcome = ruled?.answer === undefined ? sent : ruled.answer(sent);
       if (outcome.kind !== 'erp_error') return { value: answerValue(outcome), facts };
       // v1 answers ERP errors with code 0: give them JSON-2's code (and its name where it differs).
       const failure = json2FailureOf(outcome.data, method);

@@ -16,7 +16,7 @@ import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
 import { withCallContext } from '../call-context.ts';
-import { type CallQuestion, type Once, passGate } from '../gate.ts';
+import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
 import {
   attemptLeaseMs,
   certainlyDidNotRun,
@@ -26,6 +26,7 @@ import {
   keptValue,
   keptValueBytes,
 } from '../idempotency.ts';
+import { companyDatabaseRefusal } from '../policy/company-rule.ts';
 import { factsOf, learnedBefore, type RequestFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
 import { toolConfirmation } from './confirm-tool.ts';
@@ -157,6 +158,21 @@ function toolQuestion(
   return { question, facts };
 }
 
+/**
+ * The company rule's database at the gate's policy step, for a key with `companies` (its other
+ * content rules read each ERP request's arguments, known only in the run: `ErpAccess`): a tool
+ * call to a database the key's companies do not name is refused before it counts.
+ */
+function companiesOfTool(
+  request: McpInbound,
+  question: CallQuestion,
+): ((call: GateCall<ToolRun>) => Promise<GateCall<ToolRun>>) | undefined {
+  const companies = request.keyPolicy?.companies;
+  const { db } = question;
+  if (companies === undefined || db === undefined || companies.has(db)) return undefined;
+  return () => Promise.reject(companyDatabaseRefusal(db));
+}
+
 /** What a tool's run means for its record (core/idempotency.ts): kept, forgotten, or unknown. */
 function toolKeeping(call: ToolCall): Keeping<ToolRun> {
   return {
@@ -224,6 +240,7 @@ export async function runTool(call: ToolCall, request: McpInbound, deps: McpDeps
           once: toolOnce(call, request, deps),
           confirm: toolConfirmation(call, request, deps, (error) => failedRun(call, request.erp, error)),
           run: () => ranOrRefusedByErp(call, request, deps),
+          content: companiesOfTool(request, question),
         },
         deps,
       ),

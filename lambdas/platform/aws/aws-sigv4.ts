@@ -15,9 +15,11 @@ export interface AwsCredentials {
   readonly sessionToken?: string | undefined;
 }
 
-/** What is signed: a POST of `body` to `/` of `host`, for `service` in `region`. */
+/** What is signed: a POST of `body` to `path` of `host`, for `service` in `region`. */
 export interface SignedRequestInput {
   readonly host: string;
+  /** The path the request is sent to, as sent (`/` unless the endpoint has one). */
+  readonly path?: string;
   readonly region: string;
   readonly service: string;
   /** Lower-case names; the signed headers besides `host`, `x-amz-date` and the session token. */
@@ -47,6 +49,30 @@ function amzDates(date: Date): { readonly stamp: string; readonly day: string } 
   return { stamp, day: stamp.slice(0, 8) };
 }
 
+/** `encodeURIComponent`, and `!'()*` too (RFC 3986 unreserved characters only are left). */
+function escapeUri(text: string): string {
+  return encodeURIComponent(text).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/**
+ * The canonical URI of a path, as the AWS SDK's signer makes it for every service but S3: empty
+ * and `.` segments dropped, `..` taken back, then each segment URI-encoded (a path sent encoded is
+ * so encoded twice, as SigV4 asks).
+ */
+export function canonicalPath(path: string): string {
+  const segments: string[] = [];
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  const trailing = segments.length > 0 && path.endsWith('/') ? '/' : '';
+  return `/${segments.map(escapeUri).join('/')}${trailing}`;
+}
+
 /** The derived signing key depends only on the day, region and service: kept for the day. */
 let cachedKey: { readonly id: string; readonly key: Buffer } | undefined;
 
@@ -74,9 +100,14 @@ export function signRequest(input: SignedRequestInput): Record<string, string> {
     .map((name) => `${name}:${String(lower[name]).trim().replace(/\s+/g, ' ')}\n`)
     .join('');
   const signedHeaders = names.join(';');
-  const canonicalRequest = ['POST', '/', '', canonicalHeaders, signedHeaders, sha256Hex(input.body)].join(
-    '\n',
-  );
+  const canonicalRequest = [
+    'POST',
+    canonicalPath(input.path ?? '/'),
+    '',
+    canonicalHeaders,
+    signedHeaders,
+    sha256Hex(input.body),
+  ].join('\n');
   const scope = `${day}/${input.region}/${input.service}/aws4_request`;
   const stringToSign = [ALGORITHM, stamp, scope, sha256Hex(canonicalRequest)].join('\n');
   const signature = createHmac(

@@ -51,7 +51,7 @@ export const MetricName = {
   McpToolCalls: 'McpToolCalls',
   /**
    * Count of calls a proxy key's own policy refused (README, "Key policies"); dimensions key (the
-   * key's name), rule (`api`, `access`, `model`, `target`, `database`).
+   * key's name), rule (`api`, `access`, `model`, `method`, `target`, `database`, `field`, `company`).
    */
   PolicyRefusals: 'PolicyRefusals',
   /**
@@ -213,7 +213,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'counter',
     prometheusName: 'erp_proxy_policy_refusals',
     dimensions: [Dimension.Key, Dimension.Rule],
-    help: "Calls refused by the calling proxy key's own policy, by key name and rule (api, access, model, target, database).",
+    help: "Calls refused by the calling proxy key's own policy, by key name and rule (api, access, model, method, target, database, field, company).",
   },
   {
     name: MetricName.Throttled,

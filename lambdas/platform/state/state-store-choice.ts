@@ -40,7 +40,12 @@ export function storeLocation(
 export function createStateStore(config: Config): StateStore | undefined {
   const location = storeLocation(config);
   if (location.kind === 'none') return undefined;
-  if (location.kind === 'embedded') return new EmbeddedStateStore();
+  if (location.kind === 'embedded') {
+    return new EmbeddedStateStore({
+      maxBytes: config.localStoreMaxBytes,
+      maxRecords: config.localStoreMaxRecords,
+    });
+  }
   let store: Promise<StateStore> | undefined;
   const load = (): Promise<StateStore> => {
     store ??= import('./state-store-dynamodb.ts').then(({ DynamoDbStateStore }) =>

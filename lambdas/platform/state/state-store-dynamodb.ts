@@ -17,6 +17,7 @@ import {
   createDynamoDbClient,
   type DynamoDbClient,
   DynamoDbRefusal,
+  DynamoDbUnavailableError,
   type Item,
 } from '../aws/dynamodb-client.ts';
 import type { Config } from '../config.ts';
@@ -82,13 +83,26 @@ function unavailable(error: unknown): Error {
   return new StoreUnavailableError(error instanceof Error ? error.message : String(error), { cause: error });
 }
 
+/**
+ * After DynamoDB failed to answer (every attempt), how long this instance does not ask it: every
+ * operation fails at once (the limits fail open, a keyed write gets -32004), so a table that does
+ * not answer does not add the client's time budget to every call while it is down.
+ */
+export const STORE_DOWN_PAUSE_MS = 5_000;
+
+/** The token-conditional writes, whose second send is safe: the client may resend them after a 5xx or a lost answer. */
+const RETRY_SAFE = Object.freeze({ retrySafe: true });
+
 export class DynamoDbStateStore implements StateStore {
   readonly kind = 'dynamodb';
   readonly maxAnswerBytes = MAX_STORED_ANSWER_BYTES;
+  /** Until when (epoch ms) the store is known down and not asked. */
+  #downUntil = 0;
 
   constructor(
     private readonly client: DynamoDbClient,
     private readonly table: string,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -116,18 +130,42 @@ export class DynamoDbStateStore implements StateStore {
     return new DynamoDbStateStore(client, table);
   }
 
-  async #send(operation: StoreOperation, input: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.client.send(operation, { TableName: this.table, ...input });
+  async #send(
+    operation: StoreOperation,
+    input: Record<string, unknown>,
+    options: { readonly retrySafe?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
+    const now = this.now();
+    if (now < this.#downUntil) {
+      throw new StoreUnavailableError(
+        `DynamoDB did not answer less than ${STORE_DOWN_PAUSE_MS} ms ago: not asked again until then`,
+      );
+    }
+    try {
+      return await this.client.send(operation, { TableName: this.table, ...input }, options);
+    } catch (error) {
+      if (error instanceof DynamoDbUnavailableError) this.#downUntil = this.now() + STORE_DOWN_PAUSE_MS;
+      throw error;
+    }
   }
 
-  async #put(item: Item, condition: string, values: Item): Promise<{ refusedBy?: Item }> {
+  async #put(
+    item: Item,
+    condition: string,
+    values: Item,
+    options: { readonly retrySafe?: boolean } = {},
+  ): Promise<{ refusedBy?: Item }> {
     try {
-      await this.#send('PutItem', {
-        Item: item,
-        ConditionExpression: condition,
-        ExpressionAttributeValues: values,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      });
+      await this.#send(
+        'PutItem',
+        {
+          Item: item,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+        options,
+      );
       return {};
     } catch (error) {
       if (conditionFailed(error)) return { refusedBy: error.item ?? {} };
@@ -138,11 +176,15 @@ export class DynamoDbStateStore implements StateStore {
   /** A conditional `DeleteItem` by token; whether it held. */
   async #deleteOwn(pk: string, token: string): Promise<boolean> {
     try {
-      await this.#send('DeleteItem', {
-        Key: { [PARTITION_KEY]: S(pk) },
-        ConditionExpression: 'tok = :tok',
-        ExpressionAttributeValues: { ':tok': S(token) },
-      });
+      await this.#send(
+        'DeleteItem',
+        {
+          Key: { [PARTITION_KEY]: S(pk) },
+          ConditionExpression: 'tok = :tok',
+          ExpressionAttributeValues: { ':tok': S(token) },
+        },
+        RETRY_SAFE,
+      );
       return true;
     } catch (error) {
       if (conditionFailed(error)) return false;
@@ -159,19 +201,14 @@ export class DynamoDbStateStore implements StateStore {
       lease: N(attempt.leaseUntil),
       [TTL_ATTRIBUTE]: N(attempt.expiresAt),
     };
-    const write = () =>
-      this.#put(item, `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now`, {
-        ':now': N(Math.floor(now / 1000)),
-      });
-    let outcome: { refusedBy?: Item };
-    try {
-      outcome = await write();
-    } catch (error) {
-      // The write may have been applied and its answer lost: asked once more, a record with this
-      // attempt's own token says it was.
-      if (!(error instanceof StoreUnavailableError)) throw error;
-      outcome = await write();
-    }
+    // Safe to send again: when the first send was applied and its answer lost, the refusal of the
+    // second carries this attempt's own token, which says it was.
+    const outcome = await this.#put(
+      item,
+      `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now`,
+      { ':now': N(Math.floor(now / 1000)) },
+      RETRY_SAFE,
+    );
     if (outcome.refusedBy === undefined) return { begun: true };
     const existing = recordOf(outcome.refusedBy);
     if (existing === undefined)
@@ -185,17 +222,23 @@ export class DynamoDbStateStore implements StateStore {
       throw new RangeError(`answer of ${answer.byteLength} bytes is over the store's limit`);
     }
     try {
-      await this.#send('UpdateItem', {
-        Key: { [PARTITION_KEY]: S(STORE_KEY_PREFIX.attempt + key) },
-        UpdateExpression: `SET st = :done, ans = :ans, ${TTL_ATTRIBUTE} = :exp REMOVE lease`,
-        ConditionExpression: 'tok = :tok',
-        ExpressionAttributeValues: {
-          ':done': S('done'),
-          ':ans': { B: Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength).toString('base64') },
-          ':exp': N(expiresAt),
-          ':tok': S(token),
+      await this.#send(
+        'UpdateItem',
+        {
+          Key: { [PARTITION_KEY]: S(STORE_KEY_PREFIX.attempt + key) },
+          UpdateExpression: `SET st = :done, ans = :ans, ${TTL_ATTRIBUTE} = :exp REMOVE lease`,
+          ConditionExpression: 'tok = :tok',
+          ExpressionAttributeValues: {
+            ':done': S('done'),
+            ':ans': {
+              B: Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength).toString('base64'),
+            },
+            ':exp': N(expiresAt),
+            ':tok': S(token),
+          },
         },
-      });
+        RETRY_SAFE,
+      );
       return true;
     } catch (error) {
       if (conditionFailed(error)) return false;

@@ -19,7 +19,22 @@
  * with the request. The core answers a call with an `Idempotency-Key` -32004 for it.
  */
 export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
+  override readonly name: string = 'StoreUnavailableError';
+}
+
+/**
+ * The embedded store has no room for another idempotency record: the caller's share of the
+ * records' room is full (`forCaller`), or the whole room is. Never thrown for a counter or a slot.
+ */
+export class StoreFullError extends StoreUnavailableError {
+  override readonly name = 'StoreFullError';
+  constructor(
+    message: string,
+    /** Whether the caller's own share is full (another caller may still write). */
+    readonly forCaller: boolean,
+  ) {
+    super(message);
+  }
 }
 
 /** What an idempotency record says of its attempt. */
@@ -43,6 +58,11 @@ export interface IdempotencyRecord {
 /** A new attempt: the record written, in progress, when no live record has its key. */
 export interface AttemptStart {
   readonly key: string;
+  /**
+   * Whose record it is, as an opaque hash of the caller (the idempotency scope): the embedded
+   * store gives each owner a share of its records' room; the table ignores it.
+   */
+  readonly owner: string;
   readonly fingerprint: string;
   readonly token: string;
   readonly leaseUntil: number;
@@ -134,6 +154,19 @@ export type StoreOperation = (typeof STORE_OPERATIONS)[number];
 
 /** DynamoDB's item limit is 400 KB; the record's other attributes take well under 2 KB. */
 export const MAX_STORED_ANSWER_BYTES = 398 * 1024;
+
+/**
+ * The embedded store's room for idempotency records (`LOCAL_STORE_MAX_BYTES`,
+ * `LOCAL_STORE_MAX_RECORDS`; counters and slots have room of their own, never refused) and each
+ * caller's share of it: a quarter, so one caller filling its share leaves three quarters to the
+ * others.
+ */
+export const EMBEDDED_STORE_ROOM = Object.freeze({
+  maxBytes: 64 * 1024 * 1024,
+  maxRecords: 50_000,
+  /** A caller holds at most `1 / callerShareDivisor` of either. */
+  callerShareDivisor: 4,
+});
 
 /** The item kinds of the one table, as the prefixes of their partition keys. */
 export const STORE_KEY_PREFIX = Object.freeze({

@@ -123,6 +123,9 @@ function narrowedToRead(policy: KeyPolicy | undefined): KeyPolicy {
     limits: policy?.limits,
     // A policy that only reads has nothing for a person to confirm.
     confirm: undefined,
+    methods: policy?.methods,
+    fields: policy?.fields,
+    companies: policy?.companies,
   });
 }
 
@@ -141,6 +144,7 @@ export function createOAuthResourceServer(
     | 'mcpOauthIdentitiesSecretId'
     | 'secretsMaxAgeSeconds'
     | 'secretsExtensionPort'
+    | 'awsSessionToken'
   > & { readonly localMcpUrl?: string },
   options: { readonly fetch?: typeof fetch } = {},
 ): OAuthResourceServer | undefined {

@@ -1,0 +1,25 @@
+/**
+ * @module npm-parent
+ * The local servers npm starts (`npm start`, `npm run erp-double`, `npm run oauth:try-out`, `npm run state:local`) stop
+ * when npm goes: `kill <npm's pid>` makes npm pass SIGTERM to its script shell (`sh -c ...`), which
+ * ends without passing it on, and the server would keep listening, orphaned, its port bound.
+ */
+
+/**
+ * Calls `stop` once this process's parent has gone, when npm runs it as `script` (its
+ * `npm_lifecycle_event`). The parent is npm's script shell: the scripts run `node --import tsx`,
+ * no launcher in between (`tsx <file>` would put its own process there, which outlives the shell
+ * too). When it has gone, the parent is another process. Checked every 500 ms on a timer that
+ * keeps nothing alive. Run another way (`node --import tsx <file>` from a terminal), nothing is
+ * watched: a terminal's hangup reaches the process itself.
+ */
+export function stopWhenNpmGoes(script: string, stop: () => void): void {
+  if (process.env.npm_lifecycle_event !== script) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    stop();
+  }, 500);
+  timer.unref();
+}

@@ -1,0 +1,247 @@
+/**
+ * @module core/policy/call-shapes
+ * The ERP methods whose use of fields the key policies' `fields` rule understands (docs/guide/policies.md, "Methods, fields and companies"
+ * lists them), and where each names fields: its positional parameters after the ids (v1 `params`,
+ * MCP `call_method`'s `args`) and their names (v1 `keyword`, v2 `kwargs`, every MCP tool). A role
+ * says what a parameter holds; a value of another shape in that place is not read as one (ERP 16-19
+ * and 20 put different parameters at some places of `read_group`, each read by its own shape).
+ * On a model with field rules, a method not listed here is refused (its field use is not seen).
+ */
+import { isLosslessObject, type LosslessValue } from '../../platform/lossless-json.ts';
+
+/** What a parameter holds, for the rules. */
+export type ParamRole =
+  /** A domain: leaves name (dotted) fields; `any` / `not any` hold sub-domains. */
+  | 'domain'
+  /** A list of field names or specs (`vat`, `amount:sum`, `total:sum(amount)`, `date:month`). */
+  | 'fields'
+  /** A list of fields, or (17+) a specification `{field: {fields: {...}}}`. */
+  | 'spec'
+  /** An `order` string (`name desc, vat`). */
+  | 'order'
+  /** Field values of one record. */
+  | 'values'
+  /** Field values of one record or a list of them (`create`). */
+  | 'values_list'
+  /** `export_data`'s paths (`partner_id/vat`): refused, never filtered (its rows are positional). */
+  | 'export'
+  /** Nothing the rules read (an offset, a limit, a flag). */
+  | 'other';
+
+/** How an answer of a method carries fields. */
+export type AnswerShape =
+  /** A list of records. */
+  | 'records'
+  /** `web_search_read`'s `{length, records}`. */
+  | 'web_records'
+  /** An object keyed by field name (`fields_get`, `default_get`). */
+  | 'by_field'
+  /** A list of groups whose keys are fields or `field:aggregate`. */
+  | 'groups'
+  /** No field (ids, counts, `true`, display names). */
+  | 'none';
+
+/** One understood method. */
+export interface CallShape {
+  /** A record method: v1's and `call_method`'s `params[0]` are the ids. */
+  readonly record: boolean;
+  /** Its parameters after the ids, in order: name and role (several names may share a place). */
+  readonly params: readonly (readonly [name: string, role: ParamRole])[];
+  /** Other names a parameter is passed by (ERP 16's `args` of `name_search`, 16's `fields` of `web_search_read`). */
+  readonly aliases?: readonly (readonly [name: string, role: ParamRole])[];
+  readonly answer: AnswerShape;
+}
+
+const shape = (
+  record: boolean,
+  answer: AnswerShape,
+  params: readonly (readonly [string, ParamRole])[],
+  aliases?: readonly (readonly [string, ParamRole])[],
+): CallShape => Object.freeze({ record, answer, params, ...(aliases ? { aliases } : {}) });
+
+const NO_FIELDS_RECORD = shape(true, 'none', []);
+
+/**
+ * The understood methods (their Odoo 16-20 signatures). `read_group`'s places hold 16-19's
+ * `fields, groupby, offset, limit, orderby, lazy` or 20's `groupby, aggregates, having, offset,
+ * limit, order`: each place is read by both roles' shapes.
+ */
+export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallShape>([
+  [
+    'search',
+    shape(false, 'none', [
+      ['domain', 'domain'],
+      ['offset', 'other'],
+      ['limit', 'other'],
+      ['order', 'order'],
+    ]),
+  ],
+  [
+    'search_count',
+    shape(false, 'none', [
+      ['domain', 'domain'],
+      ['limit', 'other'],
+    ]),
+  ],
+  [
+    'search_read',
+    shape(false, 'records', [
+      ['domain', 'domain'],
+      ['fields', 'fields'],
+      ['offset', 'other'],
+      ['limit', 'other'],
+      ['order', 'order'],
+    ]),
+  ],
+  [
+    'search_fetch',
+    shape(false, 'none', [
+      ['domain', 'domain'],
+      ['field_names', 'fields'],
+      ['offset', 'other'],
+      ['limit', 'other'],
+      ['order', 'order'],
+    ]),
+  ],
+  [
+    'read',
+    shape(true, 'records', [
+      ['fields', 'fields'],
+      ['load', 'other'],
+    ]),
+  ],
+  [
+    'fields_get',
+    shape(false, 'by_field', [
+      ['allfields', 'fields'],
+      ['attributes', 'other'],
+    ]),
+  ],
+  ['default_get', shape(false, 'by_field', [['fields_list', 'fields']])],
+  [
+    'web_search_read',
+    shape(
+      false,
+      'web_records',
+      [
+        ['domain', 'domain'],
+        ['specification', 'spec'],
+        ['offset', 'other'],
+        ['limit', 'other'],
+        ['order', 'order'],
+        ['count_limit', 'other'],
+      ],
+      [['fields', 'spec']],
+    ),
+  ],
+  ['web_read', shape(true, 'records', [['specification', 'spec']])],
+  [
+    'web_save',
+    shape(true, 'records', [
+      ['vals', 'values'],
+      ['specification', 'spec'],
+    ]),
+  ],
+  [
+    'read_group',
+    shape(
+      false,
+      'groups',
+      [
+        ['domain', 'domain'],
+        ['fields', 'fields'],
+        ['groupby', 'fields'],
+        ['offset', 'domain'],
+        ['limit', 'other'],
+        ['orderby', 'order'],
+        ['lazy', 'order'],
+      ],
+      [
+        ['aggregates', 'fields'],
+        ['having', 'domain'],
+        ['order', 'order'],
+      ],
+    ),
+  ],
+  [
+    'formatted_read_group',
+    shape(false, 'groups', [
+      ['domain', 'domain'],
+      ['groupby', 'fields'],
+      ['aggregates', 'fields'],
+      ['having', 'domain'],
+      ['offset', 'other'],
+      ['limit', 'other'],
+      ['order', 'order'],
+    ]),
+  ],
+  [
+    'name_search',
+    shape(
+      false,
+      'none',
+      [
+        ['name', 'other'],
+        ['domain', 'domain'],
+        ['operator', 'other'],
+        ['limit', 'other'],
+      ],
+      [['args', 'domain']],
+    ),
+  ],
+  ['create', shape(false, 'none', [['vals_list', 'values_list']])],
+  ['write', shape(true, 'none', [['vals', 'values']])],
+  ['copy', shape(true, 'none', [['default', 'values']])],
+  ['export_data', shape(true, 'none', [['fields_to_export', 'export']])],
+  ['unlink', NO_FIELDS_RECORD],
+  ['exists', NO_FIELDS_RECORD],
+  ['name_get', NO_FIELDS_RECORD],
+  ['get_metadata', NO_FIELDS_RECORD],
+  ['action_archive', NO_FIELDS_RECORD],
+  ['action_unarchive', NO_FIELDS_RECORD],
+  ['toggle_active', NO_FIELDS_RECORD],
+  ['check_access_rights', shape(false, 'none', [])],
+  ['check_access', NO_FIELDS_RECORD],
+  ['has_access', NO_FIELDS_RECORD],
+]);
+
+/** The methods the `fields` rule understands, for the documentation (docs/guide/policies.md, "Methods, fields and companies"). */
+export const FIELD_RULE_METHODS: readonly string[] = Object.freeze([...CALL_SHAPES.keys()]);
+
+/** One argument of a call, with where it came from (for a rewrite) and its role. */
+export interface CallArgument {
+  readonly role: ParamRole;
+  readonly value: LosslessValue;
+}
+
+/**
+ * The arguments of a call the rules read, with their roles: the positional ones after the ids (by
+ * place) and the named ones (by name or alias). A name the shape does not know has no role.
+ */
+export function callArguments(
+  shape: CallShape,
+  args: readonly LosslessValue[] | undefined,
+  kwargs: { readonly [name: string]: LosslessValue } | undefined,
+): CallArgument[] {
+  const found: CallArgument[] = [];
+  const positional = args === undefined ? [] : shape.record ? args.slice(1) : args;
+  positional.forEach((value, index) => {
+    const param = shape.params[index];
+    if (param !== undefined && param[1] !== 'other') found.push({ role: param[1], value });
+  });
+  if (kwargs !== undefined) {
+    for (const [name, role] of [...shape.params, ...(shape.aliases ?? [])]) {
+      if (role === 'other' || !Object.hasOwn(kwargs, name)) continue;
+      found.push({ role, value: kwargs[name] as LosslessValue });
+    }
+  }
+  return found;
+}
+
+/** The `context` of a call's named arguments, if it is an object. */
+export function contextOf(
+  kwargs: { readonly [name: string]: LosslessValue } | undefined,
+): { readonly [name: string]: LosslessValue } | undefined {
+  const context = kwargs !== undefined && Object.hasOwn(kwargs, 'context') ? kwargs.context : undefined;
+  return isLosslessObject(context) ? context : undefined;
+}

@@ -1,0 +1,55 @@
+/**
+ * @module local/banner
+ * Lines of the `npm start` banner (bin/serve.ts) that say how this run keeps its state and
+ * whether limits are on: what a person trying the proxy cannot see from outside. Built from the
+ * configuration only, and never with a secret: a DynamoDB endpoint is shown without user info,
+ * keys by their names.
+ */
+import type { Config } from '../platform/config.ts';
+import { storeLocation } from '../platform/state/state-store-choice.ts';
+
+/** The state store in use: embedded in this process, or a DynamoDB table at its endpoint. */
+export function stateStoreLine(config: Pick<Config, 'runtime' | 'stateTable' | 'dynamodbEndpoint'>): string {
+  const location = storeLocation(config);
+  if (location.kind === 'dynamodb') {
+    return `State store: DynamoDB table ${location.table} at ${shownEndpoint(location.endpoint)}`;
+  }
+  if (location.kind === 'none') return 'State store: none';
+  return (
+    'State store: embedded in this process (idempotency records and limit counters, lost on restart; ' +
+    'STATE_TABLE with AWS_ENDPOINT_URL_DYNAMODB for DynamoDB)'
+  );
+}
+
+/** An endpoint as shown: without user info (a password never reaches the terminal). */
+function shownEndpoint(endpoint: string | undefined): string {
+  if (endpoint === undefined) return "the region's endpoint";
+  try {
+    const url = new URL(endpoint);
+    url.username = '';
+    url.password = '';
+    return url.href.replace(/\/$/, '');
+  } catch {
+    return 'AWS_ENDPOINT_URL_DYNAMODB';
+  }
+}
+
+/**
+ * Whether limits are on, and which: the keys whose policy sets `limits` (by name), the keys'
+ * secret and the OAuth identity map (read later, per call), and the ERPs of `ERP_TARGET_LIMITS`.
+ */
+export function limitsLine(config: Pick<Config, 'localKeys' | 'proxyKeysSecretId' | 'targetLimits'>): string {
+  const limitedKeys = config.localKeys.filter((key) => (key.policy?.limits?.length ?? 0) > 0);
+  const parts = [
+    ...(limitedKeys.length > 0 ? [`key policies of ${limitedKeys.map((key) => key.name).join(', ')}`] : []),
+    ...(config.proxyKeysSecretId === undefined
+      ? []
+      : ["the key policies of the keys' secret, if they set any"]),
+    ...(config.targetLimits.size > 0
+      ? [`ERP_TARGET_LIMITS for ${[...config.targetLimits.keys()].join(', ')}`]
+      : []),
+  ];
+  return parts.length > 0
+    ? `Limits: on: ${parts.join('; ')}`
+    : 'Limits: off (no key policy sets limits, ERP_TARGET_LIMITS is not set)';
+}

@@ -1,0 +1,162 @@
+/**
+ * `npm run state:local` (bin/state-local.ts) as a new user runs it: it starts DynamoDB Local with
+ * the state table and prints the settings for `npm start` as `NAME=value` lines; `npm start` with
+ * exactly those settings keeps its idempotency records there (a keyed write runs once against the
+ * ERP double and is replayed); killing npm's own pid stops DynamoDB Local (the Java child) too.
+ * Each npm runs in a process group of its own, killed whole at the end, so a failure leaves
+ * nothing behind.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { portArgument, STATE_LOCAL_DEFAULT_PORT, STATE_LOCAL_TABLE } from '../../bin/state-local.ts';
+import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { freePort } from '../support/proxy-harness.ts';
+import { eventually } from '../support/scripts.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const PROXY_KEY = 'state-local-test-key-0123';
+
+interface NpmRun {
+  readonly child: ChildProcess;
+  stdout: string;
+  stderr: string;
+}
+
+const runs: NpmRun[] = [];
+
+/** `npm <args>` in a process group of its own; resolves once `ready` matches its stdout. */
+function npm(args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<NpmRun> {
+  const child = spawn('npm', [...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const run: NpmRun = { child, stdout: '', stderr: '' };
+  runs.push(run);
+  child.stderr?.on('data', (chunk: Buffer) => (run.stderr += chunk.toString('utf8')));
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      run.stdout += chunk.toString('utf8');
+      if (ready.test(run.stdout)) resolve(run);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`npm ${args.join(' ')} exited (${code}) before it was ready:\n${run.stderr}`)),
+    );
+  });
+}
+
+/** The `NAME=value` lines of a text. */
+function settingsOf(text: string): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (match?.[1] !== undefined) settings[match[1]] = match[2] ?? '';
+  }
+  return settings;
+}
+
+/** Whether DynamoDB Local answers at `endpoint` (any HTTP answer counts). */
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    await fetch(endpoint, { signal: AbortSignal.timeout(2_000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let double: ErpDouble;
+
+beforeAll(async () => {
+  double = await startErpDouble({ mode: '19' });
+});
+
+afterAll(async () => {
+  for (const { child } of runs) {
+    if (child.pid === undefined) continue;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  await double?.close();
+});
+
+describe('npm run state:local', () => {
+  it('reads --port: DynamoDB Local default 8000, 0 for a free one, anything else refused', () => {
+    expect(portArgument([])).toBe(STATE_LOCAL_DEFAULT_PORT);
+    expect(portArgument(['--port', '0'])).toBe(0);
+    expect(portArgument(['--port', '8123'])).toBe(8123);
+    expect(() => portArgument(['--port', 'x'])).toThrow(/--port: expected a port number/);
+    expect(() => portArgument(['--port', '70000'])).toThrow(/--port: expected a port number/);
+  });
+
+  it('prints the settings npm start keeps its records with, and stops with its npm process', async () => {
+    const state = await npm(['run', '--silent', 'state:local', '--', '--port', '0'], {}, /AWS_REGION=.*\n/);
+    const settings = settingsOf(state.stdout);
+    expect(Object.keys(settings).sort()).toEqual([
+      'AWS_ACCESS_KEY_ID',
+      'AWS_ENDPOINT_URL_DYNAMODB',
+      'AWS_REGION',
+      'AWS_SECRET_ACCESS_KEY',
+      'STATE_TABLE',
+    ]);
+    expect(settings.STATE_TABLE).toBe(STATE_LOCAL_TABLE);
+    const endpoint = settings.AWS_ENDPOINT_URL_DYNAMODB as string;
+    expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    const port = await freePort();
+    const proxy = await npm(
+      ['start', '--silent'],
+      { ...settings, PORT: String(port), HOST: '127.0.0.1', PROXY_API_KEY: PROXY_KEY },
+      /_\/about\n/,
+    );
+    expect(proxy.stdout).toContain(`erp-proxy listening on http://127.0.0.1:${port}`);
+    const base = `http://127.0.0.1:${port}`;
+    const about = (await (await fetch(`${base}/_/about`)).json()) as { state_store: string };
+    expect(about.state_store).toBe('dynamodb');
+
+    const write = (id: string) =>
+      fetch(`${base}/api/erp/execute`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': PROXY_KEY,
+          'idempotency-key': 'state-local-1',
+        },
+        body: JSON.stringify({
+          id,
+          action: 'create',
+          model_id: 'res.partner',
+          params: [{ name: 'State Local Co' }],
+          erp_instance: { url: double.url, db: 'erp_a', user_id: 2, api_key: ERP_A_ADMIN_KEY },
+        }),
+      });
+    const first = await write('first');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const created = (await first.json()) as { result: unknown; error: unknown };
+    expect(created.error).toBeNull();
+    expect(typeof created.result).toBe('number');
+    const creates = () =>
+      double.requests.filter((request) => JSON.stringify(request).includes('State Local Co'));
+    const ran = creates().length;
+    expect(ran).toBeGreaterThan(0);
+
+    const replay = await write('again');
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toEqual({ ...created, id: 'again' });
+    expect(creates()).toHaveLength(ran);
+
+    // npm's own pid only: its shell ends without passing the signal on; the script sees it go.
+    process.kill(state.child.pid as number, 'SIGTERM');
+    expect(
+      await eventually(async () => !(await answers(endpoint)), 80, 250),
+      'DynamoDB Local still answers',
+    ).toBe(true);
+  }, 120_000);
+});
