@@ -130,6 +130,12 @@ const AboutSchema = z.object({
     .describe(
       "Whether limits are configured (docs/guide/limits.md: ERP_TARGET_LIMITS or a proxy key policy's limits), never what they are; null when the keys could not be read and no ERP has limits.",
     ),
+  confirmations: z
+    .boolean()
+    .nullable()
+    .describe(
+      "Whether any proxy key's policy has a person confirm MCP writes (confirm: docs/guide/confirmations.md), never which; the OAuth identity map is not read here (an entry may confirm too); null when the keys could not be read.",
+    ),
   state_store: z
     .enum(['dynamodb', 'embedded', 'none'])
     .describe(

@@ -24,6 +24,7 @@ export const GROUPS: readonly { readonly text: string; readonly pages: readonly 
       'guide/policies.md',
       'target-policy.md',
       'guide/mcp.md',
+      'guide/confirmations.md',
       'guide/oauth.md',
     ],
   },

@@ -9,15 +9,18 @@
  *    read the call's content (fields, companies: {@link GateCall.content});
  * 2. `idempotency-lookup` (a write with a key): a replay or a conflict ends the call here; after
  *    the rest, the `record`;
- * 3. `limits` (a limit that applies): the count and the in-flight slot; after the rest, the
+ * 3. `confirmation` (an MCP write tool whose policy asks a person: core/confirm/gate-step.ts): a
+ *    refusal or the person's no ends the call here; an asking round goes on with the form's reads
+ *    as its run; an accepted one uses its confirmation up right before the run;
+ * 4. `limits` (a limit that applies): the count and the in-flight slot; after the rest, the
  *    slot's `release`;
- * 4. `run`: the ERP call, or the tool's run.
+ * 5. `run`: the ERP call, or the tool's run.
  *
  * Each step either ends the call (a refusal is thrown, a replay returned) or passes it on to the
  * rest, so a call refused at a step never reaches a later one: a refused call never counts, never
  * takes a slot, never reaches the ERP and is never recorded. A step that has no work for a call
  * (no key, no limit that applies) is passed over without a cost: such a call does no store work.
- * A new step (a person's confirmation, issue 47) is one more entry of {@link GATE_STEPS}.
+ * A new step is one more entry of {@link GATE_STEPS}.
  *
  * What the gate learned comes back as a value ({@link Passed}): the run's value, the limits'
  * facts and the call's `RateLimit-*` headers, kept apart from the value so an idempotency record
@@ -26,6 +29,8 @@
 import type { Config } from '../platform/config.ts';
 import { ProxyError } from '../platform/errors.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
+import { type ConfirmGate, passConfirmation } from './confirm/gate-step.ts';
+import { refuseUnconfirmedWrite } from './confirm/policy.ts';
 import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts';
 import { runOnceWith } from './idempotency.ts';
 import type { InboundCall } from './inbound-call.ts';
@@ -53,6 +58,8 @@ export interface GateCall<T> {
   readonly once: Once<T> | undefined;
   /** The call itself (the ERP call, the tool's run), run once every earlier step let it through. */
   readonly run: () => Promise<T>;
+  /** A person's confirmation of the call (an MCP write tool whose policy asks for it); `undefined`: none. */
+  readonly confirm?: ConfirmGate<T> | undefined;
   /**
    * The key policy's rules that read the call's content (`fields`, `companies`: core/policy/), the
    * policy step's last rules: the call as it runs after them (its arguments and answer filter), or
@@ -105,7 +112,14 @@ export function checkCallPolicies(
   question: CallQuestion,
 ): void | Promise<void> {
   checkTarget(policy, question.target, question.db);
-  return checkKeyPolicy(inbound.keyPolicy, question);
+  const pending = checkKeyPolicy(inbound.keyPolicy, question);
+  // A key whose writes a person confirms writes only through /mcp, where a person can be asked.
+  const confirmRule = (): void => {
+    if (question.api !== 'mcp' && question.method !== undefined)
+      refuseUnconfirmedWrite(inbound.keyPolicy, question.method);
+  };
+  if (pending === undefined) return confirmRule();
+  return pending.then(confirmRule);
 }
 
 const policyStep: GateStep = {
@@ -142,6 +156,13 @@ const idempotencyStep: GateStep = {
     const once = call.once as NonNullable<typeof call.once>;
     return runOnceWith(deps.idempotency, once.call, () => rest(call), passedKeeping(once.keeping));
   },
+};
+
+/** A person's confirmation (core/confirm/gate-step.ts): ends the call, or hands it on with its run rewritten. */
+const confirmationStep: GateStep = {
+  name: 'confirmation',
+  applies: (call) => call.confirm !== undefined,
+  pass: (call, _deps, rest) => passConfirmation(call.confirm as NonNullable<typeof call.confirm>, call, rest),
 };
 
 /** How long an in-flight slot is leased when the function's time left is unknown (tests, a bare handler). */
@@ -189,6 +210,7 @@ const runStep: GateStep = {
 export const GATE_STEPS: readonly GateStep[] = Object.freeze([
   policyStep,
   idempotencyStep,
+  confirmationStep,
   limitsStep,
   runStep,
 ]);

@@ -15,9 +15,15 @@ import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { LimitRule } from '../platform/limits.ts';
-import type { ApiName, IdempotencyOutcome, Outcome, UpstreamProtocol } from '../platform/names.ts';
+import type {
+  ApiName,
+  ConfirmationOutcome,
+  IdempotencyOutcome,
+  Outcome,
+  UpstreamProtocol,
+} from '../platform/names.ts';
 
-export type { ApiName, IdempotencyOutcome, Outcome };
+export type { ApiName, ConfirmationOutcome, IdempotencyOutcome, Outcome };
 
 /** What a step, the handler or an error tells the request log line and the metrics. */
 export interface RequestFacts {
@@ -63,6 +69,8 @@ export interface RequestFacts {
    * (-32010), `key_reused` (-32011), `store_unavailable` (-32004, nothing ran).
    */
   readonly idempotency?: IdempotencyOutcome;
+  /** How a person's confirmation of an MCP write ended (docs/guide/confirmations.md). */
+  readonly confirmation?: ConfirmationOutcome;
   /**
    * A bug caught where the answer must still be a normal one (an MCP tool's result, with
    * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.
@@ -103,6 +111,7 @@ export function emptyFacts(): FactSheet {
     limitRule: undefined,
     limitHost: undefined,
     limitsFailedOpen: undefined,
+    confirmation: undefined,
     internalError: undefined,
   };
 }

@@ -9,6 +9,7 @@
  * `ERP_V2_TRANSPORT` say for execute; of the runtime it needs only those, the target policy and
  * the chain's parts.
  */
+import { derivedSealKeys, generatedSealKeys, type SealKeyRing } from '../core/confirm/keys.ts';
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
@@ -69,7 +70,17 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     writeTools: config.mcpWriteTools,
     idempotency: runtime.idempotency,
     limits: limitsDeps(runtime),
+    confirm: { keys: sealKeysOf(runtime), store: runtime.store, ttlSeconds: config.confirmTtlSeconds },
   };
+}
+
+/**
+ * The keys that seal confirmation states (core/confirm/keys.ts): deployed, derived from the proxy
+ * keys' secret (read only when a confirmation is asked or answered); locally, generated at start.
+ */
+function sealKeysOf(runtime: McpRuntime): SealKeyRing {
+  if (runtime.config.proxyKeysSecretId === undefined) return generatedSealKeys();
+  return derivedSealKeys(async () => (await runtime.keys.getKeys()).map((named) => named.key).join('\n'));
 }
 
 /** 405 to `GET` and `DELETE` (every MCP session sends one `GET`: it is not an error). */

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { checkKeysConfirm, withKeysConfirmChecked } from '../core/confirm/policy.ts';
 import type { IdempotencyDeps } from '../core/idempotency.ts';
 import type { LimitsDeps } from '../core/limits-check.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
@@ -87,11 +88,14 @@ export function createBaseRuntime(
   store: LocalMetricsStore | undefined = localMetricsStore(config),
 ): BaseRuntime {
   const logger = createLogger(config);
+  // Keys from the environment are checked now: a local proxy with a bad `confirm` does not start.
+  if (config.proxyKeysSecretId === undefined) checkKeysConfirm(config.localKeys);
   return {
     config,
     logger,
     metrics: createMetrics(config, store ? { store } : {}),
-    keys: overrides.keys ?? createProxyKeySource(config),
+    // A key policy's `confirm` names write tools of the MCP tool declarations (core/confirm/policy.ts).
+    keys: withKeysConfirmChecked(overrides.keys ?? createProxyKeySource(config)),
     // The first read of the license logs a warning when it is invalid or expiring (issue 26).
     license: withLicenseWarning(config, logger, overrides.license ?? createLicenseSource(config)),
   };

@@ -20,6 +20,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import {
   type ApiName,
+  type ConfirmationOutcome,
   emptyFacts,
   type IdempotencyOutcome,
   type Outcome,
@@ -91,6 +92,8 @@ export type RequestLogFields = {
   limits_failed_open: boolean | null;
   /** What the call's `Idempotency-Key` did: `recorded`, `replayed`, `in_progress`, `key_reused`... (README, "Retrying writes safely"). */
   idempotency: IdempotencyOutcome | null;
+  /** How a person's confirmation of an MCP write ended: `asked`, `accepted`, `declined`... (docs/guide/confirmations.md). */
+  confirmation: ConfirmationOutcome | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -193,6 +196,7 @@ function requestMetricsOf(
     limitHost: facts.limitHost,
     limitsFailedOpen: facts.limitsFailedOpen,
     idempotency: facts.idempotency,
+    confirmation: facts.confirmation,
   } satisfies Record<keyof RequestMetrics, unknown>;
 }
 
@@ -291,6 +295,7 @@ export function observe(
         limit_host: facts.limitHost ?? null,
         limits_failed_open: facts.limitsFailedOpen ?? null,
         idempotency: facts.idempotency ?? null,
+        confirmation: facts.confirmation ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };

@@ -72,6 +72,12 @@ export interface About {
    */
   limits: boolean | null;
   /**
+   * Whether any proxy key's policy has a person confirm MCP writes (`confirm`: docs/guide/confirmations.md);
+   * never which. The identity map is not read here: an OAuth entry may confirm too. `null` when the
+   * keys could not be read.
+   */
+  confirmations: boolean | null;
+  /**
    * Where the proxy keeps its state (idempotency records): `dynamodb` (a table), `embedded` (this
    * process: `npm start`), `none` (a deployed function without a table: calls with an
    * `Idempotency-Key` are refused). README, "Retrying writes safely".
@@ -115,6 +121,7 @@ export function buildAbout(
   keyPolicies: boolean | null = null,
   limits: boolean | null = config.targetLimits.size > 0 ? true : null,
   callRules: boolean | null = keyPolicies === false ? false : null,
+  confirmations: boolean | null = null,
 ): About {
   return {
     name: SERVICE_NAME,
@@ -136,6 +143,7 @@ export function buildAbout(
     key_policies: keyPolicies,
     key_policy_call_rules: callRules,
     limits,
+    confirmations,
     state_store: storeLocation(config).kind,
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {

@@ -35,6 +35,7 @@ async function policiesInUse(
   readonly keyPolicies: boolean | null;
   readonly callRules: boolean | null;
   readonly limits: boolean | null;
+  readonly confirmations: boolean | null;
 }> {
   const targetLimits = config.targetLimits.size > 0;
   try {
@@ -43,9 +44,10 @@ async function policiesInUse(
       keyPolicies: named.some((key) => key.policy !== undefined),
       callRules: named.some((key) => hasCallRules(key.policy)),
       limits: targetLimits || named.some((key) => key.policy?.limits !== undefined),
+      confirmations: named.some((key) => key.policy?.confirm !== undefined),
     };
   } catch {
-    return { keyPolicies: null, callRules: null, limits: targetLimits ? true : null };
+    return { keyPolicies: null, callRules: null, limits: targetLimits ? true : null, confirmations: null };
   }
 }
 
@@ -74,7 +76,14 @@ async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer>
     case '/_/about': {
       const inUse = await policiesInUse(deps.keys, deps.config);
       return plainJsonResponse(
-        buildAbout(deps.config, undefined, inUse.keyPolicies, inUse.limits, inUse.callRules),
+        buildAbout(
+          deps.config,
+          undefined,
+          inUse.keyPolicies,
+          inUse.limits,
+          inUse.callRules,
+          inUse.confirmations,
+        ),
       );
     }
     case '/_/license': {

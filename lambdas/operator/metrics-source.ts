@@ -25,7 +25,13 @@ import {
   toPrometheusUnit,
   UNKNOWN_CODE,
 } from '../platform/metrics/catalogue.ts';
-import { API_NAMES, METRICS_NAMESPACE, OUTCOMES, UPSTREAM_PROTOCOLS } from '../platform/names.ts';
+import {
+  API_NAMES,
+  CONFIRMATION_OUTCOMES,
+  METRICS_NAMESPACE,
+  OUTCOMES,
+  UPSTREAM_PROTOCOLS,
+} from '../platform/names.ts';
 import type { LocalMetricsStore } from './local-metrics-store.ts';
 import type { MetricFamily, MetricSample, SampleSuffix } from './prometheus.ts';
 
@@ -85,6 +91,8 @@ export interface MetricDataPlan {
   readonly periodSeconds: number;
 }
 
+/** The plan of a count summed over the window, 0 when it has no data. */
+const COUNTED = Object.freeze({ suffix: '', reduce: 'sum', zeroWhenEmpty: true } as const);
 const ERRORS_SEARCH_ID = 'errors_by_code';
 const REFUSALS_SEARCH_ID = 'policy_refusals';
 const THROTTLED_SEARCH_ID = 'throttled';
@@ -231,6 +239,9 @@ export function buildMetricDataQueries(config: CloudWatchSourceConfig): MetricDa
       zeroWhenEmpty: false,
     });
   }
+  // A person's confirmations of MCP writes: a closed set of outcomes, each a series of its own.
+  for (const outcome of CONFIRMATION_OUTCOMES)
+    add(`confirmations_${outcome}`, MetricName.Confirmations, { outcome }, 'Sum', COUNTED);
   // The most pessimistic value in the window: an alert on "days left" should not lag.
   add('license_days_left', MetricName.LicenseDaysLeft, {}, 'Minimum', {
     suffix: '',

@@ -17,6 +17,9 @@
  * - `limits`: rate limits, `[{"requests": N, "per": "second" | "minute" | "hour" | "day"}]`, all
  *   of which must hold (platform/limits.ts); a budget per key name, per person for an OAuth
  *   identity (README, "Limits");
+ * - `confirm`: `"writes"` (every MCP write tool) or a list of write tool names whose calls a person
+ *   confirms through the MCP client first (docs/guide/confirmations.md). Which names are write tools, and
+ *   that the policy can write through `/mcp` at all, core/confirm/policy.ts checks at load.
  * - `methods`: a map from model (exact, `prefix.*` or `*`; platform/model-rules.ts) to the methods
  *   allowed on it;
  * - `fields`: a map (same keys) to `{"deny": [field names]}`;
@@ -51,6 +54,7 @@ export const KEY_POLICY_RULES = Object.freeze([
   'database',
   'field',
   'company',
+  'confirm',
 ] as const);
 export type KeyPolicyRule = (typeof KEY_POLICY_RULES)[number];
 
@@ -121,6 +125,8 @@ export interface KeyPolicy {
   readonly databases: ReadonlySet<string> | undefined;
   /** Rate limits, all of which must hold; `undefined`: none (README, "Limits"). */
   readonly limits: readonly RateLimit[] | undefined;
+  /** The write tools a person confirms (`"writes"`: every one); `undefined`: none (docs/guide/confirmations.md). */
+  readonly confirm: ConfirmPolicy | undefined;
   /** The methods allowed per model; `undefined`: every method `access` allows. */
   readonly methods: ModelRules<ReadonlySet<string>> | undefined;
   /** The fields denied per model; `undefined`: none. */
@@ -136,6 +142,9 @@ export function hasCallRules(policy: KeyPolicy | undefined): policy is KeyPolicy
     (policy.methods !== undefined || policy.fields !== undefined || policy.companies !== undefined)
   );
 }
+
+/** A policy's `confirm`: every write tool, or these tool names. */
+export type ConfirmPolicy = 'writes' | ReadonlySet<string>;
 
 /** The `models` entries: exact names, and the prefixes of `prefix.*` globs (with their dot). */
 export interface ModelList {
@@ -310,11 +319,27 @@ export const keyPolicySchema = lazily(() =>
         ),
       ),
       limits: z.optional(rateLimitListSchema()),
+      confirm: z.optional(confirmSchema()),
       ...callRuleMembers(),
     },
     { error: strictObjectError(() => 'expected an object') },
   ),
 );
+
+/** `confirm`: `"writes"`, or a list of distinct tool names (which are write tools: core/confirm/policy.ts). */
+const confirmSchema = () =>
+  z.union(
+    [
+      z.literal('writes'),
+      nonEmptyList(
+        z
+          .string({ error: 'expected a tool name' })
+          .check(z.regex(/^[a-z_]{1,64}$/, 'expected a tool name such as "create" or "write"')),
+        'tool',
+      ).check(z.refine((names) => new Set(names).size === names.length, 'a tool is named twice')),
+    ],
+    { error: 'expected "writes" or a list of write tool names' },
+  );
 
 /** A key's policy as its schema reads it. */
 export type KeyPolicyDocument = z.output<ReturnType<typeof keyPolicySchema>>;
@@ -340,6 +365,10 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
       document.limits === undefined
         ? undefined
         : Object.freeze(document.limits.map((limit) => Object.freeze({ ...limit }))),
+    confirm:
+      document.confirm === undefined || document.confirm === 'writes'
+        ? document.confirm
+        : new Set(document.confirm),
     methods:
       document.methods === undefined
         ? undefined

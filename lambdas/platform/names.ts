@@ -88,3 +88,19 @@ export const IDEMPOTENCY_OUTCOMES = Object.freeze([
   'store_unavailable',
 ] as const);
 export type IdempotencyOutcome = (typeof IDEMPOTENCY_OUTCOMES)[number];
+
+/**
+ * How a person's confirmation of an MCP write ended (the `confirmation` log field and the
+ * `Confirmations` metric; docs/guide/confirmations.md): `asked` (a form sent), `accepted` (the call ran
+ * on), `declined`, `cancelled`, `expired` (its state had expired: asked again), `invalid` (a state
+ * that does not fit the call, a used one, a client that cannot be asked: nothing ran).
+ */
+export const CONFIRMATION_OUTCOMES = Object.freeze([
+  'asked',
+  'accepted',
+  'declined',
+  'cancelled',
+  'expired',
+  'invalid',
+] as const);
+export type ConfirmationOutcome = (typeof CONFIRMATION_OUTCOMES)[number];

@@ -717,6 +717,15 @@ export const RUNTIME_SETTINGS = Object.freeze({
     meaning:
       'seconds an `Idempotency-Key` answer is kept and replayed (default 24 h, at most 7 days); a key used again after that runs again',
   },
+  confirmTtlSeconds: {
+    env: 'CONFIRM_TTL',
+    context: 'confirmTtl',
+    schema: integer({ fallback: 600, min: 30, max: 3_600, unit: ' seconds' }),
+    readBy: ['mcp'],
+    about: true,
+    meaning:
+      "seconds a person has to answer a confirmation form (a key's or identity's `confirm`: docs/guide/confirmations.md; default 10 min, at most 60); a later answer is asked again",
+  },
   stateTable: {
     env: 'STATE_TABLE',
     notDeployable: {

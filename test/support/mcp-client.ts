@@ -114,6 +114,42 @@ export async function withModernMcpClient<T>(
   }
 }
 
+/** An answer a person gives a confirmation form (an elicitation result's `action`). */
+export type FormAnswer = 'accept' | 'decline' | 'cancel';
+
+/**
+ * The v2 client pinned to 2026-07-28, declaring form elicitation and answering every form with
+ * `answer` (`undefined`: declaring no elicitation at all), connected to `<proxyUrl>/mcp` with these
+ * headers; `forms` collects the messages it was shown. Closed whatever happens.
+ */
+export async function withConfirmingClient<T>(
+  proxyUrl: string,
+  headers: Record<string, string>,
+  answer: FormAnswer | undefined,
+  test: (client: ModernClient, forms: string[]) => Promise<T>,
+): Promise<T> {
+  const forms: string[] = [];
+  const client = new ModernClient(
+    { name: 'erp-proxy-tests', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: MODERN_VERSION } },
+      capabilities: answer === undefined ? {} : { elicitation: { form: {} } },
+    },
+  );
+  if (answer !== undefined) {
+    client.setRequestHandler('elicitation/create', async (request) => {
+      forms.push((request.params as { message: string }).message);
+      return { action: answer };
+    });
+  }
+  await client.connect(new ModernTransport(new URL(`${proxyUrl}/mcp`), { requestInit: { headers } }));
+  try {
+    return await test(client, forms);
+  } finally {
+    await client.close();
+  }
+}
+
 /** The two clients an agent may have, each with how to run a test with it connected. */
 export const AGENT_CLIENTS: readonly {
   readonly label: string;

@@ -65,6 +65,7 @@ describe('buildAbout', () => {
       SECRETS_MAX_AGE: 300,
       AUX_PUBLIC: ['metrics'],
       IDEMPOTENCY_TTL: 86_400,
+      CONFIRM_TTL: 600,
     });
     const text = JSON.stringify(about);
     expect(text).not.toContain('erp.internal.example');

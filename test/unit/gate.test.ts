@@ -34,21 +34,30 @@ const deps = {
 
 describe('the gate', () => {
   it("names its steps as docs/design.md's order of checks does, in the same order", () => {
-    expect(gateOrder()).toEqual(['policy', 'idempotency-lookup', 'limits', 'run', 'release', 'record']);
+    expect(gateOrder()).toEqual([
+      'policy',
+      'idempotency-lookup',
+      'confirmation',
+      'limits',
+      'run',
+      'release',
+      'record',
+    ]);
     expect(documentedOrder()).toEqual([...CHAIN_STEPS, ...gateOrder()]);
   });
 
   it('takes a new step in one place: its name lands in the order where it is inserted', () => {
-    const confirmation: GateStep = {
-      name: 'confirmation',
+    const another: GateStep = {
+      name: 'another',
       applies: () => true,
       pass: (call, _deps, rest) => rest(call),
     };
-    const steps = [...GATE_STEPS.slice(0, 2), confirmation, ...GATE_STEPS.slice(2)];
+    const steps = [...GATE_STEPS.slice(0, 3), another, ...GATE_STEPS.slice(3)];
     expect(gateOrder(steps)).toEqual([
       'policy',
       'idempotency-lookup',
       'confirmation',
+      'another',
       'limits',
       'run',
       'release',
@@ -80,6 +89,7 @@ describe('the gate', () => {
         targets: undefined,
         databases: undefined,
         limits: undefined,
+        confirm: undefined,
         methods: undefined,
         fields: undefined,
         companies: undefined,

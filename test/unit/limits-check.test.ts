@@ -64,6 +64,7 @@ function failingStore(): StateStore & { readonly calls: number } {
     uncountRequest: fail,
     acquireSlot: fail,
     releaseSlot: fail,
+    markOnce: fail,
     get calls() {
       return calls;
     },

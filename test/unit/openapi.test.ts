@@ -266,6 +266,7 @@ describe('docs/openapi.json', () => {
     expect(about.required.sort()).toEqual([
       'api_versions',
       'build',
+      'confirmations',
       'description',
       'error_codes',
       'key_policies',

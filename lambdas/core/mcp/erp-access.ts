@@ -34,6 +34,7 @@ import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstr
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
+import type { ConfirmDeps } from '../confirm/decide.ts';
 import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import type { LimitsDeps } from '../limits-check.ts';
@@ -73,6 +74,8 @@ export interface McpDeps {
   readonly idempotency: IdempotencyDeps;
   /** The proxy's limits (README, "Limits"): the store and `ERP_TARGET_LIMITS`; absent: none checked. */
   readonly limits?: LimitsDeps;
+  /** A person's confirmations (docs/guide/confirmations.md): the seal keys, the store, `CONFIRM_TTL`; absent: a key generated at start and the idempotency store. */
+  readonly confirm?: ConfirmDeps;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */

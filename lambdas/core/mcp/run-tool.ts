@@ -29,6 +29,7 @@ import {
 import { companyDatabaseRefusal } from '../policy/company-rule.ts';
 import { factsOf, learnedBefore, type RequestFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
+import { toolConfirmation } from './confirm-tool.ts';
 import {
   erpConnection,
   erpDatabase,
@@ -38,24 +39,9 @@ import {
   type McpInbound,
 } from './connection.ts';
 import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
-import type { McpTool } from './tools.ts';
+import type { ToolCall, ToolRun } from './tool-run.ts';
 
-/** A call the protocol layer has parsed: the declared tool and its checked arguments. */
-export interface ToolCall {
-  readonly tool: McpTool;
-  readonly args: unknown;
-}
-
-/** How a tool call ended: its answer (without its facts), or its failure as the JSON text its error result shows. */
-export type ToolOutcome =
-  | { readonly ok: true; readonly answer: Omit<ToolAnswer, 'facts'> }
-  | { readonly ok: false; readonly text: string };
-
-/** A tool call's outcome and what the request log line and the metrics learn of it. */
-export interface ToolRun {
-  readonly outcome: ToolOutcome;
-  readonly facts: RequestFacts;
-}
+export type { ConfirmationAnswer, ToolCall, ToolOutcome, ToolRun } from './tool-run.ts';
 
 /**
  * A failure: its text, and its outcome and code for the log line and metrics. A token caller is
@@ -191,6 +177,8 @@ function companiesOfTool(
 function toolKeeping(call: ToolCall): Keeping<ToolRun> {
   return {
     judge(run) {
+      // An asking round, the person's no, a refused state: the tool did not run, and no record is made.
+      if (run.outcome.ok === 'confirmation') return { forget: true };
       if (run.outcome.ok) return { keep: keptValueBytes(run.outcome.answer) };
       // The ERP's own error rolled its transaction back; a proxy error may say the call did not run.
       if (run.facts.outcome === 'erp_error' || certainlyDidNotRun(run.facts.errorCode))
@@ -250,6 +238,7 @@ export async function runTool(call: ToolCall, request: McpInbound, deps: McpDeps
           inbound: request,
           question,
           once: toolOnce(call, request, deps),
+          confirm: toolConfirmation(call, request, deps, (error) => failedRun(call, request.erp, error)),
           run: () => ranOrRefusedByErp(call, request, deps),
           content: companiesOfTool(request, question),
         },

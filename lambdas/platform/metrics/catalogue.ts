@@ -7,7 +7,7 @@
  *
  * Dimensions are low-cardinality only: `service` (always), `api`, and `outcome` on Requests,
  * `code` on Errors, `protocol` on UpstreamCalls, `tool` (one of the ten MCP tool names) and
- * `outcome` on McpToolCalls, `key` (a proxy key's name) and `rule` on PolicyRefusals and Throttled,
+ * `outcome` on McpToolCalls and Confirmations, `key` (a proxy key's name) and `rule` on PolicyRefusals and Throttled,
  * and `host` on Throttled: a host `ERP_TARGET_LIMITS` names (the operator's few), or `-` for a key's
  * or person's limit. Never a host a caller chose, a database or model, nor a key: a key's name is
  * the operator's choice, one per named key, and counting refusals per caller is what the metric is
@@ -80,6 +80,11 @@ export const MetricName = {
    * another request (-32011); dimension api.
    */
   IdempotencyConflicts: 'IdempotencyConflicts',
+  /**
+   * Count of a person's confirmations of MCP writes (docs/guide/confirmations.md), by outcome (`asked`,
+   * `accepted`, `declined`, `cancelled`, `expired`, `invalid`).
+   */
+  Confirmations: 'Confirmations',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -249,6 +254,14 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_idempotency_conflicts',
     dimensions: [Dimension.Api],
     help: 'Calls refused for their Idempotency-Key: still running (-32010) or used for another request (-32011), by API.',
+  },
+  {
+    name: MetricName.Confirmations,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_confirmations',
+    dimensions: [Dimension.Outcome],
+    help: "A person's confirmations of MCP writes, by outcome (asked, accepted, declined, cancelled, expired, invalid).",
   },
   {
     name: MetricName.LicenseDaysLeft,

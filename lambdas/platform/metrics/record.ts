@@ -9,7 +9,13 @@ import { PROXY_ERRORS } from '../error-table.ts';
 import type { KeyPolicyRule } from '../key-policy.ts';
 import type { LicenseStatus } from '../license.ts';
 import type { LimitRule } from '../limits.ts';
-import type { ApiName, IdempotencyOutcome, Outcome, UpstreamProtocol } from '../names.ts';
+import type {
+  ApiName,
+  ConfirmationOutcome,
+  IdempotencyOutcome,
+  Outcome,
+  UpstreamProtocol,
+} from '../names.ts';
 import { Dimension, LICENSE_CODE, MetricName, NO_LIMIT_HOST, UNKNOWN_CODE } from './catalogue.ts';
 
 /**
@@ -60,6 +66,8 @@ export interface RequestMetrics {
   readonly limitsFailedOpen?: boolean;
   /** What the call's `Idempotency-Key` did (`core/request-facts.ts`). */
   readonly idempotency?: IdempotencyOutcome;
+  /** How a person's confirmation of an MCP write ended (`core/request-facts.ts`). */
+  readonly confirmation?: ConfirmationOutcome;
 }
 
 /** The metric an `Idempotency-Key` outcome counts in, if any. */
@@ -80,7 +88,8 @@ type SingleRecordKind =
   | 'throttled'
   | 'inFlightRefusals'
   | 'failedOpen'
-  | 'idempotency';
+  | 'idempotency'
+  | 'confirmations';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
@@ -173,6 +182,12 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
     singleRecord(metrics, 'idempotency')
       .addDimension(Dimension.Api, api)
       .addMetric(idempotencyMetric, MetricUnit.Count, 1);
+  }
+
+  if (state.confirmation !== undefined) {
+    singleRecord(metrics, 'confirmations')
+      .addDimension(Dimension.Outcome, state.confirmation)
+      .addMetric(MetricName.Confirmations, MetricUnit.Count, 1);
   }
 
   const upstreamMs =

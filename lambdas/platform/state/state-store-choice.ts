@@ -64,5 +64,6 @@ export function createStateStore(config: Config): StateStore | undefined {
     uncountRequest: async (key, now) => (await load()).uncountRequest(key, now),
     acquireSlot: async (lease, now) => (await load()).acquireSlot(lease, now),
     releaseSlot: async (key, slot, token) => (await load()).releaseSlot(key, slot, token),
+    markOnce: async (key, expiresAt, now) => (await load()).markOnce(key, expiresAt, now),
   };
 }

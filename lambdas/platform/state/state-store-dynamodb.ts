@@ -303,4 +303,18 @@ export class DynamoDbStateStore implements StateStore {
   releaseSlot(key: string, slot: number, token: string): Promise<boolean> {
     return this.#deleteOwn(slotKey(key, slot), token);
   }
+
+  async markOnce(key: string, expiresAt: number, now: number): Promise<boolean> {
+    const item: Item = { [PARTITION_KEY]: S(STORE_KEY_PREFIX.once + key), [TTL_ATTRIBUTE]: N(expiresAt) };
+    // Not retried on an unknown outcome: a mark that was made and whose answer was lost would read
+    // as "used" on the second write; the caller answers the store's failure instead (nothing runs).
+    const outcome = await this.#put(
+      item,
+      `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now`,
+      {
+        ':now': N(Math.floor(now / 1000)),
+      },
+    );
+    return outcome.refusedBy === undefined;
+  }
 }

@@ -264,4 +264,12 @@ export class EmbeddedStateStore implements StateStore {
     this.#limits.delete(full);
     return true;
   }
+
+  async markOnce(key: string, expiresAt: number, now: number): Promise<boolean> {
+    const full = STORE_KEY_PREFIX.once + key;
+    // Kept with the counters and slots: short-lived, swept like them (at most `CONFIRM_TTL`).
+    if (this.#liveLimit(full, now) !== undefined) return false;
+    this.#putLimit(full, { expiresAt }, now);
+    return true;
+  }
 }

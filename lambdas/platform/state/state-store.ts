@@ -133,6 +133,12 @@ export interface StateStore {
   acquireSlot(lease: SlotLease, now: number): Promise<boolean>;
   /** Frees the slot when it is still leased to `token`. One conditional write. */
   releaseSlot(key: string, slot: number, token: string): Promise<boolean>;
+
+  /**
+   * Marks `key` used until `expiresAt` (epoch s) unless a live mark has it already: whether this
+   * call made the mark (a confirmation's nonce, used once: core/confirm/). One conditional write.
+   */
+  markOnce(key: string, expiresAt: number, now: number): Promise<boolean>;
 }
 
 /** The table's partition key (a string); every item's key starts with its kind's prefix. */
@@ -163,7 +169,12 @@ export const EMBEDDED_STORE_ROOM = Object.freeze({
 });
 
 /** The item kinds of the one table, as the prefixes of their partition keys. */
-export const STORE_KEY_PREFIX = Object.freeze({ attempt: 'idem#', counter: 'rate#', slot: 'slot#' });
+export const STORE_KEY_PREFIX = Object.freeze({
+  attempt: 'idem#',
+  counter: 'rate#',
+  slot: 'slot#',
+  once: 'once#',
+});
 
 /** The partition key of a slot. */
 export function slotKey(key: string, slot: number): string {

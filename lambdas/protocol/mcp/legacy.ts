@@ -77,7 +77,7 @@ async function result(request: JsonRpcRequest, context: ToolCallContext): Promis
           message: 'Server does not support task creation (required for tools/call)',
         });
       }
-      const call = await callTool(request.params, context);
+      const call = await callTool(request.params, context, 'legacy');
       return { value: { ...call.result }, facts: call.facts };
     }
     default:

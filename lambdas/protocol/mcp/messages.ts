@@ -7,7 +7,7 @@
  * `params._meta` are objects), checked by hand so that no schema is built at a cold start
  * (docs/design.md, "Agents: POST /mcp").
  */
-import type { RequestFacts } from '../../core/request-facts.ts';
+import { factsOf, type RequestFacts } from '../../core/request-facts.ts';
 import { isJsonObject } from '../../platform/json.ts';
 
 /** A JSON-RPC id: a string or an integer (never null: MCP forbids it). */
@@ -204,7 +204,9 @@ export async function answerRequest(
     return { http: resultAnswer(request.id, wrap(value)), facts };
   } catch (error) {
     if (!(error instanceof RpcFailure)) throw error;
-    return refusal(error.status, request.id, error.error);
+    const refused = refusal(error.status, request.id, error.error);
+    // What was learned before the refusal (a tool, a confirmation's outcome) stays in the log line.
+    return { http: refused.http, facts: { ...factsOf(error), ...refused.facts } };
   }
 }
 

@@ -153,7 +153,7 @@ async function result(request: JsonRpcRequest, context: ToolCallContext): Promis
         cacheScope: 'private',
       });
     case 'tools/call': {
-      const call = await callTool(request.params, context);
+      const call = await callTool(request.params, context, 'modern');
       return { value: { ...call.result }, facts: call.facts };
     }
     default:

@@ -19,17 +19,25 @@
  * `isError: true`, which a model reads and can act on.
  */
 import * as z from 'zod/mini';
+import { confirmsTool, policyConfirms } from '../../core/confirm/policy.ts';
 import { toolsForKey } from '../../core/key-policy-check.ts';
 import type { McpInbound } from '../../core/mcp/connection.ts';
 import type { McpDeps } from '../../core/mcp/erp-access.ts';
-import { runTool, type ToolCall, type ToolOutcome } from '../../core/mcp/run-tool.ts';
+import { runTool, type ToolCall, type ToolRun } from '../../core/mcp/run-tool.ts';
 import TOOL_INPUT_SCHEMAS from '../../core/mcp/tool-schemas.json' with { type: 'json' };
 import { declaredTool, type McpTool, offeredTools } from '../../core/mcp/tools.ts';
 import type { RequestFacts } from '../../core/request-facts.ts';
-import { learnedBefore } from '../../core/request-facts.ts';
+import { learnedBefore, withFacts } from '../../core/request-facts.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import type { KeyPolicy } from '../../platform/key-policy.ts';
 import { insufficientScope } from '../oauth/resource-server.ts';
+import {
+  CONFIRMED_TOOL_NOTE,
+  confirmationFailure,
+  confirmRequestOf,
+  inputRequired,
+  unconfirmedResult,
+} from './confirmation.ts';
 import { type JsonObject, RPC, RpcFailure } from './messages.ts';
 
 /** The most array elements and object members a tool's arguments may hold. */
@@ -92,7 +100,8 @@ export function toolList(writeTools: boolean, era: ListingEra): readonly ListedT
 
 /**
  * `tools/list`'s tools for one caller: {@link toolList}, less the tools the caller key's policy
- * does not allow (README, "Key policies": no write tool for a read key).
+ * does not allow (README, "Key policies": no write tool for a read key), the tools it has a
+ * person confirm marked in their description.
  */
 export function toolListFor(
   writeTools: boolean,
@@ -104,7 +113,12 @@ export function toolListFor(
   const mayUse = new Set<string>(
     toolsForKey(offeredTools(writeTools), policy).map((definition) => definition.name),
   );
-  return all.filter((tool) => mayUse.has(tool.name));
+  const tools = all.filter((tool) => mayUse.has(tool.name));
+  if (!policyConfirms(policy)) return tools;
+  // The tools a person confirms say so, so an agent knows before it calls (protocol/mcp/confirmation.ts).
+  return tools.map((tool) =>
+    confirmsTool(policy, tool.name) ? { ...tool, description: tool.description + CONFIRMED_TOOL_NOTE } : tool,
+  );
 }
 
 /** Counts array elements and object members in `value`, stopping once the count passes `max`. */
@@ -235,9 +249,12 @@ export interface ToolCallContext {
   readonly token?: TokenGrant | undefined;
 }
 
+/** What a `tools/call` answers: a tool result, or an input-required result (a person is asked). */
+export type CallResult = ToolResult | JsonObject;
+
 /** A call's result, and what the request log line and the metrics learn of it. */
 export interface ToolCallAnswer {
-  readonly result: ToolResult;
+  readonly result: CallResult;
   readonly facts: RequestFacts;
 }
 
@@ -277,8 +294,19 @@ function offeredTool(name: string, writeTools: boolean): McpTool | ToolCallAnswe
   return tool;
 }
 
-/** A run's outcome as an MCP tool result. */
-function toolResult(outcome: ToolOutcome): ToolResult {
+/**
+ * A run's outcome as an MCP result: a tool result, or a confirmation's (an input-required result, a
+ * declined one); a confirmation refused at the protocol level is thrown as its JSON-RPC error
+ * (protocol/mcp/confirmation.ts), carrying the run's facts for the log line and metrics.
+ */
+function toolResult(run: ToolRun): CallResult {
+  const { outcome } = run;
+  if (outcome.ok === 'confirmation') {
+    const { confirmation } = outcome;
+    if (confirmation.kind === 'ask') return inputRequired(confirmation.form, confirmation.requestState);
+    if (confirmation.kind === 'answered') return unconfirmedResult(confirmation.outcome);
+    throw withFacts(confirmationFailure(confirmation.refusal), run.facts);
+  }
   if (!outcome.ok) return toolError(outcome.text);
   const { answer } = outcome;
   return {
@@ -295,7 +323,11 @@ function toolResult(outcome: ToolOutcome): ToolResult {
  * {@link RpcFailure} -32602 for a malformed call or an unknown tool. Anything thrown after the tool
  * is known (the scope challenge) carries its name for the log line.
  */
-export async function callTool(params: JsonObject, context: ToolCallContext): Promise<ToolCallAnswer> {
+export async function callTool(
+  params: JsonObject,
+  context: ToolCallContext,
+  era: 'modern' | 'legacy',
+): Promise<ToolCallAnswer> {
   const { name, args } = toolCallParams(params);
   const { deps, inbound, token } = context;
   const tool = offeredTool(name, deps.writeTools);
@@ -304,8 +336,8 @@ export async function callTool(params: JsonObject, context: ToolCallContext): Pr
     checkScope(token, tool);
     const checked = await checkedArguments(tool, args);
     if ('error' in checked) return refusedCall(tool, checked.error);
-    const call: ToolCall = { tool, args: checked.args };
+    const call: ToolCall = { tool, args: checked.args, confirm: confirmRequestOf(params, era) };
     const run = await runTool(call, inbound, deps);
-    return { result: toolResult(run.outcome), facts: run.facts };
+    return { result: toolResult(run), facts: run.facts };
   });
 }

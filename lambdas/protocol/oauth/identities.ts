@@ -24,6 +24,7 @@
  * (`npm run check:identities -- <file>` checks a map before it is put).
  */
 import * as z from 'zod/mini';
+import { checkConfirmPolicies } from '../../core/confirm/policy.ts';
 import { type ErpConnection, headerValueRules } from '../../core/mcp/connection.ts';
 import { baseUrl } from '../../core/schemas.ts';
 import {
@@ -136,7 +137,7 @@ export function parseIdentities(
     if (entry.match.issuer !== undefined && issuers.length > 0 && !issuers.includes(entry.match.issuer))
       throw new Error(`OAuth identities: ${where}: not one of MCP_OAUTH_ISSUER`);
   }
-  return Object.freeze(
+  const identities = Object.freeze(
     parsed.data.identities.map((entry) =>
       Object.freeze({
         name: entry.name,
@@ -151,6 +152,15 @@ export function parseIdentities(
       }),
     ),
   );
+  // A policy's `confirm` must name write tools of the MCP tool declarations (core/confirm/policy.ts).
+  checkConfirmPolicies(
+    'OAuth identities',
+    identities.map((identity, index) => ({
+      label: `identities.${index}.policy.confirm (identity ${JSON.stringify(identity.name.slice(0, 64))})`,
+      policy: identity.policy,
+    })),
+  );
+  return identities;
 }
 
 /** The first identity whose claim matches the token's claims (see the module header), if any. */

@@ -121,6 +121,8 @@ function narrowedToRead(policy: KeyPolicy | undefined): KeyPolicy {
     targets: policy?.targets,
     databases: policy?.databases,
     limits: policy?.limits,
+    // A policy that only reads has nothing for a person to confirm.
+    confirm: undefined,
     methods: policy?.methods,
     fields: policy?.fields,
     companies: policy?.companies,

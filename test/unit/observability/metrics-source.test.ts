@@ -177,6 +177,28 @@ describe('CloudWatch metrics source', () => {
     expect(text).toContain('erp_proxy_limits_failed_open{api="mcp"} 0\n');
   });
 
+  it("reads a person's confirmations by outcome, each a series of its own (0 when CloudWatch has none)", async () => {
+    cloudWatch.on(GetMetricDataCommand).resolves({
+      MetricDataResults: [
+        ...RESULTS,
+        { Id: 'confirmations_declined', Values: [2], Timestamps: [new Date(NOW)] },
+      ],
+    });
+    const source = createCloudWatchMetricsSource(config, client(), { now: () => NOW });
+    const text = renderPrometheus(await source.snapshot());
+    const queries = cloudWatch.commandCalls(GetMetricDataCommand)[0]?.args[0].input.MetricDataQueries ?? [];
+    expect(queries.filter((q) => q.Id?.startsWith('confirmations_')).map((q) => q.Id)).toEqual([
+      'confirmations_asked',
+      'confirmations_accepted',
+      'confirmations_declined',
+      'confirmations_cancelled',
+      'confirmations_expired',
+      'confirmations_invalid',
+    ]);
+    expect(text).toContain('erp_proxy_confirmations{outcome="declined"} 2\n');
+    expect(text).toContain('erp_proxy_confirmations{outcome="asked"} 0\n');
+  });
+
   it('rounds the window up to whole minutes', () => {
     const plan = buildMetricDataQueries({ ...config, metricsWindowSeconds: 90 });
     expect(plan.periodSeconds).toBe(120);

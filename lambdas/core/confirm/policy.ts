@@ -1,0 +1,130 @@
+/**
+ * @module core/confirm/policy
+ * Which calls a person confirms (docs/guide/confirmations.md): a key's or identity's policy `confirm`
+ * (platform/key-policy.ts reads it: `"writes"` or a list of tool names) against the MCP tool
+ * declarations (core/mcp/tools.ts: the one list of tools and of which ones write).
+ *
+ * - At load: every name in a `confirm` list must be a declared write tool, else the keys or the
+ *   identity map fail whole, naming the key or entry ({@link confirmPolicyProblem}).
+ * - Per MCP call: a write tool the policy names is confirmed, except a `call_method` of a method on
+ *   the read list, which cannot change data ({@link needsConfirmation}).
+ * - Per execute call: a policy with `confirm` (either form) may not write through execute at all,
+ *   where no person can be asked: -32008, rule `confirm` ({@link refuseUnconfirmedWrite}).
+ */
+import { echoed } from '../../platform/bounded-text.ts';
+import type { NamedKey } from '../../platform/config.ts';
+import { KeyPolicyRefusedError } from '../../platform/errors.ts';
+import { isReadMethod, type KeyPolicy } from '../../platform/key-policy.ts';
+import type { ProxyKeySource } from '../../platform/secrets.ts';
+import { TOOLS } from '../mcp/tools.ts';
+import { withFacts } from '../request-facts.ts';
+
+/** The names of the declared tools that write, in declaration order (read from core/mcp/tools.ts). */
+export const WRITE_TOOL_NAMES: readonly string[] = Object.freeze(
+  TOOLS.filter((tool) => tool.writes).map((tool) => tool.name),
+);
+
+/**
+ * What is wrong with a policy's `confirm`, as the end of a sentence (`confirm names "search_read",
+ * which is not a write tool ...`); `undefined` when nothing is.
+ */
+export function confirmPolicyProblem(policy: KeyPolicy | undefined): string | undefined {
+  const confirm = policy?.confirm;
+  if (confirm === undefined) return undefined;
+  if (policy?.access === 'read' || (policy?.apis !== undefined && !policy.apis.has('mcp'))) {
+    return 'confirm has a person confirm writes made through /mcp, and this policy cannot make any (access "read", or apis without "mcp"): remove confirm, or let the policy write through /mcp';
+  }
+  if (confirm === 'writes') return undefined;
+  const unknown = [...confirm].filter((name) => !WRITE_TOOL_NAMES.includes(name));
+  if (unknown.length === 0) return undefined;
+  const names = unknown.map((name) => JSON.stringify(name)).join(', ');
+  return `confirm names ${names}, which ${unknown.length > 1 ? 'are not write tools' : 'is not a write tool'}; the write tools are ${WRITE_TOOL_NAMES.join(', ')} (or "writes" for all of them)`;
+}
+
+/**
+ * Checks the `confirm` of every named policy (`label`: how a message names its owner, such as
+ * `keys.2 (key "agent")`); throws an `Error` whose message starts with `what` and names the first
+ * owner whose `confirm` names a tool that does not write. Never quotes a key.
+ */
+export function checkConfirmPolicies(
+  what: string,
+  policies: readonly { readonly label: string; readonly policy: KeyPolicy | undefined }[],
+): void {
+  for (const { label, policy } of policies) {
+    const problem = confirmPolicyProblem(policy);
+    if (problem !== undefined) throw new Error(`${what}: ${label}: ${problem}`);
+  }
+}
+
+/** Whether a policy has a person confirm some writes (`/_/about`, `tools/list`). */
+export function policyConfirms(policy: KeyPolicy | undefined): boolean {
+  return policy?.confirm !== undefined;
+}
+
+/** Whether a policy has a person confirm the tool `name` (a write tool). */
+export function confirmsTool(policy: KeyPolicy | undefined, name: string): boolean {
+  const confirm = policy?.confirm;
+  if (confirm === undefined) return false;
+  return confirm === 'writes' ? WRITE_TOOL_NAMES.includes(name) : confirm.has(name);
+}
+
+/**
+ * Whether a call of `tool` with its checked arguments waits for a person: a write tool the policy
+ * names, unless it is a `call_method` of a method on the read list (it cannot change data).
+ */
+export function needsConfirmation(
+  policy: KeyPolicy | undefined,
+  tool: { readonly name: string; readonly writes: boolean },
+  args: unknown,
+): boolean {
+  if (!tool.writes || !confirmsTool(policy, tool.name)) return false;
+  if (tool.name !== 'call_method') return true;
+  const method = (args as { readonly method?: unknown } | null)?.method;
+  return typeof method !== 'string' || !isReadMethod(method);
+}
+
+/**
+ * An execute call of `method` by a caller whose policy has `confirm`: refused -32008 (rule
+ * `confirm`) unless the method only reads, so a confirmation cannot be bypassed through another
+ * route than `/mcp`, where a person can be asked.
+ */
+export function refuseUnconfirmedWrite(policy: KeyPolicy | undefined, method: string): void {
+  if (policy?.confirm === undefined || isReadMethod(method)) return;
+  throw withFacts(
+    new KeyPolicyRefusedError(
+      `this key's writes are confirmed by a person, which only POST /mcp can ask (a 2026-07-28 client with elicitation); ${JSON.stringify(echoed(method))} is not a read method`,
+      'confirm',
+    ),
+    { policyRule: 'confirm' },
+  );
+}
+
+/** The `confirm` of every key of a proxy-keys document (`keys.<index>.policy.confirm (key "<name>")`). */
+export function checkKeysConfirm(keys: readonly NamedKey[]): void {
+  checkConfirmPolicies(
+    'proxy keys',
+    keys.map((key, index) => ({
+      label: `keys.${index}.policy.confirm (key ${JSON.stringify(key.name.slice(0, 64))})`,
+      policy: key.policy,
+    })),
+  );
+}
+
+/**
+ * `source` with every document it reads checked by {@link checkKeysConfirm} once (a document is
+ * the same array until its secret changes): a `confirm` that names no write tool fails the keys as
+ * a document that does not parse does, and every call is refused until it is fixed (fail closed).
+ */
+export function withKeysConfirmChecked(source: ProxyKeySource): ProxyKeySource {
+  const checked = new WeakSet<readonly NamedKey[]>();
+  return {
+    async getKeys() {
+      const keys = await source.getKeys();
+      if (!checked.has(keys)) {
+        checkKeysConfirm(keys);
+        checked.add(keys);
+      }
+      return keys;
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * @module core/mcp/confirm-tool
+ * A write tool's call whose caller's policy has a person confirm it (docs/guide/confirmations.md): its
+ * confirmation at the gate (core/confirm/gate-step.ts) in the terms of a tool call, a {@link ToolRun}
+ * with its facts (the `confirmation` log field and metric):
+ *
+ * - the binding of its state: the caller (the idempotency scope), the tool and all its arguments,
+ *   the request's ERP connection (URL, database, user and key);
+ * - the asking round's run: the form's reads of the ERP (core/confirm/display-names.ts) through an
+ *   access that sends read methods only, and the input-required answer;
+ * - a legacy client's refusal: the tool error of -32008 rule `confirm` (its advice says what client
+ *   is needed); the other refusals and the person's no: a confirmation answer the protocol layer
+ *   turns into a JSON-RPC error or a tool result.
+ */
+import { KeyPolicyRefusedError } from '../../platform/errors.ts';
+import { withCallContext } from '../call-context.ts';
+import { type ConfirmDeps, decideConfirmation, useConfirmation } from '../confirm/decide.ts';
+import { readFormFacts } from '../confirm/display-names.ts';
+import { confirmationForm } from '../confirm/form.ts';
+import type { ConfirmationEnd, ConfirmGate } from '../confirm/gate-step.ts';
+import { generatedSealKeys } from '../confirm/keys.ts';
+import { needsConfirmation } from '../confirm/policy.ts';
+import type { ConfirmBinding } from '../confirm/state.ts';
+import { idempotencyScope } from '../idempotency.ts';
+import type { RequestFacts } from '../request-facts.ts';
+import { erpConnection, type McpInbound } from './connection.ts';
+import { ErpAccess, type McpDeps } from './erp-access.ts';
+import type { ToolCall, ToolRun } from './tool-run.ts';
+import { declaredTool } from './tools.ts';
+
+/** The JSON-RPC codes of the refusals the protocol layer answers (protocol/mcp/messages.ts's RPC). */
+const INVALID_PARAMS = -32602;
+const MISSING_CLIENT_CAPABILITY = -32021;
+
+/** The declared tool whose access the form's reads use: it sends read methods only. */
+const FORM_READS = declaredTool('read') as NonNullable<ReturnType<typeof declaredTool>>;
+
+/** A request that says nothing of a confirmation: a client that cannot be asked. */
+const CANNOT_ASK = Object.freeze({
+  era: 'legacy',
+  formElicitation: false,
+  requestState: undefined,
+  inputResponses: undefined,
+} as const);
+
+/** Confirmations without a runtime of their own (tests of other parts): a key generated now, the idempotency store. */
+let fallbackKeys: ReturnType<typeof generatedSealKeys> | undefined;
+function confirmDepsOf(deps: McpDeps): ConfirmDeps {
+  if (deps.confirm !== undefined) return deps.confirm;
+  fallbackKeys ??= generatedSealKeys();
+  return { keys: fallbackKeys, store: deps.idempotency.store, ttlSeconds: deps.config.confirmTtlSeconds };
+}
+
+/** What a call's state binds (core/confirm/state.ts). */
+function bindingOf(call: ToolCall, request: McpInbound): ConfirmBinding {
+  const connection = erpConnection(request.erp, request.presentedProxyKey);
+  return {
+    caller: idempotencyScope(request.caller),
+    tool: call.tool.name,
+    args: call.args,
+    erp: { url: connection.baseUrl.href, db: connection.db, uid: connection.uid, apiKey: connection.apiKey },
+  };
+}
+
+/** The run of a call the confirmation step ended. */
+function endedRun(call: ToolCall, end: ConfirmationEnd, failed: (error: unknown) => ToolRun): ToolRun {
+  const tool = call.tool.name;
+  if (end.kind === 'answered') {
+    return {
+      outcome: { ok: 'confirmation', confirmation: end },
+      facts: { tool, outcome: 'success', confirmation: end.outcome },
+    };
+  }
+  const { refusal } = end;
+  if (refusal.kind === 'legacy') {
+    const run = failed(
+      new KeyPolicyRefusedError(
+        "a person confirms this tool's calls before they run, and this client cannot be asked: it needs an MCP client on revision 2026-07-28 that supports elicitation (form mode)",
+        'confirm',
+      ),
+    );
+    return { outcome: run.outcome, facts: { ...run.facts, policyRule: 'confirm', confirmation: 'invalid' } };
+  }
+  const errorCode = refusal.kind === 'capability' ? MISSING_CLIENT_CAPABILITY : INVALID_PARAMS;
+  return {
+    outcome: { ok: 'confirmation', confirmation: { kind: 'refused', refusal } },
+    facts: { tool, outcome: 'proxy_error', errorCode, confirmation: 'invalid' },
+  };
+}
+
+/**
+ * The call's confirmation at the gate, or `undefined` when its caller's policy does not have a
+ * person confirm it. `failed` turns a refusal into the tool's error run (core/mcp/run-tool.ts).
+ */
+export function toolConfirmation(
+  call: ToolCall,
+  request: McpInbound,
+  deps: McpDeps,
+  failed: (error: unknown) => ToolRun,
+): ConfirmGate<ToolRun> | undefined {
+  if (!needsConfirmation(request.keyPolicy, call.tool, call.args)) return undefined;
+  const confirmDeps = confirmDepsOf(deps);
+  const binding = bindingOf(call, request);
+  const facts = (run: RequestFacts, confirmation: RequestFacts['confirmation']): RequestFacts => ({
+    ...run,
+    confirmation,
+  });
+  return {
+    decide: () => decideConfirmation(call.confirm ?? CANNOT_ASK, binding, confirmDeps),
+    ended: (end) => endedRun(call, end, failed),
+    async ask(decision) {
+      const where = { erpUrl: binding.erp.url, db: binding.erp.db };
+      const { value, upstream } = await withCallContext(request, deps.config, (context) =>
+        readFormFacts(
+          new ErpAccess(request, deps, context, FORM_READS),
+          {
+            tool: call.tool.name,
+            args: call.args as Readonly<Record<string, unknown>>,
+          },
+          where,
+        ),
+      );
+      const { requestState } = decision.state;
+      return {
+        outcome: {
+          ok: 'confirmation',
+          confirmation: { kind: 'ask', form: confirmationForm(value), requestState },
+        },
+        facts: facts({ tool: call.tool.name, ...upstream, outcome: 'success' }, decision.outcome),
+      };
+    },
+    use: (decision) => useConfirmation(decision, confirmDeps),
+    accepted: (run) => ({ outcome: run.outcome, facts: facts(run.facts, 'accepted') }),
+  };
+}
