@@ -162,8 +162,16 @@ export const EMBEDDED_STORE_ROOM = Object.freeze({
   callerShareDivisor: 4,
 });
 
-/** The item kinds of the one table, as the prefixes of their partition keys. */
-export const STORE_KEY_PREFIX = Object.freeze({ attempt: 'idem#', counter: 'rate#', slot: 'slot#' });
+/**
+ * The item kinds of the one table, as the prefixes of their partition keys. `check#` is reserved
+ * for the deploy's table check (`state-table-check.ts`), whose item lives for seconds.
+ */
+export const STORE_KEY_PREFIX = Object.freeze({
+  attempt: 'idem#',
+  counter: 'rate#',
+  slot: 'slot#',
+  check: 'check#',
+});
 
 /** The partition key of a slot. */
 export function slotKey(key: string, slot: number): string {
