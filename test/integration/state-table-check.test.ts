@@ -5,7 +5,12 @@
  * the operation and the table, never a credential. (DynamoDB Local takes any signature and has no
  * grants: the role itself is only checked by the deployed trigger, test/infra/erp-proxy-stack.test.ts.)
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { describe, expect, it, vi } from 'vitest';
 import type { DynamoDbClient } from '../../lambdas/platform/aws/dynamodb-client.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
 import {
@@ -20,6 +25,8 @@ import {
   checkStateTable,
   StateTableCheckError,
 } from '../../lambdas/platform/state/state-table-check.ts';
+import { STATE_TABLE_CHECK_ENTRY } from '../../lib/erp-proxy-stack.ts';
+import { esbuildOptions } from '../../lib/proxy-function.ts';
 import { localClient, stateTableEnv } from '../support/dynamodb-local.ts';
 import { useStateTable } from '../support/state-table.ts';
 
@@ -122,5 +129,33 @@ describe('the state table check', () => {
     await expect(checkConfiguredStateTable(config, NOW)).rejects.toThrow(
       /^state table check: StoreUnavailableError: no AWS credentials in the environment \(AWS_ACCESS_KEY_ID\)$/,
     );
+  });
+
+  it('bundled as the stack bundles it (no AWS SDK), the handler checks the table of its environment', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'state-table-check-'));
+    try {
+      const file = join(dir, 'index.mjs');
+      const root = fileURLToPath(new URL('../..', import.meta.url));
+      const built = await build({
+        ...esbuildOptions(resolve(root, STATE_TABLE_CHECK_ENTRY), file),
+        metafile: true,
+      });
+      expect(Object.keys(built.metafile.inputs).filter((input) => input.includes('@aws-sdk'))).toEqual([]);
+      // Lambda's environment: the function name, the region, the credentials, and the stack's STATE_TABLE.
+      for (const [name, value] of Object.entries({
+        ...stateTableEnv(state.endpoint, state.table),
+        AWS_LAMBDA_FUNCTION_NAME: 'erp-proxy-state-table-check',
+      }))
+        vi.stubEnv(name, value);
+      const { handler } = (await import(pathToFileURL(file).href)) as {
+        handler: () => Promise<{ table: string; key: string; operations: string[] }>;
+      };
+      const result = await handler();
+      expect(result).toMatchObject({ table: state.table, operations: [...STORE_OPERATIONS] });
+      expect(await itemOf(result.key)).toBeUndefined();
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
