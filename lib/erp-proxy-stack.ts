@@ -327,7 +327,7 @@ export class ErpProxyStack extends Stack {
 
   /**
    * At every deploy that changes it, after the table and the functions: the state table check
-   * (lambdas/platform/state/state-table-check.ts) writes, updates and deletes one item with
+   * (lambdas/platform/state/table-write-check.ts) writes, updates and deletes one item with
    * execute-v1's own role (not a copy of its grants: the role the calls will use), the project's
    * client, the same table name and region, and the same VPC placement. A failure fails the
    * deploy, and CloudFormation rolls it back; DynamoDB Local, which takes any signature and has

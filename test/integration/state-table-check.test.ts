@@ -1,5 +1,5 @@
 /**
- * The deploy's state table check (lambdas/platform/state/state-table-check.ts) against Amazon's
+ * The deploy's state table check (lambdas/platform/state/table-write-check.ts) against Amazon's
  * DynamoDB Local: it writes one `check#` item with a short TTL, updates it and deletes it (gone
  * after), with the client and configuration the functions use; on a missing table it fails naming
  * the operation and the table, never a credential. (DynamoDB Local takes any signature and has no
@@ -24,7 +24,7 @@ import {
   checkConfiguredStateTable,
   checkStateTable,
   StateTableCheckError,
-} from '../../lambdas/platform/state/state-table-check.ts';
+} from '../../lambdas/platform/state/table-write-check.ts';
 import { STATE_TABLE_CHECK_ENTRY } from '../../lib/erp-proxy-stack.ts';
 import { esbuildOptions } from '../../lib/proxy-function.ts';
 import { localClient, stateTableEnv } from '../support/dynamodb-local.ts';

@@ -102,7 +102,7 @@ export type StateClientConfig = Pick<
 /**
  * The table's client as the functions make it: Lambda's credentials and region; against an
  * endpoint of your own (DynamoDB Local) without credentials, placeholder ones (DynamoDB Local
- * takes any). The store and the deploy's table check (`state-table-check.ts`) both use it.
+ * takes any). The store and the deploy's table check (`table-write-check.ts`) both use it.
  */
 export function stateTableClient(config: StateClientConfig, endpoint: string | undefined): DynamoDbClient {
   let credentials: AwsCredentials;

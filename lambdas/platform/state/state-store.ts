@@ -164,7 +164,7 @@ export const EMBEDDED_STORE_ROOM = Object.freeze({
 
 /**
  * The item kinds of the one table, as the prefixes of their partition keys. `check#` is reserved
- * for the deploy's table check (`state-table-check.ts`), whose item lives for seconds.
+ * for the deploy's table check (`table-write-check.ts`), whose item lives for seconds.
  */
 export const STORE_KEY_PREFIX = Object.freeze({
   attempt: 'idem#',

@@ -1,5 +1,5 @@
 /**
- * @module platform/state/state-table-check
+ * @module platform/state/table-write-check
  * The deploy's check that the functions can write their table (issue 45): with the functions' own
  * role and client ({@link stateTableClient}, SigV4 included), one item under the reserved
  * `check#` prefix is written, updated and deleted, the three operations the stack grants
