@@ -340,7 +340,9 @@ export class ErpProxyStack extends Stack {
     const owner = this.functions[STATE_TABLE_CHECK_ROLE_OF];
     const vpc = this.vpcPlacement(config);
     const check = new ProxyFunction(this, 'StateTableCheck', {
-      description: `erp-proxy deploy check: ${STATE_TABLE_CHECK_ROLE_OF}'s role writes and deletes one item of the state table`,
+      // The operations are in the description so that a new one changes the function's version,
+      // and the trigger runs the check again (it runs when the function changes).
+      description: `erp-proxy deploy check: ${STATE_TABLE_CHECK_ROLE_OF}'s role writes and deletes one item of the state table (${STORE_OPERATIONS.join(', ')})`,
       entry: `${PROJECT_ROOT}/${STATE_TABLE_CHECK_ENTRY}`,
       projectRoot: PROJECT_ROOT,
       memoryMb: config.versionAndAuxMemoryMb,
