@@ -5,7 +5,16 @@
  * `POST /mcp`), the two secrets, access logs, alarms and a dashboard.
  */
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, Fn, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  CfnOutput,
+  type CfnResource,
+  type CustomResourceProviderBase,
+  Duration,
+  Fn,
+  SecretValue,
+  Stack,
+  type StackProps,
+} from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   DomainName,
@@ -28,16 +37,18 @@ import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
-import { STATEFUL_FUNCTIONS } from '../lambdas/platform/settings.ts';
+import { RUNTIME_SETTINGS, STATEFUL_FUNCTIONS } from '../lambdas/platform/settings.ts';
 import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../lambdas/platform/state/state-store.ts';
 import { functionEnvironment } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
 import {
+  FUNCTION_ARCHITECTURE,
   FUNCTION_VENDORED_SDK,
   type FunctionVpcPlacement,
   KEPT_UNLESS_CREATE_FAILS,
@@ -47,6 +58,18 @@ import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-
 
 /** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+
+/** The deploy's state table check: its handler, relative to the project root. */
+export const STATE_TABLE_CHECK_ENTRY = 'lambdas/handlers/state-table-check.ts';
+
+/**
+ * The stateful function whose role the deploy's state table check runs with: each function has
+ * a role of its own, and the stateful ones are granted the same operations on the table.
+ */
+export const STATE_TABLE_CHECK_ROLE_OF: FunctionName = 'execute-v1';
+
+/** The construct id CDK gives its trigger provider (one per stack), a child of the stack. */
+const TRIGGER_PROVIDER_ID = 'AWSCDK.TriggerCustomResourceProviderCustomResourceProvider';
 
 /** Construct ids of the functions. */
 export const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = Object.freeze({
@@ -146,6 +169,8 @@ export class ErpProxyStack extends Stack {
   readonly alarmTopic: ITopic;
   /** The EventBridge rule that runs the aux function's license check every hour. */
   readonly licenseCheckSchedule: Rule;
+  /** The deploy's check that the functions' role can write the state table, and its function. */
+  readonly stateTableCheck: { readonly trigger: Trigger; readonly function: ProxyFunction };
 
   constructor(scope: Construct, id: string, props: ErpProxyStackProps) {
     // Stack tags: CloudFormation puts them on every resource of the stack that takes tags.
@@ -159,6 +184,7 @@ export class ErpProxyStack extends Stack {
     this.functions = this.createFunctions(config);
     this.grantSecrets(config);
     this.grantStateTable();
+    this.stateTableCheck = this.checkStateTableAtDeploy(config);
     this.licenseCheckSchedule = this.scheduleLicenseCheck();
 
     const domain = this.customDomain(config);
@@ -297,6 +323,67 @@ export class ErpProxyStack extends Stack {
         ...STORE_OPERATIONS.map((operation) => `dynamodb:${operation}`),
       );
     }
+  }
+
+  /**
+   * At every deploy that changes it, after the table and the functions: the state table check
+   * (lambdas/platform/state/table-write-check.ts) writes, updates and deletes one item with
+   * execute-v1's own role (not a copy of its grants: the role the calls will use), the project's
+   * client, the same table name and region, and the same VPC placement. A failure fails the
+   * deploy, and CloudFormation rolls it back; DynamoDB Local, which takes any signature and has
+   * no grants, cannot show this.
+   */
+  private checkStateTableAtDeploy(config: StackConfig): {
+    readonly trigger: Trigger;
+    readonly function: ProxyFunction;
+  } {
+    const owner = this.functions[STATE_TABLE_CHECK_ROLE_OF];
+    const vpc = this.vpcPlacement(config);
+    const check = new ProxyFunction(this, 'StateTableCheck', {
+      // The operations are in the description so that a new one changes the function's version,
+      // and the trigger runs the check again (it runs when the function changes).
+      description: `erp-proxy deploy check: ${STATE_TABLE_CHECK_ROLE_OF}'s role writes and deletes one item of the state table (${STORE_OPERATIONS.join(', ')})`,
+      entry: `${PROJECT_ROOT}/${STATE_TABLE_CHECK_ENTRY}`,
+      projectRoot: PROJECT_ROOT,
+      memoryMb: config.versionAndAuxMemoryMb,
+      timeoutSeconds: config.lambdaTimeoutSeconds,
+      environment: { [RUNTIME_SETTINGS.stateTable.env]: this.stateTable.tableName },
+      logRetention: config.logRetention,
+      reservedConcurrency: undefined,
+      ...(vpc ? { vpc } : {}),
+      role: owner.role,
+      readsSecrets: false,
+    });
+    const trigger = new Trigger(this, 'StateTableCheckTrigger', {
+      handler: check.function,
+      executeOnHandlerChange: true,
+      executeAfter: [this.stateTable, ...Object.values(this.functions)],
+    });
+    this.holdTriggerProvider(config);
+    return { trigger, function: check };
+  }
+
+  /**
+   * CDK's trigger provider (the function that invokes the check for CloudFormation) held to the
+   * stack's rules for functions: on Graviton, logging to a log group of the stack's with the
+   * configured retention (not an `/aws/lambda/...` group kept forever), and writing only to it,
+   * instead of the AWSLambdaBasicExecutionRole managed policy (any log group of the account).
+   */
+  private holdTriggerProvider(config: StackConfig): void {
+    const provider = this.node.findChild(TRIGGER_PROVIDER_ID) as CustomResourceProviderBase;
+    const logs = new LogGroup(this, 'StateTableCheckTriggerLogs', {
+      retention: config.logRetention,
+      removalPolicy: KEPT_UNLESS_CREATE_FAILS,
+    });
+    provider.addToRolePolicy({
+      Effect: 'Allow',
+      Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      Resource: [logs.logGroupArn],
+    });
+    (provider.node.findChild('Role') as CfnResource).addPropertyDeletionOverride('ManagedPolicyArns');
+    const handler = provider.node.findChild('Handler') as CfnResource;
+    handler.addPropertyOverride('LoggingConfig', { LogGroup: logs.logGroupName });
+    handler.addPropertyOverride('Architectures', [FUNCTION_ARCHITECTURE.name]);
   }
 
   /** The aux function's hourly license check. */
@@ -520,7 +607,15 @@ export class ErpProxyStack extends Stack {
     this.functions.mcp.function.addEnvironment('MCP_OAUTH_AUDIENCE', `${base}/mcp`);
   }
 
+  /** The functions' VPC placement (made once: the functions and the table check share it). */
+  #vpcPlacement: { readonly value: FunctionVpcPlacement | undefined } | undefined;
+
   private vpcPlacement(config: StackConfig): FunctionVpcPlacement | undefined {
+    this.#vpcPlacement ??= { value: this.makeVpcPlacement(config) };
+    return this.#vpcPlacement.value;
+  }
+
+  private makeVpcPlacement(config: StackConfig): FunctionVpcPlacement | undefined {
     if (!config.vpc) return undefined;
     const { vpcId, subnetIds, securityGroupIds } = config.vpc;
     // Imported from ids, not looked up, so the synth needs no AWS account.

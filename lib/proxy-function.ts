@@ -185,6 +185,13 @@ export interface ProxyFunctionProps {
    * (lib/secrets-extension.ts).
    */
   readonly secretsExtensionLayerArn?: string | undefined;
+  /**
+   * The role of another function of the stack, to run with exactly its permissions (the deploy's
+   * state table check runs with execute-v1's); by default the function has a role of its own.
+   */
+  readonly role?: Role;
+  /** Whether the function reads secrets (the Parameters and Secrets extension); default true. */
+  readonly readsSecrets?: boolean;
 }
 
 export class ProxyFunction extends Construct {
@@ -203,12 +210,15 @@ export class ProxyFunction extends Construct {
 
     // A role of our own instead of AWSLambdaBasicExecutionRole: that managed policy may write to
     // every log group of the account; this one only to the function's own.
-    this.role = new Role(this, 'Role', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `erp-proxy ${id} function`,
-    });
+    this.role =
+      props.role ??
+      new Role(this, 'Role', {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        description: `erp-proxy ${id} function`,
+      });
     this.logGroup.grantWrite(this.role);
-    if (props.vpc) {
+    // A role given has its VPC access already, from the function it belongs to.
+    if (props.vpc && props.role === undefined) {
       // Network interfaces for the VPC attachment; these EC2 actions take no resource ARNs.
       this.role.addManagedPolicy(
         ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
@@ -236,7 +246,11 @@ export class ProxyFunction extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
       // The functions read their secrets through this extension (plain HTTP on localhost, no SDK
       // on the path: see lambdas/platform/secrets.ts).
-      paramsAndSecrets: secretsExtension(this, FUNCTION_ARCHITECTURE, props.secretsExtensionLayerArn),
+      ...(props.readsSecrets === false
+        ? {}
+        : {
+            paramsAndSecrets: secretsExtension(this, FUNCTION_ARCHITECTURE, props.secretsExtensionLayerArn),
+          }),
       role: this.role,
       logGroup: this.logGroup,
       // No NODE_OPTIONS=--enable-source-maps: it reads each map at import (~10 ms of every cold

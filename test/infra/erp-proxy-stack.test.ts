@@ -18,7 +18,12 @@ import {
   STATEFUL_FUNCTIONS,
 } from '../../lambdas/platform/settings.ts';
 import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../../lambdas/platform/state/state-store.ts';
-import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
+import {
+  ErpProxyStack,
+  FUNCTION_IDS,
+  STATE_TABLE_CHECK_ENTRY,
+  STATE_TABLE_CHECK_ROLE_OF,
+} from '../../lib/erp-proxy-stack.ts';
 import {
   HTTP_API_INTEGRATION_TIMEOUT_SECONDS,
   parseStackConfig,
@@ -28,6 +33,8 @@ import { testApp } from '../support/cdk-app.ts';
 import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../support/test-secrets.ts';
 
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
+/** The deploy's state table check adds two functions: the check and CDK's trigger provider. */
+const DEPLOY_CHECK_FUNCTIONS = 2;
 const SECRET_ARN_PROXY = EXAMPLE_KEYS_SECRET_ARN;
 const SECRET_ARN_LICENSE = EXAMPLE_LICENSE_SECRET_ARN;
 /** A real Ed25519 public key (SPKI, base64): the synth checks it as the runtime would. */
@@ -216,8 +223,8 @@ describe('default context', () => {
     });
 
     it('keeps every log group for the configured retention (30 days)', () => {
-      // Access logs plus one per function.
-      s.template.resourceCountIs('AWS::Logs::LogGroup', 1 + FUNCTION_NAMES.length);
+      // Access logs, one per function, and the deploy's table check and its trigger provider.
+      s.template.resourceCountIs('AWS::Logs::LogGroup', 1 + FUNCTION_NAMES.length + DEPLOY_CHECK_FUNCTIONS);
       s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
       for (const name of FUNCTION_NAMES) {
         const fn = resources(s.template, 'AWS::Lambda::Function')[s.fnIds[name]];
@@ -230,13 +237,17 @@ describe('default context', () => {
   });
 
   describe('functions', () => {
-    it('runs five ARM64 functions on Node.js 24 with the esbuild handler', () => {
-      s.template.resourceCountIs('AWS::Lambda::Function', 5);
+    it("runs five ARM64 functions on Node.js 24 with the esbuild handler (and the deploy check's two on ARM64 Node.js 24)", () => {
+      s.template.resourceCountIs('AWS::Lambda::Function', 5 + DEPLOY_CHECK_FUNCTIONS);
       s.template.allResourcesProperties('AWS::Lambda::Function', {
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
-        Handler: 'index.handler',
       });
+      for (const name of FUNCTION_NAMES) {
+        expect(propsOf(s.template, 'AWS::Lambda::Function', s.fnIds[name]).Handler, name).toBe(
+          'index.handler',
+        );
+      }
     });
 
     it('sizes memory and timeout per function', () => {
@@ -382,7 +393,14 @@ describe('default context', () => {
         const ownLogGroup = s.stack.getLogicalId(
           s.stack.functions[name].logGroup.node.defaultChild as CfnElement,
         );
-        expect(logWrites.map((st) => st.Resource)).toEqual([{ 'Fn::GetAtt': [ownLogGroup, 'Arn'] }]);
+        // The deploy's table check runs with execute-v1's role, and logs to a group of its own.
+        const checkLogGroup = s.stack.getLogicalId(
+          s.stack.stateTableCheck.function.logGroup.node.defaultChild as CfnElement,
+        );
+        expect(logWrites.flatMap(resourcesOf)).toEqual([
+          { 'Fn::GetAtt': [ownLogGroup, 'Arn'] },
+          ...(name === STATE_TABLE_CHECK_ROLE_OF ? [{ 'Fn::GetAtt': [checkLogGroup, 'Arn'] }] : []),
+        ]);
         const allActions = new Set(statements.flatMap(actions));
         const expected = new Set([
           'logs:CreateLogStream',
@@ -456,6 +474,96 @@ describe('default context', () => {
           expect(env.STATE_TABLE, name).toEqual({ Ref: tableId() });
         } else expect(env.STATE_TABLE, name).toBeUndefined();
       }
+    });
+  });
+
+  describe('deploy state table check', () => {
+    const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+      s.stack.getLogicalId(construct.node.defaultChild as CfnElement);
+    const checkId = () => idOf(s.stack.stateTableCheck.function.function);
+    const triggerOf = () => {
+      const triggers = s.template.findResources('Custom::Trigger') as Record<
+        string,
+        { Properties: Record<string, unknown>; DependsOn: string[] }
+      >;
+      expect(Object.keys(triggers)).toHaveLength(1);
+      return Object.values(triggers)[0] as { Properties: Record<string, unknown>; DependsOn: string[] };
+    };
+
+    it('runs the check function, synchronously, at every deploy that changes it', () => {
+      const versions = Object.entries(resources(s.template, 'AWS::Lambda::Version')).filter(
+        ([, version]) =>
+          JSON.stringify(version.Properties.FunctionName) === JSON.stringify({ Ref: checkId() }),
+      );
+      expect(versions).toHaveLength(1);
+      expect(triggerOf().Properties).toMatchObject({
+        HandlerArn: { Ref: versions[0]?.[0] },
+        InvocationType: 'RequestResponse',
+        ExecuteOnHandlerChange: true,
+      });
+      expect(s.stack.stateTableCheck.function.node.path).toBe('ErpProxy/StateTableCheck');
+      expect(STATE_TABLE_CHECK_ENTRY).toBe('lambdas/handlers/state-table-check.ts');
+    });
+
+    it('runs after the table and every function, their roles and grants included', () => {
+      const after = new Set(triggerOf().DependsOn);
+      expect(after.has(idOf(s.stack.stateTable))).toBe(true);
+      for (const name of FUNCTION_NAMES) {
+        const fn = s.stack.functions[name];
+        expect(after.has(s.fnIds[name]), name).toBe(true);
+        expect(after.has(idOf(fn.role)), name).toBe(true);
+        expect(after.has(idOf(fn.role.node.findChild('DefaultPolicy'))), name).toBe(true);
+      }
+    });
+
+    it("runs with execute-v1's own role, which holds the table's grants, and reads only STATE_TABLE", () => {
+      expect(STATE_TABLE_CHECK_ROLE_OF).toBe('execute-v1');
+      expect(roleOf(s.template, checkId())).toBe(roleOf(s.template, s.fnIds['execute-v1']));
+      const tableGrants = policiesOfRole(s.template, roleOf(s.template, checkId()))
+        .flatMap(statementsOf)
+        .filter((st) => actions(st).some((action) => action.startsWith('dynamodb:')));
+      expect(tableGrants.flatMap(actions).sort()).toEqual(
+        STORE_OPERATIONS.map((op) => `dynamodb:${op}`).sort(),
+      );
+      expect(envOf(s.template, checkId())).toEqual({ STATE_TABLE: { Ref: idOf(s.stack.stateTable) } });
+      const fn = propsOf(s.template, 'AWS::Lambda::Function', checkId());
+      expect(fn.Handler).toBe('index.handler');
+      // It reads no secret: no Parameters and Secrets extension.
+      expect(fn.Layers).toBeUndefined();
+      expect(fn.LoggingConfig).toEqual({
+        LogGroup: { Ref: idOf(s.stack.stateTableCheck.function.logGroup) },
+      });
+    });
+
+    it("holds CDK's trigger provider to the stack's rules: its own kept log group, writing only there, invoking only the check", () => {
+      const providers = Object.entries(resources(s.template, 'AWS::Lambda::Function')).filter(([id]) =>
+        id.startsWith('AWSCDKTriggerCustomResourceProvider'),
+      );
+      expect(providers).toHaveLength(1);
+      const provider = providers[0]?.[1].Properties as Record<string, unknown>;
+      const logGroup = (provider.LoggingConfig as { LogGroup: { Ref: string } }).LogGroup.Ref;
+      expect(s.template.toJSON().Resources[logGroup]).toMatchObject({
+        Type: 'AWS::Logs::LogGroup',
+        Properties: { RetentionInDays: 30 },
+      });
+      const roleId = (provider.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const role = resources(s.template, 'AWS::IAM::Role')[roleId]?.Properties as {
+        ManagedPolicyArns?: unknown;
+        Policies: { PolicyDocument: { Statement: Statement[] } }[];
+      };
+      expect(role.ManagedPolicyArns).toBeUndefined();
+      expect(role.Policies.flatMap((policy) => policy.PolicyDocument.Statement)).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['lambda:InvokeFunction'],
+          Resource: [{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [checkId(), 'Arn'] }, ':*']] }],
+        },
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: [{ 'Fn::GetAtt': [logGroup, 'Arn'] }],
+        },
+      ]);
     });
   });
 
@@ -743,7 +851,7 @@ describe('default context', () => {
       const secrets = s.template.findResources('AWS::SecretsManager::Secret');
       expect(Object.keys(secrets)).toHaveLength(2);
       const logGroups = s.template.findResources('AWS::Logs::LogGroup');
-      expect(Object.keys(logGroups)).toHaveLength(1 + FUNCTION_NAMES.length);
+      expect(Object.keys(logGroups)).toHaveLength(1 + FUNCTION_NAMES.length + DEPLOY_CHECK_FUNCTIONS);
       for (const kept of [...Object.values(secrets), ...Object.values(logGroups)]) {
         // RetainExceptOnCreate: a first create that rolls back deletes them (nothing billed is
         // left behind); a delete or replacement afterwards keeps them.
@@ -924,13 +1032,24 @@ describe('full context', () => {
     }
   });
 
-  it('attaches every function to the VPC subnets with a created egress-only security group', () => {
-    s.template.allResourcesProperties('AWS::Lambda::Function', {
+  it('attaches every function (and the deploy table check) to the VPC subnets with a created egress-only security group', () => {
+    const placed = {
       VpcConfig: {
         SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0fedcba9876543210'],
-        SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('^FunctionSecurityGroup'), 'GroupId'] }],
+        SecurityGroupIds: [{ 'Fn::GetAtt': [expect.stringMatching(/^FunctionSecurityGroup/), 'GroupId'] }],
       },
-    });
+    };
+    const functions = resources(s.template, 'AWS::Lambda::Function');
+    const checkId = s.stack.getLogicalId(
+      s.stack.stateTableCheck.function.function.node.defaultChild as CfnElement,
+    );
+    for (const id of [...Object.values(s.fnIds), checkId]) {
+      expect(functions[id]?.Properties, id).toMatchObject(placed);
+    }
+    // Only CDK's trigger provider is outside: it calls the Lambda API and CloudFormation's S3 URL.
+    expect(
+      Object.keys(functions).filter((id) => !('VpcConfig' in (functions[id]?.Properties ?? {}))),
+    ).toEqual([expect.stringMatching(/^AWSCDKTriggerCustomResourceProvider/)]);
     s.template.hasResourceProperties('AWS::EC2::SecurityGroup', {
       VpcId: 'vpc-0123456789abcdef0',
       SecurityGroupIngress: Match.absent(),

@@ -93,6 +93,33 @@ export const STORE_DOWN_PAUSE_MS = 5_000;
 /** The token-conditional writes, whose second send is safe: the client may resend them after a 5xx or a lost answer. */
 const RETRY_SAFE = Object.freeze({ retrySafe: true });
 
+/** What {@link stateTableClient} reads of the configuration. */
+export type StateClientConfig = Pick<
+  Config,
+  'region' | 'awsAccessKeyId' | 'awsSecretAccessKey' | 'awsSessionToken'
+>;
+
+/**
+ * The table's client as the functions make it: Lambda's credentials and region; against an
+ * endpoint of your own (DynamoDB Local) without credentials, placeholder ones (DynamoDB Local
+ * takes any). The store and the deploy's table check (`table-write-check.ts`) both use it.
+ */
+export function stateTableClient(config: StateClientConfig, endpoint: string | undefined): DynamoDbClient {
+  let credentials: AwsCredentials;
+  if (config.awsAccessKeyId && config.awsSecretAccessKey) {
+    credentials = {
+      accessKeyId: config.awsAccessKeyId,
+      secretAccessKey: config.awsSecretAccessKey,
+      sessionToken: config.awsSessionToken,
+    };
+  } else if (endpoint !== undefined) {
+    credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  } else {
+    throw new StoreUnavailableError('no AWS credentials in the environment (AWS_ACCESS_KEY_ID)');
+  }
+  return createDynamoDbClient({ endpoint, region: config.region ?? 'us-east-1', credentials });
+}
+
 export class DynamoDbStateStore implements StateStore {
   readonly kind = 'dynamodb';
   readonly maxAnswerBytes = MAX_STORED_ANSWER_BYTES;
@@ -105,29 +132,13 @@ export class DynamoDbStateStore implements StateStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /**
-   * The store of the configuration: Lambda's credentials and region; against an endpoint of
-   * your own (DynamoDB Local) without credentials, placeholder ones (DynamoDB Local takes any).
-   */
+  /** The store of the configuration, over {@link stateTableClient}. */
   static fromConfig(
-    config: Pick<Config, 'region' | 'awsAccessKeyId' | 'awsSecretAccessKey' | 'awsSessionToken'>,
+    config: StateClientConfig,
     table: string,
     endpoint: string | undefined,
   ): DynamoDbStateStore {
-    let credentials: AwsCredentials;
-    if (config.awsAccessKeyId && config.awsSecretAccessKey) {
-      credentials = {
-        accessKeyId: config.awsAccessKeyId,
-        secretAccessKey: config.awsSecretAccessKey,
-        sessionToken: config.awsSessionToken,
-      };
-    } else if (endpoint !== undefined) {
-      credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-    } else {
-      throw new StoreUnavailableError('no AWS credentials in the environment (AWS_ACCESS_KEY_ID)');
-    }
-    const client = createDynamoDbClient({ endpoint, region: config.region ?? 'us-east-1', credentials });
-    return new DynamoDbStateStore(client, table);
+    return new DynamoDbStateStore(stateTableClient(config, endpoint), table);
   }
 
   async #send(

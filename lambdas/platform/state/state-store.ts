@@ -168,12 +168,16 @@ export const EMBEDDED_STORE_ROOM = Object.freeze({
   callerShareDivisor: 4,
 });
 
-/** The item kinds of the one table, as the prefixes of their partition keys. */
+/**
+ * The item kinds of the one table, as the prefixes of their partition keys. `check#` is reserved
+ * for the deploy's table check (`table-write-check.ts`), whose item lives for seconds.
+ */
 export const STORE_KEY_PREFIX = Object.freeze({
   attempt: 'idem#',
   counter: 'rate#',
   slot: 'slot#',
   once: 'once#',
+  check: 'check#',
 });
 
 /** The partition key of a slot. */
