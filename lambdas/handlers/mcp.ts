@@ -10,6 +10,7 @@
  * the chain's parts.
  */
 import { derivedSealKeys, generatedSealKeys, type SealKeyRing } from '../core/confirm/keys.ts';
+import { WRITE_TOOL_NAMES } from '../core/confirm/write-tools.ts';
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
@@ -28,6 +29,7 @@ import {
   createBaseRuntime,
   createStateRuntime,
   limitsDeps,
+  localMetricsStore,
   type RuntimeOverrides,
   type StateRuntime,
 } from './runtime-base.ts';
@@ -49,7 +51,7 @@ export function createMcpRuntime(
 ): McpRuntime & { readonly http: HttpClient } {
   const upstream = createUpstream(config, overrides);
   return {
-    ...createBaseRuntime(config, overrides),
+    ...createBaseRuntime(config, overrides, localMetricsStore(config), WRITE_TOOL_NAMES),
     http: upstream.http,
     routing: v1RoutingDeps(upstream),
     forward: { policy: upstream.policy },

@@ -86,16 +86,18 @@ export function createBaseRuntime(
   config: Config,
   overrides: RuntimeOverrides = {},
   store: LocalMetricsStore | undefined = localMetricsStore(config),
+  writeTools?: readonly string[],
 ): BaseRuntime {
   const logger = createLogger(config);
   // Keys from the environment are checked now: a local proxy with a bad `confirm` does not start.
-  if (config.proxyKeysSecretId === undefined) checkKeysConfirm(config.localKeys);
+  if (config.proxyKeysSecretId === undefined) checkKeysConfirm(config.localKeys, writeTools);
   return {
     config,
     logger,
     metrics: createMetrics(config, store ? { store } : {}),
-    // A key policy's `confirm` names write tools of the MCP tool declarations (core/confirm/policy.ts).
-    keys: withKeysConfirmChecked(overrides.keys ?? createProxyKeySource(config)),
+    // A key policy's `confirm` names write tools of the MCP tool declarations (core/confirm/policy.ts),
+    // checked where the tools are served (`writeTools`: the mcp function and the local server).
+    keys: withKeysConfirmChecked(overrides.keys ?? createProxyKeySource(config), writeTools),
     // The first read of the license logs a warning when it is invalid or expiring (issue 26).
     license: withLicenseWarning(config, logger, overrides.license ?? createLicenseSource(config)),
   };

@@ -9,6 +9,7 @@
  * `createRuntime(config, overrides)`: one logger, one metrics store, one HTTP client shared by
  * all handlers.
  */
+import { WRITE_TOOL_NAMES } from '../core/confirm/write-tools.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type Config, getConfig } from '../platform/config.ts';
@@ -49,7 +50,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   // One store for every route of the process, as one table serves every function.
   const state = createStateRuntime(config, overrides);
   return {
-    ...createBaseRuntime(config, overrides, store),
+    ...createBaseRuntime(config, overrides, store, WRITE_TOOL_NAMES),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
     oauth: overrides.oauth ?? createOAuthResourceServer({ ...config, localMcpUrl: localMcpUrl(config) }),
     ...state,

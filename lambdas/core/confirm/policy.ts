@@ -16,29 +16,29 @@ import type { NamedKey } from '../../platform/config.ts';
 import { KeyPolicyRefusedError } from '../../platform/errors.ts';
 import { isReadMethod, type KeyPolicy } from '../../platform/key-policy.ts';
 import type { ProxyKeySource } from '../../platform/secrets.ts';
-import { TOOLS } from '../mcp/tools.ts';
 import { withFacts } from '../request-facts.ts';
-
-/** The names of the declared tools that write, in declaration order (read from core/mcp/tools.ts). */
-export const WRITE_TOOL_NAMES: readonly string[] = Object.freeze(
-  TOOLS.filter((tool) => tool.writes).map((tool) => tool.name),
-);
 
 /**
  * What is wrong with a policy's `confirm`, as the end of a sentence (`confirm names "search_read",
- * which is not a write tool ...`); `undefined` when nothing is.
+ * which is not a write tool ...`); `undefined` when nothing is. `writeTools`: the names of the
+ * declared write tools (core/confirm/write-tools.ts), where the function serves them (the mcp
+ * function, `npm start`); without them (execute, version, aux: their bundles do not carry the tool
+ * declarations, and they refuse every write of a confirming key anyway) the names go unchecked.
  */
-export function confirmPolicyProblem(policy: KeyPolicy | undefined): string | undefined {
+export function confirmPolicyProblem(
+  policy: KeyPolicy | undefined,
+  writeTools?: readonly string[],
+): string | undefined {
   const confirm = policy?.confirm;
   if (confirm === undefined) return undefined;
   if (policy?.access === 'read' || (policy?.apis !== undefined && !policy.apis.has('mcp'))) {
     return 'confirm has a person confirm writes made through /mcp, and this policy cannot make any (access "read", or apis without "mcp"): remove confirm, or let the policy write through /mcp';
   }
-  if (confirm === 'writes') return undefined;
-  const unknown = [...confirm].filter((name) => !WRITE_TOOL_NAMES.includes(name));
+  if (confirm === 'writes' || writeTools === undefined) return undefined;
+  const unknown = [...confirm].filter((name) => !writeTools.includes(name));
   if (unknown.length === 0) return undefined;
   const names = unknown.map((name) => JSON.stringify(name)).join(', ');
-  return `confirm names ${names}, which ${unknown.length > 1 ? 'are not write tools' : 'is not a write tool'}; the write tools are ${WRITE_TOOL_NAMES.join(', ')} (or "writes" for all of them)`;
+  return `confirm names ${names}, which ${unknown.length > 1 ? 'are not write tools' : 'is not a write tool'}; the write tools are ${writeTools.join(', ')} (or "writes" for all of them)`;
 }
 
 /**
@@ -49,9 +49,10 @@ export function confirmPolicyProblem(policy: KeyPolicy | undefined): string | un
 export function checkConfirmPolicies(
   what: string,
   policies: readonly { readonly label: string; readonly policy: KeyPolicy | undefined }[],
+  writeTools?: readonly string[],
 ): void {
   for (const { label, policy } of policies) {
-    const problem = confirmPolicyProblem(policy);
+    const problem = confirmPolicyProblem(policy, writeTools);
     if (problem !== undefined) throw new Error(`${what}: ${label}: ${problem}`);
   }
 }
@@ -59,28 +60,6 @@ export function checkConfirmPolicies(
 /** Whether a policy has a person confirm some writes (`/_/about`, `tools/list`). */
 export function policyConfirms(policy: KeyPolicy | undefined): boolean {
   return policy?.confirm !== undefined;
-}
-
-/** Whether a policy has a person confirm the tool `name` (a write tool). */
-export function confirmsTool(policy: KeyPolicy | undefined, name: string): boolean {
-  const confirm = policy?.confirm;
-  if (confirm === undefined) return false;
-  return confirm === 'writes' ? WRITE_TOOL_NAMES.includes(name) : confirm.has(name);
-}
-
-/**
- * Whether a call of `tool` with its checked arguments waits for a person: a write tool the policy
- * names, unless it is a `call_method` of a method on the read list (it cannot change data).
- */
-export function needsConfirmation(
-  policy: KeyPolicy | undefined,
-  tool: { readonly name: string; readonly writes: boolean },
-  args: unknown,
-): boolean {
-  if (!tool.writes || !confirmsTool(policy, tool.name)) return false;
-  if (tool.name !== 'call_method') return true;
-  const method = (args as { readonly method?: unknown } | null)?.method;
-  return typeof method !== 'string' || !isReadMethod(method);
 }
 
 /**
@@ -100,13 +79,14 @@ export function refuseUnconfirmedWrite(policy: KeyPolicy | undefined, method: st
 }
 
 /** The `confirm` of every key of a proxy-keys document (`keys.<index>.policy.confirm (key "<name>")`). */
-export function checkKeysConfirm(keys: readonly NamedKey[]): void {
+export function checkKeysConfirm(keys: readonly NamedKey[], writeTools?: readonly string[]): void {
   checkConfirmPolicies(
     'proxy keys',
     keys.map((key, index) => ({
       label: `keys.${index}.policy.confirm (key ${JSON.stringify(key.name.slice(0, 64))})`,
       policy: key.policy,
     })),
+    writeTools,
   );
 }
 
@@ -115,13 +95,16 @@ export function checkKeysConfirm(keys: readonly NamedKey[]): void {
  * the same array until its secret changes): a `confirm` that names no write tool fails the keys as
  * a document that does not parse does, and every call is refused until it is fixed (fail closed).
  */
-export function withKeysConfirmChecked(source: ProxyKeySource): ProxyKeySource {
+export function withKeysConfirmChecked(
+  source: ProxyKeySource,
+  writeTools?: readonly string[],
+): ProxyKeySource {
   const checked = new WeakSet<readonly NamedKey[]>();
   return {
     async getKeys() {
       const keys = await source.getKeys();
       if (!checked.has(keys)) {
-        checkKeysConfirm(keys);
+        checkKeysConfirm(keys, writeTools);
         checked.add(keys);
       }
       return keys;

@@ -19,7 +19,8 @@
  * `isError: true`, which a model reads and can act on.
  */
 import * as z from 'zod/mini';
-import { confirmsTool, policyConfirms } from '../../core/confirm/policy.ts';
+import { policyConfirms } from '../../core/confirm/policy.ts';
+import { confirmsTool } from '../../core/confirm/write-tools.ts';
 import { toolsForKey } from '../../core/key-policy-check.ts';
 import type { McpInbound } from '../../core/mcp/connection.ts';
 import type { McpDeps } from '../../core/mcp/erp-access.ts';

@@ -25,6 +25,7 @@
  */
 import * as z from 'zod/mini';
 import { checkConfirmPolicies } from '../../core/confirm/policy.ts';
+import { WRITE_TOOL_NAMES } from '../../core/confirm/write-tools.ts';
 import { type ErpConnection, headerValueRules } from '../../core/mcp/connection.ts';
 import { baseUrl } from '../../core/schemas.ts';
 import {
@@ -159,6 +160,7 @@ export function parseIdentities(
       label: `identities.${index}.policy.confirm (identity ${JSON.stringify(identity.name.slice(0, 64))})`,
       policy: identity.policy,
     })),
+    WRITE_TOOL_NAMES,
   );
   return identities;
 }

@@ -23,12 +23,13 @@ import { generatedSealKeys } from '../../../lambdas/core/confirm/keys.ts';
 import {
   checkKeysConfirm,
   confirmPolicyProblem,
-  needsConfirmation,
   refuseUnconfirmedWrite,
-  WRITE_TOOL_NAMES,
 } from '../../../lambdas/core/confirm/policy.ts';
 import type { ConfirmBinding } from '../../../lambdas/core/confirm/state.ts';
+import { needsConfirmation, WRITE_TOOL_NAMES } from '../../../lambdas/core/confirm/write-tools.ts';
 import { TOOLS } from '../../../lambdas/core/mcp/tools.ts';
+import { createMcpRuntime } from '../../../lambdas/handlers/mcp.ts';
+import { createRuntime } from '../../../lambdas/handlers/runtime.ts';
 import { loadConfig, parseProxyKeys } from '../../../lambdas/platform/config.ts';
 import { KeyPolicyRefusedError, UpstreamUnavailableError } from '../../../lambdas/platform/errors.ts';
 import { compileKeyPolicy, type KeyPolicy, keyPolicySchema } from '../../../lambdas/platform/key-policy.ts';
@@ -57,12 +58,25 @@ describe('the policy field confirm', () => {
   it('names only write tools of the tool declarations (one list): another name fails at load, naming the key', () => {
     expect(WRITE_TOOL_NAMES).toEqual(TOOLS.filter((t) => t.writes).map((t) => t.name));
     expect(() =>
-      checkKeysConfirm(parseProxyKeys(keysDocument({ confirm: ['write', 'search_read'] }))),
+      checkKeysConfirm(parseProxyKeys(keysDocument({ confirm: ['write', 'search_read'] })), WRITE_TOOL_NAMES),
     ).toThrow(
       /^proxy keys: keys\.0\.policy\.confirm \(key "agent"\): confirm names "search_read", which is not a write tool; the write tools are create, write, unlink, call_method/,
     );
-    expect(() => checkKeysConfirm(parseProxyKeys(keysDocument({ confirm: ['writ'] })))).toThrow(/"writ"/);
-    expect(() => checkKeysConfirm(parseProxyKeys(keysDocument({ confirm: WRITE_TOOL_NAMES })))).not.toThrow();
+    expect(() =>
+      checkKeysConfirm(parseProxyKeys(keysDocument({ confirm: ['writ'] })), WRITE_TOOL_NAMES),
+    ).toThrow(/"writ"/);
+    expect(() =>
+      checkKeysConfirm(parseProxyKeys(keysDocument({ confirm: WRITE_TOOL_NAMES })), WRITE_TOOL_NAMES),
+    ).not.toThrow();
+    // Without the tool declarations (the execute, version and aux functions) the names go unchecked:
+    // those functions refuse every write of a confirming key (rule confirm) whatever it names.
+    expect(() => checkKeysConfirm(parseProxyKeys(keysDocument({ confirm: ['writ'] })))).not.toThrow();
+  });
+
+  it('checks the names where the tools are served: the mcp function and the local server', () => {
+    const config = loadConfig({ PROXY_API_KEYS: keysDocument({ confirm: ['writ'] }) });
+    expect(() => createMcpRuntime(config)).toThrow(/"writ"/);
+    expect(() => createRuntime(config)).toThrow(/"writ"/);
   });
 
   it('fails on a policy that cannot write through /mcp', () => {
