@@ -146,7 +146,7 @@ function onceOf(
   return {
     call: {
       key,
-      scope: idempotencyScope(inbound.caller),
+      scope: idempotencyScope(inbound.identity),
       fingerprint: fingerprintOf(api.route, inbound.body.ok ? inbound.body.members : new Map(), api.ignored),
       envelopeId: inbound.envelopeId,
       leaseMs: attemptLeaseMs(inbound, deps.config),

@@ -52,7 +52,7 @@ export interface Once<T> {
 /** One call at the gate. */
 export interface GateCall<T> {
   /** Who calls (the limits' budget, the idempotency scope) and with which policy, and the time left. */
-  readonly inbound: Pick<InboundCall, 'caller' | 'keyPolicy' | 'remainingMs'>;
+  readonly inbound: Pick<InboundCall, 'identity' | 'keyPolicy' | 'remainingMs'>;
   readonly question: CallQuestion;
   /** A write with an idempotency key; `undefined`: no key, or a call that only reads (not recorded). */
   readonly once: Once<T> | undefined;

@@ -36,7 +36,7 @@ export type CallerIdentity =
 export interface InboundCall {
   readonly body: InboundBody;
   /** Who calls: the proxy key's name, or the signed-in person. */
-  readonly caller: CallerIdentity;
+  readonly identity: CallerIdentity;
   /** The envelope `id` to echo (from the body); `null` when it has none or could not be read. */
   readonly envelopeId: string | null;
   /** The policy of the caller's proxy key (README, "Key policies"); `undefined`: the key has none. */

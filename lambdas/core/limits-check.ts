@@ -42,7 +42,7 @@ import { type RequestFacts, withFacts } from './request-facts.ts';
  * the limits of its policy.
  */
 export interface LimitCaller {
-  readonly caller: CallerIdentity;
+  readonly identity: CallerIdentity;
   /** The policy of the key (or identity) that called: its `limits`; `undefined`: no policy. */
   readonly keyPolicy: KeyPolicy | undefined;
 }
@@ -90,7 +90,7 @@ function limitsFor(
   target: URL,
 ): { readonly rates: readonly AppliedRate[]; readonly erp: TargetLimit | undefined } {
   const rates: AppliedRate[] = [];
-  const who = caller.caller;
+  const who = caller.identity;
   // A key's budget is its name; a person's, the token's issuer and subject (a token without `sub`:
   // its identity-map entry).
   const budget =

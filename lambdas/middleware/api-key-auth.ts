@@ -39,13 +39,13 @@ export function presentedProxyKey(
  * policy (README, "Key policies"; `undefined` for a key without one).
  */
 export interface Authenticated {
-  readonly caller: string;
+  readonly callerName: string;
   readonly policy: KeyPolicy | undefined;
 }
 
 /** What the step returns where a request may be public: no caller and no policy then. */
 export interface MaybeAuthenticated {
-  readonly caller: string | undefined;
+  readonly callerName: string | undefined;
   readonly policy: KeyPolicy | undefined;
 }
 
@@ -63,9 +63,9 @@ export function apiKeyAuth(
   options: ApiKeyAuthOptions = {},
 ): Step<NoValues, MaybeAuthenticated> {
   return step<NoValues, MaybeAuthenticated>('apiKeyAuth', async (event) => {
-    if (options.isPublic?.(event)) return { values: { caller: undefined, policy: undefined } };
+    if (options.isPublic?.(event)) return { values: { callerName: undefined, policy: undefined } };
     const caller = await checkProxyKey(keys, presentedProxyKey(event, options), options);
-    return { values: caller, facts: { callerKeyName: caller.caller } };
+    return { values: caller, facts: { callerKeyName: caller.callerName } };
   });
 }
 
@@ -89,5 +89,5 @@ export async function checkProxyKey(
         : missing,
     );
   }
-  return { caller: caller.name, policy: caller.policy };
+  return { callerName: caller.name, policy: caller.policy };
 }

@@ -16,12 +16,12 @@ import type { ProxyEvent } from './types.ts';
 export function toInboundCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly caller: string; readonly policy: KeyPolicy | undefined },
+  known: BodyRead & { readonly callerName: string; readonly policy: KeyPolicy | undefined },
 ): InboundCall {
   const headers = event.headers ?? {};
   return {
     body: known.body,
-    caller: { kind: 'key', name: known.caller },
+    identity: { kind: 'key', name: known.callerName },
     envelopeId: known.envelopeId,
     keyPolicy: known.policy,
     presentedProxyKey: headers['x-api-key'],
@@ -40,7 +40,7 @@ export function toInboundCall(
 export function toExecuteCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly caller: string; readonly policy: KeyPolicy | undefined },
+  known: BodyRead & { readonly callerName: string; readonly policy: KeyPolicy | undefined },
 ): ExecuteCall {
   // The header added to the call just built, not a spread of it into a new object: this runs on
   // every execute call (the handler overhead's budget, BENCHMARKS.md).

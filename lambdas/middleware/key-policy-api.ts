@@ -20,9 +20,9 @@ export interface ApiAllowed {
  */
 export function keyPolicyApi(
   api: KeyPolicyApi,
-): Step<{ readonly caller: string | undefined; readonly policy: KeyPolicy | undefined }, ApiAllowed> {
+): Step<{ readonly callerName: string | undefined; readonly policy: KeyPolicy | undefined }, ApiAllowed> {
   return step('keyPolicyApi', (_event, known) => {
-    if (known.caller !== undefined) checkKeyPolicy(known.policy, { api });
+    if (known.callerName !== undefined) checkKeyPolicy(known.policy, { api });
     return { values: { apiAllowed: true } };
   });
 }

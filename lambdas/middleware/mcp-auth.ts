@@ -57,7 +57,7 @@ export function mcpAuth(
       const name = caller.identity.name;
       return {
         values: {
-          caller: name,
+          callerName: name,
           policy,
           callerIdentity: { kind: 'oauth', issuer: caller.issuer, subject: caller.subject, entry: name },
           presentedProxyKey: undefined,
@@ -67,10 +67,10 @@ export function mcpAuth(
       };
     }
     try {
-      const { caller, policy } = await checkProxyKey(keys, key, { bearer: true });
+      const { callerName: caller, policy } = await checkProxyKey(keys, key, { bearer: true });
       return {
         values: {
-          caller,
+          callerName: caller,
           policy,
           callerIdentity: { kind: 'key', name: caller },
           presentedProxyKey: key?.key,

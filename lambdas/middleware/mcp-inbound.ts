@@ -29,7 +29,7 @@ export function toMcpInbound(
   }
   return {
     ...toInboundCall(event, context, known),
-    caller: known.callerIdentity,
+    identity: known.callerIdentity,
     // A tool's answer is cut to a few dozen KB whatever the ERP sends, so a compressed response
     // does not earn the larger read an execute call gets (core/forward.ts); the response itself is
     // still compressed when the client accepts it (the envelope middleware).

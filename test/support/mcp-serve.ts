@@ -76,7 +76,7 @@ export function mcpInbound(
 ): McpInbound {
   return {
     envelopeId: null,
-    caller: { kind: 'key', name: 'test' },
+    identity: { kind: 'key', name: 'test' },
     keyPolicy: undefined,
     body: { ok: true, value: body, members: new Map(), tooDeep: false },
     protocolHeaders: headers,

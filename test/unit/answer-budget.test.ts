@@ -10,7 +10,7 @@ import { httpApiEvent } from '../support/http-api-event.ts';
 
 const route = { method: 'POST', path: '/api/erp/execute' } as const;
 /** What the `jsonBody` step returns for a request without a body. */
-const noBody = { body: { ok: false as const }, envelopeId: null, caller: 'test', policy: undefined };
+const noBody = { body: { ok: false as const }, envelopeId: null, callerName: 'test', policy: undefined };
 
 describe('AnswerBudget', () => {
   // Sizes above what always fits, so that the budget decides.

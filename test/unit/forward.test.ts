@@ -23,7 +23,7 @@ const config = loadConfig({
 function inbound(headers: Record<string, string> = {}, functionTimeoutMs = 28_000): InboundCall {
   return {
     body: { ok: false },
-    caller: { kind: 'key', name: 'test' },
+    identity: { kind: 'key', name: 'test' },
     envelopeId: null,
     keyPolicy: undefined,
     presentedProxyKey: TEST_PROXY_KEY,

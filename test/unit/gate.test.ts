@@ -81,7 +81,7 @@ describe('the gate', () => {
       return 'ran';
     };
     const inbound = {
-      caller: { kind: 'key', name: 'k' } as const,
+      identity: { kind: 'key', name: 'k' } as const,
       keyPolicy: {
         apis: undefined,
         access: 'write',

@@ -34,7 +34,7 @@ function deps(store: StateStore, targetLimits: TargetLimits = new Map(), now = (
 }
 
 const key = (name: string, keyPolicy?: KeyPolicy) => ({
-  caller: { kind: 'key', name } as CallerIdentity,
+  identity: { kind: 'key', name } as CallerIdentity,
   keyPolicy,
 });
 
@@ -123,7 +123,12 @@ describe('admitCall', () => {
     const store = new EmbeddedStateStore();
     const policy = withLimits({ requests: 1, per: 'hour' });
     const person = (subject: string) => ({
-      caller: { kind: 'oauth', issuer: 'https://issuer.example', subject, entry: 'sales' } as CallerIdentity,
+      identity: {
+        kind: 'oauth',
+        issuer: 'https://issuer.example',
+        subject,
+        entry: 'sales',
+      } as CallerIdentity,
       keyPolicy: policy,
     });
     expect(await admitCall(deps(store), person('alice'), ERP, 1000)).toBeDefined();

@@ -219,7 +219,7 @@ describe("a policy refusal's advice names whose policy refused", () => {
       mcpInbound(refusedModel, LEGACY, {
         erp: signedIn,
         keyPolicy,
-        caller: { kind: 'oauth', issuer: 'https://id.example.com', subject: 'alice', entry: 'sales' },
+        identity: { kind: 'oauth', issuer: 'https://id.example.com', subject: 'alice', entry: 'sales' },
         presentedProxyKey: undefined,
       }),
       deps,

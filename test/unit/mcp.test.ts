@@ -437,7 +437,7 @@ describe('a bug inside a tool', () => {
         from: 'headers',
         headers: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
       },
-      caller: { kind: 'key', name: 'test' },
+      identity: { kind: 'key', name: 'test' },
       envelopeId: null,
       presentedProxyKey: TEST_PROXY_KEY,
       requestTimeout: undefined,

@@ -111,8 +111,8 @@ describe('the embedded store, filled by one caller', () => {
     // The limits: a key's rate and an ERP's in-flight cap still hold.
     const limits = { store, targetLimits: targets({ 'erp.example.com': { in_flight: 1 } }), now: () => T0 };
     const policy = compileKeyPolicy({ limits: [{ requests: 1, per: 'second' }] });
-    const caller = { caller: { kind: 'key', name: 'agent' } as CallerIdentity, keyPolicy: policy };
-    const other = { caller: { kind: 'key', name: 'other' } as CallerIdentity, keyPolicy: undefined };
+    const caller = { identity: { kind: 'key', name: 'agent' } as CallerIdentity, keyPolicy: policy };
+    const other = { identity: { kind: 'key', name: 'other' } as CallerIdentity, keyPolicy: undefined };
     const held = await admitCall(limits, caller, ERP, 1000);
     expect(held?.facts).toEqual({});
     await expect(admitCall(limits, caller, ERP, 1000)).rejects.toBeInstanceOf(RateLimitedError);

@@ -55,7 +55,7 @@ function confirmDepsOf(deps: McpDeps): ConfirmDeps {
 function bindingOf(call: ToolCall, request: McpInbound): ConfirmBinding {
   const connection = erpConnection(request.erp, request.presentedProxyKey);
   return {
-    caller: idempotencyScope(request.caller),
+    caller: idempotencyScope(request.identity),
     tool: call.tool.name,
     args: call.args,
     erp: { url: connection.baseUrl.href, db: connection.db, uid: connection.uid, apiKey: connection.apiKey },

@@ -214,7 +214,7 @@ function toolOnce(call: ToolCall, request: McpInbound, deps: McpDeps): Once<Tool
   return {
     call: {
       key,
-      scope: idempotencyScope(request.caller),
+      scope: idempotencyScope(request.identity),
       fingerprint: toolFingerprint(call, request),
       envelopeId: null,
       leaseMs: attemptLeaseMs(request, deps.config),

@@ -14,7 +14,7 @@ import { httpApiEvent } from '../../support/http-api-event.ts';
 const route = { method: 'POST', path: '/api/erp/execute' } as const;
 
 /** What the `jsonBody` step returns for a request without a body. */
-const noBody = { body: { ok: false as const }, envelopeId: null, caller: 'test', policy: undefined };
+const noBody = { body: { ok: false as const }, envelopeId: null, callerName: 'test', policy: undefined };
 
 function request(headers: Record<string, string>, body?: string): ProxyRequest {
   const event = httpApiEvent(route, { headers, ...(body === undefined ? {} : { body }) });
@@ -40,11 +40,19 @@ describe('values the edge hands on', () => {
 
   it('the body and envelope id the jsonBody step returned reach the inbound call as values', async () => {
     const req = request({}, '{"id":"a1","action":"search_count"}');
-    const { values } = await jsonBody().run(req.event, { caller: 'test', policy: undefined, licensed: true });
-    const inbound = toInboundCall(req.event, req.context, { ...values, caller: 'test', policy: undefined });
+    const { values } = await jsonBody().run(req.event, {
+      callerName: 'test',
+      policy: undefined,
+      licensed: true,
+    });
+    const inbound = toInboundCall(req.event, req.context, {
+      ...values,
+      callerName: 'test',
+      policy: undefined,
+    });
     expect(inbound.body).toMatchObject({ ok: true, value: { id: 'a1' } });
     expect(inbound.envelopeId).toBe('a1');
     // Who calls, as a value for the core: the key's name the key step returned.
-    expect(inbound.caller).toEqual({ kind: 'key', name: 'test' });
+    expect(inbound.identity).toEqual({ kind: 'key', name: 'test' });
   });
 });

@@ -33,7 +33,7 @@ describe('jsonBody parses with @middy/http-json-body-parser', () => {
   it('gives the package the text and takes its value, whatever the content type; the event is left as sent', async () => {
     parsedBodies.length = 0;
     const sent = event('{"id":"a","params":[1.0]}', 'application/x-www-form-urlencoded');
-    const { values } = await jsonBody().run(sent, { caller: 'test', policy: undefined, licensed: true });
+    const { values } = await jsonBody().run(sent, { callerName: 'test', policy: undefined, licensed: true });
     expect(parsedBodies).toEqual([{ id: 'a', params: [1] }]);
     expect(values.body).toMatchObject({ ok: true, value: { id: 'a', params: [1] } });
     // Forwarded byte for byte: the member's text, not the parsed value.
@@ -44,7 +44,7 @@ describe('jsonBody parses with @middy/http-json-body-parser', () => {
   it("turns the package's refusal into the README's problem, with the position and without the text", async () => {
     parsedBodies.length = 0;
     const { values } = await jsonBody().run(event('{"api_key":"secret-value"', 'application/json'), {
-      caller: 'test',
+      callerName: 'test',
       policy: undefined,
       licensed: true,
     });

@@ -15,7 +15,7 @@ async function read(body: string, isBase64Encoded: boolean) {
     body,
     isBase64Encoded,
   } as unknown as ProxyEvent;
-  const { values } = await jsonBody().run(event, { caller: 'test', policy: undefined, licensed: true });
+  const { values } = await jsonBody().run(event, { callerName: 'test', policy: undefined, licensed: true });
   return { body: values.body, envelopeId: values.envelopeId };
 }
 

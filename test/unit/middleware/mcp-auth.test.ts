@@ -72,7 +72,7 @@ describe('mcpAuth: the credential read once, who calls as values', () => {
       string
     >[]) {
       expect(await authenticated(true, headers)).toEqual({
-        caller: 'agents',
+        callerName: 'agents',
         policy: undefined,
         callerIdentity: { kind: 'key', name: 'agents' },
         presentedProxyKey: KEY,
@@ -84,7 +84,7 @@ describe('mcpAuth: the credential read once, who calls as values', () => {
   it("an access token (OAuth on): the identity's name, the person (issuer and subject), no key presented", async () => {
     const values = await authenticated(true, { authorization: `Bearer ${TOKEN}` });
     expect(values).toMatchObject({
-      caller: 'sales',
+      callerName: 'sales',
       callerIdentity: { kind: 'oauth', issuer: ISSUER, subject: 'alice', entry: 'sales' },
       presentedProxyKey: undefined,
     });
@@ -93,9 +93,9 @@ describe('mcpAuth: the credential read once, who calls as values', () => {
   });
 
   it('x-api-key wins over a token; with OAuth off a JWT-shaped bearer is a key (and not this one)', async () => {
-    expect((await authenticated(true, { 'x-api-key': KEY, authorization: `Bearer ${TOKEN}` })).caller).toBe(
-      'agents',
-    );
+    expect(
+      (await authenticated(true, { 'x-api-key': KEY, authorization: `Bearer ${TOKEN}` })).callerName,
+    ).toBe('agents');
     const off = await refusal(false, { authorization: `Bearer ${TOKEN}` });
     expect(off.message).toBe(
       'Authentication failed: the Authorization: Bearer token does not match a proxy key',
@@ -125,7 +125,7 @@ describe('toMcpInbound: the values, never the Authorization header again', () =>
       ...body,
       ...(await authenticated(true, headers)),
     });
-    expect(inbound.caller).toEqual({ kind: 'oauth', issuer: ISSUER, subject: 'alice', entry: 'sales' });
+    expect(inbound.identity).toEqual({ kind: 'oauth', issuer: ISSUER, subject: 'alice', entry: 'sales' });
     expect(inbound.presentedProxyKey).toBeUndefined();
     expect(inbound.erp).toEqual({
       from: 'identity',
@@ -147,7 +147,7 @@ describe('toMcpInbound: the values, never the Authorization header again', () =>
     };
     const known = await authenticated(true, headers);
     const inbound = toMcpInbound(event(headers), context, { ...body, ...known });
-    expect(inbound.caller).toEqual({ kind: 'key', name: 'agents' });
+    expect(inbound.identity).toEqual({ kind: 'key', name: 'agents' });
     expect(inbound.presentedProxyKey).toBe(KEY);
     expect(inbound.erp).toEqual({
       from: 'headers',
