@@ -721,7 +721,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'CONFIRM_TTL',
     context: 'confirmTtl',
     schema: integer({ fallback: 600, min: 30, max: 3_600, unit: ' seconds' }),
-    readBy: ['mcp'],
+    readBy: ['mcp', 'aux'],
     about: true,
     meaning:
       "seconds a person has to answer a confirmation form (a key's or identity's `confirm`: docs/guide/confirmations.md; default 10 min, at most 60); a later answer is asked again",

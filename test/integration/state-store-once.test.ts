@@ -8,12 +8,13 @@ import { describe, expect, it } from 'vitest';
 import type { StateStore } from '../../lambdas/platform/state/state-store.ts';
 import { DynamoDbStateStore } from '../../lambdas/platform/state/state-store-dynamodb.ts';
 import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
-import { localClient } from '../support/dynamodb-local.ts';
+import { futureNow, localClient } from '../support/dynamodb-local.ts';
 import { useStateTable } from '../support/state-table.ts';
 
 const state = useStateTable('once');
 
-const NOW = Date.UTC(2026, 10, 29, 3, 0, 0);
+/** Ahead of the real clock: DynamoDB Local deletes what its TTL says is past (futureNow). */
+const NOW = futureNow();
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 const STORES: [string, () => StateStore][] = [

@@ -15,12 +15,13 @@ import {
 } from '../../lambdas/platform/state/state-store.ts';
 import { DynamoDbStateStore } from '../../lambdas/platform/state/state-store-dynamodb.ts';
 import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
-import { LOCAL_CREDENTIALS, localClient } from '../support/dynamodb-local.ts';
+import { futureNow, LOCAL_CREDENTIALS, localClient } from '../support/dynamodb-local.ts';
 import { useStateTable } from '../support/state-table.ts';
 
 const state = useStateTable('contract');
 
-const NOW = Date.UTC(2026, 10, 28, 9, 0, 0);
+/** Ahead of the real clock: DynamoDB Local deletes what its TTL says is past (futureNow). */
+const NOW = futureNow();
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 /** Every operation the DynamoDB store sent, by name (the stack grants exactly STORE_OPERATIONS). */

@@ -27,11 +27,12 @@ import {
 } from '../../lambdas/platform/state/table-write-check.ts';
 import { STATE_TABLE_CHECK_ENTRY } from '../../lib/erp-proxy-stack.ts';
 import { esbuildOptions } from '../../lib/proxy-function.ts';
-import { localClient, stateTableEnv } from '../support/dynamodb-local.ts';
+import { futureNow, localClient, stateTableEnv } from '../support/dynamodb-local.ts';
 import { useStateTable } from '../support/state-table.ts';
 
 const state = useStateTable('check');
-const NOW = Date.UTC(2026, 10, 29, 4, 0, 0);
+/** Ahead of the real clock: DynamoDB Local deletes what its TTL says is past (futureNow). */
+const NOW = futureNow();
 /** A secret key no message may ever show. */
 const SECRET = 'check-secret-key-do-not-print-7f3a9c';
 

@@ -171,3 +171,14 @@ export function stateTableEnv(endpoint: string, table: string): Record<string, s
     AWS_REGION: LOCAL_REGION,
   };
 }
+
+/**
+ * A clock for tests that write items with an expiry (`expires_at`) into DynamoDB Local: a whole
+ * hour one day ahead of the real clock. DynamoDB Local deletes items whose TTL attribute is past by
+ * the real clock at a time of its own choosing, so a fixed date that the calendar has passed makes
+ * such a test fail at random (seen on 2026-11-29 with dates of the day before).
+ */
+export function futureNow(): number {
+  const hour = 3_600_000;
+  return Math.ceil(Date.now() / hour) * hour + 24 * hour;
+}
