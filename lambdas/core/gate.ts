@@ -35,7 +35,7 @@ import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts'
 import { runOnceWith } from './idempotency.ts';
 import type { InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy, type PolicyQuestion } from './key-policy-check.ts';
-import { admitCall, type LimitsDeps, limitsApply } from './limits-check.ts';
+import { admitCall, type LimitsDeps, limitsApply, wasRefusedBeforeErp } from './limits-check.ts';
 import { type RequestFacts, withFacts } from './request-facts.ts';
 
 /** A call's question to the policies: what it asks, with the ERP (target and database) it names. */
@@ -188,10 +188,12 @@ const limitsStep: GateStep = {
         headers: admission.headers,
       };
     } catch (error) {
+      // A refusal before any of the call's ERP requests (an MCP tool's request, refused by a rule
+      // only its run can read) does not count: its counts are given back.
+      const headers = wasRefusedBeforeErp(error) ? await admission.giveBack() : admission.headers;
       // A call counted, then failed (-32003, -32004...): its answer carries the limits' headers too
       // (an idempotency record keeps only a failure's code, never its headers).
-      if (error instanceof ProxyError && Object.keys(admission.headers).length > 0)
-        error.withHeaders(admission.headers);
+      if (error instanceof ProxyError && Object.keys(headers).length > 0) error.withHeaders(headers);
       throw withFacts(error, admission.facts);
     } finally {
       // The call's last ERP request is over: its in-flight slot is free for the next.

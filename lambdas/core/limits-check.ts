@@ -64,6 +64,29 @@ export interface Admission {
   readonly facts: RequestFacts;
   /** Frees the call's in-flight slot (if it took one). Never throws; call it once, after the last ERP request. */
   release(): Promise<void>;
+  /**
+   * Gives back the counts the call took, for a call refused before any of its ERP requests reached
+   * the ERP ({@link refusedBeforeErp}): a refused call never costs quota. Never throws; returns the
+   * answer's rate headers as they are after.
+   */
+  giveBack(): Promise<Readonly<Record<string, string>>>;
+}
+
+const refusals = new WeakSet<object>();
+
+/**
+ * Marks `refusal` as ending its call before any of the call's ERP requests reached the ERP (an MCP
+ * tool's ERP request refused by the key's method, field or company rules, which only its run can
+ * read): the limits give its counts back. Returns it, to be thrown.
+ */
+export function refusedBeforeErp<E>(refusal: E): E {
+  if (typeof refusal === 'object' && refusal !== null) refusals.add(refusal);
+  return refusal;
+}
+
+/** Whether `error` is a refusal marked by {@link refusedBeforeErp}. */
+export function wasRefusedBeforeErp(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && refusals.has(error);
 }
 
 /** One rate limit that applies to a call. */
@@ -77,6 +100,7 @@ interface AppliedRate {
 }
 
 const NO_RELEASE = async (): Promise<void> => {};
+const NOTHING_TO_GIVE_BACK = async (): Promise<Readonly<Record<string, string>>> => ({});
 
 /** A short, fixed-length name for a budget: a hash (a person's `sub` is not kept in the store). */
 function budgetHash(...parts: readonly string[]): string {
@@ -150,7 +174,7 @@ const FAILED_OPEN: RequestFacts = Object.freeze({ limitsFailedOpen: true });
 
 /** The store failed: the limits fail open. */
 function failedOpen(): Admission {
-  return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
+  return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE, giveBack: NOTHING_TO_GIVE_BACK };
 }
 
 /**
@@ -180,7 +204,7 @@ export async function admitCall(
   if (!limitsApply(deps, caller, target)) return undefined;
   const { rates, erp } = limitsFor(deps, caller, target);
   const store = deps.store;
-  if (store === undefined) return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
+  if (store === undefined) return failedOpen();
   const now = (deps.now ?? Date.now)();
 
   const windows = rates.map((rate) => windowOf(now, rate.limit.per));
@@ -250,12 +274,21 @@ export async function admitCall(
   }
 
   const headers = headersOf(false);
-  if (erp?.inFlight === undefined) return { headers, facts: {}, release: NO_RELEASE };
+  let givenBack = false;
+  /** A counted call refused later, before its ERP: its counts back, once. */
+  const giveBackLater = async (): Promise<Readonly<Record<string, string>>> => {
+    if (!givenBack) {
+      givenBack = true;
+      await giveBack();
+    }
+    return headersOf(true);
+  };
+  if (erp?.inFlight === undefined) return { headers, facts: {}, release: NO_RELEASE, giveBack: giveBackLater };
   let slot: { readonly key: string; readonly slot: number; readonly token: string } | undefined;
   try {
     slot = await takeSlot(store, erp.host, erp.inFlight, now, now + leaseMs);
   } catch {
-    return { ...failedOpen(), headers };
+    return { ...failedOpen(), headers, giveBack: giveBackLater };
   }
   if (slot === undefined) {
     await giveBack();
@@ -272,6 +305,7 @@ export async function admitCall(
   return {
     headers,
     facts: {},
+    giveBack: giveBackLater,
     release: async () => {
       if (released) return;
       released = true;

@@ -4,7 +4,9 @@
  * (`ERP_TARGET_LIMITS`: a rate, and `in_flight`), with and without an idempotency key: a call the
  * policy step refuses (model, database, target, API, read-only, a database outside a key's
  * companies; on execute method and field too) never counts, never takes a slot,
- * never reaches the ERP (the double counts its requests) and is never recorded under its key.
+ * never reaches the ERP (the double counts its requests) and is never recorded under its key. On
+ * /mcp a tool's ERP request refused by the method or field rules (read in the tool's run) is given
+ * back its counts: it never costs quota either.
  */
 import { describe, expect, it } from 'vitest';
 import type { ErpDouble } from '../erp-double/types.ts';
@@ -125,12 +127,17 @@ const mcp: Route = (proxy, double, call) =>
 
 const ROUTES = { 'POST /v2/erp/execute': execute, 'POST /mcp tools/call': mcp } as const;
 
-/** Every refused call of the matrix on `route`: each -32008; the idempotency keys they used. */
+/**
+ * Every refused call of the matrix on `route`: each -32008. `contentRules`: the method and field
+ * rules too (execute reads them at the policy step; a tool's run reads them on its ERP request,
+ * after the limits took the call's in-flight slot, and gives its counts back).
+ */
 async function sendRefused(
   route: Route,
   proxy: ProxyHarness,
   double: ErpDouble,
   keyed: boolean,
+  contentRules = true,
 ): Promise<readonly (number | undefined)[]> {
   const codes = await Promise.all(
     REFUSED.map((refused) =>
@@ -141,33 +148,35 @@ async function sendRefused(
       }),
     ),
   );
-  // The API rule: a v1-only key on this route (the chain's step on /mcp, the gate's on execute);
-  // on execute the rules that read the call (method, field) too, at the policy step.
-  if (route === execute)
-    return [
-      ...codes,
-      ...(await Promise.all(
-        [
-          { key: KEYS.methods, write: keyed },
-          { key: KEYS.fields, write: true },
-        ].map((refused) =>
-          route(proxy, double, {
-            ...refused,
-            model: 'res.partner',
-            db: 'erp_a',
-            idempotencyKey: keyFor(keyed),
-          }),
-        ),
-      )),
-      await route(proxy, double, {
-        key: KEYS.v1only,
-        model: 'res.partner',
-        db: 'erp_a',
-        write: keyed,
-        idempotencyKey: keyFor(keyed),
-      }),
-    ];
-  return codes;
+  const ruled =
+    route === execute || contentRules
+      ? await Promise.all(
+          [
+            { key: KEYS.methods, write: keyed },
+            { key: KEYS.fields, write: true },
+          ].map((refused) =>
+            route(proxy, double, {
+              ...refused,
+              model: 'res.partner',
+              db: 'erp_a',
+              idempotencyKey: keyFor(keyed),
+            }),
+          ),
+        )
+      : [];
+  // The API rule: a v1-only key on this route (the chain's step on /mcp, the gate's on execute).
+  if (route !== execute) return [...codes, ...ruled];
+  return [
+    ...codes,
+    ...ruled,
+    await route(proxy, double, {
+      key: KEYS.v1only,
+      model: 'res.partner',
+      db: 'erp_a',
+      write: keyed,
+      idempotencyKey: keyFor(keyed),
+    }),
+  ];
 }
 
 describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, route) => {
@@ -190,7 +199,7 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
           });
           expect(first).toBe(-32008);
           expect(await sendRefused(route, proxy, double, keyed)).toEqual(
-            Array((route === execute ? 8 : 5) as number).fill(-32008),
+            Array((route === execute ? 8 : 7) as number).fill(-32008),
           );
           expect(erpCalls(double)).toBe(0);
           // Each key's one call a day is still there: the refusals did not count.
@@ -210,7 +219,16 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
             idempotencyKey: undefined,
           });
           expect(reader).toBeUndefined();
-          expect(erpCalls(double)).toBe(2);
+          // The field rule's refusal (on /mcp, read in the tool's run) gave its count back too.
+          const fields = await route(proxy, double, {
+            key: KEYS.fields,
+            model: 'res.partner',
+            db: 'erp_a',
+            write: false,
+            idempotencyKey: undefined,
+          });
+          expect(fields).toBeUndefined();
+          expect(erpCalls(double)).toBe(3);
         },
       );
     });
@@ -256,7 +274,8 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
             const served = route(proxy, double, { ...allowed, idempotencyKey: keyFor(keyed) });
             // Wait until the served call holds the slot (it reached the ERP).
             await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
-            const codes = await sendRefused(route, proxy, double, keyed);
+            // A tool's method and field refusals come in its run, after the slot: not sent here.
+            const codes = await sendRefused(route, proxy, double, keyed, false);
             expect(codes.every((code) => code === -32008)).toBe(true);
             expect(await served).toBeUndefined();
             expect(erpCalls(double)).toBe(1);

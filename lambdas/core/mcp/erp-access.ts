@@ -25,6 +25,8 @@ import {
   InternalError,
   InvalidRequestError,
   Json2UnavailableError,
+  KeyPolicyRefusedError,
+  TargetRefusedError,
 } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import { isReadMethod, modelListDomain, modelListed } from '../../platform/key-policy.ts';
@@ -37,7 +39,7 @@ import { majorVersion, type VersionClient } from '../../upstream/version-client.
 import type { ConfirmDeps } from '../confirm/decide.ts';
 import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
-import type { LimitsDeps } from '../limits-check.ts';
+import { type LimitsDeps, refusedBeforeErp } from '../limits-check.ts';
 import { applyContentRules, hasContentRules, type RuledCall } from '../policy/call-rules.ts';
 import { erpFieldsOf } from '../policy/erp-fields.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
@@ -114,9 +116,16 @@ function answerValue(outcome: ErpOutcome): unknown {
   throw new ErpCallError(outcome.code, outcome.message, outcome.data);
 }
 
+/** A refusal by the key's or the proxy's policy (-32008), as opposed to a failure on the way. */
+function isPolicyRefusal(error: unknown): boolean {
+  return error instanceof KeyPolicyRefusedError || error instanceof TargetRefusedError;
+}
+
 /** The ERP calls of one tool call, within one time budget (`context`). */
 export class ErpAccess {
   private connected: { readonly connection: ErpConnection; readonly facts: ErpFacts } | undefined;
+  /** Whether one of the tool's ERP requests has been sent (the proxy's own lookups are not its requests). */
+  private reached = false;
 
   constructor(
     private readonly inbound: McpInbound,
@@ -205,12 +214,29 @@ export class ErpAccess {
     return applyContentRules(policy, call, erpFieldsOf(transport, call, this.context, version));
   }
 
+  /**
+   * The key's policy on one of the tool's ERP requests: {@link allowedByKey}, then with `transport`
+   * {@link ruled}. A refusal before any of the tool's requests was sent ends a call that never
+   * reached the ERP: the limits give its count back (core/limits-check.ts, `refusedBeforeErp`).
+   */
+  private async checked(
+    call: ErpCall,
+    transport: ErpTransport | undefined,
+    checkModel = true,
+  ): Promise<RuledCall | undefined> {
+    try {
+      await this.allowedByKey(call, checkModel);
+      return transport === undefined ? undefined : await this.ruled(call, transport);
+    } catch (error) {
+      throw this.reached || !isPolicyRefusal(error) ? error : refusedBeforeErp(error);
+    }
+  }
+
   /** `model.method(**kwargs)`; `kwargs.ids` for a record method. */
   async named(model: string, method: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
     const { call, facts } = this.erpCall(model, method, kwargs);
     return learnedBefore(facts, async () => {
-      await this.allowedByKey(call);
-      const ruled = await this.ruled(call, this.deps.named);
+      const ruled = await this.checked(call, this.deps.named);
       const sent = this.sendNamed(ruled?.call ?? call, ruled?.answer);
       return { value: await this.withVersionOn401(sent), facts };
     });
@@ -224,7 +250,7 @@ export class ErpAccess {
   async describe(model: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
     const { call, facts } = this.erpCall(model, 'fields_get', kwargs);
     return learnedBefore(facts, async () => {
-      await this.allowedByKey(call);
+      await this.checked(call, undefined);
       return { value: await this.withVersionOn401(this.sendNamed(call, undefined)), facts };
     });
   }
@@ -266,8 +292,7 @@ export class ErpAccess {
       models === undefined ? kwargs : { ...kwargs, domain: [...modelListDomain(models), ...kwargs.domain] };
     const { call, facts } = this.erpCall('ir.model', 'search_read', narrowed);
     return learnedBefore(facts, async () => {
-      await this.allowedByKey(call, false);
-      const ruled = await this.ruled(call, this.deps.named);
+      const ruled = await this.checked(call, this.deps.named, false);
       const records = await this.sendNamed(ruled?.call ?? call, ruled?.answer);
       if (models === undefined || !Array.isArray(records)) return { value: records, facts };
       const listed = records.filter((record) => {
@@ -279,6 +304,7 @@ export class ErpAccess {
   }
 
   private async sendNamed(call: ErpCall, answer: RuledCall['answer']): Promise<unknown> {
+    this.reached = true;
     try {
       const outcome = await this.deps.named.call(call, this.context);
       return answerValue(answer === undefined ? outcome : answer(outcome));
@@ -309,13 +335,13 @@ export class ErpAccess {
     const asked = { ...named.call, argsJson: JSON.stringify(args) };
     const { facts } = named;
     return learnedBefore(facts, async () => {
-      await this.allowedByKey(asked);
-      const ruled = await this.ruled(asked, this.deps.positional);
+      const ruled = await this.checked(asked, this.deps.positional);
       const call = ruled?.call ?? asked;
       if (call.uid === undefined) {
         const major = await this.knownMajor(call.baseUrl, call.db);
         if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.erp);
       }
+      this.reached = true;
       const sent = await this.deps.positional.call(call, this.context);
       const outcome = ruled?.answer === undefined ? sent : ruled.answer(sent);
       if (outcome.kind !== 'erp_error') return { value: answerValue(outcome), facts };
