@@ -283,7 +283,8 @@ export async function admitCall(
     }
     return headersOf(true);
   };
-  if (erp?.inFlight === undefined) return { headers, facts: {}, release: NO_RELEASE, giveBack: giveBackLater };
+  if (erp?.inFlight === undefined)
+    return { headers, facts: {}, release: NO_RELEASE, giveBack: giveBackLater };
   let slot: { readonly key: string; readonly slot: number; readonly token: string } | undefined;
   try {
     slot = await takeSlot(store, erp.host, erp.inFlight, now, now + leaseMs);
