@@ -15,12 +15,12 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { get as httpGet } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BaseProvider, DEFAULT_PROVIDERS } from '@aws-lambda-powertools/parameters/base';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type Config, type NamedKey, parseProxyKeys, trimProxyKey } from './config.ts';
 import { addUtcYears, daysUntil, evaluateLicense, type LicenseStatus } from './license.ts';
+import { http } from './node-http.ts';
 
 export type { LicenseStatus } from './license.ts';
 
@@ -157,7 +157,7 @@ function extensionGet(
   timeoutMs: number,
 ): Promise<ExtensionAnswer> {
   return new Promise((resolve, reject) => {
-    const request = httpGet(
+    const request = http.get(
       {
         host: 'localhost',
         port: extension.port,

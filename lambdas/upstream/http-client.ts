@@ -6,13 +6,7 @@
  * certainly did not run: -32004, retry is safe) or after (it may have run: -32003), and the
  * response size limit (-32009). It never follows redirects and never sends or keeps cookies.
  */
-import {
-  type ClientRequest,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-} from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { LookupFunction, Socket } from 'node:net';
 import type { AnswerLease } from '../platform/answer-budget.ts';
 import { allocateWithRoom } from '../platform/buffers.ts';
@@ -22,6 +16,7 @@ import {
   UpstreamTimeoutError,
   UpstreamUnavailableError,
 } from '../platform/errors.ts';
+import { http, https } from '../platform/node-http.ts';
 import {
   createPooledAgents,
   KEEP_ALIVE_MARGIN_MS,
@@ -374,7 +369,7 @@ class AttemptRun {
       answered: false,
       done: false,
     };
-    this.req = (this.secure ? httpsRequest : httpRequest)(options);
+    this.req = (this.secure ? https().request : http.request)(options);
   }
 
   /** Sends the request and settles with the answer, or with what went wrong. */

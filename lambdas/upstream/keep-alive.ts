@@ -18,11 +18,11 @@
  * documents for overriding, `keepSocketAlive` (a socket becomes free) and `reuseSocket` (a free
  * socket is handed out), feed this policy; the HTTP client checks `usable` before writing.
  */
-import type { ClientRequest } from 'node:http';
-import { Agent as HttpAgent, type AgentOptions as HttpAgentOptions } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import type { ClientRequest, Agent as HttpAgent, AgentOptions as HttpAgentOptions } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { http, https } from '../platform/node-http.ts';
 
 /**
  * A socket is not reused within this of the ERP's announced or observed keep-alive end: the two
@@ -232,8 +232,13 @@ export function createPooledAgents(
   policy: KeepAlivePolicy,
   tls: { readonly ca?: string | Buffer } = {},
 ): PooledAgents {
+  let httpsAgent: HttpsAgent | undefined;
   return {
-    http: underPolicy(new HttpAgent(pool), policy),
-    https: underPolicy(new HttpsAgent({ ...pool, ...(tls.ca ? { ca: tls.ca } : {}) }), policy),
+    http: underPolicy(new http.Agent(pool), policy),
+    // Made on the first HTTPS request (node:https is loaded then: platform/node-http.ts).
+    get https() {
+      httpsAgent ??= underPolicy(new (https().Agent)({ ...pool, ...(tls.ca ? { ca: tls.ca } : {}) }), policy);
+      return httpsAgent;
+    },
   };
 }

@@ -102,6 +102,14 @@ describe('bundled handlers, invoked as Lambda would', () => {
     }
   });
 
+  it('no bundle imports node:http or node:https as an ES module (Node 24 would load undici, http2 and more for it: platform/node-http.ts)', () => {
+    for (const fn of Object.keys(HANDLER_ENTRIES)) {
+      const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
+      const imported = [...code.matchAll(/\b(?:from\s*|import\s*\(\s*)"([^"]+)"/g)].map((match) => match[1]);
+      for (const name of ['node:http', 'http', 'node:https', 'https']) expect(imported, fn).not.toContain(name);
+    }
+  });
+
   it('no bundle loads node:zlib at import (compression loads it on the first compressed answer)', () => {
     for (const fn of Object.keys(HANDLER_ENTRIES)) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');

@@ -14,9 +14,8 @@
  * request (a condition that did not hold, an invalid request, a missing table or grant) come back
  * at once as {@link DynamoDbRefusal} with the exception's short name and the item returned with it.
  */
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { http, https } from '../node-http.ts';
 import { type AwsCredentials, signRequest } from './aws-sigv4.ts';
 
 /** A DynamoDB attribute value, as the JSON protocol spells it (the kinds the store uses). */
@@ -153,9 +152,9 @@ type Exchange = (operation: string, body: string, timeoutMs: number) => Promise<
 function exchangeWith(options: DynamoDbClientOptions, endpoint: URL): Exchange {
   const secure = endpoint.protocol === 'https:';
   const agent = secure
-    ? new HttpsAgent({ keepAlive: true, maxSockets: 8 })
-    : new HttpAgent({ keepAlive: true, maxSockets: 8 });
-  const send = secure ? httpsRequest : httpRequest;
+    ? new (https().Agent)({ keepAlive: true, maxSockets: 8 })
+    : new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const send = secure ? https().request : http.request;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const path = endpoint.pathname || '/';
   return (operation, body, timeoutMs) =>
