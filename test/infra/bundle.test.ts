@@ -106,7 +106,8 @@ describe('bundled handlers, invoked as Lambda would', () => {
     for (const fn of Object.keys(HANDLER_ENTRIES)) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
       const imported = [...code.matchAll(/\b(?:from\s*|import\s*\(\s*)"([^"]+)"/g)].map((match) => match[1]);
-      for (const name of ['node:http', 'http', 'node:https', 'https']) expect(imported, fn).not.toContain(name);
+      for (const name of ['node:http', 'http', 'node:https', 'https'])
+        expect(imported, fn).not.toContain(name);
     }
   });
 
