@@ -1,8 +1,10 @@
 /**
  * Key policies' cost (README, "Key policies"): the execute-v1, execute-v2 and version handlers, as in
  * `handler-overhead.ts`, over two runtimes side by side in one run: 50 named proxy keys without a
- * policy, and the same 50 keys of which 25 carry a policy (apis, read access, 12 models with globs,
- * a target and a database). The caller's key is one of the 25, so every measured call is checked
+ * policy, the same 50 keys of which 25 carry a policy (apis, read access, 12 models with globs,
+ * a target and a database), and those 25 again with all but the caller's carrying the rules that
+ * read a call too (`methods`, `fields`, `companies`: a key without them pays nothing for them,
+ * issue 48). The caller's key is one of the 25, so every measured call is checked
  * against its policy (the API at the chain's step, the model, method, target and database in the
  * forwarding code). Blocks of both runtimes and every case take turns over several rounds, so a
  * slow spell of the machine hits both alike.
@@ -52,16 +54,47 @@ function policy(index: number): Record<string, unknown> {
   };
 }
 
-/** The `PROXY_API_KEYS` document: the bench key last of 50, with a policy when `withPolicies`. */
-function keysDocument(withPolicies: boolean): string {
+/**
+ * The rules that read a call (README, "Key policies": `methods`, `fields`, `companies`), as a
+ * support agent's or a subsidiary's key would carry them.
+ */
+function callRules(index: number): Record<string, unknown> {
+  return {
+    methods: {
+      'helpdesk.ticket': ['search_read', 'read', 'write', 'message_post'],
+      'sale.*': ['search_read', 'read', 'search_count'],
+      '*': ['search_read', 'read', 'search_count', 'fields_get'],
+    },
+    fields: {
+      'res.partner': { deny: ['bank_ids', 'vat', `x_note_${index}`] },
+      'hr.employee': { deny: ['wage', 'bank_account_id'] },
+    },
+    companies: { erp_a: [1, 2], erp_b: [3] },
+  };
+}
+
+/** Which keys carry what: none a policy; 25 a policy; or those 25, all but the caller with the rules that read a call. */
+type KeysMode = 'none' | 'policies' | 'rules';
+
+/** The `PROXY_API_KEYS` document: the bench key last of 50; the last 25 with a policy unless `none`. */
+function keysDocument(mode: KeysMode): string {
   const keys = Array.from({ length: KEY_COUNT }, (_, index) => {
     const last = index === KEY_COUNT - 1;
     const key = last ? BENCH_PROXY_KEY : `bench-other-key-${String(index).padStart(4, '0')}-0123456789`;
-    const policied = withPolicies && index >= KEY_COUNT - KEYS_WITH_POLICIES;
-    return { name: last ? 'bench' : `caller-${index}`, key, ...(policied ? { policy: policy(index) } : {}) };
+    const policied = mode !== 'none' && index >= KEY_COUNT - KEYS_WITH_POLICIES;
+    const ruled = mode === 'rules' && !last;
+    const keyPolicy = { ...policy(index), ...(ruled ? callRules(index) : {}) };
+    return { name: last ? 'bench' : `caller-${index}`, key, ...(policied ? { policy: keyPolicy } : {}) };
   });
   return JSON.stringify({ keys });
 }
+
+/** The variants' labels (bench/overhead-trees.ts pairs the last with the second of an older tree). */
+export const KEY_POLICY_VARIANTS = Object.freeze({
+  none: `${KEY_COUNT} keys, no policies`,
+  policies: `${KEY_COUNT} keys, ${KEYS_WITH_POLICIES} with policies (the caller's checked)`,
+  rules: `${KEY_COUNT} keys, ${KEYS_WITH_POLICIES} with policies, ${KEYS_WITH_POLICIES - 1} of them with methods, fields and companies rules (the caller's checked, without them)`,
+} satisfies Record<KeysMode, string>);
 
 interface Variant {
   readonly label: string;
@@ -69,12 +102,10 @@ interface Variant {
   readonly handlers: Record<CallKind, Invoke>;
 }
 
-function variant(label: string, withPolicies: boolean): Variant {
-  const runtime = createRuntime(
-    loadConfig({ PROXY_API_KEYS: keysDocument(withPolicies), LOG_LEVEL: 'INFO' }),
-  );
+function variant(mode: KeysMode): Variant {
+  const runtime = createRuntime(loadConfig({ PROXY_API_KEYS: keysDocument(mode), LOG_LEVEL: 'INFO' }));
   return {
-    label,
+    label: KEY_POLICY_VARIANTS[mode],
     runtime,
     handlers: {
       v1: createV1(runtime) as unknown as Invoke,
@@ -96,10 +127,7 @@ export async function measureKeyPolicyOverhead(options: {
   iterations: number;
 }): Promise<OverheadRow[]> {
   const upstream = await startSmallUpstream();
-  const variants = [
-    variant(`${KEY_COUNT} keys, no policies`, false),
-    variant(`${KEY_COUNT} keys, ${KEYS_WITH_POLICIES} with policies (the caller's checked)`, true),
-  ];
+  const variants = [variant('none'), variant('policies'), variant('rules')];
   const bodies = CASES.map((c) => JSON.stringify(smallBody(c.kind, upstream.url)));
   const sink = sinkStdout();
   let requestNo = 0;

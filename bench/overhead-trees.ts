@@ -5,10 +5,15 @@
  * process, the trees taking turns, so a slow spell of the machine hits both alike; it prints each
  * turn's medians and, per case, the median of the turns' medians and their difference. Nothing is
  * written to BENCHMARKS.md: copy the rows where they belong.
+ *
+ * `--key-policies` measures `measureKeyPolicyOverhead` (bench/key-policy-overhead.ts) instead, and
+ * pairs the newer tree's row of 25 policies with the rules that read a call (the caller's without)
+ * with the older tree's row of 25 policies: what a key without such a rule pays for them (issue 48).
  */
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { KEY_POLICY_VARIANTS } from './key-policy-overhead.ts';
 import { median } from './stats.ts';
 
 const MARK = 'OVERHEAD-ROWS ';
@@ -18,13 +23,21 @@ interface TreeRow {
   readonly medianMs: number;
 }
 
+/** What each tree measures: the handler overhead, or the key policies' rows. */
+type Part = 'overhead' | 'key-policies';
+
 /** One measurement of `tree`, in a process of its own started in that tree. */
-function measure(tree: string, iterations: number): TreeRow[] {
-  const module = pathToFileURL(resolve(tree, 'bench/handler-overhead.ts')).href;
+function measure(tree: string, iterations: number, part: Part): TreeRow[] {
+  const file = part === 'overhead' ? 'bench/handler-overhead.ts' : 'bench/key-policy-overhead.ts';
+  const module = pathToFileURL(resolve(tree, file)).href;
+  const call =
+    part === 'overhead'
+      ? `(await measureHandlerOverhead({ warmup: 500, iterations: ${iterations} })).rows`
+      : `await measureKeyPolicyOverhead({ warmup: 300, iterations: ${iterations} })`;
   const script = `
-    const { measureHandlerOverhead } = await import(${JSON.stringify(module)});
-    const result = await measureHandlerOverhead({ warmup: 500, iterations: ${iterations} });
-    process.stdout.write(${JSON.stringify(MARK)} + JSON.stringify(result.rows.map((r) => ({ label: r.label, medianMs: r.medianMs }))) + '\\n');
+    const { measureHandlerOverhead, measureKeyPolicyOverhead } = await import(${JSON.stringify(module)});
+    const rows = ${call};
+    process.stdout.write(${JSON.stringify(MARK)} + JSON.stringify(rows.map((r) => ({ label: r.label, medianMs: r.medianMs }))) + '\\n');
     process.exit(0);`;
   const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
     cwd: tree,
@@ -39,12 +52,15 @@ function measure(tree: string, iterations: number): TreeRow[] {
 }
 
 function main(): void {
-  const args = process.argv.slice(2).filter((arg) => arg !== '--');
+  const part: Part = process.argv.includes('--key-policies') ? 'key-policies' : 'overhead';
+  const args = process.argv.slice(2).filter((arg) => arg !== '--' && arg !== '--key-policies');
   const turnsAt = args.indexOf('--turns');
   const turns = turnsAt === -1 ? 4 : Number(args[turnsAt + 1]);
   const trees = turnsAt === -1 ? args : [...args.slice(0, turnsAt), ...args.slice(turnsAt + 2)];
   if (trees.length !== 2 || !Number.isInteger(turns) || turns < 1) {
-    process.stderr.write('usage: npm run bench:trees -- <before-tree> <after-tree> [--turns N]\n');
+    process.stderr.write(
+      'usage: npm run bench:trees -- <before-tree> <after-tree> [--turns N] [--key-policies]\n',
+    );
     process.exit(2);
   }
   const [before, after] = trees as [string, string];
@@ -54,7 +70,7 @@ function main(): void {
       ['before', before],
       ['after', after],
     ] as const) {
-      for (const row of measure(tree, 3000)) {
+      for (const row of measure(tree, part === 'overhead' ? 3000 : 1500, part)) {
         const entry = samples.get(row.label) ?? { before: [], after: [] };
         entry[side].push(row.medianMs);
         samples.set(row.label, entry);
@@ -69,7 +85,35 @@ function main(): void {
     const difference = median(entry.after) - median(entry.before);
     const list = (values: number[]) => values.map((value) => value.toFixed(3)).join(', ');
     process.stdout.write(
-      `| ${label} | ${list(entry.before)} | ${list(entry.after)} | ${difference >= 0 ? '+' : ''}${difference.toFixed(3)} ms |\n`,
+      `| ${label} | ${list(entry.before)} | ${list(entry.after)} | ${signed(difference)} |\n`,
+    );
+  }
+  if (part === 'key-policies') pairRules(samples, before, after);
+}
+
+const signed = (ms: number): string => `${ms >= 0 ? '+' : ''}${ms.toFixed(3)} ms`;
+
+/**
+ * The newer tree's rows of keys with the rules that read a call, each beside the older tree's row
+ * of the same keys with policies only: the caller's key has no such rule, so it should pay nothing.
+ */
+function pairRules(
+  samples: ReadonlyMap<string, { before: number[]; after: number[] }>,
+  before: string,
+  after: string,
+): void {
+  process.stdout.write(
+    `\n| case | ${before}: ${KEY_POLICY_VARIANTS.policies} | ${after}: ${KEY_POLICY_VARIANTS.rules} | difference of the medians |\n|---|---|---|---|\n`,
+  );
+  for (const [label, entry] of samples) {
+    if (!label.endsWith(`, ${KEY_POLICY_VARIANTS.rules}`)) continue;
+    const base = samples.get(label.replace(KEY_POLICY_VARIANTS.rules, KEY_POLICY_VARIANTS.policies));
+    if (base === undefined || base.before.length === 0) continue;
+    const caseName = label.slice(0, -`, ${KEY_POLICY_VARIANTS.rules}`.length);
+    const older = median(base.before);
+    const newer = median(entry.after);
+    process.stdout.write(
+      `| ${caseName} | ${older.toFixed(3)} ms | ${newer.toFixed(3)} ms | ${signed(newer - older)} |\n`,
     );
   }
 }
