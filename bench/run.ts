@@ -1,15 +1,18 @@
 /**
- * `npm run bench -- --cold-start` runs only the cold-start part (cold starts, first calls with
- * secrets, bundle sizes), prints its rows and writes nothing; `--import-profile` only the CPU
+ * `npm run bench -- --cold-start` runs only the cold-start part (cold starts and first calls with
+ * secrets on the pinned Node 24 and on this machine's Node), prints its rows and writes nothing;
+ * `--runs N` sets its rounds (and those of `--idempotency`), `--before <dir>` also times the
+ * bundles of an older checkout (its own node_modules and esbuild settings) on Node 24; `--import-profile` only the CPU
  * profile of each bundle's import (where import time goes), printed the same way; `--body-parse`
  * only the body step with `@middy/http-json-body-parser` against the scanner alone.
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
- * writes it to BENCHMARKS.md with the machine description and the date. About 2–2.5 minutes
- * on 2 cores. Not part of `npm test`.
+ * writes it to BENCHMARKS.md with the machine description and the date. About 3.5 minutes
+ * on 2 cores (the cold-start rounds run on two Nodes: the second adds about a minute). Not part of
+ * `npm test`.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +21,7 @@ import { measureBodyParse } from './body-parse.ts';
 import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
-import { measureIdempotency } from './idempotency.ts';
+import { IDEMPOTENCY_RUNS, measureIdempotency } from './idempotency.ts';
 import { profileImports, timeTopLevel } from './import-profile.ts';
 import { KEY_COUNT, KEYS_WITH_POLICIES, measureKeyPolicyOverhead } from './key-policy-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
@@ -27,7 +30,9 @@ import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import {
   allRows,
   bodyParseRows,
+  coldStartFootnote,
   coldStartRows,
+  idempotencyRows,
   importProfileTable,
   keyPolicyRows,
   limitsRows,
@@ -58,13 +63,44 @@ const PROFILE_RUNS = 9;
 const TOP_LEVEL_RUNS = 15;
 const BRIDGE = { warmup: 5, calls: 50 };
 
+/** `--runs N` and `--before <dir>` of the command line (`--before` for the cold-start part). */
+interface CommandOptions {
+  readonly runs?: number;
+  readonly before?: string;
+}
+
+function commandOptions(argv: readonly string[]): CommandOptions {
+  const optionValue = (name: string): string | undefined => {
+    const at = argv.indexOf(name);
+    if (at === -1) return undefined;
+    const value = argv[at + 1];
+    if (value === undefined || value.startsWith('--')) throw new Error(`${name} needs a value`);
+    return value;
+  };
+  const runs = optionValue('--runs');
+  const before = optionValue('--before');
+  if (runs !== undefined && !(Number.isInteger(Number(runs)) && Number(runs) >= 1)) {
+    throw new Error(`--runs ${runs}: a whole number of rounds, at least 1`);
+  }
+  if (before !== undefined && !existsSync(join(resolve(before), 'lib', 'proxy-function.ts'))) {
+    throw new Error(`--before ${before}: not a checkout of this project (no lib/proxy-function.ts)`);
+  }
+  return {
+    ...(runs === undefined ? {} : { runs: Number(runs) }),
+    ...(before === undefined ? {} : { before: resolve(before) }),
+  };
+}
+
 /** The cold-start part alone (`--cold-start`): its rows on stdout, BENCHMARKS.md untouched. */
-async function coldStartOnly(): Promise<void> {
+async function coldStartOnly(options: CommandOptions): Promise<void> {
   progress(`machine: ${machine()}`);
-  progress(`cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
-  const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
+  const runs = options.runs ?? COLD_START_RUNS;
+  progress(
+    `cold start (${runs} rounds of fresh processes per bundle and Node${options.before ? `; before: ${options.before}` : ''})`,
+  );
+  const coldStart = await measureColdStart({ runs, ...(options.before ? { before: options.before } : {}) });
   const rows = coldStartRows({ coldStart });
-  process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n`);
+  process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n${coldStartFootnote(coldStart)}\n`);
 }
 
 /** Where each bundle's import time goes: CPU profiles, and each module's top-level code without the profiler. */
@@ -128,19 +164,20 @@ async function limitsOnly(): Promise<void> {
 }
 
 /** The Idempotency-Key rows alone (`--idempotency`, bench/idempotency.ts): on stdout. */
-async function idempotencyOnly(): Promise<void> {
+async function idempotencyOnly(options: CommandOptions): Promise<void> {
   progress(`machine: ${machine()}`);
-  const rows = await measureIdempotency();
-  process.stdout.write(`\n| measurement | result | budget |\n|---|---|---|\n${rows.join('\n')}\n`);
+  const rows = idempotencyRows(await measureIdempotency({ runs: options.runs ?? IDEMPOTENCY_RUNS }));
+  process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n`);
 }
 
 async function main(): Promise<void> {
+  const options = commandOptions(process.argv);
   if (process.argv.includes('--limits')) return limitsOnly();
   if (process.argv.includes('--body-parse')) return bodyParseOnly();
-  if (process.argv.includes('--cold-start')) return coldStartOnly();
+  if (process.argv.includes('--cold-start')) return coldStartOnly(options);
   if (process.argv.includes('--key-policies')) return keyPoliciesOnly();
   if (process.argv.includes('--import-profile')) return importProfileOnly();
-  if (process.argv.includes('--idempotency')) return idempotencyOnly();
+  if (process.argv.includes('--idempotency')) return idempotencyOnly(options);
   const startedAt = new Date();
   const loadAverage = loadavg();
   const t0 = performance.now();
@@ -155,8 +192,13 @@ async function main(): Promise<void> {
   progress('  limits (none, for others only, limited against DynamoDB Local; side by side)');
   const limits = await measureLimitsOverhead(LIMITS_OVERHEAD);
 
-  progress(`2/5 cold start (${COLD_START_RUNS} fresh processes per bundle) and bundle sizes`);
-  const coldStart = await measureColdStart({ runs: COLD_START_RUNS });
+  progress(
+    `2/5 cold start (${COLD_START_RUNS} rounds of fresh processes per bundle, on Node 24 and this Node)`,
+  );
+  const coldStart = await measureColdStart({
+    runs: COLD_START_RUNS,
+    ...(options.before ? { before: options.before } : {}),
+  });
   progress(
     `  import profile (${PROFILE_RUNS} profiled imports, ${TOP_LEVEL_RUNS} timed by module, per bundle)`,
   );
