@@ -28,9 +28,10 @@ import { type FunctionName, HANDLER_ENTRIES } from '../lambdas/platform/routes.t
 import {
   BUNDLE,
   esbuildOptions,
-  vendoredSdkDir,
-  vendoredSdkOptions,
-  vendoredSdkPackageJson,
+  FUNCTION_VENDORED,
+  vendoredDir,
+  vendoredOptions,
+  vendoredPackageJson,
 } from '../lib/proxy-function.ts';
 import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../test/support/test-secrets.ts';
 import { startTokenIssuer } from '../test/support/token-issuer.ts';
@@ -151,7 +152,7 @@ const OAUTH_AUDIENCE = 'http://127.0.0.1:8787/mcp';
 const KEYS_SECRET_ID = EXAMPLE_KEYS_SECRET_ARN;
 const LICENSE_SECRET_ID = EXAMPLE_LICENSE_SECRET_ARN;
 const SESSION_TOKEN = 'bench-session-token';
-/** The Secrets Manager client the SDK alternative would ship (bench only, as VENDORED_SDK does). */
+/** The Secrets Manager client the SDK alternative would ship (bench only, as VENDORED does). */
 const SECRETS_SDK_PACKAGE = '@aws-sdk/client-secrets-manager';
 
 interface SecretServer {
@@ -235,7 +236,7 @@ const REPORT_NOW =
 export const BARE_READY = REPORT_NOW;
 /** The aux function's vendored CloudWatch client, as its first `/_/metrics` imports it. */
 const sdkImport = (auxBundle: string): string =>
-  `await import(${JSON.stringify(join(dirname(auxBundle), vendoredSdkDir('@aws-sdk/client-cloudwatch'), 'index.mjs'))}); ${REPORT_NOW}`;
+  `await import(${JSON.stringify(join(dirname(auxBundle), vendoredDir('@aws-sdk/client-cloudwatch'), 'index.mjs'))}); ${REPORT_NOW}`;
 
 /**
  * Bundles every function's handler exactly as the stack does (see test/infra/bundle.test.ts), the aux
@@ -251,12 +252,14 @@ export async function buildBundles(): Promise<Record<FunctionName | 'execute-v1-
     await build(esbuildOptions(resolve(ROOT, entry), outfile));
     out[fn] = outfile;
   }
+  // The packages each function ships beside its bundle (aux: the CloudWatch client; mcp: jose).
+  for (const fn of FUNCTIONS) {
+    for (const pkg of FUNCTION_VENDORED[fn] ?? []) {
+      await build(vendoredOptions(ROOT, pkg, dirname(out[fn])));
+      writeFileSync(join(dirname(out[fn]), vendoredDir(pkg), 'package.json'), vendoredPackageJson(pkg));
+    }
+  }
   const cloudWatch = '@aws-sdk/client-cloudwatch';
-  await build(vendoredSdkOptions(ROOT, cloudWatch, dirname(out.aux)));
-  writeFileSync(
-    join(dirname(out.aux), vendoredSdkDir(cloudWatch), 'package.json'),
-    vendoredSdkPackageJson(cloudWatch),
-  );
   // The Secrets Manager client, tree-shaken to what platform/secrets.ts uses, packaged the same way.
   const sdkDir = join(dirname(out['execute-v1-sdk']), 'node_modules', SECRETS_SDK_PACKAGE);
   const entry = join(BUNDLE_DIR, 'client-secrets-manager-entry.mjs');
@@ -265,7 +268,7 @@ export async function buildBundles(): Promise<Record<FunctionName | 'execute-v1-
     `export { SecretsManagerClient, GetSecretValueCommand } from '${SECRETS_SDK_PACKAGE}';\n`,
   );
   await build({
-    ...vendoredSdkOptions(ROOT, cloudWatch, BUNDLE_DIR),
+    ...vendoredOptions(ROOT, cloudWatch, BUNDLE_DIR),
     entryPoints: [entry],
     outfile: join(sdkDir, 'index.mjs'),
     banner: { js: BUNDLE.banner },
@@ -385,10 +388,16 @@ export function buildTreeBundles(
       if (HANDLER_ENTRIES[fn] === undefined) continue;
       const outfile = join(${JSON.stringify(outDir)}, fn, 'index.mjs');
       await build(stack.esbuildOptions(resolve(tree, HANDLER_ENTRIES[fn]), outfile));
-      for (const pkg of stack.FUNCTION_VENDORED_SDK?.[fn] ?? []) {
-        await build(stack.vendoredSdkOptions(tree, pkg, dirname(outfile)));
-        mkdirSync(join(dirname(outfile), stack.vendoredSdkDir(pkg)), { recursive: true });
-        writeFileSync(join(dirname(outfile), stack.vendoredSdkDir(pkg), 'package.json'), stack.vendoredSdkPackageJson(pkg));
+      // The packages shipped beside a bundle: FUNCTION_VENDORED, named FUNCTION_VENDORED_SDK (and its
+      // helpers vendoredSdk*) before jose joined the AWS SDK clients there.
+      const vendored = stack.FUNCTION_VENDORED ?? stack.FUNCTION_VENDORED_SDK;
+      const options = stack.vendoredOptions ?? stack.vendoredSdkOptions;
+      const dirOf = stack.vendoredDir ?? stack.vendoredSdkDir;
+      const packageJson = stack.vendoredPackageJson ?? stack.vendoredSdkPackageJson;
+      for (const pkg of vendored?.[fn] ?? []) {
+        await build(options(tree, pkg, dirname(outfile)));
+        mkdirSync(join(dirname(outfile), dirOf(pkg)), { recursive: true });
+        writeFileSync(join(dirname(outfile), dirOf(pkg), 'package.json'), packageJson(pkg));
       }
       built[fn] = outfile;
     }

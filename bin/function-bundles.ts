@@ -12,10 +12,10 @@ import { FUNCTION_NAMES, type FunctionName } from '../lambdas/platform/names.ts'
 import { HANDLER_ENTRIES } from '../lambdas/platform/routes.ts';
 import {
   esbuildOptions,
-  FUNCTION_VENDORED_SDK,
-  vendoredSdkDir,
-  vendoredSdkOptions,
-  vendoredSdkPackageJson,
+  FUNCTION_VENDORED,
+  vendoredDir,
+  vendoredOptions,
+  vendoredPackageJson,
 } from '../lib/proxy-function.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,10 +42,10 @@ export async function buildFunctionBundles(dir: string): Promise<Record<Function
       metafile: true,
     });
     const vendored = [];
-    for (const pkg of FUNCTION_VENDORED_SDK[fn] ?? []) {
-      const options = vendoredSdkOptions(ROOT, pkg, dirname(file));
+    for (const pkg of FUNCTION_VENDORED[fn] ?? []) {
+      const options = vendoredOptions(ROOT, pkg, dirname(file));
       const sdk = await build({ ...options, metafile: true });
-      writeFileSync(join(dirname(file), vendoredSdkDir(pkg), 'package.json'), vendoredSdkPackageJson(pkg));
+      writeFileSync(join(dirname(file), vendoredDir(pkg), 'package.json'), vendoredPackageJson(pkg));
       vendored.push({
         pkg,
         file: String(options.outfile),

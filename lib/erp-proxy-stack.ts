@@ -49,7 +49,7 @@ import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
 import {
   FUNCTION_ARCHITECTURE,
-  FUNCTION_VENDORED_SDK,
+  FUNCTION_VENDORED,
   type FunctionVpcPlacement,
   KEPT_UNLESS_CREATE_FAILS,
   ProxyFunction,
@@ -238,7 +238,7 @@ export class ErpProxyStack extends Stack {
         environment: functionEnvironment(name, config.settings, stackSet),
         logRetention: config.logRetention,
         reservedConcurrency: config.reservedConcurrency?.[name],
-        ...(FUNCTION_VENDORED_SDK[name] ? { vendoredSdk: FUNCTION_VENDORED_SDK[name] } : {}),
+        ...(FUNCTION_VENDORED[name] ? { vendored: FUNCTION_VENDORED[name] } : {}),
         ...(vpc ? { vpc } : {}),
         secretsExtensionLayerArn: config.secretsExtensionLayerArn,
       });

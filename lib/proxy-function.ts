@@ -39,6 +39,34 @@ export const REQUIRE_SHIM =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
 /**
+ * Packages shipped with a function, each bundled (tree-shaken to what the code uses, minified)
+ * into `node_modules/<package>/index.mjs` beside the handler, and external to the handler's own
+ * bundle (`BUNDLE.external`). The handler keeps importing the package by name, lazily, on the first
+ * call that needs it; Node finds this copy first. A cold start that does not need it neither reads
+ * nor compiles it:
+ * - `@aws-sdk/client-cloudwatch`: the aux function's `GET /_/metrics`. Before the Lambda runtime's
+ *   own SDK, so production runs the version of package-lock.json that the tests ran.
+ * - `jose`: the mcp function's first access token (OAuth). Inside the mcp bundle, 62 KB of it cost
+ *   about 8 ms of every import on Node 24 (BENCHMARKS.md, "Cold starts on Node 24"), OAuth or not.
+ */
+export const VENDORED = Object.freeze({
+  '@aws-sdk/client-cloudwatch': 'lambdas/platform/aws/sdk/client-cloudwatch.ts',
+  jose: 'lambdas/protocol/oauth/vendored-jose.ts',
+} as const);
+
+export type VendoredPackage = keyof typeof VENDORED;
+
+/**
+ * The packages each function ships ({@link VENDORED}): aux its CloudWatch client, mcp jose. The
+ * stack, the bundle test, the benchmarks and `bin/function-bundles.ts` read it.
+ */
+export const FUNCTION_VENDORED: Readonly<Partial<Record<FunctionName, readonly VendoredPackage[]>>> =
+  Object.freeze({
+    aux: Object.freeze(['@aws-sdk/client-cloudwatch'] as const),
+    mcp: Object.freeze(['jose'] as const),
+  });
+
+/**
  * How every function is bundled. The stack uses it, and so do the bundle test and the cold-start
  * benchmark (through {@link esbuildOptions}), so they test and measure what is deployed.
  */
@@ -51,8 +79,12 @@ export const BUNDLE = Object.freeze({
   // Never in the handler bundle: inlined, even behind a dynamic import(), the CloudWatch client
   // added about 50 ms to every cold start here (350 KB more to load). The functions read their
   // secrets through the Parameters and Secrets extension (no SDK); the one client they use, the
-  // aux function's CloudWatch, comes as its own file (VENDORED_SDK), loaded on first use.
-  external: Object.freeze(['@aws-sdk/*']),
+  // aux function's CloudWatch, comes as its own file (VENDORED), loaded on first use.
+  // The vendored packages too (VENDORED): they ship beside the bundle.
+  external: Object.freeze([
+    '@aws-sdk/*',
+    ...Object.keys(VENDORED).filter((pkg) => !pkg.startsWith('@aws-sdk/')),
+  ]),
   banner: REQUIRE_SHIM,
   // Middy loads `node:stream/web` for a streaming mode these functions never use: ~7 ms of every
   // cold start. The shim keeps `instanceof ReadableStream` exact without loading it.
@@ -61,44 +93,21 @@ export const BUNDLE = Object.freeze({
   }),
 });
 
-/**
- * AWS SDK clients shipped with a function, each bundled (tree-shaken to what the code uses,
- * minified) into `node_modules/<package>/index.mjs` beside the handler. The handler keeps
- * importing the package by name, lazily; Node finds this copy before the Lambda runtime's own
- * SDK, so production runs the version of package-lock.json that the tests ran.
- */
-export const VENDORED_SDK = Object.freeze({
-  '@aws-sdk/client-cloudwatch': 'lambdas/platform/aws/sdk/client-cloudwatch.ts',
-} as const);
-
-export type VendoredSdkPackage = keyof typeof VENDORED_SDK;
-
-/**
- * The AWS SDK clients each function ships: only aux calls an AWS API itself (CloudWatch, for
- * `GET /_/metrics`). The stack, the bundle test and `bin/function-bundles.ts` read it.
- */
-export const FUNCTION_VENDORED_SDK: Readonly<Partial<Record<FunctionName, readonly VendoredSdkPackage[]>>> =
-  Object.freeze({ aux: Object.freeze(['@aws-sdk/client-cloudwatch'] as const) });
-
 /** Where a vendored package goes, relative to the bundle's directory. */
-export function vendoredSdkDir(pkg: VendoredSdkPackage): string {
+export function vendoredDir(pkg: VendoredPackage): string {
   return `node_modules/${pkg}`;
 }
 
 /** The `package.json` of a vendored package: an ES module whose entry is `index.mjs`. */
-export function vendoredSdkPackageJson(pkg: VendoredSdkPackage): string {
+export function vendoredPackageJson(pkg: VendoredPackage): string {
   return JSON.stringify({ name: pkg, private: true, type: 'module', main: 'index.mjs' });
 }
 
-/** esbuild options that build a vendored SDK package's `index.mjs` (entry relative to the root). */
-export function vendoredSdkOptions(
-  projectRoot: string,
-  pkg: VendoredSdkPackage,
-  bundleDir: string,
-): BuildOptions {
+/** esbuild options that build a vendored package's `index.mjs` (entry relative to the root). */
+export function vendoredOptions(projectRoot: string, pkg: VendoredPackage, bundleDir: string): BuildOptions {
   return {
-    entryPoints: [`${projectRoot}/${VENDORED_SDK[pkg]}`],
-    outfile: `${bundleDir}/${vendoredSdkDir(pkg)}/index.mjs`,
+    entryPoints: [`${projectRoot}/${VENDORED[pkg]}`],
+    outfile: `${bundleDir}/${vendoredDir(pkg)}/index.mjs`,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -116,12 +125,12 @@ function shellQuote(word: string): string {
 }
 
 /** The shell commands (run after bundling) that write one vendored SDK package. */
-function vendoredSdkCommands(projectRoot: string, pkg: VendoredSdkPackage, outputDir: string): string[] {
-  const options = vendoredSdkOptions(projectRoot, pkg, outputDir);
-  const dir = `${outputDir}/${vendoredSdkDir(pkg)}`;
+function vendoredCommands(projectRoot: string, pkg: VendoredPackage, outputDir: string): string[] {
+  const options = vendoredOptions(projectRoot, pkg, outputDir);
+  const dir = `${outputDir}/${vendoredDir(pkg)}`;
   return [
     `mkdir -p ${shellQuote(dir)}`,
-    `printf '%s' ${shellQuote(vendoredSdkPackageJson(pkg))} > ${shellQuote(`${dir}/package.json`)}`,
+    `printf '%s' ${shellQuote(vendoredPackageJson(pkg))} > ${shellQuote(`${dir}/package.json`)}`,
     [
       shellQuote(`${projectRoot}/node_modules/.bin/esbuild`),
       shellQuote((options.entryPoints as string[])[0] as string),
@@ -176,8 +185,8 @@ export interface ProxyFunctionProps {
   readonly logRetention: RetentionDays;
   /** Reserved concurrency: the most concurrent executions the function may have; undefined: none. */
   readonly reservedConcurrency: number | undefined;
-  /** AWS SDK clients the function uses at run time, shipped with it ({@link VENDORED_SDK}). */
-  readonly vendoredSdk?: readonly VendoredSdkPackage[];
+  /** AWS SDK clients the function uses at run time, shipped with it ({@link VENDORED}). */
+  readonly vendored?: readonly VendoredPackage[];
   readonly vpc?: FunctionVpcPlacement;
   /**
    * Layer version ARN of the AWS Parameters and Secrets Lambda Extension (context
@@ -282,9 +291,7 @@ export class ProxyFunction extends Construct {
           beforeBundling: () => [],
           beforeInstall: () => [],
           afterBundling: (_inputDir: string, outputDir: string) =>
-            (props.vendoredSdk ?? []).flatMap((pkg) =>
-              vendoredSdkCommands(props.projectRoot, pkg, outputDir),
-            ),
+            (props.vendored ?? []).flatMap((pkg) => vendoredCommands(props.projectRoot, pkg, outputDir)),
         },
       },
     });

@@ -16,11 +16,11 @@ import { buildFunctionBundles } from '../../bin/function-bundles.ts';
 import { type FunctionName, HANDLER_ENTRIES, ROUTES } from '../../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import {
-  VENDORED_SDK,
-  type VendoredSdkPackage,
-  vendoredSdkDir,
-  vendoredSdkOptions,
-  vendoredSdkPackageJson,
+  VENDORED,
+  type VendoredPackage,
+  vendoredDir,
+  vendoredOptions,
+  vendoredPackageJson,
 } from '../../lib/proxy-function.ts';
 import { DOUBLE_USERS, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { httpApiEvent, type InvokedHandler, lambdaContext } from '../support/http-api-event.ts';
@@ -267,6 +267,12 @@ describe('bundled handlers, invoked as Lambda would', () => {
     expect(code).not.toContain('ajv-validator/ajv');
     expect(code).not.toContain('$refStrategy');
     expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
+    // jose ships beside the bundle (lib/proxy-function.ts, VENDORED), imported on the first token.
+    expect(/import\(\s*"jose"\s*\)/.test(code)).toBe(true);
+    expect(
+      Object.keys(metafiles.mcp.inputs).filter((source) => source.includes('node_modules/jose/')),
+    ).toEqual([]);
+    expect(built.mcp.vendored.map((shipped) => shipped.pkg)).toEqual(['jose']);
   });
 
   it('mcp lists its tools and answers a tool call against the ERP, and GET with 405', async () => {
@@ -343,7 +349,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
 
 describe('the AWS SDK client shipped with the aux function', () => {
   const ROOT = resolve('.');
-  const PKG: VendoredSdkPackage = '@aws-sdk/client-cloudwatch';
+  const PKG: VendoredPackage = '@aws-sdk/client-cloudwatch';
   const lockedVersion = (
     JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
       packages: Record<string, { version: string }>;
@@ -355,8 +361,8 @@ describe('the AWS SDK client shipped with the aux function', () => {
     // Outside the project: the bare import can only find the shipped copy, as on Lambda it finds
     // it before the runtime's SDK.
     dir = mkdtempSync(join(tmpdir(), 'erp-proxy-vendored-'));
-    await build(vendoredSdkOptions(ROOT, PKG, dir));
-    writeFileSync(join(dir, vendoredSdkDir(PKG), 'package.json'), vendoredSdkPackageJson(PKG));
+    await build(vendoredOptions(ROOT, PKG, dir));
+    writeFileSync(join(dir, vendoredDir(PKG), 'package.json'), vendoredPackageJson(PKG));
     mkdirSync(join(dir, 'handler'), { recursive: true });
     writeFileSync(join(dir, 'handler', 'probe.mjs'), `export * as sdk from '${PKG}';\n`);
   });
@@ -365,7 +371,7 @@ describe('the AWS SDK client shipped with the aux function', () => {
   });
 
   it('is one ES module file, tree-shaken to what metrics-source.ts uses', async () => {
-    expect(Object.keys(VENDORED_SDK)).toEqual([PKG]);
+    expect(Object.keys(VENDORED)).toEqual([PKG, 'jose']);
     const { sdk } = (await import(pathToFileURL(join(dir, 'handler', 'probe.mjs')).href)) as {
       sdk: Record<string, unknown>;
     };
@@ -406,5 +412,53 @@ describe('the AWS SDK client shipped with the aux function', () => {
     } finally {
       await new Promise<void>((done) => server.close(() => done()));
     }
+  });
+});
+
+describe('the jose shipped with the mcp function', () => {
+  const ROOT = resolve('.');
+  let dir: string;
+
+  beforeAll(async () => {
+    // Outside the project, as on Lambda: the bare import finds only the shipped copy.
+    dir = mkdtempSync(join(tmpdir(), 'erp-proxy-vendored-jose-'));
+    await build(vendoredOptions(ROOT, 'jose', dir));
+    writeFileSync(join(dir, vendoredDir('jose'), 'package.json'), vendoredPackageJson('jose'));
+    mkdirSync(join(dir, 'handler'), { recursive: true });
+    writeFileSync(join(dir, 'handler', 'probe.mjs'), "export * as jose from 'jose';\n");
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is what the token checks use of jose, and checks a token signed by the project's own jose", async () => {
+    const { jose } = (await import(pathToFileURL(join(dir, 'handler', 'probe.mjs')).href)) as {
+      jose: typeof import('jose');
+    };
+    expect(Object.keys(jose).sort()).toEqual([
+      'createLocalJWKSet',
+      'decodeJwt',
+      'decodeProtectedHeader',
+      'errors',
+      'jwtVerify',
+    ]);
+    const signer = await import('jose');
+    const { publicKey, privateKey } = await signer.generateKeyPair('ES256', { extractable: true });
+    const jwk = { ...(await signer.exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+    const token = await new signer.SignJWT({ scope: 'erp.read' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer('https://issuer.example.com')
+      .setAudience('https://proxy.example.com/mcp')
+      .setExpirationTime('5m')
+      .sign(privateKey);
+    const keys = jose.createLocalJWKSet({ keys: [jwk] });
+    const { payload } = await jose.jwtVerify(token, keys, {
+      issuer: 'https://issuer.example.com',
+      audience: 'https://proxy.example.com/mcp',
+    });
+    expect(payload.scope).toBe('erp.read');
+    await expect(
+      jose.jwtVerify(token, jose.createLocalJWKSet({ keys: [{ ...jwk, kid: 'other' }] })),
+    ).rejects.toBeInstanceOf(jose.errors.JWKSNoMatchingKey);
   });
 });
