@@ -82,10 +82,11 @@ function main(): void {
     `\n| case | ${before} (medians, ms) | ${after} (medians, ms) | difference of the medians |\n|---|---|---|---|\n`,
   );
   for (const [label, entry] of samples) {
-    const difference = median(entry.after) - median(entry.before);
+    // A row only the newer tree has (a variant the older one does not know): no difference.
+    const difference = entry.before.length === 0 ? undefined : median(entry.after) - median(entry.before);
     const list = (values: number[]) => values.map((value) => value.toFixed(3)).join(', ');
     process.stdout.write(
-      `| ${label} | ${list(entry.before)} | ${list(entry.after)} | ${signed(difference)} |\n`,
+      `| ${label} | ${list(entry.before)} | ${list(entry.after)} | ${difference === undefined ? '—' : signed(difference)} |\n`,
     );
   }
   if (part === 'key-policies') pairRules(samples, before, after);
