@@ -7,7 +7,7 @@
  * (test/infra/bundle.test.ts does the same with its own build).
  *
  * Sizes are whole KB (1024 bytes) of each `index.mjs` (minified; the source map beside it is not
- * deployed code and not counted), and of each AWS SDK client shipped beside it.
+ * deployed code and not counted), and of each package shipped beside it (lib/proxy-function.ts, `VENDORED`).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -124,7 +124,7 @@ function shellQuote(word: string): string {
   return `'${word.replace(/'/g, "'\\''")}'`;
 }
 
-/** The shell commands (run after bundling) that write one vendored SDK package. */
+/** The shell commands (run after bundling) that write one vendored package. */
 function vendoredCommands(projectRoot: string, pkg: VendoredPackage, outputDir: string): string[] {
   const options = vendoredOptions(projectRoot, pkg, outputDir);
   const dir = `${outputDir}/${vendoredDir(pkg)}`;
@@ -185,7 +185,7 @@ export interface ProxyFunctionProps {
   readonly logRetention: RetentionDays;
   /** Reserved concurrency: the most concurrent executions the function may have; undefined: none. */
   readonly reservedConcurrency: number | undefined;
-  /** AWS SDK clients the function uses at run time, shipped with it ({@link VENDORED}). */
+  /** The packages shipped beside the function's bundle, imported on first use ({@link VENDORED}). */
   readonly vendored?: readonly VendoredPackage[];
   readonly vpc?: FunctionVpcPlacement;
   /**

@@ -1,8 +1,9 @@
 /**
  * @module platform/node-http
  * `node:http` and `node:https` as Node's own module objects (`process.getBuiltinModule`), never as
- * ES module imports, in every module of a function's bundle (test/unit/node-http.test.ts holds
- * them to it).
+ * ES module imports, in every module of a function's bundle (test/infra/bundle.test.ts holds the
+ * bundles to it, and checks that a fresh process serving an `http:` ERP loads neither
+ * `node:https` nor undici).
  *
  * Why: Node 24, the runtime Lambda runs the functions on, builds an ES module import's namespace
  * by reading every export of `node:http`, its lazy ones too (the fetch and WebSocket classes, which

@@ -628,8 +628,7 @@ class NodeHttpClient implements HttpClient {
           throw again instanceof AttemptFailure ? classify(again.error, request, again.attempt.sent) : again;
         });
       } finally {
-        fresh.http.destroy();
-        fresh.https.destroy();
+        fresh.destroy();
       }
     }
   }
@@ -682,8 +681,7 @@ class NodeHttpClient implements HttpClient {
   }
 
   async close(): Promise<void> {
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    this.agents.destroy();
   }
 }
 

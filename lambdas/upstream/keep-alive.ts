@@ -223,7 +223,10 @@ function underPolicy<A extends HttpAgent>(agent: A, policy: KeepAlivePolicy): A 
 
 export interface PooledAgents {
   readonly http: HttpAgent;
+  /** Made on its first use (an HTTPS request): `node:https` is loaded then. */
   readonly https: HttpsAgent;
+  /** Destroys both agents, the HTTPS one only if it was made (so `node:https` is never loaded for it). */
+  destroy(): void;
 }
 
 /** The keep-alive agents of one HTTP client, both under `policy`; `ca` is for HTTPS only. */
@@ -233,12 +236,17 @@ export function createPooledAgents(
   tls: { readonly ca?: string | Buffer } = {},
 ): PooledAgents {
   let httpsAgent: HttpsAgent | undefined;
+  const httpAgent = underPolicy(new http.Agent(pool), policy);
   return {
-    http: underPolicy(new http.Agent(pool), policy),
+    http: httpAgent,
     // Made on the first HTTPS request (node:https is loaded then: platform/node-http.ts).
     get https() {
       httpsAgent ??= underPolicy(new (https().Agent)({ ...pool, ...(tls.ca ? { ca: tls.ca } : {}) }), policy);
       return httpsAgent;
+    },
+    destroy() {
+      httpAgent.destroy();
+      httpsAgent?.destroy();
     },
   };
 }

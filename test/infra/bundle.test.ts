@@ -3,6 +3,7 @@
  * (ESM, minified, `@aws-sdk/*` external, the `require` shim), imported from the bundle, and
  * invoked in Lambda mode with an API Gateway payload 2.0 event against the ERP double.
  */
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -114,7 +115,10 @@ describe('bundled handlers, invoked as Lambda would', () => {
   it('no bundle imports node:http or node:https as an ES module (Node 24 would load undici, http2 and more for it: platform/node-http.ts)', () => {
     for (const fn of Object.keys(HANDLER_ENTRIES)) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
-      const imported = [...code.matchAll(/\b(?:from\s*|import\s*\(\s*)"([^"]+)"/g)].map((match) => match[1]);
+      // `from "x"`, `import("x")` and a bare `import "x"`.
+      const imported = [...code.matchAll(/\b(?:from\s*|import\s*\(\s*|import\s*)"([^"]+)"/g)].map(
+        (match) => match[1],
+      );
       for (const name of ['node:http', 'http', 'node:https', 'https'])
         expect(imported, fn).not.toContain(name);
     }
@@ -230,6 +234,39 @@ describe('bundled handlers, invoked as Lambda would', () => {
       error: null,
     });
     expect(double.requests.at(-1)?.headers['x-forwarded-for']).toBe('203.0.113.7');
+  });
+
+  it('execute-v1, in a fresh process, serves a call to an http: ERP without loading node:https or undici (platform/node-http.ts)', async () => {
+    const invocation = JSON.stringify({
+      event: event('/api/erp/execute', {
+        id: 'b-fresh',
+        action: 'search_count',
+        model_id: 'res.partner',
+        params: [[]],
+        erp_instance: { url: double.url, db: 'erp_a', user_id: 2, api_key: admin.apiKey },
+      }),
+      context: { ...context('execute-v1'), getRemainingTimeInMillis: undefined },
+    });
+    const script = `
+      const { event, context } = JSON.parse(process.argv[2]);
+      const { handler } = await import(process.argv[1]);
+      const response = await handler(event, { ...context, getRemainingTimeInMillis: () => 20000 });
+      const loaded = process.moduleLoadList;
+      process.stdout.write(JSON.stringify({
+        status: response.statusCode,
+        https: loaded.includes('NativeModule https'),
+        undici: loaded.some((name) => name.includes('undici')),
+      }));
+      process.exit(0);`;
+    const output = await new Promise<string>((done, fail) => {
+      execFile(
+        process.execPath,
+        ['--input-type=module', '-e', script, pathToFileURL(built['execute-v1'].file).href, invocation],
+        { env: { ...process.env, NODE_OPTIONS: '' }, timeout: 30_000 },
+        (error, stdout) => (error ? fail(error) : done(stdout)),
+      );
+    });
+    expect(JSON.parse(output)).toEqual({ status: 200, https: false, undici: false });
   });
 
   it('execute-v2 answers a search_count', async () => {

@@ -251,7 +251,9 @@ export class ErpAccess {
     const { call, facts } = this.erpCall(model, 'fields_get', kwargs);
     return learnedBefore(facts, async () => {
       await this.checked(call, undefined);
-      return { value: await this.withVersionOn401(this.sendNamed(call, undefined)), facts };
+      // A lookup of the proxy's own (a cached field list), not one of the tool's requests: a
+      // refusal after it still gives the call's count back, whether the list was cached or not.
+      return { value: await this.withVersionOn401(this.sendNamed(call, undefined, false)), facts };
     });
   }
 
@@ -303,8 +305,9 @@ export class ErpAccess {
     });
   }
 
-  private async sendNamed(call: ErpCall, answer: RuledCall['answer']): Promise<unknown> {
-    this.reached = true;
+  /** Sends `call`; `request`: it is one of the tool's requests (false for the proxy's own lookups). */
+  private async sendNamed(call: ErpCall, answer: RuledCall['answer'], request = true): Promise<unknown> {
+    if (request) this.reached = true;
     try {
       const outcome = await this.deps.named.call(call, this.context);
       return answerValue(answer === undefined ? outcome : answer(outcome));

@@ -55,7 +55,8 @@ export function issuerGet(http: HttpClient = createHttpClient({ connectionsPerOr
   };
 }
 
-type Jose = typeof import('jose');
+/** What the functions have of jose: the vendored entry's exports (lib/proxy-function.ts, `VENDORED`). */
+type Jose = typeof import('./vendored-jose.ts');
 type LocalKeySet = ReturnType<Jose['createLocalJWKSet']>;
 
 /**

@@ -31,7 +31,8 @@ import {
 
 export { JWKS_COOLDOWN_MS, JWKS_MAX_AGE_MS };
 
-type Jose = typeof import('jose');
+/** What the functions have of jose: the vendored entry's exports (lib/proxy-function.ts, `VENDORED`). */
+type Jose = typeof import('./vendored-jose.ts');
 let joseModule: Promise<Jose> | undefined;
 /**
  * `jose`, loaded on the first token: a function without OAuth, or serving proxy keys only, never
