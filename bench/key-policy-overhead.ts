@@ -9,6 +9,9 @@
  * forwarding code). Blocks of both runtimes and every case take turns over several rounds, so a
  * slow spell of the machine hits both alike.
  */
+
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ProxyContext } from '../lambdas/core/request-facts.ts';
 import { createHandler as createV1 } from '../lambdas/handlers/execute-v1.ts';
 import { createHandler as createV2 } from '../lambdas/handlers/execute-v2.ts';
@@ -74,7 +77,7 @@ function callRules(index: number): Record<string, unknown> {
 }
 
 /** Which keys carry what: none a policy; 25 a policy; or those 25, all but the caller with the rules that read a call. */
-type KeysMode = 'none' | 'policies' | 'rules';
+export type KeysMode = 'none' | 'policies' | 'rules';
 
 /** The `PROXY_API_KEYS` document: the bench key last of 50; the last 25 with a policy unless `none`. */
 function keysDocument(mode: KeysMode): string {
@@ -98,44 +101,89 @@ export const KEY_POLICY_VARIANTS = Object.freeze({
 
 interface Variant {
   readonly label: string;
-  readonly runtime: Runtime;
+  readonly runtime: { readonly http: { close(): Promise<void> } };
   readonly handlers: Record<CallKind, Invoke>;
 }
 
-function variant(mode: KeysMode): Variant {
-  const runtime = createRuntime(loadConfig({ PROXY_API_KEYS: keysDocument(mode), LOG_LEVEL: 'INFO' }));
+/** What a variant is built from: a tree's runtime, configuration and handlers. */
+export interface TreeModules {
+  createRuntime(config: never): Runtime;
+  loadConfig(settings: Record<string, string>): unknown;
+  createV1(runtime: never): unknown;
+  createV2(runtime: never): unknown;
+  createVersion(runtime: never): unknown;
+}
+
+/** This tree's modules. */
+const OWN: TreeModules = {
+  createRuntime: createRuntime as TreeModules['createRuntime'],
+  loadConfig,
+  createV1: createV1 as TreeModules['createV1'],
+  createV2: createV2 as TreeModules['createV2'],
+  createVersion: createVersion as TreeModules['createVersion'],
+};
+
+/**
+ * Another checkout's modules (`tree`, with its own node_modules), loaded into this process, so
+ * that its handlers and this tree's take turns in one process (bench/overhead-trees.ts
+ * `--one-process`): the machine's drift between processes is out of the comparison.
+ */
+export async function treeModules(tree: string): Promise<TreeModules> {
+  const load = (file: string) => import(pathToFileURL(resolve(tree, file)).href);
+  const [runtime, config, v1, v2, version] = await Promise.all([
+    load('lambdas/handlers/runtime.ts'),
+    load('lambdas/platform/config.ts'),
+    load('lambdas/handlers/execute-v1.ts'),
+    load('lambdas/handlers/execute-v2.ts'),
+    load('lambdas/handlers/version.ts'),
+  ]);
   return {
-    label: KEY_POLICY_VARIANTS[mode],
+    createRuntime: runtime.createRuntime,
+    loadConfig: config.loadConfig,
+    createV1: v1.createHandler,
+    createV2: v2.createHandler,
+    createVersion: version.createHandler,
+  };
+}
+
+/** One runtime of the measurement: `mode`'s keys on `modules`, its label prefixed by `tree`. */
+export function variant(mode: KeysMode, modules: TreeModules = OWN, tree?: string): Variant {
+  const runtime = modules.createRuntime(
+    modules.loadConfig({ PROXY_API_KEYS: keysDocument(mode), LOG_LEVEL: 'INFO' }) as never,
+  );
+  return {
+    label: tree === undefined ? KEY_POLICY_VARIANTS[mode] : `${tree}: ${KEY_POLICY_VARIANTS[mode]}`,
     runtime,
     handlers: {
-      v1: createV1(runtime) as unknown as Invoke,
-      v2: createV2(runtime) as unknown as Invoke,
-      version: createVersion(runtime) as unknown as Invoke,
+      v1: modules.createV1(runtime as never) as Invoke,
+      v2: modules.createV2(runtime as never) as Invoke,
+      version: modules.createVersion(runtime as never) as Invoke,
     },
   };
 }
 
-const CASES: readonly { readonly label: string; readonly kind: CallKind }[] = [
+/** The measured calls (bench/overhead-trees.ts pairs the rows by these labels). */
+export const KEY_POLICY_CASES: readonly { readonly label: string; readonly kind: CallKind }[] = [
   { label: 'execute-v1 (search_count)', kind: 'v1' },
   { label: 'execute-v2 (search_count)', kind: 'v2' },
   { label: 'version (cached)', kind: 'version' },
 ];
 
 /** The rows: each case without policies, then with, side by side. */
-export async function measureKeyPolicyOverhead(options: {
-  warmup: number;
-  iterations: number;
-}): Promise<OverheadRow[]> {
+export async function measureKeyPolicyOverhead(
+  options: { warmup: number; iterations: number; rounds?: number },
+  build: () => Variant[] = () => [variant('none'), variant('policies'), variant('rules')],
+): Promise<OverheadRow[]> {
   const upstream = await startSmallUpstream();
-  const variants = [variant('none'), variant('policies'), variant('rules')];
-  const bodies = CASES.map((c) => JSON.stringify(smallBody(c.kind, upstream.url)));
+  const variants = build();
+  const bodies = KEY_POLICY_CASES.map((c) => JSON.stringify(smallBody(c.kind, upstream.url)));
   const sink = sinkStdout();
   let requestNo = 0;
   const call = async (
     v: Variant,
     index: number,
   ): Promise<{ overhead: number; upstream: number; handler: number }> => {
-    const c = CASES[index] as (typeof CASES)[number];
+    const c = KEY_POLICY_CASES[index] as (typeof KEY_POLICY_CASES)[number];
     const { path, fn } = ROUTE_OF[c.kind];
     const requestId = `bench-policy-${++requestNo}`;
     const context = buildContext(fn, requestId) as ProxyContext;
@@ -152,15 +200,16 @@ export async function measureKeyPolicyOverhead(options: {
   };
   type Samples = { overhead: number[]; upstream: number[]; handler: number[] };
   const samples: Samples[][] = variants.map(() =>
-    CASES.map(() => ({ overhead: [], upstream: [], handler: [] })),
+    KEY_POLICY_CASES.map(() => ({ overhead: [], upstream: [], handler: [] })),
   );
   try {
     for (let i = 0; i < options.warmup; i++) {
-      for (const v of variants) for (const index of CASES.keys()) await call(v, index);
+      for (const v of variants) for (const index of KEY_POLICY_CASES.keys()) await call(v, index);
     }
-    const perBlock = Math.ceil(options.iterations / ROUNDS);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const index of CASES.keys()) {
+    const rounds = options.rounds ?? ROUNDS;
+    const perBlock = Math.ceil(options.iterations / rounds);
+    for (let round = 0; round < rounds; round++) {
+      for (const index of KEY_POLICY_CASES.keys()) {
         // ABBA within a round: neither runtime always goes first.
         const order = round % 2 === 0 ? variants.keys() : [...variants.keys()].reverse();
         for (const which of order) {
@@ -181,7 +230,7 @@ export async function measureKeyPolicyOverhead(options: {
     await upstream.close();
   }
   const rows: OverheadRow[] = [];
-  for (const [index, c] of CASES.entries()) {
+  for (const [index, c] of KEY_POLICY_CASES.entries()) {
     for (const [which, v] of variants.entries()) {
       const { overhead, upstream: waited, handler } = (samples[which] as Samples[])[index] as Samples;
       const row = {

@@ -9,12 +9,23 @@
  * `--key-policies` measures `measureKeyPolicyOverhead` (bench/key-policy-overhead.ts) instead, and
  * pairs the newer tree's row of 25 policies with the rules that read a call (the caller's without)
  * with the older tree's row of 25 policies: what a key without such a rule pays for them (issue 48).
+ * With `--one-process` too, both trees' handlers are loaded into this one process (the older
+ * tree's modules from its own files and node_modules) and take turns in ABBA blocks over many
+ * rounds, as the variants of one tree do: the machine's drift from one process to the next, which
+ * on a shared VM is larger than the differences looked for, is out of the comparison.
  */
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { KEY_POLICY_VARIANTS } from './key-policy-overhead.ts';
-import { median } from './stats.ts';
+import {
+  KEY_POLICY_CASES,
+  KEY_POLICY_VARIANTS,
+  type KeysMode,
+  measureKeyPolicyOverhead,
+  treeModules,
+  variant,
+} from './key-policy-overhead.ts';
+import { median, speedReference } from './stats.ts';
 
 const MARK = 'OVERHEAD-ROWS ';
 
@@ -51,19 +62,66 @@ function measure(tree: string, iterations: number, part: Part): TreeRow[] {
   return JSON.parse(line.slice(MARK.length)) as TreeRow[];
 }
 
-function main(): void {
+/** Both trees' key-policy variants in this one process, many rounds of ABBA blocks. */
+async function oneProcess(before: string, after: string, turns: number): Promise<void> {
+  const older = await treeModules(before);
+  const speedBefore = speedReference();
+  const rows = await measureKeyPolicyOverhead(
+    { warmup: 500, iterations: 1000 * turns, rounds: 6 * turns },
+    () => [
+      variant('none', older, 'before'),
+      variant('policies', older, 'before'),
+      variant('none'),
+      variant('policies'),
+      variant('rules'),
+    ],
+  );
+  process.stdout.write(
+    `\nspeed reference ${speedBefore.toFixed(0)} ms before, ${speedReference().toFixed(0)} ms after\n`,
+  );
+  const medianOf = (label: string): number | undefined => rows.find((row) => row.label === label)?.medianMs;
+  process.stdout.write(`\n| case | ${before} | ${after} | difference of the medians |\n|---|---|---|---|\n`);
+  const pairs: readonly (readonly [KeysMode, KeysMode])[] = [
+    ['none', 'none'],
+    ['policies', 'policies'],
+    ['policies', 'rules'],
+  ];
+  for (const { label: caseLabel } of KEY_POLICY_CASES) {
+    for (const [olderMode, newerMode] of pairs) {
+      const old = medianOf(`${caseLabel}, before: ${KEY_POLICY_VARIANTS[olderMode]}`);
+      const now = medianOf(`${caseLabel}, ${KEY_POLICY_VARIANTS[newerMode]}`);
+      if (old === undefined || now === undefined) continue;
+      process.stdout.write(
+        `| ${caseLabel}: ${KEY_POLICY_VARIANTS[olderMode]} → ${KEY_POLICY_VARIANTS[newerMode]} | ${old.toFixed(3)} ms | ${now.toFixed(3)} ms | ${signed(now - old)} |\n`,
+      );
+    }
+  }
+}
+
+async function main(): Promise<void> {
   const part: Part = process.argv.includes('--key-policies') ? 'key-policies' : 'overhead';
-  const args = process.argv.slice(2).filter((arg) => arg !== '--' && arg !== '--key-policies');
+  const inOneProcess = process.argv.includes('--one-process');
+  const args = process.argv
+    .slice(2)
+    .filter((arg) => !['--', '--key-policies', '--one-process'].includes(arg));
   const turnsAt = args.indexOf('--turns');
   const turns = turnsAt === -1 ? 4 : Number(args[turnsAt + 1]);
   const trees = turnsAt === -1 ? args : [...args.slice(0, turnsAt), ...args.slice(turnsAt + 2)];
   if (trees.length !== 2 || !Number.isInteger(turns) || turns < 1) {
     process.stderr.write(
-      'usage: npm run bench:trees -- <before-tree> <after-tree> [--turns N] [--key-policies]\n',
+      'usage: npm run bench:trees -- <before-tree> <after-tree> [--turns N] [--key-policies [--one-process]]\n',
     );
     process.exit(2);
   }
   const [before, after] = trees as [string, string];
+  if (inOneProcess) {
+    if (part !== 'key-policies') {
+      process.stderr.write('--one-process goes with --key-policies\n');
+      process.exit(2);
+    }
+    await oneProcess(before, after, turns);
+    process.exit(0);
+  }
   const samples = new Map<string, { before: number[]; after: number[] }>();
   for (let turn = 1; turn <= turns; turn++) {
     for (const [side, tree] of [
@@ -119,4 +177,4 @@ function pairRules(
   }
 }
 
-main();
+await main();
