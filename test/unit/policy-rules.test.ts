@@ -586,6 +586,15 @@ describe('the company rule', () => {
     ).toEqual({ changed: true });
   });
 
+  it("refuses one id given as allowed_company_ids, even one of the key's: not a list (found by the property below)", () => {
+    for (const id of [3, 1]) {
+      const { decision, kwargs } = decide({ context: { allowed_company_ids: id } });
+      expect(decision.refusal?.rule).toBe('company');
+      expect(decision.refusal?.message).toContain('or is not a list');
+      expect(kwargs.context).toEqual({ allowed_company_ids: id });
+    }
+  });
+
   it.each([
     [
       'a database the map does not name',

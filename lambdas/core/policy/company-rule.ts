@@ -108,8 +108,10 @@ function checkContext(call: CompanyRuleCall, allowed: readonly number[]): boolea
   const everyCompany =
     asked === undefined || asked === null || asked === false || (Array.isArray(asked) && asked.length === 0);
   if (!everyCompany) {
-    if (!allowedIds(asked, allowed))
-      refuse("context.allowed_company_ids names a company outside this key's companies");
+    // Not a list (one id included, which Odoo code that indexes the list fails on): refused, as
+    // the README says, never passed on.
+    if (!Array.isArray(asked) || !allowedIds(asked, allowed))
+      refuse("context.allowed_company_ids names a company outside this key's companies, or is not a list");
     return false;
   }
   setMember(
