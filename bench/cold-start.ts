@@ -45,7 +45,7 @@ import {
   smallBody,
 } from './fixtures.ts';
 import { median, progress, speedReference } from './stats.ts';
-import { startSmallUpstream } from './upstreams.ts';
+import { startSmallTlsUpstream, startSmallUpstream } from './upstreams.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '..');
@@ -119,6 +119,11 @@ export interface NodeColdStart {
   readonly firstCalls: FirstCallRow[];
   /** The mcp bundle with OAuth configured (README, "Remote agents with OAuth"), beside the row without. */
   readonly oauth: readonly OAuthColdStartRow[];
+  /**
+   * The execute-v1 bundle's first call to an `https:` ERP, as deployed ERPs are reached: `node:https`
+   * (TLS) loads on that call (lambdas/platform/node-http.ts), and the handshake. Over bare node.
+   */
+  readonly https: { readonly coldStartMs: number; readonly importMs: number; readonly invokeMs: number };
 }
 
 /** The bundles of an older checkout (`--before <dir>`), timed on Node 24 in the same rounds. */
@@ -567,6 +572,7 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
       ? undefined
       : buildTreeBundles(options.before, join(BUNDLE_DIR, 'before'), FUNCTIONS);
   const upstream = await startSmallUpstream();
+  const tlsUpstream = await startSmallTlsUpstream(join(BUNDLE_DIR, 'tls'));
   const env = lambdaModeEnv();
   const events: Record<FunctionName, string> = {
     'execute-v1': JSON.stringify(
@@ -680,6 +686,15 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
           },
         };
       }),
+      // The first call to an https: ERP: the TLS module and the handshake on that call.
+      bundleCase('https execute-v1', {
+        bundle: bundles['execute-v1'],
+        event: JSON.stringify(
+          postEvent('/api/erp/execute', JSON.stringify(smallBody('v1', tlsUpstream.url)), 'cs-7'),
+        ),
+        fn: 'execute-v1',
+        env: { ...env, NODE_EXTRA_CA_CERTS: tlsUpstream.certFile },
+      }),
       ...oauthCases.map((testCase, index) =>
         bundleCase(`oauth ${index}`, {
           bundle: bundles.mcp,
@@ -723,6 +738,14 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
             invokeMs: sample.invokeMs,
           };
         }),
+        https: (() => {
+          const sample = of(node, 'https execute-v1');
+          return {
+            coldStartMs: sample.readyMs - bareNodeMs,
+            importMs: sample.importMs,
+            invokeMs: sample.invokeMs,
+          };
+        })(),
       };
     });
     const lambda = nodes.find((node) => node.role === 'lambda');
@@ -736,6 +759,7 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
     };
   } finally {
     await upstream.close();
+    await tlsUpstream.close();
     await extension.close();
     await secretsManager.close();
     await issuer.close();

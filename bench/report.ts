@@ -331,6 +331,27 @@ export function coldStartRows(r: Pick<Results, 'coldStart'>): Row[] {
       });
     }
   }
+  // The same first call to an https: ERP (deployed ERPs are): informative, beside the http: row.
+  rows.push(
+    ...perNode(
+      c.nodes,
+      (n) => n.https,
+      (n, h) => {
+        const http = n.bundles.find((b) => b.fn === 'execute-v1');
+        return {
+          area: area(n),
+          measurement:
+            'execute-v1 bundle, first call to an https: ERP (node:https, loaded on that call, and the TLS handshake)',
+          result:
+            `${ms(h.coldStartMs)} over bare node (import ${ms(h.importMs)}, first invocation ${ms(h.invokeMs)})` +
+            (http === undefined
+              ? ''
+              : `; ${h.coldStartMs >= http.coldStartMs ? '+' : ''}${ms(h.coldStartMs - http.coldStartMs)} against the http: row`),
+          budget: '— (informative: the http: row holds the budget)',
+        };
+      },
+    ),
+  );
   for (const caller of ['proxy key', 'access token'] as const) {
     // With the proxy key, OAuth configured must cost nothing (jose is loaded on the first token): the
     // cold-start budget. With a token, the first call fetches the issuer's metadata and its keys (two

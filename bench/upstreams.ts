@@ -3,8 +3,12 @@
  * overhead, cold start, the fast end-to-end upstream) and the large `search_read` answers.
  * They read the whole request body first, as a real server does, and keep connections alive.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 
 export interface FixedAnswer {
   readonly status: number;
@@ -17,7 +21,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function listen(server: Server): Promise<RunningServer> {
+export async function listen(server: Server, protocol: 'http' | 'https' = 'http'): Promise<RunningServer> {
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -25,7 +29,7 @@ export async function listen(server: Server): Promise<RunningServer> {
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${protocol}://127.0.0.1:${port}`,
     server,
     close: () =>
       new Promise<void>((resolve) => {
@@ -37,18 +41,25 @@ export async function listen(server: Server): Promise<RunningServer> {
 
 /** A server that reads each request and answers `answer(method, path)` immediately. */
 export function fixedAnswerServer(answer: (method: string, path: string) => FixedAnswer): Server {
+  return createServer(fixedAnswerHandler(answer));
+}
+
+/** The request handler of {@link fixedAnswerServer}. */
+function fixedAnswerHandler(
+  answer: (method: string, path: string) => FixedAnswer,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const headersOf = (length: number) => ({
     'content-type': 'application/json; charset=utf-8',
     'content-length': String(length),
   });
-  return createServer((req: IncomingMessage, res) => {
+  return (req: IncomingMessage, res: ServerResponse) => {
     req.on('data', () => undefined);
     req.on('end', () => {
       const { status, body } = answer(req.method ?? 'GET', req.url ?? '/');
       res.writeHead(status, headersOf(body.length));
       res.end(body);
     });
-  });
+  };
 }
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8');
@@ -66,6 +77,46 @@ export function smallAnswer(_method: string, path: string): FixedAnswer {
   if (path.includes('/json/2/')) return { status: 200, body: SMALL_ANSWERS.json2 };
   if (path.endsWith('/web/version')) return { status: 200, body: SMALL_ANSWERS.version };
   return { status: 404, body: SMALL_ANSWERS.notFound };
+}
+
+/**
+ * The tiny fixed-answer upstream over HTTPS, with a certificate for 127.0.0.1 made by `openssl`
+ * in `dir` (its `cert.pem`: a process trusts it through `NODE_EXTRA_CA_CERTS`): deployed ERPs
+ * are reached over HTTPS, whose module and handshake a first call pays.
+ */
+export function startSmallTlsUpstream(dir: string): Promise<RunningServer & { readonly certFile: string }> {
+  mkdirSync(dir, { recursive: true });
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
+    { stdio: 'ignore' },
+  );
+  const server = createTlsServer(
+    { key: readFileSync(keyFile), cert: readFileSync(certFile) },
+    fixedAnswerHandler(smallAnswer),
+  );
+  // An https.Server is an http.Server for everything `listen` uses.
+  return listen(server as unknown as Server, 'https').then((running) => ({ ...running, certFile }));
 }
 
 /** The tiny fixed-answer upstream (answers at once, any path prefix). */

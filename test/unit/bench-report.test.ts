@@ -66,6 +66,7 @@ function nodeRows(
       { caller: 'proxy key', coldStartMs: coldMs, importMs: 30, invokeMs: 30 },
       { caller: 'access token', coldStartMs: options.tokenMs ?? 100, importMs: 30, invokeMs: 70 },
     ],
+    https: { coldStartMs: coldMs + 15, importMs: 30, invokeMs: coldMs - 15 },
   };
 }
 
@@ -102,6 +103,22 @@ describe('coldStartRows (issue 49 budgets)', () => {
     expect(rows.filter((r) => r.met !== undefined).every((r) => r.area.includes('Node v24.21.0'))).toBe(true);
     expect(find(rows, 'Cold start (Node v24.21.0)', 'bare `node` start').measurement).toContain('arm64');
     expect(find(rows, 'Cold start', 'speed reference').result).toBe('95.0 ms before, 100 ms after');
+  });
+
+  it('shows the first call to an https: ERP on each Node beside the http: row, without a budget', () => {
+    const rows = rowsOf(result());
+    const https = rows.filter((r) =>
+      r.measurement.startsWith('execute-v1 bundle, first call to an https: ERP'),
+    );
+    expect(https.map((r) => r.area)).toEqual([
+      'Cold start (Node v24.21.0)',
+      'Cold start (Node v20.20.2, machine)',
+    ]);
+    expect(https.map((r) => r.result)).toEqual([
+      '75.0 ms over bare node (import 30.0 ms, first invocation 45.0 ms); +15.0 ms against the http: row',
+      '65.0 ms over bare node (import 30.0 ms, first invocation 35.0 ms); +15.0 ms against the http: row',
+    ]);
+    expect(https.every((r) => r.met === undefined && r.budget.startsWith('— (informative'))).toBe(true);
   });
 
   it('reports a Node 24 bundle over 75 ms as missed, and the same time on the machine Node without a budget', () => {
