@@ -45,6 +45,7 @@ import {
   smallBody,
 } from './fixtures.ts';
 import { median, progress, speedReference } from './stats.ts';
+import { printResult, runInTree } from './trees.ts';
 import { startSmallTlsUpstream, startSmallUpstream } from './upstreams.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -365,7 +366,6 @@ export function benchNodes(): BenchNode[] {
 }
 
 /** Printed by the before tree's build script before the JSON of its bundles' paths. */
-const TREE_BUNDLES_MARK = 'TREE-BUNDLES ';
 
 /**
  * Bundles the handlers of another checkout (`tree`, with its own node_modules) with *its own*
@@ -406,17 +406,8 @@ export function buildTreeBundles(
       }
       built[fn] = outfile;
     }
-    process.stdout.write(${JSON.stringify(TREE_BUNDLES_MARK)} + JSON.stringify(built) + '\\n');
-    process.exit(0);`;
-  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: tree,
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-  });
-  const line = output.split('\n').find((text) => text.startsWith(TREE_BUNDLES_MARK));
-  if (line === undefined) throw new Error(`${tree}: its bundles were not built`);
-  return JSON.parse(line.slice(TREE_BUNDLES_MARK.length)) as Partial<Record<FunctionName, string>>;
+    ${printResult('built')}`;
+  return runInTree(tree, script, 'its bundles were not built') as Partial<Record<FunctionName, string>>;
 }
 
 /** The short commit of a checkout, or its directory's name when git cannot tell. */

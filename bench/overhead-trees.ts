@@ -14,7 +14,6 @@
  * rounds, as the variants of one tree do: the machine's drift from one process to the next, which
  * on a shared VM is larger than the differences looked for, is out of the comparison.
  */
-import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -26,8 +25,7 @@ import {
   variant,
 } from './key-policy-overhead.ts';
 import { median, speedReference } from './stats.ts';
-
-const MARK = 'OVERHEAD-ROWS ';
+import { printResult, runInTree } from './trees.ts';
 
 interface TreeRow {
   readonly label: string;
@@ -48,18 +46,8 @@ function measure(tree: string, iterations: number, part: Part): TreeRow[] {
   const script = `
     const { measureHandlerOverhead, measureKeyPolicyOverhead } = await import(${JSON.stringify(module)});
     const rows = ${call};
-    process.stdout.write(${JSON.stringify(MARK)} + JSON.stringify(rows.map((r) => ({ label: r.label, medianMs: r.medianMs }))) + '\\n');
-    process.exit(0);`;
-  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: tree,
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const line = output.split('\n').find((text) => text.startsWith(MARK));
-  if (line === undefined) throw new Error(`${tree}: no measurement printed`);
-  return JSON.parse(line.slice(MARK.length)) as TreeRow[];
+    ${printResult('rows.map((r) => ({ label: r.label, medianMs: r.medianMs }))')}`;
+  return runInTree(tree, script, 'no measurement printed') as TreeRow[];
 }
 
 /** Both trees' key-policy variants in this one process, many rounds of ABBA blocks. */

@@ -3,12 +3,10 @@
  * overhead, cold start, the fast end-to-end upstream) and the large `search_read` answers.
  * They read the whole request body first, as a real server does, and keep connections alive.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { loopbackCert } from '../test/support/tls-cert.ts';
 
 export interface FixedAnswer {
   readonly status: number;
@@ -80,41 +78,13 @@ export function smallAnswer(_method: string, path: string): FixedAnswer {
 }
 
 /**
- * The tiny fixed-answer upstream over HTTPS, with a certificate for 127.0.0.1 made by `openssl`
- * in `dir` (its `cert.pem`: a process trusts it through `NODE_EXTRA_CA_CERTS`): deployed ERPs
+ * The tiny fixed-answer upstream over HTTPS, with a certificate for 127.0.0.1 written into `dir`
+ * (test/support/tls-cert.ts; a process trusts it through `NODE_EXTRA_CA_CERTS`, its `certFile`): deployed ERPs
  * are reached over HTTPS, whose module and handshake a first call pays.
  */
 export function startSmallTlsUpstream(dir: string): Promise<RunningServer & { readonly certFile: string }> {
-  mkdirSync(dir, { recursive: true });
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-  const server = createTlsServer(
-    { key: readFileSync(keyFile), cert: readFileSync(certFile) },
-    fixedAnswerHandler(smallAnswer),
-  );
+  const { cert, key, certFile } = loopbackCert(dir);
+  const server = createTlsServer({ key, cert }, fixedAnswerHandler(smallAnswer));
   // An https.Server is an http.Server for everything `listen` uses.
   return listen(server as unknown as Server, 'https').then((running) => ({ ...running, certFile }));
 }

@@ -3,9 +3,8 @@
  * lie or redirect. Each case checks the exact proxy code, the HTTP status, and that the
  * answer came within its time bound (the deadline works; these are bounds, not benchmarks).
  */
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +14,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useProxy, withProxy } from '../support/fixtures.ts';
+import { loopbackCert } from '../support/tls-cert.ts';
 
 interface Envelope {
   id: string | null;
@@ -571,31 +571,7 @@ describe('TLS', () => {
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'erp-proxy-tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(join(dir, 'cert.pem'));
-    key = readFileSync(join(dir, 'key.pem'));
+    ({ cert, key } = loopbackCert(dir));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { captureLogLines } from '../support/captured-output.ts';
-import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
+import { type Envelope, executeCalls, USERS, useErpAndProxy } from '../support/fixtures.ts';
 import {
   connectMcp,
   erpHeaders,
@@ -68,22 +68,7 @@ describe('key policies over HTTP', () => {
 
   const instance = () => ({ url: double.url, db: 'erp_a', api_key: admin.apiKey, user_id: admin.uid });
 
-  const v1 = async (key: string, body: Record<string, unknown>, id = 'v1-policy') => {
-    const answer = await proxy.post(
-      '/api/erp/execute',
-      { id, erp_instance: instance(), params: [], keyword: {}, ...body },
-      { 'x-api-key': key },
-    );
-    return { ...answer, envelope: answer.json as Envelope };
-  };
-  const v2 = async (key: string, body: Record<string, unknown>, id = 'v2-policy') => {
-    const answer = await proxy.post(
-      '/v2/erp/execute',
-      { id, erp_instance: instance(), kwargs: {}, ...body },
-      { 'x-api-key': key },
-    );
-    return { ...answer, envelope: answer.json as Envelope };
-  };
+  const { v1, v2 } = executeCalls(proxy, instance, 'policy');
 
   /** A -32008 refusal naming `rule`'s words, with nothing sent to the ERP and no secret in it. */
   const expectRefused = async (

@@ -6,7 +6,7 @@
  * are sent byte for byte.
  */
 import { describe, expect, it } from 'vitest';
-import { type Envelope, USERS, useErpAndProxy } from '../support/fixtures.ts';
+import { type Envelope, executeCalls, USERS, useErpAndProxy } from '../support/fixtures.ts';
 import { connectMcp, erpHeaders, isError, json, toolError } from '../support/mcp-client.ts';
 
 const admin = USERS.adminA;
@@ -189,22 +189,7 @@ describe.each(['19', '17'] as const)('call rules over HTTP on ERP %s', (mode) =>
     }
   });
 
-  const v1 = async (key: string, body: Record<string, unknown>, id = 'v1-rules') => {
-    const answer = await proxy.post(
-      '/api/erp/execute',
-      { id, erp_instance: instance(), params: [], keyword: {}, ...body },
-      { 'x-api-key': key },
-    );
-    return { ...answer, envelope: answer.json as Envelope };
-  };
-  const v2 = async (key: string, body: Record<string, unknown>, id = 'v2-rules') => {
-    const answer = await proxy.post(
-      '/v2/erp/execute',
-      { id, erp_instance: instance(), kwargs: {}, ...body },
-      { 'x-api-key': key },
-    );
-    return { ...answer, envelope: answer.json as Envelope };
-  };
+  const { v1, v2 } = executeCalls(proxy, instance, 'rules');
 
   /** A -32008 refusal of `rule` whose message matches `words`, with nothing sent to the ERP. */
   const expectRefused = async (

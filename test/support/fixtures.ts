@@ -142,3 +142,39 @@ export async function withErpAndProxy<T>(
     await double.close();
   }
 }
+
+/** A v1 or v2 execute call's answer, with its envelope. */
+export type ExecuteAnswer = Awaited<ReturnType<ProxyHarness['post']>> & { readonly envelope: Envelope };
+
+/**
+ * `v1` and `v2` execute calls through `proxy` to the ERP `instance()` names, as the key `key`:
+ * the body's fields over an empty call (`params`/`keyword`, `kwargs`); the envelope id defaults
+ * to `v1-<label>` and `v2-<label>`.
+ */
+export function executeCalls(
+  proxy: ProxyHarness,
+  instance: () => Record<string, unknown>,
+  label: string,
+): {
+  v1(key: string, body: Record<string, unknown>, id?: string): Promise<ExecuteAnswer>;
+  v2(key: string, body: Record<string, unknown>, id?: string): Promise<ExecuteAnswer>;
+} {
+  const call = async (
+    path: string,
+    base: Record<string, unknown>,
+    key: string,
+    body: Record<string, unknown>,
+  ) => {
+    const answer = await proxy.post(
+      path,
+      { erp_instance: instance(), ...base, ...body },
+      { 'x-api-key': key },
+    );
+    return { ...answer, envelope: answer.json as Envelope };
+  };
+  return {
+    v1: (key, body, id = `v1-${label}`) =>
+      call('/api/erp/execute', { id, params: [], keyword: {} }, key, body),
+    v2: (key, body, id = `v2-${label}`) => call('/v2/erp/execute', { id, kwargs: {} }, key, body),
+  };
+}
