@@ -23,3 +23,24 @@ export function stopWhenNpmGoes(script: string, stop: () => void): void {
   }, 500);
   timer.unref();
 }
+
+/**
+ * Stops a local server once, on SIGINT, SIGTERM or when npm goes ({@link stopWhenNpmGoes}):
+ * `stop` closes it, then the process exits 0; after `graceMs` it exits whatever `stop` still waits
+ * for (a connection that opened late keeps a server's `close` waiting: seen in CI, the port still
+ * bound 20 s after npm was killed).
+ */
+export function stopOnSignals(script: string, stop: () => Promise<unknown>, graceMs = 1_000): void {
+  let stopping = false;
+  const stopOnce = (): void => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(0), graceMs).unref();
+    void Promise.resolve()
+      .then(stop)
+      .finally(() => process.exit(0));
+  };
+  process.on('SIGINT', stopOnce);
+  process.on('SIGTERM', stopOnce);
+  stopWhenNpmGoes(script, stopOnce);
+}

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { type ClientMetadata } from 'oidc-provider';
-import { stopWhenNpmGoes } from './npm-parent.ts';
+import { stopOnSignals } from './npm-parent.ts';
 
 /** The try-out's client for curl (client credentials); public: this issuer is for development only. */
 export const TRY_OUT_CLIENT = Object.freeze({ id: 'erp-proxy-try-out', secret: 'try-out-secret' });
@@ -241,16 +241,10 @@ async function main(argv: readonly string[]): Promise<void> {
   process.stdout.write(
     tryOutInstructions({ issuer: issuer.issuer, proxyPort, erpDoublePort, adminKey: ERP_A_ADMIN_KEY }),
   );
-  const stop = (): void => {
+  stopOnSignals('oauth:try-out', () => {
     issuer.server.closeAllConnections();
-    void issuer.close().then(() => process.exit(0));
-    // A connection that opens after closeAllConnections keeps close() waiting (seen in CI: the port
-    // still bound 20 s after npm was killed): exit anyway after a second, the port freed with us.
-    setTimeout(() => process.exit(0), 1_000).unref();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  stopWhenNpmGoes('oauth:try-out', stop);
+    return issuer.close();
+  });
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -9,7 +9,7 @@
  * and warns when the license is invalid or expires within `LICENSE_WARNING_DAYS`.
  */
 import type { AddressInfo } from 'node:net';
-import { stopWhenNpmGoes } from './npm-parent.ts';
+import { stopOnSignals } from './npm-parent.ts';
 
 /**
  * What the banner's curls put in `x-api-key` when the key is the operator's (never the key itself):
@@ -112,13 +112,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join('\n')}\n`);
   });
 
-  const stop = (): void => {
-    server.close(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2_000).unref();
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  stopWhenNpmGoes('start', stop);
+  stopOnSignals('start', () => new Promise((closed) => server.close(closed)), 2_000);
 }
 
 main().catch((error: unknown) => {

@@ -6,7 +6,7 @@
  * the same `PORT` and `HOST`. Test data only: the keys are fixed, public test values. Under npm,
  * it stops when npm goes (bin/npm-parent.ts), as `npm start` does.
  */
-import { stopWhenNpmGoes } from '../../bin/npm-parent.ts';
+import { stopOnSignals } from '../../bin/npm-parent.ts';
 import { RUNTIME_SETTINGS } from '../../lambdas/platform/settings.ts';
 import { DOUBLE_USERS, type ErpMode, startErpDouble } from './index.ts';
 
@@ -54,12 +54,7 @@ try {
     '',
   ];
   process.stdout.write(lines.join('\n'));
-  const stop = (): void => {
-    double.close().finally(() => process.exit(0));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  stopWhenNpmGoes('erp-double', stop);
+  stopOnSignals('erp-double', () => double.close());
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;
   process.stderr.write(

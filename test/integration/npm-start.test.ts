@@ -30,6 +30,16 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
+/** Who listens on `port` (`ss`'s line, process included), for a failure's message. */
+async function portHolder(port: number): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)('ss', ['-Hltnp', `sport = :${port}`], { timeout: 5_000 });
+    return stdout.trim() || 'no listener in ss';
+  } catch (error) {
+    return `unknown (ss: ${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
 /** One npm script that serves on a port: how to start it there, and what it prints once it listens. */
 interface NpmServer {
   readonly args: (port: number) => readonly string[];
@@ -101,9 +111,8 @@ describe.each(Object.keys(SERVERS))('%s', (name) => {
     process.kill(child.pid as number, 'SIGTERM');
 
     // Up to 20 s on a loaded machine (it takes about a second).
-    expect(await eventually(async () => !(await listening(port)), 80, 250), 'the port is still in use').toBe(
-      true,
-    );
+    const freed = await eventually(async () => !(await listening(port)), 80, 250);
+    expect(freed, freed ? '' : `the port is still in use, by: ${await portHolder(port)}`).toBe(true);
   });
 });
 
