@@ -4,6 +4,8 @@
  * Docker), with its own log group (so retention is ours) and its own role that may write to that
  * log group and nothing else until the stack grants more.
  */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ISecurityGroup, ISubnet, IVpc } from 'aws-cdk-lib/aws-ec2';
@@ -37,6 +39,32 @@ export const FUNCTION_ARCHITECTURE = Architecture.ARM_64;
  */
 export const REQUIRE_SHIM =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+const SHIM_DIR = fileURLToPath(new URL('../lambdas/platform/shims/node/', import.meta.url));
+
+/**
+ * The Node built-ins the function bundles never import as ES modules: esbuild's `alias` sends
+ * `import { createHash } from 'node:crypto'` (in our code or a dependency's) to a shim,
+ * lambdas/platform/shims/node/crypto.ts, that reads the names the bundles use from Node's own
+ * module object (`process.getBuiltinModule`). One file per built-in (`dns-promises.ts` for
+ * `node:dns/promises`): the one place to add one.
+ *
+ * Why: Node 24 (Lambda's runtime) builds an ES module import's namespace by reading every export
+ * of the built-in, its lazy ones too, and these are the built-ins where that loads modules the
+ * module object does not: `node:fs` (its `promises`, which loads `readline` and the REPL's
+ * history: 14 modules), `node:crypto` (`webcrypto`), `node:net` and `node:dns` (the block list),
+ * `node:timers`. 85 internal modules at the import of each bundle became 66 (BENCHMARKS.md,
+ * "Cold starts on Node 24"). The subpaths of an aliased built-in need their own file (esbuild's
+ * alias covers `node:fs/...` too). test/infra/bundle.test.ts fails when a bundle still imports one
+ * of these as an ES module.
+ */
+export const NODE_BUILTIN_SHIMS: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(
+    readdirSync(SHIM_DIR)
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => [`node:${file.slice(0, -'.ts'.length).replace('-', '/')}`, join(SHIM_DIR, file)]),
+  ),
+);
 
 /**
  * Packages shipped with a function, each bundled (tree-shaken to what the code uses, minified)
@@ -88,7 +116,9 @@ export const BUNDLE = Object.freeze({
   banner: REQUIRE_SHIM,
   // Middy loads `node:stream/web` for a streaming mode these functions never use: ~7 ms of every
   // cold start. The shim keeps `instanceof ReadableStream` exact without loading it.
+  // Built-ins whose ES import loads more than their module object ({@link NODE_BUILTIN_SHIMS}).
   alias: Object.freeze({
+    ...NODE_BUILTIN_SHIMS,
     'node:stream/web': fileURLToPath(new URL('../lambdas/platform/shims/stream-web.ts', import.meta.url)),
   }),
 });

@@ -153,7 +153,7 @@ export async function learnedBefore<T>(facts: RequestFacts, step: () => Promise<
 /** The request's one record (see the module comment). */
 export interface RequestRecord {
   readonly api: ApiName;
-  /** `performance.now()` when the chain started. */
+  /** {@link monotonicMs} (platform/clock.ts) when the chain started. */
   readonly startedAt: number;
   /** The facts merged so far (by `learn` alone). */
   readonly facts: FactSheet;

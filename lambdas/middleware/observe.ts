@@ -28,6 +28,7 @@ import {
   type RequestFacts,
   type RequestRecord,
 } from '../core/request-facts.ts';
+import { monotonicMs } from '../platform/clock.ts';
 import { PROXY_ERRORS } from '../platform/error-table.ts';
 import { InternalError, ProxyError } from '../platform/errors.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
@@ -223,7 +224,7 @@ export function observe(
   const reported = new WeakSet<RequestRecord>();
 
   const observeBefore = (request: ObserveRequest): void => {
-    request.context.record = { api, startedAt: performance.now(), facts: emptyFacts(), values: {} };
+    request.context.record = { api, startedAt: monotonicMs(), facts: emptyFacts(), values: {} };
     try {
       // Once per request: `addContext` also flips Powertools' cold-start flag. The request line
       // writes this request's own context values explicitly (the Logger is shared locally).
@@ -247,12 +248,12 @@ export function observe(
     let record = request.context?.record;
     if (record === undefined) {
       // `before` did not run (the middleware was registered after one that returned early).
-      record = { api, startedAt: performance.now(), facts: emptyFacts(), values: {} };
+      record = { api, startedAt: monotonicMs(), facts: emptyFacts(), values: {} };
     }
     if (reported.has(record)) return;
     reported.add(record);
 
-    const durationMs = Math.max(0, performance.now() - record.startedAt);
+    const durationMs = Math.max(0, monotonicMs() - record.startedAt);
     const facts: RequestFacts = record.facts;
     // A bug an MCP tool answered as its result (facts.internalError) is logged like a thrown one.
     const error: unknown = request.error ?? facts.internalError ?? undefined;

@@ -7,6 +7,7 @@
 
 import type { AnswerLease } from '../platform/answer-budget.ts';
 import { echoed } from '../platform/bounded-text.ts';
+import { monotonicMs } from '../platform/clock.ts';
 import {
   BadUpstreamResponseError,
   type ProxyError,
@@ -168,7 +169,7 @@ export async function sendExchange(
     ...(context.clientIp ? { 'x-forwarded-for': context.clientIp } : {}),
     ...(exchange.headers ?? {}),
   };
-  const started = performance.now();
+  const started = monotonicMs();
   let status: number | undefined;
   try {
     const response = await client.send({
@@ -187,7 +188,7 @@ export async function sendExchange(
     status = response.status;
     return response;
   } finally {
-    context.meter.exchanged(status, performance.now() - started);
+    context.meter.exchanged(status, monotonicMs() - started);
   }
 }
 

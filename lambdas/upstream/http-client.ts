@@ -10,6 +10,7 @@ import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:h
 import type { LookupFunction, Socket } from 'node:net';
 import type { AnswerLease } from '../platform/answer-budget.ts';
 import { allocateWithRoom } from '../platform/buffers.ts';
+import { monotonicMs } from '../platform/clock.ts';
 import {
   ProxyError,
   ResponseTooLargeError,
@@ -362,7 +363,7 @@ class AttemptRun {
     this.origin = agent.getName({ ...options, host: options.hostname });
     const queued = (agent.sockets[this.origin]?.length ?? 0) >= deps.poolSize;
     this.wire = {
-      queuedAt: queued ? performance.now() : undefined,
+      queuedAt: queued ? monotonicMs() : undefined,
       connected: false,
       written: false,
       flushed: false,
@@ -422,7 +423,7 @@ class AttemptRun {
       reused,
       idleBeforeReuseMs: reused ? keepAlive.idleBeforeReuseMs(socket) : 0,
       bytesReadBefore: socket.bytesRead,
-      takenAt: performance.now(),
+      takenAt: monotonicMs(),
     };
     if (reused) this.writeWhenUsable(socket);
     else this.connectThenWrite(socket);
@@ -541,7 +542,7 @@ class AttemptRun {
         !this.wire.answered && (connection?.socket.bytesRead ?? 0) === (connection?.bytesReadBefore ?? 0),
       origin: this.origin,
       idleBeforeReuseMs: connection?.idleBeforeReuseMs ?? 0,
-      failedAfterMs: connection === undefined ? 0 : performance.now() - connection.takenAt,
+      failedAfterMs: connection === undefined ? 0 : monotonicMs() - connection.takenAt,
     });
   }
 

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { isBuiltin } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +18,7 @@ import { buildFunctionBundles } from '../../bin/function-bundles.ts';
 import { type FunctionName, HANDLER_ENTRIES, ROUTES } from '../../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import {
+  NODE_BUILTIN_SHIMS,
   VENDORED,
   type VendoredPackage,
   vendoredDir,
@@ -112,15 +114,32 @@ describe('bundled handlers, invoked as Lambda would', () => {
     }
   });
 
-  it('no bundle imports node:http or node:https as an ES module (Node 24 would load undici, http2 and more for it: platform/node-http.ts)', () => {
+  it('no bundle imports node:http, node:https or a built-in of NODE_BUILTIN_SHIMS as an ES module (Node 24 builds its whole namespace: platform/node-http.ts)', () => {
+    const avoided = ['node:http', 'node:https', ...Object.keys(NODE_BUILTIN_SHIMS)];
+    expect(avoided).toEqual(expect.arrayContaining(['node:crypto', 'node:fs', 'node:fs/promises']));
     for (const fn of Object.keys(HANDLER_ENTRIES)) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
-      // `from "x"`, `import("x")` and a bare `import "x"`.
-      const imported = [...code.matchAll(/\b(?:from\s*|import\s*\(\s*|import\s*)"([^"]+)"/g)].map(
-        (match) => match[1],
+      // `from "x"`, `import("x")` and a bare `import "x"`, with or without the `node:` prefix.
+      const imported = [...code.matchAll(/\b(?:from\s*|import\s*\(\s*|import\s*)["']([^"']+)["']/g)].map(
+        (match) => (match[1]?.startsWith('node:') ? match[1] : `node:${match[1]}`),
       );
-      for (const name of ['node:http', 'http', 'node:https', 'https'])
-        expect(imported, fn).not.toContain(name);
+      expect(
+        imported.filter((name) => avoided.includes(name)),
+        fn,
+      ).toEqual([]);
+      // The shims are in: each reads Node's module object.
+      expect(code, fn).toContain('process.getBuiltinModule("node:crypto")');
+    }
+  });
+
+  it("each built-in shim (lambdas/platform/shims/node/) gives Node's own functions, from a real built-in", async () => {
+    expect(Object.keys(NODE_BUILTIN_SHIMS).length).toBeGreaterThan(0);
+    for (const [name, file] of Object.entries(NODE_BUILTIN_SHIMS)) {
+      expect(isBuiltin(name), name).toBe(true);
+      const shim = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      const node = process.getBuiltinModule(name) as Record<string, unknown>;
+      expect(Object.keys(shim).length, name).toBeGreaterThan(0);
+      for (const [key, value] of Object.entries(shim)) expect(value, `${name} ${key}`).toBe(node[key]);
     }
   });
 
@@ -236,7 +255,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
     expect(double.requests.at(-1)?.headers['x-forwarded-for']).toBe('203.0.113.7');
   });
 
-  it('execute-v1, in a fresh process, serves a call to an http: ERP without loading node:https or undici (platform/node-http.ts)', async () => {
+  it('execute-v1, in a fresh process, serves a call to an http: ERP without loading node:https, undici, node:fs/promises, perf_hooks or web crypto', async () => {
     const invocation = JSON.stringify({
       event: event('/api/erp/execute', {
         id: 'b-fresh',
@@ -256,6 +275,9 @@ describe('bundled handlers, invoked as Lambda would', () => {
         status: response.statusCode,
         https: loaded.includes('NativeModule https'),
         undici: loaded.some((name) => name.includes('undici')),
+        fsPromises: loaded.includes('NativeModule fs/promises'),
+        perfHooks: loaded.includes('NativeModule perf_hooks'),
+        webCrypto: loaded.includes('NativeModule internal/crypto/webcrypto'),
       }));
       process.exit(0);`;
     const output = await new Promise<string>((done, fail) => {
@@ -266,7 +288,16 @@ describe('bundled handlers, invoked as Lambda would', () => {
         (error, stdout) => (error ? fail(error) : done(stdout)),
       );
     });
-    expect(JSON.parse(output)).toEqual({ status: 200, https: false, undici: false });
+    // Nor what only an ES module import of a built-in (NODE_BUILTIN_SHIMS), `node:fs/promises`
+    // (platform/secrets.ts reads LICENSE_FILE with node:fs) or `performance` (platform/clock.ts) loads.
+    expect(JSON.parse(output)).toEqual({
+      status: 200,
+      https: false,
+      undici: false,
+      fsPromises: false,
+      perfHooks: false,
+      webCrypto: false,
+    });
   });
 
   it('execute-v2 answers a search_count', async () => {

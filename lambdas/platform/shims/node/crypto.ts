@@ -1,0 +1,22 @@
+/**
+ * `node:crypto` in the function bundles (esbuild `alias`: lib/proxy-function.ts, NODE_BUILTIN_SHIMS,
+ * says why): the names the bundles import, read from Node's own module object. A name not listed
+ * fails the build ("No matching export").
+ */
+export const {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  hash,
+  hkdfSync,
+  randomBytes,
+  randomInt,
+  randomUUID,
+  sign,
+  timingSafeEqual,
+  verify,
+} = process.getBuiltinModule('node:crypto');
