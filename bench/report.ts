@@ -703,6 +703,32 @@ export function summary(rows: readonly Row[]): string {
   return budgeted.length === 0 ? notJudged : `${judged} ${notJudged}`;
 }
 
+/**
+ * `generated` (a whole BENCHMARKS.md from {@link renderMarkdown}) followed by the hand-written
+ * sections of `existing` (the file as it is): every `## ` section whose heading the generator does
+ * not write, in its order. A full `npm run bench` replaces its own sections and keeps the
+ * side-by-side runs written by hand (issues 33 to 49), which it used to delete.
+ */
+export function keepingHandSections(generated: string, existing: string | undefined): string {
+  const headings = (text: string) => new Set(sectionsOf(text).map((section) => section.heading));
+  const written = headings(generated);
+  const kept = sectionsOf(existing ?? '').filter(
+    (section) => section.heading !== undefined && !written.has(section.heading),
+  );
+  if (kept.length === 0) return generated;
+  return `${generated.trimEnd()}\n\n${kept.map((section) => section.text.trimEnd()).join('\n\n')}\n`;
+}
+
+/** A markdown text cut before each `## ` heading (the first part, before any, has none). */
+function sectionsOf(text: string): { readonly heading: string | undefined; readonly text: string }[] {
+  return text
+    .split(/^(?=## )/m)
+    .map((part) => ({
+      heading: /^## (.*)$/m.exec(part.startsWith('## ') ? part : '')?.[1]?.trim(),
+      text: part,
+    }));
+}
+
 export function renderMarkdown(r: Results): string {
   const rows = allRows(r);
   const o = r.overheadSettings;

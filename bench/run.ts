@@ -8,11 +8,12 @@
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
- * writes it to BENCHMARKS.md with the machine description and the date. About 3.5 minutes
+ * writes it to BENCHMARKS.md with the machine description and the date, keeping the sections
+ * written there by hand (the side-by-side runs of past issues) after its own. About 3.5 minutes
  * on 2 cores (the cold-start rounds run on two Nodes: the second adds about a minute). Not part of
  * `npm test`.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,7 @@ import {
   coldStartRows,
   idempotencyRows,
   importProfileTable,
+  keepingHandSections,
   keyPolicyRows,
   limitsRows,
   machine,
@@ -241,7 +243,10 @@ async function main(): Promise<void> {
     bundleSizes,
   };
   const rows = allRows(results);
-  writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderMarkdown(results));
+  // The generated sections are replaced; the hand-written side-by-side sections stay (after them).
+  const file = join(ROOT, 'BENCHMARKS.md');
+  const existing = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  writeFileSync(file, keepingHandSections(renderMarkdown(results), existing));
   process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n`);
   progress(`wrote BENCHMARKS.md (${Math.round(results.seconds)} s)`);
 }

@@ -4,6 +4,7 @@
  * is shown without a budget; with `--before`, a row per function says whether this tree is slower.
  * Synthetic results: nothing is measured here.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type {
   BenchNode,
@@ -19,6 +20,7 @@ import {
   coldStartFootnote,
   coldStartRows,
   idempotencyRows,
+  keepingHandSections,
   NOT_JUDGED,
   renderTable,
   summary,
@@ -249,5 +251,44 @@ describe('idempotencyRows', () => {
     const rows = idempotencyRows(idempotency([90, 140], 200));
     expect(rows.some((r) => r.met !== undefined)).toBe(false);
     expect(summary(rows)).toBe(`1 budget not judged (${NOT_JUDGED}).`);
+  });
+});
+
+describe('keepingHandSections: a full npm run bench keeps the hand-written sections of BENCHMARKS.md', () => {
+  const generated = '# Benchmarks\n\nGenerated.\n\n## Results\n\nnew rows\n\n## Method\n\nnew method\n';
+  const existing = [
+    '# Benchmarks\n\nGenerated before.\n',
+    '## Results\n\nold rows\n',
+    '## Body parse (issue 34)\n\nby hand, between generated sections\n',
+    '## Method\n\nold method\n',
+    '## Cold starts on Node 24 (issue 49)\n\nby hand, after\n\n### a subsection\n\nstays with it\n',
+  ].join('\n');
+
+  it("replaces the generator's own sections and keeps the others, in their order, after them", () => {
+    const written = keepingHandSections(generated, existing);
+    expect(written.startsWith(generated.trimEnd())).toBe(true);
+    expect(written).not.toContain('old rows');
+    expect(written).not.toContain('old method');
+    expect(written).not.toContain('Generated before.');
+    const body = written.indexOf('## Body parse (issue 34)');
+    const coldStarts = written.indexOf('## Cold starts on Node 24 (issue 49)');
+    expect(body).toBeGreaterThan(written.indexOf('new method'));
+    expect(coldStarts).toBeGreaterThan(body);
+    expect(written).toContain('### a subsection\n\nstays with it');
+    expect(written.match(/^## Results$/gm)).toHaveLength(1);
+  });
+
+  it('writes the generated text alone when there is no file yet, or nothing written by hand', () => {
+    expect(keepingHandSections(generated, undefined)).toBe(generated);
+    expect(keepingHandSections(generated, generated)).toBe(generated);
+  });
+
+  it('keeps every hand-written section of the real BENCHMARKS.md', () => {
+    const real = readFileSync(new URL('../../BENCHMARKS.md', import.meta.url), 'utf8');
+    const written = keepingHandSections(generated, real);
+    for (const heading of real.match(/^## .*(?:issue|side by side).*$/gm) ?? []) {
+      expect(written, heading).toContain(heading);
+    }
+    expect(real.match(/^## .*issue 49.*$/gm)?.length).toBeGreaterThan(0);
   });
 });
