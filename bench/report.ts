@@ -704,29 +704,45 @@ export function summary(rows: readonly Row[]): string {
 }
 
 /**
- * `generated` (a whole BENCHMARKS.md from {@link renderMarkdown}) followed by the hand-written
- * sections of `existing` (the file as it is): every `## ` section whose heading the generator does
- * not write, in its order. A full `npm run bench` replaces its own sections and keeps the
- * side-by-side runs written by hand (issues 33 to 49), which it used to delete.
+ * The line that ends what {@link renderMarkdown} writes: below it, BENCHMARKS.md holds the sections
+ * written by hand (the side-by-side runs of past issues), which a full run keeps.
+ */
+export const HAND_WRITTEN_BELOW =
+  '<!-- Written by hand below this line: `npm run bench` replaces what is above and keeps this. -->';
+
+/**
+ * `generated` (a whole BENCHMARKS.md from {@link renderMarkdown}, ending with
+ * {@link HAND_WRITTEN_BELOW}) followed by what `existing` (the file as it is) holds by hand:
+ * everything below its {@link HAND_WRITTEN_BELOW} line. A file written before that line existed
+ * gives the `## ` sections whose heading the generator does not write (a `## ` inside a fenced
+ * block does not start a section). A full `npm run bench` used to write the file whole and delete
+ * those sections.
  */
 export function keepingHandSections(generated: string, existing: string | undefined): string {
-  const headings = (text: string) => new Set(sectionsOf(text).map((section) => section.heading));
-  const written = headings(generated);
-  const kept = sectionsOf(existing ?? '').filter(
-    (section) => section.heading !== undefined && !written.has(section.heading),
-  );
-  if (kept.length === 0) return generated;
-  return `${generated.trimEnd()}\n\n${kept.map((section) => section.text.trimEnd()).join('\n\n')}\n`;
+  const kept = existing === undefined ? '' : handWritten(existing, generated);
+  return kept === '' ? generated : `${generated.trimEnd()}\n\n${kept}\n`;
 }
 
-/** A markdown text cut before each `## ` heading (the first part, before any, has none). */
+function handWritten(existing: string, generated: string): string {
+  const below = existing.indexOf(HAND_WRITTEN_BELOW);
+  if (below !== -1) return existing.slice(below + HAND_WRITTEN_BELOW.length).trim();
+  const written = new Set(sectionsOf(generated).map((section) => section.heading));
+  return sectionsOf(existing)
+    .filter((section) => section.heading !== undefined && !written.has(section.heading))
+    .map((section) => section.text.trim())
+    .join('\n\n');
+}
+
+/** A markdown text cut before each `## ` heading outside fenced blocks (the first part has none). */
 function sectionsOf(text: string): { readonly heading: string | undefined; readonly text: string }[] {
-  return text
-    .split(/^(?=## )/m)
-    .map((part) => ({
-      heading: /^## (.*)$/m.exec(part.startsWith('## ') ? part : '')?.[1]?.trim(),
-      text: part,
-    }));
+  const sections: { heading: string | undefined; lines: string[] }[] = [{ heading: undefined, lines: [] }];
+  let fenced = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    if (!fenced && line.startsWith('## ')) sections.push({ heading: line.slice(3).trim(), lines: [] });
+    sections.at(-1)?.lines.push(line);
+  }
+  return sections.map((section) => ({ heading: section.heading, text: section.lines.join('\n') }));
 }
 
 export function renderMarkdown(r: Results): string {
@@ -890,5 +906,7 @@ ${topLevelTable(r.topLevel)}
   (a host with two databases, as \`../shared/odoo19/start.sh\` sets up): with default settings at most
   ${BUDGETS.bridgeDefaultRatio} × the direct header-less \`/jsonrpc\` median, in \`json2\` mode at most
   ${BUDGETS.bridgeJson2Ratio} × the direct JSON-2 median. Without a live ERP only the double's ratio is shown.
+
+${HAND_WRITTEN_BELOW}
 `;
 }

@@ -121,6 +121,10 @@ export const BUNDLE = Object.freeze({
     ...NODE_BUILTIN_SHIMS,
     'node:stream/web': fileURLToPath(new URL('../lambdas/platform/shims/stream-web.ts', import.meta.url)),
   }),
+  // A name a shim does not have, read from its namespace (`import * as c from 'node:crypto'`,
+  // `c.getHashes`), would be `undefined` at run time: esbuild only warns (and in a dependency, only
+  // at debug level). An error instead. (A named import of such a name already fails the build.)
+  logOverride: Object.freeze({ 'import-is-undefined': 'error' } as const),
 });
 
 /** Where a vendored package goes, relative to the bundle's directory. */
@@ -193,6 +197,7 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     external: [...BUNDLE.external],
     banner: { js: BUNDLE.banner },
     alias: { ...BUNDLE.alias },
+    logOverride: { ...BUNDLE.logOverride },
     logLevel: 'silent',
   };
 }
@@ -313,9 +318,10 @@ export class ProxyFunction extends Construct {
         mainFields: [...BUNDLE.mainFields],
         externalModules: [...BUNDLE.external],
         banner: BUNDLE.banner,
-        esbuildArgs: Object.fromEntries(
-          Object.entries(BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to]),
-        ),
+        esbuildArgs: Object.fromEntries([
+          ...Object.entries(BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to]),
+          ...Object.entries(BUNDLE.logOverride).map(([from, to]) => [`--log-override:${from}`, to]),
+        ]),
         forceDockerBundling: false,
         commandHooks: {
           beforeBundling: () => [],

@@ -18,6 +18,7 @@ import { buildFunctionBundles } from '../../bin/function-bundles.ts';
 import { type FunctionName, HANDLER_ENTRIES, ROUTES } from '../../lambdas/platform/routes.ts';
 import { LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import {
+  esbuildOptions,
   NODE_BUILTIN_SHIMS,
   VENDORED,
   type VendoredPackage,
@@ -139,7 +140,35 @@ describe('bundled handlers, invoked as Lambda would', () => {
       const shim = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
       const node = process.getBuiltinModule(name) as Record<string, unknown>;
       expect(Object.keys(shim).length, name).toBeGreaterThan(0);
-      for (const [key, value] of Object.entries(shim)) expect(value, `${name} ${key}`).toBe(node[key]);
+      for (const [key, value] of Object.entries(shim)) {
+        expect(typeof value, `${name} ${key}`).toBe('function');
+        expect(value, `${name} ${key}`).toBe(node[key]);
+      }
+    }
+  });
+
+  it('a name a shim does not have fails the build, imported by name or read from the namespace; no require() reaches a shim', async () => {
+    const source = join(dir, 'shim-miss');
+    mkdirSync(source, { recursive: true });
+    const cases = {
+      named: "import { getHashes } from 'node:crypto'; export const handler = () => getHashes();",
+      namespace: "import * as c from 'node:crypto'; export const handler = () => c.getHashes();",
+    };
+    for (const [kind, code] of Object.entries(cases)) {
+      writeFileSync(join(source, `${kind}.ts`), code);
+      await expect(
+        build(esbuildOptions(join(source, `${kind}.ts`), join(source, `${kind}.mjs`))),
+        kind,
+      ).rejects.toThrow(/getHashes/);
+    }
+    // A bundled CommonJS require() of a shimmed built-in would get only the shim's names, unchecked.
+    for (const fn of Object.keys(HANDLER_ENTRIES) as FunctionName[]) {
+      const required = Object.entries(metafiles[fn].inputs).flatMap(([input, { imports }]) =>
+        imports
+          .filter((entry) => entry.kind === 'require-call' && entry.path.includes('shims/node/'))
+          .map((entry) => `${input} requires ${entry.path}`),
+      );
+      expect(required, fn).toEqual([]);
     }
   });
 
