@@ -6,18 +6,29 @@
  */
 
 /**
+ * This process's parent as this module was imported, at the start of the server's main module:
+ * npm's script shell, long before the server prints the line its user (or a test) waits for.
+ */
+const STARTING_PARENT = process.ppid;
+
+/**
  * Calls `stop` once this process's parent has gone, when npm runs it as `script` (its
  * `npm_lifecycle_event`). The parent is npm's script shell: the scripts run `node --import tsx`,
  * no launcher in between (`tsx <file>` would put its own process there, which outlives the shell
  * too). When it has gone, the parent is another process. Checked every 500 ms on a timer that
- * keeps nothing alive. Run another way (`node --import tsx <file>` from a terminal), nothing is
+ * keeps nothing alive; at once when it has gone already. Run another way (`node --import tsx <file>` from a terminal), nothing is
  * watched: a terminal's hangup reaches the process itself.
  */
 export function stopWhenNpmGoes(script: string, stop: () => void): void {
   if (process.env.npm_lifecycle_event !== script) return;
-  const parent = process.ppid;
+  // Gone already: npm was killed between the server's ready line and this call (seen in CI: the
+  // parent read here was already the new one, so no change was ever seen and the port stayed bound).
+  if (process.ppid !== STARTING_PARENT) {
+    stop();
+    return;
+  }
   const timer = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === STARTING_PARENT) return;
     clearInterval(timer);
     stop();
   }, 500);

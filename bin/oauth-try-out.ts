@@ -238,13 +238,14 @@ async function main(argv: readonly string[]): Promise<void> {
     );
     process.exit(1);
   }
-  process.stdout.write(
-    tryOutInstructions({ issuer: issuer.issuer, proxyPort, erpDoublePort, adminKey: ERP_A_ADMIN_KEY }),
-  );
+  // Armed before the ready text: whoever waits for it may stop npm at once.
   stopOnSignals('oauth:try-out', () => {
     issuer.server.closeAllConnections();
     return issuer.close();
   });
+  process.stdout.write(
+    tryOutInstructions({ issuer: issuer.issuer, proxyPort, erpDoublePort, adminKey: ERP_A_ADMIN_KEY }),
+  );
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {

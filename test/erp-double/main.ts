@@ -38,6 +38,8 @@ try {
   // deprecated, through 21 and removes it in 22: odoo/odoo#252721).
   const jsonRpc = process.env.ERP_DOUBLE_JSONRPC !== 'off';
   const double = await startErpDouble({ mode, port, recordRequests: false, jsonRpc });
+  // Armed before the ready text: whoever waits for it may stop npm at once.
+  stopOnSignals('erp-double', () => double.close());
   const admin = DOUBLE_USERS.find((u) => u.db === 'erp_a' && u.uid === 2 && !u.expired);
   const lines = [
     `ERP double (imitating Odoo ${mode}${jsonRpc ? '' : ' without /jsonrpc'}) listening on ${double.url}`,
@@ -54,7 +56,6 @@ try {
     '',
   ];
   process.stdout.write(lines.join('\n'));
-  stopOnSignals('erp-double', () => double.close());
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;
   process.stderr.write(
