@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --cold-start` runs only the cold-start part (cold starts and first calls with
  * secrets on the pinned Node 24 and on this machine's Node), prints its rows and writes nothing;
- * `--runs N` sets its rounds (and those of `--idempotency`), `--before <dir>` also times the
+ * `--runs N` sets its rounds (and those of `--idempotency`), `--wait-quiet <minutes>` first waits up
+ * to that long for a speed reference at which the budgets are judged, `--before <dir>` also times the
  * bundles of an older checkout (its own node_modules and esbuild settings) on Node 24; `--import-profile` only the CPU
  * profile of each bundle's import (where import time goes), printed the same way; `--body-parse`
  * only the body step with `@middy/http-json-body-parser` against the scanner alone.
@@ -30,6 +31,7 @@ import { measureLimitsOverhead } from './limits-overhead.ts';
 import { liveTarget, measureProtocolBridge } from './protocol-bridge.ts';
 import {
   allRows,
+  BUDGETS,
   bodyParseRows,
   coldStartFootnote,
   coldStartRows,
@@ -45,7 +47,7 @@ import {
   summary,
   topLevelTable,
 } from './report.ts';
-import { progress, speedReference } from './stats.ts';
+import { progress, speedReference, waitForQuietSpell } from './stats.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -65,10 +67,15 @@ const PROFILE_RUNS = 9;
 const TOP_LEVEL_RUNS = 15;
 const BRIDGE = { warmup: 5, calls: 50 };
 
-/** `--runs N` and `--before <dir>` of the command line (`--before` for the cold-start part). */
+/**
+ * `--runs N`, `--before <dir>` (the cold-start part) and `--wait-quiet <minutes>` (the cold-start
+ * and Idempotency-Key parts: first wait up to that long for a spell whose speed reference lets the
+ * budgets be judged) of the command line.
+ */
 interface CommandOptions {
   readonly runs?: number;
   readonly before?: string;
+  readonly waitQuietMinutes?: number;
 }
 
 function commandOptions(argv: readonly string[]): CommandOptions {
@@ -81,6 +88,12 @@ function commandOptions(argv: readonly string[]): CommandOptions {
   };
   const runs = optionValue('--runs');
   const before = optionValue('--before');
+  const waitQuiet = optionValue('--wait-quiet');
+  if (waitQuiet !== undefined && !(Number(waitQuiet) > 0 && Number(waitQuiet) <= 24 * 60)) {
+    throw new Error(
+      `--wait-quiet ${waitQuiet}: minutes to wait for a quiet spell, more than 0, at most 1440`,
+    );
+  }
   if (runs !== undefined && !(Number.isInteger(Number(runs)) && Number(runs) >= 1)) {
     throw new Error(`--runs ${runs}: a whole number of rounds, at least 1`);
   }
@@ -90,13 +103,32 @@ function commandOptions(argv: readonly string[]): CommandOptions {
   return {
     ...(runs === undefined ? {} : { runs: Number(runs) }),
     ...(before === undefined ? {} : { before: resolve(before) }),
+    ...(waitQuiet === undefined ? {} : { waitQuietMinutes: Number(waitQuiet) }),
   };
+}
+
+/** With `--wait-quiet`, waits for a spell in which the budgets can be judged, and says how it went. */
+async function quietSpell(options: CommandOptions): Promise<void> {
+  if (options.waitQuietMinutes === undefined) return;
+  progress(
+    `waiting up to ${options.waitQuietMinutes} min for a speed reference ≤ ${BUDGETS.speedReferenceMs} ms`,
+  );
+  const { quiet, readings } = await waitForQuietSpell({
+    minutes: options.waitQuietMinutes,
+    boundMs: BUDGETS.speedReferenceMs,
+  });
+  progress(
+    quiet
+      ? `quiet spell after ${readings.length} reading(s): measuring now`
+      : `no quiet spell in ${options.waitQuietMinutes} min (lowest ${Math.min(...readings).toFixed(0)} ms): measuring anyway, budgets not judged`,
+  );
 }
 
 /** The cold-start part alone (`--cold-start`): its rows on stdout, BENCHMARKS.md untouched. */
 async function coldStartOnly(options: CommandOptions): Promise<void> {
   progress(`machine: ${machine()}`);
   const runs = options.runs ?? COLD_START_RUNS;
+  await quietSpell(options);
   progress(
     `cold start (${runs} rounds of fresh processes per bundle and Node${options.before ? `; before: ${options.before}` : ''})`,
   );
@@ -168,6 +200,7 @@ async function limitsOnly(): Promise<void> {
 /** The Idempotency-Key rows alone (`--idempotency`, bench/idempotency.ts): on stdout. */
 async function idempotencyOnly(options: CommandOptions): Promise<void> {
   progress(`machine: ${machine()}`);
+  await quietSpell(options);
   const rows = idempotencyRows(await measureIdempotency({ runs: options.runs ?? IDEMPOTENCY_RUNS }));
   process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n`);
 }
