@@ -365,8 +365,6 @@ export function benchNodes(): BenchNode[] {
   return [describeNode('lambda', node24), describeNode('machine', process.execPath)];
 }
 
-/** Printed by the before tree's build script before the JSON of its bundles' paths. */
-
 /**
  * Bundles the handlers of another checkout (`tree`, with its own node_modules) with *its own*
  * esbuild settings, esbuild and entries (its lib/proxy-function.ts `esbuildOptions` and vendored

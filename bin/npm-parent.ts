@@ -15,9 +15,10 @@ const STARTING_PARENT = process.ppid;
  * Calls `stop` once this process's parent has gone, when npm runs it as `script` (its
  * `npm_lifecycle_event`). The parent is npm's script shell: the scripts run `node --import tsx`,
  * no launcher in between (`tsx <file>` would put its own process there, which outlives the shell
- * too). When it has gone, the parent is another process. Checked every 500 ms on a timer that
- * keeps nothing alive; at once when it has gone already. Run another way (`node --import tsx <file>` from a terminal), nothing is
- * watched: a terminal's hangup reaches the process itself.
+ * too). When it has gone, the parent is another process. Checked at once (it may have gone
+ * already), then every 500 ms on a timer that keeps nothing alive. Run another way
+ * (`node --import tsx <file>` from a terminal), nothing is watched: a terminal's hangup reaches the
+ * process itself.
  */
 export function stopWhenNpmGoes(script: string, stop: () => void): void {
   if (process.env.npm_lifecycle_event !== script) return;
