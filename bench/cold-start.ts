@@ -33,7 +33,11 @@ import {
   vendoredOptions,
   vendoredPackageJson,
 } from '../lib/proxy-function.ts';
-import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../test/support/test-secrets.ts';
+import {
+  EXAMPLE_IDENTITIES_SECRET_ARN,
+  EXAMPLE_KEYS_SECRET_ARN,
+  EXAMPLE_LICENSE_SECRET_ARN,
+} from '../test/support/test-secrets.ts';
 import { startTokenIssuer } from '../test/support/token-issuer.ts';
 import {
   ADMIN,
@@ -118,7 +122,10 @@ export interface NodeColdStart {
   readonly sdkImportMs: number;
   /** First calls with secrets, execute bundles (extension: as deployed; sdk: the alternative). */
   readonly firstCalls: FirstCallRow[];
-  /** The mcp bundle with OAuth configured (README, "Remote agents with OAuth"), beside the row without. */
+  /**
+   * The mcp bundle with OAuth configured as deployed (README, "Remote agents with OAuth"): the
+   * identity map in its secret, read through the extension on the first token. Beside the row without.
+   */
   readonly oauth: readonly OAuthColdStartRow[];
   /**
    * The execute-v1 bundle's first call to an `https:` ERP, as deployed ERPs are reached: `node:https`
@@ -157,6 +164,7 @@ const OAUTH_AUDIENCE = 'http://127.0.0.1:8787/mcp';
 /** Secret ids the first-call runs use; the loopback servers answer them. */
 const KEYS_SECRET_ID = EXAMPLE_KEYS_SECRET_ARN;
 const LICENSE_SECRET_ID = EXAMPLE_LICENSE_SECRET_ARN;
+const IDENTITIES_SECRET_ID = EXAMPLE_IDENTITIES_SECRET_ARN;
 const SESSION_TOKEN = 'bench-session-token';
 /** The Secrets Manager client the SDK alternative would ship (bench only, as VENDORED does). */
 const SECRETS_SDK_PACKAGE = '@aws-sdk/client-secrets-manager';
@@ -581,6 +589,17 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
   const secretValues = {
     [KEYS_SECRET_ID]: BENCH_PROXY_KEY,
     [LICENSE_SECRET_ID]: JSON.stringify({ licensee: 'Benchmark', valid_until: '2999-12-31' }),
+    // The OAuth identity map, naming the small upstream: on Lambda it is only ever in its secret
+    // (`MCP_OAUTH_IDENTITIES` is local-only, lambdas/platform/settings.ts).
+    [IDENTITIES_SECRET_ID]: JSON.stringify({
+      identities: [
+        {
+          name: 'bench',
+          match: { claim: 'groups', value: 'bench' },
+          erp: { url: upstream.url, db: 'erp_a', user_id: ADMIN.uid, api_key: ADMIN.apiKey },
+        },
+      ],
+    }),
   };
   const extension = await startSecretServer('extension', secretValues);
   const secretsManager = await startSecretServer('sdk', secretValues);
@@ -613,19 +632,15 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
       { fn: 'execute-v2', secrets: 'extension', bundle: bundles['execute-v2'] },
       { fn: 'execute-v1', secrets: 'sdk', bundle: bundles['execute-v1-sdk'] },
     ];
+    // As the stack deploys OAuth: the identity map read through the extension on the first token
+    // call (the proxy key still from the environment, as the mcp row beside it).
     const oauthEnv: NodeJS.ProcessEnv = {
       ...env,
       MCP_OAUTH_ISSUER: issuer.issuer,
       MCP_OAUTH_AUDIENCE: OAUTH_AUDIENCE,
-      MCP_OAUTH_IDENTITIES: JSON.stringify({
-        identities: [
-          {
-            name: 'bench',
-            match: { claim: 'groups', value: 'bench' },
-            erp: { url: upstream.url, db: 'erp_a', user_id: ADMIN.uid, api_key: ADMIN.apiKey },
-          },
-        ],
-      }),
+      MCP_OAUTH_IDENTITIES_SECRET_ID: IDENTITIES_SECRET_ID,
+      PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(extension.port),
+      AWS_SESSION_TOKEN: SESSION_TOKEN,
     };
     const oauthCases = [
       { caller: 'proxy key' as const, event: events.mcp },
@@ -684,14 +699,27 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
         fn: 'execute-v1',
         env: { ...env, NODE_EXTRA_CA_CERTS: tlsUpstream.certFile },
       }),
-      ...oauthCases.map((testCase, index) =>
-        bundleCase(`oauth ${index}`, {
-          bundle: bundles.mcp,
-          event: testCase.event,
-          fn: 'mcp',
-          env: oauthEnv,
-        }),
-      ),
+      ...oauthCases.map((testCase, index) => {
+        // The proxy key's call reads no secret; the token's reads the identity map, once.
+        const identityReads = testCase.caller === 'proxy key' ? 0 : 1;
+        let readsBefore = 0;
+        const oauthCall = bundleCase(
+          `oauth ${index}`,
+          { bundle: bundles.mcp, event: testCase.event, fn: 'mcp', env: oauthEnv },
+          (answer) =>
+            extension.reads() - readsBefore === identityReads &&
+            isGoodAnswer('mcp', answer.statusCode, answer.body)
+              ? undefined
+              : `${testCase.caller}: ${extension.reads() - readsBefore} secret reads, answer ${answer.statusCode} ${answer.body}`,
+        );
+        return {
+          ...oauthCall,
+          once: (node: BenchNode) => {
+            readsBefore = extension.reads();
+            return oauthCall.once(node);
+          },
+        };
+      }),
     ];
     const speedAtStart = speedReference();
     progress(

@@ -353,9 +353,10 @@ export function coldStartRows(r: Pick<Results, 'coldStart'>): Row[] {
     ),
   );
   for (const caller of ['proxy key', 'access token'] as const) {
-    // With the proxy key, OAuth configured must cost nothing (jose is loaded on the first token): the
-    // cold-start budget. With a token, the first call fetches the issuer's metadata and its keys (two
-    // HTTP requests, as the first call with secrets reads two secrets): that row's budget.
+    // OAuth configured as the stack deploys it, the identity map in its secret. With the proxy key it
+    // must cost nothing (jose and the map are loaded on the first token): the cold-start budget. With
+    // a token, the first call reads the map through the extension and fetches the issuer's metadata
+    // and its keys (three HTTP requests): that row's budget.
     const byKey = caller === 'proxy key';
     rows.push(
       ...perNode(
@@ -364,8 +365,8 @@ export function coldStartRows(r: Pick<Results, 'coldStart'>): Row[] {
         (n, o, node24) => ({
           area: area(n, !byKey),
           measurement: byKey
-            ? 'mcp bundle with OAuth configured (MCP_OAUTH_ISSUER), called with the proxy key: import + first invocation'
-            : "mcp bundle with OAuth configured, first call with an access token: the issuer's metadata and keys fetched (loopback), the token checked",
+            ? 'mcp bundle with OAuth configured as deployed (MCP_OAUTH_ISSUER, the identity map in its secret), called with the proxy key: import + first invocation'
+            : "mcp bundle with OAuth configured as deployed, first call with an access token: the identity map read from its secret, the issuer's metadata and keys fetched (loopback), the token checked",
           result: `${ms(o.coldStartMs)} over bare node (import ${ms(o.importMs)}, first invocation ${ms(o.invokeMs)})`,
           ...budgetCells(
             n.node,
