@@ -417,7 +417,7 @@ export function buildTreeBundles(
 }
 
 /** The short commit of a checkout, or its directory's name when git cannot tell. */
-function treeCommit(tree: string): string {
+export function treeCommit(tree: string): string {
   try {
     return execFileSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   } catch {
@@ -548,6 +548,27 @@ function bundleRow(fn: FunctionName, file: string, sample: Sample, bareNodeMs: n
   };
 }
 
+/**
+ * The first invocation of each function, as the cold-start rows make it: the small call of each
+ * execute route and of the version route, `GET /_/about`, and a `tools/call` of `search_count`
+ * (the ERP at `upstreamUrl`, the bench's proxy key).
+ */
+export function functionEvents(upstreamUrl: string): Record<FunctionName, string> {
+  return {
+    'execute-v1': JSON.stringify(
+      postEvent('/api/erp/execute', JSON.stringify(smallBody('v1', upstreamUrl)), 'cs-1'),
+    ),
+    'execute-v2': JSON.stringify(
+      postEvent('/v2/erp/execute', JSON.stringify(smallBody('v2', upstreamUrl)), 'cs-2'),
+    ),
+    version: JSON.stringify(
+      postEvent('/v2/erp/version', JSON.stringify(smallBody('version', upstreamUrl)), 'cs-3'),
+    ),
+    aux: JSON.stringify(aboutEvent()),
+    mcp: JSON.stringify(mcpToolCallEvent(upstreamUrl, 'cs-5')),
+  };
+}
+
 /** Options of {@link measureColdStart}. */
 export interface ColdStartOptions {
   /** Measured rounds (after one unmeasured round). */
@@ -571,19 +592,8 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
   const upstream = await startSmallUpstream();
   const tlsUpstream = await startSmallTlsUpstream(join(BUNDLE_DIR, 'tls'));
   const env = lambdaModeEnv();
-  const events: Record<FunctionName, string> = {
-    'execute-v1': JSON.stringify(
-      postEvent('/api/erp/execute', JSON.stringify(smallBody('v1', upstream.url)), 'cs-1'),
-    ),
-    'execute-v2': JSON.stringify(
-      postEvent('/v2/erp/execute', JSON.stringify(smallBody('v2', upstream.url)), 'cs-2'),
-    ),
-    version: JSON.stringify(
-      postEvent('/v2/erp/version', JSON.stringify(smallBody('version', upstream.url)), 'cs-3'),
-    ),
-    aux: JSON.stringify(aboutEvent()),
-    mcp: JSON.stringify(mcpToolCallEvent(upstream.url, 'cs-5')),
-  };
+  const events = functionEvents(upstream.url);
+
   // First calls with secrets: the keys and license come from loopback servers, the deployed way
   // (the extension's API) and the SDK way; nothing of PROXY_API_KEY / LICENSE_FILE.
   const secretValues = {

@@ -5,7 +5,9 @@
  * to that long for a speed reference at which the budgets are judged, `--before <dir>` also times the
  * bundles of an older checkout (its own node_modules and esbuild settings) on Node 24; `--import-profile` only the CPU
  * profile of each bundle's import (where import time goes), printed the same way; `--body-parse`
- * only the body step with `@middy/http-json-body-parser` against the scanner alone.
+ * only the body step with `@middy/http-json-body-parser` against the scanner alone;
+ * `--instructions` each function's cold start counted in instructions under callgrind, not timed
+ * (bench/instructions.ts; `--runs`, 3 by default, and `--before` as for `--cold-start`).
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
@@ -25,6 +27,7 @@ import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
 import { IDEMPOTENCY_RUNS, measureIdempotency } from './idempotency.ts';
 import { profileImports, timeTopLevel } from './import-profile.ts';
+import { instructionTable, measureInstructions } from './instructions.ts';
 import { KEY_COUNT, KEYS_WITH_POLICIES, measureKeyPolicyOverhead } from './key-policy-overhead.ts';
 import { measureLargeAnswers } from './large-answers.ts';
 import { measureLimitsOverhead } from './limits-overhead.ts';
@@ -61,6 +64,8 @@ const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
 // 10-15 ms from one bench run to the next (execute bundles 80-107 ms over 7 runs).
 const COLD_START_RUNS = 25;
 const LARGE_RUNS = 5;
+/** Runs of each process under callgrind (`--instructions`): its counts vary by about 1%, not 20. */
+const INSTRUCTION_RUNS = 3;
 /** Profiled imports per bundle: the median of each part over these. */
 const PROFILE_RUNS = 9;
 /** Imports per bundle timed module by module, without the profiler. */
@@ -137,6 +142,25 @@ async function coldStartOnly(options: CommandOptions): Promise<void> {
   process.stdout.write(`\n${renderTable(rows)}\n\n${summary(rows)}\n${coldStartFootnote(coldStart)}\n`);
 }
 
+/**
+ * Cold starts counted in instructions (`--instructions`, bench/instructions.ts): the table on
+ * stdout, BENCHMARKS.md untouched. `--runs N` (3 by default), `--before <dir>` as for `--cold-start`.
+ */
+async function instructionsOnly(options: CommandOptions): Promise<void> {
+  if (options.waitQuietMinutes !== undefined) {
+    throw new Error(
+      "--wait-quiet: an instruction count does not depend on the machine's speed (leave it out)",
+    );
+  }
+  progress(`machine: ${machine()}`);
+  const runs = options.runs ?? INSTRUCTION_RUNS;
+  progress(
+    `cold starts counted in instructions (${runs} run(s) of each function${options.before ? ` and of ${options.before}'s` : ''}; about 10 s each)`,
+  );
+  const result = await measureInstructions({ runs, ...(options.before ? { before: options.before } : {}) });
+  process.stdout.write(`\n${instructionTable(result)}\n`);
+}
+
 /** Where each bundle's import time goes: CPU profiles, and each module's top-level code without the profiler. */
 async function profileBundleImports() {
   const options = { functions: FUNCTIONS, bundleDir: BUNDLE_DIR, env: lambdaModeEnv() };
@@ -209,6 +233,7 @@ async function main(): Promise<void> {
   const options = commandOptions(process.argv);
   if (process.argv.includes('--limits')) return limitsOnly();
   if (process.argv.includes('--body-parse')) return bodyParseOnly();
+  if (process.argv.includes('--instructions')) return instructionsOnly(options);
   if (process.argv.includes('--cold-start')) return coldStartOnly(options);
   if (process.argv.includes('--key-policies')) return keyPoliciesOnly();
   if (process.argv.includes('--import-profile')) return importProfileOnly();

@@ -1,0 +1,296 @@
+/**
+ * @module bench/instructions
+ * Cold starts counted in instructions (`npm run bench -- --cold-start --instructions`): each
+ * function's fresh process, the same import and first invocation as the timed cold-start rows
+ * (bench/cold-start.ts), run on the pinned Node 24 under valgrind's callgrind, which counts every
+ * instruction the process executes, in every thread.
+ *
+ * Why: this VM's speed moves the timed rows by tens of percent from one minute to the next (its
+ * speed reference ran 160 to 370 ms across three sessions, never at the 110 ms at which the budgets
+ * are judged). An instruction count does not move with the machine: the same bundle, event and
+ * Node give the same count, to within about 1%, whatever else runs. To get there the process runs
+ * with V8 on one thread (`--single-threaded`: no background compiler or collector threads, whose
+ * share would vary), fixed hash and random seeds, and no address randomization (`setarch -R`); what
+ * is left to vary is the event loop's timing around the ERP request.
+ *
+ * It is not a time. Cache misses, page faults, the file reads and the kernel's work are not in it,
+ * and an instruction of the parser costs less than one of the garbage collector: so no budget is
+ * judged on it. It says whether a change makes a cold start do more work or less, and how much,
+ * where a timed comparison on this VM needs many rounds to see a few percent.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FunctionName } from '../lambdas/platform/routes.ts';
+import {
+  BARE_READY,
+  type BenchNode,
+  BUNDLE_DIR,
+  benchNodes,
+  buildBundles,
+  buildTreeBundles,
+  CHILD,
+  FUNCTIONS,
+  functionEvents,
+  lambdaModeEnv,
+  treeCommit,
+} from './cold-start.ts';
+import { isGoodAnswer } from './fixtures.ts';
+import { median, progress } from './stats.ts';
+import { startSmallUpstream } from './upstreams.ts';
+
+/** valgrind's options: callgrind counting every instruction, writing only its summary (to the log). */
+export const CALLGRIND_OPTIONS = Object.freeze([
+  '--tool=callgrind',
+  '--callgrind-out-file=/dev/null',
+  // V8 writes machine code into memory it then runs: valgrind must see those writes.
+  '--smc-check=all-non-file',
+]);
+
+/** Node and V8 flags that make a process do the same work from one run to the next. */
+export const REPEATABLE_NODE_FLAGS = Object.freeze(['--single-threaded', '--hash-seed=1', '--random-seed=1']);
+
+/** The instructions callgrind's summary says the process executed (`==123== Collected : 93823031`). */
+export function collectedInstructions(log: string): number {
+  const found = /^==\d+== Collected : (\d+)\s*$/m.exec(log);
+  if (found === null) {
+    throw new Error(`no "Collected" line in valgrind's log: ${log.trim().split('\n').slice(-5).join(' | ')}`);
+  }
+  return Number(found[1]);
+}
+
+/** The command that runs `node args` under callgrind, its log going to `logFile`. */
+export function instructionCommand(
+  node: string,
+  args: readonly string[],
+  logFile: string,
+): { readonly file: string; readonly args: readonly string[] } {
+  return {
+    file: 'setarch',
+    args: [
+      '-R',
+      'valgrind',
+      ...CALLGRIND_OPTIONS,
+      `--log-file=${logFile}`,
+      node,
+      ...REPEATABLE_NODE_FLAGS,
+      ...args,
+    ],
+  };
+}
+
+/** One process's count and the JSON object it wrote to fd 3. */
+export interface CountedProcess {
+  readonly instructions: number;
+  readonly report: Record<string, unknown>;
+}
+
+/**
+ * Runs `node args` under callgrind (see the module header). The process must write one JSON object
+ * to fd 3 and exit 0; its stderr is kept for the error when it does not.
+ */
+export function countInstructions(
+  node: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<CountedProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'erp-proxy-callgrind-'));
+  const logFile = join(dir, 'valgrind.log');
+  const command = instructionCommand(node, args, logFile);
+  return new Promise<CountedProcess>((resolvePromise, reject) => {
+    const child = spawn(command.file, [...command.args], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    });
+    let report = '';
+    let stderr = '';
+    child.stdio[3]?.on('data', (chunk: Buffer) => {
+      report += chunk.toString('utf8');
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        const what = `node ${args.join(' ').slice(0, 120)} under callgrind`;
+        if (code !== 0) throw new Error(`${what} exited with ${code}: ${stderr.trim().slice(-600)}`);
+        const instructions = collectedInstructions(readFileSync(logFile, 'utf8'));
+        let parsed: Record<string, unknown>;
+        try {
+          parsed = JSON.parse(report) as Record<string, unknown>;
+        } catch {
+          throw new Error(`${what}: no report on fd 3 (${report.slice(0, 200)})`);
+        }
+        resolvePromise({ instructions, report: parsed });
+      } catch (error) {
+        reject(error);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+}
+
+/** Whether valgrind and setarch can run here; otherwise what to install. */
+export function instructionCountingProblem(): string | undefined {
+  for (const [tool, version] of [
+    ['valgrind', '--version'],
+    ['setarch', '--version'],
+  ] as const) {
+    try {
+      execFileSync(tool, [version], { stdio: 'ignore' });
+    } catch {
+      return `${tool} not found: counting instructions needs Debian's valgrind and util-linux (apt-get install valgrind)`;
+    }
+  }
+  return undefined;
+}
+
+/** Millions of instructions, one decimal. */
+const millions = (count: number) => `${(count / 1e6).toFixed(1)} M`;
+
+/** One function's counts: this tree's, and the before tree's when one was given. */
+export interface InstructionRow {
+  readonly fn: FunctionName;
+  /** Median over the runs, minus bare node's median. */
+  readonly instructions: number;
+  /** Every run's count, minus bare node's median. */
+  readonly runs: readonly number[];
+  readonly before?: { readonly instructions: number; readonly runs: readonly number[] };
+}
+
+export interface InstructionResult {
+  readonly node: BenchNode;
+  readonly runs: number;
+  /** A bare node's count (median): it starts and runs its first line of ES module code. */
+  readonly bare: number;
+  readonly rows: readonly InstructionRow[];
+  /** The before tree (`--before`): its directory and commit. */
+  readonly before?: { readonly tree: string; readonly commit: string };
+}
+
+/**
+ * Counts each function's cold start on the pinned Node 24, `runs` times (and the before tree's,
+ * right after this tree's, with this tree's events), and a bare node's. Each answer must be the
+ * good one, as in the timed rows.
+ */
+export async function measureInstructions(options: {
+  readonly runs: number;
+  readonly before?: string;
+}): Promise<InstructionResult> {
+  const problem = instructionCountingProblem();
+  if (problem !== undefined) throw new Error(problem);
+  const node = benchNodes().find((candidate) => candidate.role === 'lambda');
+  if (node === undefined) throw new Error('the pinned Node 24 is missing');
+  progress(`  Node ${node.version} ${node.arch}, under callgrind (V8 single-threaded)`);
+  const bundles = await buildBundles();
+  const beforeBundles =
+    options.before === undefined
+      ? undefined
+      : buildTreeBundles(options.before, join(BUNDLE_DIR, 'before'), FUNCTIONS);
+  const upstream = await startSmallUpstream();
+  try {
+    const env = lambdaModeEnv();
+    const events = functionEvents(upstream.url);
+    const count = async (what: string, fn: FunctionName, bundle: string): Promise<number> => {
+      const { instructions, report } = await countInstructions(
+        node.path,
+        [CHILD, bundle, events[fn], fn],
+        env,
+      );
+      const statusCode = Number(report.statusCode);
+      const body = String(report.body);
+      if (!isGoodAnswer(fn, statusCode, body)) {
+        throw new Error(`${what} ${fn}: unexpected answer ${statusCode} ${body}`);
+      }
+      return instructions;
+    };
+    const bare: number[] = [];
+    const mine = new Map<FunctionName, number[]>();
+    const theirs = new Map<FunctionName, number[]>();
+    for (let run = 0; run < options.runs; run++) {
+      progress(`  run ${run + 1}/${options.runs}: bare node and ${FUNCTIONS.length} functions`);
+      bare.push(
+        (await countInstructions(node.path, ['--input-type=module', '-e', BARE_READY], env)).instructions,
+      );
+      for (const fn of FUNCTIONS) {
+        const own = await count('this tree', fn, bundles[fn]);
+        mine.set(fn, [...(mine.get(fn) ?? []), own]);
+        const before = beforeBundles?.[fn];
+        const other = before === undefined ? undefined : await count('before', fn, before);
+        if (other !== undefined) theirs.set(fn, [...(theirs.get(fn) ?? []), other]);
+        progress(
+          `    ${fn}: ${millions(own)}${other === undefined ? '' : ` (before: ${millions(other)})`}, bare node included`,
+        );
+      }
+    }
+    const bareMedian = median(bare);
+    const overBare = (counts: readonly number[]) => counts.map((value) => value - bareMedian);
+    return {
+      node,
+      runs: options.runs,
+      bare: bareMedian,
+      rows: FUNCTIONS.map((fn): InstructionRow => {
+        const own = overBare(mine.get(fn) ?? []);
+        const other = theirs.get(fn);
+        return {
+          fn,
+          instructions: median(own),
+          runs: own,
+          ...(other === undefined
+            ? {}
+            : { before: { instructions: median(overBare(other)), runs: overBare(other) } }),
+        };
+      }),
+      ...(options.before === undefined
+        ? {}
+        : { before: { tree: options.before, commit: treeCommit(options.before) } }),
+    };
+  } finally {
+    await upstream.close();
+  }
+}
+
+/** How far apart a row's runs were, as a share of their median. */
+export function spread(runs: readonly number[]): string {
+  if (runs.length < 2) return '—';
+  const middle = median(runs);
+  return `${(((Math.max(...runs) - Math.min(...runs)) / middle) * 100).toFixed(2)}%`;
+}
+
+/** The counts as a Markdown table, with the before tree's beside them when there is one. */
+export function instructionTable(result: InstructionResult): string {
+  const before = result.before;
+  const header = [
+    'function',
+    `this tree, over bare node (median of ${result.runs})`,
+    'spread',
+    ...(before === undefined ? [] : [`before (${before.commit})`, 'spread', 'difference']),
+  ];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+  for (const row of result.rows) {
+    const cells = [row.fn, millions(row.instructions), spread(row.runs)];
+    if (before !== undefined) {
+      cells.push(
+        ...(row.before === undefined
+          ? ['—', '—', '—']
+          : [
+              millions(row.before.instructions),
+              spread(row.before.runs),
+              `${row.instructions >= row.before.instructions ? '+' : ''}${(((row.instructions - row.before.instructions) / row.before.instructions) * 100).toFixed(1)}%`,
+            ]),
+      );
+    }
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return [
+    `Instructions of a cold start (import + first invocation) on Node ${result.node.version} ${result.node.arch}, ` +
+      `counted by callgrind (V8 single-threaded); a bare node: ${millions(result.bare)}.`,
+    '',
+    ...lines,
+    '',
+    'A count, not a time: no budget is judged on it (bench/instructions.ts says why).',
+  ].join('\n');
+}
