@@ -172,7 +172,7 @@ const SECRETS_SDK_PACKAGE = '@aws-sdk/client-secrets-manager';
 interface SecretServer {
   readonly url: string;
   readonly port: number;
-  /** Secret reads answered so far. */
+  /** Requests so far, answered or refused (a refused read counts too). */
   reads(): number;
   close(): Promise<void>;
 }
@@ -195,6 +195,7 @@ function readBody(request: IncomingMessage): Promise<string> {
 async function startSecretServer(kind: SecretsPath, values: Record<string, string>): Promise<SecretServer> {
   let reads = 0;
   const server: Server = createServer((request, response) => {
+    reads++;
     void (async () => {
       let secretId: string | null = null;
       if (kind === 'extension') {
@@ -217,7 +218,6 @@ async function startSecretServer(kind: SecretsPath, values: Record<string, strin
         response.end('{"__type":"ResourceNotFoundException","message":"not found"}');
         return;
       }
-      reads++;
       response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
       response.end(
         JSON.stringify({
@@ -302,37 +302,68 @@ interface ChildRun {
   readonly report: Record<string, unknown>;
 }
 
+/** How a child that reports on fd 3 ended: {@link spawnReporting}. */
+export interface ReportingChild {
+  /** Everything it wrote to fd 3. */
+  readonly report: string;
+  /** The last 4000 characters of its stderr, when piped ('' when inherited). */
+  readonly stderr: string;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** When the parent saw it exit (epoch ms), before its pipes had closed. */
+  readonly exitedAt: number;
+}
+
+/**
+ * Spawns `file args` in the project root with fd 3 a pipe, and resolves once the process has
+ * exited *and* its pipes have closed, so the whole report has been read ('exit' can come before
+ * the last of the pipe's data). `stderr`: inherited, or piped and kept (its tail).
+ */
+export function spawnReporting(
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  stderr: 'inherit' | 'pipe',
+): Promise<ReportingChild> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(file, [...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', stderr, 'pipe'] });
+    let report = '';
+    let errors = '';
+    let exitedAt = Number.NaN;
+    child.stdio[3]?.on('data', (chunk: Buffer) => {
+      report += chunk.toString('utf8');
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      errors = (errors + chunk.toString('utf8')).slice(-4000);
+    });
+    child.on('error', reject);
+    child.on('exit', () => {
+      exitedAt = performance.timeOrigin + performance.now();
+    });
+    child.on('close', (code, signal) => resolvePromise({ report, stderr: errors, code, signal, exitedAt }));
+  });
+}
+
 /**
  * Runs a child of `node` (this process's own by default) that writes one JSON object with `at`
  * (epoch ms) to fd 3 and exits 0.
  */
-export function runNode(args: string[], env: NodeJS.ProcessEnv, node = process.execPath): Promise<ChildRun> {
-  return new Promise((resolvePromise, reject) => {
-    const spawnedAt = performance.timeOrigin + performance.now();
-    const child = spawn(node, args, {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
-    });
-    let report = '';
-    child.stdio[3]?.on('data', (chunk: Buffer) => {
-      report += chunk.toString('utf8');
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const exitedAt = performance.timeOrigin + performance.now();
-      if (code !== 0) return reject(new Error(`node ${args.join(' ').slice(0, 120)} exited with ${code}`));
-      try {
-        const parsed = JSON.parse(report) as Record<string, unknown>;
-        if (typeof parsed.at !== 'number') throw new Error('no "at" in the report');
-        resolvePromise({ readyMs: parsed.at - spawnedAt, exitMs: exitedAt - parsed.at, report: parsed });
-      } catch (error) {
-        reject(
-          new Error(`node ${args.join(' ').slice(0, 120)}: bad report ${report.slice(0, 200)} (${error})`),
-        );
-      }
-    });
-  });
+export async function runNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  node = process.execPath,
+): Promise<ChildRun> {
+  const spawnedAt = performance.timeOrigin + performance.now();
+  const run = await spawnReporting(node, args, env, 'inherit');
+  const what = `node ${args.join(' ').slice(0, 120)}`;
+  if (run.code !== 0) throw new Error(`${what} exited with ${run.code ?? run.signal}`);
+  try {
+    const parsed = JSON.parse(run.report) as Record<string, unknown>;
+    if (typeof parsed.at !== 'number') throw new Error('no "at" in the report');
+    return { readyMs: parsed.at - spawnedAt, exitMs: run.exitedAt - parsed.at, report: parsed };
+  } catch (error) {
+    throw new Error(`${what}: bad report ${run.report.slice(0, 200)} (${error})`);
+  }
 }
 
 /**
@@ -488,6 +519,32 @@ function bundleCase(
         importMs: answer.importMs,
         invokeMs: answer.invokeMs,
       };
+    },
+  };
+}
+
+/**
+ * {@link bundleCase} whose process must make exactly `secrets.reads` requests to `secrets.server`
+ * (counted from its spawn: the cases run one at a time) and give an answer `good` accepts.
+ */
+function readingSecrets(
+  id: string,
+  run: { bundle: string; event: string; fn: FunctionName; env: NodeJS.ProcessEnv },
+  secrets: { server: SecretServer; reads: number; label: string },
+  good: (answer: ChildAnswer) => boolean,
+): ProcessCase {
+  let readsBefore = 0;
+  const counted = bundleCase(id, run, (answer) => {
+    const reads = secrets.server.reads() - readsBefore;
+    return reads === secrets.reads && good(answer)
+      ? undefined
+      : `${secrets.label}: ${reads} secret reads (expected ${secrets.reads}), answer ${answer.statusCode} ${answer.body}`;
+  });
+  return {
+    ...counted,
+    once: (node) => {
+      readsBefore = secrets.server.reads();
+      return counted.once(node);
     },
   };
 }
@@ -673,10 +730,9 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
             : [bundleCase(`before ${fn}`, { bundle: before, event: events[fn], fn, env, lambdaOnly: true })]),
         ];
       }),
-      ...firstCallCases.map((testCase, index) => {
-        const server = testCase.secrets === 'extension' ? extension : secretsManager;
-        let readsBefore = 0;
-        const firstCall = bundleCase(
+      ...firstCallCases.map((testCase, index) =>
+        // Keys and license, each read once from the loopback source, and a good answer.
+        readingSecrets(
           `first ${index}`,
           {
             bundle: testCase.bundle,
@@ -684,22 +740,14 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
             fn: testCase.fn,
             env: secretEnv[testCase.secrets],
           },
-          // Keys and license, each read once from the loopback source, and a good answer.
-          (answer) =>
-            server.reads() - readsBefore === 2 &&
-            answer.statusCode === 200 &&
-            answer.body.endsWith('"error":null}')
-              ? undefined
-              : `${testCase.secrets}: ${server.reads() - readsBefore} secret reads, answer ${answer.statusCode} ${answer.body}`,
-        );
-        return {
-          ...firstCall,
-          once: (node: BenchNode) => {
-            readsBefore = server.reads();
-            return firstCall.once(node);
+          {
+            server: testCase.secrets === 'extension' ? extension : secretsManager,
+            reads: 2,
+            label: testCase.secrets,
           },
-        };
-      }),
+          (answer) => answer.statusCode === 200 && answer.body.endsWith('"error":null}'),
+        ),
+      ),
       // The first call to an https: ERP: the TLS module and the handshake on that call.
       bundleCase('https execute-v1', {
         bundle: bundles['execute-v1'],
@@ -709,27 +757,15 @@ export async function measureColdStart(options: ColdStartOptions): Promise<ColdS
         fn: 'execute-v1',
         env: { ...env, NODE_EXTRA_CA_CERTS: tlsUpstream.certFile },
       }),
-      ...oauthCases.map((testCase, index) => {
-        // The proxy key's call reads no secret; the token's reads the identity map, once.
-        const identityReads = testCase.caller === 'proxy key' ? 0 : 1;
-        let readsBefore = 0;
-        const oauthCall = bundleCase(
+      // The proxy key's call reads no secret; the token's reads the identity map, once.
+      ...oauthCases.map((testCase, index) =>
+        readingSecrets(
           `oauth ${index}`,
           { bundle: bundles.mcp, event: testCase.event, fn: 'mcp', env: oauthEnv },
-          (answer) =>
-            extension.reads() - readsBefore === identityReads &&
-            isGoodAnswer('mcp', answer.statusCode, answer.body)
-              ? undefined
-              : `${testCase.caller}: ${extension.reads() - readsBefore} secret reads, answer ${answer.statusCode} ${answer.body}`,
-        );
-        return {
-          ...oauthCall,
-          once: (node: BenchNode) => {
-            readsBefore = extension.reads();
-            return oauthCall.once(node);
-          },
-        };
-      }),
+          { server: extension, reads: testCase.caller === 'proxy key' ? 0 : 1, label: testCase.caller },
+          (answer) => isGoodAnswer('mcp', answer.statusCode, answer.body),
+        ),
+      ),
     ];
     const speedAtStart = speedReference();
     progress(

@@ -1,14 +1,15 @@
 /**
  * @module bench/instructions
- * Cold starts counted in instructions (`npm run bench -- --cold-start --instructions`): each
+ * Cold starts counted in instructions (`npm run bench -- --instructions`): each
  * function's fresh process, the same import and first invocation as the timed cold-start rows
  * (bench/cold-start.ts), run on the pinned Node 24 under valgrind's callgrind, which counts every
  * instruction the process executes, in every thread.
  *
  * Why: this VM's speed moves the timed rows by tens of percent from one minute to the next (its
- * speed reference ran 160 to 370 ms across three sessions, never at the 110 ms at which the budgets
+ * speed reference read 160 ms at its lowest in three sessions, never the 110 ms at which the budgets
  * are judged). An instruction count does not move with the machine: the same bundle, event and
- * Node give the same count, to within about 1%, whatever else runs. To get there the process runs
+ * Node give the same count, to within about 1% (1.24% the widest seen for a bundle, 0.001% for a
+ * process without I/O), whatever else runs. To get there the process runs
  * with V8 on one thread (`--single-threaded`: no background compiler or collector threads, whose
  * share would vary), fixed hash and random seeds, and no address randomization (`setarch -R`); what
  * is left to vary is the event loop's timing around the ERP request.
@@ -18,8 +19,8 @@
  * judged on it. It says whether a change makes a cold start do more work or less, and how much,
  * where a timed comparison on this VM needs many rounds to see a few percent.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FunctionName } from '../lambdas/platform/routes.ts';
@@ -34,6 +35,7 @@ import {
   FUNCTIONS,
   functionEvents,
   lambdaModeEnv,
+  spawnReporting,
   treeCommit,
 } from './cold-start.ts';
 import { isGoodAnswer } from './fixtures.ts';
@@ -88,62 +90,50 @@ export interface CountedProcess {
 
 /**
  * Runs `node args` under callgrind (see the module header). The process must write one JSON object
- * to fd 3 and exit 0; its stderr is kept for the error when it does not.
+ * to fd 3 and exit 0; its stderr and valgrind's log are kept for the error when it does not.
  */
-export function countInstructions(
+export async function countInstructions(
   node: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Promise<CountedProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'erp-proxy-callgrind-'));
-  const logFile = join(dir, 'valgrind.log');
-  const command = instructionCommand(node, args, logFile);
-  return new Promise<CountedProcess>((resolvePromise, reject) => {
-    const child = spawn(command.file, [...command.args], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    });
-    let report = '';
-    let stderr = '';
-    child.stdio[3]?.on('data', (chunk: Buffer) => {
-      report += chunk.toString('utf8');
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-4000);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      try {
-        const what = `node ${args.join(' ').slice(0, 120)} under callgrind`;
-        if (code !== 0) throw new Error(`${what} exited with ${code}: ${stderr.trim().slice(-600)}`);
-        const instructions = collectedInstructions(readFileSync(logFile, 'utf8'));
-        let parsed: Record<string, unknown>;
-        try {
-          parsed = JSON.parse(report) as Record<string, unknown>;
-        } catch {
-          throw new Error(`${what}: no report on fd 3 (${report.slice(0, 200)})`);
-        }
-        resolvePromise({ instructions, report: parsed });
-      } catch (error) {
-        reject(error);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
-  });
+  try {
+    const logFile = join(dir, 'valgrind.log');
+    const command = instructionCommand(node, args, logFile);
+    const run = await spawnReporting(command.file, command.args, env, 'pipe');
+    // valgrind writes its own failures to its log, not to stderr.
+    const log = existsSync(logFile) ? readFileSync(logFile, 'utf8') : '';
+    const what = `node ${args.join(' ').slice(0, 120)} under callgrind`;
+    if (run.code !== 0) {
+      const said = `${run.stderr.trim()}\n${log.trim().split('\n').slice(-5).join('\n')}`.trim();
+      throw new Error(`${what} exited with ${run.code ?? run.signal}: ${said.slice(-800)}`);
+    }
+    const instructions = collectedInstructions(log);
+    let report: Record<string, unknown>;
+    try {
+      report = JSON.parse(run.report) as Record<string, unknown>;
+    } catch {
+      throw new Error(`${what}: no report on fd 3 (${run.report.slice(0, 200)})`);
+    }
+    return { instructions, report };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
-/** Whether valgrind and setarch can run here; otherwise what to install. */
+/** Whether valgrind and `setarch -R` can run here; otherwise what to install or allow. */
 export function instructionCountingProblem(): string | undefined {
-  for (const [tool, version] of [
-    ['valgrind', '--version'],
-    ['setarch', '--version'],
-  ] as const) {
-    try {
-      execFileSync(tool, [version], { stdio: 'ignore' });
-    } catch {
-      return `${tool} not found: counting instructions needs Debian's valgrind and util-linux (apt-get install valgrind)`;
-    }
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return "valgrind not found: counting instructions needs Debian's valgrind (apt-get install valgrind)";
+  }
+  try {
+    // A container's seccomp profile may refuse turning address randomization off.
+    execFileSync('setarch', ['-R', 'true'], { stdio: 'ignore' });
+  } catch {
+    return "setarch -R failed: counting instructions needs util-linux's setarch and leave to turn address randomization off";
   }
   return undefined;
 }

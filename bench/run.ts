@@ -155,7 +155,7 @@ async function instructionsOnly(options: CommandOptions): Promise<void> {
   progress(`machine: ${machine()}`);
   const runs = options.runs ?? INSTRUCTION_RUNS;
   progress(
-    `cold starts counted in instructions (${runs} run(s) of each function${options.before ? ` and of ${options.before}'s` : ''}; about 10 s each)`,
+    `cold starts counted in instructions (${runs} run(s) of each function${options.before ? ` and of ${options.before}'s` : ''}; about 15 s each)`,
   );
   const result = await measureInstructions({ runs, ...(options.before ? { before: options.before } : {}) });
   process.stdout.write(`\n${instructionTable(result)}\n`);
