@@ -502,18 +502,28 @@ function useOAuthProxy(identities: () => unknown[], env: Record<string, string> 
   let proxy: ProxyHarness | undefined;
   let resource = '';
   beforeAll(async () => {
-    const port = await freePort();
-    resource = `http://127.0.0.1:${port}/mcp`;
-    issuer = await startTokenIssuer(resource);
-    proxy = await startProxy({
-      env: {
-        PORT: String(port),
-        MCP_OAUTH_ISSUER: issuer.issuer,
-        MCP_OAUTH_AUDIENCE: resource,
-        MCP_OAUTH_IDENTITIES: JSON.stringify({ identities: identities() }),
-        ...env,
-      },
-    });
+    // The port is chosen before the proxy listens (it is in the audience): another process may
+    // take it in between, so a taken port means another one, a few times.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      resource = `http://127.0.0.1:${port}/mcp`;
+      issuer = await startTokenIssuer(resource);
+      try {
+        proxy = await startProxy({
+          env: {
+            PORT: String(port),
+            MCP_OAUTH_ISSUER: issuer.issuer,
+            MCP_OAUTH_AUDIENCE: resource,
+            MCP_OAUTH_IDENTITIES: JSON.stringify({ identities: identities() }),
+            ...env,
+          },
+        });
+        return;
+      } catch (error) {
+        await issuer.close();
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 3) throw error;
+      }
+    }
   });
   afterAll(async () => {
     await proxy?.close();

@@ -60,9 +60,14 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHarne
   const server: Server = createLocalServer(runtime, options.server);
   // `PORT` in `env` (a test that needs the URL before the proxy starts, e.g. as an OAuth audience):
   // listen there; otherwise on any free port.
-  await new Promise<void>((resolve) =>
-    server.listen(options.env?.PORT ? config.port : 0, '127.0.0.1', resolve),
-  );
+  // A port taken meanwhile (EADDRINUSE) rejects here, not as an uncaught exception.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.env?.PORT ? config.port : 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = async (
     path: string,
