@@ -21,8 +21,9 @@ import { type FactSheet, withFacts } from './request-facts.ts';
 import {
   describeIssues,
   HEADER_SAFE,
-  METHOD_NAME,
-  MODEL_NAME,
+  isMethodName,
+  isModelName,
+  MAX_NAME_LENGTH,
   v1ExecuteSchema,
   v2ExecuteSchema,
   versionSchema,
@@ -97,6 +98,14 @@ export function parseV1Call(inbound: InboundBody, presentedProxyKey?: string): E
     const fnName = body.fn_name?.trim() ?? '';
     if (fnName === '')
       throw withFacts(new MissingFunctionNameError(), refusedCallFacts(body.model_id, url, db));
+    // The one name grammar, before any rule reads the name (platform/erp-names.ts).
+    if (!isMethodName(fnName))
+      throw withFacts(
+        new InvalidRequestError(
+          `Invalid request: fn_name: "${printable(fnName)}" is not an ERP method name (letters, digits and _, not starting with a digit, at most ${MAX_NAME_LENGTH} characters)`,
+        ),
+        refusedCallFacts(body.model_id, url, db),
+      );
     method = fnName;
   }
   if (isCallersProxyKey(body.erp_instance.api_key, presentedProxyKey)) {
@@ -118,11 +127,8 @@ export function parseV1Call(inbound: InboundBody, presentedProxyKey?: string): E
   };
 }
 
-/**
- * Longest model or method name forwarded (they become the upstream path): far above any real
- * ERP name, far below what a front proxy refuses.
- */
-export const MAX_V2_NAME_LENGTH = 256;
+/** Longest model or method name forwarded (platform/erp-names.ts). */
+export const MAX_V2_NAME_LENGTH = MAX_NAME_LENGTH;
 /** Longest `db` or `api_key` forwarded on v2 (they travel as header values). */
 export const MAX_V2_HEADER_VALUE_LENGTH = MAX_HEADER_VALUE_LENGTH;
 
@@ -169,12 +175,12 @@ function checkV2Target(body: z.infer<ReturnType<typeof v2ExecuteSchema>>, presen
   if (body.method.length > MAX_V2_NAME_LENGTH) {
     throw new InvalidV2TargetError(`Invalid method: longer than ${MAX_V2_NAME_LENGTH} characters.`);
   }
-  if (!MODEL_NAME.test(body.model_id)) {
+  if (!isModelName(body.model_id)) {
     throw new InvalidV2TargetError(
       `Invalid model_id "${printable(body.model_id)}": expected an ERP model name such as res.partner (letters, digits, _ and single dots).`,
     );
   }
-  if (!METHOD_NAME.test(body.method)) {
+  if (!isMethodName(body.method)) {
     throw new InvalidV2TargetError(
       `Invalid method "${printable(body.method)}": expected an ERP method name (letters, digits and _, not starting with a digit).`,
     );

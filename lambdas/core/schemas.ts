@@ -12,6 +12,7 @@
  */
 
 import * as z from 'zod/mini';
+import { MAX_NAME_LENGTH, MODEL_NAME } from '../platform/erp-names.ts';
 import { isJsonObject } from '../platform/json.ts';
 import { lazily } from '../platform/zod.ts';
 
@@ -126,7 +127,15 @@ export const v1ExecuteSchema = lazily(() =>
           ? 'is required'
           : `must be one of ${V1_ACTIONS.join(', ')}; use call_method with fn_name for any other method`,
     }),
-    model_id: requiredString().check(z.minLength(1, 'must not be empty')),
+    // The one name grammar (platform/erp-names.ts), before any rule reads the name.
+    model_id: requiredString().check(
+      z.minLength(1, 'must not be empty'),
+      z.maxLength(MAX_NAME_LENGTH, `is longer than ${MAX_NAME_LENGTH} characters`),
+      z.regex(
+        MODEL_NAME,
+        'expected an ERP model name such as res.partner (letters, digits, _ and single dots)',
+      ),
+    ),
     params: z._default(z.array(z.unknown(), { error: (issue) => typeError(issue.input, 'array') }), []),
     keyword: z._default(jsonObject(), {}),
     // Only read for call_method; null counts as absent (-32002 there, ignored otherwise).
@@ -166,7 +175,13 @@ export function describeIssues(error: z.core.$ZodError): string {
     .join('; ');
 }
 
-/** Model and method names (defined with the key policies, which check model names too). */
-export { METHOD_NAME, MODEL_NAME } from '../platform/erp-names.ts';
+/** Model and method names: the one grammar (platform/erp-names.ts). */
+export {
+  isMethodName,
+  isModelName,
+  MAX_NAME_LENGTH,
+  METHOD_NAME,
+  MODEL_NAME,
+} from '../platform/erp-names.ts';
 /** A value that can be sent as an HTTP header value unchanged (defined with the transports that send it). */
 export { HEADER_SAFE } from '../upstream/erp-transport.ts';

@@ -289,6 +289,11 @@ export interface Setting<T = unknown> {
   /** Parses an environment or context value: default, bounds, the message of a bad value. */
   readonly schema: SettingSchema<T>;
   /**
+   * Parses the context value where the deployed default differs from the local one (the local
+   * server keeps {@link schema}'s): `ERP_STRIP_DEBUG` is on in the stack, off locally.
+   */
+  readonly contextSchema?: SettingSchema<T>;
+  /**
    * The default as the docs show it (markdown; a bare value is shown as code), when it is not
    * simply what the schema gives for an unset value.
    */
@@ -478,6 +483,10 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'ERP_STRIP_DEBUG',
     context: 'stripDebug',
     schema: flag(false),
+    // The ERP's tracebacks name its source paths and module versions: not for callers, once deployed
+    // (docs/operators.md says how to turn it off while debugging).
+    contextSchema: flag(true),
+    defaultText: '`true` deployed, `false` locally',
     readBy: ['execute-v1', 'execute-v2', 'aux'],
     about: true,
     meaning: 'remove `debug` (server tracebacks) from ERP error data',
@@ -857,7 +866,8 @@ export function parseSettings<C extends Record<string, Setting>>(
   for (const [key, setting] of Object.entries(catalogue) as [keyof C & string, Setting][]) {
     const name = settingName(setting, source);
     if (name === undefined) continue;
-    const parsed = setting.schema.safeParse(read(name));
+    const schema = source === 'context' ? (setting.contextSchema ?? setting.schema) : setting.schema;
+    const parsed = schema.safeParse(read(name));
     if (parsed.success) values[key] = parsed.data;
     else problems.push(...parsed.error.issues.map((issue) => `${name}: ${issue.message}`));
   }

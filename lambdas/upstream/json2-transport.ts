@@ -1,9 +1,11 @@
 /**
  * @module upstream/json2-transport
  * v2: `POST {url}/json/2/<model>/<method>` (README, "Calling the proxy"; docs/design.md).
- * The model and method were validated as identifiers before (-32007), so the path is safe.
+ * The path is built by `json2Path` from names of the one grammar, each segment encoded (a name off
+ * the grammar is -32007 there, whatever route brought it: platform/erp-names.ts).
  */
 import { echoed } from '../platform/bounded-text.ts';
+import { json2Path } from '../platform/erp-names.ts';
 import { Json2UnavailableError } from '../platform/errors.ts';
 import { readJson2Answer } from './erp-answer.ts';
 import {
@@ -26,7 +28,7 @@ export class Json2Transport implements ErpTransport {
     context.meter.servedBy('json2');
     const response = await sendExchange(this.client, context, {
       method: 'POST',
-      url: upstreamUrl(call.baseUrl, `/json/2/${call.model}/${call.method}`),
+      url: upstreamUrl(call.baseUrl, json2Path(call.model, call.method)),
       headers: {
         authorization: `bearer ${call.apiKey}`,
         'x-odoo-database': call.db,

@@ -8,6 +8,7 @@
  * callers do not ask for it on every call.
  */
 import { createHash } from 'node:crypto';
+import { docBearerPath } from '../platform/erp-names.ts';
 import { ProxyError, UpstreamTimeoutError, UpstreamUnavailableError } from '../platform/errors.ts';
 import {
   type CallContext,
@@ -134,6 +135,8 @@ export class MethodDocClient implements MethodDocs {
     | { readonly status: number | undefined }
     | { readonly etag: string | undefined; readonly signatures: ReadonlyMap<string, MethodSignature> }
   > {
+    // Outside the try: a name off the grammar is -32007, never "not documented".
+    const path = docBearerPath(target.model);
     let response: Awaited<ReturnType<typeof sendExchange>>;
     try {
       response = await sendExchange(
@@ -141,7 +144,7 @@ export class MethodDocClient implements MethodDocs {
         { ...context, readOnly: true },
         {
           method: 'GET',
-          url: upstreamUrl(target.baseUrl, `/doc-bearer/${target.model}.json`),
+          url: upstreamUrl(target.baseUrl, path),
           headers: {
             authorization: `bearer ${target.apiKey}`,
             ...databaseHeader(target.db),

@@ -50,7 +50,8 @@ describe('parseStackConfig', () => {
       allowedDatabases: [],
       defaultTimeoutSeconds: 15,
       maxTimeoutSeconds: 25,
-      stripDebug: false,
+      // Deployed, the ERP's tracebacks stay home (issue 54); locally ERP_STRIP_DEBUG stays false.
+      stripDebug: true,
       maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
       auxPublic: new Set(),
       v1Transport: 'auto',
@@ -83,6 +84,17 @@ describe('parseStackConfig', () => {
         upstreamTimeouts: 5,
         licenseWarningDays: 14,
       },
+    });
+  });
+
+  it('strips ERP tracebacks by default once deployed, and leaves them in when told to (stripDebug=false)', () => {
+    expect(parseStackConfig(read({})).settings.stripDebug).toBe(true);
+    expect(parseStackConfig(read({ stripDebug: 'false' })).settings.stripDebug).toBe(false);
+    expect(parseStackConfig(read({ stripDebug: false })).settings.stripDebug).toBe(false);
+    // The local server reads the environment: unset is false there.
+    expect(RUNTIME_SETTINGS.stripDebug.schema.safeParse(undefined)).toMatchObject({
+      success: true,
+      data: false,
     });
   });
 

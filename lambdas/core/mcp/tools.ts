@@ -12,7 +12,7 @@ import * as z from 'zod/mini';
 import { lazily } from '../../platform/zod.ts';
 import { majorVersion } from '../../upstream/version-client.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency.ts';
-import { METHOD_NAME, MODEL_NAME } from '../schemas.ts';
+import { MAX_NAME_LENGTH, METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
 import { fieldsToRead } from './binary-fields.ts';
 import { type ErpAccess, ErpCallError, type ErpReply } from './erp-access.ts';
@@ -47,7 +47,7 @@ const model = () =>
   z
     .string()
     .check(
-      z.maxLength(256),
+      z.maxLength(MAX_NAME_LENGTH),
       z.regex(MODEL_NAME, 'expected a model name such as res.partner'),
       z.describe('Technical name of the model, such as res.partner (list_models lists them).'),
     );
@@ -854,7 +854,7 @@ const callMethod = tool({
     method: z
       .string()
       .check(
-        z.maxLength(256),
+        z.maxLength(MAX_NAME_LENGTH),
         z.regex(METHOD_NAME, 'expected a method name (letters, digits and _)'),
         z.describe('The method, such as name_search or action_archive (names starting with _ are private).'),
       ),
