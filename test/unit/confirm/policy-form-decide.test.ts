@@ -13,11 +13,15 @@ import {
   useConfirmation,
 } from '../../../lambdas/core/confirm/decide.ts';
 import {
+  checkConfirmable,
   confirmationForm,
   confirmationMessage,
   type FormFacts,
+  MAX_CONFIRMED_IDS,
   MAX_LISTED_RECORDS,
+  MAX_LISTED_VALUES,
   MAX_VALUE_CHARS,
+  quotedValue,
 } from '../../../lambdas/core/confirm/form.ts';
 import { generatedSealKeys } from '../../../lambdas/core/confirm/keys.ts';
 import {
@@ -158,17 +162,104 @@ describe('the form', () => {
     expect(lines).toContain('  - id 7: "Azure Interior"');
     expect(lines).toContain('  - id 8: (no name could be read)');
     expect(lines).toContain('  - "name": "Acme"');
-    const comment = lines.find((line) => line.startsWith('  - "comment"')) as string;
-    expect(comment).toContain('(cut: 502 characters in all)');
-    expect(comment.length).toBeLessThan(MAX_VALUE_CHARS + 60);
+    // Shown whole: nothing is cut from a form.
+    expect(lines).toContain(`  - "comment": "${'x'.repeat(500)}"`);
   });
 
-  it('lists at most 20 records, then how many more', () => {
+  it('lists 20 records by name, then every other id', () => {
     const ids = Array.from({ length: 45 }, (_, i) => i + 1);
     const message = confirmationMessage({ ...FACTS, tool: 'unlink', args: { model: 'res.partner', ids } });
     expect(message).toContain('Delete 45 records of "Contact" ("res.partner"), for good.');
     expect(message.split('\n').filter((line) => line.startsWith('  - id '))).toHaveLength(MAX_LISTED_RECORDS);
-    expect(message).toContain('  - and 25 more');
+    expect(message).toContain(`  - and 25 more: ids ${ids.slice(20).join(', ')}`);
+  });
+
+  it('shows the context the ERP will read (a default_* value included), member by member', () => {
+    const message = confirmationMessage({
+      ...FACTS,
+      tool: 'create',
+      args: {
+        model: 'res.partner',
+        values: { name: 'N' },
+        context: { lang: 'fr_FR', default_function: 'CEO' },
+      },
+    });
+    const lines = message.split('\n');
+    expect(lines).toContain('Context (the ERP reads these too):');
+    expect(lines).toContain('  - "default_function": "CEO"');
+    expect(lines).toContain('  - "lang": "fr_FR"');
+  });
+
+  it('shows each positional argument of a method on its own line, whole', () => {
+    const long = 'y'.repeat(900);
+    const message = confirmationMessage({
+      ...FACTS,
+      tool: 'call_method',
+      args: { model: 'res.partner', method: 'message_post', ids: [7], args: [long, 3] },
+    });
+    expect(message.split('\n')).toEqual(
+      expect.arrayContaining(['Arguments:', `  - 1: "${long}"`, '  - 2: 3']),
+    );
+  });
+
+  it.each([
+    ['\u202e', '\\u202e'],
+    ['\u2028', '\\u2028'],
+    ['\u2029', '\\u2029'],
+    ['\u200b', '\\u200b'],
+    ['\u2066', '\\u2066'],
+    ['\u0085', '\\u0085'],
+    ['\u00ad', '\\u00ad'],
+    ['\ufeff', '\\ufeff'],
+    ['\u{e0041}', '\\udb40\\udc41'],
+    ['\u3164', '\\u3164'],
+  ])('escapes %j, which does not show as itself', (character, escaped) => {
+    expect(quotedValue(`a${character}b`)).toBe(`"a${escaped}b"`);
+    const message = confirmationMessage({
+      ...FACTS,
+      args: { model: 'res.partner', ids: [7], values: { name: `a${character}b` } },
+    });
+    expect(message).not.toContain(character);
+    expect(message).toContain(`  - "name": "a${escaped}b"`);
+  });
+
+  it('refuses, naming it, a call it cannot show whole: a value too long, too many values or records', () => {
+    const refusal = (args: Record<string, unknown>, tool = 'write') => {
+      try {
+        checkConfirmable(tool, args);
+      } catch (error) {
+        expect(error).toBeInstanceOf(KeyPolicyRefusedError);
+        expect(error).toMatchObject({ code: -32008, rule: 'confirm' });
+        return (error as Error).message;
+      }
+      return undefined;
+    };
+    expect(refusal({ model: 'res.partner', ids: [7], values: { name: 'ok' } })).toBeUndefined();
+    expect(
+      refusal({ model: 'res.partner', ids: [7], values: { comment: 'x'.repeat(MAX_VALUE_CHARS) } }),
+    ).toMatch(/the value of "comment" is 2002 characters long as shown, more than the 2000/);
+    // Escapes count as shown: 700 bidirectional overrides are 4200 characters on the form.
+    expect(refusal({ model: 'res.partner', ids: [7], values: { name: '\u202e'.repeat(700) } })).toMatch(
+      /the value of "name"/,
+    );
+    expect(
+      refusal(
+        { model: 'res.partner', values: { name: 'n' }, context: { default_comment: 'z'.repeat(3000) } },
+        'create',
+      ),
+    ).toMatch(/the context key "default_comment" is 3002 characters long/);
+    expect(
+      refusal({ model: 'm', method: 'x', ids: [1], args: ['a', 'b'.repeat(2500)] }, 'call_method'),
+    ).toMatch(/argument 2 is 2502 characters/);
+    const values = Object.fromEntries(Array.from({ length: MAX_LISTED_VALUES + 1 }, (_, i) => [`f${i}`, i]));
+    expect(refusal({ model: 'res.partner', ids: [7], values })).toMatch(
+      /sends 101 values, more than the 100/,
+    );
+    const ids = Array.from({ length: MAX_CONFIRMED_IDS + 1 }, (_, i) => i + 1);
+    expect(refusal({ model: 'res.partner', ids }, 'unlink')).toMatch(/names 1001 records/);
+    expect(() => confirmationMessage({ ...FACTS, args: { model: 'res.partner', ids: [7], values } })).toThrow(
+      KeyPolicyRefusedError,
+    );
   });
 
   it('describes create and a method call', () => {
@@ -191,21 +282,28 @@ describe('the form', () => {
 
   it('property: a value or a name from the call or the ERP never adds a line or unquoted text', () => {
     fc.assert(
-      fc.property(fc.string(), fc.string(), fc.string(), (value, field, name) => {
-        const message = confirmationMessage({
-          ...FACTS,
-          args: { model: 'res.partner', ids: [7], values: { [field]: value } },
-          recordNames: new Map([[7, name]]),
-        });
-        const plain = confirmationMessage({
-          ...FACTS,
-          args: { model: 'res.partner', ids: [7], values: { f: 'v' } },
-          recordNames: new Map([[7, 'n']]),
-        });
-        expect(message.split('\n').length).toBe(plain.split('\n').length);
-        const valueLine = message.split('\n').find((line) => line.startsWith('  - "')) as string;
-        expect(valueLine.startsWith(`  - ${JSON.stringify(field)}: `)).toBe(true);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: 'binary' }),
+        fc.string({ unit: 'binary' }),
+        (value, field, name) => {
+          const message = confirmationMessage({
+            ...FACTS,
+            args: { model: 'res.partner', ids: [7], values: { [field]: value } },
+            recordNames: new Map([[7, name]]),
+          });
+          const plain = confirmationMessage({
+            ...FACTS,
+            args: { model: 'res.partner', ids: [7], values: { f: 'v' } },
+            recordNames: new Map([[7, 'n']]),
+          });
+          expect(message.split('\n').length).toBe(plain.split('\n').length);
+          const valueLine = message.split('\n').find((line) => line.startsWith('  - "')) as string;
+          expect(valueLine.startsWith(`  - ${quotedValue(field)}: `)).toBe(true);
+          // Nothing that does not show as itself is left unescaped (the form's own line breaks aside).
+          expect(message.replaceAll('\n', '')).not.toMatch(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+        },
+      ),
     );
   });
 });
