@@ -8,7 +8,7 @@
 
 import type { Config } from '../platform/config.ts';
 import type { OmitMember } from '../platform/json.ts';
-import { isReadMethod, type KeyPolicy } from '../platform/key-policy.ts';
+import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { ErpCall, ErpOutcome, ErpTransport } from '../upstream/erp-transport.ts';
 import type { CompiledTargetPolicy } from '../upstream/target-policy.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
@@ -31,6 +31,7 @@ import {
 } from './idempotency.ts';
 import type { ExecuteCall, InboundBody, InboundCall } from './inbound-call.ts';
 import { applyContentRules, hasContentRules } from './policy/call-rules.ts';
+import { callWrites } from './policy/call-writes.ts';
 import { erpFieldsOf } from './policy/erp-fields.ts';
 import { type FactSheet, withFacts } from './request-facts.ts';
 import { callFacts, parseV1Call, parseV2Call, parseVersionTarget, targetFacts } from './requests.ts';
@@ -127,7 +128,14 @@ async function ruledExecute(
 
 /** The question an execute call asks the policies: the model and method exactly as they will be sent. */
 function questionOf(api: ExecuteApi, call: ErpCall): CallQuestion {
-  return { api: api.route, model: call.model, method: call.method, target: call.baseUrl, db: call.db };
+  return {
+    api: api.route,
+    model: call.model,
+    method: call.method,
+    writes: callWrites(call),
+    target: call.baseUrl,
+    db: call.db,
+  };
 }
 
 /**
@@ -142,7 +150,7 @@ function onceOf(
   call: ErpCall,
   key: string | undefined,
 ): Once<Answer> | undefined {
-  if (key === undefined || isReadMethod(call.method)) return undefined;
+  if (key === undefined || !callWrites(call)) return undefined;
   return {
     call: {
       key,

@@ -116,7 +116,7 @@ export function checkCallPolicies(
   // A key whose writes a person confirms writes only through /mcp, where a person can be asked.
   const confirmRule = (): void => {
     if (question.api !== 'mcp' && question.method !== undefined)
-      refuseUnconfirmedWrite(inbound.keyPolicy, question.method);
+      refuseUnconfirmedWrite(inbound.keyPolicy, question.method, question.writes);
   };
   if (pending === undefined) return confirmRule();
   return pending.then(confirmRule);

@@ -33,6 +33,11 @@ export interface PolicyQuestion {
   readonly model?: string;
   /** The method, exactly as it will be sent to the ERP (a v1 action, `fn_name`, a v2 method). */
   readonly method?: string;
+  /**
+   * Whether the call can write, where its arguments tell more than its method (core/policy/call-writes.ts:
+   * `export_data` asking for external ids writes); `undefined`: the method alone tells.
+   */
+  readonly writes?: boolean;
   readonly target?: URL;
   /** The database the call selects; `undefined` when it selects none. */
   readonly db?: string;
@@ -109,15 +114,20 @@ export function checkKeyPolicy(
   resolve: ResolveAll = resolveAll,
 ): void | Promise<void> {
   if (policy === undefined) return;
-  const { api, model, method, target, db, tool } = question;
+  const { api, model, method, target, db, tool, writes } = question;
   if (api !== undefined && policy.apis !== undefined && !policy.apis.has(api)) {
     throw refused('api', `this key may not use ${API_LABELS[api]}`);
   }
   if (tool?.writes === true && policy.access === 'read') {
     throw refused('access', `this key may only read; the tool ${shown(tool.name)} can change data`);
   }
-  if (method !== undefined && policy.access === 'read' && !isReadMethod(method)) {
-    throw refused('access', `this key may only read; ${shown(method)} is not a read method`);
+  if (method !== undefined && policy.access === 'read' && (writes ?? !isReadMethod(method))) {
+    throw refused(
+      'access',
+      isReadMethod(method)
+        ? `this key may only read; this ${shown(method)} call writes (an export_data column asking for external ids creates them)`
+        : `this key may only read; ${shown(method)} is not a read method`,
+    );
   }
   if (model !== undefined && policy.models !== undefined && !modelListed(policy.models, model)) {
     throw refused('model', `model ${shown(model)} is not in this key's models`);

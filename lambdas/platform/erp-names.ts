@@ -3,16 +3,14 @@
  * The one grammar of ERP model and method names, defined once: the request schemas (core/schemas.ts),
  * the v2 checks (-32007), the MCP tools' arguments, the key policies' `models` entries
  * (platform/key-policy.ts) and every ERP path the proxy builds from a name (JSON-2's
- * `/json/2/<model>/<method>`, `/doc-bearer/<model>.json`) use it.
+ * `/json/2/<model>/<method>`, `/doc-bearer/<model>.json`: upstream/erp-paths.ts) use it.
  *
  * A name taken from a caller is checked against this grammar before any rule reads it (docs/guide/policies.md,
  * "What each rule reads"): Odoo's server decodes percent-escapes in a path and `?` starts a query
  * string, so a `model_id` of `res.partner/write?` would reach another route than the rules read.
- * The path builders below check again and encode each segment, so a route that forgot the first
- * check still never sends another path.
+ * The path builders (upstream/erp-paths.ts) check again and encode each segment, so a route that
+ * forgot the first check still never sends another path.
  */
-import { InvalidV2TargetError } from './errors.ts';
-
 /** A valid ERP model name: dotted identifiers (`res.partner`, `x_custom.model_2`). */
 export const MODEL_NAME = /^[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*$/;
 /** A valid ERP method name: a Python identifier. A leading `_` is left to the ERP to refuse. */
@@ -31,37 +29,4 @@ export function isModelName(name: string): boolean {
 /** Whether `name` is a method name of the grammar, at most {@link MAX_NAME_LENGTH} characters. */
 export function isMethodName(name: string): boolean {
   return name.length <= MAX_NAME_LENGTH && METHOD_NAME.test(name);
-}
-
-/** `/` followed by each segment percent-encoded (a no-op for a name of the grammar; kept as a second fence). */
-function pathOf(segments: readonly string[]): string {
-  return segments.map((segment) => `/${encodeURIComponent(segment)}`).join('');
-}
-
-function refuseName(what: 'model' | 'method'): never {
-  throw new InvalidV2TargetError(
-    what === 'model'
-      ? 'Invalid model name: expected an ERP model name such as res.partner (letters, digits, _ and single dots).'
-      : 'Invalid method name: expected an ERP method name (letters, digits and _, not starting with a digit).',
-  );
-}
-
-/**
- * The JSON-2 path of `model`'s `method`: `/json/2/<model>/<method>`, built only from names of the
- * grammar (-32007 otherwise, before anything is sent).
- *
- * @example
- * json2Path('res.partner', 'search_read') // '/json/2/res.partner/search_read'
- * json2Path('res.partner/write?', 'read') // throws InvalidV2TargetError (-32007)
- */
-export function json2Path(model: string, method: string): string {
-  if (!isModelName(model)) refuseName('model');
-  if (!isMethodName(method)) refuseName('method');
-  return pathOf(['json', '2', model, method]);
-}
-
-/** The path of `model`'s method documentation, `/doc-bearer/<model>.json` (-32007 for a name off the grammar). */
-export function docBearerPath(model: string): string {
-  if (!isModelName(model)) refuseName('model');
-  return pathOf(['doc-bearer', `${model}.json`]);
 }

@@ -22,7 +22,8 @@
  *   that the policy can write through `/mcp` at all, core/confirm/policy.ts checks at load.
  * - `methods`: a map from model (exact, `prefix.*` or `*`; platform/model-rules.ts) to the methods
  *   allowed on it;
- * - `fields`: a map (same keys) to `{"deny": [field names]}`;
+ * - `fields`: a map (same keys) to `{"deny": [field names]}` or `{"allow": [field names]}` (only
+ *   these fields, and `id`, are served: the fail-closed choice for personal data);
  * - `companies`: a map from database name to the company ids its calls run with
  *   (docs/guide/policies.md, "Methods, fields and companies"; the engine is core/policy/).
  *
@@ -129,8 +130,8 @@ export interface KeyPolicy {
   readonly confirm: ConfirmPolicy | undefined;
   /** The methods allowed per model; `undefined`: every method `access` allows. */
   readonly methods: ModelRules<ReadonlySet<string>> | undefined;
-  /** The fields denied per model; `undefined`: none. */
-  readonly fields: ModelRules<ReadonlySet<string>> | undefined;
+  /** The fields denied (or the only ones allowed) per model; `undefined`: none. */
+  readonly fields: ModelRules<FieldRule> | undefined;
   /** The company ids per database, the first one Odoo's current company; `undefined`: no company rule. */
   readonly companies: ReadonlyMap<string, readonly number[]> | undefined;
 }
@@ -141,6 +142,21 @@ export function hasCallRules(policy: KeyPolicy | undefined): policy is KeyPolicy
     policy !== undefined &&
     (policy.methods !== undefined || policy.fields !== undefined || policy.companies !== undefined)
   );
+}
+
+/**
+ * One model's `fields` rule: the fields it denies (`allow: false`), or the only fields it serves
+ * (`allow: true`; `id` is always served).
+ */
+export interface FieldRule {
+  readonly allow: boolean;
+  readonly names: ReadonlySet<string>;
+}
+
+/** Whether `rule` denies `field` (`undefined`: no rule, nothing denied). */
+export function fieldDenied(rule: FieldRule | undefined, field: string): boolean {
+  if (rule === undefined) return false;
+  return rule.allow ? field !== 'id' && !rule.names.has(field) : rule.names.has(field);
 }
 
 /** A policy's `confirm`: every write tool, or these tool names. */
@@ -234,6 +250,14 @@ function modelKeyedMap<T extends z.ZodMiniType>(value: T, what: string) {
     );
 }
 
+const FIELD_RULE_SHAPE = 'expected {"deny": [field names]} or {"allow": [field names]}';
+
+const fieldNameList = (what: string) =>
+  nonEmptyList(
+    z.string({ error: 'expected a string' }).check(z.regex(FIELD_NAME, 'expected a field name (vat)')),
+    what,
+  );
+
 /** The `methods`, `fields` and `companies` members of a policy's schema. */
 const callRuleMembers = () => ({
   methods: z.optional(
@@ -249,17 +273,20 @@ const callRuleMembers = () => ({
   ),
   fields: z.optional(
     modelKeyedMap(
-      z.strictObject(
-        {
-          deny: nonEmptyList(
-            z
-              .string({ error: 'expected a string' })
-              .check(z.regex(FIELD_NAME, 'expected a field name (vat)')),
-            'denied field',
+      z
+        .strictObject(
+          {
+            deny: z.optional(fieldNameList('denied field')),
+            allow: z.optional(fieldNameList('allowed field')),
+          },
+          { error: strictObjectError(() => FIELD_RULE_SHAPE) },
+        )
+        .check(
+          z.refine(
+            (rule) => (rule.deny === undefined) !== (rule.allow === undefined),
+            `${FIELD_RULE_SHAPE}: one of the two, not both`,
           ),
-        },
-        { error: strictObjectError(() => 'expected {"deny": [field names]}') },
-      ),
+        ),
       'field rule',
     ),
   ),
@@ -376,7 +403,11 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
     fields:
       document.fields === undefined
         ? undefined
-        : compileModelRules(document.fields, (rule) => new Set(rule.deny)),
+        : compileModelRules(
+            document.fields,
+            (rule): FieldRule =>
+              Object.freeze({ allow: rule.allow !== undefined, names: new Set(rule.allow ?? rule.deny) }),
+          ),
     companies:
       document.companies === undefined
         ? undefined

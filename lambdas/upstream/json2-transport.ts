@@ -2,12 +2,12 @@
  * @module upstream/json2-transport
  * v2: `POST {url}/json/2/<model>/<method>` (README, "Calling the proxy"; docs/design.md).
  * The path is built by `json2Path` from names of the one grammar, each segment encoded (a name off
- * the grammar is -32007 there, whatever route brought it: platform/erp-names.ts).
+ * the grammar is -32007 there, whatever route brought it: upstream/erp-paths.ts).
  */
 import { echoed } from '../platform/bounded-text.ts';
-import { json2Path } from '../platform/erp-names.ts';
 import { Json2UnavailableError } from '../platform/errors.ts';
 import { readJson2Answer } from './erp-answer.ts';
+import { json2Path } from './erp-paths.ts';
 import {
   type CallContext,
   describeAnswer,

@@ -8,8 +8,8 @@
  * callers do not ask for it on every call.
  */
 import { createHash } from 'node:crypto';
-import { docBearerPath } from '../platform/erp-names.ts';
 import { ProxyError, UpstreamTimeoutError, UpstreamUnavailableError } from '../platform/errors.ts';
+import { docBearerPath, json2Path } from './erp-paths.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,

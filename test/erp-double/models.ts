@@ -35,6 +35,8 @@ export interface FieldDef {
   readonly?: boolean;
   /** Not stored (computed); defaults to stored. */
   computed?: (row: Row, db: Database) => unknown;
+  /** The related path `fields_get` shows (`partner_id.email`: res.users' email is its partner's). */
+  related?: string;
 }
 
 /** Who may do an operation: anybody authenticated, admins only, or nobody (no ACL grants it). */
@@ -183,7 +185,8 @@ const USERS: ModelDef = {
     company_ids: { type: 'many2many', string: 'Companies', relation: 'res.company' },
     tz: { type: 'selection', string: 'Timezone', selection: [['Europe/Brussels', 'Europe/Brussels']] },
     signature: { type: 'html', string: 'Email Signature' },
-    email: { type: 'char', string: 'Email' },
+    // Odoo: fields.Char(related='partner_id.email', inherited=True) (res_users.py, 16-19).
+    email: { type: 'char', string: 'Email', related: 'partner_id.email' },
     share: { type: 'boolean', string: 'Share User', readonly: true },
     notification_type: {
       type: 'selection',

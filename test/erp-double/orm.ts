@@ -424,6 +424,7 @@ export function fieldAttributes(name: string, field: FieldDef): JsonObject {
     attributes.context = {};
     attributes.domain = [];
   }
+  if (field.related) attributes.related = field.related;
   if (field.type === 'many2one') attributes.allow_hierachy_operators = false;
   if (field.type === 'one2many' && field.inverse) attributes.relation_field = field.inverse;
   if (field.selection) attributes.selection = field.selection.map(([value, label]) => [value, label]);

@@ -3,14 +3,9 @@
  * only from names of the grammar, each segment encoded; anything else is -32007 before it is sent.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  docBearerPath,
-  isMethodName,
-  isModelName,
-  json2Path,
-  MAX_NAME_LENGTH,
-} from '../../lambdas/platform/erp-names.ts';
+import { isMethodName, isModelName, MAX_NAME_LENGTH } from '../../lambdas/platform/erp-names.ts';
 import { InvalidV2TargetError } from '../../lambdas/platform/errors.ts';
+import { docBearerPath, json2Path } from '../../lambdas/upstream/erp-paths.ts';
 
 describe('ERP names', () => {
   it('accepts model and method names as Odoo spells them', () => {

@@ -38,7 +38,7 @@ function fieldSource(
       calls.push({ model, method: 'fields_get', kwargs });
       return { value: PARTNER_FIELDS };
     },
-    deniedFields: () => denied,
+    deniedFields: async () => (denied === undefined ? undefined : (field: string) => denied.has(field)),
   };
   return { source, calls };
 }

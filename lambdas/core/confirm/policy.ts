@@ -67,11 +67,15 @@ export function policyConfirms(policy: KeyPolicy | undefined): boolean {
  * `confirm`) unless the method only reads, so a confirmation cannot be bypassed through another
  * route than `/mcp`, where a person can be asked.
  */
-export function refuseUnconfirmedWrite(policy: KeyPolicy | undefined, method: string): void {
-  if (policy?.confirm === undefined || isReadMethod(method)) return;
+export function refuseUnconfirmedWrite(
+  policy: KeyPolicy | undefined,
+  method: string,
+  writes: boolean = !isReadMethod(method),
+): void {
+  if (policy?.confirm === undefined || !writes) return;
   throw withFacts(
     new KeyPolicyRefusedError(
-      `this key's writes are confirmed by a person, which only POST /mcp can ask (a 2026-07-28 client with elicitation); ${JSON.stringify(echoed(method))} is not a read method`,
+      `this key's writes are confirmed by a person, which only POST /mcp can ask (a 2026-07-28 client with elicitation); ${JSON.stringify(echoed(method))} ${isReadMethod(method) ? 'writes here' : 'is not a read method'}`,
       'confirm',
     ),
     { policyRule: 'confirm' },

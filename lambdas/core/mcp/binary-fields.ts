@@ -24,8 +24,8 @@ export interface FieldSource {
   targetKey(): string;
   /** The proxy's own `fields_get` (its answer not filtered by the caller's policy: it is kept per target). */
   describe(model: string, kwargs: Record<string, unknown>): Promise<{ readonly value: unknown }>;
-  /** The fields of `model` the caller's policy denies (taken out of the kept list). */
-  deniedFields(model: string): ReadonlySet<string> | undefined;
+  /** The test of the fields of `model` the caller's policy denies (taken out of the kept list). */
+  deniedFields(model: string): Promise<((field: string) => boolean) | undefined>;
 }
 
 const cache = new Map<string, { fields: readonly string[]; expires: number }>();
@@ -57,8 +57,8 @@ export async function fieldsToRead(
   const fields =
     cached && cached.expires > Date.now() ? cached.fields : await describedFields(erp, model, key);
   // The list is kept per target; each caller's denied fields are taken out after it.
-  const denied = erp.deniedFields(model);
-  return denied === undefined ? fields : fields.filter((field) => !denied.has(field));
+  const denied = await erp.deniedFields(model);
+  return denied === undefined ? fields : fields.filter((field) => !denied(field));
 }
 
 async function describedFields(erp: FieldSource, model: string, key: string): Promise<readonly string[]> {

@@ -30,7 +30,6 @@ import {
 } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import { isReadMethod, modelListDomain, modelListed } from '../../platform/key-policy.ts';
-import { ruleFor } from '../../platform/model-rules.ts';
 import type { ErpVersion } from '../../upstream/erp-answer.ts';
 import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
@@ -41,7 +40,9 @@ import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
 import { type LimitsDeps, refusedBeforeErp } from '../limits-check.ts';
 import { applyContentRules, hasContentRules, type RuledCall } from '../policy/call-rules.ts';
+import { callWrites } from '../policy/call-writes.ts';
 import { erpFieldsOf } from '../policy/erp-fields.ts';
+import { deniedFieldsOf, type FieldTest } from '../policy/field-rule.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
 import {
   type ErpConnection,
@@ -196,6 +197,7 @@ export class ErpAccess {
     const pending = checkKeyPolicy(this.inbound.keyPolicy, {
       ...(checkModel ? { model: call.model } : {}),
       method: call.method,
+      writes: callWrites(call),
       target: call.baseUrl,
       db: call.db,
     });
@@ -257,10 +259,16 @@ export class ErpAccess {
     });
   }
 
-  /** The fields of `model` the caller's policy denies, if any (README, "Key policies"). */
-  deniedFields(model: string): ReadonlySet<string> | undefined {
+  /**
+   * The fields of `model` the caller's policy denies, if any (docs/guide/policies.md): its rule's,
+   * and those the model carries by a related path (one cached `fields_get` per model reached).
+   */
+  async deniedFields(model: string): Promise<FieldTest | undefined> {
     const fields = this.inbound.keyPolicy?.fields;
-    return fields === undefined ? undefined : ruleFor(fields, model);
+    if (fields === undefined) return undefined;
+    const { call } = this.erpCall(model, 'fields_get', {});
+    const version = this.deps.versions.cached(call.baseUrl)?.version;
+    return deniedFieldsOf(fields, model, erpFieldsOf(this.deps.named, call, this.context, version));
   }
 
   /** Which ERP and database this access reaches (a cache key, without the key). */

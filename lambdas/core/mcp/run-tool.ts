@@ -16,6 +16,8 @@ import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
 import { withCallContext } from '../call-context.ts';
+import { checkConfirmable } from '../confirm/form.ts';
+import { needsConfirmation } from '../confirm/write-tools.ts';
 import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
 import {
   attemptLeaseMs,
@@ -26,7 +28,9 @@ import {
   keptValue,
   keptValueBytes,
 } from '../idempotency.ts';
+import { hasContentRules } from '../policy/call-rules.ts';
 import { companyDatabaseRefusal } from '../policy/company-rule.ts';
+import { checkToolContexts } from '../policy/unreadable.ts';
 import { factsOf, learnedBefore, type RequestFacts } from '../request-facts.ts';
 import { erpFailure, failureJson, proxyFailure, type ToolAnswer, type ToolFailure } from './answers.ts';
 import { toolConfirmation } from './confirm-tool.ts';
@@ -104,8 +108,13 @@ function methodOf(call: ToolCall): string {
  */
 function idempotencyKeyOf(call: ToolCall): string | undefined {
   const key = (call.args as { readonly idempotency_key?: unknown }).idempotency_key;
-  if (typeof key !== 'string' || !call.tool.writes || isReadMethod(methodOf(call))) return undefined;
+  if (typeof key !== 'string' || !toolWrites(call)) return undefined;
   return key;
+}
+
+/** Whether a tool call can write: a write tool, but a `call_method` of a method on the read list. */
+function toolWrites(call: ToolCall): boolean {
+  return call.tool.writes && !isReadMethod(methodOf(call));
 }
 
 /**
@@ -159,18 +168,28 @@ function toolQuestion(
 }
 
 /**
- * The company rule's database at the gate's policy step, for a key with `companies` (its other
- * content rules read each ERP request's arguments, known only in the run: `ErpAccess`): a tool
- * call to a database the key's companies do not name is refused before it counts.
+ * The policy step's rules that read a tool call's arguments, for a key with content rules (its
+ * other content rules read each ERP request's arguments, known only in the run: `ErpAccess`): a
+ * tool call to a database the key's companies do not name, with a context the proxy cannot read
+ * (core/policy/unreadable.ts), or that a person would confirm without seeing all of it
+ * (core/confirm/form.ts), is refused before it is confirmed or counted.
  */
-function companiesOfTool(
+function toolContent(
+  call: ToolCall,
   request: McpInbound,
   question: CallQuestion,
 ): ((call: GateCall<ToolRun>) => Promise<GateCall<ToolRun>>) | undefined {
-  const companies = request.keyPolicy?.companies;
-  const { db } = question;
-  if (companies === undefined || db === undefined || companies.has(db)) return undefined;
-  return () => Promise.reject(companyDatabaseRefusal(db));
+  const policy = request.keyPolicy;
+  if (!hasContentRules(policy)) return undefined;
+  return async (gateCall) => {
+    const { db } = question;
+    if (policy.companies !== undefined && db !== undefined && !policy.companies.has(db))
+      throw companyDatabaseRefusal(db);
+    checkToolContexts(policy, call.args, toolWrites(call));
+    if (needsConfirmation(policy, call.tool, call.args))
+      checkConfirmable(call.tool.name, call.args as Readonly<Record<string, unknown>>);
+    return gateCall;
+  };
 }
 
 /** What a tool's run means for its record (core/idempotency.ts): kept, forgotten, or unknown. */
@@ -240,7 +259,7 @@ export async function runTool(call: ToolCall, request: McpInbound, deps: McpDeps
           once: toolOnce(call, request, deps),
           confirm: toolConfirmation(call, request, deps, (error) => failedRun(call, request.erp, error)),
           run: () => ranOrRefusedByErp(call, request, deps),
-          content: companiesOfTool(request, question),
+          content: toolContent(call, request, question),
         },
         deps,
       ),

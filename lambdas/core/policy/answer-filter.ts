@@ -1,7 +1,8 @@
 /**
  * @module core/policy/answer-filter
- * The `fields` rule's answer side: the denied fields of the call's model removed from the answers
- * that carry fields (`CALL_SHAPES`' answer shapes: records of `read`, `search_read`, `web_read`,
+ * The `fields` rule's answer side: the denied fields of the call's model (its own rule's, denied or
+ * not allowed, and those it carries by a related path: core/policy/field-rule.ts) removed from the
+ * answers that carry fields (`CALL_SHAPES`' answer shapes: records of `read`, `search_read`, `web_read`,
  * `web_save`; `web_search_read`'s `records`; `fields_get` and `default_get` by field; groups of
  * `read_group` and `formatted_read_group`, keys `field` or `field:aggregate`), also when the caller
  * named no fields. Nested records (a 17+ specification's relations) carry only what the request
@@ -17,6 +18,7 @@ import {
 } from '../../platform/lossless-json.ts';
 import type { ErpOutcome } from '../../upstream/erp-transport.ts';
 import type { AnswerShape } from './call-shapes.ts';
+import type { FieldTest } from './field-rule.ts';
 
 type Members = { [name: string]: unknown };
 
@@ -44,44 +46,44 @@ function dropFromEach(list: unknown, drop: (name: string) => boolean): boolean {
   return removed;
 }
 
+/**
+ * Whether a group's key names a denied field: `field` and `field:aggregate` name it; Odoo's own keys
+ * (`__count`, `__domain`, `__range`...) name none; 16-18's lazy `<groupby>_count` names the field it
+ * counts, when that is a field the test knows, else the key itself.
+ */
+function groupKeyDenied(name: string, denied: FieldTest): boolean {
+  if (name.startsWith('__')) return false;
+  if (!name.includes(':') && name.endsWith('_count') && denied(name))
+    return denied(name.slice(0, -'_count'.length));
+  return denied(name.split(':')[0] as string);
+}
+
 /** Removes the denied fields from an answer value in place; whether it removed any. */
-export function removeDeniedFields(value: unknown, shape: AnswerShape, denied: ReadonlySet<string>): boolean {
-  const isDenied = (name: string): boolean => denied.has(name);
+export function removeDeniedFields(value: unknown, shape: AnswerShape, denied: FieldTest): boolean {
   switch (shape) {
     case 'records':
-      return dropFromEach(value, isDenied);
+      return dropFromEach(value, denied);
     case 'web_records':
-      return isMembers(value) && dropFromEach(value.records, isDenied);
+      return isMembers(value) && dropFromEach(value.records, denied);
     case 'by_field':
-      return dropMembers(value, isDenied);
+      return dropMembers(value, denied);
     case 'groups':
-      return dropFromEach(value, (name) => denied.has(name.split(':')[0] as string));
+      return dropFromEach(value, (name) => groupKeyDenied(name, denied));
     default:
       return false;
   }
-}
-
-/** Whether an answer's bytes may hold a denied name (a member name is a JSON string: `"vat"`). */
-function mayHold(json: Buffer, denied: ReadonlySet<string>): boolean {
-  for (const name of denied) if (json.includes(`"${name}`)) return true;
-  return false;
 }
 
 /**
  * `outcome` without the denied fields of the call's model: a result's value changed in place, a
  * raw result re-written (numbers as spelt) only when something was removed.
  */
-export function filterOutcome(
-  outcome: ErpOutcome,
-  shape: AnswerShape,
-  denied: ReadonlySet<string>,
-): ErpOutcome {
+export function filterOutcome(outcome: ErpOutcome, shape: AnswerShape, denied: FieldTest): ErpOutcome {
   if (shape === 'none' || outcome.kind === 'erp_error') return outcome;
   if (outcome.kind === 'result') {
     removeDeniedFields(outcome.value, shape, denied);
     return outcome;
   }
-  if (!mayHold(outcome.json, denied)) return outcome;
   const value: LosslessValue = parseLossless(outcome.json.toString('utf8'));
   if (!removeDeniedFields(value, shape, denied)) return outcome;
   return { kind: 'raw_result', json: Buffer.from(stringifyLossless(value), 'utf8') };

@@ -11,20 +11,19 @@
  * transports then carry them as they carry any call, across the bridges both ways (v1's
  * `keyword.context` is JSON-2's `context`, and back).
  */
-import type { KeyPolicyRefusedError } from '../../platform/errors.ts';
-import type { KeyPolicy } from '../../platform/key-policy.ts';
+import { isReadMethod, type KeyPolicy } from '../../platform/key-policy.ts';
 import {
   isLosslessObject,
   type LosslessValue,
   parseLossless,
   stringifyLossless,
 } from '../../platform/lossless-json.ts';
-import { ruleFor } from '../../platform/model-rules.ts';
 import type { ErpCall, ErpOutcome } from '../../upstream/erp-transport.ts';
 import { filterOutcome } from './answer-filter.ts';
 import { CALL_SHAPES } from './call-shapes.ts';
 import { companyRule } from './company-rule.ts';
 import { type FieldsOf, fieldRule } from './field-rule.ts';
+import { checkReadable } from './unreadable.ts';
 
 /** A call the rules allowed: as it goes to the ERP, and what its answer passes through. */
 export interface RuledCall {
@@ -33,9 +32,12 @@ export interface RuledCall {
   readonly answer: ((outcome: ErpOutcome) => ErpOutcome) | undefined;
 }
 
-/** Whether `policy` has a rule of {@link applyContentRules} (`fields`, `companies`). */
+/** Whether `policy` has a rule of {@link applyContentRules} (`fields`, `companies`, `confirm`). */
 export function hasContentRules(policy: KeyPolicy | undefined): policy is KeyPolicy {
-  return policy !== undefined && (policy.fields !== undefined || policy.companies !== undefined);
+  return (
+    policy !== undefined &&
+    (policy.fields !== undefined || policy.companies !== undefined || policy.confirm !== undefined)
+  );
 }
 
 function argumentsOf(call: ErpCall): {
@@ -66,30 +68,43 @@ export async function applyContentRules(
   call: ErpCall,
   fieldsOf: FieldsOf,
 ): Promise<RuledCall> {
+  // A key whose only content rule is `confirm` reads only the calls that can write.
+  if (
+    policy.fields === undefined &&
+    policy.companies === undefined &&
+    isReadMethod(call.method) &&
+    call.method !== 'export_data'
+  )
+    return { call, answer: undefined };
   const { args, kwargs } = argumentsOf(call);
   const shape = CALL_SHAPES.get(call.method);
   let answer: RuledCall['answer'];
   if (policy.fields !== undefined) {
-    const refusal: KeyPolicyRefusedError | undefined = await fieldRule(
+    const decision = await fieldRule(
       policy.fields,
       { model: call.model, method: call.method, ...(args ? { args } : {}), kwargs },
       fieldsOf,
       shape,
     );
-    if (refusal !== undefined) throw refusal;
-    const denied = ruleFor(policy.fields, call.model);
+    if (decision.refusal !== undefined) throw decision.refusal;
+    const { denied } = decision;
     if (denied !== undefined && shape !== undefined && shape.answer !== 'none') {
       const answerShape = shape.answer;
       answer = (outcome) => filterOutcome(outcome, answerShape, denied);
     }
   }
-  if (policy.companies === undefined) return { call, answer };
-  const decision = companyRule(policy.companies, {
-    method: call.method,
-    db: call.db,
-    ...(args ? { args } : {}),
-    kwargs,
-  });
-  if (decision.refusal !== undefined) throw decision.refusal;
-  return { call: decision.changed ? { ...call, kwargsJson: stringifyLossless(kwargs) } : call, answer };
+  let changed = false;
+  if (policy.companies !== undefined) {
+    const decision = companyRule(policy.companies, {
+      method: call.method,
+      db: call.db,
+      ...(args ? { args } : {}),
+      kwargs,
+    });
+    if (decision.refusal !== undefined) throw decision.refusal;
+    changed = decision.changed;
+  }
+  // Last: the field and company rules' own refusals name what they read; this one what nothing reads.
+  checkReadable(policy, { method: call.method, ...(args ? { args } : {}), kwargs }, shape);
+  return { call: changed ? { ...call, kwargsJson: stringifyLossless(kwargs) } : call, answer };
 }

@@ -13,6 +13,8 @@ import { isLosslessObject, type LosslessValue } from '../../platform/lossless-js
 export type ParamRole =
   /** A domain: leaves name (dotted) fields; `any` / `not any` hold sub-domains. */
   | 'domain'
+  /** A `having` domain: leaves name aggregate specs (`__count`, `amount:sum`; 19's `formatted_read_group`, 20's `read_group`). */
+  | 'having'
   /** A list of field names or specs (`vat`, `amount:sum`, `total:sum(amount)`, `date:month`). */
   | 'fields'
   /** A list of fields, or (17+) a specification `{field: {fields: {...}}}`. */
@@ -23,7 +25,7 @@ export type ParamRole =
   | 'values'
   /** Field values of one record or a list of them (`create`). */
   | 'values_list'
-  /** `export_data`'s paths (`partner_id/vat`): refused, never filtered (its rows are positional). */
+  /** `export_data`'s columns (`partner_id/vat`, `email.id`: Odoo's rewrite applies): refused, never filtered (its rows are positional). */
   | 'export'
   /** Nothing the rules read (an offset, a limit, a flag). */
   | 'other';
@@ -47,7 +49,10 @@ export interface CallShape {
   readonly record: boolean;
   /** Its parameters after the ids, in order: name and role (several names may share a place). */
   readonly params: readonly (readonly [name: string, role: ParamRole])[];
-  /** Other names a parameter is passed by (ERP 16's `args` of `name_search`, 16's `fields` of `web_search_read`). */
+  /**
+   * Other names a parameter is passed by: ERP 16-18's `args` of `name_search`, 16's `fields` of
+   * `web_search_read`, 19's `fields` and res.partner's `default_fields` of `default_get`.
+   */
   readonly aliases?: readonly (readonly [name: string, role: ParamRole])[];
   readonly answer: AnswerShape;
 }
@@ -117,7 +122,33 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
       ['attributes', 'other'],
     ]),
   ],
-  ['default_get', shape(false, 'by_field', [['fields_list', 'fields']])],
+  // default_get(fields_list) in 16-18 (res.partner: default_fields; res.users and res.config.settings:
+  // fields), default_get(fields) in 19 (odoo/orm/models.py).
+  [
+    'default_get',
+    shape(
+      false,
+      'by_field',
+      [['fields_list', 'fields']],
+      [
+        ['fields', 'fields'],
+        ['default_fields', 'fields'],
+      ],
+    ),
+  ],
+  // check_field_access_rights(operation, fields) in 16, (operation, field_names) in 17-19.
+  [
+    'check_field_access_rights',
+    shape(
+      false,
+      'none',
+      [
+        ['operation', 'other'],
+        ['fields', 'fields'],
+      ],
+      [['field_names', 'fields']],
+    ),
+  ],
   [
     'web_search_read',
     shape(
@@ -151,14 +182,14 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
         ['domain', 'domain'],
         ['fields', 'fields'],
         ['groupby', 'fields'],
-        ['offset', 'domain'],
+        ['offset', 'having'],
         ['limit', 'other'],
         ['orderby', 'order'],
         ['lazy', 'order'],
       ],
       [
         ['aggregates', 'fields'],
-        ['having', 'domain'],
+        ['having', 'having'],
         ['order', 'order'],
       ],
     ),
@@ -169,7 +200,7 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
       ['domain', 'domain'],
       ['groupby', 'fields'],
       ['aggregates', 'fields'],
-      ['having', 'domain'],
+      ['having', 'having'],
       ['offset', 'other'],
       ['limit', 'other'],
       ['order', 'order'],

@@ -9,7 +9,7 @@ import type { FieldsOf } from './field-rule.ts';
 import { cachedFieldsOf } from './fields-lookup.ts';
 
 /** What the lookup asks of each field. */
-const FIELDS_GET_KWARGS = '{"attributes":["type","relation"]}';
+export const FIELDS_GET_KWARGS = '{"attributes":["type","relation","related"]}';
 
 /**
  * A {@link FieldsOf} asking `call`'s ERP. `version` is the ERP's version when known (a cache key

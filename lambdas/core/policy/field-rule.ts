@@ -1,28 +1,51 @@
 /**
  * @module core/policy/field-rule
- * The `fields` rule's request side (docs/guide/policies.md, "Methods, fields and companies"): a denied field may not be named wherever
- * the proxy can see a field in a call. Read here: `fields` lists and field specs (`amount:sum`,
- * `total:sum(amount)`, `date:month`), domain leaves (every segment of a dotted path; `any` / `not
- * any` sub-domains), `order`, `groupby` and aggregates, 17+ specifications (nested ones on the
- * relation's model, their `order` and `context`), create and write values (x2many commands' values
- * on the relation's model), `export_data`'s paths, `default_<field>` context keys, and the context
- * keys that make a partner's `display_name` show a field (`show_email`...). On a model with field
- * rules, a method outside `CALL_SHAPES` is refused: its field use is not seen.
+ * The `fields` rule's request side (docs/guide/policies.md, "What each rule reads"): a field the
+ * key's rule for a model denies (`deny`), or does not allow (`allow`), may not be named wherever
+ * the proxy can see a field in a call. Each argument is read by its reader
+ * (core/policy/odoo-arguments.ts, written from Odoo's own parsing): `fields` lists and field specs
+ * (`amount:sum`, `total:sum(amount)`, `date:month`), domain leaves (every segment of a dotted
+ * path; `any` / `not any` sub-domains), `having` leaves (aggregate specs), `order` strings,
+ * `groupby` and aggregates, 17+ specifications (nested ones on the relation's model, their `order`
+ * and `domain`), create and write values (x2many commands' values on the relation's model) and
+ * `export_data`'s columns after Odoo's own rewrite. On a model with field rules, a method outside
+ * `CALL_SHAPES` is refused: its field use is not seen. (Contexts are read by
+ * core/policy/unreadable.ts: a key with field rules may send only the documented keys.)
  *
- * A path through a relation needs the relation's model: asked of {@link FieldsOf} (the ERP's
- * `fields_get`, cached: core/policy/fields-lookup.ts), and only when a later segment bears a name
- * some rule denies, so most paths cost no lookup.
+ * A field is denied on a model by the rule for that model, and also where the model carries a
+ * denied field by a related path or by delegation (`res.users`' `email` is `partner_id.email`:
+ * `fields_get`'s `related` says so). So each model a call reaches is looked up once (its fields,
+ * their relations and related paths: {@link FieldsOf}, the ERP's `fields_get`, cached:
+ * core/policy/fields-lookup.ts), and every dotted path is followed to the model it ends on.
  */
 import type { KeyPolicyRefusedError } from '../../platform/errors.ts';
+import { type FieldRule, fieldDenied } from '../../platform/key-policy.ts';
 import { isLosslessObject, type LosslessValue } from '../../platform/lossless-json.ts';
 import { type ModelRules, ruleFor } from '../../platform/model-rules.ts';
-import { CALL_SHAPES, type CallShape, callArguments, contextOf, type ParamRole } from './call-shapes.ts';
+import { CALL_SHAPES, type CallShape, callArguments, type ParamRole } from './call-shapes.ts';
+import { exportFieldPath, havingFieldPaths, orderFieldPaths, specFieldPaths } from './odoo-arguments.ts';
 import { callRefusal, shownName } from './refusal.ts';
 
-/** The relation of each field of a model (`undefined`: not relational), from the ERP's `fields_get`. */
-export type FieldsOf = (model: string) => Promise<ReadonlyMap<string, string | undefined>>;
+/** What `fields_get` tells the rules of one field: the model it relates to, and its related path. */
+export interface FieldInfo {
+  /** The comodel of a relational field. */
+  readonly relation?: string;
+  /** The dotted path a related or delegated field reads (`partner_id.email`). */
+  readonly related?: string;
+}
 
-/** What the field rule reads of a call. */
+/** The fields of a model (an empty map: the ERP would not tell), from the ERP's `fields_get`. */
+export type FieldsOf = (model: string) => Promise<ReadonlyMap<string, FieldInfo>>;
+
+/** Whether a field of one model is denied to the key. */
+export type FieldTest = (field: string) => boolean;
+
+/** What the field rule decided of a call: its refusal, or the test of the call's model's fields (for its answer). */
+export type FieldDecision =
+  | { readonly refusal: KeyPolicyRefusedError }
+  | { readonly refusal?: undefined; readonly denied: FieldTest | undefined };
+
+/** The call the field rule reads. */
 export interface FieldRuleCall {
   readonly model: string;
   readonly method: string;
@@ -31,54 +54,27 @@ export interface FieldRuleCall {
   readonly kwargs?: { readonly [name: string]: LosslessValue };
 }
 
-/**
- * The context keys that make `res.partner`'s `display_name` show a field (its
- * `_compute_display_name`, Odoo 16-19): a key whose field is denied on `res.partner` is refused.
- */
-export const PARTNER_DISPLAY_KEYS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['show_email', ['email']],
-  ['show_vat', ['vat']],
-  ['show_address', ['street', 'street2', 'zip', 'city', 'state_id', 'country_id']],
-  ['show_address_only', ['street', 'street2', 'zip', 'city', 'state_id', 'country_id']],
-  ['address_inline', ['street', 'street2', 'zip', 'city', 'state_id', 'country_id']],
-]);
-
-const PARTNER = 'res.partner';
-/** What separates field names in a spec, an order or a path. */
-const NAME_SPLIT = /[\s.,:/()]+/;
+/** How deep related paths are followed into related paths (a related field of a related field...). */
+const MAX_RELATED_DEPTH = 4;
 
 class Refused {
   constructor(readonly error: KeyPolicyRefusedError) {}
 }
 
-/** Every name any rule of `rules` denies (a path is followed only when a later segment is one). */
-const deniedNames = new WeakMap<ModelRules<ReadonlySet<string>>, ReadonlySet<string>>();
-
-function namesDenied(rules: ModelRules<ReadonlySet<string>>): ReadonlySet<string> {
-  let names = deniedNames.get(rules);
-  if (names === undefined) {
-    names = new Set(
-      [
-        ...rules.exact.values(),
-        ...rules.globs.map(([, set]) => set),
-        ...(rules.star ? [rules.star] : []),
-      ].flatMap((set) => [...set]),
-    );
-    deniedNames.set(rules, names);
-  }
-  return names;
+/** The fields denied on one model: the test, and whether it denies any (`false`: the model is not ruled). */
+interface ModelDenial {
+  readonly test: FieldTest;
+  readonly any: boolean;
 }
 
-/** One inspection of one call. */
+/** One inspection of one call: each model's denied fields worked out once. */
 class Inspection {
-  private readonly names: ReadonlySet<string>;
+  private readonly denials = new Map<string, Promise<ModelDenial>>();
 
   constructor(
-    private readonly rules: ModelRules<ReadonlySet<string>>,
+    private readonly rules: ModelRules<FieldRule>,
     private readonly fieldsOf: FieldsOf,
-  ) {
-    this.names = namesDenied(rules);
-  }
+  ) {}
 
   private refuse(field: string, model: string): never {
     throw new Refused(
@@ -86,97 +82,134 @@ class Inspection {
     );
   }
 
-  /** Whether `value` names (as a string's word or an object's member) any denied name anywhere. */
-  mentions(value: LosslessValue | undefined): boolean {
-    if (typeof value === 'string') return value.split(NAME_SPLIT).some((word) => this.names.has(word));
-    if (Array.isArray(value)) return value.some((item) => this.mentions(item));
-    if (isLosslessObject(value))
-      return Object.entries(value).some(([name, item]) => this.names.has(name) || this.mentions(item));
+  private cannotFollow(model: string, field: string): never {
+    throw new Refused(
+      callRefusal(
+        'field',
+        `the proxy cannot tell which model ${shownName(model)}.${shownName(field)} relates to, so it cannot check this key's field rules through it`,
+      ),
+    );
+  }
+
+  /** Whether the related path `path` from `model` reads a field some rule denies (its own rules, or further related paths). */
+  private async readsDenied(model: string, path: readonly string[], depth: number): Promise<boolean> {
+    let current = model;
+    for (const [index, segment] of path.entries()) {
+      if (fieldDenied(ruleFor(this.rules, current), segment)) return true;
+      const info = (await this.fieldsOf(current)).get(segment);
+      if (info?.related !== undefined && depth < MAX_RELATED_DEPTH) {
+        if (await this.readsDenied(current, info.related.split('.'), depth + 1)) return true;
+      }
+      if (index === path.length - 1) return false;
+      if (info?.relation === undefined) return false;
+      current = info.relation;
+    }
     return false;
+  }
+
+  private async denialOf(model: string): Promise<ModelDenial> {
+    const own = ruleFor(this.rules, model);
+    const carried = new Set<string>();
+    for (const [name, info] of await this.fieldsOf(model)) {
+      if (info.related === undefined || fieldDenied(own, name)) continue;
+      if (await this.readsDenied(model, info.related.split('.'), 1)) carried.add(name);
+    }
+    if (carried.size === 0) return { test: (field) => fieldDenied(own, field), any: own !== undefined };
+    return { test: (field) => fieldDenied(own, field) || carried.has(field), any: true };
+  }
+
+  /** The fields denied on `model`: its own rule's, and those it carries by a related path. */
+  denied(model: string): Promise<ModelDenial> {
+    let denial = this.denials.get(model);
+    if (denial === undefined) {
+      denial = this.denialOf(model);
+      this.denials.set(model, denial);
+    }
+    return denial;
+  }
+
+  /** `field` of `model`: refused when denied. */
+  private async field(model: string, field: string): Promise<void> {
+    if ((await this.denied(model)).test(field)) this.refuse(field, model);
   }
 
   /** The model `field` of `model` relates to; refused when it cannot be told (fail closed). */
   async relation(model: string, field: string): Promise<string> {
-    const relation = (await this.fieldsOf(model)).get(field);
-    if (relation === undefined) {
-      throw new Refused(
-        callRefusal(
-          'field',
-          `the proxy cannot tell which model ${shownName(model)}.${shownName(field)} relates to, so it cannot check this key's field rules through it`,
-        ),
-      );
-    }
+    const relation = (await this.fieldsOf(model)).get(field)?.relation;
+    if (relation === undefined) this.cannotFollow(model, field);
     return relation;
   }
 
-  /** A dotted path from `model`; returns the last segment's model when `needLast`. */
+  /**
+   * A dotted path from `model`, every segment checked on its model. A known field that is no
+   * relation ends the path when one segment follows it (a date part such as
+   * `create_date.year_number`, a property of a properties field); anything else that cannot be
+   * followed (an unknown field, more segments) cannot be attributed, and is refused.
+   */
   async path(model: string, segments: readonly string[]): Promise<void> {
     let current = model;
     for (const [index, segment] of segments.entries()) {
-      if (ruleFor(this.rules, current)?.has(segment)) this.refuse(segment, current);
-      const rest = segments.slice(index + 1);
-      if (rest.length === 0 || !rest.some((name) => this.names.has(name))) return;
-      current = await this.relation(current, segment);
+      await this.field(current, segment);
+      const rest = segments.length - index - 1;
+      if (rest === 0) return;
+      const info = (await this.fieldsOf(current)).get(segment);
+      if (info?.relation === undefined) {
+        // A known field that is not relational, followed by one segment: a date part or a property.
+        if (info !== undefined && rest === 1) return;
+        this.cannotFollow(current, segment);
+      }
+      current = info.relation;
     }
   }
 
-  async domain(model: string, value: LosslessValue | undefined): Promise<void> {
+  private async paths(model: string, paths: readonly string[][]): Promise<void> {
+    for (const path of paths) await this.path(model, path);
+  }
+
+  async domain(model: string, value: LosslessValue | undefined, leafPaths = domainLeafPaths): Promise<void> {
     if (!Array.isArray(value)) return;
     for (const leaf of value) {
       if (!Array.isArray(leaf) || leaf.length !== 3 || typeof leaf[0] !== 'string') continue;
-      const segments = leaf[0].split('.');
-      await this.path(model, segments);
+      await this.paths(model, leafPaths(leaf[0]));
       const operator = leaf[1];
-      if ((operator === 'any' || operator === 'not any') && this.mentions(leaf[2])) {
+      if (operator === 'any' || operator === 'not any') {
         let related = model;
-        for (const segment of segments) related = await this.relation(related, segment);
+        for (const segment of leaf[0].split('.')) related = await this.relation(related, segment);
         await this.domain(related, leaf[2]);
       }
     }
   }
 
-  /** A field spec: `name`, `name:agg`, `alias:agg(name)`, `date:month`, a dotted path. */
-  async fieldSpec(model: string, spec: string): Promise<void> {
-    const [head = '', ...tail] = spec.split(':');
-    await this.path(model, head.trim().split('.'));
-    const inner = /\(([^)]*)\)/.exec(tail.join(':'))?.[1]?.trim();
-    if (inner) await this.path(model, inner.split('.'));
-  }
-
   async fields(model: string, value: LosslessValue | undefined): Promise<void> {
-    if (typeof value === 'string') return this.fieldSpec(model, value);
+    if (typeof value === 'string') return this.paths(model, specFieldPaths(value));
     if (!Array.isArray(value)) return;
-    for (const entry of value) if (typeof entry === 'string') await this.fieldSpec(model, entry);
+    for (const entry of value) if (typeof entry === 'string') await this.paths(model, specFieldPaths(entry));
   }
 
   async order(model: string, value: LosslessValue | undefined): Promise<void> {
-    if (typeof value !== 'string') return;
-    for (const term of value.split(',')) {
-      const [name = ''] = term.trim().split(/\s+/);
-      if (name !== '') await this.fieldSpec(model, name);
-    }
+    if (typeof value === 'string') await this.paths(model, orderFieldPaths(value));
   }
 
+  /** A 17+ specification (`{field: {fields, order, domain, context}}`, at any depth), or 16's field list. */
   async spec(model: string, value: LosslessValue | undefined): Promise<void> {
     if (!isLosslessObject(value)) return this.fields(model, value);
-    const denied = ruleFor(this.rules, model);
     for (const [name, entry] of Object.entries(value)) {
-      if (denied?.has(name)) this.refuse(name, model);
-      if (!isLosslessObject(entry) || !this.mentions(entry)) continue;
+      await this.field(model, name);
+      if (!isLosslessObject(entry)) continue;
+      const nested = entry.fields !== undefined || entry.order !== undefined || entry.domain !== undefined;
+      if (!nested) continue;
       const related = await this.relation(model, name);
       await this.spec(related, entry.fields);
       await this.order(related, entry.order);
       await this.domain(related, entry.domain);
-      if (isLosslessObject(entry.context)) this.context(related, entry.context);
     }
   }
 
   async values(model: string, value: LosslessValue | undefined): Promise<void> {
     if (!isLosslessObject(value)) return;
-    const denied = ruleFor(this.rules, model);
     for (const [name, entry] of Object.entries(value)) {
-      if (denied?.has(name)) this.refuse(name, model);
-      if (!Array.isArray(entry) || !this.mentions(entry)) continue;
+      await this.field(model, name);
+      if (!Array.isArray(entry)) continue;
       // x2many commands: (0, 0, values) and (1, id, values) carry the relation's values.
       const nested = entry.filter(
         (command): command is LosslessValue[] => Array.isArray(command) && isLosslessObject(command[2]),
@@ -187,35 +220,27 @@ class Inspection {
     }
   }
 
+  /**
+   * `export_data`'s columns, split as Odoo splits them: a relational segment leads to its model; a
+   * field that is not relational exports its value whatever follows it, so the walk ends there.
+   */
   async export(model: string, value: LosslessValue | undefined): Promise<void> {
     if (!Array.isArray(value)) return;
-    for (const entry of value) {
-      if (typeof entry !== 'string') continue;
-      await this.path(
-        model,
-        entry.split('/').filter((segment) => segment !== '.id' && segment !== 'id'),
-      );
-    }
-  }
-
-  /** `default_<field>` keys of `model`, and a partner's display keys. */
-  context(model: string, context: { readonly [name: string]: LosslessValue }): void {
-    const denied = ruleFor(this.rules, model);
-    const partner = ruleFor(this.rules, PARTNER);
-    for (const [name, value] of Object.entries(context)) {
-      if (denied !== undefined && name.startsWith('default_') && denied.has(name.slice(8)))
-        this.refuse(name.slice(8), model);
-      const shows =
-        partner === undefined || value === false || value === null
-          ? undefined
-          : PARTNER_DISPLAY_KEYS.get(name);
-      const shown = shows?.find((field) => partner?.has(field));
-      if (shown !== undefined) this.refuse(shown, PARTNER);
+    for (const column of value) {
+      if (typeof column !== 'string') continue;
+      let current = model;
+      for (const segment of exportFieldPath(column)) {
+        await this.field(current, segment);
+        const relation = (await this.fieldsOf(current)).get(segment)?.relation;
+        if (relation === undefined) break;
+        current = relation;
+      }
     }
   }
 
   async argument(model: string, role: ParamRole, value: LosslessValue): Promise<void> {
     if (role === 'domain') return this.domain(model, value);
+    if (role === 'having') return this.domain(model, value, havingFieldPaths);
     if (role === 'fields') return this.fields(model, value);
     if (role === 'spec') return this.spec(model, value);
     if (role === 'order') return this.order(model, value);
@@ -227,36 +252,64 @@ class Inspection {
   }
 }
 
+/** A domain leaf's field: a dotted path. */
+function domainLeafPaths(left: string): string[][] {
+  return [left.split('.')];
+}
+
+/** Whether any rule of `rules` could apply to a call (every key with `fields` has at least one). */
+function hasRules(rules: ModelRules<FieldRule>): boolean {
+  return rules.exact.size > 0 || rules.globs.length > 0 || rules.star !== undefined;
+}
+
 /**
- * The refusal of a call by the policy's `fields` (`rules`), or `undefined` when it names no denied
- * field. `shape` is the method's, from `CALL_SHAPES` (`undefined`: not understood).
+ * The policy's `fields` (`rules`) on a call: its refusal when it names a denied field, else the test
+ * of the call's model's fields (its answer's filter; `undefined` when none is denied there).
+ * `shape` is the method's, from `CALL_SHAPES` (`undefined`: not understood).
  *
  * @example
  * await fieldRule(policy.fields, { model: 'res.partner', method: 'search_read', kwargs: { fields: ['vat'] } }, fieldsOf)
- * // KeyPolicyRefusedError: Refused by this key's policy: field vat of res.partner is denied to this key
+ * // { refusal: KeyPolicyRefusedError: Refused by this key's policy: field vat of res.partner is denied to this key }
  */
 export async function fieldRule(
-  rules: ModelRules<ReadonlySet<string>>,
+  rules: ModelRules<FieldRule>,
   call: FieldRuleCall,
   fieldsOf: FieldsOf,
   shape: CallShape | undefined = CALL_SHAPES.get(call.method),
-): Promise<KeyPolicyRefusedError | undefined> {
+): Promise<FieldDecision> {
+  if (!hasRules(rules)) return { denied: undefined };
   const inspection = new Inspection(rules, fieldsOf);
   try {
-    const context = contextOf(call.kwargs);
-    if (context !== undefined) inspection.context(call.model, context);
+    const denial = await inspection.denied(call.model);
     if (shape === undefined) {
-      if (ruleFor(rules, call.model) === undefined) return undefined;
-      return callRefusal(
-        'field',
-        `this key has field rules for ${shownName(call.model)}, and the proxy cannot see which fields ${shownName(call.method)} uses (docs/guide/policies.md lists the methods it can)`,
-      );
+      if (!denial.any) return { denied: undefined };
+      return {
+        refusal: callRefusal(
+          'field',
+          `this key has field rules for ${shownName(call.model)}, and the proxy cannot see which fields ${shownName(call.method)} uses (docs/guide/policies.md lists the methods it can)`,
+        ),
+      };
     }
     for (const { role, value } of callArguments(shape, call.args, call.kwargs))
       await inspection.argument(call.model, role, value);
-    return undefined;
+    return { denied: denial.any ? denial.test : undefined };
   } catch (error) {
-    if (error instanceof Refused) return error.error;
+    if (error instanceof Refused) return { refusal: error.error };
     throw error;
   }
+}
+
+/**
+ * The test of `model`'s denied fields under `rules` (its own rule and the fields it carries by a
+ * related path), or `undefined` when none is denied: what the MCP read tools take out of the field
+ * lists they send.
+ */
+export async function deniedFieldsOf(
+  rules: ModelRules<FieldRule>,
+  model: string,
+  fieldsOf: FieldsOf,
+): Promise<FieldTest | undefined> {
+  if (!hasRules(rules)) return undefined;
+  const decision = await fieldRule(rules, { model, method: 'fields_get' }, fieldsOf);
+  return decision.refusal === undefined ? decision.denied : undefined;
 }
