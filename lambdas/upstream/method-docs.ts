@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ProxyError, UpstreamTimeoutError, UpstreamUnavailableError } from '../platform/errors.ts';
-import { docBearerPath, json2Path } from './erp-paths.ts';
+import { docBearerPath } from './erp-paths.ts';
 import {
   type CallContext,
   classifyGatewayAnswer,

@@ -63,7 +63,7 @@ export interface ConfirmationForm {
  * selectors).
  */
 const UNSHOWN =
-  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\u034f\u115f\u1160\u2800\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/gu;
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\u115f\u1160\u2800\u3164\uffa0]|\u034f|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]/gu;
 
 function unicodeEscape(character: string): string {
   let escaped = '';

@@ -82,7 +82,7 @@ function shown(name: string): string {
 /** Every `context` object in `value`, at any depth (`at`: the path shown in a message). */
 function checkContexts(value: LosslessValue | undefined, at: string): void {
   if (Array.isArray(value)) {
-    value.forEach((item, index) => checkContexts(item, `${at}[${index}]`));
+    for (const [index, item] of value.entries()) checkContexts(item, `${at}[${index}]`);
     return;
   }
   if (!isLosslessObject(value)) return;
