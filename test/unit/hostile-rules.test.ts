@@ -1,0 +1,583 @@
+/**
+ * Rules that hold against a hostile caller (issue 54; docs/guide/policies.md, "What each rule
+ * reads"): the argument readers against Odoo's own rewrite (Python's `re.sub` run on the same
+ * columns), the field rule's spellings Odoo reads that a plain split does not (`email.id`,
+ * `email:id`, `email/anything`, `having` aggregates, quoted order names, 19's `default_get(fields)`),
+ * `allow` rules, fields carried by a related path or delegation, and what the proxy cannot read
+ * refused: context keys at any depth, values of methods the rules do not parse, `export_data`'s
+ * external ids (a write, for the access rule too).
+ */
+import { execFileSync } from 'node:child_process';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkKeyPolicy } from '../../lambdas/core/key-policy-check.ts';
+import { filterOutcome } from '../../lambdas/core/policy/answer-filter.ts';
+import { applyContentRules } from '../../lambdas/core/policy/call-rules.ts';
+import { callWrites } from '../../lambdas/core/policy/call-writes.ts';
+import {
+  deniedFieldsOf,
+  type FieldInfo,
+  type FieldsOf,
+  fieldRule,
+} from '../../lambdas/core/policy/field-rule.ts';
+import {
+  exportColumnPath,
+  exportFieldPath,
+  exportWrites,
+  orderFieldPaths,
+  specFieldPaths,
+} from '../../lambdas/core/policy/odoo-arguments.ts';
+import {
+  checkReadable,
+  checkToolContexts,
+  READABLE_CONTEXT_KEYS,
+} from '../../lambdas/core/policy/unreadable.ts';
+import { parseProxyKeys } from '../../lambdas/platform/config.ts';
+import { KeyPolicyRefusedError } from '../../lambdas/platform/errors.ts';
+import type { KeyPolicy } from '../../lambdas/platform/key-policy.ts';
+import { type LosslessValue, parseLossless } from '../../lambdas/platform/lossless-json.ts';
+import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
+
+function policyOf(policy: unknown): KeyPolicy {
+  const [entry] = parseProxyKeys(
+    JSON.stringify({ keys: [{ name: 'k', key: 'key-0123456789abcdef', policy }] }),
+  );
+  if (entry?.policy === undefined) throw new Error('no policy parsed');
+  return entry.policy;
+}
+
+/** A model's fields: `relation` for a relational one, `related` for one that reads another's, `{}` else. */
+type Schema = Record<string, Record<string, FieldInfo>>;
+
+const SCHEMA: Schema = {
+  'res.partner': {
+    id: {},
+    name: {},
+    email: {},
+    phone: {},
+    vat: {},
+    display_name: {},
+    create_date: {},
+    parent_id: { relation: 'res.partner' },
+    child_ids: { relation: 'res.partner' },
+    country_id: { relation: 'res.country' },
+    user_ids: { relation: 'res.users' },
+    category_id: { relation: 'res.partner.category' },
+    // res.partner's own related fields (Odoo: parent_name = parent_id.name, country_code = country_id.code).
+    parent_name: { related: 'parent_id.name' },
+    country_code: { related: 'country_id.code' },
+  },
+  'res.users': {
+    id: {},
+    login: {},
+    partner_id: { relation: 'res.partner' },
+    // Odoo: fields.Char(related='partner_id.email', inherited=True); a delegated field, as fields_get says.
+    email: { related: 'partner_id.email' },
+    name: { related: 'partner_id.name' },
+    company_id: { relation: 'res.company' },
+  },
+  'res.company': {
+    id: {},
+    name: {},
+    partner_id: { relation: 'res.partner' },
+    email: { related: 'partner_id.email' },
+  },
+  'res.country': { id: {}, name: {}, code: {} },
+  'res.partner.category': { id: {}, name: {} },
+  'sale.order': {
+    id: {},
+    name: {},
+    partner_id: { relation: 'res.partner' },
+    // A related field of a related field: user_id.email is itself partner_id.email.
+    salesman_email: { related: 'user_id.email' },
+    user_id: { relation: 'res.users' },
+  },
+};
+
+function schema(models: Schema = SCHEMA): FieldsOf & { asked: string[] } {
+  const asked: string[] = [];
+  const port = async (model: string) => {
+    asked.push(model);
+    return new Map(Object.entries(models[model] ?? {}));
+  };
+  return Object.assign(port, { asked });
+}
+
+const lossless = (value: unknown) => parseLossless(JSON.stringify(value));
+
+async function refusal(
+  policy: KeyPolicy,
+  model: string,
+  method: string,
+  kwargs: Record<string, unknown>,
+  args?: unknown[],
+): Promise<string | undefined> {
+  const decision = await fieldRule(
+    policy.fields as NonNullable<KeyPolicy['fields']>,
+    {
+      model,
+      method,
+      kwargs: lossless(kwargs) as { [name: string]: LosslessValue },
+      ...(args ? { args: lossless(args) as LosslessValue[] } : {}),
+    },
+    schema(),
+  );
+  if (decision.refusal !== undefined) {
+    expect(decision.refusal).toBeInstanceOf(KeyPolicyRefusedError);
+    expect(decision.refusal.rule).toBe('field');
+  }
+  return decision.refusal?.message;
+}
+
+const DENY_EMAIL = policyOf({ fields: { 'res.partner': { deny: ['email', 'vat'] } } });
+const ALLOW_NAME = policyOf({ fields: { 'res.partner': { allow: ['name', 'display_name', 'parent_id'] } } });
+
+/** Odoo's fix_import_export_id_paths, run by Python itself on every column (one process). */
+function pythonExportPaths(columns: readonly string[]): string[][] {
+  const program = [
+    'import json, re, sys',
+    'def fix_import_export_id_paths(fieldname):',
+    "    fixed_db_id = re.sub(r'([^/])\\.id', r'\\1/.id', fieldname)",
+    "    fixed_external_id = re.sub(r'([^/]):id', r'\\1/id', fixed_db_id)",
+    "    return fixed_external_id.split('/')",
+    'print(json.dumps([fix_import_export_id_paths(c) for c in json.load(sys.stdin)]))',
+  ].join('\n');
+  return JSON.parse(execFileSync('python3', ['-c', program], { input: JSON.stringify(columns) }).toString());
+}
+
+describe('the argument readers, from Odoo 16-19', () => {
+  it.each([
+    ['partner_id.id', ['partner_id', '.id']],
+    ['partner_id:id', ['partner_id', 'id']],
+    ['a.identifier', ['a', '.identifier']],
+    ['x.id.id', ['x', '.id.id']],
+    ['a::id', ['a:', 'id']],
+    ['category_id:id/name', ['category_id', 'id', 'name']],
+    ['/id', ['', 'id']],
+    ['email.id', ['email', '.id']],
+  ])('export column %j is split as Odoo splits it', (column, path) => {
+    expect(exportColumnPath(column)).toEqual(path);
+  });
+
+  it("fuzz: the export reader splits every column exactly as Odoo's own function does (Python's re.sub)", () => {
+    const piece = fc.constantFrom(
+      'email',
+      'name',
+      'partner_id',
+      'id',
+      '.id',
+      ':id',
+      '.',
+      ':',
+      '/',
+      'i',
+      'd',
+      'x',
+      'é',
+    );
+    const columns = fc.sample(
+      fc.array(piece, { minLength: 1, maxLength: 8 }).map((pieces) => pieces.join('')),
+      { numRuns: 400, seed: 54 },
+    );
+    expect(columns.map(exportColumnPath)).toEqual(pythonExportPaths(columns));
+  });
+
+  it('an export column reads up to its first id or .id; any id segment writes external ids', () => {
+    expect(exportFieldPath('parent_id/email')).toEqual(['parent_id', 'email']);
+    expect(exportFieldPath('email.id')).toEqual(['email']);
+    expect(exportFieldPath('parent_id/id/email')).toEqual(['parent_id']);
+    expect(exportWrites(['name', 'parent_id/.id', 'email.id'])).toBe(false);
+    for (const column of ['id', 'parent_id/id', 'parent_id:id', 'category_id:id/name', 'name/id'])
+      expect(exportWrites(['name', column]), column).toBe(true);
+    expect(exportWrites('id')).toBe(true);
+    expect(exportWrites([3])).toBe(true);
+  });
+
+  it('field specs and order terms name what Odoo reads of them', () => {
+    expect(specFieldPaths('total:sum(amount)')).toEqual([['total'], ['amount']]);
+    expect(specFieldPaths('partner_id.email:count_distinct')).toEqual([['partner_id', 'email']]);
+    // regex_field_agg.match reads a prefix: the rest of the text is ignored by Odoo.
+    expect(specFieldPaths('email!!')).toEqual([['email']]);
+    expect(specFieldPaths('__count')).toEqual([]);
+    expect(orderFieldPaths('"vat" desc, name, email:max desc nulls last, __count')).toEqual([
+      ['vat'],
+      ['name'],
+      ['email'],
+    ]);
+  });
+
+  it('fuzz: the spec reader takes at least the field regex_field_agg reads (Python)', () => {
+    const piece = fc.constantFrom('email', 'name', ':', 'max', '(', ')', 'sum', '.', ' ', '!', 'x_1');
+    const specs = fc.sample(
+      fc.array(piece, { minLength: 1, maxLength: 6 }).map((pieces) => pieces.join('')),
+      { numRuns: 300, seed: 19 },
+    );
+    const program = [
+      'import json, re, sys',
+      "regex_field_agg = re.compile(r'(\\w+)(?::(\\w+)(?:\\((\\w+)\\))?)?')",
+      'out = []',
+      'for s in json.load(sys.stdin):',
+      '    m = regex_field_agg.match(s)',
+      '    out.append([g for g in ([m.group(1), m.group(3)] if m else []) if g])',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const odoo: string[][] = JSON.parse(
+      execFileSync('python3', ['-c', program], { input: JSON.stringify(specs) }).toString(),
+    );
+    specs.forEach((spec, index) => {
+      const read = specFieldPaths(spec).map((path) => path[0]);
+      for (const field of odoo[index] ?? []) expect(read, spec).toContain(field);
+    });
+  });
+});
+
+describe('the field rule reads what Odoo reads', () => {
+  it.each([
+    ['export_data email.id', 'export_data', { ids: [1], fields_to_export: ['email.id'] }],
+    ['export_data email:id', 'export_data', { ids: [1], fields_to_export: ['email:id'] }],
+    ['export_data email/anything', 'export_data', { ids: [1], fields_to_export: ['email/country_id'] }],
+    ['export_data a related path', 'export_data', { ids: [1], fields_to_export: ['parent_id/email'] }],
+    [
+      'a having aggregate',
+      'formatted_read_group',
+      { domain: [], groupby: ['name'], having: [['email:max', '>', 'm']] },
+    ],
+    ['a quoted order', 'search', { domain: [], order: '"email" desc' }],
+    [
+      'an order by aggregate',
+      'formatted_read_group',
+      { domain: [], groupby: ['name'], order: 'email:max desc' },
+    ],
+    ['19 default_get(fields)', 'default_get', { fields: ['email'] }],
+    ['res.partner default_get(default_fields)', 'default_get', { default_fields: ['vat'] }],
+    ['check_field_access_rights', 'check_field_access_rights', { operation: 'read', field_names: ['email'] }],
+    [
+      'a field spec with trailing text',
+      'read_group',
+      { domain: [], fields: ['email!!:max'], groupby: ['name'] },
+    ],
+  ])('%s', async (_case, method, kwargs) => {
+    expect(await refusal(DENY_EMAIL, 'res.partner', method, kwargs)).toMatch(
+      /field (email|vat) of res\.partner is denied/,
+    );
+  });
+
+  it('reads positional places too: 20 read_group having, default_get args[0]', async () => {
+    expect(
+      await refusal(DENY_EMAIL, 'res.partner', 'read_group', {}, [
+        [],
+        ['name'],
+        [],
+        [['email:max', '>', 'a']],
+      ]),
+    ).toMatch(/field email/);
+    expect(await refusal(DENY_EMAIL, 'res.partner', 'default_get', {}, [['email']])).toMatch(/field email/);
+  });
+
+  it('allows the same calls without the denied field (the control)', async () => {
+    for (const [method, kwargs] of [
+      [
+        'export_data',
+        { ids: [1], fields_to_export: ['name', 'parent_id/name', 'parent_id/.id', 'name/anything'] },
+      ],
+      [
+        'formatted_read_group',
+        { domain: [], groupby: ['name'], having: [['__count', '>', 1]], order: 'name:max' },
+      ],
+      ['search', { domain: [['create_date.year_number', '=', 2020]], order: '"name" desc' }],
+      ['default_get', { fields: ['name'] }],
+    ] as const) {
+      expect(await refusal(DENY_EMAIL, 'res.partner', method, kwargs), method).toBeUndefined();
+    }
+  });
+
+  it('a field carried by delegation or a related path is denied where it is carried', async () => {
+    expect(await refusal(DENY_EMAIL, 'res.users', 'search_read', { fields: ['login', 'email'] })).toMatch(
+      /field email of res\.users is denied/,
+    );
+    expect(
+      await refusal(DENY_EMAIL, 'res.company', 'search_read', { domain: [['email', 'ilike', 'a']] }),
+    ).toMatch(/field email of res\.company/);
+    // Two related hops: sale.order.salesman_email is user_id.email, itself partner_id.email.
+    expect(await refusal(DENY_EMAIL, 'sale.order', 'read', { ids: [1], fields: ['salesman_email'] })).toMatch(
+      /field salesman_email of sale\.order/,
+    );
+    expect(
+      await refusal(DENY_EMAIL, 'sale.order', 'search_read', { domain: [['user_id.email', '=', 'x']] }),
+    ).toMatch(/field email of res\.users/);
+    // The control: the same models without the carried field.
+    expect(
+      await refusal(DENY_EMAIL, 'res.users', 'search_read', { fields: ['login', 'name'] }),
+    ).toBeUndefined();
+    expect(await refusal(DENY_EMAIL, 'sale.order', 'read', { ids: [1], fields: ['name'] })).toBeUndefined();
+    // And its answers lose it too, without fields named.
+    const denied = await deniedFieldsOf(
+      DENY_EMAIL.fields as NonNullable<KeyPolicy['fields']>,
+      'res.users',
+      schema(),
+    );
+    expect(denied?.('email')).toBe(true);
+    expect(denied?.('login')).toBe(false);
+    const users = await deniedFieldsOf(
+      DENY_EMAIL.fields as NonNullable<KeyPolicy['fields']>,
+      'res.country',
+      schema(),
+    );
+    expect(users).toBeUndefined();
+  });
+
+  it('an allow rule serves only its fields (and id), in requests and answers', async () => {
+    for (const [method, kwargs] of [
+      ['search_read', { fields: ['name', 'phone'] }],
+      ['search_read', { domain: [['phone', '=', '1']] }],
+      ['search', { order: 'create_date desc' }],
+      ['export_data', { ids: [1], fields_to_export: ['name', 'phone'] }],
+      ['web_read', { ids: [1], specification: { name: {}, country_id: {} } }],
+      ['read_group', { domain: [], fields: ['name'], groupby: ['country_id'] }],
+      ['write', { ids: [1], vals: { phone: '1' } }],
+      // Through a relation the allow rule still binds: parent_id leads back to res.partner.
+      ['search_read', { domain: [['parent_id.phone', '=', '1']] }],
+    ] as const) {
+      expect(await refusal(ALLOW_NAME, 'res.partner', method, kwargs), method).toMatch(
+        /field (phone|create_date|country_id) of res\.partner is denied/,
+      );
+    }
+    for (const [method, kwargs] of [
+      ['search_read', { fields: ['name', 'id'], domain: [['parent_id.name', '=', 'a']], order: 'name' }],
+      ['web_read', { ids: [1], specification: { name: {}, parent_id: { fields: { display_name: {} } } } }],
+    ] as const) {
+      expect(await refusal(ALLOW_NAME, 'res.partner', method, kwargs), method).toBeUndefined();
+    }
+    // res.users carries res.partner's email and phone-less name: email is carried and not allowed.
+    expect(await refusal(ALLOW_NAME, 'res.users', 'read', { ids: [1], fields: ['email'] })).toMatch(
+      /field email of res\.users/,
+    );
+    const decision = await fieldRule(
+      ALLOW_NAME.fields as NonNullable<KeyPolicy['fields']>,
+      { model: 'res.partner', method: 'search_read', kwargs: {} },
+      schema(),
+    );
+    const denied = decision.refusal === undefined ? decision.denied : undefined;
+    expect(denied).toBeDefined();
+    const answer = filterOutcome(
+      {
+        kind: 'raw_result',
+        json: Buffer.from('[{"id":7,"name":"A","email":"a@x","phone":"1","x_note":"n"}]'),
+      },
+      'records',
+      denied as (field: string) => boolean,
+    );
+    expect(answer.kind === 'raw_result' && answer.json.toString()).toBe('[{"id":7,"name":"A"}]');
+  });
+
+  it('property: under an allow rule, no field outside it is named anywhere a field is read', async () => {
+    const placed = fc.constantFrom(
+      (f: string) => ['search_read', { fields: ['name', f] }],
+      (f: string) => ['search_read', { domain: [[f, '=', 1]] }],
+      (f: string) => ['search_read', { domain: [[`parent_id.${f}`, '=', 1]] }],
+      (f: string) => ['search', { order: `${f} desc` }],
+      (f: string) => ['read_group', { groupby: [`${f}:month`] }],
+      (f: string) => ['formatted_read_group', { groupby: ['name'], having: [[`${f}:max`, '=', 1]] }],
+      (f: string) => ['create', { vals_list: [{ [f]: 1 }] }],
+      (f: string) => ['web_read', { ids: [1], specification: { parent_id: { fields: { [f]: {} } } } }],
+      (f: string) => ['export_data', { ids: [1], fields_to_export: [`${f}.id`] }],
+      (f: string) => ['export_data', { ids: [1], fields_to_export: [`parent_id/${f}/x`] }],
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        placed,
+        fc.constantFrom('email', 'phone', 'vat', 'create_date'),
+        async (place, field) => {
+          const [method, kwargs] = place(field) as [string, Record<string, unknown>];
+          expect(await refusal(ALLOW_NAME, 'res.partner', method, kwargs)).toContain(
+            `field ${field} of res.partner`,
+          );
+        },
+      ),
+    );
+  });
+});
+
+const call = (method: string, kwargs: Record<string, unknown>, extra: Partial<ErpCall> = {}): ErpCall => ({
+  baseUrl: new URL('https://erp.example.com'),
+  db: 'erp_a',
+  apiKey: 'k',
+  model: 'res.partner',
+  method,
+  kwargsJson: JSON.stringify(kwargs),
+  ...extra,
+});
+
+describe('what the proxy cannot read is refused', () => {
+  const fields = policyOf({ fields: { 'res.partner': { deny: ['email'] } } });
+  const companies = policyOf({ companies: { erp_a: [1] } });
+  const confirming = policyOf({ confirm: 'writes' });
+  const plain = policyOf({ access: 'write' });
+
+  async function ruled(policy: KeyPolicy, sent: ErpCall): Promise<string | undefined> {
+    try {
+      await applyContentRules(policy, sent, schema());
+      return undefined;
+    } catch (error) {
+      expect(error).toBeInstanceOf(KeyPolicyRefusedError);
+      return (error as Error).message;
+    }
+  }
+
+  it.each([
+    [
+      'default_company_ids on create',
+      'create',
+      { vals_list: [{ name: 'a' }], context: { default_company_ids: [[6, 0, [9]]] } },
+    ],
+    ['default_email on create', 'create', { vals_list: [{ name: 'a' }], context: { default_email: 'x' } }],
+    ['show_email on read', 'read', { ids: [1], fields: ['display_name'], context: { show_email: true } }],
+    ['formatted_display_name', 'search_read', { context: { formatted_display_name: true } }],
+    ['tracking_disable', 'write', { ids: [1], vals: { name: 'a' }, context: { tracking_disable: true } }],
+    [
+      'a nested spec context',
+      'web_read',
+      {
+        ids: [1],
+        specification: { parent_id: { fields: { display_name: {} }, context: { show_email: true } } },
+      },
+    ],
+    [
+      'a deeper spec context',
+      'web_search_read',
+      {
+        specification: {
+          child_ids: { fields: { parent_id: { fields: { display_name: {} }, context: { show_vat: 1 } } } },
+        },
+      },
+    ],
+    ['a lang of another type', 'search_read', { context: { lang: { en: 1 } } }],
+  ])('a context the proxy cannot read: %s', async (_case, method, kwargs) => {
+    for (const policy of [fields, companies]) {
+      expect(await ruled(policy, call(method, kwargs))).toMatch(
+        // The company rule refuses a nested web_ context itself (it would not be scoped to the companies).
+        /context.* key "[a-z_]+" (is not one the proxy reads|has a value of a type)|a context nested in the arguments of a web_ method/,
+      );
+      // The control: a key without content rules sends it as it is.
+      expect(await ruled(plain, call(method, kwargs))).toBeUndefined();
+    }
+  });
+
+  it('the readable context keys pass, for every key with content rules', async () => {
+    const context = { lang: 'fr_FR', tz: 'Europe/Brussels', active_test: false, bin_size: true };
+    for (const policy of [fields, companies, confirming])
+      expect(await ruled(policy, call('search_read', { context, fields: ['name'] }))).toBeUndefined();
+    expect(READABLE_CONTEXT_KEYS).toEqual(['lang', 'tz', 'active_test', 'bin_size', 'allowed_company_ids']);
+  });
+
+  it('a method whose values the rules do not parse: load, update, a model method with values', async () => {
+    for (const policy of [fields, companies, confirming]) {
+      // On res.partner, which has field rules, the field rule refuses first (it cannot see which fields load uses).
+      expect(
+        await ruled(
+          policy,
+          call('load', { fields: ['name', 'company_id/id'], data: [['A', 'base.main_company']] }),
+        ),
+      ).toMatch(/"load" takes values the proxy does not read|cannot see which fields load uses/);
+      expect(
+        await ruled(
+          policy,
+          call('update', { ids: [7], values: { company_id: false } }, { model: 'crm.lead' }),
+        ),
+      ).toMatch(/"update" takes values/);
+      expect(
+        await ruled(policy, call('message_post', { ids: [7], body: 'x' }, { model: 'crm.lead' })),
+      ).toMatch(/"message_post" takes values/);
+      expect(
+        await ruled(policy, {
+          ...call('update', {}, { model: 'crm.lead' }),
+          argsJson: '[[7], {"company_id": false}]',
+        }),
+      ).toMatch(/"update" takes values/);
+    }
+    // With its ids (and context) only, a model's method is read: nothing in it is a value.
+    for (const policy of [companies, confirming]) {
+      expect(
+        await ruled(policy, call('action_confirm', { ids: [7] }, { model: 'sale.order' })),
+      ).toBeUndefined();
+      expect(
+        await ruled(policy, { ...call('action_confirm', {}, { model: 'sale.order' }), argsJson: '[[7]]' }),
+      ).toBeUndefined();
+    }
+    expect(await ruled(plain, call('load', { fields: ['name'], data: [['A']] }))).toBeUndefined();
+  });
+
+  it('export_data asking for external ids writes: refused for content rules, a write for the access rule', async () => {
+    const exported = call('export_data', { ids: [1], fields_to_export: ['name', 'parent_id:id'] });
+    for (const policy of [fields, companies, confirming])
+      expect(await ruled(policy, exported)).toMatch(/asks for external ids/);
+    expect(callWrites(exported)).toBe(true);
+    expect(
+      callWrites({ ...exported, kwargsJson: '{"ids":[1],"fields_to_export":["name","parent_id/.id"]}' }),
+    ).toBe(false);
+    expect(callWrites({ method: 'export_data', argsJson: '[[1], ["id"]]', kwargsJson: '{}' })).toBe(true);
+    expect(callWrites({ method: 'search_read', kwargsJson: '{}' })).toBe(false);
+    expect(callWrites({ method: 'load', kwargsJson: '{}' })).toBe(true);
+    const reader = policyOf({ access: 'read' });
+    expect(() => checkKeyPolicy(reader, { method: 'export_data', writes: true })).toThrow(
+      /may only read; this export_data call writes/,
+    );
+    expect(() => checkKeyPolicy(reader, { method: 'export_data', writes: false })).not.toThrow();
+  });
+
+  it("a confirming key's reads are not read (nothing there is confirmed), its writes are", async () => {
+    expect(await ruled(confirming, call('search_read', { context: { show_email: true } }))).toBeUndefined();
+    expect(
+      await ruled(
+        confirming,
+        call('write', { ids: [1], vals: { name: 'a' }, context: { default_function: 'x' } }),
+      ),
+    ).toMatch(
+      /key "default_function" is not one the proxy reads \(.*\), so this key's confirmations cannot check it/,
+    );
+  });
+
+  it('MCP tool arguments: contexts anywhere in them, at the policy step', () => {
+    expect(() =>
+      checkToolContexts(fields, { model: 'res.partner', context: { show_email: true } }, false),
+    ).toThrow(/context key "show_email"/);
+    expect(() =>
+      checkToolContexts(
+        fields,
+        {
+          model: 'res.partner',
+          method: 'web_read',
+          kwargs: { specification: { parent_id: { context: { show_vat: 1 } } } },
+        },
+        true,
+      ),
+    ).toThrow(/kwargs\.specification\.parent_id\.context key "show_vat"/);
+    expect(() =>
+      checkToolContexts(confirming, { model: 'res.partner', context: { show_email: true } }, false),
+    ).not.toThrow();
+    expect(() =>
+      checkToolContexts(
+        confirming,
+        { model: 'res.partner', values: {}, context: { default_email: 'x' } },
+        true,
+      ),
+    ).toThrow(/confirmations cannot check it/);
+    expect(() => checkToolContexts(plain, { context: { anything: 1 } }, true)).not.toThrow();
+  });
+
+  it('checkReadable names the rule that applies: field, then company, then confirm', () => {
+    const kwargs = lossless({ context: { show_email: true } }) as { [name: string]: LosslessValue };
+    for (const [policy, rule] of [
+      [fields, 'field'],
+      [companies, 'company'],
+      [policyOf({ fields: { '*': { deny: ['x'] } }, companies: { erp_a: [1] } }), 'field'],
+    ] as const) {
+      try {
+        checkReadable(policy, { method: 'search_read', kwargs });
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toMatchObject({ code: -32008, rule });
+      }
+    }
+  });
+});
