@@ -62,41 +62,48 @@ export type KeyPolicyRule = (typeof KEY_POLICY_RULES)[number];
 /**
  * The methods a `read` key may call, on every API (v1 actions and `call_method`'s `fn_name`, v2
  * methods, every MCP tool's ERP calls): the public methods Odoo 16 to 19 define on every model
- * that only read (read from `odoo/models.py` or `odoo/orm/models.py`,
- * `addons/web/models/models.py` and `addons/base/models/ir_ui_view.py` of the 16, 17, 18 and 19
- * sources). A method a version does not have is refused by that ERP as it would be anyway. Any other name is a write, an unknown one included:
- * a model's own methods (`action_confirm`, `message_post`...) can change data, and `onchange`,
- * `name_create`, `copy_data` or `web_resequence` are left out on purpose. Compared exactly: the
- * ERP's method names are case-sensitive, and the name compared is the one sent to the ERP.
+ * that only read. Re-checked against the 16, 17, 18 and 19 sources (issue 54: `odoo/models.py`,
+ * 19's `odoo/orm/models.py`, `addons/web/models/models.py`, `addons/base/models/ir_ui_view.py`);
+ * each entry says why it is here, and where a version lacks it (that ERP then refuses the call as it
+ * would anyway; 19 made `search_fetch`, `exists` and `check_access` private). Any other name is a
+ * write, an unknown one included: a model's own methods (`action_confirm`, `message_post`...) can
+ * change data, and `onchange`, `name_create`, `copy_data`, `web_resequence`, `load` (an import),
+ * `update` (a `write()`, public on 16-18) and `web_save` are left out on purpose. Compared exactly:
+ * the ERP's method names are case-sensitive, and the name compared is the one sent to the ERP.
+ *
+ * One entry writes with some arguments: `export_data` asking for external ids (a column with an
+ * `id` segment) creates the missing `ir.model.data` rows; core/policy/call-writes.ts counts such a
+ * call as a write. Known overrides that write on a read (iap.account's `get_views` on 17, its
+ * `web_read` on 18-19, storing what IAP answers) are a model's own, listed in docs/guide/policies.md.
  */
 export const READ_METHODS: readonly string[] = Object.freeze([
-  // Searching and reading records.
+  // Searching and reading records: BaseModel's search and read paths, no write in 16-19.
   'search',
   'search_read',
   'search_count',
-  'search_fetch', // 17+
+  'search_fetch', // 17-18 (private in 19): search, then fetch into the cache
   'read',
-  'exists',
-  'name_search',
-  'name_get', // 16 (deprecated in 17, gone in 18)
-  'read_group', // 16-19 (deprecated in 19)
-  'formatted_read_group', // 19
+  'exists', // private in 19
+  'name_search', // display names computed under sudo() with the caller's context (policies guide)
+  'name_get', // 16-17 (gone in 18)
+  'read_group', // 16-19 (deprecated in 19): SQL GROUP BY
+  'formatted_read_group', // 19: read_group's successor
   'formatted_read_grouping_sets', // 19
-  'get_metadata',
-  'export_data',
+  'get_metadata', // reads ir.model.data with sudo: xmlids, create/write users and dates
+  'export_data', // writes ir.model.data rows for an `id` column: a write then (call-writes.ts)
   'get_field_translations',
   // Describing the model.
-  'fields_get',
-  'default_get',
-  'check_access_rights', // 16-18
-  'check_access', // 18+
+  'fields_get', // field descriptions, filtered by field groups
+  'default_get', // computes defaults, writes nothing (res.config.settings' reads ICP values with sudo)
+  'check_access_rights', // 16-18 (deprecated in 19)
+  'check_access', // 18 (private in 19)
   'has_access', // 18+
   'check_field_access_rights',
-  'get_views',
+  'get_views', // 16+ (ir_ui_view.py): arch and fields of views
   'get_view',
   'fields_view_get', // 16 (deprecated there, gone in 17)
   'load_views', // 16 (deprecated there, gone in 17)
-  // The web client's read methods (addons/web).
+  // The web client's read methods (addons/web): they search and read, no write in base or web.
   'web_search_read',
   'web_read', // 17+
   'web_read_group',

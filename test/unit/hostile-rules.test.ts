@@ -565,6 +565,13 @@ describe('what the proxy cannot read is refused', () => {
     expect(() => checkToolContexts(plain, { context: { anything: 1 } }, true)).not.toThrow();
   });
 
+  it('the policies and confirmations guides list every readable context key (READABLE_CONTEXT is the one list)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const guide = (name: string) => readFileSync(new URL(`../../docs/guide/${name}`, import.meta.url), 'utf8');
+    for (const doc of [guide('policies.md'), guide('confirmations.md')])
+      for (const key of READABLE_CONTEXT_KEYS) expect(doc).toContain(`\`${key}\``);
+  });
+
   it('checkReadable names the rule that applies: field, then company, then confirm', () => {
     const kwargs = lossless({ context: { show_email: true } }) as { [name: string]: LosslessValue };
     for (const [policy, rule] of [
