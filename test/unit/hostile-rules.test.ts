@@ -567,7 +567,8 @@ describe('what the proxy cannot read is refused', () => {
 
   it('the policies and confirmations guides list every readable context key (READABLE_CONTEXT is the one list)', async () => {
     const { readFileSync } = await import('node:fs');
-    const guide = (name: string) => readFileSync(new URL(`../../docs/guide/${name}`, import.meta.url), 'utf8');
+    const guide = (name: string) =>
+      readFileSync(new URL(`../../docs/guide/${name}`, import.meta.url), 'utf8');
     for (const doc of [guide('policies.md'), guide('confirmations.md')])
       for (const key of READABLE_CONTEXT_KEYS) expect(doc).toContain(`\`${key}\``);
   });

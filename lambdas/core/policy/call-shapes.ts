@@ -7,7 +7,7 @@
  * and 20 put different parameters at some places of `read_group`, each read by its own shape).
  * On a model with field rules, a method not listed here is refused (its field use is not seen).
  */
-import { isLosslessObject, type LosslessValue } from '../../platform/lossless-json.ts';
+import type { LosslessValue } from '../../platform/lossless-json.ts';
 
 /** What a parameter holds, for the rules. */
 export type ParamRole =
@@ -267,12 +267,4 @@ export function callArguments(
     }
   }
   return found;
-}
-
-/** The `context` of a call's named arguments, if it is an object. */
-export function contextOf(
-  kwargs: { readonly [name: string]: LosslessValue } | undefined,
-): { readonly [name: string]: LosslessValue } | undefined {
-  const context = kwargs !== undefined && Object.hasOwn(kwargs, 'context') ? kwargs.context : undefined;
-  return isLosslessObject(context) ? context : undefined;
 }
