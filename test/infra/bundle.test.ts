@@ -96,10 +96,10 @@ describe('bundled handlers, invoked as Lambda would', () => {
     },
   );
 
-  it('keeps the execute bundles within the 250 KB budget (bench/README.md), with no AWS SDK inside or loaded at import', () => {
+  it('keeps the execute bundles within the 260 KB budget (bench/README.md), with no AWS SDK inside or loaded at import', () => {
     for (const fn of ['execute-v1', 'execute-v2'] as const) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
-      expect(BUNDLE_BUDGETS[fn]).toBe(250 * 1024);
+      expect(BUNDLE_BUDGETS[fn]).toBe(260 * 1024);
       expect(Buffer.byteLength(code), fn).toBeLessThanOrEqual(BUNDLE_BUDGETS[fn]);
       // No SDK at module load (cold start); none inlined either (the extension reads secrets).
       expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
