@@ -311,6 +311,25 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
           expect((hit.envelope.result as unknown[]).length, hit.text).toBe(1);
           expect((miss.envelope.result as unknown[]).length, miss.text).toBe(0);
           refused(await ask(KEYS.contacts, email), /field email of res\.partner is denied/);
+          const having = {
+            domain: [['id', '=', partners.parent]],
+            groupby: ['name'],
+            having: [['email:max', '=', email]],
+          };
+          for (const proxy of proxies.values())
+            refused(
+              await v1(proxy, KEYS.contacts, 'formatted_read_group', [], having),
+              /field email of res\.partner is denied/,
+            );
+          await mcp(KEYS.contacts, async (client) => {
+            const error = toolError(
+              await client.callTool({
+                name: 'call_method',
+                arguments: { model: 'res.partner', method: 'formatted_read_group', kwargs: having },
+              }),
+            );
+            expect(error.code).toBe(-32008);
+          });
         },
       );
 
@@ -365,6 +384,16 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
           await v2(KEYS.contacts, 'read', { ids: [server.uid], fields: ['email'] }, 'res.users'),
           /field email of res\.users is denied/,
         );
+        for (const proxy of proxies.values())
+          refused(
+            await post(proxy, KEYS.contacts, '/api/erp/execute', {
+              erp_instance: adminInstance(server),
+              action: 'read',
+              model_id: 'res.users',
+              params: [[server.uid], ['email']],
+            }),
+            /field email of res\.users is denied/,
+          );
         const all = await v2(
           KEYS.contacts,
           'read',
@@ -401,6 +430,24 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
           await v2(KEYS.allowing, 'search_count', { domain: [['email', '=', email]] }),
           /field email of res\.partner is denied/,
         );
+        for (const proxy of proxies.values()) {
+          const v1Answer = await post(proxy, KEYS.allowing, '/api/erp/execute', {
+            erp_instance: adminInstance(server),
+            action: 'search_read',
+            model_id: 'res.partner',
+            params: [[['id', '=', partners.parent]]],
+          });
+          expect(v1Answer.envelope.error, v1Answer.text).toBeNull();
+          expect(v1Answer.text).not.toContain(email);
+        }
+        await mcp(KEYS.allowing, async (client) => {
+          const answer = await client.callTool({
+            name: 'search_read',
+            arguments: { model: 'res.partner', domain: [['id', '=', partners.parent]] },
+          });
+          expect(isError(answer), JSON.stringify(answer)).toBe(false);
+          expect(JSON.stringify(json(answer))).not.toContain(email);
+        });
       });
 
       it("load, update and a default_company_id context cannot move a record out of a key's companies", async () => {
@@ -410,6 +457,30 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
             data: [[String(partners.child), String(second)]],
           });
         refused(await load(KEYS.scoped), /"load" takes values the proxy does not read/);
+        for (const proxy of proxies.values())
+          refused(
+            await v1(proxy, KEYS.scoped, 'load', [], {
+              fields: ['.id', 'company_id/.id'],
+              data: [[String(partners.child), String(second)]],
+            }),
+            /"load" takes values/,
+          );
+        await mcp(KEYS.scoped, async (client) => {
+          const error = toolError(
+            await client.callTool({
+              name: 'call_method',
+              arguments: {
+                model: 'res.partner',
+                method: 'load',
+                kwargs: {
+                  fields: ['.id', 'company_id/.id'],
+                  data: [[String(partners.child), String(second)]],
+                },
+              },
+            }),
+          );
+          expect(error.code).toBe(-32008);
+        });
         expect((await partnerOf(partners.child))?.company_id).toEqual([main, expect.any(String)]);
         // The control: load does move it.
         const moved = await load(KEYS.plain);
