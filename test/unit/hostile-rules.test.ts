@@ -370,6 +370,16 @@ describe('the field rule reads what Odoo reads', () => {
     expect(answer.kind === 'raw_result' && answer.json.toString()).toBe('[{"id":7,"name":"A"}]');
   });
 
+  it('name_search and name_get answer display names: refused where display_name is denied or not allowed', async () => {
+    const strict = policyOf({ fields: { 'res.partner': { allow: ['name'] } } });
+    expect(await refusal(strict, 'res.partner', 'name_search', { name: 'a' })).toMatch(
+      /field display_name of res\.partner/,
+    );
+    expect(await refusal(strict, 'res.partner', 'name_get', { ids: [1] })).toMatch(/field display_name/);
+    expect(await refusal(ALLOW_NAME, 'res.partner', 'name_search', { name: 'a' })).toBeUndefined();
+    expect(await refusal(DENY_EMAIL, 'res.partner', 'name_get', { ids: [1] })).toBeUndefined();
+  });
+
   it('property: under an allow rule, no field outside it is named anywhere a field is read', async () => {
     const placed = fc.constantFrom(
       (f: string) => ['search_read', { fields: ['name', f] }],

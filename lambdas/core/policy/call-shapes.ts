@@ -55,6 +55,11 @@ export interface CallShape {
    */
   readonly aliases?: readonly (readonly [name: string, role: ParamRole])[];
   readonly answer: AnswerShape;
+  /**
+   * Fields its answer carries whatever the arguments say (`name_search` and `name_get` answer
+   * display names): checked as if the call named them.
+   */
+  readonly reads?: readonly string[];
 }
 
 const shape = (
@@ -65,6 +70,10 @@ const shape = (
 ): CallShape => Object.freeze({ record, answer, params, ...(aliases ? { aliases } : {}) });
 
 const NO_FIELDS_RECORD = shape(true, 'none', []);
+
+/** `base` whose answer carries `fields` (display names) whatever its arguments say. */
+const reading = (base: CallShape, fields: readonly string[]): CallShape =>
+  Object.freeze({ ...base, reads: Object.freeze([...fields]) });
 
 /**
  * The understood methods (their Odoo 16-20 signatures). `read_group`'s places hold 16-19's
@@ -208,16 +217,19 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
   ],
   [
     'name_search',
-    shape(
-      false,
-      'none',
-      [
-        ['name', 'other'],
-        ['domain', 'domain'],
-        ['operator', 'other'],
-        ['limit', 'other'],
-      ],
-      [['args', 'domain']],
+    reading(
+      shape(
+        false,
+        'none',
+        [
+          ['name', 'other'],
+          ['domain', 'domain'],
+          ['operator', 'other'],
+          ['limit', 'other'],
+        ],
+        [['args', 'domain']],
+      ),
+      ['display_name'],
     ),
   ],
   ['create', shape(false, 'none', [['vals_list', 'values_list']])],
@@ -226,7 +238,7 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
   ['export_data', shape(true, 'none', [['fields_to_export', 'export']])],
   ['unlink', NO_FIELDS_RECORD],
   ['exists', NO_FIELDS_RECORD],
-  ['name_get', NO_FIELDS_RECORD],
+  ['name_get', reading(NO_FIELDS_RECORD, ['display_name'])],
   ['get_metadata', NO_FIELDS_RECORD],
   ['action_archive', NO_FIELDS_RECORD],
   ['action_unarchive', NO_FIELDS_RECORD],

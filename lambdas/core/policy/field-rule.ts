@@ -76,7 +76,7 @@ class Inspection {
     private readonly fieldsOf: FieldsOf,
   ) {}
 
-  private refuse(field: string, model: string): never {
+  refuse(field: string, model: string): never {
     throw new Refused(
       callRefusal('field', `field ${shownName(field)} of ${shownName(model)} is denied to this key`),
     );
@@ -290,6 +290,7 @@ export async function fieldRule(
         ),
       };
     }
+    for (const field of shape.reads ?? []) if (denial.test(field)) inspection.refuse(field, call.model);
     for (const { role, value } of callArguments(shape, call.args, call.kwargs))
       await inspection.argument(call.model, role, value);
     return { denied: denial.any ? denial.test : undefined };
