@@ -134,18 +134,13 @@ export class V2OverJsonRpc implements ErpTransport {
     const kwargs = topLevelTexts(call.kwargsJson).members;
     if (BUILT_IN_SIGNATURES.get(call.method)?.model && kwargs.has('ids')) {
       // What JSON-2 answers (json2.py: "cannot call <model>.<method> with ids"), without a call.
-      const message = `cannot call ${call.model}.${call.method} with ids`;
-      return {
-        kind: 'erp_error',
-        code: 422,
-        message,
-        data: {
-          name: 'werkzeug.exceptions.UnprocessableEntity',
-          message,
-          arguments: [message, 422],
-          context: {},
-        },
-      };
+      return unprocessable(`cannot call ${call.model}.${call.method} with ids`);
+    }
+    const ids = kwargs.get('ids');
+    if (ids !== undefined && !isIdsText(ids)) {
+      // JSON-2 browses `ids` (Sequence[int]); over execute_kw they go first, where a model method
+      // would read them as its first argument (a domain): refused as JSON-2 would not run it.
+      return unprocessable(`ids of ${call.model}.${call.method} must be record ids (integers)`);
     }
     const translation = translateV2ToExecuteKw(call, kwargs);
     const outcome = await this.jsonrpc.call({ ...call, ...translation }, context);
@@ -169,4 +164,31 @@ function asIdList(outcome: ErpOutcome): ErpOutcome {
   if (outcome.kind !== 'raw_result') return outcome;
   const text = outcome.json.toString('utf8').trim();
   return /^\d{1,16}$/.test(text) ? { kind: 'result', value: [Number(text)] } : outcome;
+}
+
+/** An ERP error as JSON-2 answers a call it cannot bind (422), without a call. */
+function unprocessable(message: string): ErpOutcome {
+  return {
+    kind: 'erp_error',
+    code: 422,
+    message,
+    data: {
+      name: 'werkzeug.exceptions.UnprocessableEntity',
+      message,
+      arguments: [message, 422],
+      context: {},
+    },
+  };
+}
+
+/** Whether the JSON text of `ids` is an id or a list of ids, as JSON-2's `browse(ids)` takes them. */
+function isIdsText(text: string): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  const isId = (id: unknown): boolean => Number.isSafeInteger(id);
+  return isId(value) || (Array.isArray(value) && value.every(isId));
 }

@@ -25,6 +25,7 @@ import {
   exportFieldPath,
   exportWrites,
   orderFieldPaths,
+  specAlias,
   specFieldPaths,
 } from '../../lambdas/core/policy/odoo-arguments.ts';
 import {
@@ -84,6 +85,7 @@ const SCHEMA: Schema = {
   },
   'res.country': { id: {}, name: {}, code: {} },
   'res.partner.category': { id: {}, name: {} },
+  'crm.lead': { id: {}, name: {}, partner_id: { relation: 'res.partner' } },
   'sale.order': {
     id: {},
     name: {},
@@ -194,7 +196,10 @@ describe('the argument readers, from Odoo 16-19', () => {
   });
 
   it('field specs and order terms name what Odoo reads of them', () => {
-    expect(specFieldPaths('total:sum(amount)')).toEqual([['total'], ['amount']]);
+    // The alias is the answer's member, not a field (specAlias).
+    expect(specFieldPaths('total:sum(amount)')).toEqual([['amount']]);
+    expect(specAlias('total:sum(amount)')).toBe('total');
+    expect(specAlias('amount:sum')).toBeUndefined();
     expect(specFieldPaths('partner_id.email:count_distinct')).toEqual([['partner_id', 'email']]);
     // regex_field_agg.match reads a prefix: the rest of the text is ignored by Odoo.
     expect(specFieldPaths('email!!')).toEqual([['email']]);
@@ -218,7 +223,7 @@ describe('the argument readers, from Odoo 16-19', () => {
       'out = []',
       'for s in json.load(sys.stdin):',
       '    m = regex_field_agg.match(s)',
-      '    out.append([g for g in ([m.group(1), m.group(3)] if m else []) if g])',
+      '    out.append(([m.group(3)] if m.group(3) else [m.group(1)]) if m else [])',
       'print(json.dumps(out))',
     ].join('\n');
     const odoo: string[][] = JSON.parse(
@@ -477,11 +482,18 @@ describe('what the proxy cannot read is refused', () => {
     const context = { lang: 'fr_FR', tz: 'Europe/Brussels', active_test: false, bin_size: true };
     for (const policy of [fields, companies, confirming])
       expect(await ruled(policy, call('search_read', { context, fields: ['name'] }))).toBeUndefined();
-    expect(READABLE_CONTEXT_KEYS).toEqual(['lang', 'tz', 'active_test', 'bin_size', 'allowed_company_ids']);
+    expect(READABLE_CONTEXT_KEYS).toEqual([
+      'lang',
+      'tz',
+      'active_test',
+      'uid',
+      'bin_size',
+      'allowed_company_ids',
+    ]);
   });
 
   it('a method whose values the rules do not parse: load, update, a model method with values', async () => {
-    for (const policy of [fields, companies, confirming]) {
+    for (const policy of [fields, companies]) {
       // On res.partner, which has field rules, the field rule refuses first (it cannot see which fields load uses).
       expect(
         await ruled(
@@ -494,16 +506,16 @@ describe('what the proxy cannot read is refused', () => {
           policy,
           call('update', { ids: [7], values: { company_id: false } }, { model: 'crm.lead' }),
         ),
-      ).toMatch(/"update" takes values/);
+      ).toMatch(/"update" takes values|which fields "?update"? names in its arguments/);
       expect(
         await ruled(policy, call('message_post', { ids: [7], body: 'x' }, { model: 'crm.lead' })),
-      ).toMatch(/"message_post" takes values/);
+      ).toMatch(/"message_post" takes values|which fields "?message_post"? names/);
       expect(
         await ruled(policy, {
           ...call('update', {}, { model: 'crm.lead' }),
           argsJson: '[[7], {"company_id": false}]',
         }),
-      ).toMatch(/"update" takes values/);
+      ).toMatch(/"update" takes values|which fields "?update"? names/);
     }
     // With its ids (and context) only, a model's method is read: nothing in it is a value.
     for (const policy of [companies, confirming]) {
@@ -515,6 +527,100 @@ describe('what the proxy cannot read is refused', () => {
       ).toBeUndefined();
     }
     expect(await ruled(plain, call('load', { fields: ['name'], data: [['A']] }))).toBeUndefined();
+    // A confirming key's person sees every value of the call on the form: its values are not refused.
+    expect(
+      await ruled(confirming, call('message_post', { ids: [7], body: 'x' }, { model: 'crm.lead' })),
+    ).toBeUndefined();
+  });
+
+  it('a named argument or a positional place the rules do not read, for a method they read, is refused', async () => {
+    for (const policy of [fields, companies]) {
+      // res.users.write(values) on 16-18: `values` is read as write's values now; an unknown name is refused.
+      expect(
+        await ruled(policy, call('write', { ids: [1], vals_typo: { company_id: 9 } }, { model: 'crm.lead' })),
+      ).toMatch(/argument "vals_typo" of "write" is not one the proxy reads/);
+      expect(
+        await ruled(policy, {
+          ...call('write', {}, { model: 'crm.lead' }),
+          argsJson: '[[1], {"name": "a"}, {"x": 1}]',
+        }),
+      ).toMatch(/3 positional arguments, more than the 2/);
+    }
+    expect(
+      await ruled(companies, call('write', { ids: [1], values: { company_id: 9 } }, { model: 'crm.lead' })),
+    ).toMatch(/company_id in the values names a company outside/);
+    expect(await ruled(fields, call('write', { ids: [1], values: { email: 'x' } }))).toMatch(
+      /field email of res\.partner is denied/,
+    );
+  });
+
+  it('with field rules, a method the rule does not read is refused on any model when it carries arguments', async () => {
+    // web_name_search on a model without its own rule reaches res.partner through its specification.
+    expect(
+      await ruled(
+        fields,
+        call(
+          'web_name_search',
+          { name: 'a', specification: { partner_ids: { fields: { email: {} } } } },
+          { model: 'crm.lead' },
+        ),
+      ),
+    ).toMatch(/cannot see which fields "?web_name_search"? names in its arguments/);
+    expect(await ruled(fields, call('action_confirm', { ids: [7] }, { model: 'crm.lead' }))).toBeUndefined();
+    expect(
+      await ruled(
+        companies,
+        call('web_read_group', { domain: [], groupby: ['name'] }, { model: 'crm.lead' }),
+      ),
+    ).toBeUndefined();
+  });
+
+  it('a JSON value of a type Odoo reads otherwise (a dict iterated for its keys) is refused', async () => {
+    for (const kwargs of [
+      { domain: [], fields: { 'x:array_agg(email)': 1 }, groupby: ['name'] },
+      { domain: [], fields: ['name'], groupby: { email: 1 } },
+      { domain: { email: 1 }, fields: ['name'], groupby: ['name'] },
+    ])
+      expect(await ruled(fields, call('read_group', kwargs)), JSON.stringify(kwargs)).toMatch(
+        /is not of a type the proxy reads/,
+      );
+    expect(
+      await ruled(fields, call('search_read', { domain: [[1, '=', 1]], fields: ['name'] })),
+    ).toBeUndefined();
+  });
+
+  it("a many2one shows its comodel's display name: denied where display_name is", async () => {
+    const strict = policyOf({ fields: { 'res.partner': { allow: ['name'] } } });
+    const models: Schema = {
+      ...SCHEMA,
+      'res.partner.bank': { id: {}, acc_number: {}, partner_id: { relation: 'res.partner', many2one: true } },
+    };
+    const decision = await fieldRule(
+      strict.fields as NonNullable<KeyPolicy['fields']>,
+      {
+        model: 'res.partner.bank',
+        method: 'read',
+        kwargs: lossless({ ids: [1], fields: ['partner_id'] }) as { [name: string]: LosslessValue },
+      },
+      schema(models),
+    );
+    expect(decision.refusal?.message).toMatch(/field partner_id of res\.partner\.bank is denied/);
+    const allowed = await fieldRule(
+      ALLOW_NAME.fields as NonNullable<KeyPolicy['fields']>,
+      {
+        model: 'res.partner.bank',
+        method: 'read',
+        kwargs: lossless({ ids: [1], fields: ['partner_id'] }) as { [name: string]: LosslessValue },
+      },
+      schema(models),
+    );
+    expect(allowed.refusal).toBeUndefined();
+  });
+
+  it('a model whose fields the ERP would not describe cannot be checked: refused (fail closed)', async () => {
+    expect(await ruled(fields, call('search_read', { fields: ['name'] }, { model: 'x.unknown' }))).toMatch(
+      /cannot read the fields of x\.unknown/,
+    );
   });
 
   it('export_data asking for external ids writes: refused for content rules, a write for the access rule', async () => {
@@ -542,7 +648,14 @@ describe('what the proxy cannot read is refused', () => {
         confirming,
         call('write', { ids: [1], vals: { name: 'a' }, context: { default_function: 'x' } }),
       ),
-    ).toMatch(
+    ).toBeUndefined();
+    expect(() =>
+      checkToolContexts(
+        confirming,
+        { model: 'res.partner', ids: [1], values: {}, context: { default_function: 'x' } },
+        true,
+      ),
+    ).toThrow(
       /key "default_function" is not one the proxy reads \(.*\), so this key's confirmations cannot check it/,
     );
   });

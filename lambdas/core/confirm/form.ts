@@ -43,6 +43,8 @@ export interface FormFacts {
   readonly modelName: string | undefined;
   /** Display names by record id, as the ERP told them (missing: not readable). */
   readonly recordNames: ReadonlyMap<number, string>;
+  /** The companies the proxy runs the call in (a key's `companies` rule sets them), if any. */
+  readonly companies?: readonly number[] | undefined;
 }
 
 /** An `elicitation/create` request in form mode, as an `inputRequests` entry carries it. */
@@ -63,10 +65,15 @@ export interface ConfirmationForm {
  * selectors).
  */
 let unshown: RegExp | undefined;
-/** Built on first use: a Unicode property class costs about 0.15 ms to parse, at every cold start of mcp otherwise. */
+/**
+ * Built on first use: a Unicode property class costs about 0.15 ms to parse, at every cold start of
+ * mcp otherwise. `Default_Ignorable_Code_Point` holds what renders as nothing (variation selectors,
+ * Khmer's inherent vowels, Mongolian selectors, fillers); the look-alikes of `"` are escaped too, so
+ * a value cannot seem to close its own quotes.
+ */
 function unshownCharacters(): RegExp {
   unshown ??=
-    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\u115f\u1160\u2800\u3164\uffa0]|\u034f|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]/gu;
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800\u{1d159}\uff02\u201c-\u201f\u2033\u2036\u02ba\u02dd\u02ee\u05f4\u3003\u301d-\u301f]/gu;
   return unshown;
 }
 
@@ -110,9 +117,9 @@ function listedValues(
   if (tool === 'call_method') {
     if (Array.isArray(args.args))
       listed.push(...args.args.map((value, index): [string, unknown] => [`argument ${index + 1}`, value]));
-    listed.push(...members('the named argument', args.kwargs));
+    listed.push(...members('the named argument', namedArguments(args)));
   }
-  listed.push(...members('the context key', args.context));
+  listed.push(...members('the context key', sentContext(tool, args)));
   return listed;
 }
 
@@ -205,10 +212,40 @@ function memberLines(title: string, members: unknown): string[] {
   return [title, ...entries.map(([name, value]) => `  - ${quotedValue(name)}: ${quotedValue(value)}`)];
 }
 
+/**
+ * The context the call sends: the tool's `context`, else (`call_method`) its `kwargs`' own, as the
+ * tool sends it (core/mcp/tools.ts).
+ */
+function sentContext(tool: string, args: Readonly<Record<string, unknown>>): unknown {
+  if (args.context !== undefined || tool !== 'call_method') return args.context;
+  const kwargs = args.kwargs;
+  return kwargs !== null && typeof kwargs === 'object'
+    ? (kwargs as { context?: unknown }).context
+    : undefined;
+}
+
+/** A `call_method`'s named arguments but its context (shown as the context). */
+function namedArguments(args: Readonly<Record<string, unknown>>): unknown {
+  const kwargs = args.kwargs;
+  if (kwargs === null || typeof kwargs !== 'object' || Array.isArray(kwargs)) return kwargs;
+  const { context: _context, ...named } = kwargs as Record<string, unknown>;
+  return named;
+}
+
+/** The line of the companies the proxy sets, when the call's context does not name its own. */
+function companyLines(facts: FormFacts): string[] {
+  const context = sentContext(facts.tool, facts.args) as { allowed_company_ids?: unknown } | undefined;
+  if (facts.companies === undefined || context?.allowed_company_ids !== undefined) return [];
+  return [`Companies (this key's policy sets them): ${quotedValue(facts.companies)}`];
+}
+
 /** The values' lines: fields for create and update; a method's arguments, one a line; the context. */
 function valueLines(facts: FormFacts): string[] {
   const { args } = facts;
-  const context = memberLines('Context (the ERP reads these too):', args.context);
+  const context = [
+    ...memberLines('Context (the ERP reads these too):', sentContext(facts.tool, args)),
+    ...companyLines(facts),
+  ];
   if (facts.tool === 'create' || facts.tool === 'write')
     return [...memberLines('Values:', args.values), ...context];
   if (facts.tool !== 'call_method') return context;
@@ -216,7 +253,7 @@ function valueLines(facts: FormFacts): string[] {
     Array.isArray(args.args) && args.args.length > 0
       ? ['Arguments:', ...args.args.map((value, index) => `  - ${index + 1}: ${quotedValue(value)}`)]
       : [];
-  return [...positional, ...memberLines('Named arguments:', args.kwargs), ...context];
+  return [...positional, ...memberLines('Named arguments:', namedArguments(args)), ...context];
 }
 
 /**

@@ -121,10 +121,12 @@ export function toolConfirmation(
         ),
       );
       const { requestState } = decision.state;
+      // The companies a key's `companies` rule runs the call in, shown with what the call sends.
+      const companies = request.keyPolicy?.companies?.get(binding.erp.db);
       return {
         outcome: {
           ok: 'confirmation',
-          confirmation: { kind: 'ask', form: confirmationForm(value), requestState },
+          confirmation: { kind: 'ask', form: confirmationForm({ ...value, companies }), requestState },
         },
         facts: facts({ tool: call.tool.name, ...upstream, outcome: 'success' }, decision.outcome),
       };

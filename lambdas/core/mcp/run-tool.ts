@@ -185,9 +185,9 @@ function toolContent(
     const { db } = question;
     if (policy.companies !== undefined && db !== undefined && !policy.companies.has(db))
       throw companyDatabaseRefusal(db);
-    checkToolContexts(policy, call.args, toolWrites(call));
-    if (needsConfirmation(policy, call.tool, call.args))
-      checkConfirmable(call.tool.name, call.args as Readonly<Record<string, unknown>>);
+    const confirmed = needsConfirmation(policy, call.tool, call.args);
+    checkToolContexts(policy, call.args, confirmed);
+    if (confirmed) checkConfirmable(call.tool.name, call.args as Readonly<Record<string, unknown>>);
     return gateCall;
   };
 }

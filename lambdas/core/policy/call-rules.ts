@@ -11,7 +11,7 @@
  * transports then carry them as they carry any call, across the bridges both ways (v1's
  * `keyword.context` is JSON-2's `context`, and back).
  */
-import { isReadMethod, type KeyPolicy } from '../../platform/key-policy.ts';
+import type { KeyPolicy } from '../../platform/key-policy.ts';
 import {
   isLosslessObject,
   type LosslessValue,
@@ -68,13 +68,9 @@ export async function applyContentRules(
   call: ErpCall,
   fieldsOf: FieldsOf,
 ): Promise<RuledCall> {
-  // A key whose only content rule is `confirm` reads only the calls that can write.
-  if (
-    policy.fields === undefined &&
-    policy.companies === undefined &&
-    isReadMethod(call.method) &&
-    call.method !== 'export_data'
-  )
+  // A key whose only content rule is `confirm`: its write tools' contexts were read at the policy
+  // step; of its requests only an export_data asking for external ids (a write no one confirms) is read.
+  if (policy.fields === undefined && policy.companies === undefined && call.method !== 'export_data')
     return { call, answer: undefined };
   const { args, kwargs } = argumentsOf(call);
   const shape = CALL_SHAPES.get(call.method);
@@ -87,10 +83,15 @@ export async function applyContentRules(
       shape,
     );
     if (decision.refusal !== undefined) throw decision.refusal;
-    const { denied } = decision;
+    const { denied, aliases } = decision;
     if (denied !== undefined && shape !== undefined && shape.answer !== 'none') {
       const answerShape = shape.answer;
-      answer = (outcome) => filterOutcome(outcome, answerShape, denied);
+      // A group's aggregate alias (read_group's `alias:agg(field)`) names an answer member, not a field: kept.
+      const test =
+        aliases === undefined || answerShape !== 'groups'
+          ? denied
+          : (name: string) => !aliases.has(name) && denied(name);
+      answer = (outcome) => filterOutcome(outcome, answerShape, test);
     }
   }
   let changed = false;

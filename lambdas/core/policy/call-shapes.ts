@@ -7,7 +7,7 @@
  * and 20 put different parameters at some places of `read_group`, each read by its own shape).
  * On a model with field rules, a method not listed here is refused (its field use is not seen).
  */
-import type { LosslessValue } from '../../platform/lossless-json.ts';
+import { type LosslessValue, losslessInteger } from '../../platform/lossless-json.ts';
 
 /** What a parameter holds, for the rules. */
 export type ParamRole =
@@ -81,31 +81,49 @@ const reading = (base: CallShape, fields: readonly string[]): CallShape =>
  * limit, order`: each place is read by both roles' shapes.
  */
 export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallShape>([
+  // search(args, offset, limit, order, count) in 16; search(domain, ...) in 17+.
   [
     'search',
-    shape(false, 'none', [
-      ['domain', 'domain'],
-      ['offset', 'other'],
-      ['limit', 'other'],
-      ['order', 'order'],
-    ]),
+    shape(
+      false,
+      'none',
+      [
+        ['domain', 'domain'],
+        ['offset', 'other'],
+        ['limit', 'other'],
+        ['order', 'order'],
+        ['count', 'other'],
+      ],
+      [['args', 'domain']],
+    ),
   ],
   [
     'search_count',
-    shape(false, 'none', [
-      ['domain', 'domain'],
-      ['limit', 'other'],
-    ]),
+    shape(
+      false,
+      'none',
+      [
+        ['domain', 'domain'],
+        ['limit', 'other'],
+      ],
+      [['args', 'domain']],
+    ),
   ],
+  // search_read(domain, fields, offset, limit, order, **read_kwargs): read's `load`.
   [
     'search_read',
-    shape(false, 'records', [
-      ['domain', 'domain'],
-      ['fields', 'fields'],
-      ['offset', 'other'],
-      ['limit', 'other'],
-      ['order', 'order'],
-    ]),
+    shape(
+      false,
+      'records',
+      [
+        ['domain', 'domain'],
+        ['fields', 'fields'],
+        ['offset', 'other'],
+        ['limit', 'other'],
+        ['order', 'order'],
+      ],
+      [['load', 'other']],
+    ),
   ],
   [
     'search_fetch',
@@ -180,6 +198,7 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
     shape(true, 'records', [
       ['vals', 'values'],
       ['specification', 'spec'],
+      ['next_id', 'other'],
     ]),
   ],
   [
@@ -233,7 +252,8 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
     ),
   ],
   ['create', shape(false, 'none', [['vals_list', 'values_list']])],
-  ['write', shape(true, 'none', [['vals', 'values']])],
+  // write(vals); res.users and res.company name it `values` on 16-18.
+  ['write', shape(true, 'none', [['vals', 'values']], [['values', 'values']])],
   ['copy', shape(true, 'none', [['default', 'values']])],
   ['export_data', shape(true, 'none', [['fields_to_export', 'export']])],
   ['unlink', NO_FIELDS_RECORD],
@@ -243,9 +263,15 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
   ['action_archive', NO_FIELDS_RECORD],
   ['action_unarchive', NO_FIELDS_RECORD],
   ['toggle_active', NO_FIELDS_RECORD],
-  ['check_access_rights', shape(false, 'none', [])],
-  ['check_access', NO_FIELDS_RECORD],
-  ['has_access', NO_FIELDS_RECORD],
+  [
+    'check_access_rights',
+    shape(false, 'none', [
+      ['operation', 'other'],
+      ['raise_exception', 'other'],
+    ]),
+  ],
+  ['check_access', shape(true, 'none', [['operation', 'other']])],
+  ['has_access', shape(true, 'none', [['operation', 'other']])],
 ]);
 
 /** The methods the `fields` rule understands, for the documentation (docs/guide/policies.md, "Methods, fields and companies"). */
@@ -279,4 +305,20 @@ export function callArguments(
     }
   }
   return found;
+}
+
+/** Ids as a record method's first argument takes them: an id, or a list of ids. */
+function isIds(value: LosslessValue | undefined): boolean {
+  if (losslessInteger(value) !== undefined) return true;
+  return Array.isArray(value) && value.every((id) => losslessInteger(id) !== undefined);
+}
+
+/** Whether a call carries an argument besides its ids (first, or `ids`) and its `context`. */
+export function carriesArguments(call: {
+  readonly args?: readonly LosslessValue[] | undefined;
+  readonly kwargs?: { readonly [name: string]: LosslessValue } | undefined;
+}): boolean {
+  const { args, kwargs = {} } = call;
+  if (args !== undefined && (args.length > 1 || (args.length === 1 && !isIds(args[0])))) return true;
+  return Object.keys(kwargs).some((name) => name !== 'context' && !(name === 'ids' && isIds(kwargs.ids)));
 }

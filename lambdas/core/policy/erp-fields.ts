@@ -1,9 +1,10 @@
 /**
  * @module core/policy/erp-fields
  * The `fields_get` port of the field rule for one ERP call: the call's own ERP, database and ERP
- * key, through the call's transport, within its time budget, kept per target, database, model and
- * ERP version (core/policy/fields-lookup.ts). The proxy's own lookup: never counted as a call.
+ * key, through the call's transport, within its time budget, kept per target, database, ERP user
+ * (a hash of the key), model and ERP version (core/policy/fields-lookup.ts). The proxy's own lookup: never counted as a call.
  */
+import { createHash } from 'node:crypto';
 import type { CallContext, ErpCall, ErpTransport } from '../../upstream/erp-transport.ts';
 import type { FieldsOf } from './field-rule.ts';
 import { cachedFieldsOf } from './fields-lookup.ts';
@@ -23,7 +24,9 @@ export function erpFieldsOf(
   version: string | undefined = transport.knownVersion?.(call.baseUrl),
 ): FieldsOf {
   const { baseUrl, db, apiKey, uid } = call;
-  return cachedFieldsOf(`${baseUrl.href}\n${db}\n${version ?? '-'}`, async (model) => {
+  // Per ERP user too: fields_get hides the fields of groups the user lacks (a hash, never the key).
+  const user = createHash('sha256').update(apiKey).digest('base64url').slice(0, 22);
+  return cachedFieldsOf(`${baseUrl.href}\n${db}\n${version ?? '-'}\n${user}`, async (model) => {
     const outcome = await transport.call(
       {
         baseUrl,

@@ -19,17 +19,31 @@
  * core/policy/fields-lookup.ts), and every dotted path is followed to the model it ends on.
  */
 import type { KeyPolicyRefusedError } from '../../platform/errors.ts';
-import { type FieldRule, fieldDenied } from '../../platform/key-policy.ts';
-import { isLosslessObject, type LosslessValue } from '../../platform/lossless-json.ts';
+import { type FieldRule, fieldDenied, isReadMethod } from '../../platform/key-policy.ts';
+import { isLosslessObject, JsonNumber, type LosslessValue } from '../../platform/lossless-json.ts';
 import { type ModelRules, ruleFor } from '../../platform/model-rules.ts';
-import { CALL_SHAPES, type CallShape, callArguments, type ParamRole } from './call-shapes.ts';
-import { exportFieldPath, havingFieldPaths, orderFieldPaths, specFieldPaths } from './odoo-arguments.ts';
+import {
+  CALL_SHAPES,
+  type CallShape,
+  callArguments,
+  carriesArguments,
+  type ParamRole,
+} from './call-shapes.ts';
+import {
+  exportFieldPath,
+  havingFieldPaths,
+  orderFieldPaths,
+  specAlias,
+  specFieldPaths,
+} from './odoo-arguments.ts';
 import { callRefusal, shownName } from './refusal.ts';
 
 /** What `fields_get` tells the rules of one field: the model it relates to, and its related path. */
 export interface FieldInfo {
   /** The comodel of a relational field. */
   readonly relation?: string;
+  /** A many2one: its value carries the comodel's `display_name` (`[id, name]`), computed under `sudo()`. */
+  readonly many2one?: true;
   /** The dotted path a related or delegated field reads (`partner_id.email`). */
   readonly related?: string;
 }
@@ -40,10 +54,17 @@ export type FieldsOf = (model: string) => Promise<ReadonlyMap<string, FieldInfo>
 /** Whether a field of one model is denied to the key. */
 export type FieldTest = (field: string) => boolean;
 
-/** What the field rule decided of a call: its refusal, or the test of the call's model's fields (for its answer). */
+/**
+ * What the field rule decided of a call: its refusal, or the test of the call's model's fields for
+ * its answer, with the aliases its aggregate specs named (answer members to keep).
+ */
 export type FieldDecision =
   | { readonly refusal: KeyPolicyRefusedError }
-  | { readonly refusal?: undefined; readonly denied: FieldTest | undefined };
+  | {
+      readonly refusal?: undefined;
+      readonly denied: FieldTest | undefined;
+      readonly aliases?: ReadonlySet<string>;
+    };
 
 /** The call the field rule reads. */
 export interface FieldRuleCall {
@@ -70,6 +91,8 @@ interface ModelDenial {
 /** One inspection of one call: each model's denied fields worked out once. */
 class Inspection {
   private readonly denials = new Map<string, Promise<ModelDenial>>();
+  /** The aliases of `alias:agg(field)` specs on the call's model: answer members, not fields. */
+  readonly aliases = new Set<string>();
 
   constructor(
     private readonly rules: ModelRules<FieldRule>,
@@ -79,6 +102,25 @@ class Inspection {
   refuse(field: string, model: string): never {
     throw new Refused(
       callRefusal('field', `field ${shownName(field)} of ${shownName(model)} is denied to this key`),
+    );
+  }
+
+  private cannotRead(model: string): never {
+    throw new Refused(
+      callRefusal(
+        'field',
+        `the proxy cannot read the fields of ${shownName(model)} (the ERP did not describe them), so it cannot check this key's field rules there`,
+      ),
+    );
+  }
+
+  /** A value of a JSON type Odoo reads otherwise than the proxy would (a dict iterated for its keys...). */
+  unreadable(what: string): never {
+    throw new Refused(
+      callRefusal(
+        'field',
+        `${what} is not of a type the proxy reads, so it cannot check this key's field rules in it`,
+      ),
     );
   }
 
@@ -97,7 +139,9 @@ class Inspection {
     for (const [index, segment] of path.entries()) {
       if (fieldDenied(ruleFor(this.rules, current), segment)) return true;
       const info = (await this.fieldsOf(current)).get(segment);
-      if (info?.related !== undefined && depth < MAX_RELATED_DEPTH) {
+      if (info?.related !== undefined) {
+        // Deeper than any real related path: not followed, so counted as denied (fail closed).
+        if (depth >= MAX_RELATED_DEPTH) return true;
         if (await this.readsDenied(current, info.related.split('.'), depth + 1)) return true;
       }
       if (index === path.length - 1) return false;
@@ -110,9 +154,22 @@ class Inspection {
   private async denialOf(model: string): Promise<ModelDenial> {
     const own = ruleFor(this.rules, model);
     const carried = new Set<string>();
-    for (const [name, info] of await this.fieldsOf(model)) {
-      if (info.related === undefined || fieldDenied(own, name)) continue;
-      if (await this.readsDenied(model, info.related.split('.'), 1)) carried.add(name);
+    const fields = await this.fieldsOf(model);
+    // Which fields the model carries is known only from its fields: an ERP that would not tell
+    // them (the lookup refused) leaves the call unreadable (fail closed).
+    if (fields.size === 0) this.cannotRead(model);
+    for (const [name, info] of fields) {
+      if (fieldDenied(own, name)) continue;
+      // A many2one's value shows its comodel's display name: denied where that is.
+      const shows =
+        info.many2one === true &&
+        info.relation !== undefined &&
+        fieldDenied(ruleFor(this.rules, info.relation), 'display_name');
+      if (
+        shows ||
+        (info.related !== undefined && (await this.readsDenied(model, info.related.split('.'), 1)))
+      )
+        carried.add(name);
     }
     if (carried.size === 0) return { test: (field) => fieldDenied(own, field), any: own !== undefined };
     return { test: (field) => fieldDenied(own, field) || carried.has(field), any: true };
@@ -167,9 +224,16 @@ class Inspection {
   }
 
   async domain(model: string, value: LosslessValue | undefined, leafPaths = domainLeafPaths): Promise<void> {
-    if (!Array.isArray(value)) return;
+    if (isAbsent(value)) return;
+    if (!Array.isArray(value)) this.unreadable('a domain');
     for (const leaf of value) {
-      if (!Array.isArray(leaf) || leaf.length !== 3 || typeof leaf[0] !== 'string') continue;
+      if (typeof leaf === 'string') continue; // '&', '|', '!'
+      if (!Array.isArray(leaf) || leaf.length !== 3) this.unreadable('a domain term');
+      // (1, '=', 1) and (0, '=', 1) are Odoo's true and false leaves.
+      if (typeof leaf[0] !== 'string') {
+        if (isLosslessObject(leaf[0]) || Array.isArray(leaf[0])) this.unreadable('a domain term');
+        continue;
+      }
       await this.paths(model, leafPaths(leaf[0]));
       const operator = leaf[1];
       if (operator === 'any' || operator === 'not any') {
@@ -181,13 +245,21 @@ class Inspection {
   }
 
   async fields(model: string, value: LosslessValue | undefined): Promise<void> {
+    if (isAbsent(value)) return;
     if (typeof value === 'string') return this.paths(model, specFieldPaths(value));
-    if (!Array.isArray(value)) return;
-    for (const entry of value) if (typeof entry === 'string') await this.paths(model, specFieldPaths(entry));
+    if (!Array.isArray(value)) this.unreadable('a list of fields');
+    for (const entry of value) {
+      if (typeof entry !== 'string') this.unreadable('a list of fields');
+      await this.paths(model, specFieldPaths(entry));
+      const alias = specAlias(entry);
+      if (alias !== undefined) this.aliases.add(alias);
+    }
   }
 
   async order(model: string, value: LosslessValue | undefined): Promise<void> {
-    if (typeof value === 'string') await this.paths(model, orderFieldPaths(value));
+    if (isAbsent(value)) return;
+    if (typeof value !== 'string') this.unreadable('an order');
+    await this.paths(model, orderFieldPaths(value));
   }
 
   /** A 17+ specification (`{field: {fields, order, domain, context}}`, at any depth), or 16's field list. */
@@ -195,7 +267,7 @@ class Inspection {
     if (!isLosslessObject(value)) return this.fields(model, value);
     for (const [name, entry] of Object.entries(value)) {
       await this.field(model, name);
-      if (!isLosslessObject(entry)) continue;
+      if (!isLosslessObject(entry)) this.unreadable('a specification entry');
       const nested = entry.fields !== undefined || entry.order !== undefined || entry.domain !== undefined;
       if (!nested) continue;
       const related = await this.relation(model, name);
@@ -206,7 +278,8 @@ class Inspection {
   }
 
   async values(model: string, value: LosslessValue | undefined): Promise<void> {
-    if (!isLosslessObject(value)) return;
+    if (isAbsent(value)) return;
+    if (!isLosslessObject(value)) this.unreadable("a record's values");
     for (const [name, entry] of Object.entries(value)) {
       await this.field(model, name);
       if (!Array.isArray(entry)) continue;
@@ -225,20 +298,30 @@ class Inspection {
    * field that is not relational exports its value whatever follows it, so the walk ends there.
    */
   async export(model: string, value: LosslessValue | undefined): Promise<void> {
-    if (!Array.isArray(value)) return;
+    if (!Array.isArray(value)) this.unreadable("export_data's columns");
     for (const column of value) {
-      if (typeof column !== 'string') continue;
+      if (typeof column !== 'string') this.unreadable('an export_data column');
       let current = model;
-      for (const segment of exportFieldPath(column)) {
+      const path = exportFieldPath(column);
+      for (const [index, segment] of path.entries()) {
         await this.field(current, segment);
-        const relation = (await this.fieldsOf(current)).get(segment)?.relation;
-        if (relation === undefined) break;
-        current = relation;
+        const info = (await this.fieldsOf(current)).get(segment);
+        if (info?.relation !== undefined) {
+          current = info.relation;
+          continue;
+        }
+        // A known field that is not relational exports its value whatever follows; a segment the
+        // lookup does not list (18-19's `props.property`, which Odoo follows) cannot be attributed.
+        if (info === undefined && index < path.length - 1) this.cannotFollow(current, segment);
+        break;
       }
     }
   }
 
   async argument(model: string, role: ParamRole, value: LosslessValue): Promise<void> {
+    // A number or a flag names no field (and read_group's places hold an offset or a limit on 16-19
+    // where 20 has `having` or `order`): nothing to read.
+    if (typeof value === 'boolean' || value instanceof JsonNumber) return;
     if (role === 'domain') return this.domain(model, value);
     if (role === 'having') return this.domain(model, value, havingFieldPaths);
     if (role === 'fields') return this.fields(model, value);
@@ -250,6 +333,27 @@ class Inspection {
       for (const values of Array.isArray(value) ? value : [value]) await this.values(model, values);
     }
   }
+
+  /** A call that writes sets `lang` and `tz` fields from the same context keys (their defaults). */
+  async contextDefaults(
+    model: string,
+    kwargs: { readonly [name: string]: LosslessValue } | undefined,
+  ): Promise<void> {
+    const context = kwargs?.context;
+    if (!isLosslessObject(context)) return;
+    for (const key of CONTEXT_DEFAULTED_FIELDS) if (Object.hasOwn(context, key)) await this.field(model, key);
+  }
+}
+
+/**
+ * The readable context keys that are also field defaults (`res.partner`'s and `res.users`' `lang`
+ * and `tz` default to the context's): a create or write that sends them may set those fields.
+ */
+const CONTEXT_DEFAULTED_FIELDS = ['lang', 'tz'] as const;
+
+/** An optional argument left out (`None`, `False` in Odoo). */
+function isAbsent(value: LosslessValue | undefined): boolean {
+  return value === undefined || value === null || value === false;
 }
 
 /** A domain leaf's field: a dotted path. */
@@ -282,18 +386,26 @@ export async function fieldRule(
   try {
     const denial = await inspection.denied(call.model);
     if (shape === undefined) {
-      if (!denial.any) return { denied: undefined };
+      // On any model a method the rule does not read may reach a ruled one through its arguments
+      // (a specification, a many2one path, a domain): with none but ids and context, it names no field.
+      if (!denial.any && !carriesArguments(call)) return { denied: undefined };
       return {
         refusal: callRefusal(
           'field',
-          `this key has field rules for ${shownName(call.model)}, and the proxy cannot see which fields ${shownName(call.method)} uses (docs/guide/policies.md lists the methods it can)`,
+          denial.any
+            ? `this key has field rules for ${shownName(call.model)}, and the proxy cannot see which fields ${shownName(call.method)} uses (docs/guide/policies.md lists the methods it can)`
+            : `this key has field rules, and the proxy cannot see which fields ${shownName(call.method)} names in its arguments (docs/guide/policies.md lists the methods it can; call it with its ids only)`,
         ),
       };
     }
+    if (!isReadMethod(call.method)) await inspection.contextDefaults(call.model, call.kwargs);
     for (const field of shape.reads ?? []) if (denial.test(field)) inspection.refuse(field, call.model);
     for (const { role, value } of callArguments(shape, call.args, call.kwargs))
       await inspection.argument(call.model, role, value);
-    return { denied: denial.any ? denial.test : undefined };
+    if (!denial.any) return { denied: undefined };
+    return inspection.aliases.size === 0
+      ? { denied: denial.test }
+      : { denied: denial.test, aliases: inspection.aliases };
   } catch (error) {
     if (error instanceof Refused) return { refusal: error.error };
     throw error;

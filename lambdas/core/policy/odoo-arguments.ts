@@ -17,7 +17,8 @@ const COUNT = '__count';
 
 /**
  * The field paths of one field spec of a `fields`, `groupby` or `aggregates` list, or of an
- * `order` or `having` term: `name`, `name:agg`, `alias:agg(name)`, `date:month`, a dotted path
+ * `order` or `having` term: `name`, `name:agg`, `alias:agg(name)` (only `name` is a field: the
+ * alias names the answer's member, {@link specAlias}), `date:month`, a dotted path
  * (`partner_id.country_id`, 19's many2one groupby paths; 17+'s `props.property`).
  *
  * Read from: `regex_field_agg` `(\w+)(?::(\w+)(?:\((\w+)\))?)?`, used with `.match` (anchored at the
@@ -27,19 +28,38 @@ const COUNT = '__count';
  * `parse_read_group_spec`; `_read_group_select` for `field:agg` and `__count` (17-19).
  *
  * @example
- * specFieldPaths('total:sum(amount)') // [['total'], ['amount']]
+ * specFieldPaths('total:sum(amount)') // [['amount']]
  * specFieldPaths('partner_id.email:count_distinct') // [['partner_id', 'email']]
  * specFieldPaths('email!!') // [['email']] (what regex_field_agg.match reads)
  */
 export function specFieldPaths(spec: string): string[][] {
   const trimmed = spec.trim();
   if (trimmed === COUNT) return [];
-  const paths: string[][] = [];
+  const inner = innerField(trimmed);
+  if (inner !== undefined) return [inner.split('.')];
   const head = /^\w+(?:\.\w+)*/.exec(trimmed)?.[0];
-  if (head !== undefined) paths.push(head.split('.'));
-  const inner = /^[^:]*:\w*\(\s*(\w+(?:\.\w+)*)/.exec(trimmed)?.[1];
-  if (inner !== undefined) paths.push(inner.split('.'));
-  return paths;
+  return head === undefined ? [] : [head.split('.')];
+}
+
+/**
+ * The field aggregated by `alias:agg(field)`, if the spec has that form as `regex_field_agg` reads
+ * it (`(\w+)(?::(\w+)(?:\((\w+)\))?)?`: the alias, an aggregate name, the field in parentheses).
+ */
+function innerField(spec: string): string | undefined {
+  return /^\w+:\w+\((\w+)\)/.exec(spec)?.[1];
+}
+
+/**
+ * The alias of an `alias:agg(field)` spec (16-19's `read_group` `fields`): the name of the answer's
+ * member that holds the aggregate, which is no field of the model.
+ *
+ * @example
+ * specAlias('total:sum(amount)') // 'total'
+ * specAlias('amount:sum') // undefined
+ */
+export function specAlias(spec: string): string | undefined {
+  const trimmed = spec.trim();
+  return innerField(trimmed) === undefined ? undefined : /^\w+/.exec(trimmed)?.[0];
 }
 
 /**

@@ -1,9 +1,8 @@
 /**
  * @module core/policy/unreadable
  * What the proxy cannot read is refused, not passed (docs/guide/policies.md, "What each rule
- * reads"). For a key whose policy reads a call's content (`fields`, `companies`; `confirm` for the
- * calls that write), a call is refused (-32008, naming the rule and what it could not read) when it
- * carries:
+ * reads"). For a key whose policy reads a call's content (`fields`, `companies`), a call is
+ * refused (-32008, naming the rule and what it could not read) when it carries:
  *
  * - a context key outside {@link READABLE_CONTEXT}, or of another type, in any `context` object at
  *   any depth of its arguments (a 17+ specification's nested contexts included): Odoo reads many
@@ -14,8 +13,14 @@
  * - a method off the read list (platform/key-policy.ts) whose values the rules do not parse (not
  *   one of `CALL_SHAPES`' methods) called with any argument besides its ids and context: `load`,
  *   `update` (public on 16-18, a `write()`), a model's own methods that take values;
+ * - a named argument the rules do not read for a method they read (Odoo binds it by name:
+ *   `res.users.write(values)` on 16-18), or more positional arguments than they read;
  * - `export_data` with a column that asks for external ids (it writes `ir.model.data` rows:
  *   core/policy/odoo-arguments.ts `exportWrites`), a read-list method that writes.
+ *
+ * A key whose only content rule is `confirm` has its write tools' contexts read before the person is
+ * asked ({@link checkToolContexts}: the form must explain everything the call sends), and its
+ * `export_data` asking for external ids refused (a write no person confirms).
  *
  * A key without such rules is never asked: its calls go as they are.
  */
@@ -28,7 +33,7 @@ import {
   parseLossless,
 } from '../../platform/lossless-json.ts';
 import { withFacts } from '../request-facts.ts';
-import { CALL_SHAPES, type CallShape, callArguments } from './call-shapes.ts';
+import { CALL_SHAPES, type CallShape, callArguments, carriesArguments } from './call-shapes.ts';
 import { exportWrites } from './odoo-arguments.ts';
 
 /**
@@ -44,6 +49,8 @@ export const READABLE_CONTEXT: ReadonlyMap<string, (value: LosslessValue) => boo
   ['lang', (value) => typeof value === 'string' || value === false],
   ['tz', (value) => typeof value === 'string' || value === false],
   ['active_test', (value) => typeof value === 'boolean'],
+  // In every context the web client sends (res.users.context_get); the RPC's user is the key's.
+  ['uid', (value) => losslessInteger(value) !== undefined || value === false],
   ['bin_size', (value) => typeof value === 'boolean'],
   [
     'allowed_company_ids',
@@ -57,11 +64,10 @@ export const READABLE_CONTEXT: ReadonlyMap<string, (value: LosslessValue) => boo
 /** The names of {@link READABLE_CONTEXT}, as messages and the docs list them. */
 export const READABLE_CONTEXT_KEYS: readonly string[] = Object.freeze([...READABLE_CONTEXT.keys()]);
 
-/** Which of a policy's rules reads content, for a call that writes or not; `undefined`: none. */
-function contentRule(policy: KeyPolicy, writes: boolean): KeyPolicyRule | undefined {
+/** Which of a policy's rules reads every call's content; `undefined`: none. */
+function contentRule(policy: KeyPolicy): KeyPolicyRule | undefined {
   if (policy.fields !== undefined) return 'field';
   if (policy.companies !== undefined) return 'company';
-  if (policy.confirm !== undefined && writes) return 'confirm';
   return undefined;
 }
 
@@ -105,21 +111,6 @@ function checkContext(context: { readonly [name: string]: LosslessValue }, at: s
   }
 }
 
-/** Ids as a record method's first argument takes them: an id, or a list of ids. */
-function isIds(value: LosslessValue | undefined): boolean {
-  if (losslessInteger(value) !== undefined) return true;
-  return Array.isArray(value) && value.every((id) => losslessInteger(id) !== undefined);
-}
-
-/** Whether a call of a method the rules do not parse carries anything but its ids and context. */
-function carriesValues(
-  args: readonly LosslessValue[] | undefined,
-  kwargs: { readonly [name: string]: LosslessValue },
-): boolean {
-  if (args !== undefined && (args.length > 1 || (args.length === 1 && !isIds(args[0])))) return true;
-  return Object.keys(kwargs).some((name) => name !== 'context' && !(name === 'ids' && isIds(kwargs.ids)));
-}
-
 /**
  * Refuses what the proxy cannot read of `call` for `policy` (see the module header); returns
  * nothing when every part of it is read. `shape` is the method's, from `CALL_SHAPES`.
@@ -138,8 +129,16 @@ export function checkReadable(
   shape: CallShape | undefined = CALL_SHAPES.get(call.method),
 ): void {
   const read = isReadMethod(call.method);
-  const rule = contentRule(policy, !read || call.method === 'export_data');
-  if (rule === undefined) return;
+  const rule = contentRule(policy);
+  if (rule === undefined) {
+    // A confirming key's writes are confirmed through its MCP write tools (their contexts are read
+    // at the policy step: checkToolContexts); a read-list method that writes is confirmed by no one.
+    if (policy.confirm !== undefined && shape !== undefined && exportsExternalIds(shape, call))
+      refusingUnread('confirm', () => {
+        throw new Unreadable(EXPORTS_IDS);
+      });
+    return;
+  }
   refusingUnread(rule, () => {
     if (Object.hasOwn(call.kwargs, 'context')) {
       const context = call.kwargs.context;
@@ -148,18 +147,54 @@ export function checkReadable(
     }
     checkContexts(call.args as LosslessValue[] | undefined, 'args');
     checkContexts(call.kwargs, '');
-    if (!read && shape === undefined && carriesValues(call.args, call.kwargs))
+    if (shape !== undefined) checkArgumentNames(call.method, shape, call);
+    if (!read && shape === undefined && carriesArguments(call))
       throw new Unreadable(
         `${shown(call.method)} takes values the proxy does not read; call it with its ids (and context) only, or use a method the proxy reads (create, write, copy, web_save)`,
       );
-    if (shape !== undefined && call.method === 'export_data') {
-      for (const { role, value } of callArguments(shape, call.args, call.kwargs))
-        if (role === 'export' && exportWrites(value))
-          throw new Unreadable(
-            'an export_data column asks for external ids ("id", "x/id", "x:id"), which makes the ERP write them; export ".id" (database ids) instead',
-          );
-    }
+    if (shape !== undefined && exportsExternalIds(shape, call)) throw new Unreadable(EXPORTS_IDS);
   });
+}
+
+const EXPORTS_IDS =
+  'an export_data column asks for external ids ("id", "x/id", "x:id"), which makes the ERP write them; export ".id" (database ids) instead';
+
+function exportsExternalIds(
+  shape: CallShape,
+  call: {
+    readonly args?: readonly LosslessValue[] | undefined;
+    readonly kwargs: { readonly [name: string]: LosslessValue };
+  },
+): boolean {
+  return callArguments(shape, call.args, call.kwargs).some(
+    ({ role, value }) => role === 'export' && exportWrites(value),
+  );
+}
+
+/**
+ * The arguments of a method the rules read must be the ones they read: Odoo binds a named argument
+ * by its name (`res.users.write(values)` on 16-18, where the shape knows `vals`), so a name the shape
+ * does not list, or more positional arguments than it has, would reach the method unread.
+ */
+function checkArgumentNames(
+  method: string,
+  shape: CallShape,
+  call: {
+    readonly args?: readonly LosslessValue[] | undefined;
+    readonly kwargs: { readonly [name: string]: LosslessValue };
+  },
+): void {
+  const places = (shape.record ? 1 : 0) + shape.params.length;
+  if (call.args !== undefined && call.args.length > places)
+    throw new Unreadable(
+      `${shown(method)} is given ${call.args.length} positional arguments, more than the ${places} the proxy reads`,
+    );
+  for (const name of Object.keys(call.kwargs)) {
+    if (name === 'context' || name === 'ids') continue;
+    if (shape.params.some(([param]) => param === name) || shape.aliases?.some(([alias]) => alias === name))
+      continue;
+    throw new Unreadable(`argument ${shown(name)} of ${shown(method)} is not one the proxy reads`);
+  }
 }
 
 /** Runs `check`; what it could not read becomes the refusal of `rule` (-32008). */
@@ -181,11 +216,12 @@ function refusingUnread(rule: KeyPolicyRule, check: () => void): void {
 /**
  * The contexts of an MCP tool call's arguments (its `context`, and any nested in its `kwargs`), at
  * the gate's policy step: a call whose context the proxy cannot read is refused before a person is
- * asked to confirm it or a limit counts it, as each of its ERP requests would be. `writes`: the call
- * can write (a key whose only content rule is `confirm` reads only those).
+ * asked to confirm it or a limit counts it, as each of its ERP requests would be. `confirmed`: a
+ * person confirms this call (a key whose only content rule is `confirm` reads only those: the
+ * form shows what the call sends, and a context key the form cannot explain is refused).
  */
-export function checkToolContexts(policy: KeyPolicy, args: unknown, writes: boolean): void {
-  const rule = contentRule(policy, writes);
+export function checkToolContexts(policy: KeyPolicy, args: unknown, confirmed: boolean): void {
+  const rule = contentRule(policy) ?? (confirmed && policy.confirm !== undefined ? 'confirm' : undefined);
   if (rule === undefined) return;
   refusingUnread(rule, () => checkContexts(parseLossless(JSON.stringify(args ?? {})), ''));
 }
