@@ -33,6 +33,7 @@ const KEYS = {
   reader: 'live-hostile-reader-0123456789abcdef',
   contacts: 'live-hostile-contacts-0123456789abcdef',
   allowing: 'live-hostile-allowing-0123456789abcdef',
+  strict: 'live-hostile-strict-0123456789abcdef',
   scoped: 'live-hostile-scoped-0123456789abcdef',
   confirming: 'live-hostile-confirming-0123456789abcdef',
 } as const;
@@ -59,6 +60,7 @@ function keysDocument(server: LiveServer, main: number): string {
         key: KEYS.allowing,
         policy: { fields: { 'res.partner': { allow: ['name', 'display_name'] } } },
       },
+      { name: 'strict', key: KEYS.strict, policy: { fields: { 'res.partner': { allow: ['name'] } } } },
       { name: 'scoped', key: KEYS.scoped, policy: { companies: { [server.db]: [main] } } },
       { name: 'confirming', key: KEYS.confirming, policy: { confirm: 'writes' } },
     ],
@@ -560,6 +562,110 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
         })) as Array<{ id: number; function: string }>;
         cleanup.track('res.partner', created?.id);
         expect(created?.function).toBe('Chief Executive');
+      });
+
+      it('a method the field rule does not read reaches a ruled model through its arguments: refused on any model', async () => {
+        const [category] = await cleanup.create('res.partner.category', [
+          { name: liveName('hostile category'), partner_ids: [[6, 0, [partners.parent]]] },
+        ]);
+        const groups = (key: string, value: string) =>
+          v2(
+            key,
+            'web_read_group',
+            server.major >= 19
+              ? {
+                  domain: [
+                    ['id', '=', category],
+                    ['partner_ids.email', '=', value],
+                  ],
+                  groupby: ['name'],
+                }
+              : {
+                  domain: [
+                    ['id', '=', category],
+                    ['partner_ids.email', '=', value],
+                  ],
+                  fields: ['name'],
+                  groupby: ['name'],
+                },
+            'res.partner.category',
+          );
+        // The control: an oracle on the email, one group for the right guess and none for a wrong one.
+        const hit = await groups(KEYS.plain, email);
+        const miss = await groups(KEYS.plain, 'nobody@example.com');
+        expect(JSON.stringify(hit.envelope.result), hit.text).not.toEqual(
+          JSON.stringify(miss.envelope.result),
+        );
+        refused(
+          await groups(KEYS.contacts, email),
+          /cannot see which fields "?web_read_group"? names in its arguments/,
+        );
+      });
+
+      it('a named argument the rule does not list is read as Odoo binds it: res.users.write(values) on 16-18', async () => {
+        const [admin] = (await erpResult(server, 'res.users', 'read', {
+          ids: [server.uid],
+          fields: ['email'],
+        })) as Array<{
+          email: string | false;
+        }>;
+        const write = (key: string) =>
+          v2(key, 'write', { ids: [server.uid], values: { email: admin?.email ?? false } }, 'res.users');
+        refused(await write(KEYS.contacts), /field email of res\.users is denied/);
+        if (server.major < 19) {
+          // The control: Odoo 16-18's res.users.write names its argument `values`, and takes it.
+          const control = await write(KEYS.plain);
+          expect(control.envelope.error, control.text).toBeNull();
+        }
+      });
+
+      it('a dict where Odoo iterates a list (read_group fields) names the denied field: refused', async () => {
+        const ask = (key: string) =>
+          v2(key, 'read_group', {
+            domain: [['id', '=', partners.parent]],
+            fields: { 'x:array_agg(email)': 1 },
+            groupby: ['name'],
+            lazy: false,
+          });
+        const control = await ask(KEYS.plain);
+        expect(control.text).toContain(email);
+        refused(await ask(KEYS.contacts), /is not of a type the proxy reads/);
+      });
+
+      it.skipIf(server.json2)(
+        'v2 over /jsonrpc: ids that are no record ids never reach a model method as its domain',
+        async () => {
+          const answer = await v2(KEYS.contacts, 'web_search_read', {
+            ids: [['email', '=', email]],
+            ...(server.major >= 17 ? { specification: { name: {} } } : { fields: ['name'] }),
+          });
+          expect(answer.envelope.error?.code, answer.text).toBe(422);
+          expect(answer.envelope.error?.message).toContain('must be record ids');
+        },
+      );
+
+      it("a many2one shows its comodel's display name: denied where display_name is not allowed", async () => {
+        const read = (key: string) =>
+          v2(key, 'read', { ids: [server.uid], fields: ['partner_id'] }, 'res.users');
+        const control = await read(KEYS.plain);
+        expect(control.envelope.error, control.text).toBeNull();
+        expect(control.text).toMatch(/"partner_id": ?\[\d+, ?"/);
+        refused(await read(KEYS.strict), /field partner_id of res\.users is denied/);
+      });
+
+      it('lang and tz in the context of a write are field defaults: checked as those fields', async () => {
+        const name = liveName('hostile tz');
+        const create = (key: string) =>
+          v2(key, 'create', { vals_list: [{ name }], context: { tz: 'Europe/Brussels' } });
+        refused(await create(KEYS.strict), /field tz of res\.partner is denied/);
+        const control = await create(KEYS.plain);
+        expect(control.envelope.error, control.text).toBeNull();
+        cleanup.track('res.partner', control.envelope.result);
+        const [created] = (await erpResult(server, 'res.partner', 'search_read', {
+          domain: [['name', '=', name]],
+          fields: ['tz'],
+        })) as Array<{ tz: string | false }>;
+        expect(created?.tz).toBe('Europe/Brussels');
       });
     },
   );
