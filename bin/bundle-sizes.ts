@@ -30,18 +30,19 @@ export const SIZES_END = '<!-- /bundle-sizes -->';
  * holds every bundle to it). A bundle's import on Node 24 grows with its size (V8 parses and
  * compiles all of it): these fit the cold-start budget of 75 ms (issue 49, BENCHMARKS.md "Cold
  * starts on Node 24"), with a few KB of room each. The mcp budget came down from 400 KB when jose
- * moved beside the bundle. The execute budgets went from 250 to 260 KB with issue 54: the readers
- * that read a call as Odoo runs it (core/policy/odoo-arguments.ts, unreadable.ts, the field rule's
- * related fields) added 6 KB to each execute bundle, and 0.9% (execute-v1) and 0.7% (execute-v2)
- * to the instructions of a cold start on Node 24 (`npm run bench -- --instructions --before
- * 637c1a9`, 3 runs, spread <= 0.1%; BENCHMARKS.md "Issue 54").
+ * moved beside the bundle. Issue 54's readers, which read a call as Odoo runs it
+ * (core/policy/odoo-arguments.ts, unreadable.ts, the field rule's related fields) and the
+ * confirmation form's escapes, grew every function that checks key policies: execute-v1 249 -> 257
+ * KB, execute-v2 242 -> 250 KB, mcp 336 -> 346 KB, and a cold start's instructions on Node 24 by
+ * 1.1%, 0.9% and 3.0% (`npm run bench -- --instructions --before 637c1a9`, 3 runs, spread <= 0.1%;
+ * BENCHMARKS.md "Issue 54"): the execute budgets went from 250 to 260 KB, mcp's from 345 to 350 KB.
  */
 export const BUNDLE_BUDGETS: Readonly<Record<FunctionName, number>> = Object.freeze({
   'execute-v1': 260 * 1024,
   'execute-v2': 260 * 1024,
   version: 215 * 1024,
   aux: 175 * 1024,
-  mcp: 345 * 1024,
+  mcp: 350 * 1024,
 });
 
 const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`;

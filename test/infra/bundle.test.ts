@@ -363,9 +363,9 @@ describe('bundled handlers, invoked as Lambda would', () => {
     );
   });
 
-  it('keeps the mcp bundle within its 345 KB budget, without the MCP SDK server or its schemas (protocol/mcp/ serves MCP)', () => {
+  it('keeps the mcp bundle within its 350 KB budget, without the MCP SDK server or its schemas (protocol/mcp/ serves MCP)', () => {
     const code = readFileSync(join(dir, 'mcp', 'index.mjs'), 'utf8');
-    expect(BUNDLE_BUDGETS.mcp).toBe(345 * 1024);
+    expect(BUNDLE_BUDGETS.mcp).toBe(350 * 1024);
     expect(Buffer.byteLength(code)).toBeLessThanOrEqual(BUNDLE_BUDGETS.mcp);
     // The SDK's Server (server/index.js) and its zod message schemas (types.js), Ajv, zod 3.
     expect(code).not.toContain('Schema is missing a method literal');
