@@ -67,6 +67,9 @@ const SCHEMA: Schema = {
     // res.partner's own related fields (Odoo: parent_name = parent_id.name, country_code = country_id.code).
     parent_name: { related: 'parent_id.name' },
     country_code: { related: 'country_id.code' },
+    tz: {},
+    lang: {},
+    company_id: { relation: 'res.company' },
   },
   'res.users': {
     id: {},
@@ -75,6 +78,8 @@ const SCHEMA: Schema = {
     // Odoo: fields.Char(related='partner_id.email', inherited=True); a delegated field, as fields_get says.
     email: { related: 'partner_id.email' },
     name: { related: 'partner_id.name' },
+    display_name: {},
+    tz: {},
     company_id: { relation: 'res.company' },
   },
   'res.company': {
@@ -83,9 +88,21 @@ const SCHEMA: Schema = {
     partner_id: { relation: 'res.partner' },
     email: { related: 'partner_id.email' },
   },
-  'res.country': { id: {}, name: {}, code: {} },
-  'res.partner.category': { id: {}, name: {} },
-  'crm.lead': { id: {}, name: {}, partner_id: { relation: 'res.partner' } },
+  'res.country': {
+    id: {},
+    name: {},
+    code: {},
+    create_uid: { relation: 'res.users' },
+    write_uid: { relation: 'res.users' },
+  },
+  'res.partner.category': { id: {}, name: {}, partner_ids: { relation: 'res.partner' } },
+  'ir.actions.server': { id: {}, name: {}, code: {} },
+  'crm.lead': {
+    id: {},
+    name: {},
+    partner_id: { relation: 'res.partner' },
+    user_ids: { relation: 'res.users' },
+  },
   'sale.order': {
     id: {},
     name: {},
@@ -704,11 +721,195 @@ describe('what the proxy cannot read is refused', () => {
       [policyOf({ fields: { '*': { deny: ['x'] } }, companies: { erp_a: [1] } }), 'field'],
     ] as const) {
       try {
-        checkReadable(policy, { method: 'search_read', kwargs });
+        checkReadable(policy, { model: 'res.partner', method: 'search_read', kwargs });
         expect.unreachable();
       } catch (error) {
         expect(error).toMatchObject({ code: -32008, rule });
       }
     }
+  });
+});
+
+describe('the second review: more spellings Odoo reads', () => {
+  const fields = policyOf({ fields: { 'res.partner': { deny: ['email'] } } });
+  const companies = policyOf({ companies: { erp_a: [1] } });
+  const strict = policyOf({ fields: { 'res.partner': { allow: ['name', 'country_id'] } } });
+  const named = policyOf({ fields: { 'res.partner': { allow: ['country_id'] } } });
+
+  async function ruled(policy: KeyPolicy, sent: ErpCall): Promise<string | undefined> {
+    try {
+      const result = await applyContentRules(policy, sent, schema());
+      return `sent ${result.call.kwargsJson}`;
+    } catch (error) {
+      expect(error).toBeInstanceOf(KeyPolicyRefusedError);
+      return (error as Error).message;
+    }
+  }
+
+  it("x2many commands whose values are a list of pairs (Odoo's dict()) are refused by both rules", async () => {
+    const pairs = call('write', {
+      ids: [1],
+      vals: {
+        child_ids: [
+          [
+            0,
+            0,
+            [
+              ['name', 'a'],
+              ['email', 'x'],
+            ],
+          ],
+        ],
+      },
+    });
+    expect(await ruled(fields, pairs)).toMatch(/an x2many command's values is not of a type the proxy reads/);
+    const shared = call('write', { ids: [1], vals: { child_ids: [[0, 0, [['company_id', false]]]] } });
+    expect(await ruled(companies, shared)).toMatch(/values are not an object/);
+    expect(await ruled(companies, call('copy', { ids: [1], default: [['company_id', false]] }))).toMatch(
+      /values are not an object/,
+    );
+  });
+
+  it('a context written as a list of pairs is refused, at any depth and on the MCP policy step', async () => {
+    expect(
+      await ruled(fields, call('create', { vals_list: [{ name: 'a' }], context: [['default_email', 'x']] })),
+    ).toMatch(/context is not an object/);
+    expect(() =>
+      checkToolContexts(
+        policyOf({ confirm: 'writes' }),
+        {
+          model: 'res.partner',
+          method: 'create',
+          kwargs: { vals_list: [{}], context: [['default_email', 'x']] },
+        },
+        true,
+      ),
+    ).toThrow(/kwargs\.context is a list, which the ERP would read as pairs/);
+  });
+
+  it('Odoo 19 lower-cases operators: ANY, NOT ANY and any! sub-domains are read', async () => {
+    for (const operator of ['ANY', 'Not Any', 'any!', 'not any!'])
+      expect(
+        await ruled(fields, call('search', { domain: [['child_ids', operator, [['email', '=', 'x']]]] })),
+        operator,
+      ).toMatch(/field email of res\.partner is denied/);
+  });
+
+  it("a relational field compared with text searches the comodel's names: refused where the comodel is ruled", async () => {
+    expect(
+      await ruled(fields, call('search', { domain: [['parent_id', '=ilike', 'a@example.com']] })),
+    ).toMatch(/parent_id is compared with text/);
+    expect(
+      await ruled(
+        fields,
+        call('search', { domain: [['partner_ids', 'in', ['a@x']]] }, { model: 'res.partner.category' }),
+      ),
+    ).toMatch(/partner_ids is compared with text/);
+    // The control: ids, and text against a relation to a model without rules.
+    expect(await ruled(fields, call('search', { domain: [['parent_id', '=', 7]] }))).toMatch(/^sent /);
+    expect(await ruled(fields, call('search', { domain: [['country_id', 'ilike', 'Bel']] }))).toMatch(
+      /^sent /,
+    );
+  });
+
+  it("every relational field carries its comodel's display names; a carried name carries display_name", async () => {
+    expect(
+      await ruled(
+        named,
+        call(
+          'read_group',
+          { domain: [], fields: [], groupby: ['partner_ids'] },
+          { model: 'res.partner.category' },
+        ),
+      ),
+    ).toMatch(/field partner_ids of res\.partner\.category is denied/);
+    // res.users' name is its partner's: its display_name, and every many2one to res.users, carry it.
+    expect(
+      await ruled(named, call('read', { ids: [1], fields: ['display_name'] }, { model: 'res.users' })),
+    ).toMatch(/field display_name of res\.users is denied/);
+    expect(
+      await ruled(named, call('read', { ids: [1], fields: ['user_id'] }, { model: 'sale.order' })),
+    ).toMatch(/field user_id of sale\.order is denied/);
+    // get_metadata answers its creators' and last writers' display names: users' names, partners' names.
+    expect(await ruled(named, call('get_metadata', { ids: [1] }, { model: 'res.country' }))).toMatch(
+      /field create_uid of res\.country is denied/,
+    );
+    expect(await ruled(strict, call('get_metadata', { ids: [1] }, { model: 'res.country' }))).toMatch(
+      /^sent /,
+    );
+    expect(
+      await ruled(strict, call('read', { ids: [1], fields: ['display_name'] }, { model: 'res.users' })),
+    ).toMatch(/^sent /);
+  });
+
+  it("name_search's name is text and its operator a plain one", async () => {
+    expect(
+      await ruled(
+        fields,
+        call('name_search', { name: [['email', '=', 'x']], operator: 'any' }, { model: 'crm.lead' }),
+      ),
+    ).toMatch(/is not of a type the proxy reads/);
+    expect(
+      await ruled(fields, call('name_search', { name: 'a', operator: 'ANY' }, { model: 'crm.lead' })),
+    ).toMatch(/the operator "?ANY"? is not of a type/);
+    expect(
+      await ruled(fields, call('name_search', { name: 'a', operator: 'ilike' }, { model: 'crm.lead' })),
+    ).toMatch(/^sent /);
+  });
+
+  it('lang and tz are checked as fields only where records are created, nested creates included', async () => {
+    expect(
+      await ruled(strict, call('write', { ids: [1], vals: { name: 'a' }, context: { lang: 'en_US' } })),
+    ).toMatch(/^sent /);
+    expect(
+      await ruled(strict, call('create', { vals_list: [{ name: 'a' }], context: { tz: 'Europe/Brussels' } })),
+    ).toMatch(/field tz of res\.partner is denied/);
+    expect(
+      await ruled(
+        strict,
+        call(
+          'write',
+          { ids: [1], vals: { user_ids: [[0, 0, { login: 'x' }]] }, context: { lang: 'en_US' } },
+          { model: 'crm.lead' },
+        ),
+      ),
+    ).toMatch(/^sent /);
+  });
+
+  it("a companies key's create gets the key's company as default_company_id (a partner has no default company)", async () => {
+    const sent = await ruled(companies, call('create', { vals_list: [{ name: 'a' }] }));
+    expect(sent).toBe(
+      'sent {"vals_list":[{"name":"a"}],"context":{"allowed_company_ids":[1],"default_company_id":1}}',
+    );
+    expect(await ruled(companies, call('search_read', { fields: ['name'] }))).toBe(
+      'sent {"fields":["name"],"context":{"allowed_company_ids":[1]}}',
+    );
+  });
+
+  it('models whose records are code are read, never changed, by a key with content rules', async () => {
+    for (const policy of [fields, companies]) {
+      expect(
+        await ruled(
+          policy,
+          call('create', { vals_list: [{ name: 'x', code: 'log(1)' }] }, { model: 'ir.actions.server' }),
+        ),
+      ).toMatch(/"ir\.actions\.server" holds code/);
+      expect(
+        await ruled(policy, call('search_read', { fields: ['name'] }, { model: 'ir.actions.server' })),
+      ).toMatch(/^sent /);
+    }
+  });
+
+  it("group keys by a path stay; 17-18's <groupby>_count orders read_group", async () => {
+    const allowed = new Set(['id', 'name', 'parent_id']);
+    const groups = [{ 'parent_id.country_id': [1, 'Belgium'], __count: 2, 'email:max': 'x' }];
+    filterOutcome({ kind: 'result', value: groups }, 'groups', (field) => !allowed.has(field));
+    expect(groups).toEqual([{ 'parent_id.country_id': [1, 'Belgium'], __count: 2 }]);
+    expect(
+      await ruled(
+        strict,
+        call('read_group', { domain: [], fields: ['name'], groupby: ['name'], orderby: 'name_count desc' }),
+      ),
+    ).toMatch(/^sent /);
   });
 });

@@ -224,18 +224,23 @@ function sentContext(tool: string, args: Readonly<Record<string, unknown>>): unk
     : undefined;
 }
 
-/** A `call_method`'s named arguments but its context (shown as the context). */
+/** A `call_method`'s named arguments but its context (shown as the context) and ids (shown as the records). */
 function namedArguments(args: Readonly<Record<string, unknown>>): unknown {
   const kwargs = args.kwargs;
   if (kwargs === null || typeof kwargs !== 'object' || Array.isArray(kwargs)) return kwargs;
-  const { context: _context, ...named } = kwargs as Record<string, unknown>;
+  // The tool sends its own `ids` and context, whatever kwargs say (core/mcp/tools.ts).
+  const { context: _context, ids: _ids, ...named } = kwargs as Record<string, unknown>;
   return named;
 }
 
 /** The line of the companies the proxy sets, when the call's context does not name its own. */
 function companyLines(facts: FormFacts): string[] {
   const context = sentContext(facts.tool, facts.args) as { allowed_company_ids?: unknown } | undefined;
-  if (facts.companies === undefined || context?.allowed_company_ids !== undefined) return [];
+  const asked = context?.allowed_company_ids;
+  // An empty list, false or null is replaced by the key's list (core/policy/company-rule.ts).
+  const replaced =
+    asked === undefined || asked === null || asked === false || (Array.isArray(asked) && asked.length === 0);
+  if (facts.companies === undefined || !replaced) return [];
   return [`Companies (this key's policy sets them): ${quotedValue(facts.companies)}`];
 }
 

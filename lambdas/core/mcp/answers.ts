@@ -204,13 +204,13 @@ const KEY_POLICY_ADVICE: Readonly<Record<KeyPolicyRule, string>> = Object.freeze
     'Retrying unchanged fails the same way; for this model, tell the user it needs a key that allows it.',
   database: `This key's policy does not allow the database of this connection. ${TELL_THE_USER} (the x-erp-db header, or a key that allows the database).`,
   target: `This key's policy does not allow the ERP of this connection. ${TELL_THE_USER} (the x-erp-url header, or a key that allows the ERP).`,
-  confirm: `This key's policy has a person confirm this change before it runs, which needs an MCP client on revision 2026-07-28 that can show a form (elicitation). ${TELL_THE_USER} that it needs such a client; the model cannot confirm it.`,
+  confirm: `This key's policy has a person confirm this change before it runs. The message says what stopped it: a client that cannot show a form (it needs an MCP client on revision 2026-07-28 with elicitation: ${TELL_THE_USER.toLowerCase()}), or something the form cannot show (a context key, a value too long: send the call without it, or in smaller calls). The model cannot confirm it.`,
   method:
     "This key's policy does not allow this method on this model (the message names it): use another tool or method. " +
     'Retrying unchanged fails the same way; for this method, tell the user it needs a key that allows it.',
   field:
-    "This key's policy denies a field of this model (the message names it): leave it out of fields, domain, order, " +
-    'groupby and values, and do not retry unchanged. Answers never carry it.',
+    "This key's policy denies a field of this model, or the proxy cannot read part of the call (the message names it: " +
+    'a field, a context key, an argument): leave it out of fields, domain, order, groupby, values and context, and do not retry unchanged. Answers never carry a denied field.',
   company: `This key's policy scopes its calls to some companies: leave allowed_company_ids and the other company entries of the context out (the proxy sets them) and name no other company. ${TELL_THE_USER} if another company is needed.`,
 });
 
@@ -233,7 +233,7 @@ function identityPolicyAdvice(entry: string): Readonly<Record<KeyPolicyRule, str
       `Retrying unchanged fails the same way; for this model, tell the user that ${operator}.`,
     database: `${policy} does not allow the database of this connection. ${TELL_THE_USER} that ${operator}.`,
     target: `${policy} does not allow the ERP of this connection. ${TELL_THE_USER} that ${operator}.`,
-    confirm: `${policy} has a person confirm this change before it runs, which needs an MCP client on revision 2026-07-28 that can show a form (elicitation). ${TELL_THE_USER} that it needs such a client; the model cannot confirm it.`,
+    confirm: `${policy} has a person confirm this change before it runs. The message says what stopped it: a client that cannot show a form (it needs an MCP client on revision 2026-07-28 with elicitation: ${TELL_THE_USER.toLowerCase()}), or something the form cannot show (a context entry, a value too long: send the call without it, or in smaller calls). The model cannot confirm it.`,
     method: `${policy} does not allow this method on this model (the message names it): use another tool or method. Retrying unchanged fails the same way; ${operator}.`,
     field: `${policy} denies a field of this model (the message names it): leave it out of fields, domain, order, groupby and values, and do not retry unchanged. Answers never carry it.`,
     company: `${policy} scopes its calls to some companies: leave allowed_company_ids and the other company entries of the context out (the proxy sets them) and name no other company; ${operator}.`,

@@ -55,7 +55,8 @@ function groupKeyDenied(name: string, denied: FieldTest): boolean {
   if (name.startsWith('__')) return false;
   if (!name.includes(':') && name.endsWith('_count') && denied(name))
     return denied(name.slice(0, -'_count'.length));
-  return denied(name.split(':')[0] as string);
+  // A group by a path (19's `partner_id.country_id`) is keyed by the path, checked in the request.
+  return denied(name.split(/[.:]/)[0] as string);
 }
 
 /** Removes the denied fields from an answer value in place; whether it removed any. */

@@ -94,6 +94,8 @@ export async function applyContentRules(
       answer = (outcome) => filterOutcome(outcome, answerShape, test);
     }
   }
+  // What no rule reads, before the company rule sets the context it scopes (its own keys included).
+  checkReadable(policy, { model: call.model, method: call.method, ...(args ? { args } : {}), kwargs }, shape);
   let changed = false;
   if (policy.companies !== undefined) {
     const decision = companyRule(policy.companies, {
@@ -105,7 +107,5 @@ export async function applyContentRules(
     if (decision.refusal !== undefined) throw decision.refusal;
     changed = decision.changed;
   }
-  // Last: the field and company rules' own refusals name what they read; this one what nothing reads.
-  checkReadable(policy, { method: call.method, ...(args ? { args } : {}), kwargs }, shape);
   return { call: changed ? { ...call, kwargsJson: stringifyLossless(kwargs) } : call, answer };
 }

@@ -27,6 +27,10 @@ export type ParamRole =
   | 'values_list'
   /** `export_data`'s columns (`partner_id/vat`, `email.id`: Odoo's rewrite applies): refused, never filtered (its rows are positional). */
   | 'export'
+  /** Text a method compares with names (`name_search`'s `name`): a string, nothing else. */
+  | 'text'
+  /** A comparison operator (`name_search`'s): a plain one, never `any` with a domain. */
+  | 'operator'
   /** Nothing the rules read (an offset, a limit, a flag). */
   | 'other';
 
@@ -241,9 +245,9 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
         false,
         'none',
         [
-          ['name', 'other'],
+          ['name', 'text'],
           ['domain', 'domain'],
-          ['operator', 'other'],
+          ['operator', 'operator'],
           ['limit', 'other'],
         ],
         [['args', 'domain']],
@@ -259,7 +263,8 @@ export const CALL_SHAPES: ReadonlyMap<string, CallShape> = new Map<string, CallS
   ['unlink', NO_FIELDS_RECORD],
   ['exists', NO_FIELDS_RECORD],
   ['name_get', reading(NO_FIELDS_RECORD, ['display_name'])],
-  ['get_metadata', NO_FIELDS_RECORD],
+  // get_metadata answers who created and last wrote each record: their display names.
+  ['get_metadata', reading(NO_FIELDS_RECORD, ['create_uid', 'write_uid'])],
   ['action_archive', NO_FIELDS_RECORD],
   ['action_unarchive', NO_FIELDS_RECORD],
   ['toggle_active', NO_FIELDS_RECORD],

@@ -71,9 +71,14 @@ function companyCommands(value: LosslessValue | undefined, allowed: readonly num
   });
 }
 
-/** Create or write values, x2many commands' values included. */
+/**
+ * Create or write values, x2many commands' values included. Odoo takes values through dict(), so
+ * values that are not an object (a list of pairs) are refused: the rule could not read them.
+ */
 function checkValues(value: LosslessValue | undefined, allowed: readonly number[]): void {
-  if (!isLosslessObject(value)) return;
+  if (value === undefined || value === null || value === false) return;
+  if (!isLosslessObject(value))
+    refuse("the values are not an object, so the proxy cannot check them against this key's companies");
   for (const [name, entry] of Object.entries(value)) {
     if (name === 'company_id' && (Array.isArray(entry) || !allowedIds(entry, allowed)))
       refuse(
@@ -82,8 +87,10 @@ function checkValues(value: LosslessValue | undefined, allowed: readonly number[
     if (name === 'company_ids' && !companyCommands(entry, allowed))
       refuse(`company_ids in the values names a company outside this key's companies`);
     if (!Array.isArray(entry)) continue;
-    for (const command of entry)
-      if (Array.isArray(command) && isLosslessObject(command[2])) checkValues(command[2], allowed);
+    for (const command of entry) {
+      const kind = Array.isArray(command) ? losslessInteger(command[0]) : undefined;
+      if (Array.isArray(command) && (kind === 0 || kind === 1)) checkValues(command[2], allowed);
+    }
   }
 }
 
@@ -93,6 +100,13 @@ function holdsContext(value: LosslessValue | undefined): boolean {
   if (!isLosslessObject(value)) return false;
   return Object.entries(value).some(([name, item]) => name === 'context' || holdsContext(item));
 }
+
+/**
+ * The methods that create records: the proxy sets `default_company_id` to the call's current company
+ * for them, so a model whose `company_id` has no default of its own (`res.partner`: no company, a
+ * record shared with every company) gets the key's company, as an explicit `false` is refused.
+ */
+const CREATING_METHODS: ReadonlySet<string> = new Set(['create', 'copy', 'web_save', 'name_create']);
 
 /** Sets or checks the context; whether it changed it. */
 function checkContext(call: CompanyRuleCall, allowed: readonly number[]): boolean {
@@ -107,20 +121,28 @@ function checkContext(call: CompanyRuleCall, allowed: readonly number[]): boolea
   const asked = Object.hasOwn(context, 'allowed_company_ids') ? context.allowed_company_ids : undefined;
   const everyCompany =
     asked === undefined || asked === null || asked === false || (Array.isArray(asked) && asked.length === 0);
+  let changed = false;
+  let current = allowed[0] as number;
   if (!everyCompany) {
     // Not a list (one id included, which Odoo code that indexes the list fails on): refused, as
     // the README says, never passed on.
     if (!Array.isArray(asked) || !allowedIds(asked, allowed))
       refuse("context.allowed_company_ids names a company outside this key's companies, or is not a list");
-    return false;
+    current = losslessInteger(asked[0]) as number;
+  } else {
+    setMember(
+      context,
+      'allowed_company_ids',
+      allowed.map((id) => new JsonNumber(String(id))),
+    );
+    changed = true;
   }
-  setMember(
-    context,
-    'allowed_company_ids',
-    allowed.map((id) => new JsonNumber(String(id))),
-  );
-  if (context !== present) setMember(call.kwargs, 'context', context);
-  return true;
+  if (CREATING_METHODS.has(call.method) && !Object.hasOwn(context, 'default_company_id')) {
+    setMember(context, 'default_company_id', new JsonNumber(String(current)));
+    changed = true;
+  }
+  if (changed && context !== present) setMember(call.kwargs, 'context', context);
+  return changed;
 }
 
 /** The refusal of a database the key's `companies` do not name. */

@@ -19,8 +19,13 @@
  * core/policy/fields-lookup.ts), and every dotted path is followed to the model it ends on.
  */
 import type { KeyPolicyRefusedError } from '../../platform/errors.ts';
-import { type FieldRule, fieldDenied, isReadMethod } from '../../platform/key-policy.ts';
-import { isLosslessObject, JsonNumber, type LosslessValue } from '../../platform/lossless-json.ts';
+import { type FieldRule, fieldDenied } from '../../platform/key-policy.ts';
+import {
+  isLosslessObject,
+  JsonNumber,
+  type LosslessValue,
+  losslessInteger,
+} from '../../platform/lossless-json.ts';
 import { type ModelRules, ruleFor } from '../../platform/model-rules.ts';
 import {
   CALL_SHAPES,
@@ -160,19 +165,42 @@ class Inspection {
     if (fields.size === 0) this.cannotRead(model);
     for (const [name, info] of fields) {
       if (fieldDenied(own, name)) continue;
-      // A many2one's value shows its comodel's display name: denied where that is.
-      const shows =
-        info.many2one === true &&
-        info.relation !== undefined &&
-        fieldDenied(ruleFor(this.rules, info.relation), 'display_name');
+      // A relational field's value shows its comodel's display names (a many2one's `[id, name]`, a
+      // many2many's group labels and export cells): denied where those are.
+      const shows = info.relation !== undefined && (await this.namesDenied(info.relation));
       if (
         shows ||
         (info.related !== undefined && (await this.readsDenied(model, info.related.split('.'), 1)))
       )
         carried.add(name);
     }
+    // A display name is built from the record's name: a model that carries a denied `name` (res.users'
+    // is its partner's) shows it in `display_name` too.
+    if (
+      !fieldDenied(own, 'display_name') &&
+      fields.has('name') &&
+      (carried.has('name') || fieldDenied(own, 'name'))
+    )
+      carried.add('display_name');
     if (carried.size === 0) return { test: (field) => fieldDenied(own, field), any: own !== undefined };
     return { test: (field) => fieldDenied(own, field) || carried.has(field), any: true };
+  }
+
+  /**
+   * Whether `model`'s display names are denied: its rule denies `display_name`, or it carries a
+   * denied `name` by a related path (one level: res.users' name is its partner's).
+   */
+  private async namesDenied(model: string): Promise<boolean> {
+    const own = ruleFor(this.rules, model);
+    if (fieldDenied(own, 'display_name')) return true;
+    // Only a rule that denies some model's `name` can make a related `name` denied: without one, no
+    // lookup of the comodel is needed.
+    if (!namesRuled(this.rules)) return false;
+    const name = (await this.fieldsOf(model)).get('name');
+    return (
+      name?.related !== undefined &&
+      (await this.readsDenied(model, name.related.split('.'), MAX_RELATED_DEPTH - 1))
+    );
   }
 
   /** The fields denied on `model`: its own rule's, and those it carries by a related path. */
@@ -235,13 +263,46 @@ class Inspection {
         continue;
       }
       await this.paths(model, leafPaths(leaf[0]));
-      const operator = leaf[1];
-      if (operator === 'any' || operator === 'not any') {
+      // Odoo 19 lower-cases operators; `any!` and `not any!` run their sub-domain as superuser.
+      const operator = typeof leaf[1] === 'string' ? leaf[1].trim().toLowerCase() : '';
+      if (SUB_DOMAIN_OPERATOR.test(operator)) {
         let related = model;
         for (const segment of leaf[0].split('.')) related = await this.relation(related, segment);
         await this.domain(related, leaf[2]);
+        continue;
       }
+      if (leafPaths === domainLeafPaths) await this.relationalValue(model, leaf[0], leaf[2]);
     }
+  }
+
+  /**
+   * A leaf comparing a relational field with text (`['parent_id', '=ilike', 'a@x.com']`) makes Odoo
+   * search the comodel's names (`_rec_names_search`: a partner's email, VAT and ref): where the comodel
+   * has denied fields, the proxy cannot tell which it reads, and refuses.
+   */
+  private async relationalValue(
+    model: string,
+    path: string,
+    value: LosslessValue | undefined,
+  ): Promise<void> {
+    const text =
+      typeof value === 'string' || (Array.isArray(value) && value.some((item) => typeof item === 'string'));
+    if (!text) return;
+    const segments = path.split('.');
+    let current = model;
+    for (const segment of segments.slice(0, -1)) {
+      const relation = (await this.fieldsOf(current)).get(segment)?.relation;
+      if (relation === undefined) return;
+      current = relation;
+    }
+    const relation = (await this.fieldsOf(current)).get(segments[segments.length - 1] as string)?.relation;
+    if (relation !== undefined && (await this.denied(relation)).any)
+      throw new Refused(
+        callRefusal(
+          'field',
+          `${shownName(path)} is compared with text, which makes the ERP search ${shownName(relation)}'s names (and fields this key may not see there): compare it with ids`,
+        ),
+      );
   }
 
   async fields(model: string, value: LosslessValue | undefined): Promise<void> {
@@ -259,7 +320,12 @@ class Inspection {
   async order(model: string, value: LosslessValue | undefined): Promise<void> {
     if (isAbsent(value)) return;
     if (typeof value !== 'string') this.unreadable('an order');
-    await this.paths(model, orderFieldPaths(value));
+    for (const path of orderFieldPaths(value)) {
+      // 17-18's read_group orders by `<groupby>_count`, its rewrite of `__count`, when no field has that name.
+      const [name = ''] = path;
+      if (path.length === 1 && name.endsWith('_count') && !(await this.fieldsOf(model)).has(name)) continue;
+      await this.path(model, path);
+    }
   }
 
   /** A 17+ specification (`{field: {fields, order, domain, context}}`, at any depth), or 16's field list. */
@@ -283,13 +349,20 @@ class Inspection {
     for (const [name, entry] of Object.entries(value)) {
       await this.field(model, name);
       if (!Array.isArray(entry)) continue;
-      // x2many commands: (0, 0, values) and (1, id, values) carry the relation's values.
+      // x2many commands: (0, 0, values) and (1, id, values) carry the relation's values, which Odoo
+      // takes through dict(): an object, or a list of pairs it would read as one (refused).
       const nested = entry.filter(
-        (command): command is LosslessValue[] => Array.isArray(command) && isLosslessObject(command[2]),
+        (command): command is LosslessValue[] =>
+          Array.isArray(command) && (losslessInteger(command[0]) === 0 || losslessInteger(command[0]) === 1),
       );
       if (nested.length === 0) continue;
       const related = await this.relation(model, name);
-      for (const command of nested) await this.values(related, command[2]);
+      for (const command of nested) {
+        if (!isLosslessObject(command[2])) this.unreadable("an x2many command's values");
+        await this.values(related, command[2]);
+        // A record created here gets its defaults from the call's context too.
+        if (losslessInteger(command[0]) === 0) await this.contextDefaults(related);
+      }
     }
   }
 
@@ -329,27 +402,76 @@ class Inspection {
     if (role === 'order') return this.order(model, value);
     if (role === 'values') return this.values(model, value);
     if (role === 'export') return this.export(model, value);
+    if (role === 'text') {
+      if (!isAbsent(value) && typeof value !== 'string') this.unreadable('a name to search');
+      return;
+    }
+    if (role === 'operator') {
+      if (isAbsent(value)) return;
+      if (typeof value !== 'string' || !NAME_OPERATORS.has(value.trim().toLowerCase()))
+        this.unreadable(`the operator ${typeof value === 'string' ? shownName(value) : ''}`.trim());
+      return;
+    }
     if (role === 'values_list') {
       for (const values of Array.isArray(value) ? value : [value]) await this.values(model, values);
     }
   }
 
-  /** A call that writes sets `lang` and `tz` fields from the same context keys (their defaults). */
-  async contextDefaults(
-    model: string,
-    kwargs: { readonly [name: string]: LosslessValue } | undefined,
-  ): Promise<void> {
-    const context = kwargs?.context;
-    if (!isLosslessObject(context)) return;
-    for (const key of CONTEXT_DEFAULTED_FIELDS) if (Object.hasOwn(context, key)) await this.field(model, key);
+  /** The call's context, for the defaults of the records it creates. */
+  context: { readonly [name: string]: LosslessValue } | undefined;
+
+  /**
+   * A record created on `model` takes `lang` and `tz` from the same context keys (their defaults),
+   * where the model has such fields: checked as those fields.
+   */
+  async contextDefaults(model: string): Promise<void> {
+    const context = this.context;
+    if (context === undefined) return;
+    const fields = await this.fieldsOf(model);
+    for (const key of CONTEXT_DEFAULTED_FIELDS)
+      if (Object.hasOwn(context, key) && fields.has(key)) await this.field(model, key);
   }
 }
+
+const ruledNames = new WeakMap<ModelRules<FieldRule>, boolean>();
+
+/** Whether some rule of `rules` denies a field named `name` (a deny list with it, an allow list without it). */
+function namesRuled(rules: ModelRules<FieldRule>): boolean {
+  let ruled = ruledNames.get(rules);
+  if (ruled === undefined) {
+    ruled = [
+      ...rules.exact.values(),
+      ...rules.globs.map(([, rule]) => rule),
+      ...(rules.star ? [rules.star] : []),
+    ].some((rule) => fieldDenied(rule, 'name'));
+    ruledNames.set(rules, ruled);
+  }
+  return ruled;
+}
+
+/** The operators `name_search` compares names with (another, such as `any`, would take a domain as its name). */
+const NAME_OPERATORS: ReadonlySet<string> = new Set([
+  'ilike',
+  'like',
+  '=',
+  '!=',
+  '=like',
+  '=ilike',
+  'not ilike',
+  'not like',
+]);
+
+/** The domain operators whose right side is a sub-domain on the relation (`any!`: 19, as superuser). */
+const SUB_DOMAIN_OPERATOR = /^(?:not )?any!?$/;
 
 /**
  * The readable context keys that are also field defaults (`res.partner`'s and `res.users`' `lang`
  * and `tz` default to the context's): a create or write that sends them may set those fields.
  */
 const CONTEXT_DEFAULTED_FIELDS = ['lang', 'tz'] as const;
+
+/** The methods that create records on the call's model (their defaults read the context). */
+const CREATING_METHODS: ReadonlySet<string> = new Set(['create', 'copy', 'web_save', 'name_create']);
 
 /** An optional argument left out (`None`, `False` in Odoo). */
 function isAbsent(value: LosslessValue | undefined): boolean {
@@ -398,7 +520,8 @@ export async function fieldRule(
         ),
       };
     }
-    if (!isReadMethod(call.method)) await inspection.contextDefaults(call.model, call.kwargs);
+    if (isLosslessObject(call.kwargs?.context)) inspection.context = call.kwargs.context;
+    if (CREATING_METHODS.has(call.method)) await inspection.contextDefaults(call.model);
     for (const field of shape.reads ?? []) if (denial.test(field)) inspection.refuse(field, call.model);
     for (const { role, value } of callArguments(shape, call.args, call.kwargs))
       await inspection.argument(call.model, role, value);

@@ -93,9 +93,12 @@ function checkContexts(value: LosslessValue | undefined, at: string): void {
   }
   if (!isLosslessObject(value)) return;
   for (const [name, item] of Object.entries(value)) {
-    if (name === 'context' && isLosslessObject(item))
-      checkContext(item, at === '' ? 'context' : `${at}.context`);
-    else checkContexts(item, at === '' ? name : `${at}.${name}`);
+    const path = at === '' ? name : `${at}.${name}`;
+    if (name === 'context' && isLosslessObject(item)) checkContext(item, path);
+    // Odoo takes a context through dict(): a list of pairs would be read as one.
+    else if (name === 'context' && Array.isArray(item))
+      throw new Unreadable(`${path} is a list, which the ERP would read as pairs`);
+    else checkContexts(item, path);
   }
 }
 
@@ -122,6 +125,7 @@ function checkContext(context: { readonly [name: string]: LosslessValue }, at: s
 export function checkReadable(
   policy: KeyPolicy,
   call: {
+    readonly model: string;
     readonly method: string;
     readonly args?: readonly LosslessValue[] | undefined;
     readonly kwargs: { readonly [name: string]: LosslessValue };
@@ -148,6 +152,10 @@ export function checkReadable(
     checkContexts(call.args as LosslessValue[] | undefined, 'args');
     checkContexts(call.kwargs, '');
     if (shape !== undefined) checkArgumentNames(call.method, shape, call);
+    if (!read && CODE_MODELS.has(call.model))
+      throw new Unreadable(
+        `${shown(call.model)} holds code or access rules the ERP runs (which read any field of any model); this key may not change it`,
+      );
     if (!read && shape === undefined && carriesArguments(call))
       throw new Unreadable(
         `${shown(call.method)} takes values the proxy does not read; call it with its ids (and context) only, or use a method the proxy reads (create, write, copy, web_save)`,
@@ -155,6 +163,29 @@ export function checkReadable(
     if (shape !== undefined && exportsExternalIds(shape, call)) throw new Unreadable(EXPORTS_IDS);
   });
 }
+
+/**
+ * Models whose records are code or access rules the ERP runs with its own rights: a server action's
+ * Python, a scheduled action, a computed or related field definition, a view, a record rule, an
+ * access right, an automation, a window action's evaluated domain and context, a system parameter.
+ * A key whose rules read content may read them, never change them: once written, they read any field
+ * of any model, whatever the key's rules say.
+ */
+export const CODE_MODELS: ReadonlySet<string> = new Set([
+  'ir.actions.server',
+  'ir.cron',
+  'ir.model.fields',
+  'ir.model',
+  'ir.ui.view',
+  'ir.rule',
+  'ir.model.access',
+  'base.automation',
+  'ir.actions.act_window',
+  'ir.actions.report',
+  'ir.config_parameter',
+  'ir.default',
+  'res.groups',
+]);
 
 const EXPORTS_IDS =
   'an export_data column asks for external ids ("id", "x/id", "x:id"), which makes the ERP write them; export ".id" (database ids) instead';
