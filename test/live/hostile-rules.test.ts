@@ -34,6 +34,7 @@ const KEYS = {
   contacts: 'live-hostile-contacts-0123456789abcdef',
   allowing: 'live-hostile-allowing-0123456789abcdef',
   strict: 'live-hostile-strict-0123456789abcdef',
+  nameless: 'live-hostile-nameless-0123456789abcdef',
   scoped: 'live-hostile-scoped-0123456789abcdef',
   confirming: 'live-hostile-confirming-0123456789abcdef',
 } as const;
@@ -61,6 +62,11 @@ function keysDocument(server: LiveServer, main: number): string {
         policy: { fields: { 'res.partner': { allow: ['name', 'display_name'] } } },
       },
       { name: 'strict', key: KEYS.strict, policy: { fields: { 'res.partner': { allow: ['name'] } } } },
+      {
+        name: 'nameless',
+        key: KEYS.nameless,
+        policy: { fields: { 'res.partner': { allow: ['country_id'] } } },
+      },
       { name: 'scoped', key: KEYS.scoped, policy: { companies: { [server.db]: [main] } } },
       { name: 'confirming', key: KEYS.confirming, policy: { confirm: 'writes' } },
     ],
@@ -666,6 +672,112 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
           fields: ['tz'],
         })) as Array<{ tz: string | false }>;
         expect(created?.tz).toBe('Europe/Brussels');
+      });
+
+      it("x2many values as a list of pairs (Odoo's dict()) are refused by the field and company rules", async () => {
+        const name = liveName('hostile pairs');
+        const write = (key: string, pairs: unknown[]) =>
+          v2(key, 'write', { ids: [partners.parent], vals: { child_ids: [[0, 0, pairs]] } });
+        refused(
+          await write(KEYS.contacts, [
+            ['name', name],
+            ['email', email],
+          ]),
+          /x2many command's values/,
+        );
+        refused(
+          await write(KEYS.scoped, [
+            ['name', name],
+            ['company_id', false],
+          ]),
+          /values are not an object/,
+        );
+        expect(
+          await erpResult(server, 'res.partner', 'search_count', { domain: [['name', '=', name]] }),
+        ).toBe(0);
+        // The control: Odoo reads the pairs as values.
+        const control = await write(KEYS.plain, [
+          ['name', name],
+          ['email', email],
+        ]);
+        expect(control.envelope.error, control.text).toBeNull();
+        const created = (await erpResult(server, 'res.partner', 'search_read', {
+          domain: [['name', '=', name]],
+          fields: ['email'],
+        })) as Array<{ id: number; email: string }>;
+        for (const record of created) cleanup.track('res.partner', record.id);
+        expect(created[0]?.email).toBe(email);
+      });
+
+      it.skipIf(server.major < 19)('Odoo 19 lower-cases operators: an ANY sub-domain is read', async () => {
+        const ask = (key: string, value: string) =>
+          v2(key, 'search_count', {
+            domain: [
+              ['id', '=', partners.child],
+              ['parent_id', 'ANY', [['email', '=', value]]],
+            ],
+          });
+        expect((await ask(KEYS.plain, email)).envelope.result).toBe(1);
+        expect((await ask(KEYS.plain, 'nobody@example.com')).envelope.result).toBe(0);
+        refused(await ask(KEYS.contacts, email), /field email of res\.partner is denied/);
+      });
+
+      it("a relational field compared with text searches the comodel's names: an oracle, refused", async () => {
+        const ask = (key: string, value: string) =>
+          v2(key, 'search_count', {
+            domain: [
+              ['id', '=', partners.child],
+              ['parent_id', '=ilike', value],
+            ],
+          });
+        const hit = await ask(KEYS.plain, email);
+        const miss = await ask(KEYS.plain, 'nobody@example.com');
+        expect([hit.envelope.result, miss.envelope.result], hit.text).toEqual([1, 0]);
+        refused(await ask(KEYS.contacts, email), /parent_id is compared with text/);
+      });
+
+      it("a many2many's group labels are its comodel's display names: refused where they are not allowed", async () => {
+        const [category] = await cleanup.create('res.partner.category', [
+          { name: liveName('hostile labels'), partner_ids: [[6, 0, [partners.parent]]] },
+        ]);
+        const groups = (key: string) =>
+          v2(
+            key,
+            server.major >= 19 ? 'formatted_read_group' : 'read_group',
+            server.major >= 19
+              ? { domain: [['id', '=', category]], groupby: ['partner_ids'] }
+              : { domain: [['id', '=', category]], fields: ['name'], groupby: ['partner_ids'], lazy: false },
+            'res.partner.category',
+          );
+        const control = await groups(KEYS.plain);
+        expect(control.text).toContain('hostile parent');
+        refused(await groups(KEYS.nameless), /field partner_ids of res\.partner\.category is denied/);
+      });
+
+      it("a companies key's new partner is its company's, not shared with every company", async () => {
+        const name = liveName('hostile default company');
+        const created = await v2(KEYS.scoped, 'create', { vals_list: [{ name }] });
+        expect(created.envelope.error, created.text).toBeNull();
+        cleanup.track('res.partner', created.envelope.result);
+        const control = await v2(KEYS.plain, 'create', { vals_list: [{ name: `${name} control` }] });
+        cleanup.track('res.partner', control.envelope.result);
+        const read = (await erpResult(server, 'res.partner', 'search_read', {
+          domain: [['name', 'in', [name, `${name} control`]]],
+          fields: ['name', 'company_id'],
+        })) as Array<{ name: string; company_id: [number, string] | false }>;
+        expect(read.find((record) => record.name === name)?.company_id).toEqual([main, expect.any(String)]);
+        // Without the rule, res.partner has no default company: shared with every company.
+        expect(read.find((record) => record.name !== name)?.company_id).toBe(false);
+      });
+
+      it('a key with content rules never writes code (a server action reads any field)', async () => {
+        const answer = await v2(
+          KEYS.contacts,
+          'create',
+          { vals_list: [{ name: liveName('hostile action'), model_id: 1, state: 'code', code: 'x = 1' }] },
+          'ir.actions.server',
+        );
+        refused(answer, /"ir\.actions\.server" holds code/);
       });
     },
   );
