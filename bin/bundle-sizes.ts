@@ -31,18 +31,19 @@ export const SIZES_END = '<!-- /bundle-sizes -->';
  * compiles all of it): these fit the cold-start budget of 75 ms (issue 49, BENCHMARKS.md "Cold
  * starts on Node 24"), with a few KB of room each. The mcp budget came down from 400 KB when jose
  * moved beside the bundle. Issue 54's readers, which read a call as Odoo runs it
- * (core/policy/odoo-arguments.ts, unreadable.ts, the field rule's related fields) and the
- * confirmation form's escapes, grew every function that checks key policies: execute-v1 249 -> 257
- * KB, execute-v2 242 -> 250 KB, mcp 336 -> 346 KB, and a cold start's instructions on Node 24 by
- * 1.1%, 0.9% and 3.0% (`npm run bench -- --instructions --before 637c1a9`, 3 runs, spread <= 0.1%;
- * BENCHMARKS.md "Issue 54"): the execute budgets went from 250 to 260 KB, mcp's from 345 to 350 KB.
+ * (core/policy/odoo-arguments.ts, unreadable.ts, the field rule's related fields and display names,
+ * mended twice after black-box reviews) and the confirmation form's escapes, grew every function
+ * that checks key policies: execute-v1 249 -> 260 KB, execute-v2 242 -> 253 KB, mcp 336 -> 349 KB
+ * (BENCHMARKS.md "Issue 54" gives the cold-start instructions they cost, counted side by side with
+ * 637c1a9): the execute budgets went from 250 to 270 KB, mcp's from 345 to 360 KB, each with the
+ * few KB of room the others have.
  */
 export const BUNDLE_BUDGETS: Readonly<Record<FunctionName, number>> = Object.freeze({
-  'execute-v1': 260 * 1024,
-  'execute-v2': 260 * 1024,
+  'execute-v1': 270 * 1024,
+  'execute-v2': 270 * 1024,
   version: 215 * 1024,
   aux: 175 * 1024,
-  mcp: 350 * 1024,
+  mcp: 360 * 1024,
 });
 
 const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`;
