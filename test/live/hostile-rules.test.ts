@@ -663,7 +663,10 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
         const name = liveName('hostile tz');
         const create = (key: string) =>
           v2(key, 'create', { vals_list: [{ name }], context: { tz: 'Europe/Brussels' } });
-        refused(await create(KEYS.strict), /field tz of res\.partner is denied/);
+        refused(
+          await create(KEYS.strict),
+          /context key tz would set the new record's field tz of res\.partner/,
+        );
         const control = await create(KEYS.plain);
         expect(control.envelope.error, control.text).toBeNull();
         cleanup.track('res.partner', control.envelope.result);
@@ -778,6 +781,38 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
           'ir.actions.server',
         );
         refused(answer, /"ir\.actions\.server" holds code/);
+      });
+
+      it('x2many command codes false and true are create and update to Odoo: read as such', async () => {
+        const name = liveName('hostile bool');
+        const write = (key: string) =>
+          v2(key, 'write', { ids: [partners.parent], vals: { child_ids: [[false, 0, { name, email }]] } });
+        refused(await write(KEYS.contacts), /field email of res\.partner is denied/);
+        expect(
+          await erpResult(server, 'res.partner', 'search_count', { domain: [['name', '=', name]] }),
+        ).toBe(0);
+        // The control: Odoo creates the child from [false, 0, values].
+        const control = await write(KEYS.plain);
+        expect(control.envelope.error, control.text).toBeNull();
+        const created = (await erpResult(server, 'res.partner', 'search', {
+          domain: [['name', '=', name]],
+        })) as number[];
+        cleanup.track('res.partner', created);
+        expect(created).toHaveLength(1);
+      });
+
+      it('child_of with text searches display names (email, VAT): an oracle, refused', async () => {
+        const ask = (key: string, value: string) =>
+          v2(key, 'search_count', {
+            domain: [
+              ['id', '=', partners.parent],
+              ['id', 'child_of', value],
+            ],
+          });
+        const hit = await ask(KEYS.plain, email);
+        const miss = await ask(KEYS.plain, 'nobody@example.com');
+        expect([hit.envelope.result, miss.envelope.result], hit.text).toEqual([1, 0]);
+        refused(await ask(KEYS.strict, email), /child_of text searches names/);
       });
     },
   );

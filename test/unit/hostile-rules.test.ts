@@ -863,7 +863,7 @@ describe('the second review: more spellings Odoo reads', () => {
     ).toMatch(/^sent /);
     expect(
       await ruled(strict, call('create', { vals_list: [{ name: 'a' }], context: { tz: 'Europe/Brussels' } })),
-    ).toMatch(/field tz of res\.partner is denied/);
+    ).toMatch(/context key tz would set the new record's field tz of res\.partner/);
     expect(
       await ruled(
         strict,
@@ -911,5 +911,75 @@ describe('the second review: more spellings Odoo reads', () => {
         call('read_group', { domain: [], fields: ['name'], groupby: ['name'], orderby: 'name_count desc' }),
       ),
     ).toMatch(/^sent /);
+  });
+});
+
+describe('the third review: command codes as Odoo compares them, child_of text', () => {
+  const fields = policyOf({ fields: { 'res.partner': { deny: ['email'] } } });
+  const companies = policyOf({ companies: { erp_a: [1] } });
+  const strict = policyOf({ fields: { 'res.partner': { allow: ['name'] } } });
+
+  async function ruled(policy: KeyPolicy, sent: ErpCall): Promise<string | undefined> {
+    try {
+      await applyContentRules(policy, sent, schema());
+      return undefined;
+    } catch (error) {
+      expect(error).toBeInstanceOf(KeyPolicyRefusedError);
+      return (error as Error).message;
+    }
+  }
+
+  it('false and true are the create and update codes (Python: False == 0, True == 1)', async () => {
+    const create = call('write', { ids: [1], vals: { child_ids: [[false, 0, { name: 'a', email: 'x' }]] } });
+    expect(await ruled(fields, create)).toMatch(/field email of res\.partner is denied/);
+    const update = call('write', { ids: [1], vals: { child_ids: [[true, 7, { email: 'x' }]] } });
+    expect(await ruled(fields, update)).toMatch(/field email of res\.partner is denied/);
+    const shared = call('write', {
+      ids: [1],
+      vals: { child_ids: [[false, 0, { name: 'a', company_id: false }]] },
+    });
+    expect(await ruled(companies, shared)).toMatch(/company_id in the values names a company outside/);
+    // A command whose code is no command's is refused, not skipped.
+    for (const code of ['0', 7, -1, null, 1.5])
+      expect(
+        await ruled(fields, call('write', { ids: [1], vals: { child_ids: [[code, 0, { email: 'x' }]] } })),
+        String(code),
+      ).toMatch(/an x2many command is not of a type the proxy reads/);
+    // The control: a many2many given as a list of ids, and the other commands, pass.
+    expect(
+      await ruled(
+        fields,
+        call('write', {
+          ids: [1],
+          vals: {
+            child_ids: [
+              [4, 7],
+              [3, 8],
+              [6, 0, [1, 2]],
+            ],
+          },
+        }),
+      ),
+    ).toBeUndefined();
+    expect(await ruled(fields, call('write', { ids: [1], vals: { category_id: [1, 2] } }))).toBeUndefined();
+  });
+
+  it('child_of and parent_of with text search names: refused under field rules', async () => {
+    for (const [policy, leaf] of [
+      [strict, ['id', 'child_of', 'a@example.com']],
+      [fields, ['parent_id.id', 'parent_of', ['x', 1]]],
+    ] as const)
+      expect(await ruled(policy, call('search', { domain: [leaf] })), JSON.stringify(leaf)).toMatch(
+        /(child_of|parent_of) text searches names/,
+      );
+    expect(await ruled(strict, call('search', { domain: [['id', 'child_of', [7]]] }))).toBeUndefined();
+  });
+
+  it('a refused lang or tz names the context key that would set the field', async () => {
+    expect(
+      await ruled(strict, call('create', { vals_list: [{ name: 'a' }], context: { lang: 'en_US' } })),
+    ).toMatch(
+      /context key lang would set the new record's field lang of res\.partner, which is denied to this key/,
+    );
   });
 });

@@ -327,3 +327,17 @@ export function carriesArguments(call: {
   if (args !== undefined && (args.length > 1 || (args.length === 1 && !isIds(args[0])))) return true;
   return Object.keys(kwargs).some((name) => name !== 'context' && !(name === 'ids' && isIds(kwargs.ids)));
 }
+
+/**
+ * The code of an x2many command (`(0, 0, values)` create, `(1, id, values)` update, 2-6 the others),
+ * as Odoo compares it: Python's `False == 0` and `True == 1`, so `[false, 0, {...}]` creates.
+ * `undefined`: no command code (Odoo would refuse the command, or read it otherwise).
+ */
+export function commandCode(command: LosslessValue | undefined): number | undefined {
+  if (!Array.isArray(command)) return undefined;
+  const [code] = command;
+  if (code === false) return 0;
+  if (code === true) return 1;
+  const number = losslessInteger(code);
+  return number !== undefined && number >= 0 && number <= 6 ? number : undefined;
+}

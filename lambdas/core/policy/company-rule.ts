@@ -19,7 +19,7 @@ import {
   losslessInteger,
   setMember,
 } from '../../platform/lossless-json.ts';
-import { CALL_SHAPES, callArguments } from './call-shapes.ts';
+import { CALL_SHAPES, callArguments, commandCode } from './call-shapes.ts';
 import { callRefusal } from './refusal.ts';
 
 /** What the company rule reads of a call (its `kwargs` object is changed in place when the context is set). */
@@ -87,9 +87,13 @@ function checkValues(value: LosslessValue | undefined, allowed: readonly number[
     if (name === 'company_ids' && !companyCommands(entry, allowed))
       refuse(`company_ids in the values names a company outside this key's companies`);
     if (!Array.isArray(entry)) continue;
+    if (!entry.some(Array.isArray)) continue;
     for (const command of entry) {
-      const kind = Array.isArray(command) ? losslessInteger(command[0]) : undefined;
-      if (Array.isArray(command) && (kind === 0 || kind === 1)) checkValues(command[2], allowed);
+      // As Odoo compares a command's code: `false` is 0 (create), `true` is 1 (update).
+      const kind = commandCode(command);
+      if (kind === undefined)
+        refuse("an x2many command the proxy cannot read, so it cannot check it against this key's companies");
+      if (kind === 0 || kind === 1) checkValues((command as LosslessValue[])[2], allowed);
     }
   }
 }

@@ -20,18 +20,14 @@
  */
 import type { KeyPolicyRefusedError } from '../../platform/errors.ts';
 import { type FieldRule, fieldDenied } from '../../platform/key-policy.ts';
-import {
-  isLosslessObject,
-  JsonNumber,
-  type LosslessValue,
-  losslessInteger,
-} from '../../platform/lossless-json.ts';
+import { isLosslessObject, JsonNumber, type LosslessValue } from '../../platform/lossless-json.ts';
 import { type ModelRules, ruleFor } from '../../platform/model-rules.ts';
 import {
   CALL_SHAPES,
   type CallShape,
   callArguments,
   carriesArguments,
+  commandCode,
   type ParamRole,
 } from './call-shapes.ts';
 import {
@@ -271,7 +267,17 @@ class Inspection {
         await this.domain(related, leaf[2]);
         continue;
       }
-      if (leafPaths === domainLeafPaths) await this.relationalValue(model, leaf[0], leaf[2]);
+      if (leafPaths !== domainLeafPaths) continue;
+      // `child_of` and `parent_of` with text search the names of the path's model (a partner's
+      // display name holds its email and VAT): an oracle the proxy cannot attribute.
+      if ((operator === 'child_of' || operator === 'parent_of') && holdsText(leaf[2]))
+        throw new Refused(
+          callRefusal(
+            'field',
+            `${shownName(leaf[0])} ${operator} text searches names, which this key's field rules cannot check: give ids`,
+          ),
+        );
+      await this.relationalValue(model, leaf[0], leaf[2]);
     }
   }
 
@@ -285,9 +291,7 @@ class Inspection {
     path: string,
     value: LosslessValue | undefined,
   ): Promise<void> {
-    const text =
-      typeof value === 'string' || (Array.isArray(value) && value.some((item) => typeof item === 'string'));
-    if (!text) return;
+    if (!holdsText(value)) return;
     const segments = path.split('.');
     let current = model;
     for (const segment of segments.slice(0, -1)) {
@@ -348,20 +352,23 @@ class Inspection {
     if (!isLosslessObject(value)) this.unreadable("a record's values");
     for (const [name, entry] of Object.entries(value)) {
       await this.field(model, name);
-      if (!Array.isArray(entry)) continue;
+      if (!Array.isArray(entry) || !entry.some(Array.isArray)) continue;
       // x2many commands: (0, 0, values) and (1, id, values) carry the relation's values, which Odoo
-      // takes through dict(): an object, or a list of pairs it would read as one (refused).
-      const nested = entry.filter(
-        (command): command is LosslessValue[] =>
-          Array.isArray(command) && (losslessInteger(command[0]) === 0 || losslessInteger(command[0]) === 1),
-      );
+      // takes through dict(): an object, or a list of pairs it would read as one (refused). A code
+      // is read as Odoo compares it (`false` is 0, `true` is 1); a list that is no command is refused.
+      const nested: { readonly code: number; readonly values: LosslessValue | undefined }[] = [];
+      for (const command of entry) {
+        const code = commandCode(command);
+        if (code === undefined) this.unreadable('an x2many command');
+        if (code === 0 || code === 1) nested.push({ code, values: (command as LosslessValue[])[2] });
+      }
       if (nested.length === 0) continue;
       const related = await this.relation(model, name);
       for (const command of nested) {
-        if (!isLosslessObject(command[2])) this.unreadable("an x2many command's values");
-        await this.values(related, command[2]);
+        if (!isLosslessObject(command.values)) this.unreadable("an x2many command's values");
+        await this.values(related, command.values);
         // A record created here gets its defaults from the call's context too.
-        if (losslessInteger(command[0]) === 0) await this.contextDefaults(related);
+        if (command.code === 0) await this.contextDefaults(related);
       }
     }
   }
@@ -428,8 +435,15 @@ class Inspection {
     const context = this.context;
     if (context === undefined) return;
     const fields = await this.fieldsOf(model);
-    for (const key of CONTEXT_DEFAULTED_FIELDS)
-      if (Object.hasOwn(context, key) && fields.has(key)) await this.field(model, key);
+    for (const key of CONTEXT_DEFAULTED_FIELDS) {
+      if (!Object.hasOwn(context, key) || !fields.has(key) || !(await this.denied(model)).test(key)) continue;
+      throw new Refused(
+        callRefusal(
+          'field',
+          `context key ${shownName(key)} would set the new record's field ${shownName(key)} of ${shownName(model)}, which is denied to this key: leave it out of the context`,
+        ),
+      );
+    }
   }
 }
 
@@ -472,6 +486,13 @@ const CONTEXT_DEFAULTED_FIELDS = ['lang', 'tz'] as const;
 
 /** The methods that create records on the call's model (their defaults read the context). */
 const CREATING_METHODS: ReadonlySet<string> = new Set(['create', 'copy', 'web_save', 'name_create']);
+
+/** Whether a domain value is text, or a list holding text. */
+function holdsText(value: LosslessValue | undefined): boolean {
+  return (
+    typeof value === 'string' || (Array.isArray(value) && value.some((item) => typeof item === 'string'))
+  );
+}
 
 /** An optional argument left out (`None`, `False` in Odoo). */
 function isAbsent(value: LosslessValue | undefined): boolean {
