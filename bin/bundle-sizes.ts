@@ -33,7 +33,7 @@ export const SIZES_END = '<!-- /bundle-sizes -->';
  * moved beside the bundle. Issue 54's readers, which read a call as Odoo runs it
  * (core/policy/odoo-arguments.ts, unreadable.ts, the field rule's related fields and display names,
  * mended twice after black-box reviews) and the confirmation form's escapes, grew every function
- * that checks key policies: execute-v1 249 -> 260 KB, execute-v2 242 -> 253 KB, mcp 336 -> 349 KB
+ * that checks key policies: execute-v1 249 -> 261 KB, execute-v2 242 -> 254 KB, mcp 336 -> 350 KB
  * (BENCHMARKS.md "Issue 54" gives the cold-start instructions they cost, counted side by side with
  * 637c1a9): the execute budgets went from 250 to 270 KB, mcp's from 345 to 360 KB, each with the
  * few KB of room the others have.
