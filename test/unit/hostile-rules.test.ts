@@ -610,7 +610,7 @@ describe('what the proxy cannot read is refused', () => {
     const strict = policyOf({ fields: { 'res.partner': { allow: ['name'] } } });
     const models: Schema = {
       ...SCHEMA,
-      'res.partner.bank': { id: {}, acc_number: {}, partner_id: { relation: 'res.partner', many2one: true } },
+      'res.partner.bank': { id: {}, acc_number: {}, partner_id: { relation: 'res.partner' } },
     };
     const decision = await fieldRule(
       strict.fields as NonNullable<KeyPolicy['fields']>,

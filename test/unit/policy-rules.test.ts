@@ -792,7 +792,7 @@ describe('the fields_get lookup', () => {
       }),
     ).toEqual(
       new Map([
-        ['a', { relation: 'res.partner', many2one: true }],
+        ['a', { relation: 'res.partner' }],
         ['b', {}],
         ['email', { related: 'partner_id.email' }],
       ]),

@@ -43,8 +43,6 @@ import { callRefusal, shownName } from './refusal.ts';
 export interface FieldInfo {
   /** The comodel of a relational field. */
   readonly relation?: string;
-  /** A many2one: its value carries the comodel's `display_name` (`[id, name]`), computed under `sudo()`. */
-  readonly many2one?: true;
   /** The dotted path a related or delegated field reads (`partner_id.email`). */
   readonly related?: string;
 }

@@ -35,14 +35,12 @@ export function fieldInfosOf(answer: unknown): ReadonlyMap<string, FieldInfo> {
   for (const [name, field] of Object.entries(answer)) {
     const relation = isJsonObject(field) ? textOf(field.relation) : undefined;
     const related = isJsonObject(field) ? textOf(field.related) : undefined;
-    const many2one = isJsonObject(field) && field.type === 'many2one';
     fields.set(
       name,
       relation === undefined && related === undefined
         ? NOT_RELATIONAL
         : Object.freeze({
             ...(relation === undefined ? {} : { relation }),
-            ...(many2one ? { many2one: true as const } : {}),
             ...(related === undefined ? {} : { related }),
           }),
     );
