@@ -3,8 +3,10 @@
  * The rules of a key policy that read a call's content, asked once per ERP call after the api,
  * access, model, method, database and target rules (`checkKeyPolicy`), so that no `fields_get`
  * lookup reaches an ERP the key may not reach: `fields` (the request side refuses, the answer side
- * removes) then `companies` (refuses, or sets the context). A key without `fields` and `companies`
- * is never asked ({@link hasContentRules}): its calls stay byte for byte and cost nothing.
+ * removes), then what no rule reads (core/policy/unreadable.ts refuses it), then `companies`
+ * (refuses, or sets the context). A key whose only content rule is `confirm` has only its
+ * `export_data` read here. A key without `fields`, `companies` and `confirm` is never asked
+ * ({@link hasContentRules}): its calls stay byte for byte and cost nothing.
  *
  * Both execute APIs and every MCP tool's ERP call pass an {@link ErpCall}; its arguments are read
  * once, numbers as spelt, and written back only when the company rule set the context. The
