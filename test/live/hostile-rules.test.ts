@@ -21,6 +21,7 @@ import {
   adminInstance,
   checkServerVersion,
   erpResult,
+  joinSecondCompany,
   LIVE_SERVERS,
   type LiveServer,
   liveName,
@@ -89,34 +90,13 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
       const proxies = new Map<string, ProxyHarness>();
       let main = 0;
       let second = 0;
+      let leaveSecond: (() => Promise<void>) | undefined;
       const partners = { parent: 0, child: 0 };
       const email = `hostile-${process.pid}@example.com`;
 
-      /** The admin joins (4) or leaves (3) the second company (`values` on 16-18, `vals` on 19). */
-      const joinCompany = (command: 3 | 4) =>
-        erpResult(server, 'res.users', 'write', {
-          ids: [server.uid],
-          [server.major < 19 ? 'values' : 'vals']: { company_ids: [[command, second]] },
-        });
-
       beforeAll(async () => {
         await checkServerVersion(server);
-        const [admin] = (await erpResult(server, 'res.users', 'read', {
-          ids: [server.uid],
-          fields: ['company_id'],
-        })) as Array<{ company_id: [number, string] }>;
-        main = admin?.company_id[0] ?? 0;
-        const named = 'erp-proxy live second company';
-        const existing = (await erpResult(server, 'res.company', 'search', {
-          domain: [['name', '=', named]],
-        })) as number[];
-        second =
-          existing[0] ??
-          (
-            (await erpResult(server, 'res.company', 'create', { vals_list: [{ name: named }] })) as number[]
-          )[0] ??
-          0;
-        await joinCompany(4);
+        ({ main, second, leave: leaveSecond } = await joinSecondCompany(server));
         const [parent] = await cleanup.create('res.partner', [
           { name: liveName('hostile parent'), email, company_id: main },
         ]);
@@ -146,7 +126,7 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
 
       afterAll(async () => {
         for (const proxy of proxies.values()) await proxy.close();
-        if (second !== 0) await joinCompany(3);
+        await leaveSecond?.();
       });
 
       const first = (): ProxyHarness => {

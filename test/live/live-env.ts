@@ -390,6 +390,47 @@ export function checkServerVersion(server: LiveServer): Promise<void> {
   return check;
 }
 
+/** The admin's company, a second company it joined for a file, and how to leave that one again. */
+export interface SecondCompany {
+  readonly main: number;
+  readonly second: number;
+  leave(): Promise<void>;
+}
+
+/**
+ * Makes the admin a member of a second company (found by name, created the first time) for the
+ * file that asks, and says which company is the admin's own: the company rules' live cases need two.
+ * The admin leaves it again with `leave()`. `res.users.write` names its argument `values` on 16-18
+ * (its overrides in base/models/res_users.py), `vals` on 19 (over JSON-2).
+ */
+export async function joinSecondCompany(server: LiveServer): Promise<SecondCompany> {
+  const [admin] = (await erpResult(server, 'res.users', 'read', {
+    ids: [server.uid],
+    fields: ['company_id'],
+  })) as Array<{ company_id: [number, string] }>;
+  const named = 'erp-proxy live second company';
+  const existing = (await erpResult(server, 'res.company', 'search', {
+    domain: [['name', '=', named]],
+  })) as number[];
+  const second =
+    existing[0] ??
+    ((await erpResult(server, 'res.company', 'create', { vals_list: [{ name: named }] })) as number[])[0] ??
+    0;
+  const member = (command: 3 | 4) =>
+    erpResult(server, 'res.users', 'write', {
+      ids: [server.uid],
+      [server.major < 19 ? 'values' : 'vals']: { company_ids: [[command, second]] },
+    });
+  await member(4);
+  return {
+    main: admin?.company_id[0] ?? 0,
+    second,
+    leave: async () => {
+      if (second !== 0) await member(3);
+    },
+  };
+}
+
 /** A name that marks the records this suite creates (and only them). */
 export const liveName = (what: string): string =>
   `erp-proxy live ${what} ${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;

@@ -9,7 +9,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erpHeaders, isError, json, toolError, withMcpClient } from '../support/mcp-client.ts';
 import { type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
-import { adminInstance, erpResult, LIVE_SERVERS, liveName, useCleanup, v2Instance } from './live-env.ts';
+import {
+  adminInstance,
+  erpResult,
+  joinSecondCompany,
+  LIVE_SERVERS,
+  liveName,
+  useCleanup,
+  v2Instance,
+} from './live-env.ts';
 
 const KEYS = {
   scoped: 'live-scoped-key-0123456789abcdef',
@@ -31,34 +39,11 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
       let proxy: ProxyHarness | undefined;
       let main = 0;
       let second = 0;
+      let leaveSecond: (() => Promise<void>) | undefined;
       const partners = { main: 0, second: 0 };
-      /**
-       * The admin joins (4) or leaves (3) the second company. `res.users.write` names its argument
-       * `values` on 16-18 (its overrides in base/models/res_users.py), `vals` on 19 (over JSON-2).
-       */
-      const joinCompany = (command: 3 | 4) =>
-        erpResult(server, 'res.users', 'write', {
-          ids: [server.uid],
-          [server.major < 19 ? 'values' : 'vals']: { company_ids: [[command, second]] },
-        });
 
       beforeAll(async () => {
-        const [admin] = (await erpResult(server, 'res.users', 'read', {
-          ids: [server.uid],
-          fields: ['company_id'],
-        })) as Array<{ company_id: [number, string] }>;
-        main = admin?.company_id[0] ?? 0;
-        const named = 'erp-proxy live second company';
-        const existing = (await erpResult(server, 'res.company', 'search', {
-          domain: [['name', '=', named]],
-        })) as number[];
-        second =
-          existing[0] ??
-          (
-            (await erpResult(server, 'res.company', 'create', { vals_list: [{ name: named }] })) as number[]
-          )[0] ??
-          0;
-        await joinCompany(4);
+        ({ main, second, leave: leaveSecond } = await joinSecondCompany(server));
         const ids = await cleanup.create('res.partner', [
           {
             name: liveName('policy main'),
@@ -100,7 +85,7 @@ describe.each(LIVE_SERVERS)('$label', (server) => {
 
       afterAll(async () => {
         await proxy?.close();
-        if (second !== 0) await joinCompany(3);
+        await leaveSecond?.();
       });
 
       const post = async (key: string, path: string, body: Record<string, unknown>) => {
