@@ -122,6 +122,7 @@ async function ruledExecute(
   );
   return {
     ...gateCall,
+    requests: [ruled.call],
     run: () => erpAnswer(api, transport, inbound, deps, ruled.call, learned, ruled.answer),
   };
 }
@@ -186,8 +187,9 @@ async function forwardExecute(
         inbound,
         question: questionOf(api, call),
         once: onceOf(api, inbound, deps, call, key),
+        requests: [call],
         run: () => erpAnswer(api, transport, inbound, deps, call, learned),
-        content: hasContentRules(inbound.keyPolicy)
+        rule: hasContentRules(inbound.keyPolicy)
           ? (gateCall) => ruledExecute(api, transport, inbound, deps, call, learned, gateCall)
           : undefined,
       },

@@ -1,12 +1,13 @@
 /**
  * @module core/gate
- * The one gate every call that may reach an ERP passes (DESIGN.md section 17; docs/design.md,
- * "The order of checks"): an execute call, with its ERP call as the run, and each MCP tool call,
- * with the tool's run. Its steps are {@link GATE_STEPS}, in order:
+ * The one gate every call that may reach an ERP passes (docs/design.md, "The order of checks"): an
+ * execute call, with its ERP call as the run, and each MCP tool call, with the tool's run. Its
+ * steps are {@link GATE_STEPS}, in order:
  *
  * 1. `policy`: the proxy's target policy and the key's (or OAuth identity's) policy, once, on the
  *    call's question (API, model, method, target, database; an MCP tool too), then the rules that
- *    read the call's content (fields, companies: {@link GateCall.content});
+ *    read the call's ERP requests ({@link GateCall.rule}: an MCP tool declares its requests first),
+ *    so every rule (methods, fields, companies) has ruled, on both routes, before any other step;
  * 2. `idempotency-lookup` (a write with a key): a replay or a conflict ends the call here; after
  *    the rest, the `record`;
  * 3. `confirmation` (an MCP write tool whose policy asks a person: core/confirm/gate-step.ts): a
@@ -18,9 +19,10 @@
  *
  * Each step either ends the call (a refusal is thrown, a replay returned) or passes it on to the
  * rest, so a call refused at a step never reaches a later one: a refused call never counts, never
- * takes a slot, never reaches the ERP and is never recorded. A step that has no work for a call
- * (no key, no limit that applies) is passed over without a cost: such a call does no store work.
- * A new step is one more entry of {@link GATE_STEPS}.
+ * takes a slot, never reaches the ERP and is never recorded. A step passes the call on once: a
+ * second pass would run it twice, and throws. A step that has no work for a call (no key, no limit
+ * that applies) is passed over without a cost: such a call does no store work. A new step is one
+ * more entry of {@link GATE_STEPS}.
  *
  * What the gate learned comes back as a value ({@link Passed}): the run's value, the limits'
  * facts and the call's `RateLimit-*` headers, kept apart from the value so an idempotency record
@@ -28,6 +30,7 @@
  */
 import type { Config } from '../platform/config.ts';
 import { ProxyError } from '../platform/errors.ts';
+import type { ErpCall } from '../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
 import { type ConfirmGate, passConfirmation } from './confirm/gate-step.ts';
 import { refuseUnconfirmedWrite } from './confirm/policy.ts';
@@ -35,7 +38,7 @@ import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts'
 import { runOnceWith } from './idempotency.ts';
 import type { InboundCall } from './inbound-call.ts';
 import { checkKeyPolicy, type PolicyQuestion } from './key-policy-check.ts';
-import { admitCall, type LimitsDeps, limitsApply, wasRefusedBeforeErp } from './limits-check.ts';
+import { admitCall, type LimitsDeps, limitsApply } from './limits-check.ts';
 import { type RequestFacts, withFacts } from './request-facts.ts';
 
 /** A call's question to the policies: what it asks, with the ERP (target and database) it names. */
@@ -61,11 +64,17 @@ export interface GateCall<T> {
   /** A person's confirmation of the call (an MCP write tool whose policy asks for it); `undefined`: none. */
   readonly confirm?: ConfirmGate<T> | undefined;
   /**
-   * The key policy's rules that read the call's content (`fields`, `companies`: core/policy/), the
-   * policy step's last rules: the call as it runs after them (its arguments and answer filter), or
-   * their refusal. `undefined` for a key without such rules: the step does nothing more.
+   * The call's ERP requests as values, as the policy step ruled them (an execute call's one
+   * request; an MCP tool's declared requests, set by {@link rule}): what every later step may read.
    */
-  content?(call: GateCall<T>): Promise<GateCall<T>>;
+  readonly requests?: readonly ErpCall[];
+  /**
+   * The policy step's last rules, those that read the call's ERP requests (an MCP tool's
+   * declaration and each request it declares: `methods`, `fields`, `companies`; an execute call's
+   * `fields` and `companies`: core/policy/): the call as it runs after them (its requests, their
+   * arguments and answer filters), or their refusal. `undefined`: the step does nothing more.
+   */
+  rule?(call: GateCall<T>): Promise<GateCall<T>>;
 }
 
 /** What the gate needs of the runtime. */
@@ -122,19 +131,17 @@ export function checkCallPolicies(
   return pending.then(confirmRule);
 }
 
-const policyStep: GateStep = {
-  name: 'policy',
-  applies: () => true,
-  pass(call, deps, rest) {
-    const pending = checkCallPolicies(deps.policy, call.inbound, call.question);
-    const { content } = call;
-    if (content === undefined) return pending === undefined ? rest(call) : pending.then(() => rest(call));
-    // After the target and database rules: a fields_get lookup never reaches an ERP the key may not.
-    return Promise.resolve(pending)
-      .then(() => content.call(call, call))
-      .then(rest);
-  },
-};
+function passPolicy<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  const pending = checkCallPolicies(deps.policy, call.inbound, call.question);
+  const { rule } = call;
+  if (rule === undefined) return pending === undefined ? rest(call) : pending.then(() => rest(call));
+  // After the target and database rules: no lookup (a version, a fields_get) reaches an ERP the key may not.
+  return Promise.resolve(pending)
+    .then(() => rule.call(call, call))
+    .then(rest);
+}
+
+const policyStep: GateStep = { name: 'policy', applies: () => true, pass: passPolicy };
 
 /** A result's keeping, for the gate's value: the record keeps the value, never the rate headers. */
 function passedKeeping<T>(keeping: Keeping<T>): Keeping<Passed<T>> {
@@ -148,65 +155,71 @@ function passedKeeping<T>(keeping: Keeping<T>): Keeping<Passed<T>> {
   };
 }
 
+function passIdempotency<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  const once = call.once as NonNullable<typeof call.once>;
+  return runOnceWith(deps.idempotency, once.call, () => rest(call), passedKeeping(once.keeping));
+}
+
 const idempotencyStep: GateStep = {
   name: 'idempotency-lookup',
   after: 'record',
   applies: (call) => call.once !== undefined,
-  pass(call, deps, rest) {
-    const once = call.once as NonNullable<typeof call.once>;
-    return runOnceWith(deps.idempotency, once.call, () => rest(call), passedKeeping(once.keeping));
-  },
+  pass: passIdempotency,
 };
 
 /** A person's confirmation (core/confirm/gate-step.ts): ends the call, or hands it on with its run rewritten. */
+function passConfirmationStep<T>(call: GateCall<T>, _deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  return passConfirmation(call.confirm as NonNullable<typeof call.confirm>, call, rest);
+}
+
 const confirmationStep: GateStep = {
   name: 'confirmation',
   applies: (call) => call.confirm !== undefined,
-  pass: (call, _deps, rest) => passConfirmation(call.confirm as NonNullable<typeof call.confirm>, call, rest),
+  pass: passConfirmationStep,
 };
 
 /** How long an in-flight slot is leased when the function's time left is unknown (tests, a bare handler). */
 const FALLBACK_LEASE_HEADROOM_MS = 3_000;
+
+async function passLimits<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  // The slot's lease is the function's time left: a slot held by an instance that died is free
+  // again within the function's timeout.
+  const leaseMs =
+    call.inbound.remainingMs?.() ?? deps.config.maxTimeoutSeconds * 1000 + FALLBACK_LEASE_HEADROOM_MS;
+  const admission = await admitCall(deps.limits as LimitsDeps, call.inbound, call.question.target, leaseMs);
+  if (admission === undefined) return rest(call);
+  try {
+    const passed = await rest(call);
+    return {
+      value: passed.value,
+      facts: { ...passed.facts, ...admission.facts },
+      headers: admission.headers,
+    };
+  } catch (error) {
+    // A call counted, then failed (-32003, -32004...): its answer carries the limits' headers too
+    // (an idempotency record keeps only a failure's code, never its headers).
+    const { headers } = admission;
+    if (error instanceof ProxyError && Object.keys(headers).length > 0) error.withHeaders(headers);
+    throw withFacts(error, admission.facts);
+  } finally {
+    // The call's last ERP request is over: its in-flight slot is free for the next.
+    await admission.release();
+  }
+}
 
 const limitsStep: GateStep = {
   name: 'limits',
   after: 'release',
   applies: (call, deps) =>
     deps.limits !== undefined && limitsApply(deps.limits, call.inbound, call.question.target),
-  async pass(call, deps, rest) {
-    // The slot's lease is the function's time left: a slot held by an instance that died is free
-    // again within the function's timeout.
-    const leaseMs =
-      call.inbound.remainingMs?.() ?? deps.config.maxTimeoutSeconds * 1000 + FALLBACK_LEASE_HEADROOM_MS;
-    const admission = await admitCall(deps.limits as LimitsDeps, call.inbound, call.question.target, leaseMs);
-    if (admission === undefined) return rest(call);
-    try {
-      const passed = await rest(call);
-      return {
-        value: passed.value,
-        facts: { ...passed.facts, ...admission.facts },
-        headers: admission.headers,
-      };
-    } catch (error) {
-      // A refusal before any of the call's ERP requests (an MCP tool's request, refused by a rule
-      // only its run can read) does not count: its counts are given back.
-      const headers = wasRefusedBeforeErp(error) ? await admission.giveBack() : admission.headers;
-      // A call counted, then failed (-32003, -32004...): its answer carries the limits' headers too
-      // (an idempotency record keeps only a failure's code, never its headers).
-      if (error instanceof ProxyError && Object.keys(headers).length > 0) error.withHeaders(headers);
-      throw withFacts(error, admission.facts);
-    } finally {
-      // The call's last ERP request is over: its in-flight slot is free for the next.
-      await admission.release();
-    }
-  },
+  pass: passLimits,
 };
 
-const runStep: GateStep = {
-  name: 'run',
-  applies: () => true,
-  pass: async (call) => ({ value: await call.run() }),
-};
+async function passRun<T>(call: GateCall<T>): Promise<Passed<T>> {
+  return { value: await call.run() };
+}
+
+const runStep: GateStep = { name: 'run', applies: () => true, pass: passRun };
 
 /** The gate's steps, in order: the only place the order is written (docs/design.md holds its words to it). */
 export const GATE_STEPS: readonly GateStep[] = Object.freeze([
@@ -235,8 +248,15 @@ function passFrom<T>(
   for (let at = index; at < steps.length; at += 1) {
     const step = steps[at] as GateStep;
     if (!step.applies(call, deps)) continue;
+    let passedOn = false;
+    const rest: Rest<T> = (next) => {
+      // Hono's and Powertools' "next() called multiple times" guard: a second pass would run the call twice.
+      if (passedOn) throw new Error(`The gate's step ${step.name} passed the call on twice.`);
+      passedOn = true;
+      return passFrom(steps, at + 1, next, deps);
+    };
     try {
-      return step.pass(call, deps, (next) => passFrom(steps, at + 1, next, deps));
+      return step.pass(call, deps, rest);
     } catch (error) {
       // A step that refuses at once (a policy rule) rejects like one that refuses later.
       return Promise.reject(error);

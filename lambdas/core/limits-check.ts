@@ -8,8 +8,9 @@
  *
  * - One conditional write per rate limit (they run at once), one per in-flight slot tried, one
  *   release; nothing at all when no limit applies to the call.
- * - A refused call does not count: the counts it took in other limits are given back (the store's
- *   `uncountRequest`), and it never reaches the ERP.
+ * - A call one limit refuses does not count in the others: the counts it took there are returned
+ *   (the store's `uncountRequest`), and it never reaches the ERP. A call a rule refuses never gets
+ *   here: every rule, an MCP tool's declared requests' included, rules at the earlier `policy` step.
  * - The store unreachable: the call is served (fail open, as Kong's default); the answer's facts
  *   say so (`limitsFailedOpen`), for the log line, the metric and its alarm. A store known down
  *   fails at once (its own pause: `platform/state/state-store-dynamodb.ts`), so a store that does
@@ -64,29 +65,6 @@ export interface Admission {
   readonly facts: RequestFacts;
   /** Frees the call's in-flight slot (if it took one). Never throws; call it once, after the last ERP request. */
   release(): Promise<void>;
-  /**
-   * Gives back the counts the call took, for a call refused before any of its ERP requests reached
-   * the ERP ({@link refusedBeforeErp}): a refused call never costs quota. Never throws; returns the
-   * answer's rate headers as they are after.
-   */
-  giveBack(): Promise<Readonly<Record<string, string>>>;
-}
-
-const refusals = new WeakSet<object>();
-
-/**
- * Marks `refusal` as ending its call before any of the call's ERP requests reached the ERP (an MCP
- * tool's ERP request refused by the key's method, field or company rules, which only its run can
- * read): the limits give its counts back. Returns it, to be thrown.
- */
-export function refusedBeforeErp<E>(refusal: E): E {
-  if (typeof refusal === 'object' && refusal !== null) refusals.add(refusal);
-  return refusal;
-}
-
-/** Whether `error` is a refusal marked by {@link refusedBeforeErp}. */
-export function wasRefusedBeforeErp(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && refusals.has(error);
 }
 
 /** One rate limit that applies to a call. */
@@ -100,7 +78,6 @@ interface AppliedRate {
 }
 
 const NO_RELEASE = async (): Promise<void> => {};
-const NOTHING_TO_GIVE_BACK = async (): Promise<Readonly<Record<string, string>>> => ({});
 
 /** A short, fixed-length name for a budget: a hash (a person's `sub` is not kept in the store). */
 function budgetHash(...parts: readonly string[]): string {
@@ -174,7 +151,7 @@ const FAILED_OPEN: RequestFacts = Object.freeze({ limitsFailedOpen: true });
 
 /** The store failed: the limits fail open. */
 function failedOpen(): Admission {
-  return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE, giveBack: NOTHING_TO_GIVE_BACK };
+  return { headers: {}, facts: FAILED_OPEN, release: NO_RELEASE };
 }
 
 /**
@@ -245,8 +222,8 @@ export async function admitCall(
         }),
       ),
     );
-  /** Gives back the counts this call took (it is refused, so it does not count). */
-  const giveBack = async (): Promise<void> => {
+  /** Gives back the counts this call took (another limit refuses it, so it does not count). */
+  const uncount = async (): Promise<void> => {
     await Promise.all(
       rates.map((_rate, index) =>
         results[index]?.counted ? store.uncountRequest(keys[index] as string, now).catch(() => false) : false,
@@ -256,7 +233,7 @@ export async function admitCall(
 
   const refusedIndex = results.findIndex((result) => !result.counted);
   if (refusedIndex >= 0) {
-    await giveBack();
+    await uncount();
     const rate = rates[refusedIndex] as AppliedRate;
     // Every refused window must have ended before a retry can pass.
     const retryAfter = Math.max(
@@ -274,25 +251,15 @@ export async function admitCall(
   }
 
   const headers = headersOf(false);
-  let givenBack = false;
-  /** A counted call refused later, before its ERP: its counts back, once. */
-  const giveBackLater = async (): Promise<Readonly<Record<string, string>>> => {
-    if (!givenBack) {
-      givenBack = true;
-      await giveBack();
-    }
-    return headersOf(true);
-  };
-  if (erp?.inFlight === undefined)
-    return { headers, facts: {}, release: NO_RELEASE, giveBack: giveBackLater };
+  if (erp?.inFlight === undefined) return { headers, facts: {}, release: NO_RELEASE };
   let slot: { readonly key: string; readonly slot: number; readonly token: string } | undefined;
   try {
     slot = await takeSlot(store, erp.host, erp.inFlight, now, now + leaseMs);
   } catch {
-    return { ...failedOpen(), headers, giveBack: giveBackLater };
+    return { ...failedOpen(), headers };
   }
   if (slot === undefined) {
-    await giveBack();
+    await uncount();
     throw refusal(
       busyMessage(erp.host, erp.inFlight),
       'erp_in_flight',
@@ -306,7 +273,6 @@ export async function admitCall(
   return {
     headers,
     facts: {},
-    giveBack: giveBackLater,
     release: async () => {
       if (released) return;
       released = true;

@@ -10,10 +10,10 @@
  * the chain's parts.
  */
 import { derivedSealKeys, generatedSealKeys, type SealKeyRing } from '../core/confirm/keys.ts';
-import { WRITE_TOOL_NAMES } from '../core/confirm/write-tools.ts';
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
+import { WRITE_TOOL_NAMES } from '../core/mcp/write-tools.ts';
 import { mcpAuth } from '../middleware/mcp-auth.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';

@@ -9,8 +9,9 @@
  * `createRuntime(config, overrides)`: one logger, one metrics store, one HTTP client shared by
  * all handlers.
  */
-import { WRITE_TOOL_NAMES } from '../core/confirm/write-tools.ts';
+
 import type { ForwardDeps } from '../core/forward.ts';
+import { WRITE_TOOL_NAMES } from '../core/mcp/write-tools.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type Config, getConfig } from '../platform/config.ts';
 import { createOAuthResourceServer } from '../protocol/oauth/resource-server.ts';

@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { generatedSealKeys } from '../../lambdas/core/confirm/keys.ts';
 import { checkKeyPolicy, type PolicyQuestion } from '../../lambdas/core/key-policy-check.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import TOOL_INPUT_SCHEMAS from '../../lambdas/core/mcp/tool-schemas.json' with { type: 'json' };
@@ -383,6 +384,7 @@ describe('no name slips a write or another model past the check', () => {
       positional: transport,
       writeTools: true,
       idempotency: { store: undefined, ttlSeconds: 60 },
+      confirm: { keys: generatedSealKeys(), store: undefined, ttlSeconds: 60 },
     };
     const argumentsArb = fc.record(
       {

@@ -4,6 +4,7 @@
  * did would fail with an internal error).
  */
 
+import { generatedSealKeys } from '../../lambdas/core/confirm/keys.ts';
 import type { McpInbound } from '../../lambdas/core/mcp/connection.ts';
 import type { McpDeps } from '../../lambdas/core/mcp/erp-access.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
@@ -24,10 +25,12 @@ export interface Answer {
 /**
  * The runtime's MCP parts for a direct `serveMcp` call: the test proxy key's configuration (with
  * `env` over it), the target policy compiled from that same configuration as the runtime does
- * (`createUpstream`), no cached version, and `erp` for both transports.
+ * (`createUpstream`), no cached version, `erp` for both transports, one embedded store for the
+ * idempotency records and the confirmations, and a seal key generated for the test.
  */
 export function mcpDeps(writeTools: boolean, erp: ErpTransport, env: Record<string, string> = {}): McpDeps {
   const config = loadConfig({ PROXY_API_KEY: TEST_PROXY_KEY, ...env });
+  const store = new EmbeddedStateStore();
   return {
     config,
     policy: compileTargetPolicy({
@@ -38,7 +41,8 @@ export function mcpDeps(writeTools: boolean, erp: ErpTransport, env: Record<stri
     named: erp,
     positional: erp,
     writeTools,
-    idempotency: { store: new EmbeddedStateStore(), ttlSeconds: config.idempotencyTtlSeconds },
+    idempotency: { store, ttlSeconds: config.idempotencyTtlSeconds },
+    confirm: { keys: generatedSealKeys(), store, ttlSeconds: config.confirmTtlSeconds },
   };
 }
 

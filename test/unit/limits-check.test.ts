@@ -271,24 +271,4 @@ describe('admitCall', () => {
     expect(full.headers.RateLimit).toBe('"key-minute";r=5;t=60');
     await held?.release();
   });
-
-  it('gives back, once, the counts of an admitted call refused before its ERP, and its headers say so', async () => {
-    const store = new EmbeddedStateStore();
-    const policy = withLimits({ requests: 2, per: 'minute' });
-    const limits = targets({ 'erp.example.com': { requests: 1, per: 'second', in_flight: 1 } });
-    const admitted = await admitCall(deps(store, limits), key('a', policy), ERP, 1000);
-    expect(admitted?.headers.RateLimit).toBe('"key-minute";r=1;t=60, "erp-second";r=0;t=1');
-    // Given back twice (a retry of the same refusal): one count back, not two.
-    expect(await admitted?.giveBack()).toEqual({
-      'RateLimit-Policy': '"key-minute";q=2;w=60, "erp-second";q=1;w=1',
-      RateLimit: '"key-minute";r=2;t=60, "erp-second";r=1;t=1',
-    });
-    await admitted?.giveBack();
-    await admitted?.release();
-    // The ERP's one call a second and the key's two a minute are there again, and no more.
-    const next = await admitCall(deps(store, limits), key('a', policy), ERP, 1000);
-    expect(next?.headers.RateLimit).toBe('"key-minute";r=1;t=60, "erp-second";r=0;t=1');
-    await next?.release();
-    await refusalOf(admitCall(deps(store, limits), key('a', policy), ERP, 1000));
-  });
 });

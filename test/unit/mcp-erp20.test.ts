@@ -32,7 +32,7 @@ function fieldSource(
 ) {
   const calls: { model: string; method: string; kwargs: Record<string, unknown> }[] = [];
   const source: FieldSource = {
-    version: async () => ({ value: erpVersion }),
+    version: async () => erpVersion,
     targetKey: () => target,
     describe: async (model, kwargs) => {
       calls.push({ model, method: 'fields_get', kwargs });
@@ -139,14 +139,20 @@ describe('aggregate on ERP 20+', () => {
 
   it('keeps formatted_read_group and never falls back to read_group (its 20 form is another method)', async () => {
     const methods: string[] = [];
+    const tool = aggregate as NonNullable<typeof aggregate>;
+    const requests = await tool.declare(args as never, {
+      version: async () => version([20, 0, 0, 'final', 0, ''], '20.0'),
+      fieldsToRead: async (_model, given) => given,
+    });
+    // Declared: formatted_read_group alone.
+    expect(requests.map((request) => request.method)).toEqual(['formatted_read_group']);
     const erp = {
-      version: async () => ({ value: version([20, 0, 0, 'final', 0, ''], '20.0'), facts: {} }),
-      named: async (_model: string, method: string) => {
-        methods.push(method);
+      send: async (request: { readonly method: string }) => {
+        methods.push(request.method);
         throw new ErpCallError(404, 'no such method', {});
       },
     } as unknown as ErpAccess;
-    await expect(aggregate?.run(args as never, erp)).rejects.toBeInstanceOf(ErpCallError);
+    await expect(tool.run(args as never, erp, requests)).rejects.toBeInstanceOf(ErpCallError);
     expect(methods).toEqual(['formatted_read_group']);
   });
 });

@@ -21,6 +21,7 @@ import {
   type McpInbound,
 } from '../../lambdas/core/mcp/connection.ts';
 import { type ErpAccess, ErpCallError } from '../../lambdas/core/mcp/erp-access.ts';
+import type { ToolLookups, ToolRequest } from '../../lambdas/core/mcp/tool-requests.ts';
 import { compactFields, MAX_DEFAULT_SELECTION, TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { presentedProxyKey } from '../../lambdas/middleware/api-key-auth.ts';
 import type { ProxyEvent } from '../../lambdas/middleware/types.ts';
@@ -484,21 +485,31 @@ describe('the route of /mcp', () => {
 
 describe('the aggregate tool', () => {
   const aggregate = TOOLS.find((tool) => tool.name === 'aggregate');
-  /** An ERP of this version that answers `answer(method, kwargs)`, recording the calls. */
+  /**
+   * An ERP of this version that answers `answer(method, kwargs)`, recording the requests sent; the
+   * tool's run gets the requests its declaration made with this version.
+   */
   function fakeErp(version: string, answer: (method: string, kwargs: Record<string, unknown>) => unknown) {
-    const calls: { method: string; kwargs: Record<string, unknown> }[] = [];
+    const calls: { method: string; kwargs: Readonly<Record<string, unknown>> }[] = [];
     const facts = { erpHost: 'erp.test', erpDb: 'db' };
+    const lookups: ToolLookups = {
+      version: async () => ({ version, version_info: [Number(version.split('.')[0]), 0, 0, 'final', 0, ''] }),
+      fieldsToRead: async (_model, given) => given,
+    };
     const erp = {
-      version: async () => ({
-        value: { version, version_info: [Number(version.split('.')[0]), 0, 0, 'final', 0, ''] },
-        facts,
-      }),
-      named: async (model: string, method: string, kwargs: Record<string, unknown>) => {
-        calls.push({ method, kwargs });
-        return { value: answer(method, kwargs), facts: { ...facts, model, action: method } };
+      send: async (request: ToolRequest) => {
+        calls.push({ method: request.method, kwargs: request.kwargs });
+        return {
+          value: answer(request.method, request.kwargs as Record<string, unknown>),
+          facts: { ...facts, model: request.model, action: request.method },
+        };
       },
     };
-    return { erp: erp as unknown as ErpAccess, calls };
+    const run = async (args: unknown) => {
+      const tool = aggregate as NonNullable<typeof aggregate>;
+      return tool.run(args as never, erp as unknown as ErpAccess, await tool.declare(args as never, lookups));
+    };
+    return { run, calls };
   }
   const args = {
     model: 'sale.order',
@@ -509,7 +520,7 @@ describe('the aggregate tool', () => {
   };
 
   it('uses formatted_read_group on ERP 19+, with its aggregate names and order', async () => {
-    const { erp, calls } = fakeErp('19.0', () => [
+    const { run, calls } = fakeErp('19.0', () => [
       {
         partner_id: [7, 'Azure'],
         'date_order:month': 'May 2026',
@@ -519,7 +530,7 @@ describe('the aggregate tool', () => {
         'amount_total:avg': 10,
       },
     ]);
-    const answer = await aggregate?.run(args as never, erp);
+    const answer = await run(args);
     expect(calls).toEqual([
       {
         method: 'formatted_read_group',
@@ -560,11 +571,11 @@ describe('the aggregate tool', () => {
       ['17.0', ['read_group']],
       ['19.0', ['formatted_read_group', 'read_group']],
     ] as const) {
-      const { erp, calls } = fakeErp(version, (method) => {
+      const { run, calls } = fakeErp(version, (method) => {
         if (method === 'formatted_read_group') throw new ErpCallError(404, 'no such method', {});
         return [row, row];
       });
-      const answer = await aggregate?.run(args as never, erp);
+      const answer = await run(args);
       expect(calls.map((call) => call.method)).toEqual(methods);
       // The answer carries the facts of the ERP call it comes from: the last one.
       expect(answer?.facts).toEqual({
@@ -598,10 +609,10 @@ describe('the aggregate tool', () => {
   });
 
   it('passes on an ERP error other than a missing formatted_read_group', async () => {
-    const { erp, calls } = fakeErp('19.0', () => {
+    const { run, calls } = fakeErp('19.0', () => {
       throw new ErpCallError(403, 'denied', {});
     });
-    await expect(aggregate?.run(args as never, erp)).rejects.toThrow('denied');
+    await expect(run(args)).rejects.toThrow('denied');
     expect(calls.map((call) => call.method)).toEqual(['formatted_read_group']);
   });
 });

@@ -21,7 +21,7 @@ import { withFacts } from '../request-facts.ts';
 /**
  * What is wrong with a policy's `confirm`, as the end of a sentence (`confirm names "search_read",
  * which is not a write tool ...`); `undefined` when nothing is. `writeTools`: the names of the
- * declared write tools (core/confirm/write-tools.ts), where the function serves them (the mcp
+ * declared write tools (core/mcp/write-tools.ts), where the function serves them (the mcp
  * function, `npm start`); without them (execute, version, aux: their bundles do not carry the tool
  * declarations, and they refuse every write of a confirming key anyway) the names go unchecked.
  */

@@ -17,9 +17,9 @@ const FIRST_WITHOUT_BIN_SIZE_MAJOR = 20;
 const TTL_MS = 5 * 60 * 1000;
 const MAX_ENTRIES = 500;
 
-/** What the read tools need of the ERP access (`ErpAccess`) to choose their fields. */
+/** What the read tools need of the ERP access (`ErpAccess`, at the policy step) to choose their fields. */
 export interface FieldSource {
-  version(): Promise<{ readonly value: ErpVersion }>;
+  version(): Promise<ErpVersion>;
   /** Which ERP and database the calls go to (a cache key; holds no key). */
   targetKey(): string;
   /** The proxy's own `fields_get` (its answer not filtered by the caller's policy: it is kept per target). */
@@ -49,7 +49,7 @@ export async function fieldsToRead(
   given: readonly string[] | undefined,
 ): Promise<readonly string[] | undefined> {
   if (given !== undefined && given.length > 0) return given;
-  const { value: version } = await erp.version();
+  const version = await erp.version();
   const major = majorVersion(version);
   if (major === undefined || major < FIRST_WITHOUT_BIN_SIZE_MAJOR) return given;
   const key = `${erp.targetKey()}\n${model}\n${version.version}`;

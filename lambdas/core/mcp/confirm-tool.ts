@@ -6,34 +6,29 @@
  *
  * - the binding of its state: the caller (the idempotency scope), the tool and all its arguments,
  *   the request's ERP connection (URL, database, user and key);
- * - the asking round's run: the form's reads of the ERP (core/confirm/display-names.ts) through an
- *   access that sends read methods only, and the input-required answer;
+ * - the asking round's run: the form's reads of the ERP (core/mcp/display-names.ts), lookups of the
+ *   proxy's own that send read methods only, and the input-required answer;
  * - a legacy client's refusal: the tool error of -32008 rule `confirm` (its advice says what client
  *   is needed); the other refusals and the person's no: a confirmation answer the protocol layer
  *   turns into a JSON-RPC error or a tool result.
  */
 import { KeyPolicyRefusedError } from '../../platform/errors.ts';
 import { withCallContext } from '../call-context.ts';
-import { type ConfirmDeps, decideConfirmation, useConfirmation } from '../confirm/decide.ts';
-import { readFormFacts } from '../confirm/display-names.ts';
+import { decideConfirmation, useConfirmation } from '../confirm/decide.ts';
 import { confirmationForm } from '../confirm/form.ts';
 import type { ConfirmationEnd, ConfirmGate } from '../confirm/gate-step.ts';
-import { generatedSealKeys } from '../confirm/keys.ts';
 import type { ConfirmBinding } from '../confirm/state.ts';
-import { needsConfirmation } from '../confirm/write-tools.ts';
 import { idempotencyScope } from '../idempotency.ts';
 import type { RequestFacts } from '../request-facts.ts';
 import { erpConnection, type McpInbound } from './connection.ts';
+import { readFormFacts } from './display-names.ts';
 import { ErpAccess, type McpDeps } from './erp-access.ts';
 import type { ToolCall, ToolRun } from './tool-run.ts';
-import { declaredTool } from './tools.ts';
+import { needsConfirmation } from './write-tools.ts';
 
 /** The JSON-RPC codes of the refusals the protocol layer answers (protocol/mcp/messages.ts's RPC). */
 const INVALID_PARAMS = -32602;
 const MISSING_CLIENT_CAPABILITY = -32021;
-
-/** The declared tool whose access the form's reads use: it sends read methods only. */
-const FORM_READS = declaredTool('read') as NonNullable<ReturnType<typeof declaredTool>>;
 
 /** A request that says nothing of a confirmation: a client that cannot be asked. */
 const CANNOT_ASK = Object.freeze({
@@ -42,14 +37,6 @@ const CANNOT_ASK = Object.freeze({
   requestState: undefined,
   inputResponses: undefined,
 } as const);
-
-/** Confirmations without a runtime of their own (tests of other parts): a key generated now, the idempotency store. */
-let fallbackKeys: ReturnType<typeof generatedSealKeys> | undefined;
-function confirmDepsOf(deps: McpDeps): ConfirmDeps {
-  if (deps.confirm !== undefined) return deps.confirm;
-  fallbackKeys ??= generatedSealKeys();
-  return { keys: fallbackKeys, store: deps.idempotency.store, ttlSeconds: deps.config.confirmTtlSeconds };
-}
 
 /** What a call's state binds (core/confirm/state.ts). */
 function bindingOf(call: ToolCall, request: McpInbound): ConfirmBinding {
@@ -99,7 +86,7 @@ export function toolConfirmation(
   failed: (error: unknown) => ToolRun,
 ): ConfirmGate<ToolRun> | undefined {
   if (!needsConfirmation(request.keyPolicy, call.tool, call.args)) return undefined;
-  const confirmDeps = confirmDepsOf(deps);
+  const confirmDeps = deps.confirm;
   const binding = bindingOf(call, request);
   const facts = (run: RequestFacts, confirmation: RequestFacts['confirmation']): RequestFacts => ({
     ...run,
@@ -112,7 +99,7 @@ export function toolConfirmation(
       const where = { erpUrl: binding.erp.url, db: binding.erp.db };
       const { value, upstream } = await withCallContext(request, deps.config, (context) =>
         readFormFacts(
-          new ErpAccess(request, deps, context, FORM_READS),
+          new ErpAccess(request, deps, context, call.tool),
           {
             tool: call.tool.name,
             args: call.args as Readonly<Record<string, unknown>>,

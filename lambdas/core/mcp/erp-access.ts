@@ -3,7 +3,20 @@
  * How an MCP tool reaches the ERP of its request: the connection (the `x-erp-*` headers, checked,
  * or the caller's identity-map entry), the target policy as for execute, then the proxy's own
  * transports, so every ERP version is served the way execute serves it (README, "One envelope
- * for every ERP version"):
+ * for every ERP version").
+ *
+ * One access serves one phase of a tool call, in its own time budget (`context`):
+ *
+ * - at the gate's `policy` step, the tool's declaration (core/mcp/tool-requests.ts): its lookups
+ *   ({@link ErpAccess.version}, {@link ErpAccess.fieldsToRead}), then {@link ErpAccess.rule} on
+ *   each declared request: the key's policy as execute asks it (model, method, whether it writes,
+ *   target, database), then its `fields` and `companies` rules (core/policy/call-rules.ts), which
+ *   give the request as it is sent and its answer's filter;
+ * - in the run, {@link ErpAccess.send} sends a declared request as it was ruled, and refuses any
+ *   other (-32603: a bug in the tool's declaration); the confirmation form's display names are
+ *   lookups of their own ({@link ErpAccess.lookup}), checked by the same rules.
+ *
+ * The transports:
  *
  * - named arguments (JSON-2's form, every tool): JSON-2 on ERP 19 and later, `/jsonrpc`
  *   execute_kw on ERP 16-18 (the v2 transport in `auto` mode, whatever `ERP_V2_TRANSPORT` says);
@@ -25,8 +38,6 @@ import {
   InternalError,
   InvalidRequestError,
   Json2UnavailableError,
-  KeyPolicyRefusedError,
-  TargetRefusedError,
 } from '../../platform/errors.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import { isReadMethod, modelListDomain, modelListed } from '../../platform/key-policy.ts';
@@ -38,12 +49,13 @@ import { majorVersion, type VersionClient } from '../../upstream/version-client.
 import type { ConfirmDeps } from '../confirm/decide.ts';
 import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
-import { type LimitsDeps, refusedBeforeErp } from '../limits-check.ts';
+import type { LimitsDeps } from '../limits-check.ts';
 import { applyContentRules, hasContentRules, type RuledCall } from '../policy/call-rules.ts';
 import { callWrites } from '../policy/call-writes.ts';
 import { erpFieldsOf } from '../policy/erp-fields.ts';
 import { deniedFieldsOf, type FieldTest } from '../policy/field-rule.ts';
 import { learnedBefore, type RequestFacts, withFacts } from '../request-facts.ts';
+import { fieldsToRead } from './binary-fields.ts';
 import {
   type ErpConnection,
   erpConnection,
@@ -52,6 +64,7 @@ import {
   type McpErp,
   type McpInbound,
 } from './connection.ts';
+import type { ToolLookups, ToolRequest } from './tool-requests.ts';
 
 /** What the request log learns of a tool's ERP call: the target, the database, the model and method as sent. */
 export type ErpFacts = Pick<RequestFacts, 'erpHost' | 'erpDb' | 'model' | 'action'>;
@@ -77,8 +90,8 @@ export interface McpDeps {
   readonly idempotency: IdempotencyDeps;
   /** The proxy's limits (README, "Limits"): the store and `ERP_TARGET_LIMITS`; absent: none checked. */
   readonly limits?: LimitsDeps;
-  /** A person's confirmations (docs/guide/confirmations.md): the seal keys, the store, `CONFIRM_TTL`; absent: a key generated at start and the idempotency store. */
-  readonly confirm?: ConfirmDeps;
+  /** A person's confirmations (docs/guide/confirmations.md): the seal keys, the store, `CONFIRM_TTL`. */
+  readonly confirm: ConfirmDeps;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */
@@ -117,16 +130,31 @@ function answerValue(outcome: ErpOutcome): unknown {
   throw new ErpCallError(outcome.code, outcome.message, outcome.data);
 }
 
-/** A refusal by the key's or the proxy's policy (-32008), as opposed to a failure on the way. */
-function isPolicyRefusal(error: unknown): boolean {
-  return error instanceof KeyPolicyRefusedError || error instanceof TargetRefusedError;
+/** A declared request as the policy step ruled it: the call as it is sent, and what its answer passes through. */
+export interface RuledRequest extends RuledCall {
+  readonly facts: ErpFacts;
+  /** `list_models`' answer: only the models the key may use; `undefined`: the value as it is. */
+  readonly narrow: ((value: unknown) => unknown) | undefined;
 }
 
-/** The ERP calls of one tool call, within one time budget (`context`). */
-export class ErpAccess {
+/** A tool call's declared requests, each as ruled, and the version a lookup read (the run reuses it). */
+export interface DeclaredRequests {
+  readonly requests: readonly ToolRequest[];
+  readonly ruled: ReadonlyMap<ToolRequest, RuledRequest>;
+  readonly version: ErpVersion | undefined;
+}
+
+/** No request declared (a run that sends none: the confirmation form's lookups). */
+export const NOTHING_DECLARED: DeclaredRequests = Object.freeze({
+  requests: Object.freeze([]),
+  ruled: new Map(),
+  version: undefined,
+});
+
+/** The ERP calls of one phase of a tool call, within one time budget (`context`). */
+export class ErpAccess implements ToolLookups {
   private connected: { readonly connection: ErpConnection; readonly facts: ErpFacts } | undefined;
-  /** Whether one of the tool's ERP requests has been sent (the proxy's own lookups are not its requests). */
-  private reached = false;
+  private looked: Promise<ErpReply<ErpVersion>> | undefined;
 
   constructor(
     private readonly inbound: McpInbound,
@@ -134,21 +162,9 @@ export class ErpAccess {
     private readonly context: CallContext,
     /** The tool whose calls these are: one declared without `writes` sends only read methods. */
     private readonly tool: { readonly name: string; readonly writes: boolean },
+    /** What the policy step ruled: the only requests {@link send} sends. */
+    private readonly declared: DeclaredRequests = NOTHING_DECLARED,
   ) {}
-
-  /**
-   * A tool declared without `writes` that sends a method outside the read list is a bug in its
-   * declaration (it would be listed with `MCP_WRITE_TOOLS=false`, announced read-only, offered
-   * to a read key): refused before it reaches the ERP, as an internal error (logged, -32603).
-   */
-  private declared(method: string): void {
-    if (this.tool.writes || isReadMethod(method)) return;
-    throw new InternalError(
-      new Error(
-        `The tool ${this.tool.name}, declared without writes, sent ${method}, which is not a read method.`,
-      ),
-    );
-  }
 
   /** The request's connection, checked once (headers, then the target policy), with its facts. */
   private connection(): { readonly connection: ErpConnection; readonly facts: ErpFacts } {
@@ -165,15 +181,14 @@ export class ErpAccess {
     return this.connected;
   }
 
-  /** The call of `model.method(**kwargs)` on the request's connection, and its facts. */
+  /** The call of `request` on the request's connection (`kwargs` as given), and its facts. */
   private erpCall(
-    model: string,
-    method: string,
-    kwargs: Record<string, unknown>,
+    request: Pick<ToolRequest, 'model' | 'method' | 'args'>,
+    kwargs: Readonly<Record<string, unknown>>,
   ): { readonly call: ErpCall; readonly facts: ErpFacts } {
-    this.declared(method);
     const { connection, facts } = this.connection();
     const { baseUrl, db, apiKey, uid } = connection;
+    const { model, method, args } = request;
     return {
       call: {
         baseUrl,
@@ -182,19 +197,27 @@ export class ErpAccess {
         ...(uid === undefined ? {} : { uid }),
         model,
         method,
+        ...(args === undefined ? {} : { argsJson: JSON.stringify(args) }),
         kwargsJson: JSON.stringify(kwargs),
       },
       facts: { ...facts, model, action: method },
     };
   }
 
+  /** The transport of a call: positional arguments need the positional one. */
+  private transportOf(call: ErpCall): ErpTransport {
+    return call.argsJson === undefined ? this.deps.named : this.deps.positional;
+  }
+
   /**
-   * The caller key's policy (README, "Key policies") on one ERP call of a tool, as execute asks it:
-   * the model and method exactly as they are sent, the target and the database. `checkModel: false`
-   * only for `list_models`' own read of `ir.model`, whose answer {@link modelCatalogue} narrows.
+   * The key policy's rules on `call` (README, "Key policies"), as execute asks them: the model and
+   * method exactly as they are sent, whether it writes, the target and the database
+   * (`checkModel: false` only for `list_models`' catalogue, narrowed instead), then its `fields`
+   * and `companies` rules: the call as it is sent and its answer's filter.
    */
-  private async allowedByKey(call: ErpCall, checkModel = true): Promise<void> {
-    const pending = checkKeyPolicy(this.inbound.keyPolicy, {
+  private async ruledCall(call: ErpCall, checkModel: boolean): Promise<RuledCall> {
+    const policy = this.inbound.keyPolicy;
+    const pending = checkKeyPolicy(policy, {
       ...(checkModel ? { model: call.model } : {}),
       method: call.method,
       writes: callWrites(call),
@@ -202,45 +225,90 @@ export class ErpAccess {
       db: call.db,
     });
     if (pending !== undefined) await pending;
-  }
-
-  /**
-   * The key policy's `fields` and `companies` rules on one ERP call (core/policy/call-rules.ts),
-   * after {@link allowedByKey}: the call as it is sent (its context set) and its answer's filter;
-   * `undefined` for a key without such rules (it pays nothing: the call is sent as it is).
-   */
-  private ruled(call: ErpCall, transport: ErpTransport): Promise<RuledCall> | undefined {
-    const policy = this.inbound.keyPolicy;
-    if (!hasContentRules(policy)) return undefined;
+    if (!hasContentRules(policy)) return { call, answer: undefined };
+    const transport = this.transportOf(call);
     const version = this.deps.versions.cached(call.baseUrl)?.version;
     return applyContentRules(policy, call, erpFieldsOf(transport, call, this.context, version));
   }
 
   /**
-   * The key's policy on one of the tool's ERP requests: {@link allowedByKey}, then with `transport`
-   * {@link ruled}. A refusal before any of the tool's requests was sent ends a call that never
-   * reached the ERP: the limits give its count back (core/limits-check.ts, `refusedBeforeErp`).
+   * One of the tool's declared requests, ruled at the policy step: refused (thrown, with its facts)
+   * or the call as it will be sent. A tool declared without `writes` that declares a method
+   * outside the read list is a bug in its declaration (it would be listed with
+   * `MCP_WRITE_TOOLS=false`, announced read-only, offered to a read key): an internal error.
    */
-  private async checked(
-    call: ErpCall,
-    transport: ErpTransport | undefined,
-    checkModel = true,
-  ): Promise<RuledCall | undefined> {
-    try {
-      await this.allowedByKey(call, checkModel);
-      return transport === undefined ? undefined : await this.ruled(call, transport);
-    } catch (error) {
-      throw this.reached || !isPolicyRefusal(error) ? error : refusedBeforeErp(error);
+  async rule(request: ToolRequest): Promise<RuledRequest> {
+    if (!this.tool.writes && !isReadMethod(request.method)) {
+      throw new InternalError(
+        new Error(
+          `The tool ${this.tool.name}, declared without writes, declares ${request.method}, which is not a read method.`,
+        ),
+      );
     }
+    const models = request.catalogue ? this.inbound.keyPolicy?.models : undefined;
+    const domain = request.kwargs.domain;
+    const kwargs =
+      models === undefined || !Array.isArray(domain)
+        ? request.kwargs
+        : { ...request.kwargs, domain: [...modelListDomain(models), ...domain] };
+    const { call, facts } = this.erpCall(request, kwargs);
+    return learnedBefore(facts, async () => {
+      const ruled = await this.ruledCall(call, request.catalogue !== true);
+      if (ruled.call.argsJson !== undefined && ruled.call.uid === undefined) {
+        // ERP 16-18 take positional arguments over execute_kw only, which needs the user's id.
+        const major = await this.knownMajor(ruled.call.baseUrl, ruled.call.db);
+        if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.erp);
+      }
+      const narrow =
+        models === undefined
+          ? undefined
+          : (value: unknown) =>
+              Array.isArray(value)
+                ? value.filter((record) => {
+                    const name = (record as { model?: unknown } | null)?.model;
+                    return typeof name === 'string' && modelListed(models, name);
+                  })
+                : value;
+      return { ...ruled, facts, narrow };
+    });
   }
 
-  /** `model.method(**kwargs)`; `kwargs.ids` for a record method. */
-  async named(model: string, method: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
-    const { call, facts } = this.erpCall(model, method, kwargs);
+  /**
+   * Sends one of the tool's declared requests as the policy step ruled it (its context set, its
+   * answer filtered). A request the declaration did not name is refused before the ERP: an
+   * internal error (logged, -32603), as a tool's bug.
+   */
+  async send(request: ToolRequest | undefined): Promise<ErpReply> {
+    const ruled = request === undefined ? undefined : this.declared.ruled.get(request);
+    if (ruled === undefined) {
+      const what = request === undefined ? 'a request' : `${request.model}.${request.method}`;
+      throw new InternalError(
+        new Error(`The tool ${this.tool.name} sent ${what}, which its declaration does not name.`),
+      );
+    }
+    const { facts } = ruled;
     return learnedBefore(facts, async () => {
-      const ruled = await this.checked(call, this.deps.named);
-      const sent = this.sendNamed(ruled?.call ?? call, ruled?.answer);
-      return { value: await this.withVersionOn401(sent), facts };
+      const value =
+        ruled.call.argsJson === undefined
+          ? await this.withVersionOn401(this.sendNamed(ruled.call, ruled.answer))
+          : await this.sendPositional(ruled.call, ruled.answer);
+      return { value: ruled.narrow === undefined ? value : ruled.narrow(value), facts };
+    });
+  }
+
+  /**
+   * A lookup of the proxy's own that reads records (the confirmation form's display names:
+   * core/mcp/display-names.ts): read methods only, checked by the key's rules as a declared
+   * request is, and sent in this phase's budget; never one of the tool's requests.
+   */
+  async lookup(model: string, method: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
+    if (!isReadMethod(method)) {
+      throw new InternalError(new Error(`The proxy's lookup ${model}.${method} is not a read.`));
+    }
+    const { call, facts } = this.erpCall({ model, method }, kwargs);
+    return learnedBefore(facts, async () => {
+      const ruled = await this.ruledCall(call, true);
+      return { value: await this.sendNamed(ruled.call, ruled.answer), facts };
     });
   }
 
@@ -250,12 +318,16 @@ export class ErpAccess {
    * call, no answer filter.
    */
   async describe(model: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
-    const { call, facts } = this.erpCall(model, 'fields_get', kwargs);
+    const { call, facts } = this.erpCall({ model, method: 'fields_get' }, kwargs);
     return learnedBefore(facts, async () => {
-      await this.checked(call, undefined);
-      // A lookup of the proxy's own (a cached field list), not one of the tool's requests: a
-      // refusal after it still gives the call's count back, whether the list was cached or not.
-      return { value: await this.withVersionOn401(this.sendNamed(call, undefined, false)), facts };
+      const pending = checkKeyPolicy(this.inbound.keyPolicy, {
+        model,
+        method: 'fields_get',
+        target: call.baseUrl,
+        db: call.db,
+      });
+      if (pending !== undefined) await pending;
+      return { value: await this.withVersionOn401(this.sendNamed(call, undefined)), facts };
     });
   }
 
@@ -266,9 +338,14 @@ export class ErpAccess {
   async deniedFields(model: string): Promise<FieldTest | undefined> {
     const fields = this.inbound.keyPolicy?.fields;
     if (fields === undefined) return undefined;
-    const { call } = this.erpCall(model, 'fields_get', {});
+    const { call } = this.erpCall({ model, method: 'fields_get' }, {});
     const version = this.deps.versions.cached(call.baseUrl)?.version;
     return deniedFieldsOf(fields, model, erpFieldsOf(this.deps.named, call, this.context, version));
+  }
+
+  /** The read tools' `fields` (core/mcp/binary-fields.ts), from this access's lookups. */
+  fieldsToRead(model: string, given: readonly string[] | undefined): Promise<readonly string[] | undefined> {
+    return fieldsToRead(this, model, given);
   }
 
   /** Which ERP and database this access reaches (a cache key, without the key). */
@@ -283,7 +360,7 @@ export class ErpAccess {
       return await pending;
     } catch (error) {
       if (error instanceof ErpCallError && error.code === 401) {
-        error.erpVersion = await this.version().then(
+        error.erpVersion = await this.erpVersion().then(
           (reply) => reply.value,
           () => undefined,
         );
@@ -292,30 +369,8 @@ export class ErpAccess {
     }
   }
 
-  /**
-   * `ir.model.search_read(**kwargs)` for `list_models`: only the models the caller's key may use
-   * (its policy's `models`, as a domain, and again on the answer).
-   */
-  async modelCatalogue(kwargs: Record<string, unknown> & { readonly domain: unknown[] }): Promise<ErpReply> {
-    const models = this.inbound.keyPolicy?.models;
-    const narrowed =
-      models === undefined ? kwargs : { ...kwargs, domain: [...modelListDomain(models), ...kwargs.domain] };
-    const { call, facts } = this.erpCall('ir.model', 'search_read', narrowed);
-    return learnedBefore(facts, async () => {
-      const ruled = await this.checked(call, this.deps.named, false);
-      const records = await this.sendNamed(ruled?.call ?? call, ruled?.answer);
-      if (models === undefined || !Array.isArray(records)) return { value: records, facts };
-      const listed = records.filter((record) => {
-        const name = (record as { model?: unknown } | null)?.model;
-        return typeof name === 'string' && modelListed(models, name);
-      });
-      return { value: listed, facts };
-    });
-  }
-
-  /** Sends `call`; `request`: it is one of the tool's requests (false for the proxy's own lookups). */
-  private async sendNamed(call: ErpCall, answer: RuledCall['answer'], request = true): Promise<unknown> {
-    if (request) this.reached = true;
+  /** Sends a named call; its answer through `answer` when the rules gave one. */
+  private async sendNamed(call: ErpCall, answer: RuledCall['answer']): Promise<unknown> {
     try {
       const outcome = await this.deps.named.call(call, this.context);
       return answerValue(answer === undefined ? outcome : answer(outcome));
@@ -335,35 +390,18 @@ export class ErpAccess {
     }
   }
 
-  /** `model.method(*args, **kwargs)`, a record method's ids being `args[0]`. */
-  async positional(
-    model: string,
-    method: string,
-    args: readonly unknown[],
-    kwargs: Record<string, unknown>,
-  ): Promise<ErpReply> {
-    const named = this.erpCall(model, method, kwargs);
-    const asked = { ...named.call, argsJson: JSON.stringify(args) };
-    const { facts } = named;
-    return learnedBefore(facts, async () => {
-      const ruled = await this.checked(asked, this.deps.positional);
-      const call = ruled?.call ?? asked;
-      if (call.uid === undefined) {
-        const major = await this.knownMajor(call.baseUrl, call.db);
-        if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.erp);
-      }
-      this.reached = true;
-      const sent = await this.deps.positional.call(call, this.context);
-      const outcome = ruled?.answer === undefined ? sent : ruled.answer(sent);
-      if (outcome.kind !== 'erp_error') return { value: answerValue(outcome), facts };
-      // v1 answers ERP errors with code 0: give them JSON-2's code (and its name where it differs).
-      const failure = json2FailureOf(outcome.data, method);
-      const data =
-        failure.name !== undefined && isJsonObject(outcome.data)
-          ? { ...outcome.data, name: failure.name }
-          : outcome.data;
-      return this.withVersionOn401(Promise.reject(new ErpCallError(failure.code, outcome.message, data)));
-    });
+  /** Sends a call with positional arguments (a record method's ids being `args[0]`). */
+  private async sendPositional(call: ErpCall, answer: RuledCall['answer']): Promise<unknown> {
+    const sent = await this.deps.positional.call(call, this.context);
+    const outcome = answer === undefined ? sent : answer(sent);
+    if (outcome.kind !== 'erp_error') return answerValue(outcome);
+    // v1 answers ERP errors with code 0: give them JSON-2's code (and its name where it differs).
+    const failure = json2FailureOf(outcome.data, call.method);
+    const data =
+      failure.name !== undefined && isJsonObject(outcome.data)
+        ? { ...outcome.data, name: failure.name }
+        : outcome.data;
+    return this.withVersionOn401(Promise.reject(new ErpCallError(failure.code, outcome.message, data)));
   }
 
   /** The major version, when the target tells it; `undefined` when it does not (the call then says why). */
@@ -376,12 +414,27 @@ export class ErpAccess {
     }
   }
 
-  /** The ERP's version (the URL header is enough; the database travels when given). */
-  async version(): Promise<ErpReply<ErpVersion>> {
+  /** The ERP's version: the lookup {@link ToolLookups.version}. */
+  async version(): Promise<ErpVersion> {
+    return (await this.erpVersion()).value;
+  }
+
+  /**
+   * The ERP's version with its facts (the URL header is enough; the database travels when given),
+   * read once per access: the one the policy step read when it did.
+   */
+  erpVersion(): Promise<ErpReply<ErpVersion>> {
+    this.looked ??= this.readVersion();
+    return this.looked;
+  }
+
+  private readVersion(): Promise<ErpReply<ErpVersion>> {
     const url = erpUrl(this.inbound.erp);
     const db = erpDatabase(this.inbound.erp);
     const facts: ErpFacts = { erpHost: url.host, ...(db === undefined ? {} : { erpDb: db }) };
     return learnedBefore(facts, async () => {
+      const known = this.declared.version;
+      if (known !== undefined) return { value: known, facts };
       const target = checkTarget(this.deps.policy, url, db);
       const pending = checkKeyPolicy(this.inbound.keyPolicy, { target, db });
       if (pending !== undefined) await pending;
@@ -390,5 +443,15 @@ export class ErpAccess {
         facts,
       };
     });
+  }
+
+  /** The version this access read, if it read one (handed from the policy step to the run). */
+  versionRead(): Promise<ErpVersion | undefined> {
+    return this.looked === undefined
+      ? Promise.resolve(undefined)
+      : this.looked.then(
+          (reply) => reply.value,
+          () => undefined,
+        );
   }
 }

@@ -4,10 +4,12 @@
  * arguments: a function from the call and its request to a {@link ToolRun} value, the tool's
  * outcome with what the request log and metrics learn of it (docs/design.md, "The tools/call
  * pipeline"). The call's question (the tool, its model and method, the request's ERP connection)
- * goes through the gate (core/gate.ts), as an execute call's does: the policies, the idempotency
- * lookup of a write tool's `idempotency_key`, the limits, then the tool's run, whose ERP requests
- * {@link ErpAccess} checks again one by one (a second line for tools that make several); every
- * failure becomes the tool's error result (core/mcp/answers.ts).
+ * goes through the gate (core/gate.ts), as an execute call's does. At the policy step, after the
+ * target and database rules, the tool declares its ERP requests (core/mcp/tool-requests.ts: its
+ * lookups read in a time budget of their own) and the key's rules rule on each as on an execute
+ * call's request ({@link ErpAccess.rule}); then the idempotency lookup of a write tool's
+ * `idempotency_key`, the confirmation, the limits, and the tool's run, which sends only the
+ * requests as they were ruled. Every failure becomes the tool's error result (core/mcp/answers.ts).
  *
  * It takes and returns plain values: the protocol layer (protocol/mcp/) turns the outcome into an
  * MCP result of its revision, and the facts into the request's.
@@ -17,7 +19,6 @@ import { InternalError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
 import { withCallContext } from '../call-context.ts';
 import { checkConfirmable } from '../confirm/form.ts';
-import { needsConfirmation } from '../confirm/write-tools.ts';
 import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
 import {
   attemptLeaseMs,
@@ -42,8 +43,17 @@ import {
   type McpErp,
   type McpInbound,
 } from './connection.ts';
-import { ErpAccess, ErpCallError, type McpDeps } from './erp-access.ts';
+import {
+  type DeclaredRequests,
+  ErpAccess,
+  ErpCallError,
+  type McpDeps,
+  NOTHING_DECLARED,
+  type RuledRequest,
+} from './erp-access.ts';
+import { namedLookups, type ToolRequest } from './tool-requests.ts';
 import type { ToolCall, ToolRun } from './tool-run.ts';
+import { needsConfirmation } from './write-tools.ts';
 
 export type { ConfirmationAnswer, ToolCall, ToolOutcome, ToolRun } from './tool-run.ts';
 
@@ -84,10 +94,19 @@ function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
   return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
 }
 
-/** The tool's ERP calls within the request's time budget: its answer and all it learned. */
-async function ranOnErp(call: ToolCall, request: McpInbound, deps: McpDeps): Promise<ToolRun> {
+/** The tool's ERP calls within the request's time budget, its declared requests as ruled: its answer and all it learned. */
+async function ranOnErp(
+  call: ToolCall,
+  request: McpInbound,
+  deps: McpDeps,
+  declared: DeclaredRequests,
+): Promise<ToolRun> {
   const { value, upstream } = await withCallContext(request, deps.config, (context) =>
-    call.tool.run(call.args as never, new ErpAccess(request, deps, context, call.tool)),
+    call.tool.run(
+      call.args as never,
+      new ErpAccess(request, deps, context, call.tool, declared),
+      declared.requests,
+    ),
   );
   const { facts, ...answer } = value;
   return {
@@ -136,8 +155,8 @@ function toolFingerprint(call: ToolCall, request: McpInbound): string {
  * The gate's question of a tool call, with its facts for the log line: the tool, the model it
  * names, the method of a write tool (`call_method`: its own), and the request's ERP connection
  * (the `x-erp-*` headers, checked, or the OAuth identity's), known before it runs. `erp_version`
- * needs the URL alone (the database when given). A read tool's methods are its own to choose
- * ({@link ErpAccess} checks each as it is sent).
+ * needs the URL alone (the database when given). Each ERP request the tool declares is asked
+ * again with its own model and method ({@link declaredRequests}).
  */
 function toolQuestion(
   call: ToolCall,
@@ -168,27 +187,54 @@ function toolQuestion(
 }
 
 /**
- * The policy step's rules that read a tool call's arguments, for a key with content rules (its
- * other content rules read each ERP request's arguments, known only in the run: `ErpAccess`): a
- * tool call to a database the key's companies do not name, with a context the proxy cannot read
+ * The policy step's rules that read a tool call's arguments, for a key with content rules: a tool
+ * call to a database the key's companies do not name, with a context the proxy cannot read
  * (core/policy/unreadable.ts), or that a person would confirm without seeing all of it
  * (core/confirm/form.ts), is refused before it is confirmed or counted.
  */
-function toolContent(
+function checkToolArguments(call: ToolCall, request: McpInbound, question: CallQuestion): void {
+  const policy = request.keyPolicy;
+  if (!hasContentRules(policy)) return;
+  const { db } = question;
+  if (policy.companies !== undefined && db !== undefined && !policy.companies.has(db))
+    throw companyDatabaseRefusal(db);
+  const confirmed = needsConfirmation(policy, call.tool, call.args);
+  checkToolContexts(policy, call.args, confirmed);
+  if (confirmed) checkConfirmable(call.tool.name, call.args as Readonly<Record<string, unknown>>);
+}
+
+/**
+ * The tool's declaration, ruled (docs/design.md, "The order of checks"): its lookups, then the
+ * key's rules on each ERP request it declares, in order, as execute's request is ruled. Throws the
+ * first refusal, with the facts of the request it refused.
+ */
+export async function declaredRequests(call: ToolCall, access: ErpAccess): Promise<DeclaredRequests> {
+  const { tool } = call;
+  const requests = await tool.declare(call.args as never, namedLookups(access, tool.lookups, tool.name));
+  const ruled = new Map<ToolRequest, RuledRequest>();
+  for (const declared of requests) ruled.set(declared, await access.rule(declared));
+  return { requests, ruled, version: await access.versionRead() };
+}
+
+/**
+ * The policy step's last rules on a tool call: the checks of its arguments, then its declared
+ * requests ruled in a time budget of their own; the gate's call goes on with them as its
+ * requests, and a run that sends them as ruled.
+ */
+async function ruledTool(
   call: ToolCall,
   request: McpInbound,
-  question: CallQuestion,
-): ((call: GateCall<ToolRun>) => Promise<GateCall<ToolRun>>) | undefined {
-  const policy = request.keyPolicy;
-  if (!hasContentRules(policy)) return undefined;
-  return async (gateCall) => {
-    const { db } = question;
-    if (policy.companies !== undefined && db !== undefined && !policy.companies.has(db))
-      throw companyDatabaseRefusal(db);
-    const confirmed = needsConfirmation(policy, call.tool, call.args);
-    checkToolContexts(policy, call.args, confirmed);
-    if (confirmed) checkConfirmable(call.tool.name, call.args as Readonly<Record<string, unknown>>);
-    return gateCall;
+  deps: McpDeps,
+  gateCall: GateCall<ToolRun>,
+): Promise<GateCall<ToolRun>> {
+  checkToolArguments(call, request, gateCall.question);
+  const { value: declared } = await withCallContext(request, deps.config, (context) =>
+    declaredRequests(call, new ErpAccess(request, deps, context, call.tool)),
+  );
+  return {
+    ...gateCall,
+    requests: Array.from(declared.ruled.values(), (ruled) => ruled.call),
+    run: () => ranOrRefusedByErp(call, request, deps, declared),
   };
 }
 
@@ -217,9 +263,14 @@ function toolKeeping(call: ToolCall): Keeping<ToolRun> {
 }
 
 /** The tool's run; the ERP's own refusal as its outcome (nothing changed), anything else thrown. */
-async function ranOrRefusedByErp(call: ToolCall, request: McpInbound, deps: McpDeps): Promise<ToolRun> {
+async function ranOrRefusedByErp(
+  call: ToolCall,
+  request: McpInbound,
+  deps: McpDeps,
+  declared: DeclaredRequests,
+): Promise<ToolRun> {
   try {
-    return await ranOnErp(call, request, deps);
+    return await ranOnErp(call, request, deps, declared);
   } catch (error) {
     if (error instanceof ErpCallError) return failedRun(call, request.erp, error);
     throw error;
@@ -258,8 +309,9 @@ export async function runTool(call: ToolCall, request: McpInbound, deps: McpDeps
           question,
           once: toolOnce(call, request, deps),
           confirm: toolConfirmation(call, request, deps, (error) => failedRun(call, request.erp, error)),
-          run: () => ranOrRefusedByErp(call, request, deps),
-          content: toolContent(call, request, question),
+          // Until the policy step has ruled on its declaration, the run may send nothing.
+          run: () => ranOrRefusedByErp(call, request, deps, NOTHING_DECLARED),
+          rule: (gateCall) => ruledTool(call, request, deps, gateCall),
         },
         deps,
       ),

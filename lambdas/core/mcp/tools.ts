@@ -6,6 +6,10 @@
  * `ids`, `values`, `method`, `args`, `kwargs`, `context`. Read tools ask for binary fields' sizes
  * (`bin_size`), not their contents, unless `context` says otherwise, and without `fields` never
  * read a binary field's content (binary-fields.ts).
+ *
+ * A tool declares the ERP requests its run may send (`declare`: core/mcp/tool-requests.ts) before
+ * anything runs: the gate's policy step rules on them as on an execute call's request, and the run
+ * sends only those (`ErpAccess.send`).
  */
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/mini';
@@ -14,8 +18,8 @@ import { majorVersion } from '../../upstream/version-client.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency.ts';
 import { MAX_NAME_LENGTH, METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
-import { fieldsToRead } from './binary-fields.ts';
 import { type ErpAccess, ErpCallError, type ErpReply } from './erp-access.ts';
+import type { LookupName, ToolLookups, ToolRequest } from './tool-requests.ts';
 
 /** The most values of a selection `fields_get`'s default answer lists (longer ones: their count). */
 export const MAX_DEFAULT_SELECTION = 20;
@@ -188,8 +192,8 @@ type Shape = Record<string, z.ZodMiniType>;
 
 /**
  * One tool, declared once (docs/design.md, "The usual changes": an MCP tool): its name, schema,
- * description, annotations, whether it writes, and what it does. Everything else is derived from
- * it: `tools/list` (with tool-schemas.json, generated from `input`), the write gate
+ * description, annotations, whether it writes, the ERP requests it may send and what it does with
+ * them. Everything else is derived from it: `tools/list` (with tool-schemas.json, generated from `input`), the write gate
  * (`MCP_WRITE_TOOLS`: {@link offeredTools}), the key policy's read-only rule and the OAuth scope
  * check (both from `writes`), the `tool` log field and metric dimension ({@link McpToolName}).
  */
@@ -206,7 +210,23 @@ export interface ToolDefinition<S extends Shape = Shape, N extends string = stri
   readonly writes: boolean;
   /** What of the request's ERP connection it needs: `url` (the database when given), or all of it (unset). */
   readonly needs?: 'url';
-  run(args: z.output<z.ZodMiniObject<S>>, erp: ErpAccess): Promise<ToolAnswer>;
+  /** The proxy's lookups its declaration reads (core/mcp/tool-requests.ts); none unless named. */
+  readonly lookups: readonly LookupName[];
+  /**
+   * The ERP requests its run may send, from its checked arguments and its lookups: what the
+   * gate's policy step rules on (a conditional one, such as aggregate's read_group after a 404,
+   * may not be sent). Built on the request's connection by `ErpAccess`.
+   */
+  declare(
+    args: z.output<z.ZodMiniObject<S>>,
+    lookups: ToolLookups,
+  ): readonly ToolRequest[] | Promise<readonly ToolRequest[]>;
+  /** Sends its declared `requests` (`erp.send`: only those) and makes the answer. */
+  run(
+    args: z.output<z.ZodMiniObject<S>>,
+    erp: ErpAccess,
+    requests: readonly ToolRequest[],
+  ): Promise<ToolAnswer>;
 }
 
 /**
@@ -215,12 +235,13 @@ export interface ToolDefinition<S extends Shape = Shape, N extends string = stri
  * Every tool reaches an ERP, a world outside the proxy (`openWorldHint`).
  */
 function tool<const N extends string, S extends Shape>(
-  definition: Omit<ToolDefinition<S, N>, 'annotations' | 'writes' | 'input'> & {
+  definition: Omit<ToolDefinition<S, N>, 'annotations' | 'writes' | 'input' | 'lookups'> & {
     readonly input: () => S;
+    readonly lookups?: readonly LookupName[];
     readonly changes?: { readonly destructive: boolean; readonly idempotent: boolean };
   },
 ): ToolDefinition<Shape, N> {
-  const { changes, input, ...rest } = definition;
+  const { changes, input, lookups = [], ...rest } = definition;
   // Every tool that writes takes an optional idempotency_key (README, "Retrying writes safely").
   const shape =
     changes === undefined ? input : () => ({ ...input(), idempotency_key: idempotencyKeyArgument() });
@@ -234,6 +255,7 @@ function tool<const N extends string, S extends Shape>(
   return {
     ...rest,
     input: lazily(() => z.strictObject(shape())),
+    lookups,
     annotations,
     writes: changes !== undefined,
   } as unknown as ToolDefinition<Shape, N>;
@@ -347,22 +369,26 @@ const searchRead = tool({
     context: z.optional(context()),
   }),
   outputSchema: RECORDS_OUTPUT,
-  async run(args, erp) {
-    const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
-    const at = args.offset ?? 0;
-    const records = await erp.named(
-      args.model,
-      'search_read',
-      present({
-        domain: args.domain ?? [],
-        fields: await fieldsToRead(erp, args.model, args.fields),
-        limit: pageLimit,
-        offset: at,
-        order: args.order,
-        context: readContext(args.context),
-      }),
-    );
-    return page('search_read', records, at, pageLimit);
+  lookups: ['fieldsToRead'],
+  async declare(args, lookups) {
+    return [
+      {
+        model: args.model,
+        method: 'search_read',
+        kwargs: present({
+          domain: args.domain ?? [],
+          fields: await lookups.fieldsToRead(args.model, args.fields),
+          limit: args.limit ?? DEFAULT_SEARCH_LIMIT,
+          offset: args.offset ?? 0,
+          order: args.order,
+          context: readContext(args.context),
+        }),
+      },
+    ];
+  },
+  async run(args, erp, [request]) {
+    const records = await erp.send(request);
+    return page('search_read', records, args.offset ?? 0, args.limit ?? DEFAULT_SEARCH_LIMIT);
   },
 });
 
@@ -377,16 +403,22 @@ const read = tool({
     context: z.optional(context()),
   }),
   outputSchema: READ_OUTPUT,
-  async run(args, erp) {
-    const { value: records, facts } = await erp.named(
-      args.model,
-      'read',
-      present({
-        ids: args.ids,
-        fields: await fieldsToRead(erp, args.model, args.fields),
-        context: readContext(args.context),
-      }),
-    );
+  lookups: ['fieldsToRead'],
+  async declare(args, lookups) {
+    return [
+      {
+        model: args.model,
+        method: 'read',
+        kwargs: present({
+          ids: args.ids,
+          fields: await lookups.fieldsToRead(args.model, args.fields),
+          context: readContext(args.context),
+        }),
+      },
+    ];
+  },
+  async run(args, erp, [request]) {
+    const { value: records, facts } = await erp.send(request);
     const fitted = fitJson(records);
     if (fitted.kept === undefined)
       return { json: fitted.json, structured: structuredAs('records', fitted.json), facts };
@@ -411,12 +443,15 @@ const searchCount = tool({
   description: 'Count the records of a model that match a domain.',
   input: () => ({ model: model(), domain: z.optional(domain()), context: z.optional(context()) }),
   outputSchema: COUNT_OUTPUT,
-  async run(args, erp) {
-    const count = await erp.named(
-      args.model,
-      'search_count',
-      present({ domain: args.domain ?? [], context: args.context }),
-    );
+  declare: (args) => [
+    {
+      model: args.model,
+      method: 'search_count',
+      kwargs: present({ domain: args.domain ?? [], context: args.context }),
+    },
+  ],
+  async run(_args, erp, [request]) {
+    const count = await erp.send(request);
     return { ...whole(count), structured: { count: count.value } };
   },
 });
@@ -492,71 +527,94 @@ const RECORD_COUNT = 'record_count';
 const readGroupAlias = (_aggregate: string, index: number): string => `aggregate_${index}`;
 
 /** `aggregate` on ERP 16-18 (and 19+ without formatted_read_group): `read_group`, not lazy. */
-async function readGroup(
-  erp: ErpAccess,
-  args: AggregateArgs,
-  at: number,
-  pageLimit: number,
-): Promise<ErpReply<Record<string, unknown>[]>> {
+function readGroup(args: AggregateArgs): ToolRequest {
   const fields = args.aggregates.map((spec, index) => {
     const [field = '', func = ''] = spec.split(':');
     return `${readGroupAlias(spec, index)}:${func}(${field})`;
   });
   if (ordersByCount(args.order)) fields.push(`${RECORD_COUNT}:count(id)`);
-  const { value: rows, facts } = await erp.named(
-    args.model,
-    'read_group',
-    present({
+  return {
+    model: args.model,
+    method: 'read_group',
+    kwargs: present({
       domain: args.domain,
       fields,
       groupby: [...args.groupBy],
-      offset: at,
-      limit: pageLimit,
+      offset: args.at,
+      limit: args.pageLimit,
       orderby: groupOrder(args.order, args.aggregates, readGroupAlias, RECORD_COUNT),
       lazy: false,
       context: readContext(args.context),
     }),
-  );
-  const value = (Array.isArray(rows) ? rows : []).map((row) =>
-    groupRow(row, args.groupBy, args.aggregates, readGroupAlias),
-  );
-  return { value, facts };
+  };
 }
 
-/** `aggregate` on ERP 19+: `formatted_read_group`, whose aggregates are named `field:agg` already. */
-async function formattedReadGroup(
-  erp: ErpAccess,
-  args: AggregateArgs,
-  at: number,
-  pageLimit: number,
-): Promise<ErpReply<Record<string, unknown>[]>> {
-  const same = (aggregate: string): string => aggregate;
-  const { value: rows, facts } = await erp.named(
-    args.model,
-    'formatted_read_group',
-    present({
+/** The same aggregate name: formatted_read_group's aggregates are named `field:agg` already. */
+const sameAggregate = (aggregate: string): string => aggregate;
+
+/** `aggregate` on ERP 19+: `formatted_read_group`. */
+function formattedReadGroup(args: AggregateArgs): ToolRequest {
+  return {
+    model: args.model,
+    method: 'formatted_read_group',
+    kwargs: present({
       domain: args.domain,
       groupby: [...args.groupBy],
       aggregates: ['__count', ...args.aggregates],
-      offset: at,
-      limit: pageLimit,
-      order: groupOrder(args.order, args.aggregates, same, '__count'),
+      offset: args.at,
+      limit: args.pageLimit,
+      order: groupOrder(args.order, args.aggregates, sameAggregate, '__count'),
       context: readContext(args.context),
     }),
-  );
-  const value = (Array.isArray(rows) ? rows : []).map((row) =>
-    groupRow(row, args.groupBy, args.aggregates, same),
-  );
-  return { value, facts };
+  };
+}
+
+/** The groups of a `read_group` or `formatted_read_group` answer, as `aggregate` answers them. */
+function groupsOf(
+  args: AggregateArgs,
+  sent: ToolRequest,
+  reply: ErpReply,
+): ErpReply<Record<string, unknown>[]> {
+  const keyOf = sent.method === 'read_group' ? readGroupAlias : sameAggregate;
+  const rows = Array.isArray(reply.value) ? reply.value : [];
+  return {
+    value: rows.map((row) => groupRow(row, args.groupBy, args.aggregates, keyOf)),
+    facts: reply.facts,
+  };
 }
 
 interface AggregateArgs {
   readonly model: string;
+  readonly at: number;
+  readonly pageLimit: number;
   readonly domain: readonly unknown[];
   readonly groupBy: readonly string[];
   readonly aggregates: readonly string[];
   readonly order: string | undefined;
   readonly context: Record<string, unknown> | undefined;
+}
+
+/** What `aggregate`'s requests are built from. */
+function aggregateArgs(args: {
+  readonly model: string;
+  readonly domain?: readonly unknown[] | undefined;
+  readonly group_by: readonly string[];
+  readonly aggregates?: readonly string[] | undefined;
+  readonly order?: string | undefined;
+  readonly limit?: number | undefined;
+  readonly offset?: number | undefined;
+  readonly context?: Record<string, unknown> | undefined;
+}): AggregateArgs {
+  return {
+    model: args.model,
+    at: args.offset ?? 0,
+    pageLimit: args.limit ?? DEFAULT_SEARCH_LIMIT,
+    domain: args.domain ?? [],
+    groupBy: args.group_by,
+    aggregates: args.aggregates ?? [],
+    order: args.order,
+    context: args.context,
+  };
 }
 
 const aggregate = tool({
@@ -615,32 +673,28 @@ const aggregate = tool({
     context: z.optional(context()),
   }),
   outputSchema: GROUPS_OUTPUT,
-  async run(args, erp) {
-    const pageLimit = args.limit ?? DEFAULT_SEARCH_LIMIT;
-    const at = args.offset ?? 0;
-    const request: AggregateArgs = {
-      model: args.model,
-      domain: args.domain ?? [],
-      groupBy: args.group_by,
-      aggregates: args.aggregates ?? [],
-      order: args.order,
-      context: args.context,
-    };
-    const major = majorVersion((await erp.version()).value);
-    let groups: ErpReply<Record<string, unknown>[]>;
-    if (major !== undefined && major >= 19) {
-      try {
-        groups = await formattedReadGroup(erp, request, at, pageLimit);
-      } catch (error) {
-        // A 19.0 build without formatted_read_group: read_group, still there (deprecated). From 20
-        // on read_group has another form (odoo/odoo#236332): formatted_read_group's error stands.
-        if (!(error instanceof ErpCallError) || error.code !== 404 || major >= 20) throw error;
-        groups = await readGroup(erp, request, at, pageLimit);
-      }
-    } else {
-      groups = await readGroup(erp, request, at, pageLimit);
+  lookups: ['version'],
+  async declare(args, lookups) {
+    const request = aggregateArgs(args);
+    const major = majorVersion(await lookups.version());
+    if (major === undefined || major < 19) return [readGroup(request)];
+    // A 19.0 build without formatted_read_group: read_group, still there (deprecated), after a 404.
+    // From 20 on read_group has another form (odoo/odoo#236332): formatted_read_group's error stands.
+    return major >= 20 ? [formattedReadGroup(request)] : [formattedReadGroup(request), readGroup(request)];
+  },
+  async run(args, erp, [first, fallback]) {
+    const request = aggregateArgs(args);
+    let sent = first;
+    let reply: ErpReply;
+    try {
+      reply = await erp.send(first);
+    } catch (error) {
+      if (fallback === undefined || !(error instanceof ErpCallError) || error.code !== 404) throw error;
+      sent = fallback;
+      reply = await erp.send(fallback);
     }
-    return page('aggregate', groups, at, pageLimit, 'groups');
+    const groups = groupsOf(request, sent as ToolRequest, reply);
+    return page('aggregate', groups, request.at, request.pageLimit, 'groups');
   },
 });
 
@@ -665,16 +719,19 @@ const fieldsGet = tool({
     context: z.optional(context()),
   }),
   outputSchema: FIELDS_OUTPUT,
-  async run(args, erp) {
-    const { value: answered, facts } = await erp.named(
-      args.model,
-      'fields_get',
-      present({
+  declare: (args) => [
+    {
+      model: args.model,
+      method: 'fields_get',
+      kwargs: present({
         allfields: args.fields,
         attributes: args.attributes ?? [...DEFAULT_FIELD_ATTRIBUTES],
         context: args.context,
       }),
-    );
+    },
+  ],
+  async run(args, erp, [request]) {
+    const { value: answered, facts } = await erp.send(request);
     const compacted =
       args.attributes === undefined ? compactFields(answered) : { description: answered, cut: [] };
     const fitted = fitJson(compacted.description);
@@ -754,20 +811,30 @@ const listModels = tool({
     offset: z.optional(offset()),
   }),
   outputSchema: MODELS_OUTPUT,
-  async run(args, erp) {
+  declare(args) {
+    const word = args.search?.trim();
+    return [
+      {
+        model: 'ir.model',
+        method: 'search_read',
+        kwargs: {
+          domain: [
+            ['transient', '=', false],
+            ...(word ? ['|', ['model', 'ilike', word], ['name', 'ilike', word]] : []),
+          ],
+          fields: ['model', 'name'],
+          order: 'model',
+          limit: args.limit ?? DEFAULT_MODELS_LIMIT,
+          offset: args.offset ?? 0,
+        },
+        catalogue: true,
+      },
+    ];
+  },
+  async run(args, erp, [request]) {
     const pageLimit = args.limit ?? DEFAULT_MODELS_LIMIT;
     const at = args.offset ?? 0;
-    const word = args.search?.trim();
-    const { value: records, facts } = await erp.modelCatalogue({
-      domain: [
-        ['transient', '=', false],
-        ...(word ? ['|', ['model', 'ilike', word], ['name', 'ilike', word]] : []),
-      ],
-      fields: ['model', 'name'],
-      order: 'model',
-      limit: pageLimit,
-      offset: at,
-    });
+    const { value: records, facts } = await erp.send(request);
     const models = Array.isArray(records)
       ? records.map((record) => ({
           model: (record as { model?: unknown }).model,
@@ -785,8 +852,14 @@ const erpVersion = tool({
   input: () => ({}),
   outputSchema: VERSION_OUTPUT,
   needs: 'url',
+  lookups: ['version'],
+  async declare(_args, lookups) {
+    // The version is the proxy's lookup, read at the policy step; the run answers it.
+    await lookups.version();
+    return [];
+  },
   async run(_args, erp) {
-    const { value: version, facts } = await erp.version();
+    const { value: version, facts } = await erp.erpVersion();
     const major = majorVersion(version);
     const protocol =
       major === undefined
@@ -805,12 +878,15 @@ const create = tool({
   description: 'Create one record of a model from its field values; answers the new id.',
   input: () => ({ model: model(), values: values(), context: z.optional(context()) }),
   changes: { destructive: false, idempotent: false },
-  async run(args, erp) {
-    const { value: created, facts } = await erp.named(
-      args.model,
-      'create',
-      present({ vals_list: [args.values], context: args.context }),
-    );
+  declare: (args) => [
+    {
+      model: args.model,
+      method: 'create',
+      kwargs: present({ vals_list: [args.values], context: args.context }),
+    },
+  ],
+  async run(_args, erp, [request]) {
+    const { value: created, facts } = await erp.send(request);
     // JSON-2 answers a list of ids; one record was created.
     return whole({ value: Array.isArray(created) && created.length === 1 ? created[0] : created, facts });
   },
@@ -822,15 +898,14 @@ const write = tool({
   description: 'Set field values on records of a model by their ids.',
   input: () => ({ model: model(), ids: ids(), values: values(), context: z.optional(context()) }),
   changes: { destructive: true, idempotent: true },
-  async run(args, erp) {
-    return whole(
-      await erp.named(
-        args.model,
-        'write',
-        present({ ids: args.ids, vals: args.values, context: args.context }),
-      ),
-    );
-  },
+  declare: (args) => [
+    {
+      model: args.model,
+      method: 'write',
+      kwargs: present({ ids: args.ids, vals: args.values, context: args.context }),
+    },
+  ],
+  run: async (_args, erp, [request]) => whole(await erp.send(request)),
 });
 
 const unlink = tool({
@@ -839,9 +914,10 @@ const unlink = tool({
   description: 'Delete records of a model by their ids.',
   input: () => ({ model: model(), ids: ids(), context: z.optional(context()) }),
   changes: { destructive: true, idempotent: true },
-  async run(args, erp) {
-    return whole(await erp.named(args.model, 'unlink', present({ ids: args.ids, context: args.context })));
-  },
+  declare: (args) => [
+    { model: args.model, method: 'unlink', kwargs: present({ ids: args.ids, context: args.context }) },
+  ],
+  run: async (_args, erp, [request]) => whole(await erp.send(request)),
 });
 
 const callMethod = tool({
@@ -874,14 +950,16 @@ const callMethod = tool({
     context: z.optional(context()),
   }),
   changes: { destructive: true, idempotent: false },
-  async run(args, erp) {
+  declare(args) {
     const named = present({ ...args.kwargs, context: args.context ?? args.kwargs?.context });
     if (args.args !== undefined && args.args.length > 0) {
+      // Positional: a record method's ids are its first argument.
       const positional = args.ids === undefined ? args.args : [args.ids, ...args.args];
-      return whole(await erp.positional(args.model, args.method, positional, named));
+      return [{ model: args.model, method: args.method, args: positional, kwargs: named }];
     }
-    return whole(await erp.named(args.model, args.method, present({ ...named, ids: args.ids })));
+    return [{ model: args.model, method: args.method, kwargs: present({ ...named, ids: args.ids }) }];
   },
+  run: async (_args, erp, [request]) => whole(await erp.send(request)),
 });
 
 /** Every tool, in the order `tools/list` gives them. */

@@ -20,13 +20,13 @@
  */
 import * as z from 'zod/mini';
 import { policyConfirms } from '../../core/confirm/policy.ts';
-import { confirmsTool } from '../../core/confirm/write-tools.ts';
 import { toolsForKey } from '../../core/key-policy-check.ts';
 import type { McpInbound } from '../../core/mcp/connection.ts';
 import type { McpDeps } from '../../core/mcp/erp-access.ts';
 import { runTool, type ToolCall, type ToolRun } from '../../core/mcp/run-tool.ts';
 import TOOL_INPUT_SCHEMAS from '../../core/mcp/tool-schemas.json' with { type: 'json' };
 import { declaredTool, type McpTool, offeredTools } from '../../core/mcp/tools.ts';
+import { confirmsTool } from '../../core/mcp/write-tools.ts';
 import type { RequestFacts } from '../../core/request-facts.ts';
 import { learnedBefore, withFacts } from '../../core/request-facts.ts';
 import { isJsonObject } from '../../platform/json.ts';

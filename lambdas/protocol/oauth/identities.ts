@@ -25,8 +25,8 @@
  */
 import * as z from 'zod/mini';
 import { checkConfirmPolicies } from '../../core/confirm/policy.ts';
-import { WRITE_TOOL_NAMES } from '../../core/confirm/write-tools.ts';
 import { type ErpConnection, headerValueRules } from '../../core/mcp/connection.ts';
+import { WRITE_TOOL_NAMES } from '../../core/mcp/write-tools.ts';
 import { baseUrl } from '../../core/schemas.ts';
 import {
   compileKeyPolicy,

@@ -30,8 +30,8 @@ import {
   refuseUnconfirmedWrite,
 } from '../../../lambdas/core/confirm/policy.ts';
 import type { ConfirmBinding } from '../../../lambdas/core/confirm/state.ts';
-import { needsConfirmation, WRITE_TOOL_NAMES } from '../../../lambdas/core/confirm/write-tools.ts';
 import { TOOLS } from '../../../lambdas/core/mcp/tools.ts';
+import { needsConfirmation, WRITE_TOOL_NAMES } from '../../../lambdas/core/mcp/write-tools.ts';
 import { createMcpRuntime } from '../../../lambdas/handlers/mcp.ts';
 import { createRuntime } from '../../../lambdas/handlers/runtime.ts';
 import { loadConfig, parseProxyKeys } from '../../../lambdas/platform/config.ts';

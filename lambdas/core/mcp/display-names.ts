@@ -1,19 +1,21 @@
 /**
- * @module core/confirm/display-names
+ * @module core/mcp/display-names
  * What the confirmation form reads of the ERP (core/confirm/form.ts): the model's display name
  * (`ir.model`'s `name`) and the records' display names (`read` of `display_name`, for the first
- * {@link MAX_LISTED_RECORDS} ids). The reads go through the tool call's `ErpAccess`, so the key's
- * (or identity's) policy checks them like any other ERP request; a read it refuses, or that the ERP
+ * {@link MAX_LISTED_RECORDS} ids). They are the proxy's own lookups (`ErpAccess.lookup`), never
+ * one of the tool's requests, and the key's (or identity's) policy checks them as it checks a
+ * request: never sent to a model or a database the key may not read, never asking for a field its
+ * `fields` rule denies; a read it refuses, or that the ERP
  * fails, leaves its name out (the form then shows the technical name, or the id alone) rather than
  * keeping the person from being asked.
  */
-import type { ErpAccess } from '../mcp/erp-access.ts';
-import { type FormFacts, MAX_LISTED_RECORDS, recordIds } from './form.ts';
+import { type FormFacts, MAX_LISTED_RECORDS, recordIds } from '../confirm/form.ts';
+import type { ErpAccess } from './erp-access.ts';
 
 /** The model's display name, when the ERP tells it. */
 async function modelName(erp: ErpAccess, model: string): Promise<string | undefined> {
   try {
-    const { value } = await erp.named('ir.model', 'search_read', {
+    const { value } = await erp.lookup('ir.model', 'search_read', {
       domain: [['model', '=', model]],
       fields: ['name'],
       limit: 1,
@@ -34,7 +36,7 @@ async function recordNames(
   const names = new Map<number, string>();
   if (ids.length === 0) return names;
   try {
-    const { value } = await erp.named(model, 'read', {
+    const { value } = await erp.lookup(model, 'read', {
       ids: ids.slice(0, MAX_LISTED_RECORDS),
       fields: ['display_name'],
     });

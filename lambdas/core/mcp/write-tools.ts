@@ -1,12 +1,12 @@
 /**
- * @module core/confirm/write-tools
+ * @module core/mcp/write-tools
  * The `confirm` rule against the MCP tool declarations (core/mcp/tools.ts: the one list of tools and
  * of which ones write), for the functions that serve the tools: kept apart from core/confirm/policy.ts
  * so the execute, version and aux bundles, which need only that policy's shape, do not carry the
  * tool declarations (about 20 KB minified: docs/reference/performance.md).
  */
 import { isReadMethod, type KeyPolicy } from '../../platform/key-policy.ts';
-import { TOOLS } from '../mcp/tools.ts';
+import { TOOLS } from './tools.ts';
 
 /** The names of the declared tools that write, in declaration order (read from core/mcp/tools.ts). */
 export const WRITE_TOOL_NAMES: readonly string[] = Object.freeze(
