@@ -162,7 +162,7 @@ export class ErpProxyStack extends Stack {
   readonly licenseSecret: ISecret;
   /** The OAuth identity map's secret (`mcpOauthIssuers` set); `undefined` while OAuth is off. */
   readonly oauthIdentitiesSecret: ISecret | undefined;
-  /** The proxy's state (idempotency records, limit counters): DESIGN.md section 16. */
+  /** The proxy's state (idempotency records, limit counters): docs/design.md, "The proxy's state: the store". */
   readonly stateTable: Table;
   readonly accessLogs: LogGroup;
   readonly monitoring: Monitoring;

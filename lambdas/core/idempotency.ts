@@ -1,6 +1,6 @@
 /**
  * @module core/idempotency
- * Writes you can retry (DESIGN.md section 16; README, "Retrying writes safely"): a call that can
+ * Writes you can retry (docs/design.md, "The proxy's state: the store"; README, "Retrying writes safely"): a call that can
  * write and carries an `Idempotency-Key` runs at most once per key and caller. The first call is
  * recorded as in progress in the store (`platform/state/state-store.ts`) before the ERP is called; its
  * outcome decides the rest:

@@ -1,6 +1,6 @@
 /**
  * @module core/limits-check
- * The one place the proxy's limits decide (README, "Limits"; DESIGN.md section 16): before a call
+ * The one place the proxy's limits decide (README, "Limits"; docs/design.md, "Limits: protecting the ERP"): before a call
  * that would reach an ERP (an execute call, an MCP `tools/call`), after the key's policy and the
  * idempotency lookup, {@link admitCall} counts it against every rate limit that applies (the
  * caller key's, or an OAuth person's, and the ERP's) and takes one of the ERP's in-flight slots,

@@ -42,7 +42,7 @@ export interface RuntimeOverrides {
   readonly store?: StateStore;
 }
 
-/** What the functions that keep state add (execute-v1, execute-v2, mcp: DESIGN.md section 16). */
+/** What the functions that keep state add (execute-v1, execute-v2, mcp: docs/design.md, "The proxy's state: the store"). */
 export interface StateRuntime {
   /** The idempotency records' and limits' store; `undefined`: none configured (deployed without a table). */
   readonly store: StateStore | undefined;

@@ -177,7 +177,7 @@ export function embeddedIPv4(ip: IpAddress): IpAddress | undefined {
 /**
  * The address a connection to `ip` reaches, as the target policy decodes it: the IPv4 address an
  * IPv6 form carries ({@link embeddedIPv4}; an IPv4-mapped address already is IPv4), else `ip`
- * itself. One ERP, one identity: the limits key an ERP's budget by it (DESIGN.md section 17).
+ * itself. One ERP, one identity: the limits key an ERP's budget by it (docs/design.md, "Limits: protecting the ERP").
  */
 export function addressIdentity(ip: IpAddress): IpAddress {
   return embeddedIPv4(ip) ?? ip;

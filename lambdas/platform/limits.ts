@@ -1,6 +1,6 @@
 /**
  * @module platform/limits
- * The proxy's rate limits and in-flight caps as data (README, "Limits"; DESIGN.md section 16): the
+ * The proxy's rate limits and in-flight caps as data (README, "Limits"; docs/design.md, "Limits: protecting the ERP"): the
  * periods a limit counts over, the `limits` of a key's (or an OAuth identity's) policy, the
  * `ERP_TARGET_LIMITS` setting, the window arithmetic and the `Retry-After` / `RateLimit-Policy` /
  * `RateLimit` values of an answer. The decision itself (counting in the store) is
@@ -125,7 +125,7 @@ export function normalizeLimitHost(text: string): string | undefined {
 
 /**
  * The ERP a target URL names, as `ERP_TARGET_LIMITS` keys it (see {@link normalizeLimitHost}): one
- * budget per ERP whatever spelling of its address reaches it (DESIGN.md section 17). A host name
+ * budget per ERP whatever spelling of its address reaches it (docs/design.md, "Limits: protecting the ERP"). A host name
  * is not resolved: a name and an address are two budgets.
  */
 export function hostOfUrl(url: URL): string {

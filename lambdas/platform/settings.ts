@@ -314,7 +314,7 @@ export type SettingSource = 'env' | 'context';
 const ALL: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'aux', 'mcp'];
 /** The functions that call ERPs. */
 const UPSTREAM: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'version', 'mcp'];
-/** The functions that keep state in the store (DESIGN.md section 16): the only ones granted its table. */
+/** The functions that keep state in the store (docs/design.md, "The proxy's state: the store"): the only ones granted its table. */
 export const STATEFUL_FUNCTIONS: readonly FunctionName[] = ['execute-v1', 'execute-v2', 'mcp'];
 const STATEFUL = STATEFUL_FUNCTIONS;
 

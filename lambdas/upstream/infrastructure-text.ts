@@ -1,7 +1,7 @@
 /**
  * @module upstream/infrastructure-text
  * ERP error texts that name the ERP's own infrastructure, rewritten before they leave the proxy
- * (README, "ERP errors": "No infrastructure address in an answer"; DESIGN.md section 15).
+ * (README, "ERP errors": "No infrastructure address in an answer"; docs/design.md, "Upstream mapping").
  *
  * Odoo passes PostgreSQL's (libpq's) connection errors through as its own error text. On an
  * unknown database, Odoo 17-19 (libpq 14 and later) answer

@@ -3,16 +3,22 @@
  * routes (`POST /v2/erp/execute` and `POST /mcp` tools/call), for a key's limit and an ERP's limit
  * (`ERP_TARGET_LIMITS`: a rate, and `in_flight`), with and without an idempotency key: a call the
  * policy step refuses (model, database, target, API, read-only, a database outside a key's
- * companies; on execute method and field too) never counts, never takes a slot,
- * never reaches the ERP (the double counts its requests) and is never recorded under its key. On
- * /mcp a tool's ERP request refused by the method or field rules (read in the tool's run) is given
- * back its counts: it never costs quota either.
+ * companies, method, field: on /mcp the rules read the tool's declared ERP request, issue 55)
+ * never counts, never takes a slot, never reaches the ERP (the double counts its requests) and is
+ * never recorded under its key. And a key whose writes a person confirms is never asked about a
+ * call its method, field or company rule refuses: no form, no count, no slot, no ERP request.
  */
 import { describe, expect, it } from 'vitest';
 import { FIELDS_GET_KWARGS } from '../../lambdas/core/policy/erp-fields.ts';
 import type { ErpDouble } from '../erp-double/types.ts';
 import { type Envelope, USERS, useErpDouble, withProxy } from '../support/fixtures.ts';
-import { erpHeaders, isError, toolError, withMcpClient } from '../support/mcp-client.ts';
+import {
+  erpHeaders,
+  isError,
+  toolError,
+  withConfirmingClient,
+  withMcpClient,
+} from '../support/mcp-client.ts';
 import type { ProxyHarness } from '../support/proxy-harness.ts';
 
 const admin = USERS.adminA;
@@ -71,7 +77,7 @@ const REFUSED: readonly Refused[] = [
 
 /**
  * The ERP calls that reached the double (JSON-2: the execute API and the tools on ERP 19), the
- * proxy's own field lookups for the field rules left out (DESIGN.md section 17: not the caller's calls).
+ * proxy's own field lookups for the field rules left out (docs/design.md, "The order of checks": not the caller's calls).
  */
 function erpCalls(double: ErpDouble): number {
   return double.requests.filter(
@@ -135,17 +141,12 @@ const mcp: Route = (proxy, double, call) =>
 
 const ROUTES = { 'POST /v2/erp/execute': execute, 'POST /mcp tools/call': mcp } as const;
 
-/**
- * Every refused call of the matrix on `route`: each -32008. `contentRules`: the method and field
- * rules too (execute reads them at the policy step; a tool's run reads them on its ERP request,
- * after the limits took the call's in-flight slot, and gives its counts back).
- */
+/** Every refused call of the matrix on `route` (the method and field rules' included): each -32008. */
 async function sendRefused(
   route: Route,
   proxy: ProxyHarness,
   double: ErpDouble,
   keyed: boolean,
-  contentRules = true,
 ): Promise<readonly (number | undefined)[]> {
   const codes = await Promise.all(
     REFUSED.map((refused) =>
@@ -156,22 +157,19 @@ async function sendRefused(
       }),
     ),
   );
-  const ruled =
-    route === execute || contentRules
-      ? await Promise.all(
-          [
-            { key: KEYS.methods, write: keyed },
-            { key: KEYS.fields, write: true },
-          ].map((refused) =>
-            route(proxy, double, {
-              ...refused,
-              model: 'res.partner',
-              db: 'erp_a',
-              idempotencyKey: keyFor(keyed),
-            }),
-          ),
-        )
-      : [];
+  const ruled = await Promise.all(
+    [
+      { key: KEYS.methods, write: keyed },
+      { key: KEYS.fields, write: true },
+    ].map((refused) =>
+      route(proxy, double, {
+        ...refused,
+        model: 'res.partner',
+        db: 'erp_a',
+        idempotencyKey: keyFor(keyed),
+      }),
+    ),
+  );
   // The API rule: a v1-only key on this route (the chain's step on /mcp, the gate's on execute).
   if (route !== execute) return [...codes, ...ruled];
   return [
@@ -227,7 +225,7 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
             idempotencyKey: undefined,
           });
           expect(reader).toBeUndefined();
-          // The field rule's refusal (on /mcp, read in the tool's run) gave its count back too.
+          // The field rule's refusal did not count either.
           const fields = await route(proxy, double, {
             key: KEYS.fields,
             model: 'res.partner',
@@ -282,9 +280,9 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
             const served = route(proxy, double, { ...allowed, idempotencyKey: keyFor(keyed) });
             // Wait until the served call holds the slot (it reached the ERP).
             await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
-            // A tool's method and field refusals come in its run, after the slot: not sent here.
-            const codes = await sendRefused(route, proxy, double, keyed, false);
-            expect(codes.every((code) => code === -32008)).toBe(true);
+            // Every rule refuses before the limits, on both routes: -32008, never -32004.
+            const codes = await sendRefused(route, proxy, double, keyed);
+            expect(codes).toEqual(Array((route === execute ? 8 : 7) as number).fill(-32008));
             expect(await served).toBeUndefined();
             expect(erpCalls(double)).toBe(1);
             expect(double.maxInFlight).toBe(1);
@@ -294,5 +292,111 @@ describe.each(Object.entries(ROUTES))('%s: a call the policy refuses', (_name, r
         },
       );
     });
+  });
+});
+
+/** Keys whose writes a person confirms, each with one rule that refuses the create below, and one call a day. */
+const CONFIRMING = {
+  method: 'gate-confirm-method-0123456789abcdef',
+  field: 'gate-confirm-field-0123456789abcdef',
+  company: 'gate-confirm-company-0123456789abcdef',
+  /** Without a policy: its call holds the ERP's slot. */
+  holder: 'gate-confirm-holder-0123456789abcdef',
+} as const;
+
+/** A confirming key's entry: its one rule, `confirm: "writes"` and one call a day. */
+const confirming = (name: string, key: string, rule: Record<string, unknown>) => ({
+  name,
+  key,
+  policy: { ...rule, confirm: 'writes', limits: [{ requests: 1, per: 'day' }] },
+});
+
+const CONFIRMING_KEYS = JSON.stringify({
+  keys: [
+    confirming('method', CONFIRMING.method, { methods: { 'res.partner': ['search_count'] } }),
+    confirming('field', CONFIRMING.field, { fields: { 'res.partner': { deny: ['email'] } } }),
+    confirming('company', CONFIRMING.company, { companies: { erp_a: [1] } }),
+    { name: 'holder', key: CONFIRMING.holder },
+  ],
+});
+
+/** The create each confirming key's rule refuses: a method it does not list, a denied field, a company it does not name. */
+const REFUSED_CREATES = [
+  { rule: 'method', key: CONFIRMING.method, values: { name: 'Gate confirm' } },
+  { rule: 'field', key: CONFIRMING.field, values: { name: 'Gate confirm', email: 'gate@example.com' } },
+  { rule: 'company', key: CONFIRMING.company, values: { name: 'Gate confirm', company_id: 2 } },
+] as const;
+
+describe('POST /mcp tools/call: a confirming key is never asked about a call a rule refuses', () => {
+  const double = useErpDouble({ mode: '19' });
+
+  describe.each([false, true])('with an idempotency key: %s', (keyed) => {
+    it.each(REFUSED_CREATES)(
+      "the $rule rule: -32008 with no form, under an in-flight cap held by another call, and the day's call left free",
+      async ({ rule, key, values }) => {
+        await withProxy(
+          {
+            env: {
+              PROXY_API_KEY: '',
+              PROXY_API_KEYS: CONFIRMING_KEYS,
+              MCP_WRITE_TOOLS: 'true',
+              ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
+            },
+          },
+          async (proxy) => {
+            double.reset();
+            const headers = {
+              'x-api-key': key,
+              ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey }),
+            };
+            const idempotencyKey = keyFor(keyed);
+            await withConfirmingClient(proxy.url, headers, 'accept', async (client, forms) => {
+              // Another key's call holds the ERP's one slot.
+              double.setDelay(1_500);
+              const served = withMcpClient(
+                proxy.url,
+                {
+                  'x-api-key': CONFIRMING.holder,
+                  ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey }),
+                },
+                async (other) =>
+                  isError(
+                    await other.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
+                  ),
+              );
+              try {
+                await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
+                const result = await client.callTool({
+                  name: 'create',
+                  arguments: {
+                    model: 'res.partner',
+                    values,
+                    ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
+                  },
+                });
+                const error = toolError(result);
+                expect(error.code).toBe(-32008);
+                expect(error.message).toContain(
+                  rule === 'method' ? 'create' : rule === 'field' ? 'email' : 'compan',
+                );
+                expect(await served).toBe(false);
+              } finally {
+                double.setDelay(0);
+              }
+              // Nobody was asked; only the other key's read reached the ERP.
+              expect(forms).toEqual([]);
+              expect(erpCalls(double)).toBe(1);
+              // The key's one call a day is still there: the refusal did not count.
+              const read = await client.callTool({
+                name: 'search_count',
+                arguments: { model: 'res.partner' },
+              });
+              expect(isError(read)).toBe(false);
+              expect(erpCalls(double)).toBe(2);
+            });
+          },
+        );
+      },
+    );
   });
 });

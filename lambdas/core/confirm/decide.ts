@@ -1,7 +1,7 @@
 /**
  * @module core/confirm/decide
  * What the gate's confirmation step does with a call that needs a person's confirmation
- * (docs/guide/confirmations.md; DESIGN.md section 17): from the call's protocol facts (its revision, the
+ * (docs/guide/confirmations.md; docs/design.md, "The order of checks"): from the call's protocol facts (its revision, the
  * client's declared elicitation, the `requestState` and `inputResponses` it sent back) and the call
  * itself, one {@link Confirmation}:
  *

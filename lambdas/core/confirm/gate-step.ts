@@ -1,6 +1,6 @@
 /**
  * @module core/confirm/step
- * The gate's `confirmation` step (core/gate.ts; DESIGN.md section 17), between the idempotency
+ * The gate's `confirmation` step (core/gate.ts; docs/design.md, "The order of checks"), between the idempotency
  * lookup and the limits, for a call that needs a person's confirmation: it ends the call, or hands
  * it on with its run rewritten.
  *

@@ -1,6 +1,6 @@
 /**
  * @module platform/state/state-store-choice
- * Which store the configuration names (DESIGN.md section 16): deployed, the stack's DynamoDB table;
+ * Which store the configuration names (docs/design.md, "The proxy's state: the store"): deployed, the stack's DynamoDB table;
  * locally, the embedded store unless the settings name a table and an endpoint. The DynamoDB store
  * is loaded on the first call that needs it, never at cold start.
  */

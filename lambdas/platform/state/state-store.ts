@@ -1,6 +1,6 @@
 /**
  * @module platform/state/state-store
- * The proxy's one piece of memory (DESIGN.md section 16; docs/design.md, "The proxy's state"): the
+ * The proxy's one piece of memory (docs/design.md, "The proxy's state: the store"): the
  * port both of its users talk to, idempotency records (`core/idempotency.ts`) and the limits'
  * counters and in-flight slots. Its two implementations: the DynamoDB table of the stack
  * (`state-store-dynamodb.ts`, loaded on the first call that needs it) and an embedded in-process
