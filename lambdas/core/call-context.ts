@@ -28,13 +28,16 @@ export interface Metered<T> {
  * them under load, each a little more work for the garbage collector). The upstream facts (status,
  * time, protocol) come back with the value, or ride on the error it throws. `stripDebug` is the
  * execute APIs' `ERP_STRIP_DEBUG`: only their answers carry the ERP's error data (the version
- * endpoints and the MCP tools never do, so their functions do not read the setting).
+ * endpoints and the MCP tools never do, so their functions do not read the setting). `before`:
+ * what an earlier phase of the same call measured (an MCP tool's lookups at the policy step), which
+ * its upstream facts add up with.
  */
 export async function withCallContext<T>(
   inbound: InboundCall,
   config: Config,
   call: (callContext: CallContext) => Promise<T>,
   stripDebug = false,
+  before?: UpstreamFacts,
 ): Promise<Metered<T>> {
   const remaining = inbound.remainingMs?.();
   const timeoutMs = upstreamTimeoutMs({
@@ -49,7 +52,7 @@ export async function withCallContext<T>(
     () => deadline.abort(new DOMException('The upstream time budget is spent.', 'TimeoutError')),
     timeoutMs,
   );
-  const meter = new UpstreamMeter();
+  const meter = new UpstreamMeter(before);
   try {
     const value = await call({
       signal: deadline.signal,

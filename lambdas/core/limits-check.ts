@@ -207,8 +207,8 @@ export async function admitCall(
     return failedOpen();
   }
 
-  /** The headers of the answer; `givenBack`: a refused call's counts are given back, so not left. */
-  const headersOf = (givenBack: boolean): Record<string, string> =>
+  /** The headers of the answer; `uncounted`: a refused call's counts were taken back, so they are left. */
+  const headersOf = (uncounted: boolean): Record<string, string> =>
     rateLimitHeaders(
       rates.map(
         (rate, index): RateLimitReport => ({
@@ -217,7 +217,7 @@ export async function admitCall(
           remaining:
             rate.limit.requests -
             (results[index]?.count ?? 0) +
-            (givenBack && results[index]?.counted ? 1 : 0),
+            (uncounted && results[index]?.counted ? 1 : 0),
           resetSeconds: retryAfterSeconds(now, windows[index]?.endMs ?? now),
         }),
       ),

@@ -9,7 +9,6 @@
  * `createRuntime(config, overrides)`: one logger, one metrics store, one HTTP client shared by
  * all handlers.
  */
-
 import type { ForwardDeps } from '../core/forward.ts';
 import { WRITE_TOOL_NAMES } from '../core/mcp/write-tools.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';

@@ -70,6 +70,13 @@ export class UpstreamMeter {
   private ms: number | undefined;
   private protocol: UpstreamProtocol | undefined;
 
+  /** `before`: what an earlier phase of the same call measured (an MCP tool's policy-step lookups). */
+  constructor(before?: UpstreamFacts) {
+    this.status = before?.upstreamStatus;
+    this.ms = before?.upstreamMs;
+    this.protocol = before?.upstreamProtocol;
+  }
+
   /** The transport about to serve the call. */
   servedBy(protocol: UpstreamProtocol): void {
     this.protocol = protocol;

@@ -164,6 +164,9 @@ describe('declared requests are what a tool sends', () => {
           if (!tool.writes)
             for (const declaredRequest of declared.requests)
               expect(isReadMethod(declaredRequest.method), declaredRequest.method).toBe(true);
+          // A tool with a method of its own (asked before its lookups) declares only that method.
+          if (tool.method !== undefined)
+            for (const declaredRequest of declared.requests) expect(declaredRequest.method).toBe(tool.method);
           const error = await tool
             .run(
               parsed.data as never,
@@ -203,6 +206,7 @@ describe('declared requests are what a tool sends', () => {
     const declared = {
       requests: [search],
       ruled: new Map([[search, await reader.rule(search)]]),
+      refused: new Map(),
       version: undefined,
     };
     const running = new ErpAccess(request, deps, CONTEXT, { name: 'search_read', writes: false }, declared);
@@ -251,4 +255,32 @@ describe('declared requests are what a tool sends', () => {
       expect(sent).toEqual([]);
     },
   );
+
+  it("aggregate's conditional read_group: a rule refusing it does not refuse the call; it refuses only if the run needs it", async () => {
+    const aggregate = TOOLS.find((tool) => tool.name === 'aggregate');
+    if (aggregate === undefined) throw new Error('aggregate is declared');
+    const [entry] = parseProxyKeys(
+      JSON.stringify({
+        keys: [
+          {
+            name: 'k',
+            key: 'key-0123456789abcdef',
+            policy: { methods: { 'res.partner': ['formatted_read_group'] } },
+          },
+        ],
+      }),
+    );
+    const args = { model: 'res.partner', group_by: ['country_id'] };
+    for (const withoutFormatted of [false, true]) {
+      const { deps, sent } = recordingErp(19, withoutFormatted);
+      const run = await runTool({ tool: aggregate, args }, inbound(entry?.policy), deps);
+      if (withoutFormatted) {
+        // formatted_read_group 404'd; the read_group the key's methods do not list is refused, not sent.
+        expect(run.outcome.ok ? '' : run.outcome.text).toContain('method read_group is not in');
+      } else {
+        expect(run.outcome.ok).toBe(true);
+      }
+      expect(sent.map((call) => call.method)).toEqual(['formatted_read_group']);
+    }
+  });
 });

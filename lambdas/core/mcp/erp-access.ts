@@ -141,6 +141,8 @@ export interface RuledRequest extends RuledCall {
 export interface DeclaredRequests {
   readonly requests: readonly ToolRequest[];
   readonly ruled: ReadonlyMap<ToolRequest, RuledRequest>;
+  /** The conditional requests a rule refused, with their refusal (thrown if the run sends one). */
+  readonly refused: ReadonlyMap<ToolRequest, unknown>;
   readonly version: ErpVersion | undefined;
 }
 
@@ -148,11 +150,19 @@ export interface DeclaredRequests {
 export const NOTHING_DECLARED: DeclaredRequests = Object.freeze({
   requests: Object.freeze([]),
   ruled: new Map(),
+  refused: new Map(),
   version: undefined,
 });
 
+/** What a tool's run may do with the ERP: send its declared requests, read the version its lookup read. */
+export interface ToolAccess {
+  send(request: ToolRequest | undefined): Promise<ErpReply>;
+  /** The ERP's version as the policy step's lookup read it (a tool that names the `version` lookup). */
+  lookedUpVersion(): ErpReply<ErpVersion>;
+}
+
 /** The ERP calls of one phase of a tool call, within one time budget (`context`). */
-export class ErpAccess implements ToolLookups {
+export class ErpAccess implements ToolLookups, ToolAccess {
   private connected: { readonly connection: ErpConnection; readonly facts: ErpFacts } | undefined;
   private looked: Promise<ErpReply<ErpVersion>> | undefined;
 
@@ -210,14 +220,12 @@ export class ErpAccess implements ToolLookups {
   }
 
   /**
-   * The key policy's rules on `call` (README, "Key policies"), as execute asks them: the model and
-   * method exactly as they are sent, whether it writes, the target and the database
-   * (`checkModel: false` only for `list_models`' catalogue, narrowed instead), then its `fields`
-   * and `companies` rules: the call as it is sent and its answer's filter.
+   * The key's policy on `call` as execute asks it (README, "Key policies"): the model and method
+   * exactly as they are sent, whether it writes, the target and the database (`checkModel: false`
+   * only for `list_models`' catalogue, narrowed instead).
    */
-  private async ruledCall(call: ErpCall, checkModel: boolean): Promise<RuledCall> {
-    const policy = this.inbound.keyPolicy;
-    const pending = checkKeyPolicy(policy, {
+  private async allowedByKey(call: ErpCall, checkModel: boolean): Promise<void> {
+    const pending = checkKeyPolicy(this.inbound.keyPolicy, {
       ...(checkModel ? { model: call.model } : {}),
       method: call.method,
       writes: callWrites(call),
@@ -225,6 +233,11 @@ export class ErpAccess implements ToolLookups {
       db: call.db,
     });
     if (pending !== undefined) await pending;
+  }
+
+  /** The key's `fields` and `companies` rules on `call` (core/policy/call-rules.ts): as it is sent, and its answer's filter. */
+  private contentRuled(call: ErpCall): Promise<RuledCall> | RuledCall {
+    const policy = this.inbound.keyPolicy;
     if (!hasContentRules(policy)) return { call, answer: undefined };
     const transport = this.transportOf(call);
     const version = this.deps.versions.cached(call.baseUrl)?.version;
@@ -238,13 +251,6 @@ export class ErpAccess implements ToolLookups {
    * `MCP_WRITE_TOOLS=false`, announced read-only, offered to a read key): an internal error.
    */
   async rule(request: ToolRequest): Promise<RuledRequest> {
-    if (!this.tool.writes && !isReadMethod(request.method)) {
-      throw new InternalError(
-        new Error(
-          `The tool ${this.tool.name}, declared without writes, declares ${request.method}, which is not a read method.`,
-        ),
-      );
-    }
     const models = request.catalogue ? this.inbound.keyPolicy?.models : undefined;
     const domain = request.kwargs.domain;
     const kwargs =
@@ -253,12 +259,21 @@ export class ErpAccess implements ToolLookups {
         : { ...request.kwargs, domain: [...modelListDomain(models), ...domain] };
     const { call, facts } = this.erpCall(request, kwargs);
     return learnedBefore(facts, async () => {
-      const ruled = await this.ruledCall(call, request.catalogue !== true);
-      if (ruled.call.argsJson !== undefined && ruled.call.uid === undefined) {
-        // ERP 16-18 take positional arguments over execute_kw only, which needs the user's id.
-        const major = await this.knownMajor(ruled.call.baseUrl, ruled.call.db);
+      if (!this.tool.writes && !isReadMethod(request.method)) {
+        throw new InternalError(
+          new Error(
+            `The tool ${this.tool.name}, declared without writes, declares ${request.method}, which is not a read method.`,
+          ),
+        );
+      }
+      await this.allowedByKey(call, request.catalogue !== true);
+      if (call.argsJson !== undefined && call.uid === undefined) {
+        // ERP 16-18 take positional arguments over execute_kw only, which needs the user's id
+        // (asked before the content rules, whose lookups would fail on the way without it).
+        const major = await this.knownMajor(call.baseUrl, call.db);
         if (major !== undefined && major < FIRST_JSON2_MAJOR) throw missingUserId(major, this.inbound.erp);
       }
+      const ruled = await this.contentRuled(call);
       const narrow =
         models === undefined
           ? undefined
@@ -279,6 +294,8 @@ export class ErpAccess implements ToolLookups {
    * internal error (logged, -32603), as a tool's bug.
    */
   async send(request: ToolRequest | undefined): Promise<ErpReply> {
+    // A conditional request a rule refused: its refusal, now that the run needs it.
+    if (request !== undefined && this.declared.refused.has(request)) throw this.declared.refused.get(request);
     const ruled = request === undefined ? undefined : this.declared.ruled.get(request);
     if (ruled === undefined) {
       const what = request === undefined ? 'a request' : `${request.model}.${request.method}`;
@@ -307,25 +324,22 @@ export class ErpAccess implements ToolLookups {
     }
     const { call, facts } = this.erpCall({ model, method }, kwargs);
     return learnedBefore(facts, async () => {
-      const ruled = await this.ruledCall(call, true);
+      await this.allowedByKey(call, true);
+      const ruled = await this.contentRuled(call);
       return { value: await this.sendNamed(ruled.call, ruled.answer), facts };
     });
   }
 
   /**
    * The proxy's own `fields_get` of `model` (the read tools' field list, kept per target: the key's
-   * denied fields are taken out of it after, {@link deniedFields}): the key's policy as for any
-   * call, no answer filter.
+   * denied fields are taken out of it after, {@link deniedFields}), never sent to a model, target
+   * or database the key may not use (the `methods` rule is the caller's own methods': this is
+   * the proxy's lookup), no answer filter.
    */
   async describe(model: string, kwargs: Record<string, unknown>): Promise<ErpReply> {
     const { call, facts } = this.erpCall({ model, method: 'fields_get' }, kwargs);
     return learnedBefore(facts, async () => {
-      const pending = checkKeyPolicy(this.inbound.keyPolicy, {
-        model,
-        method: 'fields_get',
-        target: call.baseUrl,
-        db: call.db,
-      });
+      const pending = checkKeyPolicy(this.inbound.keyPolicy, { model, target: call.baseUrl, db: call.db });
       if (pending !== undefined) await pending;
       return { value: await this.withVersionOn401(this.sendNamed(call, undefined)), facts };
     });
@@ -412,6 +426,17 @@ export class ErpAccess implements ToolLookups {
       if (error instanceof BadUpstreamResponseError) return undefined;
       throw error;
     }
+  }
+
+  /** The version the policy step's lookup read, with its facts; a tool that did not name the lookup: a bug. */
+  lookedUpVersion(): ErpReply<ErpVersion> {
+    const version = this.declared.version;
+    if (version === undefined) {
+      throw new InternalError(new Error(`The tool ${this.tool.name} reads a version it did not look up.`));
+    }
+    const url = erpUrl(this.inbound.erp);
+    const db = erpDatabase(this.inbound.erp);
+    return { value: version, facts: { erpHost: url.host, ...(db === undefined ? {} : { erpDb: db }) } };
   }
 
   /** The ERP's version: the lookup {@link ToolLookups.version}. */

@@ -15,8 +15,9 @@
  * MCP result of its revision, and the facts into the request's.
  */
 import { PROXY_ERRORS } from '../../platform/error-table.ts';
-import { InternalError, ProxyError } from '../../platform/errors.ts';
+import { InternalError, KeyPolicyRefusedError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
+import type { UpstreamFacts } from '../../upstream/erp-transport.ts';
 import { withCallContext } from '../call-context.ts';
 import { checkConfirmable } from '../confirm/form.ts';
 import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
@@ -100,13 +101,19 @@ async function ranOnErp(
   request: McpInbound,
   deps: McpDeps,
   declared: DeclaredRequests,
+  looked: UpstreamFacts | undefined,
 ): Promise<ToolRun> {
-  const { value, upstream } = await withCallContext(request, deps.config, (context) =>
-    call.tool.run(
-      call.args as never,
-      new ErpAccess(request, deps, context, call.tool, declared),
-      declared.requests,
-    ),
+  const { value, upstream } = await withCallContext(
+    request,
+    deps.config,
+    (context) =>
+      call.tool.run(
+        call.args as never,
+        new ErpAccess(request, deps, context, call.tool, declared),
+        declared.requests,
+      ),
+    false,
+    looked,
   );
   const { facts, ...answer } = value;
   return {
@@ -115,10 +122,10 @@ async function ranOnErp(
   };
 }
 
-/** The method a write tool calls, for the read list and the key policy (`call_method`: its own). */
-function methodOf(call: ToolCall): string {
+/** The method a tool's requests are sent with, when it has one (`call_method`: its own). */
+function methodOf(call: ToolCall): string | undefined {
   const args = call.args as { readonly method?: unknown };
-  return call.tool.name === 'call_method' && typeof args.method === 'string' ? args.method : call.tool.name;
+  return call.tool.name === 'call_method' && typeof args.method === 'string' ? args.method : call.tool.method;
 }
 
 /**
@@ -133,7 +140,7 @@ function idempotencyKeyOf(call: ToolCall): string | undefined {
 
 /** Whether a tool call can write: a write tool, but a `call_method` of a method on the read list. */
 function toolWrites(call: ToolCall): boolean {
-  return call.tool.writes && !isReadMethod(methodOf(call));
+  return call.tool.writes && !isReadMethod(methodOf(call) ?? call.tool.name);
 }
 
 /**
@@ -153,7 +160,8 @@ function toolFingerprint(call: ToolCall, request: McpInbound): string {
 
 /**
  * The gate's question of a tool call, with its facts for the log line: the tool, the model it
- * names, the method of a write tool (`call_method`: its own), and the request's ERP connection
+ * names, the method its requests are sent with when it has one (`call_method`: its own; asked
+ * before any lookup of its declaration), and the request's ERP connection
  * (the `x-erp-*` headers, checked, or the OAuth identity's), known before it runs. `erp_version`
  * needs the URL alone (the database when given). Each ERP request the tool declares is asked
  * again with its own model and method ({@link declaredRequests}).
@@ -167,7 +175,7 @@ function toolQuestion(
     call.tool.needs === 'url' ? undefined : erpConnection(request.erp, request.presentedProxyKey);
   const target = connection?.baseUrl ?? erpUrl(request.erp);
   const db = connection === undefined ? erpDatabase(request.erp) : connection.db;
-  const method = call.tool.writes ? methodOf(call) : undefined;
+  const method = methodOf(call);
   const question: CallQuestion = {
     api: 'mcp',
     tool: call.tool,
@@ -212,8 +220,17 @@ export async function declaredRequests(call: ToolCall, access: ErpAccess): Promi
   const { tool } = call;
   const requests = await tool.declare(call.args as never, namedLookups(access, tool.lookups, tool.name));
   const ruled = new Map<ToolRequest, RuledRequest>();
-  for (const declared of requests) ruled.set(declared, await access.rule(declared));
-  return { requests, ruled, version: await access.versionRead() };
+  const refused = new Map<ToolRequest, unknown>();
+  for (const declared of requests) {
+    try {
+      ruled.set(declared, await access.rule(declared));
+    } catch (refusal) {
+      // A conditional request's refusal waits for the run to need it.
+      if (declared.conditional !== true || !(refusal instanceof KeyPolicyRefusedError)) throw refusal;
+      refused.set(declared, refusal);
+    }
+  }
+  return { requests, ruled, refused, version: await access.versionRead() };
 }
 
 /**
@@ -228,13 +245,14 @@ async function ruledTool(
   gateCall: GateCall<ToolRun>,
 ): Promise<GateCall<ToolRun>> {
   checkToolArguments(call, request, gateCall.question);
-  const { value: declared } = await withCallContext(request, deps.config, (context) =>
+  const { value: declared, upstream } = await withCallContext(request, deps.config, (context) =>
     declaredRequests(call, new ErpAccess(request, deps, context, call.tool)),
   );
   return {
     ...gateCall,
     requests: Array.from(declared.ruled.values(), (ruled) => ruled.call),
-    run: () => ranOrRefusedByErp(call, request, deps, declared),
+    // The lookups' upstream time adds up with the run's.
+    run: () => ranOrRefusedByErp(call, request, deps, declared, upstream),
   };
 }
 
@@ -268,9 +286,10 @@ async function ranOrRefusedByErp(
   request: McpInbound,
   deps: McpDeps,
   declared: DeclaredRequests,
+  looked?: UpstreamFacts,
 ): Promise<ToolRun> {
   try {
-    return await ranOnErp(call, request, deps, declared);
+    return await ranOnErp(call, request, deps, declared, looked);
   } catch (error) {
     if (error instanceof ErpCallError) return failedRun(call, request.erp, error);
     throw error;

@@ -27,6 +27,12 @@ export interface ToolRequest {
    * models), its domain and answer narrowed to the models the key may use instead.
    */
   readonly catalogue?: true;
+  /**
+   * Sent only when the run needs it (aggregate's read_group after formatted_read_group's 404 on an
+   * ERP 19.0 build without it): ruled with the others, but a rule's refusal of it does not refuse
+   * the call; it is thrown only if the run sends it.
+   */
+  readonly conditional?: true;
 }
 
 /** The proxy's lookups a declaration may read. */

@@ -18,7 +18,7 @@ import { majorVersion } from '../../upstream/version-client.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../idempotency.ts';
 import { MAX_NAME_LENGTH, METHOD_NAME, MODEL_NAME } from '../schemas.ts';
 import { fitJson, MAX_RESULT_WORDS, type ToolAnswer } from './answers.ts';
-import { type ErpAccess, ErpCallError, type ErpReply } from './erp-access.ts';
+import { ErpCallError, type ErpReply, type ToolAccess } from './erp-access.ts';
 import type { LookupName, ToolLookups, ToolRequest } from './tool-requests.ts';
 
 /** The most values of a selection `fields_get`'s default answer lists (longer ones: their count). */
@@ -210,6 +210,11 @@ export interface ToolDefinition<S extends Shape = Shape, N extends string = stri
   readonly writes: boolean;
   /** What of the request's ERP connection it needs: `url` (the database when given), or all of it (unset). */
   readonly needs?: 'url';
+  /**
+   * The method every request of it is sent with, when it has one (`call_method`: its `method`
+   * argument): asked with the tool's question, before any lookup of its declaration.
+   */
+  readonly method?: string;
   /** The proxy's lookups its declaration reads (core/mcp/tool-requests.ts); none unless named. */
   readonly lookups: readonly LookupName[];
   /**
@@ -224,7 +229,7 @@ export interface ToolDefinition<S extends Shape = Shape, N extends string = stri
   /** Sends its declared `requests` (`erp.send`: only those) and makes the answer. */
   run(
     args: z.output<z.ZodMiniObject<S>>,
-    erp: ErpAccess,
+    erp: ToolAccess,
     requests: readonly ToolRequest[],
   ): Promise<ToolAnswer>;
 }
@@ -369,6 +374,7 @@ const searchRead = tool({
     context: z.optional(context()),
   }),
   outputSchema: RECORDS_OUTPUT,
+  method: 'search_read',
   lookups: ['fieldsToRead'],
   async declare(args, lookups) {
     return [
@@ -403,6 +409,7 @@ const read = tool({
     context: z.optional(context()),
   }),
   outputSchema: READ_OUTPUT,
+  method: 'read',
   lookups: ['fieldsToRead'],
   async declare(args, lookups) {
     return [
@@ -443,6 +450,7 @@ const searchCount = tool({
   description: 'Count the records of a model that match a domain.',
   input: () => ({ model: model(), domain: z.optional(domain()), context: z.optional(context()) }),
   outputSchema: COUNT_OUTPUT,
+  method: 'search_count',
   declare: (args) => [
     {
       model: args.model,
@@ -680,7 +688,9 @@ const aggregate = tool({
     if (major === undefined || major < 19) return [readGroup(request)];
     // A 19.0 build without formatted_read_group: read_group, still there (deprecated), after a 404.
     // From 20 on read_group has another form (odoo/odoo#236332): formatted_read_group's error stands.
-    return major >= 20 ? [formattedReadGroup(request)] : [formattedReadGroup(request), readGroup(request)];
+    return major >= 20
+      ? [formattedReadGroup(request)]
+      : [formattedReadGroup(request), { ...readGroup(request), conditional: true }];
   },
   async run(args, erp, [first, fallback]) {
     const request = aggregateArgs(args);
@@ -719,6 +729,7 @@ const fieldsGet = tool({
     context: z.optional(context()),
   }),
   outputSchema: FIELDS_OUTPUT,
+  method: 'fields_get',
   declare: (args) => [
     {
       model: args.model,
@@ -859,7 +870,7 @@ const erpVersion = tool({
     return [];
   },
   async run(_args, erp) {
-    const { value: version, facts } = await erp.erpVersion();
+    const { value: version, facts } = erp.lookedUpVersion();
     const major = majorVersion(version);
     const protocol =
       major === undefined
@@ -878,6 +889,7 @@ const create = tool({
   description: 'Create one record of a model from its field values; answers the new id.',
   input: () => ({ model: model(), values: values(), context: z.optional(context()) }),
   changes: { destructive: false, idempotent: false },
+  method: 'create',
   declare: (args) => [
     {
       model: args.model,
@@ -898,6 +910,7 @@ const write = tool({
   description: 'Set field values on records of a model by their ids.',
   input: () => ({ model: model(), ids: ids(), values: values(), context: z.optional(context()) }),
   changes: { destructive: true, idempotent: true },
+  method: 'write',
   declare: (args) => [
     {
       model: args.model,
@@ -914,6 +927,7 @@ const unlink = tool({
   description: 'Delete records of a model by their ids.',
   input: () => ({ model: model(), ids: ids(), context: z.optional(context()) }),
   changes: { destructive: true, idempotent: true },
+  method: 'unlink',
   declare: (args) => [
     { model: args.model, method: 'unlink', kwargs: present({ ids: args.ids, context: args.context }) },
   ],
