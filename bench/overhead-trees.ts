@@ -13,6 +13,9 @@
  * tree's modules from its own files and node_modules) and take turns in ABBA blocks over many
  * rounds, as the variants of one tree do: the machine's drift from one process to the next, which
  * on a shared VM is larger than the differences looked for, is out of the comparison.
+ *
+ * `--mcp` measures the mcp function's handler instead (bench/mcp-overhead.ts), both trees in this
+ * one process in ABBA blocks: a `tools/call` by a key without a policy and by one with a rule.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,6 +27,7 @@ import {
   treeModules,
   variant,
 } from './key-policy-overhead.ts';
+import { measureMcpOverhead } from './mcp-overhead.ts';
 import { median, speedReference } from './stats.ts';
 import { printResult, runInTree } from './trees.ts';
 
@@ -86,22 +90,48 @@ async function oneProcess(before: string, after: string, turns: number): Promise
   }
 }
 
+/** Both trees' mcp handlers in this one process (bench/mcp-overhead.ts). */
+async function mcpTrees(before: string, after: string, turns: number): Promise<void> {
+  const speedBefore = speedReference();
+  const rows = await measureMcpOverhead([before, after], {
+    warmup: 300,
+    iterations: 1000 * turns,
+    rounds: 6 * turns,
+  });
+  process.stdout.write(
+    `\nspeed reference ${speedBefore.toFixed(0)} ms before, ${speedReference().toFixed(0)} ms after\n`,
+  );
+  process.stdout.write(`\n| case | ${before} | ${after} | difference of the medians |\n|---|---|---|---|\n`);
+  for (const label of new Set(rows.map((row) => row.label))) {
+    const old = rows.find((row) => row.label === label && row.tree === before)?.medianMs;
+    const now = rows.find((row) => row.label === label && row.tree === after)?.medianMs;
+    if (old === undefined || now === undefined) continue;
+    process.stdout.write(
+      `| ${label} | ${old.toFixed(3)} ms | ${now.toFixed(3)} ms | ${signed(now - old)} |\n`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const part: Part = process.argv.includes('--key-policies') ? 'key-policies' : 'overhead';
   const inOneProcess = process.argv.includes('--one-process');
   const args = process.argv
     .slice(2)
-    .filter((arg) => !['--', '--key-policies', '--one-process'].includes(arg));
+    .filter((arg) => !['--', '--key-policies', '--one-process', '--mcp'].includes(arg));
   const turnsAt = args.indexOf('--turns');
   const turns = turnsAt === -1 ? 4 : Number(args[turnsAt + 1]);
   const trees = turnsAt === -1 ? args : [...args.slice(0, turnsAt), ...args.slice(turnsAt + 2)];
   if (trees.length !== 2 || !Number.isInteger(turns) || turns < 1) {
     process.stderr.write(
-      'usage: npm run bench:trees -- <before-tree> <after-tree> [--turns N] [--key-policies [--one-process]]\n',
+      'usage: npm run bench:trees -- <before-tree> <after-tree> [--turns N] [--key-policies [--one-process] | --mcp]\n',
     );
     process.exit(2);
   }
   const [before, after] = trees as [string, string];
+  if (process.argv.includes('--mcp')) {
+    await mcpTrees(before, after, turns);
+    process.exit(0);
+  }
   if (inOneProcess) {
     if (part !== 'key-policies') {
       process.stderr.write('--one-process goes with --key-policies\n');

@@ -20,6 +20,49 @@ export interface Metered<T> {
   readonly upstream: UpstreamFacts;
 }
 
+/** A call context and what closes it. */
+interface OpenBudget {
+  readonly context: CallContext;
+  readonly meter: UpstreamMeter;
+  close(): void;
+}
+
+/** The request's time budget, size limit and client identity, computed once; its timer runs until `close`. */
+function openBudget(
+  inbound: InboundCall,
+  config: Config,
+  stripDebug: boolean,
+  before: UpstreamFacts | undefined,
+): OpenBudget {
+  const remaining = inbound.remainingMs?.();
+  const timeoutMs = upstreamTimeoutMs({
+    header: inbound.requestTimeout,
+    defaultSeconds: config.defaultTimeoutSeconds,
+    maxSeconds: config.maxTimeoutSeconds,
+    remainingMs: remaining,
+  });
+  const compressed = inbound.responseEncoding !== undefined;
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The upstream time budget is spent.', 'TimeoutError')),
+    timeoutMs,
+  );
+  const meter = new UpstreamMeter(before);
+  const context: CallContext = {
+    signal: deadline.signal,
+    timeoutMs,
+    maxResponseBytes: compressed
+      ? Math.min(config.maxResponseBytes * COMPRESSED_READ_FACTOR, COMPRESSED_READ_CEILING_BYTES)
+      : config.maxResponseBytes,
+    compressedResponse: compressed,
+    clientIp: inbound.sourceIp,
+    stripDebug,
+    ...(inbound.answerLease ? { answerLease: inbound.answerLease } : {}),
+    meter,
+  };
+  return { context, meter, close: () => clearTimeout(timer) };
+}
+
 /**
  * Runs `call` with the request's call context: its time budget, size limit and client identity,
  * computed once. One signal serves the whole request, so every upstream exchange of it shares
@@ -39,37 +82,38 @@ export async function withCallContext<T>(
   stripDebug = false,
   before?: UpstreamFacts,
 ): Promise<Metered<T>> {
-  const remaining = inbound.remainingMs?.();
-  const timeoutMs = upstreamTimeoutMs({
-    header: inbound.requestTimeout,
-    defaultSeconds: config.defaultTimeoutSeconds,
-    maxSeconds: config.maxTimeoutSeconds,
-    remainingMs: remaining,
-  });
-  const compressed = inbound.responseEncoding !== undefined;
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new DOMException('The upstream time budget is spent.', 'TimeoutError')),
-    timeoutMs,
-  );
-  const meter = new UpstreamMeter(before);
+  const budget = openBudget(inbound, config, stripDebug, before);
   try {
-    const value = await call({
-      signal: deadline.signal,
-      timeoutMs,
-      maxResponseBytes: compressed
-        ? Math.min(config.maxResponseBytes * COMPRESSED_READ_FACTOR, COMPRESSED_READ_CEILING_BYTES)
-        : config.maxResponseBytes,
-      compressedResponse: compressed,
-      clientIp: inbound.sourceIp,
-      stripDebug,
-      ...(inbound.answerLease ? { answerLease: inbound.answerLease } : {}),
-      meter,
-    });
-    return { value, upstream: meter.facts() };
+    const value = await call(budget.context);
+    return { value, upstream: budget.meter.facts() };
   } catch (error) {
-    throw withFacts(error, meter.facts());
+    throw withFacts(error, budget.meter.facts());
   } finally {
-    clearTimeout(timer);
+    budget.close();
+  }
+}
+
+/**
+ * {@link withCallContext} for a phase that may send nothing (an MCP tool's policy step: its
+ * lookups and rules send only what they need): the budget is opened on the first `context()`,
+ * so a phase that never asks costs no timer. Its upstream facts are `undefined` when it never asked.
+ */
+export async function withLazyCallContext<T>(
+  inbound: InboundCall,
+  config: Config,
+  call: (context: () => CallContext) => Promise<T>,
+): Promise<{ readonly value: T; readonly upstream: UpstreamFacts | undefined }> {
+  let budget: OpenBudget | undefined;
+  const context = (): CallContext => {
+    budget ??= openBudget(inbound, config, false, undefined);
+    return budget.context;
+  };
+  try {
+    const value = await call(context);
+    return { value, upstream: budget?.meter.facts() };
+  } catch (error) {
+    throw budget === undefined ? error : withFacts(error, budget.meter.facts());
+  } finally {
+    budget?.close();
   }
 }

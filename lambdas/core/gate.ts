@@ -136,9 +136,8 @@ function passPolicy<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promis
   const { rule } = call;
   if (rule === undefined) return pending === undefined ? rest(call) : pending.then(() => rest(call));
   // After the target and database rules: no lookup (a version, a fields_get) reaches an ERP the key may not.
-  return Promise.resolve(pending)
-    .then(() => rule.call(call, call))
-    .then(rest);
+  const ruled = pending === undefined ? rule.call(call, call) : pending.then(() => rule.call(call, call));
+  return ruled.then(rest);
 }
 
 const policyStep: GateStep = { name: 'policy', applies: () => true, pass: passPolicy };

@@ -5,7 +5,7 @@
  */
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { withCallContext } from '../../lambdas/core/call-context.ts';
+import { withCallContext, withLazyCallContext } from '../../lambdas/core/call-context.ts';
 import type { InboundCall } from '../../lambdas/core/inbound-call.ts';
 import { negotiateEncoding } from '../../lambdas/core/response-encoding.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
@@ -105,5 +105,57 @@ describe('withCallContext', () => {
       maxResponseBytes: config.maxResponseBytes * 10,
       compressedResponse: true,
     });
+  });
+});
+
+describe("withLazyCallContext (an MCP tool's policy step)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('opens no budget for a phase that never asks for it: no timer, no upstream facts', async () => {
+    let timers = -1;
+    const { value, upstream } = await withLazyCallContext(inbound(), config, async () => {
+      timers = vi.getTimerCount();
+      return 'ruled';
+    });
+    expect(value).toBe('ruled');
+    expect(timers).toBe(0);
+    expect(upstream).toBeUndefined();
+  });
+
+  it('opens one budget on the first ask, keeps it for the phase, and leaves no timer behind', async () => {
+    const seen: CallContext[] = [];
+    const { upstream } = await withLazyCallContext(
+      inbound({ 'x-request-timeout': '3' }),
+      config,
+      async (context) => {
+        seen.push(context(), context());
+        expect(vi.getTimerCount()).toBe(1);
+        context().meter.exchanged(200, 5);
+        return undefined;
+      },
+    );
+    expect(seen[0]).toBe(seen[1]);
+    expect(seen[0]?.timeoutMs).toBe(3_000);
+    expect(upstream).toEqual({ upstreamStatus: 200, upstreamMs: 5 });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("adds an earlier phase's upstream facts to the next phase's (the lookups' time to the run's)", async () => {
+    const { upstream } = await withCallContext(
+      inbound(),
+      config,
+      async (call) => {
+        call.meter.exchanged(200, 7);
+        return undefined;
+      },
+      false,
+      { upstreamStatus: 200, upstreamMs: 5, upstreamProtocol: 'json2' },
+    );
+    expect(upstream).toEqual({ upstreamStatus: 200, upstreamMs: 12, upstreamProtocol: 'json2' });
   });
 });

@@ -169,12 +169,18 @@ export class ErpAccess implements ToolLookups, ToolAccess {
   constructor(
     private readonly inbound: McpInbound,
     private readonly deps: McpDeps,
-    private readonly context: CallContext,
+    /** The phase's call context, or what opens it on first use (the policy step's: core/call-context.ts). */
+    private readonly budget: CallContext | (() => CallContext),
     /** The tool whose calls these are: one declared without `writes` sends only read methods. */
     private readonly tool: { readonly name: string; readonly writes: boolean },
     /** What the policy step ruled: the only requests {@link send} sends. */
     private readonly declared: DeclaredRequests = NOTHING_DECLARED,
   ) {}
+
+  /** This phase's call context (opened now if it is opened on first use). */
+  private get context(): CallContext {
+    return typeof this.budget === 'function' ? this.budget() : this.budget;
+  }
 
   /** The request's connection, checked once (headers, then the target policy), with its facts. */
   private connection(): { readonly connection: ErpConnection; readonly facts: ErpFacts } {
@@ -470,13 +476,11 @@ export class ErpAccess implements ToolLookups, ToolAccess {
     });
   }
 
-  /** The version this access read, if it read one (handed from the policy step to the run). */
-  versionRead(): Promise<ErpVersion | undefined> {
-    return this.looked === undefined
-      ? Promise.resolve(undefined)
-      : this.looked.then(
-          (reply) => reply.value,
-          () => undefined,
-        );
+  /** The version this access read, if it read one (handed from the policy step to the run); `undefined`: none asked. */
+  versionRead(): Promise<ErpVersion | undefined> | undefined {
+    return this.looked?.then(
+      (reply) => reply.value,
+      () => undefined,
+    );
   }
 }

@@ -18,7 +18,7 @@ import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, KeyPolicyRefusedError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
 import type { UpstreamFacts } from '../../upstream/erp-transport.ts';
-import { withCallContext } from '../call-context.ts';
+import { withCallContext, withLazyCallContext } from '../call-context.ts';
 import { checkConfirmable } from '../confirm/form.ts';
 import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
 import {
@@ -230,7 +230,8 @@ export async function declaredRequests(call: ToolCall, access: ErpAccess): Promi
       refused.set(declared, refusal);
     }
   }
-  return { requests, ruled, refused, version: await access.versionRead() };
+  const looked = access.versionRead();
+  return { requests, ruled, refused, version: looked === undefined ? undefined : await looked };
 }
 
 /**
@@ -245,7 +246,8 @@ async function ruledTool(
   gateCall: GateCall<ToolRun>,
 ): Promise<GateCall<ToolRun>> {
   checkToolArguments(call, request, gateCall.question);
-  const { value: declared, upstream } = await withCallContext(request, deps.config, (context) =>
+  // A time budget of its own, opened only if a lookup or a rule asks the ERP.
+  const { value: declared, upstream } = await withLazyCallContext(request, deps.config, (context) =>
     declaredRequests(call, new ErpAccess(request, deps, context, call.tool)),
   );
   return {
