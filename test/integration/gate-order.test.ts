@@ -6,7 +6,8 @@
  * companies, method, field: on /mcp the rules read the tool's declared ERP request, issue 55)
  * never counts, never takes a slot, never reaches the ERP (the double counts its requests) and is
  * never recorded under its key. And a key whose writes a person confirms is never asked about a
- * call its method, field or company rule refuses: no form, no count, no slot, no ERP request.
+ * call its method, field or company rule refuses: no form, no count, no slot, no ERP request;
+ * while an asking round, whose run is the form's lookups, takes a slot and counts as one call.
  */
 import { describe, expect, it } from 'vitest';
 import { FIELDS_GET_KWARGS } from '../../lambdas/core/policy/erp-fields.ts';
@@ -302,6 +303,8 @@ const CONFIRMING = {
   company: 'gate-confirm-company-0123456789abcdef',
   /** Without a policy: its call holds the ERP's slot. */
   holder: 'gate-confirm-holder-0123456789abcdef',
+  /** No rule, `confirm: "writes"` and two calls a day: the asking round and the accepted one. */
+  asked: 'gate-confirm-asked-0123456789abcdef',
 } as const;
 
 /** A confirming key's entry: its one rule, `confirm: "writes"` and one call a day. */
@@ -317,6 +320,11 @@ const CONFIRMING_KEYS = JSON.stringify({
     confirming('field', CONFIRMING.field, { fields: { 'res.partner': { deny: ['email'] } } }),
     confirming('company', CONFIRMING.company, { companies: { erp_a: [1] } }),
     { name: 'holder', key: CONFIRMING.holder },
+    {
+      name: 'asked',
+      key: CONFIRMING.asked,
+      policy: { confirm: 'writes', limits: [{ requests: 2, per: 'day' }] },
+    },
   ],
 });
 
@@ -394,6 +402,54 @@ describe('POST /mcp tools/call: a confirming key is never asked about a call a r
               expect(isError(read)).toBe(false);
               expect(erpCalls(double)).toBe(2);
             });
+          },
+        );
+      },
+    );
+  });
+
+  it("an asking round (the form's display-name lookups) takes an in-flight slot and counts as one call; the accepted round one more", async () => {
+    await withProxy(
+      {
+        env: {
+          PROXY_API_KEY: '',
+          PROXY_API_KEYS: CONFIRMING_KEYS,
+          MCP_WRITE_TOOLS: 'true',
+          ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
+        },
+      },
+      async (proxy) => {
+        double.reset();
+        const connection = erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey });
+        const create = {
+          name: 'create',
+          arguments: { model: 'res.partner', values: { name: 'Gate asked' } },
+        };
+        await withConfirmingClient(
+          proxy.url,
+          { 'x-api-key': CONFIRMING.asked, ...connection },
+          'accept',
+          async (client, forms) => {
+            // Under the cap held by another call, the asking round waits for no one: -32004, no form.
+            double.setDelay(1_500);
+            const held = withMcpClient(
+              proxy.url,
+              { 'x-api-key': CONFIRMING.holder, ...connection },
+              (other) => other.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
+            );
+            try {
+              await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
+              expect(toolError(await client.callTool(create)).code).toBe(-32004);
+              expect(forms).toEqual([]);
+              await held;
+            } finally {
+              double.setDelay(0);
+            }
+            // With the slot free: asked, accepted, written; the two rounds are the day's two calls.
+            expect(isError(await client.callTool(create))).toBe(false);
+            expect(forms).toHaveLength(1);
+            const over = await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } });
+            expect(toolError(over).code).toBe(-32004);
           },
         );
       },
