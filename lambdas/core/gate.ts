@@ -15,7 +15,9 @@
  *    as its run; an accepted one uses its confirmation up right before the run;
  * 4. `limits` (a limit that applies): the count and the in-flight slot; after the rest, the
  *    slot's `release`;
- * 5. `run`: the ERP call, or the tool's run.
+ * 5. `idempotency-sent` (a write with a key): its record marked as about to reach the ERP, so a
+ *    claim never marked is known not to have run (core/idempotency.ts);
+ * 6. `run`: the ERP call, or the tool's run.
  *
  * Each step either ends the call (a refusal is thrown, a replay returned) or passes it on to the
  * rest, so a call refused at a step never reaches a later one: a refused call never counts, never
@@ -63,6 +65,11 @@ export interface GateCall<T> {
   readonly run: () => Promise<T>;
   /** A person's confirmation of the call (an MCP write tool whose policy asks for it); `undefined`: none. */
   readonly confirm?: ConfirmGate<T> | undefined;
+  /**
+   * Marks the call's idempotency record as about to reach the ERP (set by the idempotency step;
+   * `undefined`: no record, or a run that reaches no ERP, such as an asking round).
+   */
+  readonly sent?: (() => Promise<void>) | undefined;
   /**
    * The call's ERP requests as values, as the policy step ruled them (an execute call's one
    * request; an MCP tool's declared requests, set by {@link rule}): what every later step may read.
@@ -156,7 +163,12 @@ function passedKeeping<T>(keeping: Keeping<T>): Keeping<Passed<T>> {
 
 function passIdempotency<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
   const once = call.once as NonNullable<typeof call.once>;
-  return runOnceWith(deps.idempotency, once.call, () => rest(call), passedKeeping(once.keeping));
+  return runOnceWith(
+    deps.idempotency,
+    once.call,
+    (sent) => rest({ ...call, sent }),
+    passedKeeping(once.keeping),
+  );
 }
 
 const idempotencyStep: GateStep = {
@@ -214,6 +226,18 @@ const limitsStep: GateStep = {
   pass: passLimits,
 };
 
+async function passSent<T>(call: GateCall<T>, _deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  await (call.sent as NonNullable<typeof call.sent>)();
+  return rest(call);
+}
+
+/** The record of a keyed write marked sent, after the limits and before the run (a confirmation is used up in it). */
+const sentStep: GateStep = {
+  name: 'idempotency-sent',
+  applies: (call) => call.sent !== undefined,
+  pass: passSent,
+};
+
 async function passRun<T>(call: GateCall<T>): Promise<Passed<T>> {
   return { value: await call.run() };
 }
@@ -226,6 +250,7 @@ export const GATE_STEPS: readonly GateStep[] = Object.freeze([
   idempotencyStep,
   confirmationStep,
   limitsStep,
+  sentStep,
   runStep,
 ]);
 

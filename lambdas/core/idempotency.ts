@@ -17,7 +17,11 @@
  *
  * The same key with another fingerprint is -32011; while the first call runs, -32010 with
  * `Retry-After`. The store unreachable: -32004 before the ERP (a write never runs without its
- * record). The caller, the key and the request arrive as plain values: this module knows no
+ * record). Right before the call reaches the ERP its record is marked sent (the gate's
+ * `idempotency-sent` step, after the limits and before a confirmation is used up): a claim never
+ * marked certainly did not run, so once its lease passes a retry with the same key takes it over and
+ * runs, never "outcome unknown" (a claim that reached the store late, after its call was refused
+ * -32004, is such a claim). The caller, the key and the request arrive as plain values: this module knows no
  * HTTP and no MCP; `core/forward.ts` (and the MCP tools) call {@link runOnce}.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -344,7 +348,22 @@ function storeProblem(cause: unknown, configured: boolean): string {
   if (cause instanceof StoreFullError) {
     return `The local idempotency store is full${cause.forCaller ? ' for this caller' : ''}, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key once earlier records expire (IDEMPOTENCY_TTL), or ask an operator to raise LOCAL_STORE_MAX_BYTES or LOCAL_STORE_MAX_RECORDS.`;
   }
-  return 'The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key.';
+  return "The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key (if the store kept its claim after all, the retry is answered -32010 until the claim's lease passes, then runs).";
+}
+
+/** The call's record could not be marked sent: the call is not sent to the ERP (-32004). */
+function notMarkedSent(cause: unknown): UpstreamUnavailableError {
+  const why =
+    cause === undefined
+      ? "this call's claim on its Idempotency-Key passed its lease before the call was sent"
+      : 'the idempotency store could not be reached right before the call was sent';
+  return refusal(
+    new UpstreamUnavailableError(
+      `Nothing was sent to the ERP: ${why}. Retry with the same key (it is answered -32010 until the claim's lease passes, then runs).`,
+      { headers: { 'retry-after': '1' }, ...(cause === undefined ? {} : { cause }) },
+    ),
+    'store_unavailable',
+  );
 }
 
 /** The store could not be asked: the call is not run (-32004), never run without its record. */
@@ -356,13 +375,20 @@ function storeUnavailable(cause: unknown, configured: boolean): UpstreamUnavaila
 }
 
 /**
- * Runs `run` (the ERP call, and whatever comes between the lookup and it: the limits) at most once
- * for `call`'s key and caller, or answers from the store without running it.
+ * What runs under a record: the ERP call, and whatever comes between the lookup and it (the
+ * confirmation, the limits). `sent` marks the record right before the ERP is reached (it throws
+ * -32004 when it cannot: nothing is then sent); a run that never calls it reached no ERP.
+ */
+export type RunUnderRecord<T> = (sent: () => Promise<void>) => Promise<T>;
+
+/**
+ * Runs `run` at most once for `call`'s key and caller, or answers from the store without running
+ * it.
  */
 export function runOnce(
   deps: IdempotencyDeps,
   call: IdempotentCall,
-  run: () => Promise<Answer>,
+  run: RunUnderRecord<Answer>,
 ): Promise<Answer> {
   return runOnceWith(deps, call, run, answerKeeping(call.envelopeId));
 }
@@ -371,7 +397,7 @@ export function runOnce(
 export async function runOnceWith<T>(
   deps: IdempotencyDeps,
   call: IdempotentCall,
-  run: () => Promise<T>,
+  run: RunUnderRecord<T>,
   keeping: Keeping<T>,
 ): Promise<T> {
   const { store } = deps;
@@ -424,9 +450,18 @@ export async function runOnceWith<T>(
   const keepUnknown = (code: number): Promise<boolean> =>
     keep(keptBytes({ kind: 'unknown', code }) as Buffer);
 
+  const sent = async (): Promise<void> => {
+    let marked: boolean;
+    try {
+      marked = await store.markSent(recordKey, token);
+    } catch (error) {
+      throw notMarkedSent(error);
+    }
+    if (!marked) throw notMarkedSent(undefined);
+  };
   let result: T;
   try {
-    result = await run();
+    result = await run(sent);
   } catch (error) {
     if (error instanceof ProxyError && !mayHaveRun(error.row)) {
       await forget();

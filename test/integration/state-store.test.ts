@@ -79,8 +79,35 @@ describe.each(STORES)('the %s store', (_name, makeStore) => {
         token: first.token,
         leaseUntil: first.leaseUntil,
         expiresAt: first.expiresAt,
+        sent: false,
       },
     });
+  });
+
+  it('marks an attempt sent only with its token and while in progress; a claim never marked is taken over once its lease passes, by one attempt', async () => {
+    const store = makeStore();
+    // Never marked: within its lease it stands; past it, exactly one of many retries takes it over.
+    const unsent = fresh();
+    await store.beginAttempt(attempt(unsent), NOW);
+    expect((await store.beginAttempt(attempt(unsent), NOW + 29_000)).begun).toBe(false);
+    const takers = await Promise.all(
+      // Each with its own lease from now on, as the core writes it.
+      Array.from({ length: 8 }, () =>
+        store.beginAttempt(attempt(unsent, randomUUID(), { leaseUntil: NOW + 61_000 }), NOW + 31_000),
+      ),
+    );
+    expect(takers.filter((taker) => taker.begun)).toHaveLength(1);
+    // Marked sent (its call may have run): never taken over, whatever the time within its expiry.
+    const sent = fresh();
+    const first = attempt(sent);
+    await store.beginAttempt(first, NOW);
+    expect(await store.markSent(sent, 'another-token')).toBe(false);
+    expect(await store.markSent(sent, first.token)).toBe(true);
+    const later = await store.beginAttempt(attempt(sent), NOW + 31_000);
+    expect(later).toMatchObject({ begun: false, existing: { token: first.token, sent: true } });
+    // Done: no longer marked.
+    await store.completeAttempt(sent, first.token, new Uint8Array([1]), seconds(NOW) + 100);
+    expect(await store.markSent(sent, first.token)).toBe(false);
   });
 
   it('completes only with the attempt token, and returns the stored answer bytes afterwards', async () => {

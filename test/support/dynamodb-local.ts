@@ -37,6 +37,10 @@ export interface DynamoDbLocal {
   /** `http://127.0.0.1:<port>` */
   readonly endpoint: string;
   stop(): Promise<void>;
+  /** Freezes the process (SIGSTOP): requests are taken by the kernel and answered only after {@link resume}. */
+  pause(): void;
+  /** Thaws it (SIGCONT): what it received while frozen is then applied. */
+  resume(): void;
 }
 
 /** Throws {@link JAVA_MISSING} when `java` cannot run. */
@@ -123,7 +127,15 @@ export async function startDynamoDbLocal(wanted = 0): Promise<DynamoDbLocal> {
   for (;;) {
     try {
       await client.send('ListTables', {});
-      return { endpoint, stop };
+      return {
+        endpoint,
+        stop: async () => {
+          child.kill('SIGCONT');
+          await stop();
+        },
+        pause: () => child.kill('SIGSTOP'),
+        resume: () => child.kill('SIGCONT'),
+      };
     } catch {
       if (child.exitCode !== null) {
         throw new Error(`DynamoDB Local exited (code ${child.exitCode}): ${stderr.trim()}`);

@@ -39,6 +39,7 @@ describe('the gate', () => {
       'idempotency-lookup',
       'confirmation',
       'limits',
+      'idempotency-sent',
       'run',
       'release',
       'record',
@@ -59,6 +60,7 @@ describe('the gate', () => {
       'confirmation',
       'another',
       'limits',
+      'idempotency-sent',
       'run',
       'release',
       'record',
@@ -141,7 +143,14 @@ describe('the gate', () => {
 
   it("names each step's pass after its step, so a stack trace says which step it is in", () => {
     const names = GATE_STEPS.map((step) => step.pass.name);
-    expect(names).toEqual(['passPolicy', 'passIdempotency', 'passConfirmationStep', 'passLimits', 'passRun']);
+    expect(names).toEqual([
+      'passPolicy',
+      'passIdempotency',
+      'passConfirmationStep',
+      'passLimits',
+      'passSent',
+      'passRun',
+    ]);
   });
 
   it("every later step sees the call's ERP requests as the policy step's rule left them", async () => {

@@ -30,8 +30,10 @@ describe('runOnce', () => {
     };
     let runs = 0;
     let finish: ((answer: Answer) => void) | undefined;
-    const first = runOnce(deps, call, () => {
+    const first = runOnce(deps, call, async (sent) => {
       runs += 1;
+      // It reached the ERP (its record says so), and does not answer.
+      await sent();
       return new Promise<Answer>((resolve) => {
         finish = resolve;
       });
@@ -51,5 +53,77 @@ describe('runOnce', () => {
     expect(runs).toBe(1);
     finish?.(ANSWER);
     await first;
+  });
+
+  it('takes over a claim never marked sent once its lease passes: the call runs once, never "outcome unknown"', async () => {
+    let clock = 1_700_000_000_000;
+    const deps = { store: new EmbeddedStateStore(), ttlSeconds: 600, now: () => clock };
+    const call: IdempotentCall = {
+      key: 'k-2',
+      scope: 'key:billing',
+      fingerprint: 'fp',
+      envelopeId: 'a',
+      leaseMs: 30_000,
+    };
+    // The first attempt's claim was written, and its call never reached the ERP (its function
+    // stopped before: the record was never marked sent, and never abandoned).
+    void runOnce(deps, call, () => new Promise<Answer>(() => undefined));
+    await vi.waitFor(() => expect(deps.store.recordsHeld.records).toBe(1));
+
+    let runs = 0;
+    const retry = (): Promise<Answer> =>
+      runOnce(deps, call, async (sent) => {
+        runs += 1;
+        await sent();
+        return ANSWER;
+      });
+    // Within the lease: still answered "in progress".
+    clock += 10_000;
+    await expect(retry()).rejects.toMatchObject({ code: -32010 });
+    // Past it: taken over and run, once; then replayed.
+    clock += 21_000;
+    await expect(retry()).resolves.toMatchObject({ facts: { idempotency: 'recorded' } });
+    await expect(retry()).resolves.toMatchObject({ facts: { idempotency: 'replayed' } });
+    expect(runs).toBe(1);
+  });
+
+  it('a record that cannot be marked sent refuses the call before the ERP (-32004), and a retry after the lease runs it', async () => {
+    let clock = 1_700_000_000_000;
+    const store = new EmbeddedStateStore();
+    const deps = { store, ttlSeconds: 600, now: () => clock };
+    const call: IdempotentCall = {
+      key: 'k-3',
+      scope: 'key:billing',
+      fingerprint: 'fp',
+      envelopeId: 'a',
+      leaseMs: 30_000,
+    };
+    const markSent = store.markSent.bind(store);
+    const abandon = store.abandonAttempt.bind(store);
+    // The store stops answering right after the claim: the mark and the clean-up both fail.
+    store.markSent = async () => {
+      throw new Error('unreachable');
+    };
+    store.abandonAttempt = async () => {
+      throw new Error('unreachable');
+    };
+    let erp = 0;
+    const run = (): Promise<Answer> =>
+      runOnce(deps, call, async (sent) => {
+        await sent();
+        erp += 1;
+        return ANSWER;
+      });
+    const refused = await run().catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: -32004 });
+    expect((refused as Error).message).toMatch(
+      /^Nothing was sent to the ERP: the idempotency store could not be reached/,
+    );
+    expect(erp).toBe(0);
+    store.markSent = markSent;
+    store.abandonAttempt = abandon;
+    clock += 31_000;
+    await expect(run()).resolves.toMatchObject({ facts: { idempotency: 'recorded' } });
+    expect(erp).toBe(1);
   });
 });

@@ -60,6 +60,7 @@ function failingStore(): StateStore & { readonly calls: number } {
     beginAttempt: fail,
     completeAttempt: fail,
     abandonAttempt: fail,
+    markSent: fail,
     countRequest: fail,
     uncountRequest: fail,
     acquireSlot: fail,

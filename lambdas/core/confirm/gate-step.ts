@@ -38,7 +38,7 @@ export interface ConfirmGate<T> {
 /** Passes a call the confirmation step applies to (see the module header). */
 export async function passConfirmation<
   T,
-  C extends { readonly run: () => Promise<T> },
+  C extends { readonly run: () => Promise<T>; readonly sent?: (() => Promise<void>) | undefined },
   P extends { readonly value: T },
 >(confirm: ConfirmGate<T>, call: C, rest: (call: C) => Promise<P>): Promise<P | { readonly value: T }> {
   const decision = await confirm.decide();
@@ -47,7 +47,8 @@ export async function passConfirmation<
     case 'answered':
       return { value: confirm.ended(decision) };
     case 'ask':
-      return rest({ ...call, run: () => confirm.ask(decision) });
+      // Its run reads the ERP for the form and writes nothing: its record is never marked sent.
+      return rest({ ...call, run: () => confirm.ask(decision), sent: undefined });
     case 'accepted':
       return rest({
         ...call,

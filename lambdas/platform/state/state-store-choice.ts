@@ -60,6 +60,7 @@ export function createStateStore(config: Config): StateStore | undefined {
     completeAttempt: async (key, token, answer, expiresAt) =>
       (await load()).completeAttempt(key, token, answer, expiresAt),
     abandonAttempt: async (key, token) => (await load()).abandonAttempt(key, token),
+    markSent: async (key, token) => (await load()).markSent(key, token),
     countRequest: async (step, now) => (await load()).countRequest(step, now),
     uncountRequest: async (key, now) => (await load()).uncountRequest(key, now),
     acquireSlot: async (lease, now) => (await load()).acquireSlot(lease, now),

@@ -68,6 +68,7 @@ export function recordOf(item: Item): IdempotencyRecord | undefined {
     token,
     leaseUntil: number(item, 'lease') ?? 0,
     expiresAt: number(item, TTL_ATTRIBUTE) ?? 0,
+    ...(item.snt && 'BOOL' in item.snt ? { sent: item.snt.BOOL === true } : {}),
     ...(answer && 'B' in answer ? { answer: new Uint8Array(Buffer.from(answer.B, 'base64')) } : {}),
   };
 }
@@ -210,14 +211,21 @@ export class DynamoDbStateStore implements StateStore {
       fp: S(attempt.fingerprint),
       tok: S(attempt.token),
       lease: N(attempt.leaseUntil),
+      snt: { BOOL: false },
       [TTL_ATTRIBUTE]: N(attempt.expiresAt),
     };
     // Safe to send again: when the first send was applied and its answer lost, the refusal of the
-    // second carries this attempt's own token, which says it was.
+    // second carries this attempt's own token, which says it was. A claim never marked sent whose
+    // lease has passed is taken over (a record without `snt`, written before the mark, never is).
     const outcome = await this.#put(
       item,
-      `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now`,
-      { ':now': N(Math.floor(now / 1000)) },
+      `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now OR (st = :progress AND lease < :nowMs AND snt = :no)`,
+      {
+        ':now': N(Math.floor(now / 1000)),
+        ':nowMs': N(now),
+        ':progress': S('in-progress'),
+        ':no': { BOOL: false },
+      },
       RETRY_SAFE,
     );
     if (outcome.refusedBy === undefined) return { begun: true };
@@ -259,6 +267,29 @@ export class DynamoDbStateStore implements StateStore {
 
   abandonAttempt(key: string, token: string): Promise<boolean> {
     return this.#deleteOwn(STORE_KEY_PREFIX.attempt + key, token);
+  }
+
+  async markSent(key: string, token: string): Promise<boolean> {
+    try {
+      await this.#send(
+        'UpdateItem',
+        {
+          Key: { [PARTITION_KEY]: S(STORE_KEY_PREFIX.attempt + key) },
+          UpdateExpression: 'SET snt = :yes',
+          ConditionExpression: 'tok = :tok AND st = :progress',
+          ExpressionAttributeValues: {
+            ':yes': { BOOL: true },
+            ':tok': S(token),
+            ':progress': S('in-progress'),
+          },
+        },
+        RETRY_SAFE,
+      );
+      return true;
+    } catch (error) {
+      if (conditionFailed(error)) return false;
+      throw unavailable(error);
+    }
   }
 
   async countRequest(step: CounterStep): Promise<CounterResult> {

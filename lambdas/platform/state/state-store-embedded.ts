@@ -186,14 +186,19 @@ export class EmbeddedStateStore implements StateStore {
 
   async beginAttempt(attempt: AttemptStart, now: number): Promise<AttemptBegun> {
     const key = STORE_KEY_PREFIX.attempt + attempt.key;
-    const existing = this.#liveRecord(key, now)?.record;
-    if (existing) return { begun: false, existing };
+    const live = this.#liveRecord(key, now);
+    const existing = live?.record;
+    // A claim never marked sent whose lease has passed did not run: taken over.
+    const unsent = existing?.state === 'in-progress' && existing.sent === false && existing.leaseUntil < now;
+    if (existing && !unsent) return { begun: false, existing };
+    if (live !== undefined) this.#dropRecord(key, live);
     const record: IdempotencyRecord = {
       state: 'in-progress',
       fingerprint: attempt.fingerprint,
       token: attempt.token,
       leaseUntil: attempt.leaseUntil,
       expiresAt: attempt.expiresAt,
+      sent: false,
     };
     const bytes = recordBytes(key, record);
     this.#makeRoom(attempt.owner, bytes, now);
@@ -216,6 +221,14 @@ export class EmbeddedStateStore implements StateStore {
       expiresAt,
     };
     this.#setRecord(full, { record, owner: entry.owner, bytes: recordBytes(full, record) });
+    return true;
+  }
+
+  async markSent(key: string, token: string): Promise<boolean> {
+    const full = STORE_KEY_PREFIX.attempt + key;
+    const entry = this.#records.get(full);
+    if (entry?.record.token !== token || entry.record.state !== 'in-progress') return false;
+    this.#records.set(full, { ...entry, record: { ...entry.record, sent: true } });
     return true;
   }
 

@@ -53,6 +53,12 @@ export interface IdempotencyRecord {
   readonly expiresAt: number;
   /** Done: the stored answer, as the core encoded it. */
   readonly answer?: Uint8Array;
+  /**
+   * In progress: whether the attempt marked itself about to reach the ERP ({@link
+   * StateStore.markSent}); `false`: a claim whose call certainly did not run. `undefined`: a record
+   * written before the mark existed, taken as sent (it may have run).
+   */
+  readonly sent?: boolean;
 }
 
 /** A new attempt: the record written, in progress, when no live record has its key. */
@@ -110,10 +116,18 @@ export interface StateStore {
   readonly maxAnswerBytes: number;
 
   /**
-   * Writes `attempt` as an in-progress record when its key has no live record; otherwise
-   * changes nothing and returns the live record. One conditional write.
+   * Writes `attempt` as an in-progress record, not sent, when its key has no live record, or when
+   * its live record is an in-progress claim whose lease has passed and that was never marked sent
+   * (its call certainly did not run: the new attempt takes it over); otherwise changes nothing and
+   * returns the live record. One conditional write.
    */
   beginAttempt(attempt: AttemptStart, now: number): Promise<AttemptBegun>;
+  /**
+   * Marks the attempt's in-progress record as about to reach the ERP, when it is still the
+   * attempt's own (`token`): from then on the call may have run. Returns whether it was. One
+   * conditional write.
+   */
+  markSent(key: string, token: string): Promise<boolean>;
   /**
    * Marks the attempt done with its answer, kept until `expiresAt` (epoch s), when the record
    * is still the attempt's own (`token`). Returns whether it was. One conditional write.
