@@ -4,12 +4,12 @@
  * side by side with the same calls without a key, in one run:
  *
  * - the first call of a fresh execution environment (the execute-v1 bundle, as deployed, in a new
- *   Node process) that creates with a key: the DynamoDB client loaded and two writes, over bare
+ *   Node process) that creates with a key: the DynamoDB client loaded and three writes, over bare
  *   node; and the same first call without a key. On the pinned Node 24 (Lambda's nodejs24.x line,
  *   x64 here; the budget applies there) and on this machine's Node, interleaved round by round as
  *   bench/cold-start.ts runs them, each Node's rows over its own bare start;
  * - warm calls in one process (the execute-v1 handler over the ERP double, on this machine's
- *   Node): a create without a key, with a fresh key (two writes), and a replay (one write), medians.
+ *   Node): a create without a key, with a fresh key (three writes: the claim, the mark that it is sent, the answer), and a replay (one write), medians.
  *
  * Prints its rows (bench/report.ts `idempotencyRows`); BENCHMARKS.md is written by hand from them.
  * Needs Java (DynamoDB Local).

@@ -473,7 +473,8 @@ export function idempotencyRows(r: IdempotencyResult): Row[] {
     },
     {
       area: warmArea,
-      measurement: 'create with a fresh key (PutItem + UpdateItem on DynamoDB Local)',
+      measurement:
+        'create with a fresh key (PutItem, UpdateItem marking it sent, UpdateItem with the answer on DynamoDB Local)',
       result: `median ${ms(w.freshKeyMs)}: +${ms(w.freshKeyMs - w.withoutMs)}`,
       budget: '—',
     },
