@@ -348,7 +348,7 @@ function storeProblem(cause: unknown, configured: boolean): string {
   if (cause instanceof StoreFullError) {
     return `The local idempotency store is full${cause.forCaller ? ' for this caller' : ''}, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key once earlier records expire (IDEMPOTENCY_TTL), or ask an operator to raise LOCAL_STORE_MAX_BYTES or LOCAL_STORE_MAX_RECORDS.`;
   }
-  return "The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key (if the store kept its claim after all, the retry is answered -32010 until the claim's lease passes, then runs).";
+  return "The idempotency store could not be reached, so the call was not run (a write with an Idempotency-Key never runs without its record): retry with the same key (if the store kept this call's claim after all, the retry is answered -32010 until the claim's lease passes, then runs).";
 }
 
 /** The call's record could not be marked sent: the call is not sent to the ERP (-32004). */
@@ -359,7 +359,7 @@ function notMarkedSent(cause: unknown): UpstreamUnavailableError {
       : 'the idempotency store could not be reached right before the call was sent';
   return refusal(
     new UpstreamUnavailableError(
-      `Nothing was sent to the ERP: ${why}. Retry with the same key (it is answered -32010 until the claim's lease passes, then runs).`,
+      `Nothing was sent to the ERP: ${why}. Retry with the same key: the retry gets the answer of the attempt that holds the key (-32010 while it runs), or runs the call.`,
       { headers: { 'retry-after': '1' }, ...(cause === undefined ? {} : { cause }) },
     ),
     'store_unavailable',
@@ -416,14 +416,14 @@ export async function runOnceWith<T>(
         leaseUntil: now + call.leaseMs,
         // Counted from the end of the lease: an attempt still running (a lease longer than
         // IDEMPOTENCY_TTL) is never taken for an expired record and run again, and one whose
-        // function died answers "outcome unknown" for the whole TTL.
+        // function died after marking it sent answers "outcome unknown" for the whole TTL.
         expiresAt: Math.ceil((now + call.leaseMs) / 1000) + deps.ttlSeconds,
       },
       now,
     );
   } catch (error) {
     // Its write may have been applied: undone when the store answers again (best effort; if not,
-    // the record answers "outcome unknown" once its lease passes, and the call has not run).
+    // the claim, never marked sent, is taken over by a retry once its lease passes).
     store.abandonAttempt(recordKey, token).catch(() => undefined);
     throw storeUnavailable(error, true);
   }
@@ -443,27 +443,32 @@ export async function runOnceWith<T>(
     }
   };
   const forget = async (): Promise<void> => {
-    // When the store cannot be told, the record answers "outcome unknown" once its lease passes:
-    // at most once, at the cost of a call that could have run again.
+    // When the store cannot be told: a record marked sent answers "outcome unknown" once its
+    // lease passes (at most once, at the cost of a call that could have run again); one never
+    // marked is taken over by a retry.
     await store.abandonAttempt(recordKey, token).catch(() => false);
   };
   const keepUnknown = (code: number): Promise<boolean> =>
     keep(keptBytes({ kind: 'unknown', code }) as Buffer);
 
+  /** Whether the run marked its record sent: before that, nothing reached the ERP. */
+  let marked = false;
   const sent = async (): Promise<void> => {
-    let marked: boolean;
+    let held: boolean;
     try {
-      marked = await store.markSent(recordKey, token);
+      held = await store.markSent(recordKey, token);
     } catch (error) {
       throw notMarkedSent(error);
     }
-    if (!marked) throw notMarkedSent(undefined);
+    if (!held) throw notMarkedSent(undefined);
+    marked = true;
   };
   let result: T;
   try {
     result = await run(sent);
   } catch (error) {
-    if (error instanceof ProxyError && !mayHaveRun(error.row)) {
+    // Never marked sent: nothing left the proxy, whatever the error (a bug before the ERP included).
+    if (!marked || (error instanceof ProxyError && !mayHaveRun(error.row))) {
       await forget();
       throw refusal(error, 'not_kept');
     }

@@ -11,6 +11,7 @@ import type { ErpDouble } from '../erp-double/index.ts';
 import {
   createStateTable,
   type DynamoDbLocal,
+  localClient,
   startDynamoDbLocal,
   stateTableEnv,
 } from '../support/dynamodb-local.ts';
@@ -61,6 +62,16 @@ describe('a keyed write refused while the store was frozen', () => {
       }
       expect(first.code).toBe(-32004);
       expect(creates(double)).toBe(0);
+      // Its claim, sent while the store was frozen, lands now: in progress, never marked sent.
+      const claims = async () => {
+        const scanned = (await localClient(store.endpoint).send('Scan', { TableName: table })) as {
+          Items?: Record<string, { S?: string; BOOL?: boolean }>[];
+        };
+        return (scanned.Items ?? []).filter((item) => item.pk?.S?.startsWith('idem#'));
+      };
+      await expect
+        .poll(claims, { interval: 100, timeout: 10_000 })
+        .toEqual([expect.objectContaining({ st: { S: 'in-progress' }, snt: { BOOL: false } })]);
       const seen: (number | undefined)[] = [];
       let served: Awaited<ReturnType<typeof send>> | undefined;
       const deadline = Date.now() + 30_000;

@@ -97,6 +97,11 @@ describe.each(STORES)('the %s store', (_name, makeStore) => {
       ),
     );
     expect(takers.filter((taker) => taker.begun)).toHaveLength(1);
+    // Another request with the key (another fingerprint) never takes a claim over: it is told of it.
+    const other = fresh();
+    await store.beginAttempt(attempt(other), NOW);
+    const foreign = { ...attempt(other, randomUUID(), { leaseUntil: NOW + 61_000 }), fingerprint: 'fp-2' };
+    expect(await store.beginAttempt(foreign, NOW + 31_000)).toMatchObject({ begun: false });
     // Marked sent (its call may have run): never taken over, whatever the time within its expiry.
     const sent = fresh();
     const first = attempt(sent);

@@ -5,7 +5,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Answer } from '../../lambdas/core/envelope.ts';
 import { type IdempotentCall, runOnce } from '../../lambdas/core/idempotency.ts';
+import { runTool } from '../../lambdas/core/mcp/run-tool.ts';
+import { TOOLS } from '../../lambdas/core/mcp/tools.ts';
 import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
+import type { ErpCall, ErpOutcome } from '../../lambdas/upstream/erp-transport.ts';
+import { mcpDeps, mcpInbound } from '../support/mcp-serve.ts';
 
 const ANSWER: Answer = {
   response: {
@@ -125,5 +129,41 @@ describe('runOnce', () => {
     clock += 31_000;
     await expect(run()).resolves.toMatchObject({ facts: { idempotency: 'recorded' } });
     expect(erp).toBe(1);
+  });
+
+  it("an MCP write tool's record is marked sent before its request reaches the ERP", async () => {
+    const order: string[] = [];
+    const store = new EmbeddedStateStore();
+    const markSent = store.markSent.bind(store);
+    store.markSent = async (key, token) => {
+      order.push('marked sent');
+      return markSent(key, token);
+    };
+    const deps = {
+      ...mcpDeps(true, {
+        call: async (call: ErpCall): Promise<ErpOutcome> => {
+          order.push(call.method);
+          return { kind: 'result', value: [7] };
+        },
+      }),
+    };
+    const create = TOOLS.find((tool) => tool.name === 'create');
+    if (create === undefined) throw new Error('create is declared');
+    const run = await runTool(
+      { tool: create, args: { model: 'res.partner', values: { name: 'A' }, idempotency_key: 'mcp-1' } },
+      mcpInbound(
+        {},
+        {},
+        {
+          erp: {
+            from: 'headers',
+            headers: { url: 'http://127.0.0.1:9', db: 'erp_a', apiKey: 'b'.repeat(40), userId: '2' },
+          },
+        },
+      ),
+      { ...deps, idempotency: { store, ttlSeconds: 60 } },
+    );
+    expect(run.outcome.ok).toBe(true);
+    expect(order).toEqual(['marked sent', 'create']);
   });
 });

@@ -215,14 +215,16 @@ export class DynamoDbStateStore implements StateStore {
       [TTL_ATTRIBUTE]: N(attempt.expiresAt),
     };
     // Safe to send again: when the first send was applied and its answer lost, the refusal of the
-    // second carries this attempt's own token, which says it was. A claim never marked sent whose
-    // lease has passed is taken over (a record without `snt`, written before the mark, never is).
+    // second carries this attempt's own token, which says it was. A claim of the same request
+    // never marked sent whose lease has passed is taken over (a record without `snt`, written
+    // before the mark, never is; another request with the key is still -32011).
     const outcome = await this.#put(
       item,
-      `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now OR (st = :progress AND lease < :nowMs AND snt = :no)`,
+      `attribute_not_exists(${PARTITION_KEY}) OR ${TTL_ATTRIBUTE} < :now OR (st = :progress AND lease < :nowMs AND snt = :no AND fp = :fp)`,
       {
         ':now': N(Math.floor(now / 1000)),
         ':nowMs': N(now),
+        ':fp': S(attempt.fingerprint),
         ':progress': S('in-progress'),
         ':no': { BOOL: false },
       },

@@ -188,8 +188,12 @@ export class EmbeddedStateStore implements StateStore {
     const key = STORE_KEY_PREFIX.attempt + attempt.key;
     const live = this.#liveRecord(key, now);
     const existing = live?.record;
-    // A claim never marked sent whose lease has passed did not run: taken over.
-    const unsent = existing?.state === 'in-progress' && existing.sent === false && existing.leaseUntil < now;
+    // A claim of the same request never marked sent whose lease has passed did not run: taken over.
+    const unsent =
+      existing?.state === 'in-progress' &&
+      existing.sent === false &&
+      existing.leaseUntil < now &&
+      existing.fingerprint === attempt.fingerprint;
     if (existing && !unsent) return { begun: false, existing };
     if (live !== undefined) this.#dropRecord(key, live);
     const record: IdempotencyRecord = {

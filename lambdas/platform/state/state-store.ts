@@ -117,8 +117,9 @@ export interface StateStore {
 
   /**
    * Writes `attempt` as an in-progress record, not sent, when its key has no live record, or when
-   * its live record is an in-progress claim whose lease has passed and that was never marked sent
-   * (its call certainly did not run: the new attempt takes it over); otherwise changes nothing and
+   * its live record is an in-progress claim of the same fingerprint whose lease has passed and that
+   * was never marked sent (its call certainly did not run: the new attempt takes it over);
+   * otherwise changes nothing and
    * returns the live record. One conditional write.
    */
   beginAttempt(attempt: AttemptStart, now: number): Promise<AttemptBegun>;
