@@ -335,6 +335,39 @@ const REFUSED_CREATES = [
   { rule: 'company', key: CONFIRMING.company, values: { name: 'Gate confirm', company_id: 2 } },
 ] as const;
 
+/** The confirming keys' proxy: the write tools on, one call in flight at the ERP at most. */
+const CONFIRMING_ENV = {
+  PROXY_API_KEY: '',
+  PROXY_API_KEYS: CONFIRMING_KEYS,
+  MCP_WRITE_TOOLS: 'true',
+  ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
+};
+
+/**
+ * Runs `test` while the holder key's read (slowed by the double) holds the ERP's one slot, and
+ * checks that read was served.
+ */
+async function whileTheSlotIsHeld(
+  proxy: ProxyHarness,
+  double: ErpDouble,
+  test: () => Promise<void>,
+): Promise<void> {
+  double.setDelay(1_500);
+  const served = withMcpClient(
+    proxy.url,
+    { 'x-api-key': CONFIRMING.holder, ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey }) },
+    async (other) =>
+      isError(await other.callTool({ name: 'search_count', arguments: { model: 'res.partner' } })),
+  );
+  try {
+    await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
+    await test();
+    expect(await served).toBe(false);
+  } finally {
+    double.setDelay(0);
+  }
+}
+
 describe('POST /mcp tools/call: a confirming key is never asked about a call a rule refuses', () => {
   const double = useErpDouble({ mode: '19' });
 
@@ -342,117 +375,71 @@ describe('POST /mcp tools/call: a confirming key is never asked about a call a r
     it.each(REFUSED_CREATES)(
       "the $rule rule: -32008 with no form, under an in-flight cap held by another call, and the day's call left free",
       async ({ rule, key, values }) => {
-        await withProxy(
-          {
-            env: {
-              PROXY_API_KEY: '',
-              PROXY_API_KEYS: CONFIRMING_KEYS,
-              MCP_WRITE_TOOLS: 'true',
-              ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
-            },
-          },
-          async (proxy) => {
-            double.reset();
-            const headers = {
-              'x-api-key': key,
-              ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey }),
-            };
-            const idempotencyKey = keyFor(keyed);
-            await withConfirmingClient(proxy.url, headers, 'accept', async (client, forms) => {
-              // Another key's call holds the ERP's one slot.
-              double.setDelay(1_500);
-              const served = withMcpClient(
-                proxy.url,
-                {
-                  'x-api-key': CONFIRMING.holder,
-                  ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey }),
+        await withProxy({ env: CONFIRMING_ENV }, async (proxy) => {
+          double.reset();
+          const headers = {
+            'x-api-key': key,
+            ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey }),
+          };
+          const idempotencyKey = keyFor(keyed);
+          await withConfirmingClient(proxy.url, headers, 'accept', async (client, forms) => {
+            // Another key's call holds the ERP's one slot.
+            await whileTheSlotIsHeld(proxy, double, async () => {
+              const result = await client.callTool({
+                name: 'create',
+                arguments: {
+                  model: 'res.partner',
+                  values,
+                  ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
                 },
-                async (other) =>
-                  isError(
-                    await other.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
-                  ),
-              );
-              try {
-                await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
-                const result = await client.callTool({
-                  name: 'create',
-                  arguments: {
-                    model: 'res.partner',
-                    values,
-                    ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
-                  },
-                });
-                const error = toolError(result);
-                expect(error.code).toBe(-32008);
-                expect(error.message).toContain(
-                  rule === 'method' ? 'create' : rule === 'field' ? 'email' : 'compan',
-                );
-                expect(await served).toBe(false);
-              } finally {
-                double.setDelay(0);
-              }
-              // Nobody was asked; only the other key's read reached the ERP.
-              expect(forms).toEqual([]);
-              expect(erpCalls(double)).toBe(1);
-              // The key's one call a day is still there: the refusal did not count.
-              const read = await client.callTool({
-                name: 'search_count',
-                arguments: { model: 'res.partner' },
               });
-              expect(isError(read)).toBe(false);
-              expect(erpCalls(double)).toBe(2);
+              const error = toolError(result);
+              expect(error.code).toBe(-32008);
+              expect(error.message).toContain(
+                rule === 'method' ? 'create' : rule === 'field' ? 'email' : 'compan',
+              );
             });
-          },
-        );
+            // Nobody was asked; only the other key's read reached the ERP.
+            expect(forms).toEqual([]);
+            expect(erpCalls(double)).toBe(1);
+            // The key's one call a day is still there: the refusal did not count.
+            const read = await client.callTool({
+              name: 'search_count',
+              arguments: { model: 'res.partner' },
+            });
+            expect(isError(read)).toBe(false);
+            expect(erpCalls(double)).toBe(2);
+          });
+        });
       },
     );
   });
 
   it("an asking round (the form's display-name lookups) takes an in-flight slot and counts as one call; the accepted round one more", async () => {
-    await withProxy(
-      {
-        env: {
-          PROXY_API_KEY: '',
-          PROXY_API_KEYS: CONFIRMING_KEYS,
-          MCP_WRITE_TOOLS: 'true',
-          ERP_TARGET_LIMITS: JSON.stringify({ '127.0.0.1': { in_flight: 1 } }),
+    await withProxy({ env: CONFIRMING_ENV }, async (proxy) => {
+      double.reset();
+      const connection = erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey });
+      const create = {
+        name: 'create',
+        arguments: { model: 'res.partner', values: { name: 'Gate asked' } },
+      };
+      await withConfirmingClient(
+        proxy.url,
+        { 'x-api-key': CONFIRMING.asked, ...connection },
+        'accept',
+        async (client, forms) => {
+          // Under the cap held by another call, the asking round waits for no one: -32004, no form.
+          await whileTheSlotIsHeld(proxy, double, async () => {
+            expect(toolError(await client.callTool(create)).code).toBe(-32004);
+            expect(forms).toEqual([]);
+          });
+          // With the slot free: asked, accepted, written; the two rounds are the day's two calls.
+          expect(isError(await client.callTool(create))).toBe(false);
+          expect(forms).toHaveLength(1);
+          const over = await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } });
+          expect(toolError(over).code).toBe(-32004);
         },
-      },
-      async (proxy) => {
-        double.reset();
-        const connection = erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey });
-        const create = {
-          name: 'create',
-          arguments: { model: 'res.partner', values: { name: 'Gate asked' } },
-        };
-        await withConfirmingClient(
-          proxy.url,
-          { 'x-api-key': CONFIRMING.asked, ...connection },
-          'accept',
-          async (client, forms) => {
-            // Under the cap held by another call, the asking round waits for no one: -32004, no form.
-            double.setDelay(1_500);
-            const held = withMcpClient(
-              proxy.url,
-              { 'x-api-key': CONFIRMING.holder, ...connection },
-              (other) => other.callTool({ name: 'search_count', arguments: { model: 'res.partner' } }),
-            );
-            try {
-              await expect.poll(() => double.inFlight, { interval: 20, timeout: 10_000 }).toBe(1);
-              expect(toolError(await client.callTool(create)).code).toBe(-32004);
-              expect(forms).toEqual([]);
-              await held;
-            } finally {
-              double.setDelay(0);
-            }
-            // With the slot free: asked, accepted, written; the two rounds are the day's two calls.
-            expect(isError(await client.callTool(create))).toBe(false);
-            expect(forms).toHaveLength(1);
-            const over = await client.callTool({ name: 'search_count', arguments: { model: 'res.partner' } });
-            expect(toolError(over).code).toBe(-32004);
-          },
-        );
-      },
-    );
+      );
+    });
   });
 });

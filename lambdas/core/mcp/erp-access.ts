@@ -440,9 +440,14 @@ export class ErpAccess implements ToolLookups, ToolAccess {
     if (version === undefined) {
       throw new InternalError(new Error(`The tool ${this.tool.name} reads a version it did not look up.`));
     }
+    return { value: version, facts: this.versionFacts().facts };
+  }
+
+  /** What a version lookup reaches: the URL (the database when given), and its facts. */
+  private versionFacts(): { readonly url: URL; readonly db: string | undefined; readonly facts: ErpFacts } {
     const url = erpUrl(this.inbound.erp);
     const db = erpDatabase(this.inbound.erp);
-    return { value: version, facts: { erpHost: url.host, ...(db === undefined ? {} : { erpDb: db }) } };
+    return { url, db, facts: { erpHost: url.host, ...(db === undefined ? {} : { erpDb: db }) } };
   }
 
   /** The ERP's version: the lookup {@link ToolLookups.version}. */
@@ -460,9 +465,7 @@ export class ErpAccess implements ToolLookups, ToolAccess {
   }
 
   private readVersion(): Promise<ErpReply<ErpVersion>> {
-    const url = erpUrl(this.inbound.erp);
-    const db = erpDatabase(this.inbound.erp);
-    const facts: ErpFacts = { erpHost: url.host, ...(db === undefined ? {} : { erpDb: db }) };
+    const { url, db, facts } = this.versionFacts();
     return learnedBefore(facts, async () => {
       const known = this.declared.version;
       if (known !== undefined) return { value: known, facts };
