@@ -85,7 +85,19 @@ export function outcomeResponse(envelopeId: string | null, outcome: ErpOutcome):
   }
   return {
     response: jsonResponse(200, envelope(envelopeId, outcome)),
-    facts: outcome.kind === 'erp_error' ? { outcome: 'erp_error', errorCode: outcome.code } : SUCCESS,
+    facts: outcome.kind === 'erp_error' ? erpErrorFacts(outcome) : SUCCESS,
+  };
+}
+
+/** The facts of the ERP's own error: its code and exception name (`data.name`). */
+function erpErrorFacts(outcome: Extract<ErpOutcome, { kind: 'erp_error' }>): RequestFacts {
+  const data = outcome.data as { readonly name?: unknown } | null | undefined;
+  const name =
+    data !== null && typeof data === 'object' && typeof data.name === 'string' ? data.name : undefined;
+  return {
+    outcome: 'erp_error',
+    errorCode: outcome.code,
+    ...(name === undefined ? {} : { erpException: name.slice(0, 200) }),
   };
 }
 

@@ -12,6 +12,8 @@ import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { ErpCall, ErpOutcome, ErpTransport } from '../upstream/erp-transport.ts';
 import type { CompiledTargetPolicy } from '../upstream/target-policy.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
+import type { AuditSubject } from './audit/audit-call.ts';
+import { createdIdsOf } from './audit/call-content.ts';
 import { withCallContext } from './call-context.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import {
@@ -164,6 +166,43 @@ function onceOf(
   };
 }
 
+/** The result of a JSON-RPC envelope's bytes (a create's new ids); `undefined` when it has none. */
+function envelopeResult(answer: Answer): unknown {
+  try {
+    const { bodyBytes, body } = answer.response;
+    const parsed: unknown = JSON.parse(bodyBytes === undefined ? body : bodyBytes.toString('utf8'));
+    return parsed !== null && typeof parsed === 'object'
+      ? (parsed as { result?: unknown }).result
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An execute write's audit (core/audit/audit-call.ts); `undefined` for a call that only reads
+ * (the same predicate as its idempotency record).
+ */
+function auditOf(
+  api: ExecuteApi,
+  inbound: ExecuteCall,
+  call: ErpCall,
+  key: string | undefined,
+): AuditSubject<Answer> | undefined {
+  if (!callWrites(call)) return undefined;
+  return {
+    api: api.route,
+    erp: { url: call.baseUrl, db: call.db, uid: call.uid, apiKey: call.apiKey },
+    ...(inbound.requestId === undefined ? {} : { requestId: inbound.requestId }),
+    ...(key === undefined ? {} : { idempotencyKey: key }),
+    factsOf: (answer) => answer.facts,
+    createdIds: (answer) =>
+      call.method === 'create' && answer.facts.outcome === 'success'
+        ? createdIdsOf(envelopeResult(answer))
+        : undefined,
+  };
+}
+
 /**
  * Validation, then the gate (core/gate.ts: the policies, the idempotency lookup, the limits, the
  * ERP call, the release, the record), then the envelope: the same steps for both execute APIs.
@@ -187,6 +226,7 @@ async function forwardExecute(
         inbound,
         question: questionOf(api, call),
         once: onceOf(api, inbound, deps, call, key),
+        audit: auditOf(api, inbound, call, key),
         requests: [call],
         run: () => erpAnswer(api, transport, inbound, deps, call, learned),
         rule: hasContentRules(inbound.keyPolicy)

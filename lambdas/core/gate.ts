@@ -4,6 +4,8 @@
  * execute call, with its ERP call as the run, and each MCP tool call, with the tool's run. Its
  * steps are {@link GATE_STEPS}, in order:
  *
+ * 0. `audit` (a call that can write, `AUDIT` not `off`: core/audit/audit-call.ts): its record
+ *    opened, and its end written whatever a later step decides (after the rest, `record`);
  * 1. `policy`: the proxy's target policy and the key's (or OAuth identity's) policy, once, on the
  *    call's question (API, model, method, target, database; an MCP tool too), then the rules that
  *    read the call's ERP requests ({@link GateCall.rule}: an MCP tool declares its requests first),
@@ -15,6 +17,8 @@
  *    as its run; an accepted one uses its confirmation up right before the run;
  * 4. `limits` (a limit that applies): the count and the in-flight slot; after the rest, the
  *    slot's `release`;
+ * 4a. `audit-pending` (an audited call): its record written `pending` before the ERP; with `AUDIT=on`
+ *    a record that cannot be written refuses the call (-32004), nothing sent;
  * 5. `idempotency-sent` (a write with a key): its record marked as about to reach the ERP, so a
  *    claim never marked is known not to have run (core/idempotency.ts);
  * 6. `run`: the ERP call, or the tool's run.
@@ -34,6 +38,7 @@ import type { Config } from '../platform/config.ts';
 import { ProxyError } from '../platform/errors.ts';
 import type { ErpCall } from '../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
+import { type AuditDeps, type AuditSubject, AuditWriting } from './audit/audit-call.ts';
 import { type ConfirmGate, passConfirmation } from './confirm/gate-step.ts';
 import { refuseUnconfirmedWrite } from './confirm/policy.ts';
 import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts';
@@ -71,6 +76,13 @@ export interface GateCall<T> {
    */
   readonly sent?: (() => Promise<void>) | undefined;
   /**
+   * The audit of a call that can write (core/audit/audit-call.ts): who calls, on which ERP, and how
+   * its value ended. `undefined`: a call that only reads (not audited).
+   */
+  readonly audit?: AuditSubject<T> | undefined;
+  /** The call's audit record, once the `audit` step opened it (the `audit-pending` step writes it). */
+  readonly auditing?: AuditWriting<T> | undefined;
+  /**
    * The call's ERP requests as values, as the policy step ruled them (an execute call's one
    * request; an MCP tool's declared requests, set by {@link rule}): what every later step may read.
    */
@@ -91,6 +103,8 @@ export interface GateDeps {
   readonly idempotency: IdempotencyDeps;
   /** The store and `ERP_TARGET_LIMITS`; `undefined`: no limits are checked (tests of other parts). */
   readonly limits?: LimitsDeps;
+  /** The audit (`AUDIT`, its store and digest key); `undefined`: no call is audited (tests of other parts). */
+  readonly audit?: AuditDeps;
 }
 
 /** A call through the gate: the run's value (or a replay's), what the steps learned, and its rate headers. */
@@ -149,12 +163,70 @@ function passPolicy<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promis
 
 const policyStep: GateStep = { name: 'policy', applies: () => true, pass: passPolicy };
 
+/**
+ * The audit's opening (core/audit/audit-call.ts): the record of a call that can write, whose end is
+ * written whatever a later step decides, and awaited before the answer.
+ */
+async function passAudit<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  const writing = new AuditWriting(call.audit as AuditSubject<T>, call, deps.audit as AuditDeps);
+  const { rule, once } = call;
+  let passed: Passed<T>;
+  try {
+    passed = await rest({
+      ...call,
+      auditing: writing,
+      // The idempotency record keeps its run's audit id: a replay's record names it.
+      once: once === undefined ? undefined : { ...once, call: { ...once.call, auditId: writing.id } },
+      // The record describes the requests as the policy step ruled them.
+      rule:
+        rule === undefined
+          ? undefined
+          : async (ruling) => {
+              const ruled = await rule.call(ruling, ruling);
+              writing.saw(ruled);
+              return ruled;
+            },
+    });
+  } catch (error) {
+    throw withFacts(error, await writing.endedThrowing(error));
+  }
+  const facts = await writing.ended(passed.value);
+  return { ...passed, facts: { ...passed.facts, ...facts } };
+}
+
+const auditStep: GateStep = {
+  name: 'audit',
+  after: 'audit-outcome',
+  applies: (call, deps) => call.audit !== undefined && deps.audit !== undefined && deps.audit.mode !== 'off',
+  pass: passAudit,
+};
+
+/** The record written `pending` right before the ERP; its end written as soon as the run ends. */
+async function passAuditPending<T>(call: GateCall<T>, _deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  const writing = call.auditing as AuditWriting<T>;
+  await writing.pending(call);
+  try {
+    const passed = await rest(call);
+    writing.ranWith(passed.value);
+    return passed;
+  } catch (error) {
+    writing.ranThrowing(error);
+    throw error;
+  }
+}
+
+const auditPendingStep: GateStep = {
+  name: 'audit-pending',
+  applies: (call) => call.auditing !== undefined,
+  pass: passAuditPending,
+};
+
 /** A result's keeping, for the gate's value: the record keeps the value, never the rate headers. */
 function passedKeeping<T>(keeping: Keeping<T>): Keeping<Passed<T>> {
   return {
     judge: (passed) => keeping.judge(passed.value),
-    replay(kept, rest, envelopeId) {
-      const value = keeping.replay(kept, rest, envelopeId);
+    replay(kept, rest, envelopeId, replayOf) {
+      const value = keeping.replay(kept, rest, envelopeId, replayOf);
       return value === undefined ? undefined : { value };
     },
     noted: (passed, idempotency) => ({ ...passed, value: keeping.noted(passed.value, idempotency) }),
@@ -246,10 +318,12 @@ const runStep: GateStep = { name: 'run', applies: () => true, pass: passRun };
 
 /** The gate's steps, in order: the only place the order is written (docs/design.md holds its words to it). */
 export const GATE_STEPS: readonly GateStep[] = Object.freeze([
+  auditStep,
   policyStep,
   idempotencyStep,
   confirmationStep,
   limitsStep,
+  auditPendingStep,
   sentStep,
   runStep,
 ]);

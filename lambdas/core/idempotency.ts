@@ -150,6 +150,8 @@ export interface IdempotentCall {
   readonly envelopeId: string | null;
   /** How long the attempt may run: its ERP deadline plus {@link LEASE_MARGIN_MS}. */
   readonly leaseMs: number;
+  /** The call's audit record (set by the gate's `audit` step): a replay's record names it. */
+  readonly auditId?: string;
 }
 
 export interface IdempotencyDeps {
@@ -207,6 +209,7 @@ function replayedAnswer(
   kept: Extract<Kept, { kind: 'answer' }>,
   rest: Buffer,
   envelopeId: string | null,
+  replayOf: string | undefined,
 ): Answer {
   const bodyBytes = Buffer.concat([
     Buffer.from(`${ENVELOPE_START}${JSON.stringify(envelopeId)}`, 'utf8'),
@@ -219,7 +222,11 @@ function replayedAnswer(
       body: '',
       bodyBytes,
     },
-    facts: { ...kept.facts, idempotency: 'replayed' },
+    facts: {
+      ...kept.facts,
+      idempotency: 'replayed',
+      ...(replayOf === undefined ? {} : { auditReplayOf: replayOf }),
+    },
   };
 }
 
@@ -240,8 +247,13 @@ function outcomeUnknown(kept: Extract<Kept, { kind: 'unknown' }> | undefined): U
   );
 }
 
-function refusal<E>(error: E, idempotency: IdempotencyOutcome): E {
-  return withFacts(error, { idempotency });
+function refusal<E>(error: E, idempotency: IdempotencyOutcome, auditReplayOf?: string): E {
+  return withFacts(error, auditReplayOf === undefined ? { idempotency } : { idempotency, auditReplayOf });
+}
+
+/** An answer from a record names the audit record of the run it answers for. */
+function replayOf<E>(error: E, existing: IdempotencyRecord): E {
+  return existing.auditId === undefined ? error : withFacts(error, { auditReplayOf: existing.auditId });
 }
 
 /** What a live record answers: a replay, -32011, -32010, or "outcome unknown". */
@@ -273,13 +285,17 @@ async function answerExisting<T>(
         'in_progress',
       );
     }
-    throw outcomeUnknown(undefined);
+    throw replayOf(outcomeUnknown(undefined), existing);
   }
   const read = existing.answer === undefined ? undefined : await readKept(existing.answer);
-  if (read === undefined) throw outcomeUnknown({ kind: 'unknown', code: PROXY_ERRORS.internal.code });
-  if (read.kept.kind === 'unknown') throw outcomeUnknown(read.kept);
-  const replayed = keeping.replay(read.kept, read.rest, call.envelopeId);
-  if (replayed === undefined) throw outcomeUnknown({ kind: 'unknown', code: PROXY_ERRORS.internal.code });
+  if (read === undefined) {
+    throw replayOf(outcomeUnknown({ kind: 'unknown', code: PROXY_ERRORS.internal.code }), existing);
+  }
+  if (read.kept.kind === 'unknown') throw replayOf(outcomeUnknown(read.kept), existing);
+  const replayed = keeping.replay(read.kept, read.rest, call.envelopeId, existing.auditId);
+  if (replayed === undefined) {
+    throw replayOf(outcomeUnknown({ kind: 'unknown', code: PROXY_ERRORS.internal.code }), existing);
+  }
   return replayed;
 }
 
@@ -287,8 +303,16 @@ async function answerExisting<T>(
 export interface Keeping<T> {
   /** `keep`: the bytes to keep; `forget`: certainly no change; `unknown`: may have run (the code it ended with). */
   judge(result: T): { readonly keep: Buffer } | { readonly forget: true } | { readonly unknown: number };
-  /** The result of a replay (`undefined`: the record holds another kind of result). */
-  replay(kept: Exclude<Kept, { kind: 'unknown' }>, rest: Buffer, envelopeId: string | null): T | undefined;
+  /**
+   * The result of a replay (`undefined`: the record holds another kind of result); `replayOf`: the
+   * audit record of the run replayed (its facts' `auditReplayOf`).
+   */
+  replay(
+    kept: Exclude<Kept, { kind: 'unknown' }>,
+    rest: Buffer,
+    envelopeId: string | null,
+    replayOf?: string,
+  ): T | undefined;
   /** The result with what the key did, for the log line. */
   noted(result: T, idempotency: IdempotencyOutcome): T;
 }
@@ -335,7 +359,8 @@ export function answerKeeping(envelopeId: string | null): Keeping<Answer> {
       );
       return bytes === undefined ? { unknown: PROXY_ERRORS.internal.code } : { keep: bytes };
     },
-    replay: (kept, rest, id) => (kept.kind === 'answer' ? replayedAnswer(kept, rest, id) : undefined),
+    replay: (kept, rest, id, replayOf) =>
+      kept.kind === 'answer' ? replayedAnswer(kept, rest, id, replayOf) : undefined,
     noted: (answer, idempotency) => ({ response: answer.response, facts: { ...answer.facts, idempotency } }),
   };
 }
@@ -418,6 +443,7 @@ export async function runOnceWith<T>(
         // IDEMPOTENCY_TTL) is never taken for an expired record and run again, and one whose
         // function died after marking it sent answers "outcome unknown" for the whole TTL.
         expiresAt: Math.ceil((now + call.leaseMs) / 1000) + deps.ttlSeconds,
+        ...(call.auditId === undefined ? {} : { auditId: call.auditId }),
       },
       now,
     );

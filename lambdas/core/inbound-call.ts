@@ -51,6 +51,8 @@ export interface InboundCall {
   readonly sourceIp: string | undefined;
   /** Milliseconds left before the function is cut off, read when the call starts; none locally in tests. */
   readonly remainingMs: (() => number) | undefined;
+  /** The request's id (API Gateway's, or the local server's): the log line's `request_id`. */
+  readonly requestId?: string | undefined;
   /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
   readonly answerLease?: AnswerLease;
 }

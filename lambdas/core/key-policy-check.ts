@@ -21,6 +21,7 @@ import {
   type KeyPolicyApi,
   type KeyPolicyRule,
   modelListed,
+  PRIVILEGED_APIS,
 } from '../platform/key-policy.ts';
 import { listsHostName, normalizeHostName, type TargetList } from '../platform/target-list.ts';
 import { methodRule } from './policy/method-rule.ts';
@@ -57,6 +58,7 @@ const API_LABELS: Readonly<Record<KeyPolicyApi, string>> = {
   version: 'the version endpoints',
   mcp: 'POST /mcp',
   operator: 'the operator endpoints (/_/license, /_/metrics)',
+  audit: 'the audit (GET /_/audit)',
 };
 
 /** A name in a message: as it is when it is a plain name, else quoted with control characters escaped. */
@@ -113,8 +115,14 @@ export function checkKeyPolicy(
   question: PolicyQuestion,
   resolve: ResolveAll = resolveAll,
 ): void | Promise<void> {
-  if (policy === undefined) return;
   const { api, model, method, target, db, tool, writes } = question;
+  if (api !== undefined && PRIVILEGED_APIS.has(api) && policy?.apis?.has(api) !== true) {
+    throw refused(
+      'api',
+      `this key may not use ${API_LABELS[api]}: only a key whose policy lists "${api}" in its apis may`,
+    );
+  }
+  if (policy === undefined) return;
   if (api !== undefined && policy.apis !== undefined && !policy.apis.has(api)) {
     throw refused('api', `this key may not use ${API_LABELS[api]}`);
   }

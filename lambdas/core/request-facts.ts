@@ -13,6 +13,7 @@
  */
 import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
+import type { AuditOutcome } from '../platform/audit/audit-record.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { LimitRule } from '../platform/limits.ts';
 import type {
@@ -71,6 +72,18 @@ export interface RequestFacts {
   readonly idempotency?: IdempotencyOutcome;
   /** How a person's confirmation of an MCP write ended (docs/guide/confirmations.md). */
   readonly confirmation?: ConfirmationOutcome;
+  /** The ERP's exception name of an `erp_error` (the audit record's `error.name`). */
+  readonly erpException?: string;
+  /** A confirmation's id (a hash of its state's nonce) and the digest of the form shown (docs/guide/audit.md). */
+  readonly confirmationId?: string;
+  readonly formDigest?: string;
+  /** The call's audit record (docs/guide/audit.md): its id (the log line's `audit_id`) and outcome. */
+  readonly auditId?: string;
+  readonly auditOutcome?: AuditOutcome;
+  /** Writes of the call's audit record that failed (the `AuditWriteFailures` metric). */
+  readonly auditWriteFailures?: number;
+  /** A replay: the `audit_id` of the run it replays (kept with the idempotency record). */
+  readonly auditReplayOf?: string;
   /**
    * A bug caught where the answer must still be a normal one (an MCP tool's result, with
    * `isError: true` and -32603): the request log line shows its stack, as for a thrown one.
@@ -112,6 +125,13 @@ export function emptyFacts(): FactSheet {
     limitHost: undefined,
     limitsFailedOpen: undefined,
     confirmation: undefined,
+    erpException: undefined,
+    confirmationId: undefined,
+    formDigest: undefined,
+    auditId: undefined,
+    auditOutcome: undefined,
+    auditWriteFailures: undefined,
+    auditReplayOf: undefined,
     internalError: undefined,
   };
 }

@@ -81,7 +81,7 @@ export function executeFunction<A extends ExecuteApi>(endpoint: ExecuteEndpoint<
     };
   };
   const createHandler = (runtime: ExecuteRuntime<A>) => {
-    const deps = { ...runtime.forward, limits: limitsDeps(runtime) };
+    const deps = { ...runtime.forward, limits: limitsDeps(runtime), audit: runtime.audit };
     return bodyChain(runtime, endpoint.api).handler((event, known, context) =>
       endpoint.forward(toExecuteCall(event, context, known), deps),
     );

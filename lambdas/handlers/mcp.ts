@@ -72,6 +72,7 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     writeTools: config.mcpWriteTools,
     idempotency: runtime.idempotency,
     limits: limitsDeps(runtime),
+    audit: runtime.audit,
     confirm: { keys: sealKeysOf(runtime), store: runtime.store, ttlSeconds: config.confirmTtlSeconds },
   };
 }

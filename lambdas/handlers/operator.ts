@@ -18,6 +18,7 @@ import { isLicenseCheckEvent, LICENSE_CHECK_JOB } from '../platform/scheduled-jo
 import { Chain, lambdaHandler } from './chain.ts';
 import {
   type BaseRuntime,
+  createAuditDeps,
   createBaseRuntime,
   localMetricsStore,
   type RuntimeOverrides,
@@ -31,6 +32,7 @@ export function createOperatorRuntime(config: Config, overrides: RuntimeOverride
   return {
     ...createBaseRuntime(config, overrides, store),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
+    audit: createAuditDeps(config, overrides),
   };
 }
 
@@ -45,8 +47,14 @@ export function createHandler(runtime: OperatorRuntime) {
         }),
       )
       // `/_/about` is public: it has no caller, so no policy to ask (a key sent to it is not checked).
-      .step(keyPolicyApi('operator'))
-      .handler((event) => serveOperator(event.rawPath, runtime))
+      // `/_/audit` is the audit's, which only a key whose policy lists `audit` has.
+      .step(keyPolicyApi((event) => (event.rawPath === '/_/audit' ? 'audit' : 'operator')))
+      .handler((event, known) =>
+        serveOperator(event.rawPath, runtime, {
+          query: event.queryStringParameters ?? {},
+          policy: known.policy,
+        }),
+      )
   );
 }
 

@@ -7,11 +7,15 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { AuditDeps } from '../core/audit/audit-call.ts';
 import { checkKeysConfirm, withKeysConfirmChecked } from '../core/confirm/policy.ts';
 import type { IdempotencyDeps } from '../core/idempotency.ts';
 import type { LimitsDeps } from '../core/limits-check.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
+import type { AuditStore } from '../platform/audit/audit-store.ts';
+import { createAuditStore } from '../platform/audit/audit-store-choice.ts';
+import { createDigestKeySource } from '../platform/audit/digest-key.ts';
 import type { Config } from '../platform/config.ts';
 import { withLicenseWarning } from '../platform/license-notice.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -40,6 +44,8 @@ export interface RuntimeOverrides {
   readonly oauth?: OAuthResourceServer;
   /** The proxy's state store (tests: one of their own); from the config otherwise. */
   readonly store?: StateStore;
+  /** The audit store (tests: one of their own); from the config otherwise. */
+  readonly auditStore?: AuditStore;
 }
 
 /** What the functions that keep state add (execute-v1, execute-v2, mcp: docs/design.md, "The proxy's state: the store"). */
@@ -48,6 +54,18 @@ export interface StateRuntime {
   readonly store: StateStore | undefined;
   /** The store and `IDEMPOTENCY_TTL`: what `Idempotency-Key` needs (core/idempotency.ts). */
   readonly idempotency: IdempotencyDeps;
+  /** The audit of the calls that can write (core/audit/audit-call.ts). */
+  readonly audit: AuditDeps;
+}
+
+/** The audit's part: `AUDIT`, its store (the overrides' or the configuration's) and digest key. */
+export function createAuditDeps(config: Config, overrides: RuntimeOverrides = {}): AuditDeps {
+  return {
+    mode: config.audit,
+    store: overrides.auditStore ?? createAuditStore(config),
+    digestKey: createDigestKeySource(config),
+    retentionDays: config.auditRetentionDays,
+  };
 }
 
 /**
@@ -61,7 +79,11 @@ export function limitsDeps(runtime: StateRuntime & { readonly config: Config }):
 /** The state part: the overrides' store, or the configuration's (built on its first use). */
 export function createStateRuntime(config: Config, overrides: RuntimeOverrides = {}): StateRuntime {
   const store = overrides.store ?? createStateStore(config);
-  return { store, idempotency: { store, ttlSeconds: config.idempotencyTtlSeconds } };
+  return {
+    store,
+    idempotency: { store, ttlSeconds: config.idempotencyTtlSeconds },
+    audit: createAuditDeps(config, overrides),
+  };
 }
 
 /** The parts every handler's chain uses. */

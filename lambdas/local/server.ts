@@ -20,24 +20,13 @@ import type { Runtime } from '../handlers/runtime.ts';
 import { createHandler as createVersionHandler } from '../handlers/version.ts';
 import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
 import type { Config } from '../platform/config.ts';
+import { LOCAL_FUNCTION_TIMEOUT_MS, localFunctionTimeoutMs } from '../platform/function-timeout.ts';
 import { type FunctionName, matchRoute } from '../platform/routes.ts';
 import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody, rawGatewayResponse } from './gateway-answers.ts';
 
 /** Lambda's synchronous invocation payload limit; API Gateway answers 413 above it here. */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
-/** The emulated function timeout (the deployed execute functions default to 28 s). */
-export const LOCAL_FUNCTION_TIMEOUT_MS = 28_000;
-/** How far the deployed defaults keep the Lambda timeout above `ERP_MAX_TIMEOUT` (28 s vs 25 s). */
-const FUNCTION_TIMEOUT_HEADROOM_MS = 3_000;
-
-/**
- * The emulated function timeout for a configuration: 28 s as deployed, or longer when
- * `ERP_MAX_TIMEOUT` asks for more. Locally no API Gateway limit applies, so a configured maximum
- * of 60 s must give 60 s, not the 26.5 s a 28 s function would leave.
- */
-export function localFunctionTimeoutMs(config: Pick<Config, 'maxTimeoutSeconds'>): number {
-  return Math.max(LOCAL_FUNCTION_TIMEOUT_MS, config.maxTimeoutSeconds * 1000 + FUNCTION_TIMEOUT_HEADROOM_MS);
-}
+export { LOCAL_FUNCTION_TIMEOUT_MS, localFunctionTimeoutMs };
 /**
  * API Gateway HTTP API quota: request line and headers together, 10 240 bytes. Counted as
  * {@link requestHeadBytes} does; Node's own `maxHeaderSize` counts only the target, names and

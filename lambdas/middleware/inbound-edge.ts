@@ -28,6 +28,7 @@ export function toInboundCall(
     requestTimeout: headers['x-request-timeout'],
     responseEncoding: responseEncodingOf(event),
     sourceIp: event.requestContext?.http?.sourceIp,
+    requestId: event.requestContext?.requestId,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'
         ? () => context.getRemainingTimeInMillis()

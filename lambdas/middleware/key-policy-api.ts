@@ -8,6 +8,7 @@
 import { checkKeyPolicy } from '../core/key-policy-check.ts';
 import type { KeyPolicy, KeyPolicyApi } from '../platform/key-policy.ts';
 import { type Step, step } from './step.ts';
+import type { ProxyEvent } from './types.ts';
 
 /** What the step returns: the API was allowed. */
 export interface ApiAllowed {
@@ -15,14 +16,17 @@ export interface ApiAllowed {
 }
 
 /**
- * Refuses (-32008, 403) a caller whose key's policy does not list `api`; a request without a caller
+ * Refuses (-32008, 403) a caller whose key's policy does not list `api` (or the API of the
+ * request's path, for the aux function's operator and audit endpoints); a request without a caller
  * (a public operator request) has no policy to ask.
  */
 export function keyPolicyApi(
-  api: KeyPolicyApi,
+  api: KeyPolicyApi | ((event: ProxyEvent) => KeyPolicyApi),
 ): Step<{ readonly callerName: string | undefined; readonly policy: KeyPolicy | undefined }, ApiAllowed> {
-  return step('keyPolicyApi', (_event, known) => {
-    if (known.callerName !== undefined) checkKeyPolicy(known.policy, { api });
+  return step('keyPolicyApi', (event, known) => {
+    if (known.callerName !== undefined) {
+      checkKeyPolicy(known.policy, { api: typeof api === 'function' ? api(event) : api });
+    }
     return { values: { apiAllowed: true } };
   });
 }

@@ -95,6 +95,10 @@ export type RequestLogFields = {
   idempotency: IdempotencyOutcome | null;
   /** How a person's confirmation of an MCP write ended: `asked`, `accepted`, `declined`... (docs/guide/confirmations.md). */
   confirmation: ConfirmationOutcome | null;
+  /** The call's audit record (docs/guide/audit.md): `GET /_/audit` finds it by this id. */
+  audit_id: string | null;
+  /** Writes of that record that failed (`AuditWriteFailures`). */
+  audit_write_failures: number | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -198,6 +202,8 @@ function requestMetricsOf(
     limitsFailedOpen: facts.limitsFailedOpen,
     idempotency: facts.idempotency,
     confirmation: facts.confirmation,
+    auditOutcome: facts.auditOutcome,
+    auditWriteFailures: facts.auditWriteFailures,
   } satisfies Record<keyof RequestMetrics, unknown>;
 }
 
@@ -297,11 +303,18 @@ export function observe(
         limits_failed_open: facts.limitsFailedOpen ?? null,
         idempotency: facts.idempotency ?? null,
         confirmation: facts.confirmation ?? null,
+        audit_id: facts.auditId ?? null,
+        audit_write_failures: facts.auditWriteFailures ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };
       if (errorCode === INTERNAL_ERROR_CODE) logger.error('request', extra);
-      else if (outcome === 'proxy_error' || facts.limitsFailedOpen === true) logger.warn('request', extra);
+      else if (
+        outcome === 'proxy_error' ||
+        facts.limitsFailedOpen === true ||
+        facts.auditWriteFailures !== undefined
+      )
+        logger.warn('request', extra);
       else logger.info('request', extra);
     } catch (logError) {
       lastResort('writing the request log line', logError);

@@ -1,17 +1,19 @@
 /**
  * @module operator/endpoints
  * The operator endpoints: `/_/about` (public), `/_/license` and `/_/metrics` (`x-api-key`
- * unless listed in `AUX_PUBLIC`). They take the path and what they read (config, license,
+ * unless listed in `AUX_PUBLIC`), `/_/audit` (`x-api-key` of a key whose policy lists `audit`). They take the path and what they read (config, license,
  * metrics), never the API Gateway event or the whole runtime.
  */
+import type { AuditDeps } from '../core/audit/audit-call.ts';
 import { type Answer, plainJsonResponse, textResponse } from '../core/envelope.ts';
 import { learnedBefore } from '../core/request-facts.ts';
 import type { Config } from '../platform/config.ts';
 import { InternalError } from '../platform/errors.ts';
-import { hasCallRules } from '../platform/key-policy.ts';
+import { hasCallRules, type KeyPolicy } from '../platform/key-policy.ts';
 import { findRoute } from '../platform/routes.ts';
 import type { LicenseSource, ProxyKeySource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
+import { serveAudit } from './audit-endpoint.ts';
 import type { MetricsSource } from './metrics-source.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
 
@@ -22,6 +24,14 @@ export interface OperatorDeps {
   readonly metricsSource: MetricsSource;
   /** The proxy keys: `/_/about` says whether any carries a policy. */
   readonly keys: ProxyKeySource;
+  /** The audit's store, which `GET /_/audit` reads (docs/guide/audit.md). */
+  readonly audit: AuditDeps;
+}
+
+/** What an operator request brings besides its path: its query parameters and the caller's policy. */
+export interface OperatorRequest {
+  readonly query?: Readonly<Record<string, string | undefined>>;
+  readonly policy?: KeyPolicy | undefined;
 }
 
 /**
@@ -65,14 +75,20 @@ export function isPublicOperatorRequest(
  * Answers `GET /_/about`, `/_/license` or `/_/metrics`. The path is the request log line's action,
  * on the answer and on what it throws.
  */
-export async function serveOperator(path: string, deps: OperatorDeps): Promise<Answer> {
+export async function serveOperator(
+  path: string,
+  deps: OperatorDeps,
+  request: OperatorRequest = {},
+): Promise<Answer> {
   const learned = { action: path };
-  const answer = await learnedBefore(learned, () => answerOperator(path, deps));
+  const answer = await learnedBefore(learned, () => answerOperator(path, deps, request));
   return { response: answer.response, facts: Object.assign(learned, answer.facts) };
 }
 
-async function answerOperator(path: string, deps: OperatorDeps): Promise<Answer> {
+async function answerOperator(path: string, deps: OperatorDeps, request: OperatorRequest): Promise<Answer> {
   switch (path) {
+    case '/_/audit':
+      return serveAudit(request.query ?? {}, request.policy, deps);
     case '/_/about': {
       const inUse = await policiesInUse(deps.keys, deps.config);
       return plainJsonResponse(

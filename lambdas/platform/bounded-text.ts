@@ -26,3 +26,21 @@ export const MAX_ERROR_MESSAGE_CHARS = 2048;
 export function echoed(text: string, max: number = MAX_ECHOED_CHARS): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
+
+/**
+ * Supplied text as a record or a list keeps it: C0 and C1 controls and the line and paragraph
+ * separators removed, trimmed, at most `max` characters; `undefined` when nothing is left.
+ *
+ * @example
+ * printable(' Claude\n Desktop ') // 'Claude Desktop'
+ */
+export function printable(text: string, max: number = MAX_ECHOED_CHARS): string | undefined {
+  let kept = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) as number;
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) continue;
+    kept += char;
+  }
+  const trimmed = kept.trim().slice(0, max);
+  return trimmed === '' ? undefined : trimmed;
+}

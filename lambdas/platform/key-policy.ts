@@ -30,16 +30,24 @@
  * A field or value the schema does not know fails the whole document (fail closed), with a message
  * naming the key's `name` and the field, never the key.
  */
+import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { METHOD_NAME, MODEL_NAME } from './erp-names.ts';
+import { canonicalJson } from './json.ts';
 import { type RateLimit, rateLimitListSchema } from './limits.ts';
 import { compileModelRules, MODEL_RULE_KEY, type ModelRules } from './model-rules.ts';
 import { parseTargetList, type TargetList } from './target-list.ts';
 import { lazily } from './zod.ts';
 
 /** The APIs a key policy names (README, "Key policies"). */
-export const KEY_POLICY_APIS = Object.freeze(['v1', 'v2', 'version', 'mcp', 'operator'] as const);
+export const KEY_POLICY_APIS = Object.freeze(['v1', 'v2', 'version', 'mcp', 'operator', 'audit'] as const);
 export type KeyPolicyApi = (typeof KEY_POLICY_APIS)[number];
+
+/**
+ * The APIs only a key whose policy's `apis` lists them may use: they show (or stop) every caller's
+ * activity, so a key without a policy, or with a policy that leaves `apis` out, never has them.
+ */
+export const PRIVILEGED_APIS: ReadonlySet<KeyPolicyApi> = new Set<KeyPolicyApi>(['audit']);
 
 /** What a key policy allows of the ERP data. */
 export const KEY_POLICY_ACCESS = Object.freeze(['read', 'write'] as const);
@@ -141,6 +149,8 @@ export interface KeyPolicy {
   readonly fields: ModelRules<FieldRule> | undefined;
   /** The company ids per database, the first one Odoo's current company; `undefined`: no company rule. */
   readonly companies: ReadonlyMap<string, readonly number[]> | undefined;
+  /** A SHA-256 of the policy's canonical JSON (an audit record names the policy that ruled by it). */
+  readonly digest?: string;
 }
 
 /** Whether `policy` has a rule of the call's own content (`methods`, `fields`, `companies`). */
@@ -421,5 +431,8 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
         : new Map(
             Object.entries(document.companies).map(([db, ids]) => [db, Object.freeze([...new Set(ids)])]),
           ),
+    digest: createHash('sha256')
+      .update(canonicalJson(JSON.stringify(document)), 'utf8')
+      .digest('base64url'),
   });
 }

@@ -47,6 +47,10 @@ export function isAuxPublicName(name: string): name is AuxPublicName {
   return (AUX_PUBLIC_NAMES as readonly string[]).includes(name);
 }
 
+/** `AUDIT`: the audit of every call that can write (docs/guide/audit.md). */
+export const AUDIT_MODES = Object.freeze(['on', 'best-effort', 'off'] as const);
+export type AuditMode = (typeof AUDIT_MODES)[number];
+
 /**
  * The ERP protocols a call can travel over: the `upstream_protocol` field of the request log and
  * the `protocol` dimension of `UpstreamCalls`.

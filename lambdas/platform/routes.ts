@@ -79,6 +79,13 @@ export const ROUTES: readonly Route[] = Object.freeze([
   { method: 'GET', path: '/_/about', fn: 'aux', auth: 'public', summary: 'Service description' },
   { method: 'GET', path: '/_/metrics', fn: 'aux', auth: 'aux-configurable', summary: 'Prometheus metrics' },
   {
+    method: 'GET',
+    path: '/_/audit',
+    fn: 'aux',
+    auth: 'api-key',
+    summary: 'Audit records of the calls that can write (a key whose policy lists audit)',
+  },
+  {
     method: 'POST',
     path: '/mcp',
     fn: 'mcp',

@@ -30,6 +30,7 @@
 import { parsePublicKey } from './license.ts';
 import { parseTargetLimits, type TargetLimits, targetLimitsText } from './limits.ts';
 import {
+  AUDIT_MODES,
   AUX_PUBLIC_NAMES,
   type AuxPublicName,
   type FunctionName,
@@ -749,6 +750,67 @@ export const RUNTIME_SETTINGS = Object.freeze({
     readBy: [...STATEFUL, 'aux'],
     meaning:
       "DynamoDB table of the proxy's state (idempotency records, limit counters); locally used only with `AWS_ENDPOINT_URL_DYNAMODB`, else an embedded in-process store (one process, lost on restart)",
+  },
+  audit: {
+    env: 'AUDIT',
+    context: 'audit',
+    schema: choice(AUDIT_MODES, 'on'),
+    readBy: [...STATEFUL, 'aux'],
+    about: true,
+    meaning:
+      'the audit of every call that can write (docs/guide/audit.md): `on` (a call whose pending record cannot be written is refused 503 -32004 before the ERP), `best-effort` (records when it can, counts what it lost), `off` (no record)',
+  },
+  auditTable: {
+    env: 'AUDIT_TABLE',
+    notDeployable: { by: 'stack', why: 'the name of the audit table the stack creates' },
+    schema: text({
+      expected: 'a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)',
+      check: (name) => /^[A-Za-z0-9_.-]{3,255}$/.test(name),
+    }),
+    defaultText: "AWS: the stack's audit table; local: *none* (the embedded ring)",
+    readBy: [...STATEFUL, 'aux'],
+    meaning:
+      'DynamoDB table of the audit records; locally used only with `AWS_ENDPOINT_URL_DYNAMODB` (`npm run state:local` creates it), else an embedded ring of the last 10,000 records (lost on restart)',
+  },
+  auditRetentionDays: {
+    env: 'AUDIT_RETENTION_DAYS',
+    context: 'auditRetentionDays',
+    schema: integer({ fallback: 400, min: 1, max: 3_653, unit: ' days' }),
+    readBy: [...STATEFUL, 'aux'],
+    about: true,
+    meaning: 'days an audit record is kept (the table deletes it by TTL after that; default 400)',
+  },
+  auditPendingAfterSeconds: {
+    env: 'AUDIT_PENDING_AFTER',
+    notDeployable: {
+      by: 'stack',
+      why: 'the writing functions’ Lambda timeout (`lambdaTimeout`) and a margin, set by the stack',
+    },
+    schema: integer({ min: 5, max: 3_600, unit: ' seconds' }),
+    defaultText: "AWS: `lambdaTimeout` + 30; local: the local server's function timeout + 30",
+    readBy: ['aux'],
+    meaning:
+      'seconds after which a record still `pending` reads as `unknown` (its function died or could not complete it)',
+  },
+  auditDigestSecretId: {
+    env: 'AUDIT_DIGEST_SECRET_ID',
+    notDeployable: { by: 'stack', why: 'the ARN of the audit digest secret the stack creates' },
+    schema: text(),
+    readBy: STATEFUL,
+    meaning:
+      "Secrets Manager secret whose text keys the audit's HMACs (values, ERP keys, idempotency keys); read on the first write, never at cold start",
+  },
+  auditDigestKey: {
+    env: 'AUDIT_DIGEST_KEY',
+    notDeployable: {
+      by: 'local',
+      why: 'a key in a function environment would be readable by anyone who can read the function: on AWS it is the audit digest secret',
+    },
+    schema: text({ expected: 'at least 32 characters', check: (key) => key.length >= 32 }),
+    defaultText: '*generated at start (local)*',
+    readBy: [],
+    meaning:
+      "the audit's digest key on a local run (32+ characters); unset, each start generates one, so digests of two runs cannot be compared",
   },
   dynamodbEndpoint: {
     env: 'AWS_ENDPOINT_URL_DYNAMODB',

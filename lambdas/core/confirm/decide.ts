@@ -23,6 +23,7 @@ import type { SealKeyRing } from './keys.ts';
 import {
   type ConfirmBinding,
   checkConfirmation,
+  confirmationIdOf,
   type SealedConfirmation,
   type StateMismatch,
   sealConfirmation,
@@ -66,14 +67,30 @@ export type ConfirmRefusal =
 /** What the confirmation step does with a call. */
 export type Confirmation =
   | { readonly kind: 'refused'; readonly refusal: ConfirmRefusal; readonly outcome: ConfirmationOutcome }
-  | { readonly kind: 'answered'; readonly outcome: 'declined' | 'cancelled' }
-  | { readonly kind: 'ask'; readonly outcome: 'asked' | 'expired'; readonly state: SealedConfirmation }
+  | {
+      readonly kind: 'answered';
+      readonly outcome: 'declined' | 'cancelled';
+      readonly confirmation: ConfirmationRef;
+    }
+  | {
+      readonly kind: 'ask';
+      readonly outcome: 'asked' | 'expired';
+      /** Seals the new state, bound to the digest of the form shown with it. */
+      readonly seal: (formDigest?: string) => SealedConfirmation;
+    }
   | {
       readonly kind: 'accepted';
       readonly outcome: 'accepted';
       readonly nonce: string;
       readonly expiresAt: number;
+      readonly confirmation: ConfirmationRef;
     };
+
+/** Which confirmation an answer is to, as its audit record names it: its id and its form's digest. */
+export interface ConfirmationRef {
+  readonly id: string;
+  readonly formDigest?: string;
+}
 
 /** Whether a client's declared capabilities include elicitation in form mode (an empty object means form). */
 export function declaresFormElicitation(capabilities: unknown): boolean {
@@ -98,8 +115,12 @@ async function ask(
   outcome: 'asked' | 'expired',
 ): Promise<Confirmation> {
   const key = await deps.keys.current();
-  const state = sealConfirmation(binding, key, (deps.now ?? Date.now)(), deps.ttlSeconds);
-  return { kind: 'ask', outcome, state };
+  const now = (deps.now ?? Date.now)();
+  return {
+    kind: 'ask',
+    outcome,
+    seal: (formDigest) => sealConfirmation(binding, key, now, deps.ttlSeconds, formDigest),
+  };
 }
 
 function refused(refusal: ConfirmRefusal): Confirmation {
@@ -130,9 +151,19 @@ export async function decideConfirmation(
   if (request.inputResponses === undefined) return ask(binding, deps, 'asked');
   const answer = answerOf(request.inputResponses);
   if (answer === undefined) return refused({ kind: 'invalid', why: 'answer' });
-  if (answer === 'decline') return { kind: 'answered', outcome: 'declined' };
-  if (answer === 'cancel') return { kind: 'answered', outcome: 'cancelled' };
-  return { kind: 'accepted', outcome: 'accepted', nonce: check.nonce, expiresAt: check.expiresAt };
+  const confirmation: ConfirmationRef = {
+    id: confirmationIdOf(check.nonce),
+    ...(check.formDigest === undefined ? {} : { formDigest: check.formDigest }),
+  };
+  if (answer === 'decline') return { kind: 'answered', outcome: 'declined', confirmation };
+  if (answer === 'cancel') return { kind: 'answered', outcome: 'cancelled', confirmation };
+  return {
+    kind: 'accepted',
+    outcome: 'accepted',
+    nonce: check.nonce,
+    expiresAt: check.expiresAt,
+    confirmation,
+  };
 }
 
 /**

@@ -31,8 +31,8 @@ export interface ConfirmGate<T> {
   ask(decision: Extract<Confirmation, { kind: 'ask' }>): Promise<T>;
   /** Uses an accepted confirmation up (`false`: already used); throws when the store cannot say. */
   use(decision: Extract<Confirmation, { kind: 'accepted' }>): Promise<boolean>;
-  /** The value of the run an accepted confirmation let through (its facts say so). */
-  accepted(value: T): T;
+  /** The value of the run an accepted confirmation let through (its facts say so, and which confirmation). */
+  accepted(value: T, decision: Extract<Confirmation, { kind: 'accepted' }>): T;
 }
 
 /** Passes a call the confirmation step applies to (see the module header). */
@@ -60,7 +60,7 @@ export async function passConfirmation<
               outcome: 'invalid',
             });
           }
-          return confirm.accepted(await call.run());
+          return confirm.accepted(await call.run(), decision);
         },
       });
   }

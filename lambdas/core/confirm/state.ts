@@ -50,10 +50,21 @@ export type StateMismatch = 'tampered' | 'caller' | 'erp' | 'arguments';
 
 /** What a state that came back with a call says. */
 export type StateCheck =
-  | { readonly ok: true; readonly nonce: string; readonly expiresAt: number }
+  | {
+      readonly ok: true;
+      readonly nonce: string;
+      readonly expiresAt: number;
+      /** The digest of the form shown with the state. */
+      readonly formDigest?: string;
+    }
   /** Past its expiry, or sealed under a key no longer held: the person is asked again. */
   | { readonly ok: false; readonly expired: true }
   | { readonly ok: false; readonly expired: false; readonly mismatch: StateMismatch };
+
+/** A confirmation's id, as an audit record names it: a hash of its state's nonce (never the nonce). */
+export function confirmationIdOf(nonce: string): string {
+  return sha256(`erp-proxy confirmation id\n${nonce}`).slice(0, 22);
+}
 
 /** The sealed text's format version (inside the seal; the seal has its own). */
 const STATE_VERSION = 1;
@@ -78,16 +89,26 @@ function bindingHashes(binding: ConfirmBinding): {
   };
 }
 
-/** Seals a new state for `binding`, valid `ttlSeconds` from `now` (epoch ms). */
+/**
+ * Seals a new state for `binding`, valid `ttlSeconds` from `now` (epoch ms); `formDigest`: the
+ * digest of the form shown with it, which the answer's audit record names (docs/guide/audit.md).
+ */
 export function sealConfirmation(
   binding: ConfirmBinding,
   key: SealKey,
   now: number,
   ttlSeconds: number,
+  formDigest?: string,
 ): SealedConfirmation {
   const nonce = randomBytes(16).toString('base64url');
   const expiresAt = now + ttlSeconds * 1000;
-  const payload = { v: STATE_VERSION, ...bindingHashes(binding), x: expiresAt, n: nonce };
+  const payload = {
+    v: STATE_VERSION,
+    ...bindingHashes(binding),
+    x: expiresAt,
+    n: nonce,
+    ...(formDigest === undefined ? {} : { f: formDigest }),
+  };
   return { requestState: seal(Buffer.from(JSON.stringify(payload), 'utf8'), key), nonce, expiresAt };
 }
 
@@ -129,5 +150,11 @@ export function checkConfirmation(
   if (payload.a !== expected.a) return { ok: false, expired: false, mismatch: 'arguments' };
   const expiresAt = payload.x as number;
   if (now >= expiresAt) return { ok: false, expired: true };
-  return { ok: true, nonce: payload.n as string, expiresAt };
+  const formDigest = typeof payload.f === 'string' ? payload.f : undefined;
+  return {
+    ok: true,
+    nonce: payload.n as string,
+    expiresAt,
+    ...(formDigest === undefined ? {} : { formDigest }),
+  };
 }

@@ -12,12 +12,14 @@
  *   is needed); the other refusals and the person's no: a confirmation answer the protocol layer
  *   turns into a JSON-RPC error or a tool result.
  */
+import { createHash } from 'node:crypto';
 import { KeyPolicyRefusedError } from '../../platform/errors.ts';
+import { canonicalJson } from '../../platform/json.ts';
 import { withCallContext } from '../call-context.ts';
-import { decideConfirmation, useConfirmation } from '../confirm/decide.ts';
+import { type ConfirmationRef, decideConfirmation, useConfirmation } from '../confirm/decide.ts';
 import { confirmationForm } from '../confirm/form.ts';
 import type { ConfirmationEnd, ConfirmGate } from '../confirm/gate-step.ts';
-import type { ConfirmBinding } from '../confirm/state.ts';
+import { type ConfirmBinding, confirmationIdOf } from '../confirm/state.ts';
 import { idempotencyScope } from '../idempotency.ts';
 import type { RequestFacts } from '../request-facts.ts';
 import { erpConnection, type McpInbound } from './connection.ts';
@@ -49,13 +51,25 @@ function bindingOf(call: ToolCall, request: McpInbound): ConfirmBinding {
   };
 }
 
+/** The facts that name a confirmation (its audit record's `confirmation`). */
+function confirmationFacts(ref: ConfirmationRef): Pick<RequestFacts, 'confirmationId' | 'formDigest'> {
+  return { confirmationId: ref.id, ...(ref.formDigest === undefined ? {} : { formDigest: ref.formDigest }) };
+}
+
+/** The digest of a form as shown: its canonical JSON's SHA-256. */
+function formDigestOf(form: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson(JSON.stringify(form)), 'utf8')
+    .digest('base64url');
+}
+
 /** The run of a call the confirmation step ended. */
 function endedRun(call: ToolCall, end: ConfirmationEnd, failed: (error: unknown) => ToolRun): ToolRun {
   const tool = call.tool.name;
   if (end.kind === 'answered') {
     return {
-      outcome: { ok: 'confirmation', confirmation: end },
-      facts: { tool, outcome: 'success', confirmation: end.outcome },
+      outcome: { ok: 'confirmation', confirmation: { kind: 'answered', outcome: end.outcome } },
+      facts: { tool, outcome: 'success', confirmation: end.outcome, ...confirmationFacts(end.confirmation) },
     };
   }
   const { refusal } = end;
@@ -107,18 +121,28 @@ export function toolConfirmation(
           where,
         ),
       );
-      const { requestState } = decision.state;
       // The companies a key's `companies` rule runs the call in, shown with what the call sends.
       const companies = request.keyPolicy?.companies?.get(binding.erp.db);
+      const form = confirmationForm({ ...value, companies });
+      // The state names the form it was shown with: the answer's audit record names the same.
+      const formDigest = formDigestOf(form);
+      const state = decision.seal(formDigest);
       return {
         outcome: {
           ok: 'confirmation',
-          confirmation: { kind: 'ask', form: confirmationForm({ ...value, companies }), requestState },
+          confirmation: { kind: 'ask', form, requestState: state.requestState },
         },
-        facts: facts({ tool: call.tool.name, ...upstream, outcome: 'success' }, decision.outcome),
+        facts: {
+          ...facts({ tool: call.tool.name, ...upstream, outcome: 'success' }, decision.outcome),
+          confirmationId: confirmationIdOf(state.nonce),
+          formDigest,
+        },
       };
     },
     use: (decision) => useConfirmation(decision, confirmDeps),
-    accepted: (run) => ({ outcome: run.outcome, facts: facts(run.facts, 'accepted') }),
+    accepted: (run, decision) => ({
+      outcome: run.outcome,
+      facts: { ...facts(run.facts, 'accepted'), ...confirmationFacts(decision.confirmation) },
+    }),
   };
 }

@@ -46,6 +46,7 @@ import type { CallContext, ErpCall, ErpOutcome, ErpTransport } from '../../upstr
 import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-policy.ts';
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
+import type { AuditDeps } from '../audit/audit-call.ts';
 import type { ConfirmDeps } from '../confirm/decide.ts';
 import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
@@ -92,6 +93,8 @@ export interface McpDeps {
   readonly limits?: LimitsDeps;
   /** A person's confirmations (docs/guide/confirmations.md): the seal keys, the store, `CONFIRM_TTL`. */
   readonly confirm: ConfirmDeps;
+  /** The audit of the write tools' calls (docs/guide/audit.md); absent: none audited (tests of other parts). */
+  readonly audit?: AuditDeps;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */

@@ -18,6 +18,8 @@ import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { InternalError, KeyPolicyRefusedError, ProxyError } from '../../platform/errors.ts';
 import { isReadMethod } from '../../platform/key-policy.ts';
 import type { UpstreamFacts } from '../../upstream/erp-transport.ts';
+import type { AuditSubject } from '../audit/audit-call.ts';
+import { createdIdsOf } from '../audit/call-content.ts';
 import { withCallContext, withLazyCallContext } from '../call-context.ts';
 import { checkConfirmable } from '../confirm/form.ts';
 import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
@@ -83,8 +85,11 @@ function failed(facts: RequestFacts, failure: ToolFailure, erp: McpErp): ToolRun
 function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
   const readOnly = !call.tool.writes;
   const facts: RequestFacts = { tool: call.tool.name, ...factsOf(error) };
-  if (error instanceof ErpCallError)
-    return failed(facts, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
+  if (error instanceof ErpCallError) {
+    const name = (error.data as { readonly name?: unknown } | null | undefined)?.name;
+    const named = typeof name === 'string' ? { ...facts, erpException: name.slice(0, 200) } : facts;
+    return failed(named, erpFailure(error.code, error.erpMessage, error.data, error.erpVersion), erp);
+  }
   // A policy refusal's advice names whose policy it is: the key's, or the identity-map entry's.
   const identity = erp.from === 'identity' ? erp.identity : undefined;
   // A bug found on the way (a tool sending a method its declaration does not allow): logged too.
@@ -270,12 +275,17 @@ function toolKeeping(call: ToolCall): Keeping<ToolRun> {
         return { forget: true };
       return { unknown: run.facts.errorCode ?? PROXY_ERRORS.internal.code };
     },
-    replay(kept, rest) {
+    replay(kept, rest, _envelopeId, replayOf) {
       const read = keptValue(kept, rest);
       if (read === undefined) return undefined;
       return {
         outcome: { ok: true, answer: read.value as Omit<ToolAnswer, 'facts'> },
-        facts: { tool: call.tool.name, outcome: 'success', idempotency: 'replayed' },
+        facts: {
+          tool: call.tool.name,
+          outcome: 'success',
+          idempotency: 'replayed',
+          ...(replayOf === undefined ? {} : { auditReplayOf: replayOf }),
+        },
       };
     },
     noted: (run, idempotency) => ({ outcome: run.outcome, facts: { ...run.facts, idempotency } }),
@@ -314,6 +324,33 @@ function toolOnce(call: ToolCall, request: McpInbound, deps: McpDeps): Once<Tool
   };
 }
 
+/** The new ids a `create` tool's answer gave. */
+function createdByTool(call: ToolCall, run: ToolRun): readonly number[] | undefined {
+  if (call.tool.name !== 'create' || run.outcome.ok !== true) return undefined;
+  try {
+    return createdIdsOf(JSON.parse(run.outcome.answer.json));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A tool call's audit (core/audit/audit-call.ts); `undefined` for a call that only reads (as its idempotency). */
+function toolAudit(call: ToolCall, request: McpInbound): AuditSubject<ToolRun> | undefined {
+  if (!toolWrites(call)) return undefined;
+  const connection = erpConnection(request.erp, request.presentedProxyKey);
+  const key = idempotencyKeyOf(call);
+  return {
+    api: 'mcp',
+    tool: call.tool.name,
+    ...(call.client === undefined ? {} : { client: call.client }),
+    erp: { url: connection.baseUrl, db: connection.db, uid: connection.uid, apiKey: connection.apiKey },
+    ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
+    ...(key === undefined ? {} : { idempotencyKey: key }),
+    factsOf: (run) => run.facts,
+    createdIds: (run) => createdByTool(call, run),
+  };
+}
+
 /**
  * Runs one tool (its arguments checked) for `request`, through the gate (core/gate.ts); every
  * failure becomes its outcome, so it never throws. A replay of an idempotent write, -32010, -32011
@@ -329,6 +366,7 @@ export async function runTool(call: ToolCall, request: McpInbound, deps: McpDeps
           inbound: request,
           question,
           once: toolOnce(call, request, deps),
+          audit: toolAudit(call, request),
           confirm: toolConfirmation(call, request, deps, (error) => failedRun(call, request.erp, error)),
           // Until the policy step has ruled on its declaration, the run may send nothing.
           run: () => ranOrRefusedByErp(call, request, deps, NOTHING_DECLARED),

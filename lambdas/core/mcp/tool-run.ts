@@ -19,6 +19,8 @@ export interface ToolCall {
    * policy has the tool confirmed. Absent: treated as a client that cannot be asked.
    */
   readonly confirm?: ConfirmRequest;
+  /** The MCP client's name and version as its request said them (self-reported; the audit records them). */
+  readonly client?: { readonly name: string; readonly version?: string };
 }
 
 /**

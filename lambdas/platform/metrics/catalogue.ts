@@ -7,7 +7,7 @@
  *
  * Dimensions are low-cardinality only: `service` (always), `api`, and `outcome` on Requests,
  * `code` on Errors, `protocol` on UpstreamCalls, `tool` (one of the ten MCP tool names) and
- * `outcome` on McpToolCalls and Confirmations, `key` (a proxy key's name) and `rule` on PolicyRefusals and Throttled,
+ * `outcome` on McpToolCalls, Confirmations and AuditRecords, `key` (a proxy key's name) and `rule` on PolicyRefusals and Throttled,
  * and `host` on Throttled: a host `ERP_TARGET_LIMITS` names (the operator's few), or `-` for a key's
  * or person's limit. Never a host a caller chose, a database or model, nor a key: a key's name is
  * the operator's choice, one per named key, and counting refusals per caller is what the metric is
@@ -85,6 +85,10 @@ export const MetricName = {
    * `accepted`, `declined`, `cancelled`, `expired`, `invalid`).
    */
   Confirmations: 'Confirmations',
+  /** Count of audit records written (docs/guide/audit.md), by outcome (`ok`, `refused`, `asked`...). */
+  AuditRecords: 'AuditRecords',
+  /** Count of audit record writes that failed (a record lost, or left pending); the AuditWriteFailures alarm. */
+  AuditWriteFailures: 'AuditWriteFailures',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -262,6 +266,22 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_confirmations',
     dimensions: [Dimension.Outcome],
     help: "A person's confirmations of MCP writes, by outcome (asked, accepted, declined, cancelled, expired, invalid).",
+  },
+  {
+    name: MetricName.AuditRecords,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_audit_records',
+    dimensions: [Dimension.Outcome],
+    help: 'Audit records of the calls that can write, by outcome (ok, erp_error, refused, asked, not_run, ran, unknown, replayed).',
+  },
+  {
+    name: MetricName.AuditWriteFailures,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_audit_write_failures',
+    dimensions: [],
+    help: 'Audit record writes that failed: with AUDIT=on a call whose pending record failed was refused; a failed end leaves its record pending (read as unknown).',
   },
   {
     name: MetricName.LicenseDaysLeft,

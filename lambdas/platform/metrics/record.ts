@@ -4,7 +4,9 @@
  * instance, with the names and dimensions of the catalogue. The observe middleware calls
  * `recordRequest` once per request and publishes right after.
  */
+
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { AuditOutcome } from '../audit/audit-record.ts';
 import { PROXY_ERRORS } from '../error-table.ts';
 import type { KeyPolicyRule } from '../key-policy.ts';
 import type { LicenseStatus } from '../license.ts';
@@ -68,6 +70,9 @@ export interface RequestMetrics {
   readonly idempotency?: IdempotencyOutcome;
   /** How a person's confirmation of an MCP write ended (`core/request-facts.ts`). */
   readonly confirmation?: ConfirmationOutcome;
+  /** The outcome of the call's audit record, and how many of its writes failed. */
+  readonly auditOutcome?: AuditOutcome;
+  readonly auditWriteFailures?: number;
 }
 
 /** The metric an `Idempotency-Key` outcome counts in, if any. */
@@ -89,7 +94,9 @@ type SingleRecordKind =
   | 'inFlightRefusals'
   | 'failedOpen'
   | 'idempotency'
-  | 'confirmations';
+  | 'confirmations'
+  | 'auditRecords'
+  | 'auditFailures';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
@@ -188,6 +195,19 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
     singleRecord(metrics, 'confirmations')
       .addDimension(Dimension.Outcome, state.confirmation)
       .addMetric(MetricName.Confirmations, MetricUnit.Count, 1);
+  }
+
+  if (state.auditOutcome !== undefined) {
+    singleRecord(metrics, 'auditRecords')
+      .addDimension(Dimension.Outcome, state.auditOutcome)
+      .addMetric(MetricName.AuditRecords, MetricUnit.Count, 1);
+  }
+  if (state.auditWriteFailures !== undefined && state.auditWriteFailures > 0) {
+    singleRecord(metrics, 'auditFailures').addMetric(
+      MetricName.AuditWriteFailures,
+      MetricUnit.Count,
+      state.auditWriteFailures,
+    );
   }
 
   const upstreamMs =

@@ -10,12 +10,14 @@
  * costs one request, not a write and a read.
  *
  * Attributes: `st` (attempt state), `fp` (fingerprint hash), `tok` (the attempt's or lease's
- * token), `lease` (epoch ms), `ans` (the stored answer, binary), `n` (a counter).
+ * token), `lease` (epoch ms), `ans` (the stored answer, binary), `n` (a counter), `snt` (marked
+ * sent), `aud` (the call's audit record id).
  */
 import type { AwsCredentials } from '../aws/aws-sigv4.ts';
 import {
   createDynamoDbClient,
   type DynamoDbClient,
+  type DynamoDbClientOptions,
   DynamoDbRefusal,
   DynamoDbUnavailableError,
   type Item,
@@ -69,6 +71,7 @@ export function recordOf(item: Item): IdempotencyRecord | undefined {
     leaseUntil: number(item, 'lease') ?? 0,
     expiresAt: number(item, TTL_ATTRIBUTE) ?? 0,
     ...(item.snt && 'BOOL' in item.snt ? { sent: item.snt.BOOL === true } : {}),
+    ...(item.aud && 'S' in item.aud ? { auditId: item.aud.S } : {}),
     ...(answer && 'B' in answer ? { answer: new Uint8Array(Buffer.from(answer.B, 'base64')) } : {}),
   };
 }
@@ -103,9 +106,14 @@ export type StateClientConfig = Pick<
 /**
  * The table's client as the functions make it: Lambda's credentials and region; against an
  * endpoint of your own (DynamoDB Local) without credentials, placeholder ones (DynamoDB Local
- * takes any). The store and the deploy's table check (`table-write-check.ts`) both use it.
+ * takes any). The store, the deploy's table check (`table-write-check.ts`) and the audit store
+ * (`platform/audit/audit-store-dynamodb.ts`, with a shorter time limit) use it.
  */
-export function stateTableClient(config: StateClientConfig, endpoint: string | undefined): DynamoDbClient {
+export function stateTableClient(
+  config: StateClientConfig,
+  endpoint: string | undefined,
+  timing: Pick<DynamoDbClientOptions, 'budgetMs' | 'requestTimeoutMs'> = {},
+): DynamoDbClient {
   let credentials: AwsCredentials;
   if (config.awsAccessKeyId && config.awsSecretAccessKey) {
     credentials = {
@@ -118,7 +126,7 @@ export function stateTableClient(config: StateClientConfig, endpoint: string | u
   } else {
     throw new StoreUnavailableError('no AWS credentials in the environment (AWS_ACCESS_KEY_ID)');
   }
-  return createDynamoDbClient({ endpoint, region: config.region ?? 'us-east-1', credentials });
+  return createDynamoDbClient({ endpoint, region: config.region ?? 'us-east-1', credentials, ...timing });
 }
 
 export class DynamoDbStateStore implements StateStore {
@@ -213,6 +221,7 @@ export class DynamoDbStateStore implements StateStore {
       lease: N(attempt.leaseUntil),
       snt: { BOOL: false },
       [TTL_ATTRIBUTE]: N(attempt.expiresAt),
+      ...(attempt.auditId === undefined ? {} : { aud: S(attempt.auditId) }),
     };
     // Safe to send again: when the first send was applied and its answer lost, the refusal of the
     // second carries this attempt's own token, which says it was. A claim of the same request

@@ -203,6 +203,7 @@ export class EmbeddedStateStore implements StateStore {
       leaseUntil: attempt.leaseUntil,
       expiresAt: attempt.expiresAt,
       sent: false,
+      ...(attempt.auditId === undefined ? {} : { auditId: attempt.auditId }),
     };
     const bytes = recordBytes(key, record);
     this.#makeRoom(attempt.owner, bytes, now);

@@ -59,6 +59,8 @@ export interface IdempotencyRecord {
    * written before the mark existed, taken as sent (it may have run).
    */
   readonly sent?: boolean;
+  /** The audit record of the attempt's call (docs/guide/audit.md): a replay's record names it. */
+  readonly auditId?: string;
 }
 
 /** A new attempt: the record written, in progress, when no live record has its key. */
@@ -73,6 +75,8 @@ export interface AttemptStart {
   readonly token: string;
   readonly leaseUntil: number;
   readonly expiresAt: number;
+  /** The audit record of the call (kept with the record). */
+  readonly auditId?: string;
 }
 
 export type AttemptBegun =

@@ -29,6 +29,7 @@ import { declaredTool, type McpTool, offeredTools } from '../../core/mcp/tools.t
 import { confirmsTool } from '../../core/mcp/write-tools.ts';
 import type { RequestFacts } from '../../core/request-facts.ts';
 import { learnedBefore, withFacts } from '../../core/request-facts.ts';
+import { printable } from '../../platform/bounded-text.ts';
 import { isJsonObject } from '../../platform/json.ts';
 import type { KeyPolicy } from '../../platform/key-policy.ts';
 import { insufficientScope } from '../oauth/resource-server.ts';
@@ -39,6 +40,7 @@ import {
   inputRequired,
   unconfirmedResult,
 } from './confirmation.ts';
+import { META_KEYS } from './eras.ts';
 import { type JsonObject, RPC, RpcFailure } from './messages.ts';
 
 /** The most array elements and object members a tool's arguments may hold. */
@@ -320,6 +322,20 @@ function toolResult(run: ToolRun): CallResult {
 }
 
 /**
+ * The MCP client's name and version as a 2026-07-28 request's `_meta` says them (the audit records
+ * them as self-reported); a legacy request said them only in its `initialize`.
+ */
+function clientOf(params: JsonObject): ToolCall['client'] {
+  const meta = params._meta;
+  const info = isJsonObject(meta) ? meta[META_KEYS.clientInfo] : undefined;
+  if (!isJsonObject(info)) return undefined;
+  const name = typeof info.name === 'string' ? printable(info.name) : undefined;
+  if (name === undefined) return undefined;
+  const version = typeof info.version === 'string' ? printable(info.version) : undefined;
+  return version === undefined ? { name } : { name, version };
+}
+
+/**
  * One `tools/call` (the pipeline of the module header): the tool's result with its facts, or an
  * {@link RpcFailure} -32602 for a malformed call or an unknown tool. Anything thrown after the tool
  * is known (the scope challenge) carries its name for the log line.
@@ -337,7 +353,13 @@ export async function callTool(
     checkScope(token, tool);
     const checked = await checkedArguments(tool, args);
     if ('error' in checked) return refusedCall(tool, checked.error);
-    const call: ToolCall = { tool, args: checked.args, confirm: confirmRequestOf(params, era) };
+    const client = clientOf(params);
+    const call: ToolCall = {
+      tool,
+      args: checked.args,
+      confirm: confirmRequestOf(params, era),
+      ...(client === undefined ? {} : { client }),
+    };
     const run = await runTool(call, inbound, deps);
     return { result: toolResult(run), facts: run.facts };
   });

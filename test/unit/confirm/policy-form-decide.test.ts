@@ -359,12 +359,12 @@ describe('the confirmation step decides', () => {
     const d = deps();
     const asked = await decideConfirmation(MODERN, BINDING, d);
     expect(asked).toMatchObject({ kind: 'ask', outcome: 'asked' });
-    const requestState = asked.kind === 'ask' ? asked.state.requestState : '';
+    const requestState = asked.kind === 'ask' ? asked.seal().requestState : '';
     const answer = (action: unknown) =>
       decideConfirmation({ ...MODERN, requestState, inputResponses: { confirm: { action } } }, BINDING, d);
     expect(await answer('accept')).toMatchObject({ kind: 'accepted', outcome: 'accepted' });
-    expect(await answer('decline')).toEqual({ kind: 'answered', outcome: 'declined' });
-    expect(await answer('cancel')).toEqual({ kind: 'answered', outcome: 'cancelled' });
+    expect(await answer('decline')).toMatchObject({ kind: 'answered', outcome: 'declined' });
+    expect(await answer('cancel')).toMatchObject({ kind: 'answered', outcome: 'cancelled' });
     expect(await answer('yes')).toMatchObject({
       kind: 'refused',
       refusal: { kind: 'invalid', why: 'answer' },
@@ -372,14 +372,14 @@ describe('the confirmation step decides', () => {
     // Without an answer: asked again, with a new state.
     const again = await decideConfirmation({ ...MODERN, requestState }, BINDING, d);
     expect(again).toMatchObject({ kind: 'ask', outcome: 'asked' });
-    expect(again.kind === 'ask' && again.state.requestState).not.toBe(requestState);
+    expect(again.kind === 'ask' && again.seal().requestState).not.toBe(requestState);
   });
 
   it('asks again for an expired state, refuses one for another call', async () => {
     let now = Date.UTC(2026, 10, 29, 3, 0, 0);
     const d = deps({ now: () => now });
     const asked = await decideConfirmation(MODERN, BINDING, d);
-    const requestState = asked.kind === 'ask' ? asked.state.requestState : '';
+    const requestState = asked.kind === 'ask' ? asked.seal().requestState : '';
     const accept = { confirm: { action: 'accept' } };
     expect(
       await decideConfirmation(

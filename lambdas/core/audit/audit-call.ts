@@ -1,0 +1,393 @@
+/**
+ * @module core/audit/audit-call
+ * One call's audit record (docs/guide/audit.md), written at the gate's two audit steps
+ * (core/gate.ts): `audit` opens it before every other step, `audit-pending` writes it `pending`
+ * right before the ERP (after the limits, before a confirmation is used up), and its end is
+ * written whatever ended the call:
+ *
+ * - a call that reached `audit-pending`: its end is written as soon as its run ends, while the
+ *   idempotency record is written (the `audit` step awaits it before the answer: a frozen Lambda
+ *   runs nothing after it);
+ * - a call a step ended earlier (a refusal, a replay, the person's no): by the `audit` step.
+ *
+ * With `AUDIT=on`, a pending record that cannot be written refuses the call before the ERP
+ * (-32004, nothing sent); with `best-effort` the call goes on. A record's end that cannot be written
+ * never changes the call's answer: it is counted (`AuditWriteFailures`), and a pending record left
+ * behind reads `unknown` once its time has passed.
+ */
+
+import {
+  AUDIT_LIST_MAX,
+  AUDIT_POINTERS_MAX,
+  AUDIT_SCHEMA_VERSION,
+  type AuditApi,
+  type AuditIdempotency,
+  type AuditOutcome,
+  type AuditRecord,
+  auditExpiry,
+  newAuditId,
+} from '../../platform/audit/audit-record.ts';
+import { type AuditStore, pointersOf } from '../../platform/audit/audit-store.ts';
+import { type DigestKey, type DigestKeySource, hmacOf } from '../../platform/audit/digest-key.ts';
+import { PROXY_ERRORS } from '../../platform/error-table.ts';
+import { ProxyError, UpstreamUnavailableError } from '../../platform/errors.ts';
+import type { KeyPolicy } from '../../platform/key-policy.ts';
+import { hostOfUrl } from '../../platform/limits.ts';
+import type { AuditMode } from '../../platform/names.ts';
+import type { ErpCall } from '../../upstream/erp-transport.ts';
+import { certainlyDidNotRun, idempotencyScope } from '../idempotency.ts';
+import type { CallerIdentity } from '../inbound-call.ts';
+import { factsOf, type IdempotencyOutcome, type RequestFacts } from '../request-facts.ts';
+import { auditedRequest, callContent } from './call-content.ts';
+
+/** What the audit needs of the runtime. */
+export interface AuditDeps {
+  /** `AUDIT`. */
+  readonly mode: AuditMode;
+  /** `undefined`: none configured (a function deployed without the table): with `on`, writes are refused. */
+  readonly store: AuditStore | undefined;
+  readonly digestKey: DigestKeySource;
+  /** `AUDIT_RETENTION_DAYS`. */
+  readonly retentionDays: number;
+  readonly now?: () => number;
+}
+
+/** What a route tells the audit of a call that can write, and of how its value ended. */
+export interface AuditSubject<T> {
+  readonly api: AuditApi;
+  readonly tool?: string;
+  /** The MCP client's name and version, as it said them. */
+  readonly client?: { readonly name: string; readonly version?: string };
+  readonly erp: {
+    readonly url: URL;
+    readonly db: string;
+    readonly uid: number | undefined;
+    readonly apiKey: string;
+  };
+  /** The request log line's `request_id`. */
+  readonly requestId?: string;
+  /** The `Idempotency-Key` as sent (only its HMAC is recorded). */
+  readonly idempotencyKey?: string;
+  /** The call's value's facts (its outcome, what its key and confirmation did). */
+  factsOf(value: T): RequestFacts;
+  /** The ids a create's value answered. */
+  createdIds(value: T): readonly number[] | undefined;
+}
+
+/** Who calls and on what question, as the gate has them. */
+export interface AuditedCall {
+  readonly inbound: { readonly identity: CallerIdentity; readonly keyPolicy: KeyPolicy | undefined };
+  readonly question: { readonly model?: string | undefined; readonly method?: string | undefined };
+  readonly requests?: readonly ErpCall[] | undefined;
+}
+
+/** The refusal of a call whose pending record could not be written (`AUDIT=on`). */
+function auditUnavailable(cause: unknown): UpstreamUnavailableError {
+  return new UpstreamUnavailableError(
+    'The audit record could not be written; nothing was sent to the ERP. Retry shortly.',
+    { headers: { 'retry-after': '1' }, ...(cause === undefined ? {} : { cause }) },
+  );
+}
+
+/** What an idempotency key did, as a record says it. */
+function keyDid(outcome: IdempotencyOutcome | undefined): AuditIdempotency {
+  switch (outcome) {
+    case 'replayed':
+      return 'replay';
+    case 'unknown_replayed':
+      return 'unknown_replay';
+    case 'key_reused':
+      return 'conflict';
+    case 'in_progress':
+      return 'in_progress';
+    case 'store_unavailable':
+      return 'store_unavailable';
+    default:
+      return 'first_run';
+  }
+}
+
+/** A list kept at its first {@link AUDIT_LIST_MAX} items, with its length when longer. */
+function bounded<T>(list: readonly T[]): { readonly items: readonly T[]; readonly count?: number } {
+  return list.length > AUDIT_LIST_MAX
+    ? { items: list.slice(0, AUDIT_LIST_MAX), count: list.length }
+    : { items: list };
+}
+
+interface Ended {
+  readonly outcome: AuditOutcome;
+  readonly error?: AuditRecord['error'];
+}
+
+/**
+ * How a call ended, from its facts: `reachedPending` says whether it passed every check (then a
+ * failure says by its row whether it ran), `code` the thrown error's code and whether it may have run.
+ */
+function endOf(
+  facts: RequestFacts,
+  reachedPending: boolean,
+  thrown?: { code: number; didNotRun: boolean; ran: boolean },
+): Ended {
+  const code = thrown?.code ?? facts.errorCode;
+  switch (facts.idempotency) {
+    case 'replayed':
+      return { outcome: 'replayed' };
+    case 'unknown_replayed':
+      return { outcome: 'replayed', error: { code: code ?? PROXY_ERRORS.upstreamTimeout.code } };
+    case 'key_reused':
+      return {
+        outcome: 'refused',
+        error: { code: PROXY_ERRORS.idempotencyKeyReused.code, rule: 'idempotency_conflict' },
+      };
+    case 'in_progress':
+      return {
+        outcome: 'refused',
+        error: { code: PROXY_ERRORS.idempotencyInProgress.code, rule: 'idempotency_in_progress' },
+      };
+    default:
+      break;
+  }
+  switch (facts.confirmation) {
+    case 'asked':
+    case 'expired':
+      if (thrown === undefined) return { outcome: 'asked' };
+      break;
+    case 'declined':
+    case 'cancelled':
+      return { outcome: 'refused', error: { rule: `confirmation_${facts.confirmation}` } };
+    case 'invalid':
+      return { outcome: 'refused', error: { ...(code === undefined ? {} : { code }), rule: 'confirmation' } };
+    default:
+      break;
+  }
+  if (thrown === undefined && facts.outcome === 'success') return { outcome: 'ok' };
+  if (thrown === undefined && facts.outcome === 'erp_error') {
+    return {
+      outcome: 'erp_error',
+      error: {
+        ...(code === undefined ? {} : { code }),
+        ...(facts.erpException === undefined ? {} : { name: facts.erpException }),
+      },
+    };
+  }
+  const failure = code ?? PROXY_ERRORS.internal.code;
+  const rule =
+    facts.policyRule ??
+    facts.limitRule ??
+    (facts.idempotency === 'store_unavailable' && !reachedPending ? 'idempotency_store' : undefined);
+  if (!reachedPending || rule !== undefined) {
+    return { outcome: 'refused', error: { code: failure, ...(rule === undefined ? {} : { rule }) } };
+  }
+  const didNotRun = thrown?.didNotRun ?? certainlyDidNotRun(failure);
+  const ran = thrown?.ran ?? failure === PROXY_ERRORS.responseTooLarge.code;
+  return { outcome: didNotRun ? 'not_run' : ran ? 'ran' : 'unknown', error: { code: failure } };
+}
+
+/** A thrown value's code and what its row says of the call. */
+function thrownOf(error: unknown): { code: number; didNotRun: boolean; ran: boolean } {
+  if (error instanceof ProxyError) {
+    return { code: error.code, didNotRun: error.row.callRan === 'no', ran: error.row.callRan === 'yes' };
+  }
+  return { code: PROXY_ERRORS.internal.code, didNotRun: false, ran: false };
+}
+
+/** The facts a call's audit adds to its log line and metrics. */
+export type AuditFacts = Pick<RequestFacts, 'auditId' | 'auditOutcome' | 'auditWriteFailures'>;
+
+/** One call's record, from the `audit` step on (see the module header). */
+export class AuditWriting<T> {
+  readonly id: string;
+  readonly #opened: number;
+  readonly #now: () => number;
+  #call: AuditedCall;
+  #reachedPending = false;
+  #failures = 0;
+  /** The end's write, started when the run ended (after `audit-pending`). */
+  #ending: Promise<AuditFacts> | undefined;
+
+  constructor(
+    readonly subject: AuditSubject<T>,
+    call: AuditedCall,
+    private readonly deps: AuditDeps,
+  ) {
+    this.#now = deps.now ?? Date.now;
+    this.#opened = this.#now();
+    this.id = newAuditId(this.#opened);
+    this.#call = call;
+  }
+
+  /** The call as the policy step ruled it: its requests are what the record describes. */
+  saw(call: AuditedCall): void {
+    this.#call = call;
+  }
+
+  /** The `audit-pending` step: the record written `pending`, or (with `on`) the call refused. */
+  async pending(call: AuditedCall): Promise<void> {
+    this.#call = call;
+    this.#reachedPending = true;
+    try {
+      const { store } = this.deps;
+      if (store === undefined) throw new Error('no audit store is configured for this function');
+      const record = await this.#record({ outcome: 'pending' }, undefined, undefined);
+      await store.create(record, auditExpiry(this.#opened, this.deps.retentionDays));
+    } catch (error) {
+      this.#failures += 1;
+      if (this.deps.mode === 'on') throw auditUnavailable(error);
+    }
+  }
+
+  /** Starts writing the end of a run that passed `audit-pending` (awaited by {@link ended}). */
+  ranWith(value: T): void {
+    this.#ending = this.#write(this.subject.factsOf(value), undefined, this.subject.createdIds(value));
+  }
+
+  /** Starts writing the end of a run that passed `audit-pending` and threw. */
+  ranThrowing(error: unknown): void {
+    this.#ending = this.#write(factsOf(error), error, undefined);
+  }
+
+  /** The `audit` step's end: the record's end written (or the one started awaited), and its facts. */
+  ended(value: T): Promise<AuditFacts> {
+    return (
+      this.#ending ?? this.#write(this.subject.factsOf(value), undefined, this.subject.createdIds(value))
+    );
+  }
+
+  endedThrowing(error: unknown): Promise<AuditFacts> {
+    return this.#ending ?? this.#write(factsOf(error), error, undefined);
+  }
+
+  async #write(
+    facts: RequestFacts,
+    error: unknown,
+    created: readonly number[] | undefined,
+  ): Promise<AuditFacts> {
+    const end = endOf(facts, this.#reachedPending, error === undefined ? undefined : thrownOf(error));
+    const { store } = this.deps;
+    // A call refused at its pending record (`on`): the store failed just now; one more try is the end's.
+    try {
+      if (store === undefined) throw new Error('no audit store is configured for this function');
+      const record = await this.#record(end, facts, created);
+      const expiresAt = auditExpiry(this.#opened, this.deps.retentionDays);
+      const pointers = pointersOf(record, AUDIT_POINTERS_MAX);
+      const [finished] = await Promise.all([
+        store.finish(record, expiresAt),
+        pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
+      ]);
+      if (!finished) this.#failures += 1;
+    } catch {
+      this.#failures += 1;
+    }
+    return {
+      auditId: this.id,
+      auditOutcome: end.outcome,
+      ...(this.#failures === 0 ? {} : { auditWriteFailures: this.#failures }),
+    };
+  }
+
+  async #record(
+    end: Ended | { outcome: 'pending' },
+    facts: RequestFacts | undefined,
+    created: readonly number[] | undefined,
+  ): Promise<AuditRecord> {
+    const key: DigestKey = await this.deps.digestKey();
+    const { subject } = this;
+    const { inbound, question } = this.#call;
+    const identity = inbound.identity;
+    const request = auditedRequest(this.#call.requests);
+    const content = request === undefined ? undefined : callContent(request);
+    const ids = content?.ids === undefined ? undefined : bounded(content.ids);
+    const fields = content === undefined || content.fields.length === 0 ? undefined : bounded(content.fields);
+    const createdIds = created === undefined ? undefined : bounded(created);
+    const policy = inbound.keyPolicy;
+    const confirmation = facts?.confirmation;
+    const idempotencyKey = subject.idempotencyKey;
+    const scope = idempotencyScope(identity);
+    const record: AuditRecord = {
+      schema: AUDIT_SCHEMA_VERSION,
+      audit_id: this.id,
+      time: new Date(this.#opened).toISOString(),
+      ...(subject.requestId === undefined ? {} : { request_id: subject.requestId }),
+      api: subject.api,
+      ...(subject.tool === undefined ? {} : { tool: subject.tool }),
+      actor_id: scope,
+      actor: {
+        ...(identity.kind === 'key'
+          ? { key: identity.name }
+          : {
+              oauth: {
+                issuer: identity.issuer,
+                ...(identity.subject === undefined ? {} : { sub: identity.subject }),
+                entry: identity.entry,
+              },
+            }),
+        ...(subject.client === undefined
+          ? {}
+          : { client: { ...subject.client, self_reported: true as const } }),
+        ...(subject.erp.uid === undefined
+          ? { erp_key_digest: hmacOf(key, `erp-key\n${subject.erp.apiKey}`) }
+          : { erp_user: subject.erp.uid }),
+      },
+      erp: {
+        host: hostOfUrl(subject.erp.url),
+        db: subject.erp.db,
+        scheme: subject.erp.url.protocol === 'https:' ? 'https' : 'http',
+        ...(facts?.upstreamProtocol === undefined ? {} : { protocol: facts.upstreamProtocol }),
+      },
+      ...((content?.model ?? question.model) === undefined
+        ? {}
+        : { model: content?.model ?? question.model }),
+      ...((content?.method ?? question.method) === undefined
+        ? {}
+        : { method: content?.method ?? question.method }),
+      ...(ids === undefined || content?.ids === undefined
+        ? {}
+        : {
+            record_ids: ids.items,
+            ...(ids.count === undefined ? {} : { record_ids_count: ids.count }),
+            record_ids_digest: hmacOf(key, `ids\n${JSON.stringify(content.ids)}`),
+          }),
+      ...(createdIds === undefined
+        ? {}
+        : {
+            created_ids: createdIds.items,
+            ...(createdIds.count === undefined ? {} : { created_ids_count: createdIds.count }),
+          }),
+      ...(fields === undefined
+        ? {}
+        : { fields: fields.items, ...(fields.count === undefined ? {} : { fields_count: fields.count }) }),
+      ...(content === undefined ? {} : { values_digest: hmacOf(key, `values\n${content.valuesText}`) }),
+      digest_key_id: key.id,
+      ...(policy === undefined
+        ? {}
+        : {
+            policy: {
+              name: identity.kind === 'key' ? identity.name : identity.entry,
+              digest: policy.digest ?? 'unknown',
+            },
+          }),
+      ...(confirmation === undefined
+        ? {}
+        : {
+            confirmation: {
+              answer: confirmation,
+              ...(facts?.confirmationId === undefined ? {} : { id: facts.confirmationId }),
+              ...(facts?.formDigest === undefined ? {} : { form_digest: facts.formDigest }),
+            },
+          }),
+      ...(idempotencyKey === undefined
+        ? {}
+        : {
+            idempotency: {
+              key_digest: hmacOf(key, `idempotency-key\n${scope}\n${idempotencyKey}`),
+              did: keyDid(facts?.idempotency),
+            },
+          }),
+      ...(facts?.auditReplayOf === undefined ? {} : { replay_of: facts.auditReplayOf }),
+      outcome: end.outcome,
+      ...('error' in end && end.error !== undefined ? { error: end.error } : {}),
+      ...(end.outcome === 'pending' ? {} : { duration_ms: Math.max(0, this.#now() - this.#opened) }),
+    };
+    return record;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * @module core/audit/call-content
+ * What a call writes, for its audit record (docs/guide/audit.md, "What a record holds"): the ids it
+ * names, the field names it writes and an HMAC of everything it sends besides its ids, read from
+ * its ERP request as the gate's policy step ruled it (execute's one request; an MCP tool's declared
+ * ones), per request shape:
+ *
+ * - ids: `ids` among the named arguments (v2, JSON-2, the MCP tools), else the first positional
+ *   argument of a record method (v1 `write`, `unlink`, a `call_method`), when it is an id or a list
+ *   of ids;
+ * - fields: the keys of the arguments whose role is field values (`write`'s `vals`, `create`'s
+ *   `vals_list`: core/policy/call-shapes.ts);
+ * - values: every argument besides the ids, `context` included (its `default_*` keys are written
+ *   too), in canonical JSON (RFC 8785's member order, numbers spelled as the proxy forwards them),
+ *   HMAC-SHA-256 under the audit's digest key. Never stored in clear.
+ */
+import { canonicalJson } from '../../platform/json.ts';
+import {
+  isLosslessObject,
+  type LosslessValue,
+  losslessInteger,
+  parseLossless,
+  stringifyLossless,
+} from '../../platform/lossless-json.ts';
+import type { ErpCall } from '../../upstream/erp-transport.ts';
+import { CALL_SHAPES, callArguments } from '../policy/call-shapes.ts';
+import { callWrites } from '../policy/call-writes.ts';
+
+/** The content of one request, before its digests. */
+export interface CallContent {
+  readonly model: string;
+  readonly method: string;
+  /** The ids it names (every one: the record keeps the first ones and a digest of all). */
+  readonly ids: readonly number[] | undefined;
+  /** The field names it writes, in first-seen order. */
+  readonly fields: readonly string[];
+  /** The canonical JSON of everything it sends besides its ids. */
+  readonly valuesText: string;
+}
+
+/** The ids of a value that holds ids (an id, or a list of them); `undefined` otherwise. */
+function idsOf(value: LosslessValue | undefined): number[] | undefined {
+  const one = losslessInteger(value);
+  if (one !== undefined) return [one];
+  if (!Array.isArray(value)) return undefined;
+  const ids: number[] = [];
+  for (const item of value) {
+    const id = losslessInteger(item);
+    if (id === undefined) return undefined;
+    ids.push(id);
+  }
+  return ids;
+}
+
+function parsed(text: string | undefined): LosslessValue | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseLossless(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The field names of a values argument: one record's values, or a list of them. */
+function fieldNames(value: LosslessValue, into: Set<string>): void {
+  if (isLosslessObject(value)) for (const name of Object.keys(value)) into.add(name);
+  else if (Array.isArray(value)) for (const item of value) if (isLosslessObject(item)) fieldNames(item, into);
+}
+
+/** The content of `call` (see the module header). */
+export function callContent(call: ErpCall): CallContent {
+  const args = parsed(call.argsJson);
+  const positional = Array.isArray(args) ? args : undefined;
+  const kwargsValue = parsed(call.kwargsJson);
+  const kwargs = isLosslessObject(kwargsValue) ? kwargsValue : {};
+  const shape = CALL_SHAPES.get(call.method);
+  let ids = idsOf(kwargs.ids);
+  let named = kwargs;
+  if (ids !== undefined) {
+    const { ids: _named, ...others } = kwargs;
+    named = others;
+  }
+  let rest = positional ?? [];
+  if (ids === undefined && positional !== undefined && (shape?.record ?? true)) {
+    ids = idsOf(positional[0]);
+    if (ids !== undefined) rest = positional.slice(1);
+  }
+  const fields = new Set<string>();
+  if (shape !== undefined) {
+    for (const argument of callArguments(shape, positional, kwargs)) {
+      if (argument.role === 'values' || argument.role === 'values_list') fieldNames(argument.value, fields);
+    }
+  }
+  return {
+    model: call.model,
+    method: call.method,
+    ids,
+    fields: [...fields],
+    valuesText: canonicalJson(stringifyLossless({ args: rest, kwargs: named })),
+  };
+}
+
+/** The request of a call its record describes: the first one that writes, else the first. */
+export function auditedRequest(requests: readonly ErpCall[] | undefined): ErpCall | undefined {
+  if (requests === undefined || requests.length === 0) return undefined;
+  return requests.find((request) => callWrites(request)) ?? requests[0];
+}
+
+/** The ids a create's result gave (an id, or a list of ids); `undefined` otherwise. */
+export function createdIdsOf(result: unknown): number[] | undefined {
+  if (typeof result === 'number' && Number.isSafeInteger(result)) return [result];
+  if (Array.isArray(result) && result.length > 0 && result.every((id) => Number.isSafeInteger(id))) {
+    return result as number[];
+  }
+  return undefined;
+}

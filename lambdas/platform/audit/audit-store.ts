@@ -1,0 +1,89 @@
+/**
+ * @module platform/audit/audit-store
+ * Where audit records live (docs/guide/audit.md, "Where it lives"): the port the gate's audit steps
+ * write through and `GET /_/audit` reads through. Two implementations: the stack's DynamoDB audit
+ * table (`audit-store-dynamodb.ts`, loaded on the first record) and an embedded ring for a local run
+ * (`audit-store-embedded.ts`); `audit-store-choice.ts` picks one from the configuration.
+ *
+ * A record is created once and completed once: {@link AuditStore.create} writes a `pending` record
+ * only where none is; {@link AuditStore.finish} writes a record's end only where none is, or over
+ * its own `pending` record; nothing deletes one. Pointer items (one per record id the call named or
+ * created, at most `AUDIT_POINTERS_MAX`) let `record=` find a call with one Query.
+ */
+import type { AuditOutcome, AuditRecord } from './audit-record.ts';
+
+/** The audit store could not take or give a record (unreachable, slow, refused). */
+export class AuditStoreError extends Error {
+  override readonly name = 'AuditStoreError';
+}
+
+/** A pointer of a record: the ERP record (`model`, `id`) a call named or created. */
+export interface AuditPointer {
+  readonly model: string;
+  readonly id: number;
+}
+
+/** What `GET /_/audit` asks for (every filter optional; newest first). */
+export interface AuditQuery {
+  /** Epoch ms, inclusive. */
+  readonly since: number;
+  /** Epoch ms, inclusive. */
+  readonly until: number;
+  readonly model?: string;
+  /** Every write that named or created this ERP record. */
+  readonly record?: AuditPointer;
+  /** The actor's index value (`key:<name>`, `oauth:<issuer> <sub>`...). */
+  readonly actor?: string;
+  readonly outcome?: AuditOutcome;
+  readonly erp?: string;
+  readonly db?: string;
+  /** At most this many records. */
+  readonly limit: number;
+  /** The page after this `audit_id` (exclusive: older records only). */
+  readonly before?: string;
+}
+
+/** One page: the records, newest first, and where the next page starts (`undefined`: no more). */
+export interface AuditPage {
+  readonly records: readonly AuditRecord[];
+  readonly next?: string;
+}
+
+/**
+ * A record as the reader sees it (a `pending` record past its time read as `unknown`), or
+ * `undefined` when the reader may not see it (a key's `targets` and `databases`).
+ */
+export type AuditView = (record: AuditRecord) => AuditRecord | undefined;
+
+export interface AuditStore {
+  readonly kind: 'dynamodb' | 'embedded';
+  /** Writes `record` (`pending`) when no record has its id. One conditional write. */
+  create(record: AuditRecord, expiresAt: number): Promise<void>;
+  /**
+   * Writes `record`'s end when no record has its id, or over its own `pending` record; a record
+   * already ended is never changed (returns `false`). One conditional write.
+   */
+  finish(record: AuditRecord, expiresAt: number): Promise<boolean>;
+  /** Writes the pointer items of `record` (never changes one). One conditional write each. */
+  point(record: AuditRecord, pointers: readonly AuditPointer[], expiresAt: number): Promise<void>;
+  /** A page of records for `query`, newest first, as `view` shows them (and only those). Never a Scan. */
+  list(query: AuditQuery, view: AuditView): Promise<AuditPage>;
+}
+
+/** The ERP records a record names or created, for its pointer items (bounded). */
+export function pointersOf(record: AuditRecord, max: number): AuditPointer[] {
+  if (record.model === undefined) return [];
+  const ids = [...(record.record_ids ?? []), ...(record.created_ids ?? [])];
+  return [...new Set(ids)].slice(0, max).map((id) => ({ model: record.model as string, id }));
+}
+
+/** Whether `record` matches the filters of `query` besides time, record and cursor. */
+export function matchesFilters(record: AuditRecord, query: AuditQuery): boolean {
+  return (
+    (query.model === undefined || record.model === query.model) &&
+    (query.actor === undefined || record.actor_id === query.actor) &&
+    (query.outcome === undefined || record.outcome === query.outcome) &&
+    (query.erp === undefined || record.erp.host === query.erp) &&
+    (query.db === undefined || record.erp.db === query.db)
+  );
+}
