@@ -678,6 +678,30 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
       content: { 'text/plain': { schema: { type: 'string' } } },
     },
   },
+  'GET /_/audit': {
+    id: 'audit',
+    description:
+      'The audit records of the calls that can write, newest first (docs/guide/audit.md). Needs the `x-api-key` of a key whose policy lists `audit` in its `apis` (never public); its `targets` and `databases` narrow what it sees. Query parameters: `since`, `until` (UTC ISO 8601 with `Z`, or epoch ms; default the last 30 days), `model`, `record` (`model:id`), `actor` (`key:<name>`, `oauth:<issuer> <sub>`, or a key name), `outcome`, `erp`, `db`, `limit` (1-1000, default 100), `cursor` (the `next_cursor` of the page before).',
+    tag: 'operator',
+    answer: {
+      description: 'A page of audit records (`schema: 1`) and the cursor of the next page (`null`: no more).',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['records', 'next_cursor'],
+            properties: {
+              records: {
+                type: 'array',
+                items: { type: 'object', required: ['schema', 'audit_id', 'time', 'outcome'] },
+              },
+              next_cursor: { type: ['string', 'null'] },
+            },
+          },
+        },
+      },
+    },
+  },
   'GET /.well-known/oauth-protected-resource/mcp': {
     id: 'oauthProtectedResource',
     description:

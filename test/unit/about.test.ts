@@ -66,6 +66,8 @@ describe('buildAbout', () => {
       AUX_PUBLIC: ['metrics'],
       IDEMPOTENCY_TTL: 86_400,
       CONFIRM_TTL: 600,
+      AUDIT: 'on',
+      AUDIT_RETENTION_DAYS: 400,
     });
     const text = JSON.stringify(about);
     expect(text).not.toContain('erp.internal.example');

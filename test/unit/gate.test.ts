@@ -32,17 +32,25 @@ const deps = {
   idempotency: { store: undefined, ttlSeconds: 60 },
 };
 
+/** The steps up to and with the policy step, and the steps after it (a spy goes between). */
+const POLICY_AT = GATE_STEPS.findIndex((step) => step.name === 'policy');
+const UP_TO_POLICY = GATE_STEPS.slice(0, POLICY_AT + 1);
+const AFTER_POLICY = GATE_STEPS.slice(POLICY_AT + 1);
+
 describe('the gate', () => {
   it("names its steps as docs/design.md's order of checks does, in the same order", () => {
     expect(gateOrder()).toEqual([
+      'audit',
       'policy',
       'idempotency-lookup',
       'confirmation',
       'limits',
+      'audit-pending',
       'idempotency-sent',
       'run',
       'release',
       'record',
+      'audit-outcome',
     ]);
     expect(documentedOrder()).toEqual([...CHAIN_STEPS, ...gateOrder()]);
   });
@@ -53,17 +61,20 @@ describe('the gate', () => {
       applies: () => true,
       pass: (call, _deps, rest) => rest(call),
     };
-    const steps = [...GATE_STEPS.slice(0, 3), another, ...GATE_STEPS.slice(3)];
+    const steps = [...GATE_STEPS.slice(0, 4), another, ...GATE_STEPS.slice(4)];
     expect(gateOrder(steps)).toEqual([
+      'audit',
       'policy',
       'idempotency-lookup',
       'confirmation',
       'another',
       'limits',
+      'audit-pending',
       'idempotency-sent',
       'run',
       'release',
       'record',
+      'audit-outcome',
     ]);
   });
 
@@ -77,7 +88,7 @@ describe('the gate', () => {
         return rest(call);
       },
     });
-    const steps = [GATE_STEPS[0] as GateStep, spy('later'), ...GATE_STEPS.slice(1)];
+    const steps = [...UP_TO_POLICY, spy('later'), ...AFTER_POLICY];
     const run = async () => {
       seen.push('run');
       return 'ran';
@@ -130,7 +141,7 @@ describe('the gate', () => {
         return rest(call);
       },
     };
-    const steps = [GATE_STEPS[0] as GateStep, twice, ...GATE_STEPS.slice(1)];
+    const steps = [...UP_TO_POLICY, twice, ...AFTER_POLICY];
     const run = async () => {
       runs += 1;
       return 'ran';
@@ -144,10 +155,12 @@ describe('the gate', () => {
   it("names each step's pass after its step, so a stack trace says which step it is in", () => {
     const names = GATE_STEPS.map((step) => step.pass.name);
     expect(names).toEqual([
+      'passAudit',
       'passPolicy',
       'passIdempotency',
       'passConfirmationStep',
       'passLimits',
+      'passAuditPending',
       'passSent',
       'passRun',
     ]);
@@ -173,7 +186,7 @@ describe('the gate', () => {
         rule: async (call) => ({ ...call, requests: ruled, run: async () => 'ruled' }),
       },
       deps,
-      [GATE_STEPS[0] as GateStep, later, ...GATE_STEPS.slice(1)],
+      [...UP_TO_POLICY, later, ...AFTER_POLICY],
     );
     expect(passed.value).toBe('ruled');
     expect(seen).toEqual([ruled]);
