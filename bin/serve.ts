@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const { getRuntime } = await import('../lambdas/handlers/runtime.ts');
   const { createLocalServer } = await import('../lambdas/local/server.ts');
   const { licenseWarning } = await import('../lambdas/platform/license-notice.ts');
-  const { limitsLine, stateStoreLine } = await import('../lambdas/local/banner.ts');
+  const { auditLine, limitsLine, stateStoreLine } = await import('../lambdas/local/banner.ts');
   // The double's fixed, public test key (test/erp-double/users.ts): the printed curls work as pasted.
   const { ERP_A_ADMIN_KEY } = await import('../test/erp-double/users.ts');
   const erpDoubleUrl = `http://127.0.0.1:${config.erpDoublePort}`;
@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       `Allowed targets: ${config.allowedTargets.join(', ') || 'any public address'}`,
       stateStoreLine(config),
       limitsLine(config),
+      auditLine(config),
       // Read now, before any call is refused for it: what GET /_/license will tell.
       await licenseLine(),
       '',

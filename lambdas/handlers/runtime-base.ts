@@ -111,6 +111,8 @@ export function createBaseRuntime(
   writeTools?: readonly string[],
 ): BaseRuntime {
   const logger = createLogger(config);
+  // Nothing is recorded: said once at start, so the log shows when the audit was off.
+  if (config.audit === 'off') logger.warn('audit off: AUDIT=off, no call that can write is recorded');
   // Keys from the environment are checked now: a local proxy with a bad `confirm` does not start.
   if (config.proxyKeysSecretId === undefined) checkKeysConfirm(config.localKeys, writeTools);
   return {

@@ -1,10 +1,11 @@
 /**
  * @module local/banner
- * Lines of the `npm start` banner (bin/serve.ts) that say how this run keeps its state and
- * whether limits are on: what a person trying the proxy cannot see from outside. Built from the
+ * Lines of the `npm start` banner (bin/serve.ts) that say how this run keeps its state, whether
+ * limits are on and whether writes are audited: what a person trying the proxy cannot see from outside. Built from the
  * configuration only, and never with a secret: a DynamoDB endpoint is shown without user info,
  * keys by their names.
  */
+import { EMBEDDED_AUDIT_RECORDS } from '../platform/audit/audit-store-embedded.ts';
 import type { Config } from '../platform/config.ts';
 import { storeLocation } from '../platform/state/state-store-choice.ts';
 
@@ -19,6 +20,20 @@ export function stateStoreLine(config: Pick<Config, 'runtime' | 'stateTable' | '
     'State store: embedded in this process (idempotency records and limit counters, lost on restart; ' +
     'STATE_TABLE with AWS_ENDPOINT_URL_DYNAMODB for DynamoDB)'
   );
+}
+
+/**
+ * Whether the audit is on, and where its records go (docs/guide/audit.md): the audit table at its
+ * endpoint, or the embedded ring; `off` says no call is recorded.
+ */
+export function auditLine(config: Pick<Config, 'audit' | 'auditTable' | 'dynamodbEndpoint'>): string {
+  if (config.audit === 'off') return 'Audit: off (AUDIT=off): no write is recorded';
+  const mode =
+    config.audit === 'on' ? 'on (a write whose record cannot be written is refused)' : 'best-effort';
+  if (config.auditTable !== undefined && config.dynamodbEndpoint !== undefined) {
+    return `Audit: ${mode}; records in DynamoDB table ${config.auditTable} at ${shownEndpoint(config.dynamodbEndpoint)}`;
+  }
+  return `Audit: ${mode}; records in an embedded ring of the last ${EMBEDDED_AUDIT_RECORDS.toLocaleString('en-US')} (the oldest dropped, never refused for room; lost on restart; AUDIT_TABLE with AWS_ENDPOINT_URL_DYNAMODB for DynamoDB)`;
 }
 
 /** An endpoint as shown: without user info (a password never reaches the terminal). */

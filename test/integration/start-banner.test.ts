@@ -2,7 +2,7 @@
  * `npm start`'s banner says which state store the run keeps its idempotency records and limit
  * counters in, and whether limits are on (issue 45): embedded by default; a DynamoDB table at
  * its endpoint with `STATE_TABLE` and `AWS_ENDPOINT_URL_DYNAMODB` (shown without user info);
- * limits named by key (never the key) and by ERP. Nothing here needs the store itself: the
+ * limits named by key (never the key) and by ERP; and whether writes are audited (issue 56), where. Nothing here needs the store itself: the
  * DynamoDB client is loaded on the first call that needs it.
  */
 import { describe, expect, it } from 'vitest';
@@ -31,6 +31,9 @@ describe("npm start's banner: the state store and the limits", () => {
       /^State store: embedded in this process \(idempotency records and limit counters, lost on restart;/m,
     );
     expect(printed).toMatch(/^Limits: off \(no key policy sets limits, ERP_TARGET_LIMITS is not set\)$/m);
+    expect(printed).toMatch(
+      /^Audit: on \(a write whose record cannot be written is refused\); records in an embedded ring of the last 10,000 \(the oldest dropped, never refused for room; lost on restart;/m,
+    );
   });
 
   it('a DynamoDB table at its endpoint (no user info), and the limits by key name and ERP', {
@@ -57,5 +60,16 @@ describe("npm start's banner: the state store and the limits", () => {
     );
     expect(printed).not.toContain('endpoint-password');
     expect(printed).not.toContain(BILLING_KEY);
+  });
+
+  it('the audit: its table at its endpoint, best-effort, or off', { timeout: 60_000 }, async () => {
+    const onTable = await banner({
+      AUDIT: 'best-effort',
+      AUDIT_TABLE: 'erp-proxy-audit',
+      AWS_ENDPOINT_URL_DYNAMODB: 'http://someone:endpoint-password@127.0.0.1:8000',
+    });
+    expect(onTable).toMatch(/^Audit: best-effort; records in DynamoDB table erp-proxy-audit at http:\/\/127\.0\.0\.1:8000$/m);
+    expect(onTable).not.toContain('endpoint-password');
+    expect(await banner({ AUDIT: 'off' })).toMatch(/^Audit: off \(AUDIT=off\): no write is recorded$/m);
   });
 });

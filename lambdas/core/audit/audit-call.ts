@@ -202,6 +202,8 @@ export class AuditWriting<T> {
   #call: AuditedCall;
   #reachedPending = false;
   #failures = 0;
+  /** The ids pointed at with the pending record. */
+  #pointed = new Set<number>();
   /** The end's write, started when the run ended (after `audit-pending`). */
   #ending: Promise<AuditFacts> | undefined;
 
@@ -229,7 +231,14 @@ export class AuditWriting<T> {
       const { store } = this.deps;
       if (store === undefined) throw new Error('no audit store is configured for this function');
       const record = await this.#record({ outcome: 'pending' }, undefined, undefined);
-      await store.create(record, auditExpiry(this.#opened, this.deps.retentionDays));
+      const expiresAt = auditExpiry(this.#opened, this.deps.retentionDays);
+      // The ids it names are pointed at now: a call whose function dies is found by `record=` too.
+      const pointers = pointersOf(record, AUDIT_POINTERS_MAX);
+      await Promise.all([
+        store.create(record, expiresAt),
+        pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
+      ]);
+      this.#pointed = new Set(pointers.map((pointer) => pointer.id));
     } catch (error) {
       this.#failures += 1;
       if (this.deps.mode === 'on') throw auditUnavailable(error);
@@ -269,7 +278,9 @@ export class AuditWriting<T> {
       if (store === undefined) throw new Error('no audit store is configured for this function');
       const record = await this.#record(end, facts, created);
       const expiresAt = auditExpiry(this.#opened, this.deps.retentionDays);
-      const pointers = pointersOf(record, AUDIT_POINTERS_MAX);
+      const pointers = pointersOf(record, AUDIT_POINTERS_MAX).filter(
+        (pointer) => !this.#pointed.has(pointer.id),
+      );
       const [finished] = await Promise.all([
         store.finish(record, expiresAt),
         pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
