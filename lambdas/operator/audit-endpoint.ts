@@ -157,7 +157,12 @@ export function auditVisible(policy: KeyPolicy | undefined, record: AuditRecord)
   try {
     const pending = checkKeyPolicy(
       { ...policy, apis: undefined },
-      { target: new URL(`${record.erp.scheme}://${record.erp.host}`), db: record.erp.db },
+      {
+        target: new URL(
+          `${record.erp.scheme}://${record.erp.host}${record.erp.port === undefined ? '' : `:${record.erp.port}`}`,
+        ),
+        db: record.erp.db,
+      },
       () => Promise.reject(new Error('not resolved for the audit')),
     );
     if (pending === undefined) return true;

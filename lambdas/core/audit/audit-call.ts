@@ -343,6 +343,7 @@ export class AuditWriting<T> {
         host: hostOfUrl(subject.erp.url),
         db: subject.erp.db,
         scheme: subject.erp.url.protocol === 'https:' ? 'https' : 'http',
+        ...(subject.erp.url.port === '' ? {} : { port: Number(subject.erp.url.port) }),
         ...(facts?.upstreamProtocol === undefined ? {} : { protocol: facts.upstreamProtocol }),
       },
       ...((content?.model ?? question.model) === undefined

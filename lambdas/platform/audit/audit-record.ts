@@ -81,6 +81,8 @@ export interface AuditRecord {
     readonly host: string;
     readonly db: string;
     readonly scheme: 'http' | 'https';
+    /** The port, when the ERP's URL names one. */
+    readonly port?: number;
     /** The ERP's version, when the call learned it. */
     readonly version?: string;
     /** The ERP protocol that served the call (`jsonrpc`, `json2`). */
