@@ -79,7 +79,7 @@ export interface Results {
   readonly bundleSizes: string;
 }
 
-interface Row {
+export interface Row {
   readonly area: string;
   readonly measurement: string;
   readonly result: string;

@@ -7,7 +7,8 @@
  * profile of each bundle's import (where import time goes), printed the same way; `--body-parse`
  * only the body step with `@middy/http-json-body-parser` against the scanner alone;
  * `--instructions` each function's cold start counted in instructions under callgrind, not timed
- * (bench/instructions.ts; `--runs`, 3 by default, and `--before` as for `--cold-start`).
+ * (bench/instructions.ts; `--runs`, 3 by default, and `--before` as for `--cold-start`); `--audit` the
+ * audit's cost on a write (bench/audit.ts: `AUDIT=off`, the embedded ring and DynamoDB Local, side by side).
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
@@ -21,6 +22,7 @@ import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { currentSizes } from '../bin/bundle-sizes.ts';
+import { auditRows, measureAudit } from './audit.ts';
 import { measureBodyParse } from './body-parse.ts';
 import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
@@ -221,6 +223,13 @@ async function limitsOnly(): Promise<void> {
   );
 }
 
+/** The audit's rows alone (`--audit`, bench/audit.ts): on stdout. */
+async function auditOnly(): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const rows = auditRows(await measureAudit());
+  process.stdout.write(`\n${renderTable(rows)}\n`);
+}
+
 /** The Idempotency-Key rows alone (`--idempotency`, bench/idempotency.ts): on stdout. */
 async function idempotencyOnly(options: CommandOptions): Promise<void> {
   progress(`machine: ${machine()}`);
@@ -238,6 +247,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--key-policies')) return keyPoliciesOnly();
   if (process.argv.includes('--import-profile')) return importProfileOnly();
   if (process.argv.includes('--idempotency')) return idempotencyOnly(options);
+  if (process.argv.includes('--audit')) return auditOnly();
   const startedAt = new Date();
   const loadAverage = loadavg();
   const t0 = performance.now();

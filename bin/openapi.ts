@@ -28,6 +28,7 @@ import {
 } from '../lambdas/core/schemas.ts';
 import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody } from '../lambdas/local/gateway-answers.ts';
 import type { About } from '../lambdas/operator/about.ts';
+import { AUDIT_OUTCOMES } from '../lambdas/platform/audit/audit-record.ts';
 import {
   type ErrorApi,
   mayHaveRun,
@@ -35,7 +36,7 @@ import {
   PROXY_ERRORS,
   type ProxyErrorRow,
 } from '../lambdas/platform/error-table.ts';
-import { SERVICE_NAME, V1_TRANSPORTS, V2_TRANSPORTS } from '../lambdas/platform/names.ts';
+import { AUDIT_MODES, SERVICE_NAME, V1_TRANSPORTS, V2_TRANSPORTS } from '../lambdas/platform/names.ts';
 import { PROXY_DESCRIPTION, PROXY_NAME, PROXY_VERSION } from '../lambdas/platform/package-info.ts';
 import { ROUTES, type Route } from '../lambdas/platform/routes.ts';
 import { MCP_SCOPES } from '../lambdas/protocol/oauth/challenge.ts';
@@ -140,6 +141,11 @@ const AboutSchema = z.object({
     .enum(['dynamodb', 'embedded', 'none'])
     .describe(
       'Where the proxy keeps its state (Idempotency-Key records): a DynamoDB table, this process (npm start), or none (keyed writes refused).',
+    ),
+  audit: z
+    .object({ mode: z.enum(AUDIT_MODES), store: z.enum(['dynamodb', 'embedded', 'none']) })
+    .describe(
+      'The audit of the calls that can write (docs/guide/audit.md): AUDIT (on, best-effort, off) and where its records go (the audit table, the embedded ring of npm start, or none).',
     ),
   build: z.object({ commit: z.string().nullable(), time: z.string().nullable() }),
   runtime: z.object({
@@ -693,7 +699,21 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
             properties: {
               records: {
                 type: 'array',
-                items: { type: 'object', required: ['schema', 'audit_id', 'time', 'outcome'] },
+                description: 'Audit records, newest first (docs/guide/audit.md, "What a record holds").',
+                items: {
+                  type: 'object',
+                  required: ['schema', 'audit_id', 'time', 'api', 'actor_id', 'actor', 'erp', 'outcome'],
+                  properties: {
+                    schema: { const: 1 },
+                    audit_id: { type: 'string', description: 'Time-ordered and unique (a ULID).' },
+                    time: { type: 'string', format: 'date-time' },
+                    api: { enum: ['v1', 'v2', 'mcp'] },
+                    actor_id: { type: 'string' },
+                    actor: { type: 'object' },
+                    erp: { type: 'object' },
+                    outcome: { enum: ['pending', ...AUDIT_OUTCOMES] },
+                  },
+                },
               },
               next_cursor: { type: ['string', 'null'] },
             },

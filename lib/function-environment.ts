@@ -26,6 +26,12 @@ export interface StackSetValues {
   readonly mcpOauthIdentitiesSecretId: string | undefined;
   /** The state table's name (idempotency records, limits). */
   readonly stateTable: string;
+  /** The audit table's name. */
+  readonly auditTable: string;
+  /** The audit digest secret's ARN (the key of the audit's HMACs). */
+  readonly auditDigestSecretId: string;
+  /** Seconds before a `pending` audit record reads `unknown`: the writing functions' timeout and a margin. */
+  readonly auditPendingAfterSeconds: string;
 }
 
 /**

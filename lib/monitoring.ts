@@ -109,6 +109,7 @@ interface GatewayMetrics {
 interface AlarmedMetrics extends GatewayMetrics {
   readonly upstreamTimeoutsByApi: Record<string, Metric>;
   readonly licenseDaysLeft: Metric;
+  readonly auditWriteFailures: Metric;
 }
 
 export class Monitoring extends Construct {
@@ -126,11 +127,13 @@ export class Monitoring extends Construct {
     const licenseDaysLeft = this.licenseAlarms(props.alarms);
     this.limitsAlarms(props.targetLimits);
     this.stateTableAlarm(props.stateTable);
+    const auditWriteFailures = this.auditAlarm();
     this.dashboard = this.buildDashboard(props, {
       ...gateway,
       latencyP99,
       upstreamTimeoutsByApi,
       licenseDaysLeft,
+      auditWriteFailures,
     });
     this.notify(props.topic);
   }
@@ -227,6 +230,27 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
+  }
+
+  /**
+   * Audit records that could not be written (docs/guide/audit.md): with `AUDIT=on` a call whose
+   * pending record failed was refused before the ERP (503 -32004), with `best-effort` it ran
+   * without its record; a record whose end failed stays pending (it reads `unknown`), and a
+   * refusal's record was lost.
+   */
+  private auditAlarm(): Metric {
+    const failures = serviceMetric(MetricName.AuditWriteFailures, 'Sum');
+    this.addAlarm('AuditWriteFailures', {
+      description:
+        'At least one audit record could not be written in 5 minutes. With AUDIT=on, writes were refused 503 -32004 before ' +
+        'reaching the ERP; with best-effort they ran without their record; a record whose end was lost reads unknown. ' +
+        'The function logs say why; check the audit table, its grants, the audit digest secret and DynamoDB throttling.',
+      metric: failures,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    return failures;
   }
 
   /** Each function's errors and throttles. */
@@ -458,6 +482,19 @@ export class Monitoring extends Construct {
           serviceMetric(MetricName.ResponseBytes, 'Maximum', { [Dimension.Api]: api }, api),
         ),
         width: 8,
+      }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Audit records by outcome',
+        left: [searchExpression(MetricName.AuditRecords, [Dimension.Outcome])],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Audit write failures',
+        left: [metrics.auditWriteFailures.with({ label: 'Audit write failures' })],
+        leftAnnotations: [{ value: 1, label: 'alarm' }],
+        width: 12,
       }),
     );
     this.addLambdaAndLicenseWidgets(dashboard, functions, licenseDaysLeft);

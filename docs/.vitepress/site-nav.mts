@@ -26,6 +26,7 @@ export const GROUPS: readonly { readonly text: string; readonly pages: readonly 
       'guide/mcp.md',
       'guide/confirmations.md',
       'guide/oauth.md',
+      'guide/audit.md',
     ],
   },
   {

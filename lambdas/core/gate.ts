@@ -38,7 +38,7 @@ import type { Config } from '../platform/config.ts';
 import { ProxyError } from '../platform/errors.ts';
 import type { ErpCall } from '../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
-import { type AuditDeps, type AuditSubject, AuditWriting } from './audit/audit-call.ts';
+import type { AuditDeps, AuditSubject, AuditWriting } from './audit/audit-call.ts';
 import { type ConfirmGate, passConfirmation } from './confirm/gate-step.ts';
 import { refuseUnconfirmedWrite } from './confirm/policy.ts';
 import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts';
@@ -168,7 +168,7 @@ const policyStep: GateStep = { name: 'policy', applies: () => true, pass: passPo
  * written whatever a later step decides, and awaited before the answer.
  */
 async function passAudit<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
-  const writing = new AuditWriting(call.audit as AuditSubject<T>, call, deps.audit as AuditDeps);
+  const writing = (deps.audit as AuditDeps).open(call.audit as AuditSubject<T>, call);
   const { rule, once } = call;
   let passed: Passed<T>;
   try {

@@ -18,7 +18,7 @@ import { isLicenseCheckEvent, LICENSE_CHECK_JOB } from '../platform/scheduled-jo
 import { Chain, lambdaHandler } from './chain.ts';
 import {
   type BaseRuntime,
-  createAuditDeps,
+  createAuditReading,
   createBaseRuntime,
   localMetricsStore,
   type RuntimeOverrides,
@@ -32,7 +32,7 @@ export function createOperatorRuntime(config: Config, overrides: RuntimeOverride
   return {
     ...createBaseRuntime(config, overrides, store),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
-    audit: createAuditDeps(config, overrides),
+    auditReading: createAuditReading(config, overrides),
   };
 }
 

@@ -7,14 +7,15 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import type { AuditDeps } from '../core/audit/audit-call.ts';
+import { type AuditDeps, auditDeps } from '../core/audit/audit-call.ts';
 import { checkKeysConfirm, withKeysConfirmChecked } from '../core/confirm/policy.ts';
 import type { IdempotencyDeps } from '../core/idempotency.ts';
 import type { LimitsDeps } from '../core/limits-check.ts';
+import type { AuditReading } from '../operator/audit-endpoint.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { AuditStore } from '../platform/audit/audit-store.ts';
-import { createAuditStore } from '../platform/audit/audit-store-choice.ts';
+import { createAuditReader, createAuditWriter } from '../platform/audit/audit-store-choice.ts';
 import { createDigestKeySource } from '../platform/audit/digest-key.ts';
 import type { Config } from '../platform/config.ts';
 import { withLicenseWarning } from '../platform/license-notice.ts';
@@ -44,7 +45,7 @@ export interface RuntimeOverrides {
   readonly oauth?: OAuthResourceServer;
   /** The proxy's state store (tests: one of their own); from the config otherwise. */
   readonly store?: StateStore;
-  /** The audit store (tests: one of their own); from the config otherwise. */
+  /** The audit store, its writer and its reader (tests, and the local server's one ring); from the config otherwise. */
   readonly auditStore?: AuditStore;
 }
 
@@ -58,14 +59,28 @@ export interface StateRuntime {
   readonly audit: AuditDeps;
 }
 
-/** The audit's part: `AUDIT`, its store (the overrides' or the configuration's) and digest key. */
+/** What `GET /_/audit` reads (the aux function): `AUDIT` and the reader (the overrides' store or the configuration's). */
+export function createAuditReading(config: Config, overrides: RuntimeOverrides = {}): AuditReading {
+  return { mode: config.audit, store: overrides.auditStore ?? createAuditReader(config) };
+}
+
+/**
+ * The audit's part (the functions that write): `AUDIT`, its writer (the overrides' store or the
+ * configuration's) and digest key. With `AUDIT=off`, said once at start, so the log shows when
+ * nothing was recorded.
+ */
 export function createAuditDeps(config: Config, overrides: RuntimeOverrides = {}): AuditDeps {
-  return {
+  if (config.audit === 'off') {
+    createLogger(config).warn(
+      'audit off: AUDIT=off, no call that can write is recorded (docs/guide/audit.md)',
+    );
+  }
+  return auditDeps({
     mode: config.audit,
-    store: overrides.auditStore ?? createAuditStore(config),
+    store: overrides.auditStore ?? createAuditWriter(config),
     digestKey: createDigestKeySource(config),
     retentionDays: config.auditRetentionDays,
-  };
+  });
 }
 
 /**
@@ -111,8 +126,6 @@ export function createBaseRuntime(
   writeTools?: readonly string[],
 ): BaseRuntime {
   const logger = createLogger(config);
-  // Nothing is recorded: said once at start, so the log shows when the audit was off.
-  if (config.audit === 'off') logger.warn('audit off: AUDIT=off, no call that can write is recorded');
   // Keys from the environment are checked now: a local proxy with a bad `confirm` does not start.
   if (config.proxyKeysSecretId === undefined) checkKeysConfirm(config.localKeys, writeTools);
   return {

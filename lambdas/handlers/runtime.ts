@@ -12,6 +12,8 @@
 import type { ForwardDeps } from '../core/forward.ts';
 import { WRITE_TOOL_NAMES } from '../core/mcp/write-tools.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
+import { auditStoreKind } from '../platform/audit/audit-store-choice.ts';
+import { EmbeddedAuditStore } from '../platform/audit/audit-store-embedded.ts';
 import { type Config, getConfig } from '../platform/config.ts';
 import { createOAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
@@ -20,6 +22,7 @@ import type { ExecuteRuntime } from './execute.ts';
 import type { McpRuntime } from './mcp.ts';
 import type { OperatorRuntime } from './operator.ts';
 import {
+  createAuditReading,
   createBaseRuntime,
   createStateRuntime,
   localMetricsStore,
@@ -47,13 +50,18 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
   const upstream = createUpstream(config, overrides);
   const routing = routingDeps(upstream);
   const v1Routing = v1RoutingDeps(upstream, routing);
-  // One store for every route of the process, as one table serves every function.
-  const state = createStateRuntime(config, overrides);
+  // One store for every route of the process, as one table serves every function; so with the
+  // audit's embedded ring, which the writers fill and `GET /_/audit` reads.
+  const auditStore =
+    overrides.auditStore ?? (auditStoreKind(config) === 'embedded' ? new EmbeddedAuditStore() : undefined);
+  const withRing = auditStore === undefined ? overrides : { ...overrides, auditStore };
+  const state = createStateRuntime(config, withRing);
   return {
     ...createBaseRuntime(config, overrides, store, WRITE_TOOL_NAMES),
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
     oauth: overrides.oauth ?? createOAuthResourceServer({ ...config, localMcpUrl: localMcpUrl(config) }),
     ...state,
+    auditReading: createAuditReading(config, withRing),
     http: upstream.http,
     routing: v1Routing,
     forward: {

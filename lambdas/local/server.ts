@@ -19,7 +19,6 @@ import { createHandler as createOperatorHandler } from '../handlers/operator.ts'
 import type { Runtime } from '../handlers/runtime.ts';
 import { createHandler as createVersionHandler } from '../handlers/version.ts';
 import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
-import type { Config } from '../platform/config.ts';
 import { LOCAL_FUNCTION_TIMEOUT_MS, localFunctionTimeoutMs } from '../platform/function-timeout.ts';
 import { type FunctionName, matchRoute } from '../platform/routes.ts';
 import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody, rawGatewayResponse } from './gateway-answers.ts';

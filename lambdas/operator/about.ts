@@ -5,8 +5,10 @@
  * and runtime it runs on. Nothing secret: the route is public.
  */
 
+import { auditStoreKind } from '../platform/audit/audit-store-choice.ts';
 import type { Config } from '../platform/config.ts';
 import { mayHaveRun, PROXY_ERROR_ROWS } from '../platform/error-table.ts';
+import type { AuditMode } from '../platform/names.ts';
 import {
   isAuxPublicName,
   SERVICE_NAME,
@@ -83,6 +85,12 @@ export interface About {
    * `Idempotency-Key` are refused). README, "Retrying writes safely".
    */
   state_store: 'dynamodb' | 'embedded' | 'none';
+  /**
+   * The audit of the calls that can write (docs/guide/audit.md): its mode (`AUDIT`) and where its
+   * records go: the audit table, the embedded ring of a local run, or none (off, or a function
+   * deployed without the table).
+   */
+  audit: { mode: AuditMode; store: 'dynamodb' | 'embedded' | 'none' };
   build: { commit: string | null; time: string | null };
   runtime: { node: string; region: string | null; function_name: string | null };
 }
@@ -145,6 +153,7 @@ export function buildAbout(
     limits,
     confirmations,
     state_store: storeLocation(config).kind,
+    audit: { mode: config.audit, store: auditStoreKind(config) },
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {
       node: process.version,

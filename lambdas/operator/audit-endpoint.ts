@@ -8,7 +8,6 @@
  * Every filter is served by Queries of the store (platform/audit/), never a Scan.
  */
 
-import type { AuditDeps } from '../core/audit/audit-call.ts';
 import { type Answer, plainJsonResponse } from '../core/envelope.ts';
 import { checkKeyPolicy } from '../core/key-policy-check.ts';
 import {
@@ -18,13 +17,21 @@ import {
   asRead,
   isAuditId,
 } from '../platform/audit/audit-record.ts';
-import type { AuditQuery } from '../platform/audit/audit-store.ts';
+import type { AuditQuery, AuditReader } from '../platform/audit/audit-store.ts';
 import { echoed } from '../platform/bounded-text.ts';
 import type { Config } from '../platform/config.ts';
 import { MODEL_NAME } from '../platform/erp-names.ts';
 import { InvalidRequestError, UpstreamUnavailableError } from '../platform/errors.ts';
 import { localFunctionTimeoutMs } from '../platform/function-timeout.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
+import type { AuditMode } from '../platform/names.ts';
+
+/** What `GET /_/audit` reads with: `AUDIT` and the audit's reader (`undefined`: none). */
+export interface AuditReading {
+  readonly mode: AuditMode;
+  readonly store: AuditReader | undefined;
+  readonly now?: () => number;
+}
 
 /** Records a page holds by default, and at most. */
 export const AUDIT_PAGE = Object.freeze({ default: 100, max: 1_000 });
@@ -177,14 +184,14 @@ export function auditVisible(policy: KeyPolicy | undefined, record: AuditRecord)
 export async function serveAudit(
   params: Readonly<Record<string, string | undefined>>,
   policy: KeyPolicy | undefined,
-  deps: { readonly config: Config; readonly audit: AuditDeps },
+  deps: { readonly config: Config; readonly auditReading: AuditReading },
 ): Promise<Answer> {
-  const now = (deps.audit.now ?? Date.now)();
+  const now = (deps.auditReading.now ?? Date.now)();
   const query = parseAuditQuery(params, now);
-  const { store } = deps.audit;
+  const { store } = deps.auditReading;
   if (store === undefined) {
     throw new UpstreamUnavailableError(
-      deps.audit.mode === 'off'
+      deps.auditReading.mode === 'off'
         ? 'The audit is off on this proxy (AUDIT=off): there are no records to read.'
         : 'No audit store is configured for this function: ask an operator.',
     );

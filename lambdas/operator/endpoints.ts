@@ -4,7 +4,6 @@
  * unless listed in `AUX_PUBLIC`), `/_/audit` (`x-api-key` of a key whose policy lists `audit`). They take the path and what they read (config, license,
  * metrics), never the API Gateway event or the whole runtime.
  */
-import type { AuditDeps } from '../core/audit/audit-call.ts';
 import { type Answer, plainJsonResponse, textResponse } from '../core/envelope.ts';
 import { learnedBefore } from '../core/request-facts.ts';
 import type { Config } from '../platform/config.ts';
@@ -13,7 +12,7 @@ import { hasCallRules, type KeyPolicy } from '../platform/key-policy.ts';
 import { findRoute } from '../platform/routes.ts';
 import type { LicenseSource, ProxyKeySource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
-import { serveAudit } from './audit-endpoint.ts';
+import { type AuditReading, serveAudit } from './audit-endpoint.ts';
 import type { MetricsSource } from './metrics-source.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
 
@@ -24,8 +23,8 @@ export interface OperatorDeps {
   readonly metricsSource: MetricsSource;
   /** The proxy keys: `/_/about` says whether any carries a policy. */
   readonly keys: ProxyKeySource;
-  /** The audit's store, which `GET /_/audit` reads (docs/guide/audit.md). */
-  readonly audit: AuditDeps;
+  /** The audit's reader, which `GET /_/audit` reads (docs/guide/audit.md). */
+  readonly auditReading: AuditReading;
 }
 
 /** What an operator request brings besides its path: its query parameters and the caller's policy. */

@@ -758,7 +758,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     readBy: [...STATEFUL, 'aux'],
     about: true,
     meaning:
-      'the audit of every call that can write (docs/guide/audit.md): `on` (a call whose pending record cannot be written is refused 503 -32004 before the ERP), `best-effort` (records when it can, counts what it lost), `off` (no record)',
+      'the audit of writes (docs/guide/audit.md): `on` (a write whose record cannot be written is refused 503 -32004), `best-effort`, `off`',
   },
   auditTable: {
     env: 'AUDIT_TABLE',
@@ -770,7 +770,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     defaultText: "AWS: the stack's audit table; local: *none* (the embedded ring)",
     readBy: [...STATEFUL, 'aux'],
     meaning:
-      'DynamoDB table of the audit records; locally used only with `AWS_ENDPOINT_URL_DYNAMODB` (`npm run state:local` creates it), else an embedded ring of the last 10,000 records (lost on restart)',
+      'DynamoDB table of the audit records; locally only with `AWS_ENDPOINT_URL_DYNAMODB`, else an embedded ring (lost on restart)',
   },
   auditRetentionDays: {
     env: 'AUDIT_RETENTION_DAYS',
@@ -778,7 +778,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ fallback: 400, min: 1, max: 3_653, unit: ' days' }),
     readBy: [...STATEFUL, 'aux'],
     about: true,
-    meaning: 'days an audit record is kept (the table deletes it by TTL after that; default 400)',
+    meaning: 'days an audit record is kept (then deleted by TTL)',
   },
   auditPendingAfterSeconds: {
     env: 'AUDIT_PENDING_AFTER',
@@ -797,8 +797,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     notDeployable: { by: 'stack', why: 'the ARN of the audit digest secret the stack creates' },
     schema: text(),
     readBy: STATEFUL,
-    meaning:
-      "Secrets Manager secret whose text keys the audit's HMACs (values, ERP keys, idempotency keys); read on the first write, never at cold start",
+    meaning: "Secrets Manager secret keying the audit's HMACs; read on the first write",
   },
   auditDigestKey: {
     env: 'AUDIT_DIGEST_KEY',
@@ -809,8 +808,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: text({ expected: 'at least 32 characters', check: (key) => key.length >= 32 }),
     defaultText: '*generated at start (local)*',
     readBy: [],
-    meaning:
-      "the audit's digest key on a local run (32+ characters); unset, each start generates one, so digests of two runs cannot be compared",
+    meaning: "the audit's digest key locally (32+ characters); unset, each start generates one",
   },
   dynamodbEndpoint: {
     env: 'AWS_ENDPOINT_URL_DYNAMODB',
@@ -850,7 +848,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
     schema: text(),
     defaultText: '*set by Lambda*',
-    readBy: STATEFUL,
+    readBy: [...STATEFUL, 'aux'],
     meaning: 'credentials of the DynamoDB calls, signed without the AWS SDK; never logged or shown',
   },
   awsSecretAccessKey: {
@@ -858,7 +856,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
     schema: text(),
     defaultText: '*set by Lambda*',
-    readBy: STATEFUL,
+    readBy: [...STATEFUL, 'aux'],
     meaning: 'credentials of the DynamoDB calls; never logged or shown',
   },
   awsSessionToken: {

@@ -6,6 +6,7 @@
 import type { CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { AUDIT_READ_OPERATIONS, AUDIT_WRITE_OPERATIONS } from '../../lambdas/platform/audit/audit-record.ts';
 import { LicenseError } from '../../lambdas/platform/errors.ts';
 import { LICENSE_CODE } from '../../lambdas/platform/metrics/catalogue.ts';
 import { errorCodeDimension } from '../../lambdas/platform/metrics/record.ts';
@@ -149,6 +150,8 @@ describe('default context', () => {
         'GET /_/metrics': 'aux',
       };
       for (const [key, fn] of Object.entries(spec)) expect(fnOf(key), key).toBe(fn);
+      // The audit's records (issue 56), on the aux function.
+      expect(fnOf('GET /_/audit')).toBe('aux');
       // /mcp: POST, and GET and DELETE only to be answered 405 by the same function.
       for (const key of ['POST /mcp', 'GET /mcp', 'DELETE /mcp']) expect(fnOf(key), key).toBe('mcp');
       // OAuth's protected resource metadata of /mcp (both forms), on the mcp function.
@@ -157,7 +160,7 @@ describe('default context', () => {
         'GET /.well-known/oauth-protected-resource',
       ])
         expect(fnOf(key), key).toBe('mcp');
-      expect(routes).toHaveLength(Object.keys(spec).length + 5);
+      expect(routes).toHaveLength(Object.keys(spec).length + 6);
     });
 
     it('sends every route to the function the route table names', () => {
@@ -370,7 +373,7 @@ describe('default context', () => {
       }
     });
 
-    it('lets each function read the two secrets, write its own logs, and nothing more (aux: GetMetricData; execute and mcp: the state table)', () => {
+    it('lets each function read the two secrets, write its own logs, and nothing more (aux: GetMetricData and the audit reads; execute and mcp: the state table, the audit writes and the digest secret)', () => {
       for (const name of FUNCTION_NAMES) {
         const roleId = roleOf(s.template, s.fnIds[name]);
         const statements = policiesOfRole(s.template, roleId).flatMap(statementsOf);
@@ -378,9 +381,12 @@ describe('default context', () => {
           actions(st).map((action) => `${action} ${JSON.stringify(st.Resource)}`),
         );
         const secretReads = statements.filter((st) => actions(st).includes('secretsmanager:GetSecretValue'));
-        const secretIds = [s.stack.licenseSecret, s.stack.proxyKeysSecret].map((secret) =>
-          s.stack.getLogicalId(secret.node.defaultChild as CfnElement),
-        );
+        const secretIds = [
+          s.stack.licenseSecret,
+          s.stack.proxyKeysSecret,
+          // The audit digest key: read by the functions that write audit records.
+          ...(STATEFUL_FUNCTIONS.includes(name) ? [s.stack.auditDigestSecret] : []),
+        ].map((secret) => s.stack.getLogicalId(secret.node.defaultChild as CfnElement));
         expect(
           secretReads
             .flatMap(resourcesOf)
@@ -409,6 +415,8 @@ describe('default context', () => {
           'secretsmanager:DescribeSecret',
           ...(name === 'aux' ? ['cloudwatch:GetMetricData'] : []),
           ...(STATEFUL_FUNCTIONS.includes(name) ? STORE_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
+          ...(STATEFUL_FUNCTIONS.includes(name) ? AUDIT_WRITE_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
+          ...(name === 'aux' ? AUDIT_READ_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
         ]);
         expect([...allActions].sort(), `${name}: ${granted.join(', ')}`).toEqual([...expected].sort());
       }
@@ -417,9 +425,11 @@ describe('default context', () => {
 
   describe('state table', () => {
     const tableId = () => s.stack.getLogicalId(s.stack.stateTable.node.defaultChild as CfnElement);
+    const auditTableId = () => s.stack.getLogicalId(s.stack.auditTable.node.defaultChild as CfnElement);
 
     it('is one DynamoDB table: on demand, keyed by pk, TTL on expires_at, encrypted at rest', () => {
-      s.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      // The state table and the audit table (test/infra/audit-table.test.ts).
+      s.template.resourceCountIs('AWS::DynamoDB::Table', 2);
       expect(propsOf(s.template, 'AWS::DynamoDB::Table', tableId())).toEqual({
         KeySchema: [{ AttributeName: PARTITION_KEY, KeyType: 'HASH' }],
         AttributeDefinitions: [{ AttributeName: PARTITION_KEY, AttributeType: 'S' }],
@@ -444,7 +454,11 @@ describe('default context', () => {
           statementsOf,
         );
         const onTable = statements.filter((st) => JSON.stringify(st.Resource).includes(tableId()));
-        const dynamo = statements.flatMap(actions).filter((action) => action.startsWith('dynamodb:'));
+        // The audit table's grants are test/infra/audit-table.test.ts's.
+        const dynamo = statements
+          .filter((st) => !JSON.stringify(st.Resource).includes(auditTableId()))
+          .flatMap(actions)
+          .filter((action) => action.startsWith('dynamodb:'));
         if (!STATEFUL_FUNCTIONS.includes(name)) {
           expect(onTable, name).toEqual([]);
           expect(dynamo, name).toEqual([]);
@@ -521,6 +535,7 @@ describe('default context', () => {
       expect(roleOf(s.template, checkId())).toBe(roleOf(s.template, s.fnIds['execute-v1']));
       const tableGrants = policiesOfRole(s.template, roleOf(s.template, checkId()))
         .flatMap(statementsOf)
+        .filter((st) => JSON.stringify(st.Resource).includes(idOf(s.stack.stateTable)))
         .filter((st) => actions(st).some((action) => action.startsWith('dynamodb:')));
       expect(tableGrants.flatMap(actions).sort()).toEqual(
         STORE_OPERATIONS.map((op) => `dynamodb:${op}`).sort(),
@@ -569,7 +584,8 @@ describe('default context', () => {
 
   describe('secrets', () => {
     it('generates the proxy key as a plain alphanumeric string the runtime accepts', () => {
-      s.template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+      // The proxy keys, the license and the audit digest key (test/infra/audit-table.test.ts).
+      s.template.resourceCountIs('AWS::SecretsManager::Secret', 3);
       s.template.hasResourceProperties('AWS::SecretsManager::Secret', {
         GenerateSecretString: {
           PasswordLength: 48,
@@ -603,6 +619,7 @@ describe('default context', () => {
           'ErpProxy-LicenseRefusals',
           'ErpProxy-LimitsFailedOpen',
           'ErpProxy-StateTableErrors',
+          'ErpProxy-AuditWriteFailures',
           ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux', 'Mcp'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
             `ErpProxy-${f}Throttles`,
@@ -747,6 +764,8 @@ describe('default context', () => {
         'ResponseBytes',
         'LicenseDaysLeft',
         'McpToolCalls',
+        'AuditRecords',
+        'AuditWriteFailures',
       ]) {
         expect(body).toContain(metric);
       }
@@ -757,8 +776,8 @@ describe('default context', () => {
       s.template.resourceCountIs('AWS::SNS::Subscription', 0);
       const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
       const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
-      // 15, StateTableErrors (issue 39) and LimitsFailedOpen (issue 40).
-      expect(alarms).toHaveLength(17);
+      // 15, StateTableErrors (issue 39), LimitsFailedOpen (issue 40) and AuditWriteFailures (issue 56).
+      expect(alarms).toHaveLength(18);
       for (const alarm of alarms) {
         expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
         expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
@@ -847,9 +866,9 @@ describe('default context', () => {
   });
 
   describe('secrets kept', () => {
-    it('retains both created secrets and every log group when they leave the stack or are replaced, not on a rolled-back create', () => {
+    it('retains the three created secrets and every log group when they leave the stack or are replaced, not on a rolled-back create', () => {
       const secrets = s.template.findResources('AWS::SecretsManager::Secret');
-      expect(Object.keys(secrets)).toHaveLength(2);
+      expect(Object.keys(secrets)).toHaveLength(3);
       const logGroups = s.template.findResources('AWS::Logs::LogGroup');
       expect(Object.keys(logGroups)).toHaveLength(1 + FUNCTION_NAMES.length + DEPLOY_CHECK_FUNCTIONS);
       for (const kept of [...Object.values(secrets), ...Object.values(logGroups)]) {
@@ -879,6 +898,10 @@ describe('default context', () => {
           value: undefined,
         },
         LicenseSecretBF18429E: { generate: undefined, value: '{}' },
+        AuditDigestSecretFFE41AD8: {
+          generate: { PasswordLength: 64, ExcludePunctuation: true, IncludeSpace: false },
+          value: undefined,
+        },
       });
     });
   });
@@ -996,8 +1019,10 @@ describe('full context', () => {
     s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
   });
 
-  it('imports the secrets and grants read on exactly their ARNs', () => {
-    s.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+  it('imports the secrets and grants read on exactly their ARNs (and on the audit digest key it creates)', () => {
+    // The audit digest key is always the stack's own.
+    s.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    const digestId = s.stack.getLogicalId(s.stack.auditDigestSecret.node.defaultChild as CfnElement);
     const resourcesRead = new Set<string>();
     for (const policy of Object.values(resources(s.template, 'AWS::IAM::Policy'))) {
       for (const st of statementsOf(policy)) {
@@ -1006,7 +1031,11 @@ describe('full context', () => {
       }
     }
     expect([...resourcesRead].sort()).toEqual(
-      [JSON.stringify(SECRET_ARN_PROXY), JSON.stringify(SECRET_ARN_LICENSE)].sort(),
+      [
+        JSON.stringify(SECRET_ARN_PROXY),
+        JSON.stringify(SECRET_ARN_LICENSE),
+        JSON.stringify({ Ref: digestId }),
+      ].sort(),
     );
   });
 

@@ -48,6 +48,18 @@ const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
 const SESSION_TOKEN = 'session-token-of-the-function';
 const cloudWatch = mockClient(CloudWatchClient);
 const CATALOGUE = RUNTIME_SETTINGS as Readonly<Record<string, Setting>>;
+/** The audit digest secret the stack creates: its ARN is known at deploy time only, so one stands in. */
+const AUDIT_DIGEST_SECRET_ARN =
+  'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ErpProxy-AuditDigestSecret-AbCdEf';
+/** A key whose policy lists `audit`, for `GET /_/audit` (the test's other calls use TEST_PROXY_KEY). */
+const AUDITOR_KEY = 'test-auditor-key-0123456789abcdef';
+/** The proxy keys in the JSON form: the callers' key without a policy, and the auditor's. */
+const PROXY_KEYS_DOCUMENT = JSON.stringify({
+  keys: [
+    { name: 'caller', key: TEST_PROXY_KEY },
+    { name: 'auditor', key: AUDITOR_KEY, policy: { apis: ['audit'] } },
+  ],
+});
 
 /**
  * The catalogue entries a `Config` property comes from: its own name, or the settings `loadConfig`
@@ -73,6 +85,29 @@ function recording(config: Config, reads: Set<string>): Config {
       return Reflect.get(target, property, receiver);
     },
   });
+}
+
+/**
+ * DynamoDB for the aux function's `GET /_/audit` (`AWS_ENDPOINT_URL_DYNAMODB`, a local-only setting,
+ * stands in for the region's endpoint): an empty audit table. Records each operation and table.
+ */
+async function startDynamoDb(calls: string[]): Promise<Server> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const operation = String(request.headers['x-amz-target'] ?? '').replace(/^DynamoDB_20120810\./, '');
+      const { TableName } = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as {
+        TableName?: string;
+      };
+      calls.push(`${operation} ${TableName}`);
+      response
+        .writeHead(200, { 'content-type': 'application/x-amz-json-1.0' })
+        .end(operation === 'Query' ? '{"Items":[],"Count":0,"ScannedCount":0}' : '{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
 }
 
 /** A Parameters and Secrets extension emulator serving the two secrets. */
@@ -192,11 +227,17 @@ function requestsFor(fn: FunctionName, erp: ErpDouble): unknown[] {
       ];
     }
     case 'aux': {
-      const get = (path: string) =>
+      const get = (path: string, key = TEST_PROXY_KEY) =>
         httpApiEvent(findRoute('GET', path) ?? { method: 'GET', path }, {
-          headers: { 'x-api-key': TEST_PROXY_KEY },
+          headers: { 'x-api-key': key },
         });
-      return [get('/_/about'), get('/_/license'), get('/_/metrics'), { ...LICENSE_CHECK_EVENT }];
+      return [
+        get('/_/about'),
+        get('/_/license'),
+        get('/_/metrics'),
+        get('/_/audit', AUDITOR_KEY),
+        { ...LICENSE_CHECK_EVENT },
+      ];
     }
   }
 }
@@ -204,6 +245,8 @@ function requestsFor(fn: FunctionName, erp: ErpDouble): unknown[] {
 describe('each function reads only the settings the stack gives it (settings catalogue readBy)', () => {
   let erp: ErpDouble;
   let extension: Server;
+  let dynamodb: Server;
+  const dynamodbCalls: string[] = [];
   const environments = {} as Record<FunctionName, Record<string, string>>;
   const reads = {} as Record<FunctionName, Set<string>>;
 
@@ -216,10 +259,12 @@ describe('each function reads only the settings the stack gives it (settings cat
       privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
     );
     extension = await startExtension({
-      [EXAMPLE_KEYS_SECRET_ARN]: TEST_PROXY_KEY,
+      [EXAMPLE_KEYS_SECRET_ARN]: PROXY_KEYS_DOCUMENT,
       [EXAMPLE_LICENSE_SECRET_ARN]: JSON.stringify(license),
       [EXAMPLE_IDENTITIES_SECRET_ARN]: '{"identities":[]}',
+      [AUDIT_DIGEST_SECRET_ARN]: 'a'.repeat(64),
     });
+    dynamodb = await startDynamoDb(dynamodbCalls);
     // Every setting with a context key set, so the stack writes each one a function may read.
     const app = testApp({
       allowedTargets: '127.0.0.0/8',
@@ -246,22 +291,32 @@ describe('each function reads only the settings the stack gives it (settings cat
       ).Properties;
       const variables = (props.Environment as { Variables: Record<string, unknown> }).Variables;
       const env: Record<string, string> = {};
-      // The state table's name is known at deploy time only: a name of the same shape stands in.
-      const tableRef = JSON.stringify({
-        Ref: stack.getLogicalId(stack.stateTable.node.defaultChild as CfnElement),
-      });
+      // The tables' names and the audit digest secret's ARN are known at deploy time only: values
+      // of the same shape stand in.
+      const refOf = (construct: { node: { defaultChild?: unknown } }) =>
+        JSON.stringify({ Ref: stack.getLogicalId(construct.node.defaultChild as CfnElement) });
+      const standIns: Record<string, string> = {
+        [refOf(stack.stateTable)]: 'ErpProxy-StateTable-TEST',
+        [refOf(stack.auditTable)]: 'ErpProxy-AuditTable-TEST',
+        [refOf(stack.auditDigestSecret)]: AUDIT_DIGEST_SECRET_ARN,
+      };
       for (const [name, value] of Object.entries(variables)) {
         if (typeof value === 'string') env[name] = value;
-        else if (JSON.stringify(value) === tableRef) env[name] = 'ErpProxy-StateTable-TEST';
+        else if (standIns[JSON.stringify(value)] !== undefined) env[name] = standIns[JSON.stringify(value)]!;
         else throw new Error(`${fn}: ${name} is not a plain value in the template`);
       }
       // What Lambda sets itself, and the emulator's port in place of the extension's.
       Object.assign(env, {
         AWS_LAMBDA_FUNCTION_NAME: `erp-proxy-${fn}`,
         AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'ASIAFUNCTIONROLE',
+        AWS_SECRET_ACCESS_KEY: 'secret-of-the-function-role',
         AWS_SESSION_TOKEN: SESSION_TOKEN,
         PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: port,
       });
+      // The aux function's audit reads go to the DynamoDB stand-in (the others send no write here).
+      if (fn === 'aux')
+        env.AWS_ENDPOINT_URL_DYNAMODB = `http://127.0.0.1:${(dynamodb.address() as AddressInfo).port}`;
       environments[fn] = env;
     }
     // `/_/metrics` on AWS reads CloudWatch: an empty answer, without credentials or network.
@@ -284,6 +339,12 @@ describe('each function reads only the settings the stack gives it (settings cat
     cloudWatch.restore();
     await erp?.close();
     await new Promise<void>((resolve) => (extension ? extension.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) => (dynamodb ? dynamodb.close(() => resolve()) : resolve()));
+  });
+
+  it('serves GET /_/audit from the audit table the stack names, with Queries only', () => {
+    expect(dynamodbCalls.length).toBeGreaterThan(0);
+    expect(new Set(dynamodbCalls)).toEqual(new Set(['Query ErpProxy-AuditTable-TEST']));
   });
 
   it.each(FUNCTION_NAMES)('%s: every setting it reads lists it in readBy, and the stack writes it', (fn) => {

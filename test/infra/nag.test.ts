@@ -54,10 +54,10 @@ describe('cdk-nag AwsSolutions, default context', () => {
 
   it('acknowledges one construct at a time, each with a reason', () => {
     const acks = acknowledgments(app);
-    // 9 routes, the 3 of /mcp (POST, and GET and DELETE answered 405) and the 2 of its OAuth
-    // protected resource metadata, 2 secrets, 1 GetMetricData statement, the alarm topic.
+    // 9 routes, GET /_/audit, the 3 of /mcp (POST, and GET and DELETE answered 405) and the 2 of
+    // its OAuth protected resource metadata, 3 secrets, 1 GetMetricData statement, the alarm topic.
     const routes = acks.filter((a) => a.id === 'AwsSolutions-APIG4');
-    expect(routes).toHaveLength(14);
+    expect(routes).toHaveLength(15);
     expect(
       routes.filter((a) =>
         /^GET \/\.well-known\/oauth-protected-resource.*: Public by design/.test(a.reason),
@@ -69,13 +69,14 @@ describe('cdk-nag AwsSolutions, default context', () => {
         .filter((a) => a.id === 'AwsSolutions-SMG4')
         .map((a) => a.path)
         .sort(),
-    ).toEqual(['ErpProxy/LicenseSecret', 'ErpProxy/ProxyKeysSecret']);
+    ).toEqual(['ErpProxy/AuditDigestSecret', 'ErpProxy/LicenseSecret', 'ErpProxy/ProxyKeysSecret']);
     expect(acks.filter((a) => a.id === 'AwsSolutions-IAM5[Resource::*]').map((a) => a.path)).toEqual([
       'ErpProxy/Aux/Role/DefaultPolicy',
     ]);
     expect(acks.filter((a) => a.id === 'AwsSolutions-SNS2').map((a) => a.path)).toEqual([
       'ErpProxy/AlarmTopic',
     ]);
+    // Only the state table: the audit table has point-in-time recovery on.
     expect(acks.filter((a) => a.id === 'AwsSolutions-DDB3').map((a) => a.path)).toEqual([
       'ErpProxy/StateTable',
     ]);
@@ -106,6 +107,8 @@ describe('cdk-nag AwsSolutions, VPC, imported secrets, custom domain and alarm e
       'AwsSolutions-DDB3',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
       'AwsSolutions-IAM5[Resource::*]',
+      // The audit digest key: the stack creates it even when the other secrets are imported.
+      'AwsSolutions-SMG4',
       'AwsSolutions-SNS2',
     ]);
   });

@@ -68,6 +68,9 @@ describe('the settings catalogue', () => {
         powertoolsLogLevel: config.logLevel,
         mcpOauthIdentitiesSecretId: 'identities-arn',
         stateTable: 'state-table',
+        auditTable: 'audit-table',
+        auditDigestSecretId: 'audit-digest-arn',
+        auditPendingAfterSeconds: '58',
       });
       for (const [key, setting] of runtime) {
         const written = setting.env !== undefined && setting.env in env;

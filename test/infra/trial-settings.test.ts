@@ -46,7 +46,8 @@ describe('environments/trial.json', () => {
     >;
     expect(text.production).toBeUndefined();
     expect(text.stackName).toBe('ErpProxyTrial');
-    template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+    // The proxy keys, the license and the audit digest key.
+    template.resourceCountIs('AWS::SecretsManager::Secret', 3);
   });
 
   it('alarms notify the stack topic, with no mail address subscribed', () => {

@@ -26,7 +26,7 @@ const KEYS = {
   open: 'audit-open-key-0123456789abcdefghij',
   operator: 'audit-operator-key-0123456789abcdef',
 } as const;
-export const AUDIT_KEYS_ENV = {
+const AUDIT_KEYS_ENV = {
   PROXY_API_KEY: '',
   PROXY_API_KEYS: JSON.stringify({
     keys: [
@@ -378,6 +378,12 @@ describe('GET /_/audit', () => {
     expect((await proxy.get('/_/audit')).status).toBe(401);
   });
 
+  it('/_/about says whether the audit is on and where its records go', async () => {
+    const about = (await proxy.get('/_/about')).json as { audit: unknown; settings: Record<string, unknown> };
+    expect(about.audit).toEqual({ mode: 'on', store: 'embedded' });
+    expect(about.settings.AUDIT).toBe('on');
+  });
+
   it('refuses a filter it cannot read, naming it (-32600, 400)', async () => {
     for (const query of [
       'since=yesterday',
@@ -424,6 +430,10 @@ describe('with the audit store down', () => {
         /audit record could not be written; nothing was sent to the ERP/,
       );
       expect(writes()).toBe(0);
+      expect(((await proxy.get('/_/about')).json as { audit: unknown }).audit).toEqual({
+        mode: 'on',
+        store: 'dynamodb',
+      });
       const read = await proxy.post(
         '/v2/erp/execute',
         { ...body(), method: 'search_count', kwargs: { domain: [] } },
@@ -453,6 +463,10 @@ describe('with the audit store down', () => {
       expect(answer.status).toBe(200);
       const read = await proxy.get('/_/audit', { 'x-api-key': KEYS.auditor });
       expect(read.status).toBe(503);
+      expect(((await proxy.get('/_/about')).json as { audit: unknown }).audit).toEqual({
+        mode: 'off',
+        store: 'none',
+      });
     });
   });
 });

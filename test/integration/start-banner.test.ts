@@ -68,7 +68,9 @@ describe("npm start's banner: the state store and the limits", () => {
       AUDIT_TABLE: 'erp-proxy-audit',
       AWS_ENDPOINT_URL_DYNAMODB: 'http://someone:endpoint-password@127.0.0.1:8000',
     });
-    expect(onTable).toMatch(/^Audit: best-effort; records in DynamoDB table erp-proxy-audit at http:\/\/127\.0\.0\.1:8000$/m);
+    expect(onTable).toMatch(
+      /^Audit: best-effort; records in DynamoDB table erp-proxy-audit at http:\/\/127\.0\.0\.1:8000$/m,
+    );
     expect(onTable).not.toContain('endpoint-password');
     expect(await banner({ AUDIT: 'off' })).toMatch(/^Audit: off \(AUDIT=off\): no write is recorded$/m);
   });

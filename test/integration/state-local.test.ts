@@ -1,16 +1,33 @@
 /**
  * `npm run state:local` (bin/state-local.ts) as a new user runs it: it starts DynamoDB Local with
- * the state table and prints the settings for `npm start` as `NAME=value` lines; `npm start` with
- * exactly those settings keeps its idempotency records there (a keyed write runs once against the
- * ERP double and is replayed); killing npm's own pid stops DynamoDB Local (the Java child) too.
+ * the state table and the audit table (its keys, actor index and TTL from `AUDIT_TABLE`) and prints
+ * the settings for `npm start` as `NAME=value` lines; `npm start` with exactly those settings keeps
+ * its idempotency records there (a keyed write runs once against the ERP double and is replayed)
+ * and its audit records in the audit table; killing npm's own pid stops DynamoDB Local (the Java
+ * child) too.
  * Each npm runs in a process group of its own, killed whole at the end, so a failure leaves
  * nothing behind.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portArgument, STATE_LOCAL_DEFAULT_PORT, STATE_LOCAL_TABLE } from '../../bin/state-local.ts';
+import {
+  portArgument,
+  STATE_LOCAL_AUDIT_TABLE,
+  STATE_LOCAL_DEFAULT_PORT,
+  STATE_LOCAL_TABLE,
+} from '../../bin/state-local.ts';
+import {
+  AUDIT_SHARDS,
+  AUDIT_TABLE,
+  type AuditRecord,
+  auditDay,
+  dayPartition,
+} from '../../lambdas/platform/audit/audit-record.ts';
+import { recordOfItem } from '../../lambdas/platform/audit/audit-store-dynamodb.ts';
+import type { Item } from '../../lambdas/platform/aws/dynamodb-client.ts';
 import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
+import { localClient } from '../support/dynamodb-local.ts';
 import { freePort } from '../support/proxy-harness.ts';
 import { eventually } from '../support/scripts.ts';
 
@@ -67,6 +84,32 @@ async function answers(endpoint: string): Promise<boolean> {
   }
 }
 
+/** The audit records of the UTC days of `times` in `table` (one Query per shard and day). */
+async function auditRecords(
+  endpoint: string,
+  table: string,
+  times: readonly number[],
+): Promise<AuditRecord[]> {
+  const client = localClient(endpoint);
+  const records: AuditRecord[] = [];
+  for (const day of new Set(times.map(auditDay))) {
+    for (let shard = 0; shard < AUDIT_SHARDS; shard += 1) {
+      const answer = await client.send('Query', {
+        TableName: table,
+        KeyConditionExpression: '#p = :p',
+        ExpressionAttributeNames: { '#p': AUDIT_TABLE.partitionKey },
+        ExpressionAttributeValues: { ':p': { S: dayPartition(day, shard) } },
+        ConsistentRead: true,
+      });
+      for (const item of (answer.Items as Item[] | undefined) ?? []) {
+        const record = recordOfItem(item);
+        if (record !== undefined) records.push(record);
+      }
+    }
+  }
+  return records.sort((a, b) => (a.audit_id < b.audit_id ? -1 : 1));
+}
+
 let double: ErpDouble;
 
 beforeAll(async () => {
@@ -98,6 +141,7 @@ describe('npm run state:local', () => {
     const state = await npm(['run', '--silent', 'state:local', '--', '--port', '0'], {}, /AWS_REGION=.*\n/);
     const settings = settingsOf(state.stdout);
     expect(Object.keys(settings).sort()).toEqual([
+      'AUDIT_TABLE',
       'AWS_ACCESS_KEY_ID',
       'AWS_ENDPOINT_URL_DYNAMODB',
       'AWS_REGION',
@@ -105,8 +149,36 @@ describe('npm run state:local', () => {
       'STATE_TABLE',
     ]);
     expect(settings.STATE_TABLE).toBe(STATE_LOCAL_TABLE);
+    expect(settings.AUDIT_TABLE).toBe(STATE_LOCAL_AUDIT_TABLE);
     const endpoint = settings.AWS_ENDPOINT_URL_DYNAMODB as string;
     expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    // The audit table as the stack makes it: its keys, the actor index, the TTL.
+    const client = localClient(endpoint);
+    const { partitionKey, sortKey, actorIndex, actorAttribute, ttlAttribute } = AUDIT_TABLE;
+    const { Table: described } = (await client.send('DescribeTable', {
+      TableName: STATE_LOCAL_AUDIT_TABLE,
+    })) as {
+      Table: Record<string, unknown>;
+    };
+    expect(described.KeySchema).toEqual([
+      { AttributeName: partitionKey, KeyType: 'HASH' },
+      { AttributeName: sortKey, KeyType: 'RANGE' },
+    ]);
+    expect(described.GlobalSecondaryIndexes).toEqual([
+      expect.objectContaining({
+        IndexName: actorIndex,
+        KeySchema: [
+          { AttributeName: actorAttribute, KeyType: 'HASH' },
+          { AttributeName: sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      }),
+    ]);
+    expect(await client.send('DescribeTimeToLive', { TableName: STATE_LOCAL_AUDIT_TABLE })).toEqual({
+      TimeToLiveDescription: { AttributeName: ttlAttribute, TimeToLiveStatus: 'ENABLED' },
+    });
+    const before = Date.now();
 
     const port = await freePort();
     const proxy = await npm(
@@ -151,6 +223,15 @@ describe('npm run state:local', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(await replay.json()).toEqual({ ...created, id: 'again' });
     expect(creates()).toHaveLength(ran);
+
+    // Each call's audit record is in the audit table: the run, then its replay naming it.
+    const audited = await auditRecords(endpoint, STATE_LOCAL_AUDIT_TABLE, [before, Date.now()]);
+    expect(audited.map(({ model, method, outcome }) => ({ model, method, outcome }))).toEqual([
+      { model: 'res.partner', method: 'create', outcome: 'ok' },
+      { model: 'res.partner', method: 'create', outcome: 'replayed' },
+    ]);
+    expect(audited[0]?.created_ids).toEqual([created.result]);
+    expect(audited[1]?.replay_of).toBe(audited[0]?.audit_id);
 
     // npm's own pid only: its shell ends without passing the signal on; the script sees it go.
     process.kill(state.child.pid as number, 'SIGTERM');

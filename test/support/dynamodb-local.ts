@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { AUDIT_TABLE } from '../../lambdas/platform/audit/audit-record.ts';
 import { createDynamoDbClient, type DynamoDbClient } from '../../lambdas/platform/aws/dynamodb-client.ts';
 import { PARTITION_KEY, TTL_ATTRIBUTE } from '../../lambdas/platform/state/state-store.ts';
 
@@ -173,15 +174,79 @@ export async function createStateTable(
   return table;
 }
 
-/** The environment that points a proxy (a process or a runtime) at a table of DynamoDB Local. */
-export function stateTableEnv(endpoint: string, table: string): Record<string, string> {
+/**
+ * The `CreateTable` input of the audit table, as the stack creates its own (docs/guide/audit.md,
+ * "Where it lives"), from the attribute names of lambdas/platform/audit/audit-record.ts
+ * (`AUDIT_TABLE`): partition and sort key, both strings; the actor index (partition on the actor
+ * attribute, sorted like the table) projecting every attribute, since `actor=` reads each record
+ * from the index's items; on demand. The one statement of it for `npm run state:local` and the
+ * tests.
+ */
+export function auditTableDefinition(table: string): Record<string, unknown> {
+  const { partitionKey, sortKey, actorIndex, actorAttribute } = AUDIT_TABLE;
   return {
-    STATE_TABLE: table,
+    TableName: table,
+    AttributeDefinitions: [partitionKey, sortKey, actorAttribute].map((name) => ({
+      AttributeName: name,
+      AttributeType: 'S',
+    })),
+    KeySchema: [
+      { AttributeName: partitionKey, KeyType: 'HASH' },
+      { AttributeName: sortKey, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: actorIndex,
+        KeySchema: [
+          { AttributeName: actorAttribute, KeyType: 'HASH' },
+          { AttributeName: sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+    BillingMode: 'PAY_PER_REQUEST',
+  };
+}
+
+/**
+ * Creates the audit table ({@link auditTableDefinition}, TTL on `AUDIT_TABLE.ttlAttribute`) under a
+ * fresh name, or `table` when given, and returns the name.
+ */
+export async function createAuditTable(
+  endpoint: string,
+  prefix = 'audit',
+  table = `${prefix}-${randomBytes(6).toString('hex')}`,
+): Promise<string> {
+  const client = localClient(endpoint, CREATE_TABLE_TIMEOUT_MS);
+  await client.send('CreateTable', auditTableDefinition(table));
+  await client.send('UpdateTimeToLive', {
+    TableName: table,
+    TimeToLiveSpecification: { AttributeName: AUDIT_TABLE.ttlAttribute, Enabled: true },
+  });
+  return table;
+}
+
+/**
+ * The environment that points a proxy at an audit table of DynamoDB Local (with
+ * {@link stateTableEnv}'s endpoint and credentials, so the two merge).
+ */
+export function auditTableEnv(endpoint: string, table: string): Record<string, string> {
+  return { AUDIT_TABLE: table, ...localConnectionEnv(endpoint) };
+}
+
+/** The settings that point the proxy's DynamoDB client at DynamoDB Local. */
+function localConnectionEnv(endpoint: string): Record<string, string> {
+  return {
     AWS_ENDPOINT_URL_DYNAMODB: endpoint,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
     AWS_REGION: LOCAL_REGION,
   };
+}
+
+/** The environment that points a proxy (a process or a runtime) at a table of DynamoDB Local. */
+export function stateTableEnv(endpoint: string, table: string): Record<string, string> {
+  return { STATE_TABLE: table, ...localConnectionEnv(endpoint) };
 }
 
 /**

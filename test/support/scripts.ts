@@ -66,6 +66,53 @@ export function startScript(
   return startProcess(process.execPath, ['--import', 'tsx', file], env, ready);
 }
 
+/** How a process that ran to its end ended. */
+export interface Finished {
+  /** The exit code, or `null` when a signal ended it. */
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `command` in the repository to its end, with stdin closed; kills it (SIGKILL, its own pid)
+ * when it takes longer than `timeoutMs`, which rejects.
+ */
+export function runToExit(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 60_000,
+): Promise<Finished> {
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} ${args.join(' ')} ran longer than ${timeoutMs} ms:\n${stderr}`));
+    }, timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 /** Polls until `check` is true, at most `attempts` times, `everyMs` apart; the last answer. */
 export async function eventually(
   check: () => Promise<boolean>,

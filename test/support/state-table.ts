@@ -1,13 +1,21 @@
 /**
  * A DynamoDB Local table of its own for a test file (test/support/dynamodb-local.ts): the run's one
  * instance (started by dynamodb-local-setup.ts, the config's `globalSetup`, because this file
- * imports this module), a fresh table per call.
+ * imports this module), a fresh table per call: the state table ({@link useStateTable}) or the
+ * audit table ({@link useAuditTable}), whose environments merge.
  *
  *   const state = useStateTable();
- *   it('...', async () => { const proxy = await startProxy({ env: state.env() }); ... });
+ *   const audit = useAuditTable();
+ *   it('...', async () => { const proxy = await startProxy({ env: { ...state.env(), ...audit.env() } }); ... });
  */
 import { beforeAll, inject } from 'vitest';
-import { createStateTable, ENDPOINT_KEY, stateTableEnv } from './dynamodb-local.ts';
+import {
+  auditTableEnv,
+  createAuditTable,
+  createStateTable,
+  ENDPOINT_KEY,
+  stateTableEnv,
+} from './dynamodb-local.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -35,14 +43,31 @@ export function dynamoDbLocalEndpoint(): string {
   return endpoint;
 }
 
-/** A fresh table for the calling `describe` block (or file), created in `beforeAll`. */
+/** A fresh state table for the calling `describe` block (or file), created in `beforeAll`. */
 export function useStateTable(prefix = 'state'): StateTable {
+  return useTable('state', () => createStateTable(dynamoDbLocalEndpoint(), prefix), stateTableEnv);
+}
+
+/**
+ * A fresh audit table for the calling `describe` block (or file), created in `beforeAll` as
+ * `npm run state:local` creates its own (key schema, actor index and TTL from `AUDIT_TABLE`); its
+ * `env()` sets `AUDIT_TABLE` and the endpoint, so a proxy keeps its audit records there.
+ */
+export function useAuditTable(prefix = 'audit'): StateTable {
+  return useTable('audit', () => createAuditTable(dynamoDbLocalEndpoint(), prefix), auditTableEnv);
+}
+
+function useTable(
+  what: string,
+  create: () => Promise<string>,
+  envOf: (endpoint: string, table: string) => Record<string, string>,
+): StateTable {
   let table: string | undefined;
   beforeAll(async () => {
-    table = await createStateTable(dynamoDbLocalEndpoint(), prefix);
+    table = await create();
   });
   const named = (): string => {
-    if (table === undefined) throw new Error('the state table is used before beforeAll created it');
+    if (table === undefined) throw new Error(`the ${what} table is used before beforeAll created it`);
     return table;
   };
   return {
@@ -52,6 +77,6 @@ export function useStateTable(prefix = 'state'): StateTable {
     get table() {
       return named();
     },
-    env: () => stateTableEnv(dynamoDbLocalEndpoint(), named()),
+    env: () => envOf(dynamoDbLocalEndpoint(), named()),
   };
 }

@@ -265,6 +265,7 @@ describe('docs/openapi.json', () => {
     const about = doc.components.schemas.About as { properties: Record<string, Json>; required: string[] };
     expect(about.required.sort()).toEqual([
       'api_versions',
+      'audit',
       'build',
       'confirmations',
       'description',

@@ -27,7 +27,7 @@ import {
   auditExpiry,
   newAuditId,
 } from '../../platform/audit/audit-record.ts';
-import { type AuditStore, pointersOf } from '../../platform/audit/audit-store.ts';
+import { type AuditWriter, pointersOf } from '../../platform/audit/audit-store.ts';
 import { type DigestKey, type DigestKeySource, hmacOf } from '../../platform/audit/digest-key.ts';
 import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { ProxyError, UpstreamUnavailableError } from '../../platform/errors.ts';
@@ -40,12 +40,17 @@ import type { CallerIdentity } from '../inbound-call.ts';
 import { factsOf, type IdempotencyOutcome, type RequestFacts } from '../request-facts.ts';
 import { auditedRequest, callContent } from './call-content.ts';
 
-/** What the audit needs of the runtime. */
+/** What the audit needs of the runtime (built by {@link auditDeps}). */
 export interface AuditDeps {
+  /**
+   * Opens a call's record (the gate's `audit` step): given here, so the gate, which the version
+   * function bundles too, holds no audit code of its own.
+   */
+  readonly open: <T>(subject: AuditSubject<T>, call: AuditedCall) => AuditWriting<T>;
   /** `AUDIT`. */
   readonly mode: AuditMode;
   /** `undefined`: none configured (a function deployed without the table): with `on`, writes are refused. */
-  readonly store: AuditStore | undefined;
+  readonly store: AuditWriter | undefined;
   readonly digestKey: DigestKeySource;
   /** `AUDIT_RETENTION_DAYS`. */
   readonly retentionDays: number;
@@ -402,4 +407,13 @@ export class AuditWriting<T> {
     };
     return record;
   }
+}
+
+/** The audit's dependencies from their parts: {@link AuditDeps.open} opens records with them. */
+export function auditDeps(parts: Omit<AuditDeps, 'open'>): AuditDeps {
+  const deps: AuditDeps = {
+    ...parts,
+    open: (subject, call) => new AuditWriting(subject, call, deps),
+  };
+  return deps;
 }

@@ -1,7 +1,9 @@
 /**
  * @module platform/audit/audit-store-dynamodb
- * The audit store (`platform/audit/audit-store.ts`) on the stack's DynamoDB audit table, over the
- * small JSON protocol client (`platform/aws/dynamodb-client.ts`). Loaded on the first record.
+ * The audit's writes (`platform/audit/audit-store.ts` `AuditWriter`) on the stack's DynamoDB audit
+ * table, over the small JSON protocol client (`platform/aws/dynamodb-client.ts`): the execute and
+ * mcp functions', which the stack grants `PutItem` and `UpdateItem` only (the reads are
+ * audit-reader-dynamodb.ts, the aux function's). Loaded on the first record.
  *
  * Items: a record under partition `t#<UTC day>#<shard>` and sort key `sk` = its `audit_id` (so a
  * time window reads with one strongly consistent Query per shard of the base table), with `actor`
@@ -11,33 +13,19 @@
  *
  * Writes: `PutItem` where no item has the key (a pending record, a pointer), `UpdateItem` where no
  * item has it or its item is still `pending` (a record's end): a record is created once and
- * completed once, and nothing here deletes. Reads: `Query` and `BatchGetItem`, never a Scan.
+ * completed once, and nothing here deletes.
  */
 import { type DynamoDbClient, DynamoDbRefusal, type Item } from '../aws/dynamodb-client.ts';
 import type { Config } from '../config.ts';
 import { stateTableClient } from '../state/state-store-dynamodb.ts';
 import {
-  AUDIT_SHARDS,
   AUDIT_TABLE,
   type AuditOperation,
   type AuditRecord,
-  auditDay,
-  auditIdTime,
-  dayPartition,
-  highestAuditId,
-  lowestAuditId,
   pointerPartition,
   recordPartition,
 } from './audit-record.ts';
-import {
-  type AuditPage,
-  type AuditPointer,
-  type AuditQuery,
-  type AuditStore,
-  AuditStoreError,
-  type AuditView,
-  matchesFilters,
-} from './audit-store.ts';
+import { type AuditPointer, AuditStoreError, type AuditWriter } from './audit-store.ts';
 
 const { partitionKey: PK, sortKey: SK, ttlAttribute: TTL, actorAttribute: ACTOR } = AUDIT_TABLE;
 const S = (value: string) => ({ S: value });
@@ -45,12 +33,6 @@ const N = (value: number) => ({ N: String(value) });
 
 /** The audit's own short time limit: a record's write fits the function's safety margin. */
 export const AUDIT_CLIENT_TIMING = Object.freeze({ budgetMs: 1_500, requestTimeoutMs: 1_000 });
-/** Queries one `list` makes at most; past them the page ends where the reading got to. */
-export const MAX_QUERIES_PER_PAGE = 48;
-/** Days one page walks back at most (a day is one Query per shard when it is quiet). */
-export const MAX_DAYS_PER_PAGE = 31;
-/** BatchGetItem takes at most 100 keys. */
-const BATCH_KEYS = 100;
 
 function conditionFailed(error: unknown): boolean {
   return error instanceof DynamoDbRefusal && error.type === 'ConditionalCheckFailedException';
@@ -90,30 +72,7 @@ export function recordOfItem(item: Item): AuditRecord | undefined {
   }
 }
 
-function sortKeyOf(item: Item | undefined): string | undefined {
-  const value = item?.[SK];
-  return value !== undefined && 'S' in value ? value.S : undefined;
-}
-
-/** One Query's page: the items and where the next starts. */
-interface QueryPage {
-  readonly items: readonly Item[];
-  readonly lastKey: Item | undefined;
-}
-
-/** A Query of one partition (of the table or the actor index), newest first, between two ids. */
-interface Stream {
-  readonly index?: string;
-  readonly partitionName: string;
-  readonly partition: string;
-  lastKey: Item | undefined;
-  done: boolean;
-  /** The lowest sort key read so far. */
-  frontier: string | undefined;
-  readonly found: AuditRecord[];
-}
-
-export class DynamoDbAuditStore implements AuditStore {
+export class DynamoDbAuditStore implements AuditWriter {
   readonly kind = 'dynamodb';
 
   constructor(
@@ -209,212 +168,4 @@ export class DynamoDbAuditStore implements AuditStore {
     );
     if (problem !== undefined) throw failed(problem.reason);
   }
-
-  async list(query: AuditQuery, view: AuditView): Promise<AuditPage> {
-    try {
-      if (query.record !== undefined) return await this.#listByRecord(query, view);
-      if (query.actor !== undefined) return await this.#listByActor(query, view);
-      return await this.#listByTime(query, view);
-    } catch (error) {
-      throw failed(error);
-    }
-  }
-
-  /** The ids between which a page reads: `since`, and `until` or the cursor (which is left out). */
-  #bounds(query: AuditQuery): { readonly lo: string; readonly hi: string } {
-    const top = highestAuditId(query.until);
-    return {
-      lo: lowestAuditId(query.since),
-      hi: query.before !== undefined && query.before < top ? query.before : top,
-    };
-  }
-
-  async #query(
-    stream: Stream,
-    lo: string,
-    hi: string,
-    limit: number,
-    consistent: boolean,
-  ): Promise<QueryPage> {
-    const answer = await this.#send(
-      'Query',
-      {
-        ...(stream.index === undefined ? {} : { IndexName: stream.index }),
-        KeyConditionExpression: `#p = :p AND #s BETWEEN :lo AND :hi`,
-        ExpressionAttributeNames: { '#p': stream.partitionName, '#s': SK },
-        ExpressionAttributeValues: { ':p': S(stream.partition), ':lo': S(lo), ':hi': S(hi) },
-        ScanIndexForward: false,
-        Limit: limit,
-        // A time window of the base table reads strongly consistent (an index cannot).
-        ...(consistent ? { ConsistentRead: true } : {}),
-        ...(stream.lastKey === undefined ? {} : { ExclusiveStartKey: stream.lastKey }),
-      },
-      true,
-    );
-    return {
-      items: (answer.Items as Item[] | undefined) ?? [],
-      lastKey: answer.LastEvaluatedKey as Item | undefined,
-    };
-  }
-
-  /** Reads `stream` on until it found `need` records or ran out, within the page's Queries. */
-  async #fill(
-    stream: Stream,
-    bounds: { lo: string; hi: string },
-    need: number,
-    budget: { queries: number },
-    accept: (items: readonly Item[]) => Promise<readonly AuditRecord[]>,
-    consistent: boolean,
-  ): Promise<void> {
-    while (!stream.done && stream.found.length < need && budget.queries > 0) {
-      budget.queries -= 1;
-      const page = await this.#query(stream, bounds.lo, bounds.hi, Math.max(25, need), consistent);
-      const last = sortKeyOf(page.items[page.items.length - 1]);
-      if (last !== undefined) stream.frontier = last;
-      stream.found.push(...(await accept(page.items)));
-      stream.lastKey = page.lastKey;
-      stream.done = page.lastKey === undefined;
-    }
-  }
-
-  /** The records `items` hold, as the reader sees them, matching the filters and not the cursor. */
-  #accept(query: AuditQuery, view: AuditView) {
-    return (records: readonly (AuditRecord | undefined)[]): AuditRecord[] => {
-      const found: AuditRecord[] = [];
-      for (const held of records) {
-        if (held === undefined || held.audit_id === query.before) continue;
-        const seen = view(held);
-        if (seen !== undefined && matchesFilters(seen, query)) found.push(seen);
-      }
-      return found;
-    };
-  }
-
-  /** One stream's page: its records, and the next page's start when it stopped early. */
-  #single(stream: Stream, query: AuditQuery): AuditPage {
-    const records = stream.found.slice(0, query.limit);
-    if (records.length === query.limit)
-      return { records, next: (records[records.length - 1] as AuditRecord).audit_id };
-    if (!stream.done && stream.frontier !== undefined) return { records, next: stream.frontier };
-    return { records };
-  }
-
-  async #listByActor(query: AuditQuery, view: AuditView): Promise<AuditPage> {
-    const bounds = this.#bounds(query);
-    const accept = this.#accept(query, view);
-    const stream = newStream(ACTOR, query.actor as string, AUDIT_TABLE.actorIndex);
-    await this.#fill(
-      stream,
-      bounds,
-      query.limit,
-      { queries: MAX_QUERIES_PER_PAGE },
-      async (items) => accept(items.map(recordOfItem)),
-      false,
-    );
-    return this.#single(stream, query);
-  }
-
-  async #listByRecord(query: AuditQuery, view: AuditView): Promise<AuditPage> {
-    const bounds = this.#bounds(query);
-    const accept = this.#accept(query, view);
-    const record = query.record as AuditPointer;
-    const stream = newStream(PK, pointerPartition(record.model, record.id));
-    const fetch = async (items: readonly Item[]): Promise<readonly AuditRecord[]> => {
-      const ids = items.flatMap((item) => {
-        const id = sortKeyOf(item);
-        return id === undefined ? [] : [id];
-      });
-      const byId = await this.#batchGet(ids);
-      return accept(ids.map((id) => byId.get(id)));
-    };
-    await this.#fill(stream, bounds, query.limit, { queries: MAX_QUERIES_PER_PAGE }, fetch, true);
-    return this.#single(stream, query);
-  }
-
-  /** The records of `ids` (strongly consistent), by id. */
-  async #batchGet(ids: readonly string[]): Promise<Map<string, AuditRecord>> {
-    const byId = new Map<string, AuditRecord>();
-    for (let start = 0; start < ids.length; start += BATCH_KEYS) {
-      let keys: unknown[] = ids
-        .slice(start, start + BATCH_KEYS)
-        .map((id) => ({ [PK]: S(recordPartition(id)), [SK]: S(id) }));
-      for (let round = 0; keys.length > 0 && round < 3; round += 1) {
-        const answer = await this.client.send(
-          'BatchGetItem',
-          { RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } },
-          { retrySafe: true },
-        );
-        const responses = (answer.Responses as Record<string, Item[]> | undefined)?.[this.table] ?? [];
-        for (const item of responses) {
-          const record = recordOfItem(item);
-          if (record !== undefined) byId.set(record.audit_id, record);
-        }
-        const unprocessed = answer.UnprocessedKeys as Record<string, { Keys: unknown[] }> | undefined;
-        keys = unprocessed?.[this.table]?.Keys ?? [];
-      }
-      if (keys.length > 0) throw new AuditStoreError('the audit table did not return every record asked for');
-    }
-    return byId;
-  }
-
-  /**
-   * Newest first over the days of the window: each day's shards read until each found a page's
-   * worth (or ran out), merged. A page that stops early (its Queries or days spent) ends where
-   * every shard has been read, so the next page misses nothing.
-   */
-  async #listByTime(query: AuditQuery, view: AuditView): Promise<AuditPage> {
-    const bounds = this.#bounds(query);
-    const accept = this.#accept(query, view);
-    const records: AuditRecord[] = [];
-    const budget = { queries: MAX_QUERIES_PER_PAGE };
-    const firstDay = auditDay(query.since);
-    let day = auditDay(auditIdTime(bounds.hi));
-    for (let days = 0; day >= firstDay; days += 1) {
-      const dayStart = Date.parse(`${day}T00:00:00.000Z`);
-      if (days === MAX_DAYS_PER_PAGE || budget.queries < AUDIT_SHARDS) {
-        return { records, next: lowestAuditId(dayStart + 86_400_000) };
-      }
-      const need = query.limit - records.length;
-      const streams = Array.from({ length: AUDIT_SHARDS }, (_, shard) =>
-        newStream(PK, dayPartition(day, shard)),
-      );
-      await Promise.all(
-        streams.map((stream) =>
-          this.#fill(stream, bounds, need, budget, async (items) => accept(items.map(recordOfItem)), true),
-        ),
-      );
-      // Where every shard has been read down to: the records at or above it are all known.
-      const unread = streams.filter((stream) => !stream.done);
-      const floor =
-        unread.length === 0
-          ? undefined
-          : unread
-              .map((stream) => stream.frontier ?? bounds.hi)
-              .sort()
-              .at(-1);
-      const merged = streams
-        .flatMap((stream) => stream.found)
-        .filter((record) => floor === undefined || record.audit_id >= floor)
-        .sort((a, b) => (a.audit_id < b.audit_id ? 1 : -1));
-      records.push(...merged.slice(0, need));
-      if (records.length === query.limit) {
-        return { records, next: (records[records.length - 1] as AuditRecord).audit_id };
-      }
-      if (floor !== undefined) return { records, next: floor };
-      day = auditDay(dayStart - 1);
-    }
-    return { records };
-  }
-}
-
-function newStream(partitionName: string, partition: string, index?: string): Stream {
-  return {
-    ...(index === undefined ? {} : { index }),
-    partitionName,
-    partition,
-    lastKey: undefined,
-    done: false,
-    frontier: undefined,
-    found: [],
-  };
 }

@@ -1,9 +1,11 @@
 /**
  * @module platform/audit/audit-store
- * Where audit records live (docs/guide/audit.md, "Where it lives"): the port the gate's audit steps
- * write through and `GET /_/audit` reads through. Two implementations: the stack's DynamoDB audit
- * table (`audit-store-dynamodb.ts`, loaded on the first record) and an embedded ring for a local run
- * (`audit-store-embedded.ts`); `audit-store-choice.ts` picks one from the configuration.
+ * Where audit records live (docs/guide/audit.md, "Where it lives"): the ports the gate's audit steps
+ * write through ({@link AuditWriter}) and `GET /_/audit` reads through ({@link AuditReader}). On the
+ * stack's DynamoDB audit table they are two modules (`audit-store-dynamodb.ts` writes,
+ * `audit-reader-dynamodb.ts` reads, each loaded on first use), as the stack grants the writing and
+ * the reading functions different operations; a local run's embedded ring is both
+ * (`audit-store-embedded.ts`); `audit-store-choice.ts` picks from the configuration.
  *
  * A record is created once and completed once: {@link AuditStore.create} writes a `pending` record
  * only where none is; {@link AuditStore.finish} writes a record's end only where none is, or over
@@ -55,7 +57,8 @@ export interface AuditPage {
  */
 export type AuditView = (record: AuditRecord) => AuditRecord | undefined;
 
-export interface AuditStore {
+/** What the writing functions (execute, mcp) do with the audit: create, complete, point. */
+export interface AuditWriter {
   readonly kind: 'dynamodb' | 'embedded';
   /** Writes `record` (`pending`) when no record has its id. One conditional write. */
   create(record: AuditRecord, expiresAt: number): Promise<void>;
@@ -66,9 +69,21 @@ export interface AuditStore {
   finish(record: AuditRecord, expiresAt: number): Promise<boolean>;
   /** Writes the pointer items of `record` (never changes one). One conditional write each. */
   point(record: AuditRecord, pointers: readonly AuditPointer[], expiresAt: number): Promise<void>;
+}
+
+/** What the reading function (aux, `GET /_/audit`) does with it: list. */
+export interface AuditReader {
+  readonly kind: 'dynamodb' | 'embedded';
   /** A page of records for `query`, newest first, as `view` shows them (and only those). Never a Scan. */
   list(query: AuditQuery, view: AuditView): Promise<AuditPage>;
 }
+
+/**
+ * Both, as one store: the embedded ring of a local run (one process writes and reads it). On the
+ * table the writer and the reader are separate modules, each in the bundles of the functions
+ * granted its operations only.
+ */
+export interface AuditStore extends AuditWriter, AuditReader {}
 
 /** The ERP records a record names or created, for its pointer items (bounded). */
 export function pointersOf(record: AuditRecord, max: number): AuditPointer[] {
