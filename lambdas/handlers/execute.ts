@@ -18,13 +18,8 @@ import type { ErpTransport } from '../upstream/erp-transport.ts';
 import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router, V2Router } from '../upstream/transport-routing.ts';
 import { bodyChain, lambdaHandler } from './chain.ts';
-import {
-  type BaseRuntime,
-  createStateRuntime,
-  limitsDeps,
-  type RuntimeOverrides,
-  type StateRuntime,
-} from './runtime-base.ts';
+import type { BaseRuntime, RuntimeOverrides } from './runtime-base.ts';
+import { createStateRuntime, limitsDeps, type StateRuntime } from './runtime-state.ts';
 import { createForwardingRuntime, routingDeps, type Upstream, v1RoutingDeps } from './runtime-upstream.ts';
 
 /** The execute APIs: each names its transport in the forward's dependencies (`v1`, `v2`). */

@@ -27,12 +27,10 @@ import { Chain, chainWithAuth, lambdaHandler, type ProxyHandler } from './chain.
 import {
   type BaseRuntime,
   createBaseRuntime,
-  createStateRuntime,
-  limitsDeps,
   localMetricsStore,
   type RuntimeOverrides,
-  type StateRuntime,
 } from './runtime-base.ts';
+import { createStateRuntime, limitsDeps, type StateRuntime } from './runtime-state.ts';
 import { createUpstream, v1RoutingDeps } from './runtime-upstream.ts';
 
 /** What the mcp function uses of a runtime. */

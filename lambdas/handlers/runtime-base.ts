@@ -7,16 +7,12 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { type AuditDeps, auditDeps } from '../core/audit/audit-call.ts';
 import { checkKeysConfirm, withKeysConfirmChecked } from '../core/confirm/policy.ts';
-import type { IdempotencyDeps } from '../core/idempotency.ts';
-import type { LimitsDeps } from '../core/limits-check.ts';
 import type { AuditReading } from '../operator/audit-endpoint.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { AuditStore } from '../platform/audit/audit-store.ts';
-import { createAuditReader, createAuditWriter } from '../platform/audit/audit-store-choice.ts';
-import { createDigestKeySource } from '../platform/audit/digest-key.ts';
+import { createAuditReader } from '../platform/audit/audit-store-choice.ts';
 import type { Config } from '../platform/config.ts';
 import { withLicenseWarning } from '../platform/license-notice.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -28,7 +24,6 @@ import {
   type ProxyKeySource,
 } from '../platform/secrets.ts';
 import type { StateStore } from '../platform/state/state-store.ts';
-import { createStateStore } from '../platform/state/state-store-choice.ts';
 import type { OAuthResourceServer } from '../protocol/oauth/resource-server.ts';
 import type { HttpClientOptions } from '../upstream/http-client.ts';
 import type { BaseLookup } from '../upstream/target-policy.ts';
@@ -49,56 +44,9 @@ export interface RuntimeOverrides {
   readonly auditStore?: AuditStore;
 }
 
-/** What the functions that keep state add (execute-v1, execute-v2, mcp: docs/design.md, "The proxy's state: the store"). */
-export interface StateRuntime {
-  /** The idempotency records' and limits' store; `undefined`: none configured (deployed without a table). */
-  readonly store: StateStore | undefined;
-  /** The store and `IDEMPOTENCY_TTL`: what `Idempotency-Key` needs (core/idempotency.ts). */
-  readonly idempotency: IdempotencyDeps;
-  /** The audit of the calls that can write (core/audit/audit-call.ts). */
-  readonly audit: AuditDeps;
-}
-
 /** What `GET /_/audit` reads (the aux function): `AUDIT` and the reader (the overrides' store or the configuration's). */
 export function createAuditReading(config: Config, overrides: RuntimeOverrides = {}): AuditReading {
   return { mode: config.audit, store: overrides.auditStore ?? createAuditReader(config) };
-}
-
-/**
- * The audit's part (the functions that write): `AUDIT`, its writer (the overrides' store or the
- * configuration's) and digest key. With `AUDIT=off`, said once at start, so the log shows when
- * nothing was recorded.
- */
-export function createAuditDeps(config: Config, overrides: RuntimeOverrides = {}): AuditDeps {
-  if (config.audit === 'off') {
-    createLogger(config).warn(
-      'audit off: AUDIT=off, no call that can write is recorded (docs/guide/audit.md)',
-    );
-  }
-  return auditDeps({
-    mode: config.audit,
-    store: overrides.auditStore ?? createAuditWriter(config),
-    digestKey: createDigestKeySource(config),
-    retentionDays: config.auditRetentionDays,
-  });
-}
-
-/**
- * What the limits need of a function's runtime (README, "Limits"): its store and
- * `ERP_TARGET_LIMITS`. Built once per handler.
- */
-export function limitsDeps(runtime: StateRuntime & { readonly config: Config }): LimitsDeps {
-  return { store: runtime.store, targetLimits: runtime.config.targetLimits };
-}
-
-/** The state part: the overrides' store, or the configuration's (built on its first use). */
-export function createStateRuntime(config: Config, overrides: RuntimeOverrides = {}): StateRuntime {
-  const store = overrides.store ?? createStateStore(config);
-  return {
-    store,
-    idempotency: { store, ttlSeconds: config.idempotencyTtlSeconds },
-    audit: createAuditDeps(config, overrides),
-  };
 }
 
 /** The parts every handler's chain uses. */

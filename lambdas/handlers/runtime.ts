@@ -24,10 +24,10 @@ import type { OperatorRuntime } from './operator.ts';
 import {
   createAuditReading,
   createBaseRuntime,
-  createStateRuntime,
   localMetricsStore,
   type RuntimeOverrides,
 } from './runtime-base.ts';
+import { createStateRuntime } from './runtime-state.ts';
 import { createUpstream, routingDeps, v1RoutingDeps } from './runtime-upstream.ts';
 import type { VersionRuntime } from './version.ts';
 

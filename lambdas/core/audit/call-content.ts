@@ -61,10 +61,16 @@ function parsed(text: string | undefined): LosslessValue | undefined {
   }
 }
 
+/** Longest field name a record keeps (longer ones are cut, with `…`): a record stays far below DynamoDB's 400 KB. */
+export const MAX_FIELD_NAME = 100;
+
 /** The field names of a values argument: one record's values, or a list of them. */
 function fieldNames(value: LosslessValue, into: Set<string>): void {
-  if (isLosslessObject(value)) for (const name of Object.keys(value)) into.add(name);
-  else if (Array.isArray(value)) for (const item of value) if (isLosslessObject(item)) fieldNames(item, into);
+  if (isLosslessObject(value)) {
+    for (const name of Object.keys(value))
+      into.add(name.length > MAX_FIELD_NAME ? `${name.slice(0, MAX_FIELD_NAME)}…` : name);
+  } else if (Array.isArray(value))
+    for (const item of value) if (isLosslessObject(item)) fieldNames(item, into);
 }
 
 /** The content of `call` (see the module header). */
