@@ -36,14 +36,20 @@ export const SIZES_END = '<!-- /bundle-sizes -->';
  * that checks key policies: execute-v1 249 -> 261 KB, execute-v2 242 -> 254 KB, mcp 336 -> 350 KB
  * (BENCHMARKS.md "Issue 54" gives the cold-start instructions they cost, counted side by side with
  * 637c1a9): the execute budgets went from 250 to 270 KB, mcp's from 345 to 360 KB, each with the
- * few KB of room the others have.
+ * few KB of room the others have. Issue 56's audit (a record opened, written pending and ended on
+ * every write; the DynamoDB writer in execute and mcp, the reader and `GET /_/audit` in aux, the
+ * gate's two steps and the settings in all) grew execute-v1 262 -> 280 KB, execute-v2 256 -> 273 KB,
+ * version 209 -> 215 KB, aux 170 -> 189 KB and mcp 355 -> 374 KB; counted side by side with
+ * 13fca5a their cold starts cost +2.4%, +2.5%, +0.7%, +2.9% and +2.0% instructions over bare
+ * node (the issue's bound is +3%; BENCHMARKS.md "Issue 56"): the budgets went to 285, 285, 220, 195
+ * and 380 KB.
  */
 export const BUNDLE_BUDGETS: Readonly<Record<FunctionName, number>> = Object.freeze({
-  'execute-v1': 270 * 1024,
-  'execute-v2': 270 * 1024,
-  version: 215 * 1024,
-  aux: 175 * 1024,
-  mcp: 360 * 1024,
+  'execute-v1': 285 * 1024,
+  'execute-v2': 285 * 1024,
+  version: 220 * 1024,
+  aux: 195 * 1024,
+  mcp: 380 * 1024,
 });
 
 const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`;

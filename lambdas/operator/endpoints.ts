@@ -12,7 +12,7 @@ import { hasCallRules, type KeyPolicy } from '../platform/key-policy.ts';
 import { findRoute } from '../platform/routes.ts';
 import type { LicenseSource, ProxyKeySource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
-import type { AuditReading } from './audit-endpoint.ts';
+import { type AuditReading, serveAudit } from './audit-endpoint.ts';
 import type { MetricsSource } from './metrics-source.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
 
@@ -86,11 +86,8 @@ export async function serveOperator(
 
 async function answerOperator(path: string, deps: OperatorDeps, request: OperatorRequest): Promise<Answer> {
   switch (path) {
-    case '/_/audit': {
-      // Loaded on the first read of the audit: the other operator endpoints' cold start pays nothing for it.
-      const { serveAudit } = await import('./audit-endpoint.ts');
+    case '/_/audit':
       return serveAudit(request.query ?? {}, request.policy, deps);
-    }
     case '/_/about': {
       const inUse = await policiesInUse(deps.keys, deps.config);
       return plainJsonResponse(

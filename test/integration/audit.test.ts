@@ -16,6 +16,7 @@ import { logLinesDuring } from '../support/captured-output.ts';
 import { type Envelope, USERS, useErpDouble, useProxy, withProxy } from '../support/fixtures.ts';
 import { erpHeaders, withConfirmingClient } from '../support/mcp-client.ts';
 import type { ProxyHarness } from '../support/proxy-harness.ts';
+import { useAuditTable } from '../support/state-table.ts';
 
 const admin = USERS.adminA;
 const KEYS = {
@@ -55,202 +56,6 @@ async function recordOf(proxy: ProxyHarness, auditId: string): Promise<AuditReco
   expect(records).toHaveLength(1);
   return records[0] as AuditRecord;
 }
-
-describe('the audit of execute calls', () => {
-  const double = useErpDouble({ mode: '19' });
-  const proxy = useProxy({ env: AUDIT_KEYS_ENV });
-  const instance = (url = double.url) => ({ url, db: 'erp_a', api_key: admin.apiKey });
-  /** A v2 call as `key`; its answer and its log line's audit id. */
-  const v2 = async (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
-    const { answer, line } = await logged(() =>
-      proxy.post(
-        '/v2/erp/execute',
-        { id: 'a', erp_instance: instance(), ...body },
-        { 'x-api-key': key, ...headers },
-      ),
-    );
-    return { answer, envelope: answer.json as Envelope, auditId: line?.audit_id as string | null, line };
-  };
-
-  it('a create: one record, ok, with the created id, the field names and a digest of the values, never the values', async () => {
-    const { envelope, auditId } = await v2(KEYS.writer, {
-      model_id: 'res.partner',
-      method: 'create',
-      kwargs: { vals_list: [{ name: 'Audited Ltd', email: 'secret-mail@example.com' }] },
-    });
-    expect(auditId).toMatch(/^[0-9A-Z]{26}$/);
-    const record = await recordOf(proxy, auditId as string);
-    const created = (envelope.result as number[])[0];
-    expect(record).toMatchObject({
-      schema: 1,
-      api: 'v2',
-      actor_id: 'key:writer',
-      actor: { key: 'writer' },
-      erp: { host: '127.0.0.1', db: 'erp_a', scheme: 'http' },
-      model: 'res.partner',
-      method: 'create',
-      created_ids: [created],
-      fields: ['name', 'email'],
-      outcome: 'ok',
-    });
-    expect(record.values_digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(record.digest_key_id).toMatch(/^[0-9a-f]{16}$/);
-    expect(record.actor.erp_key_digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(record.request_id).toBeTypeOf('string');
-    expect(record.duration_ms).toBeGreaterThanOrEqual(0);
-    const text = JSON.stringify(record);
-    expect(text).not.toContain('secret-mail');
-    expect(text).not.toContain('Audited Ltd');
-    expect(text).not.toContain(admin.apiKey);
-    // Found again by the record it created, and by its actor.
-    expect((await audit(proxy, `record=res.partner:${created}`)).map((r) => r.audit_id)).toContain(auditId);
-    expect((await audit(proxy, 'actor=writer&model=res.partner')).map((r) => r.audit_id)).toContain(auditId);
-  });
-
-  it('a v1 write names its ids (params[0]) and the user id, and the same values give the same digest', async () => {
-    const body = (id: number) => ({
-      id: 'w',
-      erp_instance: { ...instance(), user_id: admin.uid },
-      action: 'write',
-      model_id: 'res.partner',
-      params: [[id], { comment: 'x', ref: 1.0 }],
-    });
-    const ids: string[] = [];
-    for (const id of [3, 4]) {
-      const { answer, line } = await logged(() =>
-        proxy.post('/api/erp/execute', body(id), { 'x-api-key': KEYS.writer }),
-      );
-      expect(answer.status).toBe(200);
-      ids.push(line?.audit_id as string);
-    }
-    const [three, four] = await Promise.all(ids.map((id) => recordOf(proxy, id)));
-    expect(three).toMatchObject({ api: 'v1', method: 'write', record_ids: [3], fields: ['comment', 'ref'] });
-    expect(three?.actor).toMatchObject({ erp_user: admin.uid });
-    expect(three?.actor.erp_key_digest).toBeUndefined();
-    expect(four?.record_ids).toEqual([4]);
-    expect(three?.values_digest).toBe(four?.values_digest);
-    expect(three?.record_ids_digest).not.toBe(four?.record_ids_digest);
-  });
-
-  it("the ERP's refusal: erp_error, with its code and exception name", async () => {
-    const { auditId } = await v2(KEYS.writer, {
-      model_id: 'res.partner',
-      method: 'unlink',
-      kwargs: { ids: [999_999] },
-    });
-    const record = await recordOf(proxy, auditId as string);
-    expect(record.outcome).toBe('erp_error');
-    expect(record.error?.name).toMatch(/^odoo\./);
-    expect(record.record_ids).toEqual([999_999]);
-  });
-
-  it('a refusal of the policy: refused, with its rule; a read is not audited', async () => {
-    const refused = await v2(KEYS.reader, {
-      model_id: 'res.partner',
-      method: 'unlink',
-      kwargs: { ids: [5] },
-    });
-    expect(refused.envelope.error?.code).toBe(-32008);
-    const record = await recordOf(proxy, refused.auditId as string);
-    expect(record).toMatchObject({
-      outcome: 'refused',
-      error: { code: -32008, rule: 'access' },
-      record_ids: [5],
-    });
-    expect(record.policy).toMatchObject({ name: 'reader' });
-    expect(record.policy?.digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const read = await v2(KEYS.writer, {
-      model_id: 'res.partner',
-      method: 'search_count',
-      kwargs: { domain: [] },
-    });
-    expect(read.answer.status).toBe(200);
-    expect(read.line).toBeDefined();
-    expect(read.auditId ?? null).toBeNull();
-  });
-
-  it('a replay names the record of the run it replays; a conflict is refused', async () => {
-    const body = { model_id: 'res.partner', method: 'create', kwargs: { vals_list: [{ name: 'Once' }] } };
-    const first = await v2(KEYS.writer, body, { 'idempotency-key': 'audit-once-1' });
-    const again = await v2(KEYS.writer, body, { 'idempotency-key': 'audit-once-1' });
-    expect(again.answer.headers.get('idempotent-replayed')).toBe('true');
-    const conflict = await v2(
-      KEYS.writer,
-      { ...body, kwargs: { vals_list: [{ name: 'Other' }] } },
-      { 'idempotency-key': 'audit-once-1' },
-    );
-    const [run, replay, refused] = await Promise.all(
-      [first, again, conflict].map((call) => recordOf(proxy, call.auditId as string)),
-    );
-    expect(run).toMatchObject({ outcome: 'ok', idempotency: { did: 'first_run' } });
-    expect(replay).toMatchObject({
-      outcome: 'replayed',
-      replay_of: run?.audit_id,
-      idempotency: { did: 'replay' },
-    });
-    expect(replay?.idempotency?.key_digest).toBe(run?.idempotency?.key_digest);
-    expect(refused).toMatchObject({
-      outcome: 'refused',
-      error: { code: -32011, rule: 'idempotency_conflict' },
-    });
-  });
-
-  it('an ERP that cannot be reached: not_run; one that never answers: unknown; an answer too large: ran', async () => {
-    const closed = await closedPort();
-    const unreachable = await proxy.post(
-      '/v2/erp/execute',
-      {
-        id: 'c',
-        erp_instance: instance(`http://127.0.0.1:${closed}`),
-        model_id: 'res.partner',
-        method: 'write',
-        kwargs: { ids: [1], vals: { name: 'x' } },
-      },
-      { 'x-api-key': KEYS.writer },
-    );
-    expect((unreachable.json as Envelope).error?.code).toBe(-32004);
-    const silent = await silentServer();
-    try {
-      const hung = await proxy.post(
-        '/v2/erp/execute',
-        {
-          id: 's',
-          erp_instance: instance(silent.url),
-          model_id: 'res.partner',
-          method: 'write',
-          kwargs: { ids: [1], vals: { name: 'x' } },
-        },
-        { 'x-api-key': KEYS.writer, 'x-request-timeout': '1' },
-      );
-      expect((hung.json as Envelope).error?.code).toBe(-32003);
-    } finally {
-      await silent.close();
-    }
-    // A write whose answer is over MAX_RESPONSE_BYTES (64 KB; ten times that for a client that
-    // accepts gzip, as fetch does): it ran, its answer was not passed on.
-    const large = await largeAnswerServer(1024 * 1024);
-    try {
-      const ran = await proxy.post(
-        '/v2/erp/execute',
-        {
-          id: 'l',
-          erp_instance: instance(large.url),
-          model_id: 'res.partner',
-          method: 'action_big',
-          kwargs: { ids: [2] },
-        },
-        { 'x-api-key': KEYS.writer },
-      );
-      expect((ran.json as Envelope).error?.code).toBe(-32009);
-    } finally {
-      await large.close();
-    }
-    const outcomes = (await audit(proxy, 'erp=127.0.0.1&limit=1000')).map((record) => record.outcome);
-    expect(outcomes).toContain('not_run');
-    expect(outcomes).toContain('unknown');
-    expect(outcomes).toContain('ran');
-  });
-});
 
 /** Runs `call` and returns its answer with the proxy's request log line. */
 async function logged<T>(
@@ -309,62 +114,292 @@ async function silentServer(): Promise<{ url: string; close(): Promise<void> }> 
   };
 }
 
-describe('the audit of MCP write tools', () => {
-  const double = useErpDouble({ mode: '19' });
-  const proxy = useProxy({ env: AUDIT_KEYS_ENV });
-  const headers = (double: ErpDouble, key: string) => ({
-    'x-api-key': key,
-    ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey, uid: admin.uid }),
-  });
+/**
+ * Each outcome against both stores: the embedded ring of `npm start`, and the audit table on
+ * DynamoDB Local (its conditions, its Queries and pointer items).
+ */
+for (const store of ['embedded ring', 'DynamoDB Local'] as const) {
+  const table = store === 'DynamoDB Local' ? useAuditTable('audit-outcomes') : undefined;
+  /** The proxy's settings; the table's are read when the proxy starts (after the table is created). */
+  const storeEnv = (): Record<string, string> =>
+    table === undefined
+      ? AUDIT_KEYS_ENV
+      : Object.defineProperties(
+          { ...AUDIT_KEYS_ENV },
+          {
+            AUDIT_TABLE: { enumerable: true, get: () => table.env().AUDIT_TABLE },
+            AWS_ENDPOINT_URL_DYNAMODB: { enumerable: true, get: () => table.env().AWS_ENDPOINT_URL_DYNAMODB },
+            AWS_ACCESS_KEY_ID: { enumerable: true, get: () => table.env().AWS_ACCESS_KEY_ID },
+            AWS_SECRET_ACCESS_KEY: { enumerable: true, get: () => table.env().AWS_SECRET_ACCESS_KEY },
+            AWS_REGION: { enumerable: true, get: () => table.env().AWS_REGION },
+          },
+        );
 
-  it('a confirmed write through the official client: an asked record, then the ok record naming the same confirmation and form', async () => {
-    const id = await withConfirmingClient(
-      proxy.url,
-      headers(double, KEYS.confirming),
-      'accept',
-      async (client) => {
-        const result = (await client.callTool({
-          name: 'create',
-          arguments: { model: 'res.partner', values: { name: 'Confirmed Co' } },
-        })) as { content: { text: string }[]; isError?: boolean };
-        expect(result.isError ?? false).toBe(false);
-        return JSON.parse(result.content[0]?.text ?? 'null') as number;
-      },
-    );
-    const records = await audit(proxy, 'actor=confirming&model=res.partner');
-    const asked = records.find((record) => record.outcome === 'asked');
-    const ok = records.find((record) => record.outcome === 'ok');
-    expect(asked).toMatchObject({ api: 'mcp', tool: 'create', confirmation: { answer: 'asked' } });
-    expect(ok).toMatchObject({
-      api: 'mcp',
-      tool: 'create',
-      created_ids: [id],
-      confirmation: { answer: 'accepted' },
+  describe(`the audit of execute calls (${store})`, () => {
+    const double = useErpDouble({ mode: '19' });
+    const proxy = useProxy({ env: storeEnv() });
+    const instance = (url = double.url) => ({ url, db: 'erp_a', api_key: admin.apiKey });
+    /** A v2 call as `key`; its answer and its log line's audit id. */
+    const v2 = async (key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      const { answer, line } = await logged(() =>
+        proxy.post(
+          '/v2/erp/execute',
+          { id: 'a', erp_instance: instance(), ...body },
+          { 'x-api-key': key, ...headers },
+        ),
+      );
+      return { answer, envelope: answer.json as Envelope, auditId: line?.audit_id as string | null, line };
+    };
+
+    it('keeps its records where this variant says', async () => {
+      const about = (await proxy.get('/_/about')).json as { audit: { store: string } };
+      expect(about.audit.store).toBe(table === undefined ? 'embedded' : 'dynamodb');
     });
-    expect(asked?.confirmation?.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
-    expect(ok?.confirmation?.id).toBe(asked?.confirmation?.id);
-    expect(ok?.confirmation?.form_digest).toBe(asked?.confirmation?.form_digest);
-    expect(ok?.actor.client).toEqual({ name: 'erp-proxy-tests', version: '1.0.0', self_reported: true });
-  });
 
-  it("the person's no: refused as declined, naming the confirmation", async () => {
-    await withConfirmingClient(proxy.url, headers(double, KEYS.confirming), 'decline', async (client) => {
-      await client.callTool({
-        name: 'write',
-        arguments: { model: 'res.partner', ids: [7], values: { name: 'No' } },
+    it('a create: one record, ok, with the created id, the field names and a digest of the values, never the values', async () => {
+      const { envelope, auditId } = await v2(KEYS.writer, {
+        model_id: 'res.partner',
+        method: 'create',
+        kwargs: { vals_list: [{ name: 'Audited Ltd', email: 'secret-mail@example.com' }] },
+      });
+      expect(auditId).toMatch(/^[0-9A-Z]{26}$/);
+      const record = await recordOf(proxy, auditId as string);
+      const created = (envelope.result as number[])[0];
+      expect(record).toMatchObject({
+        schema: 1,
+        api: 'v2',
+        actor_id: 'key:writer',
+        actor: { key: 'writer' },
+        erp: { host: '127.0.0.1', db: 'erp_a', scheme: 'http' },
+        model: 'res.partner',
+        method: 'create',
+        created_ids: [created],
+        fields: ['name', 'email'],
+        outcome: 'ok',
+      });
+      expect(record.values_digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(record.digest_key_id).toMatch(/^[0-9a-f]{16}$/);
+      expect(record.actor.erp_key_digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(record.request_id).toBeTypeOf('string');
+      expect(record.duration_ms).toBeGreaterThanOrEqual(0);
+      const text = JSON.stringify(record);
+      expect(text).not.toContain('secret-mail');
+      expect(text).not.toContain('Audited Ltd');
+      expect(text).not.toContain(admin.apiKey);
+      // Found again by the record it created, and by its actor.
+      expect((await audit(proxy, `record=res.partner:${created}`)).map((r) => r.audit_id)).toContain(auditId);
+      expect((await audit(proxy, 'actor=writer&model=res.partner')).map((r) => r.audit_id)).toContain(
+        auditId,
+      );
+    });
+
+    it('a v1 write names its ids (params[0]) and the user id, and the same values give the same digest', async () => {
+      const body = (id: number) => ({
+        id: 'w',
+        erp_instance: { ...instance(), user_id: admin.uid },
+        action: 'write',
+        model_id: 'res.partner',
+        params: [[id], { comment: 'x', ref: 1.0 }],
+      });
+      const ids: string[] = [];
+      for (const id of [3, 4]) {
+        const { answer, line } = await logged(() =>
+          proxy.post('/api/erp/execute', body(id), { 'x-api-key': KEYS.writer }),
+        );
+        expect(answer.status).toBe(200);
+        ids.push(line?.audit_id as string);
+      }
+      const [three, four] = await Promise.all(ids.map((id) => recordOf(proxy, id)));
+      expect(three).toMatchObject({
+        api: 'v1',
+        method: 'write',
+        record_ids: [3],
+        fields: ['comment', 'ref'],
+      });
+      expect(three?.actor).toMatchObject({ erp_user: admin.uid });
+      expect(three?.actor.erp_key_digest).toBeUndefined();
+      expect(four?.record_ids).toEqual([4]);
+      expect(three?.values_digest).toBe(four?.values_digest);
+      expect(three?.record_ids_digest).not.toBe(four?.record_ids_digest);
+    });
+
+    it("the ERP's refusal: erp_error, with its code and exception name", async () => {
+      const { auditId } = await v2(KEYS.writer, {
+        model_id: 'res.partner',
+        method: 'unlink',
+        kwargs: { ids: [999_999] },
+      });
+      const record = await recordOf(proxy, auditId as string);
+      expect(record.outcome).toBe('erp_error');
+      expect(record.error?.name).toMatch(/^odoo\./);
+      expect(record.record_ids).toEqual([999_999]);
+    });
+
+    it('a refusal of the policy: refused, with its rule; a read is not audited', async () => {
+      const refused = await v2(KEYS.reader, {
+        model_id: 'res.partner',
+        method: 'unlink',
+        kwargs: { ids: [5] },
+      });
+      expect(refused.envelope.error?.code).toBe(-32008);
+      const record = await recordOf(proxy, refused.auditId as string);
+      expect(record).toMatchObject({
+        outcome: 'refused',
+        error: { code: -32008, rule: 'access' },
+        record_ids: [5],
+      });
+      expect(record.policy).toMatchObject({ name: 'reader' });
+      expect(record.policy?.digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const read = await v2(KEYS.writer, {
+        model_id: 'res.partner',
+        method: 'search_count',
+        kwargs: { domain: [] },
+      });
+      expect(read.answer.status).toBe(200);
+      expect(read.line).toBeDefined();
+      expect(read.auditId ?? null).toBeNull();
+    });
+
+    it('a replay names the record of the run it replays; a conflict is refused', async () => {
+      const body = { model_id: 'res.partner', method: 'create', kwargs: { vals_list: [{ name: 'Once' }] } };
+      const first = await v2(KEYS.writer, body, { 'idempotency-key': 'audit-once-1' });
+      const again = await v2(KEYS.writer, body, { 'idempotency-key': 'audit-once-1' });
+      expect(again.answer.headers.get('idempotent-replayed')).toBe('true');
+      const conflict = await v2(
+        KEYS.writer,
+        { ...body, kwargs: { vals_list: [{ name: 'Other' }] } },
+        { 'idempotency-key': 'audit-once-1' },
+      );
+      const [run, replay, refused] = await Promise.all(
+        [first, again, conflict].map((call) => recordOf(proxy, call.auditId as string)),
+      );
+      expect(run).toMatchObject({ outcome: 'ok', idempotency: { did: 'first_run' } });
+      expect(replay).toMatchObject({
+        outcome: 'replayed',
+        replay_of: run?.audit_id,
+        idempotency: { did: 'replay' },
+      });
+      expect(replay?.idempotency?.key_digest).toBe(run?.idempotency?.key_digest);
+      expect(refused).toMatchObject({
+        outcome: 'refused',
+        error: { code: -32011, rule: 'idempotency_conflict' },
       });
     });
-    const records = await audit(proxy, 'actor=confirming&outcome=refused');
-    expect(records[0]).toMatchObject({
-      tool: 'write',
-      record_ids: [7],
-      fields: ['name'],
-      error: { rule: 'confirmation_declined' },
-      confirmation: { answer: 'declined' },
+
+    it('an ERP that cannot be reached: not_run; one that never answers: unknown; an answer too large: ran', async () => {
+      const closed = await closedPort();
+      const unreachable = await proxy.post(
+        '/v2/erp/execute',
+        {
+          id: 'c',
+          erp_instance: instance(`http://127.0.0.1:${closed}`),
+          model_id: 'res.partner',
+          method: 'write',
+          kwargs: { ids: [1], vals: { name: 'x' } },
+        },
+        { 'x-api-key': KEYS.writer },
+      );
+      expect((unreachable.json as Envelope).error?.code).toBe(-32004);
+      const silent = await silentServer();
+      try {
+        const hung = await proxy.post(
+          '/v2/erp/execute',
+          {
+            id: 's',
+            erp_instance: instance(silent.url),
+            model_id: 'res.partner',
+            method: 'write',
+            kwargs: { ids: [1], vals: { name: 'x' } },
+          },
+          { 'x-api-key': KEYS.writer, 'x-request-timeout': '1' },
+        );
+        expect((hung.json as Envelope).error?.code).toBe(-32003);
+      } finally {
+        await silent.close();
+      }
+      // A write whose answer is over MAX_RESPONSE_BYTES (64 KB; ten times that for a client that
+      // accepts gzip, as fetch does): it ran, its answer was not passed on.
+      const large = await largeAnswerServer(1024 * 1024);
+      try {
+        const ran = await proxy.post(
+          '/v2/erp/execute',
+          {
+            id: 'l',
+            erp_instance: instance(large.url),
+            model_id: 'res.partner',
+            method: 'action_big',
+            kwargs: { ids: [2] },
+          },
+          { 'x-api-key': KEYS.writer },
+        );
+        expect((ran.json as Envelope).error?.code).toBe(-32009);
+      } finally {
+        await large.close();
+      }
+      const outcomes = (await audit(proxy, 'erp=127.0.0.1&limit=1000')).map((record) => record.outcome);
+      expect(outcomes).toContain('not_run');
+      expect(outcomes).toContain('unknown');
+      expect(outcomes).toContain('ran');
     });
-    expect(records[0]?.confirmation?.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
-});
+
+  describe(`the audit of MCP write tools (${store})`, () => {
+    const double = useErpDouble({ mode: '19' });
+    const proxy = useProxy({ env: storeEnv() });
+    const headers = (double: ErpDouble, key: string) => ({
+      'x-api-key': key,
+      ...erpHeaders({ url: double.url, db: 'erp_a', apiKey: admin.apiKey, uid: admin.uid }),
+    });
+
+    it('a confirmed write through the official client: an asked record, then the ok record naming the same confirmation and form', async () => {
+      const id = await withConfirmingClient(
+        proxy.url,
+        headers(double, KEYS.confirming),
+        'accept',
+        async (client) => {
+          const result = (await client.callTool({
+            name: 'create',
+            arguments: { model: 'res.partner', values: { name: 'Confirmed Co' } },
+          })) as { content: { text: string }[]; isError?: boolean };
+          expect(result.isError ?? false).toBe(false);
+          return JSON.parse(result.content[0]?.text ?? 'null') as number;
+        },
+      );
+      const records = await audit(proxy, 'actor=confirming&model=res.partner');
+      const asked = records.find((record) => record.outcome === 'asked');
+      const ok = records.find((record) => record.outcome === 'ok');
+      expect(asked).toMatchObject({ api: 'mcp', tool: 'create', confirmation: { answer: 'asked' } });
+      expect(ok).toMatchObject({
+        api: 'mcp',
+        tool: 'create',
+        created_ids: [id],
+        confirmation: { answer: 'accepted' },
+      });
+      expect(asked?.confirmation?.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(ok?.confirmation?.id).toBe(asked?.confirmation?.id);
+      expect(ok?.confirmation?.form_digest).toBe(asked?.confirmation?.form_digest);
+      expect(ok?.actor.client).toEqual({ name: 'erp-proxy-tests', version: '1.0.0', self_reported: true });
+    });
+
+    it("the person's no: refused as declined, naming the confirmation", async () => {
+      await withConfirmingClient(proxy.url, headers(double, KEYS.confirming), 'decline', async (client) => {
+        await client.callTool({
+          name: 'write',
+          arguments: { model: 'res.partner', ids: [7], values: { name: 'No' } },
+        });
+      });
+      const records = await audit(proxy, 'actor=confirming&outcome=refused');
+      expect(records[0]).toMatchObject({
+        tool: 'write',
+        record_ids: [7],
+        fields: ['name'],
+        error: { rule: 'confirmation_declined' },
+        confirmation: { answer: 'declined' },
+      });
+      expect(records[0]?.confirmation?.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    });
+  });
+}
 
 describe('GET /_/audit', () => {
   const proxy = useProxy({ env: AUDIT_KEYS_ENV });
