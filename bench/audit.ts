@@ -86,8 +86,9 @@ export async function measureAudit(): Promise<AuditBenchResult> {
     let perWrite = { operations: 0, roundTrips: 2 };
     const handlers = (Object.keys(envs) as Mode[]).map((mode) => {
       const config = loadConfig(envs[mode]);
-      const tally = counted(createAuditWriter(config) as AuditWriter);
-      const runtime = createExecuteV2Runtime(config, mode === 'off' ? {} : { auditStore: tally.store });
+      const writer = createAuditWriter(config);
+      const tally = writer === undefined ? undefined : counted(writer);
+      const runtime = createExecuteV2Runtime(config, tally === undefined ? {} : { auditStore: tally.store });
       return { mode, runtime, tally, handler: createHandler(runtime) };
     });
     const context = { getRemainingTimeInMillis: () => 28_000, awsRequestId: 'audit', functionName: 'bench' };
@@ -97,7 +98,7 @@ export async function measureAudit(): Promise<AuditBenchResult> {
       for (let i = -3; i < size.calls; i++) {
         for (const { mode, handler, tally } of handlers) {
           const id = `${mode}-${size.label}-${i}-${Date.now()}`;
-          const before = tally.operations;
+          const before = tally?.operations ?? 0;
           const started = performance.now();
           const answer = await handler(
             postEvent('/v2/erp/execute', createBody(double.url, id, size.bytes), id),
@@ -107,7 +108,8 @@ export async function measureAudit(): Promise<AuditBenchResult> {
           if (answer.statusCode !== 200)
             throw new Error(`audit bench ${mode}: ${answer.statusCode} ${answer.body.slice(0, 300)}`);
           if (i >= 0) times[mode].push(took);
-          if (mode === 'dynamodb') perWrite = { operations: tally.operations - before, roundTrips: 2 };
+          if (mode === 'dynamodb')
+            perWrite = { operations: (tally?.operations ?? 0) - before, roundTrips: 2 };
         }
       }
       rows[size.label] = {

@@ -38,7 +38,7 @@ import type { ErpCall } from '../../upstream/erp-transport.ts';
 import { certainlyDidNotRun, idempotencyScope } from '../idempotency.ts';
 import type { CallerIdentity } from '../inbound-call.ts';
 import { factsOf, type IdempotencyOutcome, type RequestFacts } from '../request-facts.ts';
-import { auditedRequest, callContent } from './call-content.ts';
+import { auditedRequest, type CallContent, callContent } from './call-content.ts';
 
 /** What the audit needs of the runtime (built by {@link auditDeps}). */
 export interface AuditDeps {
@@ -223,6 +223,24 @@ export class AuditWriting<T> {
     this.#call = call;
   }
 
+  /** The content of the request the record describes, read once (its pending record and its end share it). */
+  #content: { readonly request: ErpCall; readonly content: CallContent } | undefined;
+  /** The values' HMAC under a key (the pending record's and the end's: megabytes are hashed once). */
+  #digest: { readonly content: CallContent; readonly keyId: string; readonly digest: string } | undefined;
+
+  #valuesDigest(key: DigestKey, content: CallContent): string {
+    if (this.#digest?.content !== content || this.#digest.keyId !== key.id) {
+      this.#digest = { content, keyId: key.id, digest: hmacOf(key, `values\n${content.valuesText}`) };
+    }
+    return this.#digest.digest;
+  }
+
+  #contentOf(request: ErpCall | undefined): CallContent | undefined {
+    if (request === undefined) return undefined;
+    if (this.#content?.request !== request) this.#content = { request, content: callContent(request) };
+    return this.#content.content;
+  }
+
   /** The call as the policy step ruled it: its requests are what the record describes. */
   saw(call: AuditedCall): void {
     this.#call = call;
@@ -311,7 +329,7 @@ export class AuditWriting<T> {
     const { inbound, question } = this.#call;
     const identity = inbound.identity;
     const request = auditedRequest(this.#call.requests);
-    const content = request === undefined ? undefined : callContent(request);
+    const content = this.#contentOf(request);
     const ids = content?.ids === undefined ? undefined : bounded(content.ids);
     const fields = content === undefined || content.fields.length === 0 ? undefined : bounded(content.fields);
     const createdIds = created === undefined ? undefined : bounded(created);
@@ -373,7 +391,7 @@ export class AuditWriting<T> {
       ...(fields === undefined
         ? {}
         : { fields: fields.items, ...(fields.count === undefined ? {} : { fields_count: fields.count }) }),
-      ...(content === undefined ? {} : { values_digest: hmacOf(key, `values\n${content.valuesText}`) }),
+      ...(content === undefined ? {} : { values_digest: this.#valuesDigest(key, content) }),
       digest_key_id: key.id,
       ...(policy === undefined
         ? {}

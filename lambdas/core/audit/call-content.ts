@@ -14,13 +14,12 @@
  *   too), in canonical JSON (RFC 8785's member order, numbers spelled as the proxy forwards them),
  *   HMAC-SHA-256 under the audit's digest key. Never stored in clear.
  */
-import { canonicalJson } from '../../platform/json.ts';
 import {
   isLosslessObject,
+  JsonNumber,
   type LosslessValue,
   losslessInteger,
   parseLossless,
-  stringifyLossless,
 } from '../../platform/lossless-json.ts';
 import type { ErpCall } from '../../upstream/erp-transport.ts';
 import { CALL_SHAPES, callArguments } from '../policy/call-shapes.ts';
@@ -73,6 +72,21 @@ function fieldNames(value: LosslessValue, into: Set<string>): void {
     for (const item of value) if (isLosslessObject(item)) fieldNames(item, into);
 }
 
+/**
+ * The canonical JSON of a value read losslessly, in one pass: each object's members sorted by name
+ * (UTF-16 code units, RFC 8785's order; a repeated name was already the last one), strings as
+ * `JSON.stringify` writes them, numbers exactly as the caller spelled them (platform/json.ts
+ * `canonicalJson` gives the same text from JSON text).
+ */
+export function canonicalText(value: LosslessValue): string {
+  if (value === null) return 'null';
+  if (value instanceof JsonNumber) return value.text;
+  if (typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalText).join(',')}]`;
+  const names = Object.keys(value).sort();
+  return `{${names.map((name) => `${JSON.stringify(name)}:${canonicalText(value[name] as LosslessValue)}`).join(',')}}`;
+}
+
 /** The content of `call` (see the module header). */
 export function callContent(call: ErpCall): CallContent {
   const args = parsed(call.argsJson);
@@ -102,7 +116,7 @@ export function callContent(call: ErpCall): CallContent {
     method: call.method,
     ids,
     fields: [...fields],
-    valuesText: canonicalJson(stringifyLossless({ args: rest, kwargs: named })),
+    valuesText: canonicalText({ args: rest, kwargs: named }),
   };
 }
 
