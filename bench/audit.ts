@@ -39,9 +39,9 @@ function counted(store: AuditWriter): { store: AuditStore; operations: number; r
       tally.operations += 1;
       return store.create(record, expiresAt);
     },
-    finish: (record, expiresAt) => {
+    finish: (record, expiresAt, options) => {
       tally.operations += 1;
-      return store.finish(record, expiresAt);
+      return store.finish(record, expiresAt, options);
     },
     point: (record, pointers, expiresAt) => {
       tally.operations += pointers.length;

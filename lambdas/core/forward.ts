@@ -13,7 +13,7 @@ import type { ErpCall, ErpOutcome, ErpTransport } from '../upstream/erp-transpor
 import type { CompiledTargetPolicy } from '../upstream/target-policy.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import type { AuditSubject } from './audit/audit-call.ts';
-import { createdIdsOf } from './audit/call-content.ts';
+import { CREATING_METHODS, createdIdsOf } from './audit/call-content.ts';
 import { withCallContext } from './call-context.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import {
@@ -197,7 +197,7 @@ function auditOf(
     ...(key === undefined ? {} : { idempotencyKey: key }),
     factsOf: (answer) => answer.facts,
     createdIds: (answer) =>
-      call.method === 'create' && answer.facts.outcome === 'success'
+      CREATING_METHODS.has(call.method) && answer.facts.outcome === 'success'
         ? createdIdsOf(envelopeResult(answer))
         : undefined,
   };

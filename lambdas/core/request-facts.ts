@@ -80,8 +80,9 @@ export interface RequestFacts {
   /** The call's audit record (docs/guide/audit.md): its id (the log line's `audit_id`) and outcome. */
   readonly auditId?: string;
   readonly auditOutcome?: AuditOutcome;
-  /** Writes of the call's audit record that failed (the `AuditWriteFailures` metric). */
+  /** Writes of the call's audit record that failed (the `AuditWriteFailures` metric), and why (first words). */
   readonly auditWriteFailures?: number;
+  readonly auditError?: string;
   /** A replay: the `audit_id` of the run it replays (kept with the idempotency record). */
   readonly auditReplayOf?: string;
   /**
@@ -131,6 +132,7 @@ export function emptyFacts(): FactSheet {
     auditId: undefined,
     auditOutcome: undefined,
     auditWriteFailures: undefined,
+    auditError: undefined,
     auditReplayOf: undefined,
     internalError: undefined,
   };

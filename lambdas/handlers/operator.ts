@@ -29,10 +29,11 @@ export interface OperatorRuntime extends BaseRuntime, OperatorDeps {}
 /** The function's own runtime: the base parts and the metrics source (no HTTP client). */
 export function createOperatorRuntime(config: Config, overrides: RuntimeOverrides = {}): OperatorRuntime {
   const store = localMetricsStore(config);
+  const base = createBaseRuntime(config, overrides, store);
   return {
-    ...createBaseRuntime(config, overrides, store),
+    ...base,
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
-    auditReading: createAuditReading(config, overrides),
+    auditReading: createAuditReading(config, overrides, base.keys),
   };
 }
 

@@ -8,7 +8,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { checkKeysConfirm, withKeysConfirmChecked } from '../core/confirm/policy.ts';
-import type { AuditReading } from '../operator/audit-endpoint.ts';
+import { type AuditReading, CURSOR_KEY_PURPOSE } from '../operator/audit-endpoint.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { AuditStore } from '../platform/audit/audit-store.ts';
@@ -17,6 +17,7 @@ import type { Config } from '../platform/config.ts';
 import { withLicenseWarning } from '../platform/license-notice.ts';
 import { createLogger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics/powertools.ts';
+import { deriveSealKey, generatedSealKey } from '../platform/seal.ts';
 import {
   createLicenseSource,
   createProxyKeySource,
@@ -44,9 +45,24 @@ export interface RuntimeOverrides {
   readonly auditStore?: AuditStore;
 }
 
-/** What `GET /_/audit` reads (the aux function): `AUDIT` and the reader (the overrides' store or the configuration's). */
-export function createAuditReading(config: Config, overrides: RuntimeOverrides = {}): AuditReading {
-  return { mode: config.audit, store: overrides.auditStore ?? createAuditReader(config) };
+/**
+ * What `GET /_/audit` reads (the aux function and the local server): `AUDIT`, the reader (the
+ * overrides' store or the configuration's) and the key of its cursors (derived from the proxy keys'
+ * secret when there is one, read then through `keys`; else generated at start).
+ */
+export function createAuditReading(
+  config: Config,
+  overrides: RuntimeOverrides,
+  keys: ProxyKeySource,
+): AuditReading {
+  const generated = config.proxyKeysSecretId === undefined ? generatedSealKey() : undefined;
+  return {
+    mode: config.audit,
+    store: overrides.auditStore ?? createAuditReader(config),
+    cursorKey: async () =>
+      generated ??
+      deriveSealKey((await keys.getKeys()).map((named) => named.key).join('\n'), CURSOR_KEY_PURPOSE),
+  };
 }
 
 /** The parts every handler's chain uses. */

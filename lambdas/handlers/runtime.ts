@@ -56,12 +56,13 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     overrides.auditStore ?? (auditStoreKind(config) === 'embedded' ? new EmbeddedAuditStore() : undefined);
   const withRing = auditStore === undefined ? overrides : { ...overrides, auditStore };
   const state = createStateRuntime(config, withRing);
+  const base = createBaseRuntime(config, overrides, store, WRITE_TOOL_NAMES);
   return {
-    ...createBaseRuntime(config, overrides, store, WRITE_TOOL_NAMES),
+    ...base,
     metricsSource: overrides.metricsSource ?? createMetricsSource(config, store),
     oauth: overrides.oauth ?? createOAuthResourceServer({ ...config, localMcpUrl: localMcpUrl(config) }),
     ...state,
-    auditReading: createAuditReading(config, withRing),
+    auditReading: createAuditReading(config, withRing, base.keys),
     http: upstream.http,
     routing: v1Routing,
     forward: {

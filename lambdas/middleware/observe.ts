@@ -97,8 +97,9 @@ export type RequestLogFields = {
   confirmation: ConfirmationOutcome | null;
   /** The call's audit record (docs/guide/audit.md): `GET /_/audit` finds it by this id. */
   audit_id: string | null;
-  /** Writes of that record that failed (`AuditWriteFailures`). */
+  /** Writes of that record that failed (`AuditWriteFailures`), and why (the store's first words). */
   audit_write_failures: number | null;
+  audit_error: string | null;
 };
 
 /** `InternalError`: a bug, logged at ERROR with its stack. */
@@ -305,6 +306,7 @@ export function observe(
         confirmation: facts.confirmation ?? null,
         audit_id: facts.auditId ?? null,
         audit_write_failures: facts.auditWriteFailures ?? null,
+        audit_error: facts.auditError ?? null,
       };
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };

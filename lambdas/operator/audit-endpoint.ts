@@ -25,18 +25,31 @@ import { InvalidRequestError, UpstreamUnavailableError } from '../platform/error
 import { localFunctionTimeoutMs } from '../platform/function-timeout.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { AuditMode } from '../platform/names.ts';
+import { type SealKey, seal, unseal } from '../platform/seal.ts';
 
 /** What `GET /_/audit` reads with: `AUDIT` and the audit's reader (`undefined`: none). */
 export interface AuditReading {
   readonly mode: AuditMode;
   readonly store: AuditReader | undefined;
+  /**
+   * The key that seals a page's `next_cursor` (deployed, derived from the proxy keys' secret, the
+   * same on every instance; locally, generated at start): a cursor can name a record the reader
+   * may not see (where its reading stopped), so it is sealed, never readable.
+   */
+  readonly cursorKey: () => Promise<SealKey>;
   readonly now?: () => number;
 }
+
+/** HKDF's purpose for the cursor's key: keys derived from the same secret for anything else differ. */
+export const CURSOR_KEY_PURPOSE = 'erp-proxy audit cursor v1';
 
 /** Records a page holds by default, and at most. */
 export const AUDIT_PAGE = Object.freeze({ default: 100, max: 1_000 });
 /** The window a query reads when it names no `since`: the last 30 days before `until`. */
 export const DEFAULT_AUDIT_WINDOW_MS = 30 * 86_400_000;
+/** How far past now an `until` is taken as given (clocks of the writing functions may run ahead). */
+const UNTIL_SKEW_MS = 60_000;
+
 /** The time after a writing function's timeout before its `pending` record reads `unknown`. */
 export const PENDING_MARGIN_SECONDS = 30;
 
@@ -78,15 +91,21 @@ function timeOf(name: string, text: string): number {
   );
 }
 
-/** The opaque cursor of a page's end. */
-export function cursorOf(auditId: string): string {
-  return Buffer.from(`a1:${auditId}`, 'utf8').toString('base64url');
+/** The opaque cursor of a page's end: its `audit_id`, sealed. */
+export function cursorOf(auditId: string, key: SealKey): string {
+  return seal(Buffer.from(`a1:${auditId}`, 'utf8'), key);
 }
 
-function cursorId(text: string): string {
-  const decoded = Buffer.from(text, 'base64url').toString('utf8');
+/** The `audit_id` a cursor this endpoint gave seals. */
+function cursorId(text: string, key: SealKey): string {
+  const opened = unseal(text, (id) => (id === key.id ? key : undefined));
+  const decoded = opened.ok ? opened.plaintext.toString('utf8') : '';
   const id = decoded.startsWith('a1:') ? decoded.slice(3) : '';
-  if (!isAuditId(id)) throw invalid('cursor is not one this endpoint gave: pass next_cursor as it came');
+  if (!isAuditId(id)) {
+    throw invalid(
+      'cursor is not one this endpoint gave (or the proxy keys changed since): pass next_cursor as it came, or start again without it',
+    );
+  }
   return id;
 }
 
@@ -99,6 +118,7 @@ function actorOf(text: string): string {
 export function parseAuditQuery(
   params: Readonly<Record<string, string | undefined>>,
   now: number,
+  cursorKey: SealKey,
 ): AuditQuery {
   for (const name of Object.keys(params)) {
     if (!(AUDIT_FILTERS as readonly string[]).includes(name)) {
@@ -112,7 +132,8 @@ export function parseAuditQuery(
     return value === undefined || value === '' ? undefined : value;
   };
   const untilText = get('until');
-  const until = untilText === undefined ? now : timeOf('until', untilText);
+  // No record is newer than now: a later `until` reads as now (a far one would walk empty days).
+  const until = untilText === undefined ? now : Math.min(timeOf('until', untilText), now + UNTIL_SKEW_MS);
   const sinceText = get('since');
   const since = sinceText === undefined ? until - DEFAULT_AUDIT_WINDOW_MS : timeOf('since', sinceText);
   if (since > until) throw invalid('since is after until');
@@ -154,7 +175,7 @@ export function parseAuditQuery(
     ...(outcome === undefined ? {} : { outcome: outcome as AuditOutcome }),
     ...(erp === undefined ? {} : { erp: erp.toLowerCase() }),
     ...(db === undefined ? {} : { db }),
-    ...(cursor === undefined ? {} : { before: cursorId(cursor) }),
+    ...(cursor === undefined ? {} : { before: cursorId(cursor, cursorKey) }),
   };
 }
 
@@ -187,7 +208,8 @@ export async function serveAudit(
   deps: { readonly config: Config; readonly auditReading: AuditReading },
 ): Promise<Answer> {
   const now = (deps.auditReading.now ?? Date.now)();
-  const query = parseAuditQuery(params, now);
+  const cursorKey = await deps.auditReading.cursorKey();
+  const query = parseAuditQuery(params, now, cursorKey);
   const { store } = deps.auditReading;
   if (store === undefined) {
     throw new UpstreamUnavailableError(
@@ -210,6 +232,6 @@ export async function serveAudit(
   }
   return plainJsonResponse({
     records: page.records,
-    next_cursor: page.next === undefined ? null : cursorOf(page.next),
+    next_cursor: page.next === undefined ? null : cursorOf(page.next, cursorKey),
   });
 }

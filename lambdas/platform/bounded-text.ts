@@ -27,9 +27,20 @@ export function echoed(text: string, max: number = MAX_ECHOED_CHARS): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
+/** Format characters that reorder or hide text: zero-width, bidirectional marks and isolates, the BOM. */
+function isFormatCharacter(code: number): boolean {
+  return (
+    (code >= 0x200b && code <= 0x200f) ||
+    (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2060 && code <= 0x2069) ||
+    code === 0xfeff
+  );
+}
+
 /**
- * Supplied text as a record or a list keeps it: C0 and C1 controls and the line and paragraph
- * separators removed, trimmed, at most `max` characters; `undefined` when nothing is left.
+ * Supplied text as a record or a list keeps it: C0 and C1 controls, the line and paragraph
+ * separators and the format characters that reorder or hide text removed, trimmed, at most `max`
+ * characters; `undefined` when nothing is left.
  *
  * @example
  * printable(' Claude\n Desktop ') // 'Claude Desktop'
@@ -39,6 +50,7 @@ export function printable(text: string, max: number = MAX_ECHOED_CHARS): string 
   for (const char of text) {
     const code = char.codePointAt(0) as number;
     if (code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029) continue;
+    if (isFormatCharacter(code)) continue;
     kept += char;
   }
   const trimmed = kept.trim().slice(0, max);

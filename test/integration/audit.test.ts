@@ -11,10 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
-import type { ErpDouble } from '../erp-double/index.ts';
+import { type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { logLinesDuring } from '../support/captured-output.ts';
 import { type Envelope, USERS, useErpDouble, useProxy, withProxy } from '../support/fixtures.ts';
-import { erpHeaders, withConfirmingClient } from '../support/mcp-client.ts';
+import { erpHeaders, withConfirmingClient, withMcpClient } from '../support/mcp-client.ts';
 import type { ProxyHarness } from '../support/proxy-harness.ts';
 import { useAuditTable } from '../support/state-table.ts';
 
@@ -217,7 +217,8 @@ for (const store of ['embedded ring', 'DynamoDB Local'] as const) {
         fields: ['comment', 'ref'],
       });
       expect(three?.actor).toMatchObject({ erp_user: admin.uid });
-      expect(three?.actor.erp_key_digest).toBeUndefined();
+      // The user id is the one the call names; the key's HMAC says which key it really was.
+      expect(three?.actor.erp_key_digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(four?.record_ids).toEqual([4]);
       expect(three?.values_digest).toBe(four?.values_digest);
       expect(three?.record_ids_digest).not.toBe(four?.record_ids_digest);
@@ -258,6 +259,20 @@ for (const store of ['embedded ring', 'DynamoDB Local'] as const) {
       expect(read.answer.status).toBe(200);
       expect(read.line).toBeDefined();
       expect(read.auditId ?? null).toBeNull();
+    });
+
+    it('a write naming a thousand long field names: its record is kept within 16 KB, counted, never refused for its size', async () => {
+      const vals = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${i}_${'x'.repeat(95)}`, i]));
+      const { answer, auditId } = await v2(KEYS.writer, {
+        model_id: 'res.partner',
+        method: 'write',
+        kwargs: { ids: [1], vals },
+      });
+      expect(answer.status).not.toBe(503);
+      const record = await recordOf(proxy, auditId as string);
+      expect(record.fields_count).toBe(1000);
+      expect((record.fields ?? []).length).toBeLessThan(1000);
+      expect(Buffer.byteLength(JSON.stringify(record))).toBeLessThanOrEqual(16 * 1024);
     });
 
     it('a replay names the record of the run it replays; a conflict is refused', async () => {
@@ -381,6 +396,22 @@ for (const store of ['embedded ring', 'DynamoDB Local'] as const) {
       expect(ok?.actor.client).toEqual({ name: 'erp-proxy-tests', version: '1.0.0', self_reported: true });
     });
 
+    it('a call_method of export_data asking for external ids (it writes them) is audited, as on execute', async () => {
+      await withMcpClient(proxy.url, headers(double, KEYS.writer), async (client) => {
+        await client.callTool({
+          name: 'call_method',
+          arguments: {
+            model: 'res.partner',
+            method: 'export_data',
+            ids: [3],
+            kwargs: { fields_to_export: ['id', 'name'] },
+          },
+        });
+      });
+      const records = await audit(proxy, 'actor=writer&model=res.partner&limit=1000');
+      expect(records.some((record) => record.api === 'mcp' && record.method === 'export_data')).toBe(true);
+    });
+
     it("the person's no: refused as declined, naming the confirmation", async () => {
       await withConfirmingClient(proxy.url, headers(double, KEYS.confirming), 'decline', async (client) => {
         await client.callTool({
@@ -417,6 +448,39 @@ describe('GET /_/audit', () => {
     const about = (await proxy.get('/_/about')).json as { audit: unknown; settings: Record<string, unknown> };
     expect(about.audit).toEqual({ mode: 'on', store: 'embedded' });
     expect(about.settings.AUDIT).toBe('on');
+  });
+
+  it('gives a sealed cursor: the record it stops at cannot be read from it, and a forged one is refused', async () => {
+    const double = await startErpDouble({ mode: '19' });
+    try {
+      for (const name of ['one', 'two']) {
+        await proxy.post(
+          '/v2/erp/execute',
+          {
+            id: name,
+            erp_instance: { url: double.url, db: 'erp_a', api_key: admin.apiKey },
+            model_id: 'res.partner',
+            method: 'create',
+            kwargs: { vals_list: [{ name }] },
+          },
+          { 'x-api-key': KEYS.writer },
+        );
+      }
+    } finally {
+      await double.close();
+    }
+    // An `until` far ahead reads as now, not as empty days to walk.
+    const first = await proxy.get('/_/audit?limit=1&until=9999999999999', { 'x-api-key': KEYS.auditor });
+    const page = first.json as { records: AuditRecord[]; next_cursor: string };
+    expect(page.records).toHaveLength(1);
+    const id = page.records[0]?.audit_id as string;
+    expect(Buffer.from(page.next_cursor, 'base64url').toString('latin1')).not.toContain(id);
+    const next = await proxy.get(`/_/audit?limit=1&cursor=${page.next_cursor}`, {
+      'x-api-key': KEYS.auditor,
+    });
+    expect((next.json as { records: AuditRecord[] }).records[0]?.audit_id).not.toBe(id);
+    const forged = Buffer.from(`a1:${id}`, 'utf8').toString('base64url');
+    expect((await proxy.get(`/_/audit?cursor=${forged}`, { 'x-api-key': KEYS.auditor })).status).toBe(400);
   });
 
   it('refuses a filter it cannot read, naming it (-32600, 400)', async () => {

@@ -21,6 +21,7 @@ import {
 } from '../../lambdas/platform/audit/audit-record.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
 import { InvalidRequestError } from '../../lambdas/platform/errors.ts';
+import { generatedSealKey } from '../../lambdas/platform/seal.ts';
 import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
 
 const TIME = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2100, 0, 1) });
@@ -67,7 +68,7 @@ describe('audit ids', () => {
 
 describe('a call content', () => {
   const values = fc.dictionary(
-    fc.string({ minLength: 1, maxLength: 8 }).filter((name) => name !== '__proto__'),
+    fc.stringMatching(/^[a-z_][a-z0-9_]{0,7}$/).filter((name) => name !== '__proto__'),
     fc.oneof(
       fc.string(),
       fc.integer(),
@@ -88,6 +89,31 @@ describe('a call content', () => {
         expect(new Set(one.fields)).toEqual(new Set(Object.keys(vals)));
       }),
     );
+  });
+
+  it('keeps field names printable and short, and names the fields a default_ context key fills', () => {
+    const content = callContent({
+      ...call({}),
+      kwargsJson: JSON.stringify({
+        ids: [1],
+        vals: { ['a\u0001b\u202Ec']: 1, ['x'.repeat(300)]: 2 },
+        context: { default_phone: '1', lang: 'en_US' },
+      }),
+    });
+    expect(content.fields).toEqual(['abc', 'x'.repeat(100), 'phone']);
+  });
+
+  it('reads a positional call\'s ids from its first argument, whatever its named ids say, and counts ids past the safe integers', () => {
+    const positional = callContent({
+      ...call({ ids: [] }),
+      method: 'message_post',
+      argsJson: '[[9], 1]',
+      kwargsJson: '{"ids": []}',
+    });
+    expect(positional.ids).toEqual([9]);
+    const big = callContent({ ...call({}), kwargsJson: '{"ids": [3, 9007199254740993]}' });
+    expect(big.ids).toEqual([3]);
+    expect(big.idsCount).toBe(2);
   });
 
   it('keeps number spellings: 1.0 and 1 are two values (the ERP may read them apart)', () => {
@@ -115,7 +141,7 @@ describe("GET /_/audit's query", () => {
     fc.assert(
       fc.property(fc.dictionary(names, fc.string({ maxLength: 40 }), { maxKeys: 5 }), (params) => {
         try {
-          const query = parseAuditQuery(params, Date.UTC(2026, 11, 7));
+          const query = parseAuditQuery(params, Date.UTC(2026, 11, 7), generatedSealKey());
           expect(query.limit).toBeGreaterThanOrEqual(1);
           expect(query.limit).toBeLessThanOrEqual(1000);
           expect(query.since).toBeLessThanOrEqual(query.until);

@@ -180,13 +180,70 @@ function endOf(
     facts.policyRule ??
     facts.limitRule ??
     (facts.idempotency === 'store_unavailable' && !reachedPending ? 'idempotency_store' : undefined);
-  if (!reachedPending || rule !== undefined) {
+  if (rule !== undefined || (!reachedPending && REFUSAL_CODES.has(failure))) {
     return { outcome: 'refused', error: { code: failure, ...(rule === undefined ? {} : { rule }) } };
   }
+  // Before `audit-pending` with no step saying no (a lookup of the policy step that failed, a bug):
+  // the write was never sent.
+  if (!reachedPending) return { outcome: 'not_run', error: { code: failure } };
   const didNotRun = thrown?.didNotRun ?? certainlyDidNotRun(failure);
   const ran = thrown?.ran ?? failure === PROXY_ERRORS.responseTooLarge.code;
   return { outcome: didNotRun ? 'not_run' : ran ? 'ran' : 'unknown', error: { code: failure } };
 }
+
+/** A refused call's pointer items at most (a refusal costs the store little, whatever it names). */
+export const AUDIT_REFUSED_POINTERS = 10;
+/** A record's JSON at most: far below DynamoDB's 400 KB item, and small enough to page through. */
+export const AUDIT_RECORD_MAX_BYTES = 16 * 1024;
+
+/** Why a write of a record failed, for the log line: the error's kind and first words, never a value. */
+function problemOf(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.slice(0, 200);
+}
+
+/** A list shortened to its first `keep` items, with its full count. */
+function shortened<K extends 'record_ids' | 'created_ids' | 'fields'>(
+  record: AuditRecord,
+  name: K,
+  keep: number,
+): Partial<AuditRecord> {
+  const list = record[name] as readonly unknown[] | undefined;
+  if (list === undefined || list.length <= keep) return {};
+  const countName = `${name}_count` as const;
+  const count = (record[countName] as number | undefined) ?? list.length;
+  return { [name]: list.slice(0, keep), [countName]: count } as Partial<AuditRecord>;
+}
+
+/**
+ * `record` within {@link AUDIT_RECORD_MAX_BYTES}: its lists of ids and field names shortened (their
+ * counts and the ids' digest kept) until it fits.
+ */
+export function fittedRecord(record: AuditRecord): AuditRecord {
+  let fitted = record;
+  for (const keep of [100, 10, 0]) {
+    if (Buffer.byteLength(JSON.stringify(fitted), 'utf8') <= AUDIT_RECORD_MAX_BYTES) return fitted;
+    fitted = {
+      ...fitted,
+      ...shortened(fitted, 'record_ids', keep),
+      ...shortened(fitted, 'created_ids', keep),
+      ...shortened(fitted, 'fields', keep),
+    };
+  }
+  return fitted;
+}
+
+/** The codes a step of the gate refuses with (the request, the policy, the key, the confirmation). */
+const REFUSAL_CODES: ReadonlySet<number> = new Set([
+  PROXY_ERRORS.invalidRequest.code,
+  PROXY_ERRORS.missingFunctionName.code,
+  PROXY_ERRORS.invalidV2Target.code,
+  PROXY_ERRORS.keyPolicyRefused.code,
+  PROXY_ERRORS.idempotencyInProgress.code,
+  PROXY_ERRORS.idempotencyKeyReused.code,
+  -32602,
+  -32021,
+]);
 
 /** A thrown value's code and what its row says of the call. */
 function thrownOf(error: unknown): { code: number; didNotRun: boolean; ran: boolean } {
@@ -197,7 +254,7 @@ function thrownOf(error: unknown): { code: number; didNotRun: boolean; ran: bool
 }
 
 /** The facts a call's audit adds to its log line and metrics. */
-export type AuditFacts = Pick<RequestFacts, 'auditId' | 'auditOutcome' | 'auditWriteFailures'>;
+export type AuditFacts = Pick<RequestFacts, 'auditId' | 'auditOutcome' | 'auditWriteFailures' | 'auditError'>;
 
 /** One call's record, from the `audit` step on (see the module header). */
 export class AuditWriting<T> {
@@ -211,6 +268,10 @@ export class AuditWriting<T> {
   #pointed = new Set<number>();
   /** The end's write, started when the run ended (after `audit-pending`). */
   #ending: Promise<AuditFacts> | undefined;
+  /** The pending record could not be written: the end is tried once, briefly (the store is likely down). */
+  #pendingFailed = false;
+  /** Why a write of the record failed (the log line's `audit_error`). */
+  #problem: string | undefined;
 
   constructor(
     readonly subject: AuditSubject<T>,
@@ -264,6 +325,8 @@ export class AuditWriting<T> {
       this.#pointed = new Set(pointers.map((pointer) => pointer.id));
     } catch (error) {
       this.#failures += 1;
+      this.#pendingFailed = true;
+      this.#problem = problemOf(error);
       if (this.deps.mode === 'on') throw auditUnavailable(error);
     }
   }
@@ -296,26 +359,38 @@ export class AuditWriting<T> {
   ): Promise<AuditFacts> {
     const end = endOf(facts, this.#reachedPending, error === undefined ? undefined : thrownOf(error));
     const { store } = this.deps;
-    // A call refused at its pending record (`on`): the store failed just now; one more try is the end's.
+    let written = false;
     try {
       if (store === undefined) throw new Error('no audit store is configured for this function');
       const record = await this.#record(end, facts, created);
       const expiresAt = auditExpiry(this.#opened, this.deps.retentionDays);
-      const pointers = pointersOf(record, AUDIT_POINTERS_MAX).filter(
-        (pointer) => !this.#pointed.has(pointer.id),
-      );
+      // A refusal points at a few of the ids it named (enough for `record=`): a refused call costs
+      // the store little, whatever it names.
+      const most = end.outcome === 'refused' ? AUDIT_REFUSED_POINTERS : AUDIT_POINTERS_MAX;
+      const pointers = pointersOf(record, most).filter((pointer) => !this.#pointed.has(pointer.id));
       const [finished] = await Promise.all([
-        store.finish(record, expiresAt),
+        store.finish(record, expiresAt, { quick: this.#pendingFailed }),
         pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
       ]);
-      if (!finished) this.#failures += 1;
-    } catch {
+      written = finished;
+      if (!finished) {
+        this.#failures += 1;
+        this.#problem ??= 'the record had ended already';
+      }
+    } catch (cause) {
       this.#failures += 1;
+      this.#problem ??= problemOf(cause);
     }
     return {
       auditId: this.id,
-      auditOutcome: end.outcome,
-      ...(this.#failures === 0 ? {} : { auditWriteFailures: this.#failures }),
+      // Counted (`AuditRecords`) only when its end was written.
+      ...(written ? { auditOutcome: end.outcome } : {}),
+      ...(this.#failures === 0
+        ? {}
+        : {
+            auditWriteFailures: this.#failures,
+            ...(this.#problem === undefined ? {} : { auditError: this.#problem }),
+          }),
     };
   }
 
@@ -358,9 +433,10 @@ export class AuditWriting<T> {
         ...(subject.client === undefined
           ? {}
           : { client: { ...subject.client, self_reported: true as const } }),
-        ...(subject.erp.uid === undefined
-          ? { erp_key_digest: hmacOf(key, `erp-key\n${subject.erp.apiKey}`) }
-          : { erp_user: subject.erp.uid }),
+        // The user id is the one the call names (JSON-2 does not read it); the key's HMAC says
+        // which key it really was.
+        ...(subject.erp.uid === undefined ? {} : { erp_user: subject.erp.uid }),
+        erp_key_digest: hmacOf(key, `erp-key\n${subject.erp.apiKey}`),
       },
       erp: {
         host: hostOfUrl(subject.erp.url),
@@ -379,7 +455,7 @@ export class AuditWriting<T> {
         ? {}
         : {
             record_ids: ids.items,
-            ...(ids.count === undefined ? {} : { record_ids_count: ids.count }),
+            ...((content.idsCount ?? 0) > ids.items.length ? { record_ids_count: content.idsCount } : {}),
             record_ids_digest: hmacOf(key, `ids\n${JSON.stringify(content.ids)}`),
           }),
       ...(createdIds === undefined
@@ -407,7 +483,10 @@ export class AuditWriting<T> {
             confirmation: {
               answer: confirmation,
               ...(facts?.confirmationId === undefined ? {} : { id: facts.confirmationId }),
-              ...(facts?.formDigest === undefined ? {} : { form_digest: facts.formDigest }),
+              // Keyed: the form shows the values, so its plain hash could be checked against guesses.
+              ...(facts?.formDigest === undefined
+                ? {}
+                : { form_digest: hmacOf(key, `form\n${facts.formDigest}`) }),
             },
           }),
       ...(idempotencyKey === undefined
@@ -423,7 +502,7 @@ export class AuditWriting<T> {
       ...('error' in end && end.error !== undefined ? { error: end.error } : {}),
       ...(end.outcome === 'pending' ? {} : { duration_ms: Math.max(0, this.#now() - this.#opened) }),
     };
-    return record;
+    return fittedRecord(record);
   }
 }
 

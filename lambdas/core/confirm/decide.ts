@@ -66,7 +66,13 @@ export type ConfirmRefusal =
 
 /** What the confirmation step does with a call. */
 export type Confirmation =
-  | { readonly kind: 'refused'; readonly refusal: ConfirmRefusal; readonly outcome: ConfirmationOutcome }
+  | {
+      readonly kind: 'refused';
+      readonly refusal: ConfirmRefusal;
+      readonly outcome: ConfirmationOutcome;
+      /** A state used already: the confirmation it was. */
+      readonly confirmation?: ConfirmationRef;
+    }
   | {
       readonly kind: 'answered';
       readonly outcome: 'declined' | 'cancelled';

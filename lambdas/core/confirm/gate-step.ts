@@ -33,6 +33,8 @@ export interface ConfirmGate<T> {
   use(decision: Extract<Confirmation, { kind: 'accepted' }>): Promise<boolean>;
   /** The value of the run an accepted confirmation let through (its facts say so, and which confirmation). */
   accepted(value: T, decision: Extract<Confirmation, { kind: 'accepted' }>): T;
+  /** What that run threw, naming the confirmation too (its audit record's). */
+  acceptedFailure(error: unknown, decision: Extract<Confirmation, { kind: 'accepted' }>): unknown;
 }
 
 /** Passes a call the confirmation step applies to (see the module header). */
@@ -58,9 +60,16 @@ export async function passConfirmation<
               kind: 'refused',
               refusal: { kind: 'invalid', why: 'used' },
               outcome: 'invalid',
+              confirmation: decision.confirmation,
             });
           }
-          return confirm.accepted(await call.run(), decision);
+          let value: T;
+          try {
+            value = await call.run();
+          } catch (error) {
+            throw confirm.acceptedFailure(error, decision);
+          }
+          return confirm.accepted(value, decision);
         },
       });
   }

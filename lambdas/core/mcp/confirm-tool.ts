@@ -21,7 +21,7 @@ import { confirmationForm } from '../confirm/form.ts';
 import type { ConfirmationEnd, ConfirmGate } from '../confirm/gate-step.ts';
 import { type ConfirmBinding, confirmationIdOf } from '../confirm/state.ts';
 import { idempotencyScope } from '../idempotency.ts';
-import type { RequestFacts } from '../request-facts.ts';
+import { type RequestFacts, withFacts } from '../request-facts.ts';
 import { erpConnection, type McpInbound } from './connection.ts';
 import { readFormFacts } from './display-names.ts';
 import { ErpAccess, type McpDeps } from './erp-access.ts';
@@ -85,7 +85,13 @@ function endedRun(call: ToolCall, end: ConfirmationEnd, failed: (error: unknown)
   const errorCode = refusal.kind === 'capability' ? MISSING_CLIENT_CAPABILITY : INVALID_PARAMS;
   return {
     outcome: { ok: 'confirmation', confirmation: { kind: 'refused', refusal } },
-    facts: { tool, outcome: 'proxy_error', errorCode, confirmation: 'invalid' },
+    facts: {
+      tool,
+      outcome: 'proxy_error',
+      errorCode,
+      confirmation: 'invalid',
+      ...(end.confirmation === undefined ? {} : confirmationFacts(end.confirmation)),
+    },
   };
 }
 
@@ -140,6 +146,8 @@ export function toolConfirmation(
       };
     },
     use: (decision) => useConfirmation(decision, confirmDeps),
+    acceptedFailure: (error, decision) =>
+      withFacts(error, { confirmation: 'accepted', ...confirmationFacts(decision.confirmation) }),
     accepted: (run, decision) => ({
       outcome: run.outcome,
       facts: { ...facts(run.facts, 'accepted'), ...confirmationFacts(decision.confirmation) },

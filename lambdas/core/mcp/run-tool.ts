@@ -19,7 +19,7 @@ import { InternalError, KeyPolicyRefusedError, ProxyError } from '../../platform
 import { isReadMethod } from '../../platform/key-policy.ts';
 import type { UpstreamFacts } from '../../upstream/erp-transport.ts';
 import type { AuditSubject } from '../audit/audit-call.ts';
-import { createdIdsOf } from '../audit/call-content.ts';
+import { CREATING_METHODS, createdIdsOf } from '../audit/call-content.ts';
 import { withCallContext, withLazyCallContext } from '../call-context.ts';
 import { checkConfirmable } from '../confirm/form.ts';
 import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
@@ -33,6 +33,7 @@ import {
   keptValueBytes,
 } from '../idempotency.ts';
 import { hasContentRules } from '../policy/call-rules.ts';
+import { callWrites } from '../policy/call-writes.ts';
 import { companyDatabaseRefusal } from '../policy/company-rule.ts';
 import { checkToolContexts } from '../policy/unreadable.ts';
 import { factsOf, learnedBefore, type RequestFacts } from '../request-facts.ts';
@@ -143,9 +144,21 @@ function idempotencyKeyOf(call: ToolCall): string | undefined {
   return key;
 }
 
-/** Whether a tool call can write: a write tool, but a `call_method` of a method on the read list. */
+/**
+ * Whether a tool call can write: a write tool, but a `call_method` of a method on the read list
+ * that does not write (core/policy/call-writes.ts, as on execute: an `export_data` asking for
+ * external ids writes).
+ */
 function toolWrites(call: ToolCall): boolean {
-  return call.tool.writes && !isReadMethod(methodOf(call) ?? call.tool.name);
+  if (!call.tool.writes) return false;
+  const method = methodOf(call) ?? call.tool.name;
+  if (call.tool.name !== 'call_method' || !isReadMethod(method)) return !isReadMethod(method);
+  const args = call.args as { readonly args?: unknown; readonly kwargs?: unknown };
+  return callWrites({
+    method,
+    ...(args.args === undefined ? {} : { argsJson: JSON.stringify(args.args) }),
+    ...(args.kwargs === undefined ? {} : { kwargsJson: JSON.stringify(args.kwargs) }),
+  });
 }
 
 /**
@@ -324,9 +337,9 @@ function toolOnce(call: ToolCall, request: McpInbound, deps: McpDeps): Once<Tool
   };
 }
 
-/** The new ids a `create` tool's answer gave. */
+/** The new ids a `create` tool's answer gave, or a `call_method` of `create` or `copy`. */
 function createdByTool(call: ToolCall, run: ToolRun): readonly number[] | undefined {
-  if (call.tool.name !== 'create' || run.outcome.ok !== true) return undefined;
+  if (!CREATING_METHODS.has(methodOf(call) ?? call.tool.name) || run.outcome.ok !== true) return undefined;
   try {
     return createdIdsOf(JSON.parse(run.outcome.answer.json));
   } catch {

@@ -43,8 +43,12 @@ const S = (value: string) => ({ S: value });
 export const MAX_QUERIES_PER_PAGE = 128;
 /** Days one page walks back at most (a day is one Query per shard when it is quiet). */
 export const MAX_DAYS_PER_PAGE = 31;
-/** BatchGetItem takes at most 100 keys. */
-const BATCH_KEYS = 100;
+/**
+ * Items one Query or BatchGetItem asks for: a record's JSON is at most 16 KB
+ * (`AUDIT_RECORD_MAX_BYTES`), at most twice that once escaped in DynamoDB's answer, so an answer
+ * of this many stays under the client's 1 MB.
+ */
+export const ITEMS_PER_READ = 25;
 
 function failed(error: unknown): AuditStoreError {
   if (error instanceof AuditStoreError) return error;
@@ -150,7 +154,7 @@ export class DynamoDbAuditReader implements AuditReader {
   ): Promise<void> {
     while (!stream.done && stream.found.length < need && budget.queries > 0) {
       budget.queries -= 1;
-      const page = await this.#query(stream, bounds.lo, bounds.hi, Math.max(25, need), consistent);
+      const page = await this.#query(stream, bounds.lo, bounds.hi, ITEMS_PER_READ, consistent);
       const last = sortKeyOf(page.items[page.items.length - 1]);
       if (last !== undefined) stream.frontier = last;
       stream.found.push(...(await accept(page.items)));
@@ -216,9 +220,9 @@ export class DynamoDbAuditReader implements AuditReader {
   /** The records of `ids` (strongly consistent), by id. */
   async #batchGet(ids: readonly string[]): Promise<Map<string, AuditRecord>> {
     const byId = new Map<string, AuditRecord>();
-    for (let start = 0; start < ids.length; start += BATCH_KEYS) {
+    for (let start = 0; start < ids.length; start += ITEMS_PER_READ) {
       let keys: unknown[] = ids
-        .slice(start, start + BATCH_KEYS)
+        .slice(start, start + ITEMS_PER_READ)
         .map((id) => ({ [PK]: S(recordPartition(id)), [SK]: S(id) }));
       for (let round = 0; keys.length > 0 && round < 3; round += 1) {
         const answer = await this.client.send(

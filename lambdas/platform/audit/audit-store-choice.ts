@@ -60,7 +60,7 @@ export function createAuditWriter(config: AuditStoreConfig): AuditWriter | undef
   return {
     kind: 'dynamodb',
     create: async (record, expiresAt) => (await load()).create(record, expiresAt),
-    finish: async (record, expiresAt) => (await load()).finish(record, expiresAt),
+    finish: async (record, expiresAt, options) => (await load()).finish(record, expiresAt, options),
     point: async (record, pointers, expiresAt) => (await load()).point(record, pointers, expiresAt),
   };
 }

@@ -33,6 +33,8 @@ const N = (value: number) => ({ N: String(value) });
 
 /** The audit's own short time limit: a record's write fits the function's safety margin. */
 export const AUDIT_CLIENT_TIMING = Object.freeze({ budgetMs: 1_500, requestTimeoutMs: 1_000 });
+/** The end's limit when the call's pending record just failed: one short try. */
+export const AUDIT_QUICK_BUDGET_MS = 400;
 
 function conditionFailed(error: unknown): boolean {
   return error instanceof DynamoDbRefusal && error.type === 'ConditionalCheckFailedException';
@@ -89,8 +91,12 @@ export class DynamoDbAuditStore implements AuditWriter {
     return new DynamoDbAuditStore(stateTableClient(config, endpoint, AUDIT_CLIENT_TIMING), table);
   }
 
-  #send(operation: AuditOperation, input: Record<string, unknown>, retrySafe = false) {
-    return this.client.send(operation, { TableName: this.table, ...input }, { retrySafe });
+  #send(operation: AuditOperation, input: Record<string, unknown>, retrySafe = false, budgetMs?: number) {
+    return this.client.send(
+      operation,
+      { TableName: this.table, ...input },
+      { retrySafe, ...(budgetMs === undefined ? {} : { budgetMs }) },
+    );
   }
 
   async create(record: AuditRecord, expiresAt: number): Promise<void> {
@@ -115,7 +121,11 @@ export class DynamoDbAuditStore implements AuditWriter {
     }
   }
 
-  async finish(record: AuditRecord, expiresAt: number): Promise<boolean> {
+  async finish(
+    record: AuditRecord,
+    expiresAt: number,
+    options: { readonly quick?: boolean } = {},
+  ): Promise<boolean> {
     const attributes = recordAttributes(record, expiresAt);
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':pending': S('pending') };
@@ -135,6 +145,7 @@ export class DynamoDbAuditStore implements AuditWriter {
           ExpressionAttributeValues: values,
         },
         true,
+        options.quick === true ? AUDIT_QUICK_BUDGET_MS : undefined,
       );
       return true;
     } catch (error) {

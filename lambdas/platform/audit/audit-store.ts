@@ -64,9 +64,10 @@ export interface AuditWriter {
   create(record: AuditRecord, expiresAt: number): Promise<void>;
   /**
    * Writes `record`'s end when no record has its id, or over its own `pending` record; a record
-   * already ended is never changed (returns `false`). One conditional write.
+   * already ended is never changed (returns `false`). One conditional write; `quick`: within a
+   * short time of its own (the store just failed the call's pending record).
    */
-  finish(record: AuditRecord, expiresAt: number): Promise<boolean>;
+  finish(record: AuditRecord, expiresAt: number, options?: { readonly quick?: boolean }): Promise<boolean>;
   /** Writes the pointer items of `record` (never changes one). One conditional write each. */
   point(record: AuditRecord, pointers: readonly AuditPointer[], expiresAt: number): Promise<void>;
 }

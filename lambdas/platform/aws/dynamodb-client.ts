@@ -102,6 +102,8 @@ export function regionalEndpoint(region: string): string {
 export interface SendOptions {
   /** A second send after a 5xx or a lost answer is safe (a token-conditional write). */
   readonly retrySafe?: boolean;
+  /** A shorter limit on this call than the client's (every attempt and back-off included). */
+  readonly budgetMs?: number;
 }
 
 export interface DynamoDbClient {
@@ -232,7 +234,7 @@ export function createDynamoDbClient(options: DynamoDbClientOptions): DynamoDbCl
   return {
     async send(operation, input, sendOptions = {}) {
       const body = JSON.stringify(input);
-      const deadline = clock.now() + budgetMs;
+      const deadline = clock.now() + Math.min(budgetMs, sendOptions.budgetMs ?? budgetMs);
       for (let attempt = 1; ; attempt += 1) {
         const timeoutMs = Math.max(1, Math.min(requestTimeoutMs, deadline - clock.now()));
         const outcome = await exchange(operation, body, timeoutMs);
