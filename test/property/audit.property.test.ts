@@ -96,14 +96,14 @@ describe('a call content', () => {
       ...call({}),
       kwargsJson: JSON.stringify({
         ids: [1],
-        vals: { ['a\u0001b\u202Ec']: 1, ['x'.repeat(300)]: 2 },
+        vals: { 'a\u0001b\u202Ec': 1, ['x'.repeat(300)]: 2 },
         context: { default_phone: '1', lang: 'en_US' },
       }),
     });
     expect(content.fields).toEqual(['abc', 'x'.repeat(100), 'phone']);
   });
 
-  it('reads a positional call\'s ids from its first argument, whatever its named ids say, and counts ids past the safe integers', () => {
+  it("reads a positional call's ids from its first argument, whatever its named ids say, and counts ids past the safe integers", () => {
     const positional = callContent({
       ...call({ ids: [] }),
       method: 'message_post',
