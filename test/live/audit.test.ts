@@ -86,5 +86,23 @@ for (const server of LIVE_SERVERS) {
       expect(mine).toEqual(expect.arrayContaining([create.audit_id, write.audit_id, unlink.audit_id]));
       expect((await audit('actor=live-reader')).map((record) => record.audit_id)).toContain(denied.audit_id);
     });
+
+    it('a copy names the record it copied and the one it made', async () => {
+      const [source] = await cleanup.create('res.partner', [{ name: liveName('audited source') }]);
+      const copied = resultOf(await proxy().v2('copy', { ids: [source] }));
+      const made = (Array.isArray(copied) ? copied[0] : copied) as number;
+      expect(Number.isInteger(made)).toBe(true);
+      cleanup.track('res.partner', [made]);
+      const [record] = await audit(`record=res.partner:${made}`);
+      expect(record).toMatchObject({
+        method: 'copy',
+        outcome: 'ok',
+        record_ids: [source],
+        created_ids: [made],
+      });
+      expect((await audit(`record=res.partner:${source}`)).map((held) => held.audit_id)).toContain(
+        record?.audit_id,
+      );
+    });
   });
 }

@@ -37,7 +37,11 @@ export class EmbeddedAuditStore implements AuditStore {
     this.#makeRoom();
   }
 
-  async finish(record: AuditRecord): Promise<boolean> {
+  async finish(
+    record: AuditRecord,
+    _expiresAt?: number,
+    _options?: { readonly quick?: boolean },
+  ): Promise<boolean> {
     this.operations += 1;
     const held = this.#records.get(record.audit_id);
     if (held !== undefined && held.outcome !== 'pending') return false;

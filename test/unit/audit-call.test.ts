@@ -1,0 +1,140 @@
+/**
+ * One call's audit record (core/audit/audit-call.ts) over the embedded ring: how each end reads
+ * (a thrown failure before and after `audit-pending`, an accepted confirmation whose run failed),
+ * a record kept within its 16 KB, the end tried briefly once the pending record failed, and
+ * `AuditRecords` counting only a record whose end was written.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  AUDIT_RECORD_MAX_BYTES,
+  type AuditSubject,
+  auditDeps,
+  fittedRecord,
+} from '../../lambdas/core/audit/audit-call.ts';
+import { withFacts } from '../../lambdas/core/request-facts.ts';
+import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
+import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
+import { digestKeyOf } from '../../lambdas/platform/audit/digest-key.ts';
+import {
+  KeyPolicyRefusedError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../../lambdas/platform/errors.ts';
+import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
+
+const KEY = digestKeyOf('k'.repeat(40));
+const REQUEST: ErpCall = {
+  baseUrl: new URL('http://erp.example:8069'),
+  db: 'prod',
+  apiKey: 'erp-key-secret',
+  model: 'res.partner',
+  method: 'write',
+  kwargsJson: '{"ids":[7],"vals":{"name":"x"}}',
+};
+const SUBJECT: AuditSubject<string> = {
+  api: 'v2',
+  erp: { url: REQUEST.baseUrl, db: 'prod', uid: undefined, apiKey: 'erp-key-secret' },
+  factsOf: () => ({ outcome: 'success' }),
+  createdIds: () => undefined,
+};
+const CALL = {
+  inbound: { identity: { kind: 'key', name: 'writer' } as const, keyPolicy: undefined },
+  question: { model: 'res.partner', method: 'write' },
+  requests: [REQUEST],
+};
+
+function setup(store = new EmbeddedAuditStore()) {
+  const deps = auditDeps({ mode: 'on', store, digestKey: async () => KEY, retentionDays: 1 });
+  const read = async (): Promise<readonly AuditRecord[]> =>
+    (await store.list({ since: 0, until: Date.now() + 1000, limit: 10 }, (record) => record)).records;
+  return { deps, store, read };
+}
+
+describe("a call's audit record", () => {
+  it('a failure before audit-pending with no step saying no reads not_run; a refusal reads refused, with its rule', async () => {
+    const { deps, read } = setup();
+    const lookup = deps.open(SUBJECT, CALL);
+    await lookup.endedThrowing(new UpstreamTimeoutError('a lookup timed out'));
+    const refusal = deps.open(SUBJECT, CALL);
+    await refusal.endedThrowing(
+      withFacts(new KeyPolicyRefusedError('no', 'access'), { policyRule: 'access' }),
+    );
+    const records = await read();
+    expect(records.find((record) => record.audit_id === lookup.id)).toMatchObject({
+      outcome: 'not_run',
+      error: { code: -32003 },
+    });
+    expect(records.find((record) => record.audit_id === refusal.id)).toMatchObject({
+      outcome: 'refused',
+      error: { code: -32008, rule: 'access' },
+    });
+  });
+
+  it('an accepted confirmation whose run failed: the record names it, as may have run', async () => {
+    const { deps, read } = setup();
+    const writing = deps.open(SUBJECT, CALL);
+    await writing.pending(CALL);
+    const failure = withFacts(new UpstreamTimeoutError('timed out'), {
+      confirmation: 'accepted',
+      confirmationId: 'c-1',
+      formDigest: 'f-1',
+    });
+    writing.ranThrowing(failure);
+    const facts = await writing.endedThrowing(failure);
+    expect(facts).toMatchObject({ auditId: writing.id, auditOutcome: 'unknown' });
+    const [record] = await read();
+    expect(record).toMatchObject({ outcome: 'unknown', confirmation: { answer: 'accepted', id: 'c-1' } });
+    // The form's digest is keyed: not the sealed hash itself.
+    expect(record?.confirmation?.form_digest).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(record?.confirmation?.form_digest).not.toBe('f-1');
+    expect(JSON.stringify(record)).not.toContain('erp-key-secret');
+  });
+
+  it('the pending record refused (AUDIT=on): -32004 before the ERP; its end tried briefly; AuditRecords not counted when lost', async () => {
+    const store = new EmbeddedAuditStore();
+    const quick: boolean[] = [];
+    store.create = async () => {
+      throw new Error('ValidationException: Item size has exceeded the maximum allowed size');
+    };
+    store.finish = async (
+      _record: AuditRecord,
+      _expiresAt?: number,
+      options?: { readonly quick?: boolean },
+    ) => {
+      quick.push(options?.quick === true);
+      throw new Error('still down');
+    };
+    const { deps } = setup(store);
+    const writing = deps.open(SUBJECT, CALL);
+    const refused = await writing.pending(CALL).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(UpstreamUnavailableError);
+    const facts = await writing.endedThrowing(refused);
+    expect(quick).toEqual([true]);
+    expect(facts.auditOutcome).toBeUndefined();
+    expect(facts.auditWriteFailures).toBe(2);
+    expect(facts.auditError).toMatch(/^ValidationException: Item size/);
+  });
+
+  it('keeps a record within 16 KB: its lists shortened, their counts kept', () => {
+    const record: AuditRecord = {
+      schema: 1,
+      audit_id: '01KBZZZZZZZZZZZZZZZZZZZZZZ',
+      time: new Date().toISOString(),
+      api: 'v2',
+      actor_id: 'key:writer',
+      actor: { key: 'writer' },
+      erp: { host: 'erp', db: 'prod', scheme: 'http' },
+      record_ids: Array.from({ length: 1000 }, (_, i) => 1_000_000_000 + i),
+      fields: Array.from({ length: 1000 }, (_, i) => `${'f'.repeat(90)}${i}`),
+      outcome: 'ok',
+    };
+    const fitted = fittedRecord(record);
+    expect(Buffer.byteLength(JSON.stringify(fitted))).toBeLessThanOrEqual(AUDIT_RECORD_MAX_BYTES);
+    expect(fitted.record_ids_count).toBe(1000);
+    expect(fitted.fields_count).toBe(1000);
+    expect(fitted.record_ids?.[0]).toBe(1_000_000_000);
+    // A small record is kept as it is.
+    const small = { ...record, record_ids: [1], fields: ['name'] };
+    expect(fittedRecord(small)).toBe(small);
+  });
+});
