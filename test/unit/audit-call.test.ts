@@ -133,6 +133,11 @@ describe("a call's audit record", () => {
     expect(fitted.record_ids_count).toBe(1000);
     expect(fitted.fields_count).toBe(1000);
     expect(fitted.record_ids?.[0]).toBe(1_000_000_000);
+    // A refusal (no limit counts it) keeps the first 10 of each list.
+    const refused = fittedRecord({ ...record, outcome: 'refused' });
+    expect(refused.record_ids).toHaveLength(10);
+    expect(refused.fields).toHaveLength(10);
+    expect(refused.fields_count).toBe(1000);
     // A small record is kept as it is.
     const small = { ...record, record_ids: [1], fields: ['name'] };
     expect(fittedRecord(small)).toBe(small);

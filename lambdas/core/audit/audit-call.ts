@@ -220,7 +220,16 @@ function shortened<K extends 'record_ids' | 'created_ids' | 'fields'>(
  * counts and the ids' digest kept) until it fits.
  */
 export function fittedRecord(record: AuditRecord): AuditRecord {
-  let fitted = record;
+  // A refusal, which no limit counts, keeps only the first few of each list: whatever a refused
+  // caller names, its record stays a small write of the day's partitions.
+  let fitted: AuditRecord =
+    record.outcome === 'refused'
+      ? {
+          ...record,
+          ...shortened(record, 'record_ids', AUDIT_REFUSED_POINTERS),
+          ...shortened(record, 'fields', AUDIT_REFUSED_POINTERS),
+        }
+      : record;
   for (const keep of [100, 10, 0]) {
     if (Buffer.byteLength(JSON.stringify(fitted), 'utf8') <= AUDIT_RECORD_MAX_BYTES) return fitted;
     fitted = {
