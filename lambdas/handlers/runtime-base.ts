@@ -17,7 +17,7 @@ import type { Config } from '../platform/config.ts';
 import { withLicenseWarning } from '../platform/license-notice.ts';
 import { createLogger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics/powertools.ts';
-import { deriveSealKey, generatedSealKey } from '../platform/seal.ts';
+import { deriveSealKey, generatedSealKey, type SealKey } from '../platform/seal.ts';
 import {
   createLicenseSource,
   createProxyKeySource,
@@ -55,13 +55,18 @@ export function createAuditReading(
   overrides: RuntimeOverrides,
   keys: ProxyKeySource,
 ): AuditReading {
-  const generated = config.proxyKeysSecretId === undefined ? generatedSealKey() : undefined;
+  // Made on the first read of the audit, not at cold start.
+  let generated: SealKey | undefined;
   return {
     mode: config.audit,
     store: overrides.auditStore ?? createAuditReader(config),
-    cursorKey: async () =>
-      generated ??
-      deriveSealKey((await keys.getKeys()).map((named) => named.key).join('\n'), CURSOR_KEY_PURPOSE),
+    cursorKey: async () => {
+      if (config.proxyKeysSecretId === undefined) {
+        generated ??= generatedSealKey();
+        return generated;
+      }
+      return deriveSealKey((await keys.getKeys()).map((named) => named.key).join('\n'), CURSOR_KEY_PURPOSE);
+    },
   };
 }
 
