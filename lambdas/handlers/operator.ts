@@ -10,21 +10,49 @@ import type { ProxyContext } from '../core/request-facts.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { keyPolicyApi } from '../middleware/key-policy-api.ts';
 import { isHttpApiEvent } from '../middleware/types.ts';
+import { type AuditReading, CURSOR_KEY_PURPOSE } from '../operator/audit-endpoint.ts';
 import { isPublicOperatorRequest, type OperatorDeps, serveOperator } from '../operator/endpoints.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type LicenseCheckResult, runScheduledLicenseCheck } from '../operator/scheduled-license-check.ts';
+import { createAuditReader } from '../platform/audit/audit-reader-choice.ts';
 import type { Config } from '../platform/config.ts';
 import { isLicenseCheckEvent, LICENSE_CHECK_JOB } from '../platform/scheduled-jobs.ts';
+import { deriveSealKey, generatedSealKey, type SealKey } from '../platform/seal.ts';
+import type { ProxyKeySource } from '../platform/secrets.ts';
 import { Chain, lambdaHandler } from './chain.ts';
 import {
   type BaseRuntime,
-  createAuditReading,
   createBaseRuntime,
   localMetricsStore,
   type RuntimeOverrides,
 } from './runtime-base.ts';
 
 export interface OperatorRuntime extends BaseRuntime, OperatorDeps {}
+
+/**
+ * What `GET /_/audit` reads (the aux function and the local server): `AUDIT`, the reader (the
+ * overrides' store or the configuration's) and the key of its cursors (derived from the proxy keys'
+ * secret when there is one, read then through `keys`; else generated at start).
+ */
+export function createAuditReading(
+  config: Config,
+  overrides: RuntimeOverrides,
+  keys: ProxyKeySource,
+): AuditReading {
+  // Made on the first read of the audit, not at cold start.
+  let generated: SealKey | undefined;
+  return {
+    mode: config.audit,
+    store: overrides.auditStore ?? createAuditReader(config),
+    cursorKey: async () => {
+      if (config.proxyKeysSecretId === undefined) {
+        generated ??= generatedSealKey();
+        return generated;
+      }
+      return deriveSealKey((await keys.getKeys()).map((named) => named.key).join('\n'), CURSOR_KEY_PURPOSE);
+    },
+  };
+}
 
 /** The function's own runtime: the base parts and the metrics source (no HTTP client). */
 export function createOperatorRuntime(config: Config, overrides: RuntimeOverrides = {}): OperatorRuntime {

@@ -8,16 +8,13 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { checkKeysConfirm, withKeysConfirmChecked } from '../core/confirm/policy.ts';
-import { type AuditReading, CURSOR_KEY_PURPOSE } from '../operator/audit-endpoint.ts';
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { AuditStore } from '../platform/audit/audit-store.ts';
-import { createAuditReader } from '../platform/audit/audit-store-choice.ts';
 import type { Config } from '../platform/config.ts';
 import { withLicenseWarning } from '../platform/license-notice.ts';
 import { createLogger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics/powertools.ts';
-import { deriveSealKey, generatedSealKey, type SealKey } from '../platform/seal.ts';
 import {
   createLicenseSource,
   createProxyKeySource,
@@ -43,31 +40,6 @@ export interface RuntimeOverrides {
   readonly store?: StateStore;
   /** The audit store, its writer and its reader (tests, and the local server's one ring); from the config otherwise. */
   readonly auditStore?: AuditStore;
-}
-
-/**
- * What `GET /_/audit` reads (the aux function and the local server): `AUDIT`, the reader (the
- * overrides' store or the configuration's) and the key of its cursors (derived from the proxy keys'
- * secret when there is one, read then through `keys`; else generated at start).
- */
-export function createAuditReading(
-  config: Config,
-  overrides: RuntimeOverrides,
-  keys: ProxyKeySource,
-): AuditReading {
-  // Made on the first read of the audit, not at cold start.
-  let generated: SealKey | undefined;
-  return {
-    mode: config.audit,
-    store: overrides.auditStore ?? createAuditReader(config),
-    cursorKey: async () => {
-      if (config.proxyKeysSecretId === undefined) {
-        generated ??= generatedSealKey();
-        return generated;
-      }
-      return deriveSealKey((await keys.getKeys()).map((named) => named.key).join('\n'), CURSOR_KEY_PURPOSE);
-    },
-  };
 }
 
 /** The parts every handler's chain uses. */

@@ -12,7 +12,7 @@
 import type { ForwardDeps } from '../core/forward.ts';
 import { WRITE_TOOL_NAMES } from '../core/mcp/write-tools.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
-import { auditStoreKind } from '../platform/audit/audit-store-choice.ts';
+import { auditStoreKind } from '../platform/audit/audit-store.ts';
 import { EmbeddedAuditStore } from '../platform/audit/audit-store-embedded.ts';
 import { type Config, getConfig } from '../platform/config.ts';
 import { createOAuthResourceServer } from '../protocol/oauth/resource-server.ts';
@@ -20,13 +20,8 @@ import type { HttpClient } from '../upstream/http-client.ts';
 import { V1Router, V2Router } from '../upstream/transport-routing.ts';
 import type { ExecuteRuntime } from './execute.ts';
 import type { McpRuntime } from './mcp.ts';
-import type { OperatorRuntime } from './operator.ts';
-import {
-  createAuditReading,
-  createBaseRuntime,
-  localMetricsStore,
-  type RuntimeOverrides,
-} from './runtime-base.ts';
+import { createAuditReading, type OperatorRuntime } from './operator.ts';
+import { createBaseRuntime, localMetricsStore, type RuntimeOverrides } from './runtime-base.ts';
 import { createStateRuntime } from './runtime-state.ts';
 import { createUpstream, routingDeps, v1RoutingDeps } from './runtime-upstream.ts';
 import type { VersionRuntime } from './version.ts';

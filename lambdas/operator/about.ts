@@ -5,7 +5,7 @@
  * and runtime it runs on. Nothing secret: the route is public.
  */
 
-import { auditStoreKind } from '../platform/audit/audit-store-choice.ts';
+import { auditStoreKind } from '../platform/audit/audit-store.ts';
 import type { Config } from '../platform/config.ts';
 import { mayHaveRun, PROXY_ERROR_ROWS } from '../platform/error-table.ts';
 import type { AuditMode } from '../platform/names.ts';

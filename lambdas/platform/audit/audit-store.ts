@@ -12,6 +12,7 @@
  * its own `pending` record; nothing deletes one. Pointer items (one per record id the call named or
  * created, at most `AUDIT_POINTERS_MAX`) let `record=` find a call with one Query.
  */
+import type { Config } from '../config.ts';
 import type { AuditOutcome, AuditRecord } from './audit-record.ts';
 
 /** The audit store could not take or give a record (unreachable, slow, refused). */
@@ -102,4 +103,18 @@ export function matchesFilters(record: AuditRecord, query: AuditQuery): boolean 
     (query.erp === undefined || record.erp.host === query.erp) &&
     (query.db === undefined || record.erp.db === query.db)
   );
+}
+
+/** Where the records go: the table, the embedded ring, or none (off, or deployed without the table). */
+export function auditStoreKind(
+  config: Pick<Config, 'audit' | 'runtime' | 'auditTable' | 'dynamodbEndpoint'>,
+): 'dynamodb' | 'embedded' | 'none' {
+  if (config.audit === 'off') return 'none';
+  if (
+    config.auditTable !== undefined &&
+    (config.runtime === 'lambda' || config.dynamodbEndpoint !== undefined)
+  ) {
+    return 'dynamodb';
+  }
+  return config.runtime === 'lambda' ? 'none' : 'embedded';
 }
