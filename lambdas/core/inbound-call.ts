@@ -31,6 +31,8 @@ export type CallerIdentity =
       readonly issuer: string;
       readonly subject: string | undefined;
       readonly entry: string;
+      /** The client the token was issued to (`client_id` or `azp`), when it names one. */
+      readonly clientId?: string;
     };
 
 export interface InboundCall {

@@ -59,7 +59,13 @@ export function mcpAuth(
         values: {
           callerName: name,
           policy,
-          callerIdentity: { kind: 'oauth', issuer: caller.issuer, subject: caller.subject, entry: name },
+          callerIdentity: {
+            kind: 'oauth',
+            issuer: caller.issuer,
+            subject: caller.subject,
+            entry: name,
+            ...(caller.clientId === undefined ? {} : { clientId: caller.clientId }),
+          },
           presentedProxyKey: undefined,
           oauth: caller,
         },

@@ -115,6 +115,37 @@ describe("a call's audit record", () => {
     expect(facts.auditError).toMatch(/^ValidationException: Item size/);
   });
 
+  it("names an OAuth person: issuer, sub, the token's client and the identity entry, and the policy", async () => {
+    const { deps, read } = setup();
+    const call = {
+      ...CALL,
+      inbound: {
+        identity: {
+          kind: 'oauth',
+          issuer: 'https://id.example.com',
+          subject: 'alice',
+          entry: 'sales',
+          clientId: 'claude-desktop',
+        } as const,
+        keyPolicy: undefined,
+      },
+    };
+    const writing = deps.open(SUBJECT, call);
+    await writing.ended('ran');
+    const [record] = await read();
+    expect(record).toMatchObject({
+      actor_id: 'oauth:https://id.example.com alice',
+      actor: {
+        oauth: {
+          issuer: 'https://id.example.com',
+          sub: 'alice',
+          client_id: 'claude-desktop',
+          entry: 'sales',
+        },
+      },
+    });
+  });
+
   it('keeps a record within 16 KB: its lists shortened, their counts kept', () => {
     const record: AuditRecord = {
       schema: 1,

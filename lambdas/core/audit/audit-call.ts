@@ -436,6 +436,7 @@ export class AuditWriting<T> {
               oauth: {
                 issuer: identity.issuer,
                 ...(identity.subject === undefined ? {} : { sub: identity.subject }),
+                ...(identity.clientId === undefined ? {} : { client_id: identity.clientId }),
                 entry: identity.entry,
               },
             }),

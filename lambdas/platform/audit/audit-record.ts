@@ -51,7 +51,12 @@ export interface AuditActor {
   /** The proxy key's name (a key caller). */
   readonly key?: string;
   /** The person signed in with OAuth: the token's issuer and `sub`, and the identity-map entry. */
-  readonly oauth?: { readonly issuer: string; readonly sub?: string; readonly entry: string };
+  readonly oauth?: {
+    readonly issuer: string;
+    readonly sub?: string;
+    readonly client_id?: string;
+    readonly entry: string;
+  };
   /** The MCP client's name and version as the client said them (self-reported, not proven). */
   readonly client?: { readonly name: string; readonly version?: string; readonly self_reported: true };
   /** The ERP user id the call names (v1 `user_id`, `x-erp-user-id`, the identity entry). */

@@ -15,6 +15,7 @@
  * - the authorization server's keys cannot be read: 503 -32004 (retry later).
  */
 
+import { printable } from '../../platform/bounded-text.ts';
 import type { Config } from '../../platform/config.ts';
 import {
   AuthenticationError,
@@ -44,6 +45,14 @@ export interface OAuthCaller {
   readonly issuer: string;
   readonly subject: string | undefined;
   readonly scopes: ReadonlySet<string>;
+  /** The client the token was issued to (`client_id`, RFC 9068; or `azp`), as the issuer signed it. */
+  readonly clientId?: string;
+}
+
+/** The client a token names: `client_id` (RFC 9068), else `azp` (OpenID Connect), printable and bounded. */
+function clientIdOf(claims: Readonly<Record<string, unknown>>): string | undefined {
+  const value = typeof claims.client_id === 'string' ? claims.client_id : claims.azp;
+  return typeof value === 'string' ? printable(value, 200) : undefined;
 }
 
 /** The URL of our protected resource metadata (RFC 9728), named in every challenge. */
@@ -107,7 +116,13 @@ export async function authenticateToken(
     ? identity.policy
     : narrowedToRead(identity.policy);
   return {
-    caller: { identity, issuer: check.issuer, subject: check.subject, scopes: check.scopes },
+    caller: {
+      identity,
+      issuer: check.issuer,
+      subject: check.subject,
+      scopes: check.scopes,
+      ...(clientIdOf(check.claims) === undefined ? {} : { clientId: clientIdOf(check.claims) as string }),
+    },
     policy,
   };
 }

@@ -19,6 +19,8 @@ const ISSUER = 'https://login.example.com';
 const RESOURCE = 'https://erp-proxy.example.com/mcp';
 /** A JWT-shaped bearer value (its header names `alg`); the stand-in verifier accepts it. */
 const TOKEN = `${Buffer.from('{"alg":"ES256"}').toString('base64url')}.e30.c2ln`;
+/** A token issued to a named client (`client_id`, RFC 9068): the audit records which client. */
+const CLIENT_TOKEN = `${Buffer.from('{"alg":"ES256"}').toString('base64url')}.e30.Y2xpZW50`;
 const identities = parseIdentities(
   JSON.stringify({
     identities: [
@@ -33,12 +35,15 @@ const identities = parseIdentities(
 const oauth: OAuthResourceServer = {
   verifier: {
     verify: async (token) =>
-      token === TOKEN
+      token === TOKEN || token === CLIENT_TOKEN
         ? {
             ok: true,
             issuer: ISSUER,
             subject: 'alice',
-            claims: { iss: ISSUER, sub: 'alice' },
+            claims:
+              token === TOKEN
+                ? { iss: ISSUER, sub: 'alice' }
+                : { iss: ISSUER, sub: 'alice', client_id: 'claude\u202E-desktop' },
             scopes: new Set(['erp.read']),
           }
         : { ok: false, kind: 'invalid_token', description: 'the access token is not valid' },
@@ -90,6 +95,17 @@ describe('mcpAuth: the credential read once, who calls as values', () => {
     });
     // erp.read alone: the identity's policy narrowed to reading.
     expect(values.policy?.access).toBe('read');
+  });
+
+  it('a token issued to a named client: the identity names the client (printable), as the issuer signed it', async () => {
+    const values = await authenticated(true, { authorization: `Bearer ${CLIENT_TOKEN}` });
+    expect(values.callerIdentity).toEqual({
+      kind: 'oauth',
+      issuer: ISSUER,
+      subject: 'alice',
+      entry: 'sales',
+      clientId: 'claude-desktop',
+    });
   });
 
   it('x-api-key wins over a token; with OAuth off a JWT-shaped bearer is a key (and not this one)', async () => {
