@@ -12,7 +12,7 @@
  * `isError` result, unless the case is an ERP error) and the same on both Nodes. The last line is
  * the summary:
  *
- *   Node 24 bundle check: 5 bundles, 24 invocations (5 with OAuth on) on node v24.21.0: 24 answered as expected and as on node v20.20.2, 0 differed, 0 unexpected
+ *   Node 24 bundle check: 5 bundles, 25 invocations (5 with OAuth on) on node v24.21.0: 25 answered as expected and as on node v20.20.2, 0 differed, 0 unexpected
  *
  * Exit code 0 when every answer is as expected and the same. Only `runtime.node` of
  * `GET /_/about` may differ (it names the Node it runs on: it is checked to do so).
@@ -140,12 +140,15 @@ export function invocations(erpUrl: string): Invocation[] {
         name: `${route.method} ${route.path}${routeBodies.length > 1 ? ` #${index + 1}` : ''}`,
         fn: route.fn,
         event: event(route, body, route.fn === 'mcp' ? mcpHeaders : {}),
-        // OAuth is off in this pass: its metadata routes are 404; a v1 ERP error is a 200 with `error`.
+        // OAuth is off in this pass: its metadata routes are 404; a v1 ERP error is a 200 with `error`;
+        // the audit is a key's only when its policy lists it (this key has none): 403.
         expected: OAUTH_METADATA_PATHS.includes(route.path)
           ? { status: 404 }
-          : body === v1Error
-            ? { status: 200, error: true }
-            : SERVED,
+          : route.path === '/_/audit'
+            ? { status: 403 }
+            : body === v1Error
+              ? { status: 200, error: true }
+              : SERVED,
       });
     });
     for (const method of route.refusedMethods ?? []) {
