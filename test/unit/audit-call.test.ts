@@ -146,6 +146,50 @@ describe("a call's audit record", () => {
     });
   });
 
+  it("a pointer's write that fails: the end is still written and awaited, the failure counted", async () => {
+    const store = new EmbeddedAuditStore();
+    store.point = async () => {
+      throw new Error('pointer refused');
+    };
+    const { deps, read } = setup(store);
+    const writing = deps.open(SUBJECT, CALL);
+    const facts = await writing.ended('ran');
+    expect(facts).toMatchObject({ auditOutcome: 'ok', auditWriteFailures: 1, auditError: 'pointer refused' });
+    expect((await read())[0]?.outcome).toBe('ok');
+  });
+
+  it("AUDIT=best-effort: a failed pending record does not cut the end short (it is the call's only record)", async () => {
+    const store = new EmbeddedAuditStore();
+    const quick: boolean[] = [];
+    store.create = async () => {
+      throw new Error('down for a moment');
+    };
+    const finish = store.finish.bind(store);
+    store.finish = async (
+      record: AuditRecord,
+      expiresAt?: number,
+      options?: { readonly quick?: boolean },
+    ) => {
+      quick.push(options?.quick === true);
+      return finish(record, expiresAt, options);
+    };
+    const deps = auditDeps({ mode: 'best-effort', store, digestKey: async () => KEY, retentionDays: 1 });
+    const writing = deps.open(SUBJECT, CALL);
+    await writing.pending(CALL);
+    writing.ranWith('ran');
+    expect((await writing.ended('ran')).auditOutcome).toBe('ok');
+    expect(quick).toEqual([false]);
+  });
+
+  it("a caller's long texts (a v1 database has no length limit) are bounded: the record stays within 16 KB", async () => {
+    const { deps, read } = setup();
+    const subject = { ...SUBJECT, erp: { ...SUBJECT.erp, db: `\u0001${'d'.repeat(45_000)}` } };
+    await deps.open(subject, CALL).ended('ran');
+    const [record] = await read();
+    expect(record?.erp.db).toBe('d'.repeat(256));
+    expect(Buffer.byteLength(JSON.stringify(record))).toBeLessThanOrEqual(AUDIT_RECORD_MAX_BYTES);
+  });
+
   it('keeps a record within 16 KB: its lists shortened, their counts kept', () => {
     const record: AuditRecord = {
       schema: 1,

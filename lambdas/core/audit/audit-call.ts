@@ -29,6 +29,7 @@ import {
 } from '../../platform/audit/audit-record.ts';
 import { type AuditWriter, pointersOf } from '../../platform/audit/audit-store.ts';
 import { type DigestKey, type DigestKeySource, hmacOf } from '../../platform/audit/digest-key.ts';
+import { printable } from '../../platform/bounded-text.ts';
 import { PROXY_ERRORS } from '../../platform/error-table.ts';
 import { ProxyError, UpstreamUnavailableError } from '../../platform/errors.ts';
 import type { KeyPolicy } from '../../platform/key-policy.ts';
@@ -193,6 +194,8 @@ function endOf(
 
 /** A refused call's pointer items at most (a refusal costs the store little, whatever it names). */
 export const AUDIT_REFUSED_POINTERS = 10;
+/** The longest text a record keeps of what a caller or a token chose (a database, an issuer, a subject...). */
+export const AUDIT_TEXT_MAX = 256;
 /** A record's JSON at most: far below DynamoDB's 400 KB item, and small enough to page through. */
 export const AUDIT_RECORD_MAX_BYTES = 16 * 1024;
 
@@ -239,7 +242,41 @@ export function fittedRecord(record: AuditRecord): AuditRecord {
       ...shortened(fitted, 'fields', keep),
     };
   }
-  return fitted;
+  if (Buffer.byteLength(JSON.stringify(fitted), 'utf8') <= AUDIT_RECORD_MAX_BYTES) return fitted;
+  // Still larger (texts a caller chose, at their bounds): each cut much shorter, so it fits.
+  return textsBounded(fitted, 64);
+}
+
+/** A caller's text as a record keeps it: at most `max` characters, printable. */
+function boundedText(text: string, max: number): string {
+  return printable(text, max) ?? '?';
+}
+
+/** `record` with the texts a caller or a token chose (database, issuer, subject...) at most `max` characters. */
+function textsBounded(record: AuditRecord, max: number): AuditRecord {
+  const { actor, erp } = record;
+  return {
+    ...record,
+    actor_id: record.actor_id.slice(0, max * 4),
+    ...(record.request_id === undefined ? {} : { request_id: boundedText(record.request_id, max) }),
+    actor: {
+      ...actor,
+      ...(actor.key === undefined ? {} : { key: boundedText(actor.key, max) }),
+      ...(actor.oauth === undefined
+        ? {}
+        : {
+            oauth: {
+              issuer: boundedText(actor.oauth.issuer, max),
+              entry: boundedText(actor.oauth.entry, max),
+              ...(actor.oauth.sub === undefined ? {} : { sub: boundedText(actor.oauth.sub, max) }),
+              ...(actor.oauth.client_id === undefined
+                ? {}
+                : { client_id: boundedText(actor.oauth.client_id, max) }),
+            },
+          }),
+    },
+    erp: { ...erp, host: boundedText(erp.host, max), db: boundedText(erp.db, max) },
+  };
 }
 
 /** The codes a step of the gate refuses with (the request, the policy, the key, the confirmation). */
@@ -327,10 +364,13 @@ export class AuditWriting<T> {
       const expiresAt = auditExpiry(this.#opened, this.deps.retentionDays);
       // The ids it names are pointed at now: a call whose function dies is found by `record=` too.
       const pointers = pointersOf(record, AUDIT_POINTERS_MAX);
-      await Promise.all([
+      // Both settled before going on: a refusal never leaves a write of its own in flight.
+      const [created, pointed] = await Promise.allSettled([
         store.create(record, expiresAt),
         pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
       ]);
+      if (created.status === 'rejected') throw created.reason;
+      if (pointed.status === 'rejected') throw pointed.reason;
       this.#pointed = new Set(pointers.map((pointer) => pointer.id));
     } catch (error) {
       this.#failures += 1;
@@ -375,16 +415,27 @@ export class AuditWriting<T> {
       const expiresAt = auditExpiry(this.#opened, this.deps.retentionDays);
       // A refusal points at a few of the ids it named (enough for `record=`): a refused call costs
       // the store little, whatever it names.
+      // With `AUDIT=on` and the pending record refused, the call did not run: its end is tried once,
+      // briefly, without pointers (the store just failed). Otherwise this is the call's record.
+      const quick = this.#pendingFailed && this.deps.mode === 'on';
       const most = end.outcome === 'refused' ? AUDIT_REFUSED_POINTERS : AUDIT_POINTERS_MAX;
-      const pointers = pointersOf(record, most).filter((pointer) => !this.#pointed.has(pointer.id));
-      const [finished] = await Promise.all([
-        store.finish(record, expiresAt, { quick: this.#pendingFailed }),
+      const pointers = quick
+        ? []
+        : pointersOf(record, most).filter((pointer) => !this.#pointed.has(pointer.id));
+      // Both settled before the answer: a frozen function runs nothing after it.
+      const [finished, pointed] = await Promise.allSettled([
+        store.finish(record, expiresAt, { quick }),
         pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
       ]);
-      written = finished;
-      if (!finished) {
+      if (finished.status === 'fulfilled' && finished.value) written = true;
+      else {
         this.#failures += 1;
-        this.#problem ??= 'the record had ended already';
+        this.#problem ??=
+          finished.status === 'rejected' ? problemOf(finished.reason) : 'the record had ended already';
+      }
+      if (pointed.status === 'rejected') {
+        this.#failures += 1;
+        this.#problem ??= problemOf(pointed.reason);
       }
     } catch (cause) {
       this.#failures += 1;
@@ -512,7 +563,8 @@ export class AuditWriting<T> {
       ...('error' in end && end.error !== undefined ? { error: end.error } : {}),
       ...(end.outcome === 'pending' ? {} : { duration_ms: Math.max(0, this.#now() - this.#opened) }),
     };
-    return fittedRecord(record);
+    // The texts a caller chose are bounded first (a v1 `db` has no length limit of its own).
+    return fittedRecord(textsBounded(record, AUDIT_TEXT_MAX));
   }
 }
 

@@ -101,6 +101,9 @@ export class DynamoDbAuditReader implements AuditReader {
   }
 
   async list(query: AuditQuery, view: AuditView): Promise<AuditPage> {
+    // A cursor from a page before a later `since`: nothing is between them.
+    const bounds = this.#bounds(query);
+    if (bounds.hi < bounds.lo) return { records: [] };
     try {
       if (query.record !== undefined) return await this.#listByRecord(query, view);
       if (query.actor !== undefined) return await this.#listByActor(query, view);

@@ -62,6 +62,12 @@ function recordAttributes(
   };
 }
 
+/** Whether the item a refused condition returned holds this very end of `record` (its own write, sent twice). */
+function sameEnd(item: Item | undefined, record: AuditRecord): boolean {
+  const held = item === undefined ? undefined : recordOfItem(item);
+  return held !== undefined && JSON.stringify(held) === JSON.stringify(record);
+}
+
 /** The record an item holds; `undefined` for another kind of item or one that does not read. */
 export function recordOfItem(item: Item): AuditRecord | undefined {
   const rec = item.rec;
@@ -143,13 +149,15 @@ export class DynamoDbAuditStore implements AuditWriter {
           ConditionExpression: `attribute_not_exists(${PK}) OR st = :pending`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
         true,
         options.quick === true ? AUDIT_QUICK_BUDGET_MS : undefined,
       );
       return true;
     } catch (error) {
-      if (conditionFailed(error)) return false;
+      // A second send of an end already applied (its first answer lost) finds its own end: written.
+      if (conditionFailed(error)) return sameEnd((error as DynamoDbRefusal).item, record);
       throw failed(error);
     }
   }
