@@ -40,7 +40,7 @@ export const SIZES_END = '<!-- /bundle-sizes -->';
  * every write; the DynamoDB writer in execute and mcp, the reader and `GET /_/audit` in aux, the
  * gate's two steps and the settings in all) grew execute-v1 262 -> 283 KB, execute-v2 256 -> 276 KB,
  * version 209 -> 214 KB, aux 170 -> 189 KB and mcp 355 -> 376 KB; counted side by side with
- * 13fca5a their cold starts cost +2.6%, +2.7%, +0.5%, +2.9% and +2.1% instructions over bare
+ * 13fca5a their cold starts cost +2.6%, +2.8%, +0.5%, +2.9% and +2.4% instructions over bare
  * node (the issue's bound is +3%; BENCHMARKS.md "Issue 56"): the budgets went to 285, 285, 220, 195
  * and 380 KB.
  */
