@@ -218,3 +218,78 @@ describe("a call's audit record", () => {
     expect(fittedRecord(small)).toBe(small);
   });
 });
+
+describe('how an end reads, case by case', () => {
+  const endOfFacts = async (
+    facts: Record<string, unknown>,
+    thrown?: Error,
+    afterPending = false,
+  ): Promise<AuditRecord | undefined> => {
+    const { deps, read } = setup();
+    const subject = { ...SUBJECT, factsOf: () => facts };
+    const writing = deps.open(subject, CALL);
+    if (afterPending) await writing.pending(CALL);
+    if (thrown === undefined) await writing.ended('value');
+    else await writing.endedThrowing(withFacts(thrown, facts));
+    return (await read())[0];
+  };
+
+  it('replays, conflicts, a key still running, a refused confirmation, a bug and the store of keys', async () => {
+    expect(
+      await endOfFacts(
+        { idempotency: 'unknown_replayed', auditReplayOf: 'r-1' },
+        new UpstreamTimeoutError('x'),
+      ),
+    ).toMatchObject({
+      outcome: 'replayed',
+      replay_of: 'r-1',
+      error: { code: -32003 },
+    });
+    expect(await endOfFacts({ idempotency: 'in_progress' }, new Error('x'))).toMatchObject({
+      outcome: 'refused',
+      error: { code: -32010, rule: 'idempotency_in_progress' },
+    });
+    expect(await endOfFacts({ confirmation: 'invalid', errorCode: -32602 })).toMatchObject({
+      outcome: 'refused',
+      error: { code: -32602, rule: 'confirmation' },
+    });
+    expect(
+      await endOfFacts({ idempotency: 'store_unavailable' }, new UpstreamUnavailableError('x')),
+    ).toMatchObject({
+      outcome: 'refused',
+      error: { code: -32004, rule: 'idempotency_store' },
+    });
+    // A bug after the pending record: it may have run.
+    expect(await endOfFacts({}, new TypeError('a bug'), true)).toMatchObject({
+      outcome: 'unknown',
+      error: { code: -32603 },
+    });
+  });
+
+  it('without a store (a function deployed without the table): AUDIT=on refuses, and the end is counted lost', async () => {
+    const deps = auditDeps({ mode: 'on', store: undefined, digestKey: async () => KEY, retentionDays: 1 });
+    const writing = deps.open(SUBJECT, CALL);
+    await expect(writing.pending(CALL)).rejects.toBeInstanceOf(UpstreamUnavailableError);
+    const facts = await writing.endedThrowing(new UpstreamUnavailableError('x'));
+    expect(facts.auditWriteFailures).toBe(2);
+    expect(facts.auditError).toMatch(/no audit store is configured/);
+  });
+
+  it('a record still over 16 KB once its lists are gone has its texts cut much shorter', () => {
+    const long = 'é'.repeat(200);
+    const record: AuditRecord = {
+      schema: 1,
+      audit_id: '01KBZZZZZZZZZZZZZZZZZZZZZZ',
+      time: new Date().toISOString(),
+      api: 'mcp',
+      actor_id: 'oauth:x y',
+      actor: { oauth: { issuer: long, sub: long, client_id: long, entry: long } },
+      erp: { host: 'erp', db: long, scheme: 'http' },
+      error: { name: 'x'.repeat(16_500) },
+      outcome: 'erp_error',
+    };
+    const fitted = fittedRecord(record);
+    expect(fitted.actor.oauth?.issuer).toHaveLength(64);
+    expect(fitted.erp.db).toHaveLength(64);
+  });
+});
