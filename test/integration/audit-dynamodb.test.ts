@@ -18,10 +18,11 @@ import {
   DynamoDbAuditReader,
   MAX_QUERIES_PER_PAGE,
 } from '../../lambdas/platform/audit/audit-reader-dynamodb.ts';
-import { type AuditRecord, newAuditId } from '../../lambdas/platform/audit/audit-record.ts';
+import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
 import type { AuditQuery } from '../../lambdas/platform/audit/audit-store.ts';
 import { DynamoDbAuditStore } from '../../lambdas/platform/audit/audit-store-dynamodb.ts';
 import { createDynamoDbClient, type DynamoDbClient } from '../../lambdas/platform/aws/dynamodb-client.ts';
+import { auditRecord } from '../support/audit-records.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb-local.ts';
 import { type Envelope, USERS, useErpDouble } from '../support/fixtures.ts';
 import { type ProxyProcess, startProxyProcess, startProxyProcesses } from '../support/proxy-processes.ts';
@@ -50,22 +51,9 @@ function countingClient(endpoint: string): { client: DynamoDbClient; operations:
   };
 }
 
-function record(ms: number, facts: Partial<AuditRecord> = {}): AuditRecord {
-  return {
-    schema: 1,
-    audit_id: newAuditId(ms),
-    time: new Date(ms).toISOString(),
-    api: 'v2',
-    actor_id: 'key:writer',
-    actor: { key: 'writer' },
-    erp: { host: 'erp.example', db: 'prod', scheme: 'https' },
-    model: 'res.partner',
-    method: 'write',
-    record_ids: [42],
-    outcome: 'pending',
-    ...facts,
-  };
-}
+/** A pending write at `ms` (the store's first write of a call). */
+const record = (ms: number, facts: Partial<AuditRecord> = {}): AuditRecord =>
+  auditRecord(ms, { outcome: 'pending', ...facts });
 
 const EXPIRES = Math.floor(Date.UTC(2027, 11, 31) / 1000);
 

@@ -23,6 +23,7 @@ import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-emb
 import { InvalidRequestError } from '../../lambdas/platform/errors.ts';
 import { generatedSealKey } from '../../lambdas/platform/seal.ts';
 import type { ErpCall } from '../../lambdas/upstream/erp-transport.ts';
+import { auditRecord } from '../support/audit-records.ts';
 
 const TIME = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2100, 0, 1) });
 
@@ -154,21 +155,15 @@ describe("GET /_/audit's query", () => {
 });
 
 /** A finished record at `ms` with these facts. */
-function record(ms: number, model: string, outcome: AuditRecord['outcome'], ids: number[]): AuditRecord {
-  return {
-    schema: 1,
-    audit_id: newAuditId(ms),
-    time: new Date(ms).toISOString(),
-    api: 'v2',
+const record = (ms: number, model: string, outcome: AuditRecord['outcome'], ids: number[]): AuditRecord =>
+  auditRecord(ms, {
+    model,
+    outcome,
+    record_ids: ids,
+    erp: { host: 'erp', db: 'db', scheme: 'http' },
     actor_id: 'key:k',
     actor: { key: 'k' },
-    erp: { host: 'erp', db: 'db', scheme: 'http' },
-    model,
-    method: 'write',
-    record_ids: ids,
-    outcome,
-  };
-}
+  });
 
 describe('the pages of the embedded ring', () => {
   it('give every matching record once, newest first, whatever the page size', async () => {

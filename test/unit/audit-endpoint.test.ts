@@ -6,29 +6,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { auditVisible, parseAuditQuery, serveAudit } from '../../lambdas/operator/audit-endpoint.ts';
-import { type AuditRecord, newAuditId } from '../../lambdas/platform/audit/audit-record.ts';
+import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
 import { loadConfig } from '../../lambdas/platform/config.ts';
 import { compileKeyPolicy, keyPolicySchema } from '../../lambdas/platform/key-policy.ts';
 import { generatedSealKey } from '../../lambdas/platform/seal.ts';
+import { auditRecord } from '../support/audit-records.ts';
 
-function record(
+const record = (
   host: string,
   db: string,
   outcome: AuditRecord['outcome'] = 'ok',
   ms = Date.now(),
-): AuditRecord {
-  return {
-    schema: 1,
-    audit_id: newAuditId(ms),
-    time: new Date(ms).toISOString(),
-    api: 'v2',
-    actor_id: 'key:k',
-    actor: { key: 'k' },
-    erp: { host, db, scheme: 'https', port: 8443 },
-    outcome,
-  };
-}
+): AuditRecord => auditRecord(ms, { erp: { host, db, scheme: 'https', port: 8443 }, outcome });
 
 const policy = (document: unknown) => compileKeyPolicy(keyPolicySchema().parse(document));
 
