@@ -32,6 +32,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod/mini';
+import { canonicalJsonOf } from './canonical-json.ts';
 import { METHOD_NAME, MODEL_NAME } from './erp-names.ts';
 import { type RateLimit, rateLimitListSchema } from './limits.ts';
 import { compileModelRules, MODEL_RULE_KEY, type ModelRules } from './model-rules.ts';
@@ -387,21 +388,6 @@ const confirmSchema = () =>
 /** A key's policy as its schema reads it. */
 export type KeyPolicyDocument = z.output<ReturnType<typeof keyPolicySchema>>;
 
-/**
- * A policy document's JSON with every object's members sorted by name: one text per policy,
- * whatever order its secret wrote the members in (the policy's digest in an audit record).
- */
-function sortedJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const members = Object.entries(value as Record<string, unknown>)
-      .filter(([, member]) => member !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${members.map(([name, member]) => `${JSON.stringify(name)}:${sortedJson(member)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /** Compiles a policy its schema read; every entry was already checked. */
 export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
   const models = document.models;
@@ -445,6 +431,6 @@ export function compileKeyPolicy(document: KeyPolicyDocument): KeyPolicy {
         : new Map(
             Object.entries(document.companies).map(([db, ids]) => [db, Object.freeze([...new Set(ids)])]),
           ),
-    digest: createHash('sha256').update(sortedJson(document), 'utf8').digest('base64url'),
+    digest: createHash('sha256').update(canonicalJsonOf(document), 'utf8').digest('base64url'),
   });
 }

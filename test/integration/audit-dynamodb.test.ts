@@ -1,18 +1,3 @@
-/**
- * The audit table (issue 56; docs/guide/audit.md, "Where it lives") against Amazon's DynamoDB
- * Local, never a mocked client:
- *
- * - the store's conditions: a record is created once and completed once, and nothing the code
- *   sends can overwrite an ended record (it has no delete at all);
- * - the reads: every filter is served by Queries and BatchGetItem, never a Scan (the client's
- *   operations are counted), and a reader paging with the cursor gets every matching record once;
- * - two proxy processes sharing the tables, as two Lambda instances would: one writes, the other
- *   finds the record by `record=` and `actor=`; a process killed between its pending record and its
- *   outcome leaves a record that reads `unknown` once the writers' time has passed.
- */
-
-import type { AddressInfo } from 'node:net';
-import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   DynamoDbAuditReader,
@@ -26,6 +11,7 @@ import { auditRecord } from '../support/audit-records.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb-local.ts';
 import { type Envelope, USERS, useErpDouble } from '../support/fixtures.ts';
 import { type ProxyProcess, startProxyProcess, startProxyProcesses } from '../support/proxy-processes.ts';
+import { startSilentServer } from '../support/silent-endpoint.ts';
 import { useAuditTable, useStateTable } from '../support/state-table.ts';
 
 const admin = USERS.adminA;
@@ -181,23 +167,6 @@ describe('the audit table store', () => {
   });
 });
 
-/** An HTTP server that takes requests and never answers (the ERP a killed call was waiting on). */
-async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('data', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 const KEYS = {
   writer: 'audit-proc-writer-key-0123456789ab',
   auditor: 'audit-proc-auditor-key-0123456789a',
@@ -261,7 +230,7 @@ describe('two proxy processes sharing the audit table', () => {
   });
 
   it('a process killed between its pending record and its outcome leaves a record that reads unknown', async () => {
-    const silent = await silentServer();
+    const silent = await startSilentServer();
     const doomed = await startProxyProcess(env());
     try {
       const call = doomed

@@ -8,6 +8,7 @@
  * that is not there a clear line and exit 1. The key never appears in what the CLI prints.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COLUMNS } from '../../bin/audit-log.ts';
 import { ERP_A_ADMIN_KEY, type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { freePort, type ProxyHarness, startProxy } from '../support/proxy-harness.ts';
 import { type Finished, runToExit } from '../support/scripts.ts';
@@ -94,17 +95,7 @@ describe('npm run audit-log -- list', () => {
     expect(run.code, run.stderr).toBe(0);
     expectNoKey(run);
     const [heading, ...lines] = run.stdout.trimEnd().split('\n');
-    expect(heading?.split(/\s{2,}/)).toEqual([
-      'TIME',
-      'AUDIT_ID',
-      'OUTCOME',
-      'ACTOR',
-      'API/TOOL',
-      'ERP/DB',
-      'MODEL.METHOD',
-      'IDS',
-      'ERROR',
-    ]);
+    expect(heading?.split(/\s{2,}/)).toEqual(COLUMNS.map((column) => column.heading));
     expect(lines).toHaveLength(2);
     const [write, create] = lines.map((line) => line.split(/\s{2,}/));
     expect(write).toEqual([

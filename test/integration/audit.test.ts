@@ -8,14 +8,14 @@
  */
 
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
 import { type ErpDouble, startErpDouble } from '../erp-double/index.ts';
 import { logLinesDuring } from '../support/captured-output.ts';
 import { type Envelope, USERS, useErpDouble, useProxy, withProxy } from '../support/fixtures.ts';
 import { erpHeaders, withConfirmingClient, withMcpClient } from '../support/mcp-client.ts';
-import type { ProxyHarness } from '../support/proxy-harness.ts';
+import { freePort, type ProxyHarness } from '../support/proxy-harness.ts';
+import { startSilentServer } from '../support/silent-endpoint.ts';
 import { useAuditTable } from '../support/state-table.ts';
 
 const admin = USERS.adminA;
@@ -83,32 +83,6 @@ async function largeAnswerServer(bytes: number): Promise<{ url: string; close():
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: async () => {
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** A port of 127.0.0.1 nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** An HTTP server that takes requests and never answers. */
-async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<import('node:net').Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('data', () => undefined);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
@@ -302,7 +276,7 @@ for (const store of ['embedded ring', 'DynamoDB Local'] as const) {
     });
 
     it('an ERP that cannot be reached: not_run; one that never answers: unknown; an answer too large: ran', async () => {
-      const closed = await closedPort();
+      const closed = await freePort();
       const unreachable = await proxy.post(
         '/v2/erp/execute',
         {
@@ -315,7 +289,7 @@ for (const store of ['embedded ring', 'DynamoDB Local'] as const) {
         { 'x-api-key': KEYS.writer },
       );
       expect((unreachable.json as Envelope).error?.code).toBe(-32004);
-      const silent = await silentServer();
+      const silent = await startSilentServer();
       try {
         const hung = await proxy.post(
           '/v2/erp/execute',
@@ -502,7 +476,7 @@ describe('with the audit store down', () => {
   const double = useErpDouble({ mode: '19' });
   let dead = 0;
   beforeAll(async () => {
-    dead = await closedPort();
+    dead = await freePort();
   });
   const body = () => ({
     id: 'd',

@@ -8,7 +8,6 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
-  canonicalJsonOf,
   chainHead,
   GENESIS_HEAD,
   type SealedWindow,
@@ -16,6 +15,7 @@ import {
   verifyWindows,
 } from '../../lambdas/platform/audit/audit-chain.ts';
 import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
+import { canonicalJsonOf } from '../../lambdas/platform/canonical-json.ts';
 import { auditRecord } from '../support/audit-records.ts';
 
 const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });

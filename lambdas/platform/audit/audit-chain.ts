@@ -13,6 +13,7 @@
  * without records keeps the previous head (its seal, count 0, still says the window was sealed).
  */
 import { createHash, type KeyObject, sign, verify } from 'node:crypto';
+import { canonicalJsonOf } from '../canonical-json.ts';
 import type { AuditRecord } from './audit-record.ts';
 
 /** The seal format's version. */
@@ -44,27 +45,6 @@ export interface SealedWindow {
   readonly lines: readonly string[];
   readonly seal: AuditSeal;
   readonly signature: string;
-}
-
-/**
- * RFC 8785 canonical JSON of a JSON value made of plain objects, arrays, strings, finite numbers,
- * booleans and null: members sorted by their UTF-16 code units, no whitespace, strings and numbers
- * as ECMAScript serializes them. Throws on a value JSON cannot hold.
- */
-export function canonicalJsonOf(value: unknown): string {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('canonical JSON holds finite numbers only');
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJsonOf).join(',')}]`;
-  if (typeof value === 'object') {
-    const members = Object.entries(value as Record<string, unknown>)
-      .filter(([, member]) => member !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${members.map(([name, member]) => `${JSON.stringify(name)}:${canonicalJsonOf(member)}`).join(',')}}`;
-  }
-  throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
 }
 
 const sha256 = (bytes: Buffer | string): Buffer => createHash('sha256').update(bytes).digest();

@@ -7,23 +7,10 @@
  * imported at load, it cost the aux function's cold start 0.8 points more instructions
  * (BENCHMARKS.md, "Issue 56").
  */
-import type { Config } from '../config.ts';
-import { type AuditReader, auditStoreKind } from './audit-store.ts';
+import { type AuditReader, type AuditStoreConfig, auditStoreKind } from './audit-store.ts';
 
 /** The audit reader of this configuration (the aux function); `undefined`: none. */
-export function createAuditReader(
-  config: Pick<
-    Config,
-    | 'runtime'
-    | 'audit'
-    | 'auditTable'
-    | 'dynamodbEndpoint'
-    | 'region'
-    | 'awsAccessKeyId'
-    | 'awsSecretAccessKey'
-    | 'awsSessionToken'
-  >,
-): AuditReader | undefined {
+export function createAuditReader(config: AuditStoreConfig): AuditReader | undefined {
   // The embedded ring is the local server's, which hands it to the writers and the reader alike
   // (a ring of its own here would be one no writer fills).
   if (auditStoreKind(config) !== 'dynamodb') return undefined;

@@ -10,8 +10,7 @@
  * record's pointer items and a `BatchGetItem` of the records they name.
  */
 import type { DynamoDbClient, Item } from '../aws/dynamodb-client.ts';
-import type { Config } from '../config.ts';
-import { stateTableClient } from '../state/state-store-dynamodb.ts';
+import type { StateClientConfig } from '../state/state-store-dynamodb.ts';
 import {
   AUDIT_SHARDS,
   AUDIT_TABLE,
@@ -34,7 +33,7 @@ import {
   type AuditView,
   matchesFilters,
 } from './audit-store.ts';
-import { AUDIT_CLIENT_TIMING, recordOfItem } from './audit-store-dynamodb.ts';
+import { auditTableClient, recordOfItem } from './audit-store-dynamodb.ts';
 
 const { partitionKey: PK, sortKey: SK, actorAttribute: ACTOR } = AUDIT_TABLE;
 const S = (value: string) => ({ S: value });
@@ -86,13 +85,13 @@ export class DynamoDbAuditReader implements AuditReader {
     private readonly table: string,
   ) {}
 
-  /** The reader of the configuration, with the audit's own short time limit. */
+  /** The reader of the configuration (audit-store-dynamodb.ts `auditTableClient`). */
   static fromConfig(
-    config: Pick<Config, 'region' | 'awsAccessKeyId' | 'awsSecretAccessKey' | 'awsSessionToken'>,
+    config: StateClientConfig,
     table: string,
     endpoint: string | undefined,
   ): DynamoDbAuditReader {
-    return new DynamoDbAuditReader(stateTableClient(config, endpoint, AUDIT_CLIENT_TIMING), table);
+    return new DynamoDbAuditReader(auditTableClient(config, endpoint), table);
   }
 
   #send(operation: AuditOperation, input: Record<string, unknown>) {

@@ -7,21 +7,8 @@
  * record, never at cold start; the reader is chosen apart (audit-reader-choice.ts), so each
  * function's bundle holds only the one the stack grants it.
  */
-import type { Config } from '../config.ts';
-import { type AuditWriter, auditStoreKind } from './audit-store.ts';
+import { type AuditStoreConfig, type AuditWriter, auditStoreKind } from './audit-store.ts';
 import { EmbeddedAuditStore } from './audit-store-embedded.ts';
-
-type AuditStoreConfig = Pick<
-  Config,
-  | 'runtime'
-  | 'audit'
-  | 'auditTable'
-  | 'dynamodbEndpoint'
-  | 'region'
-  | 'awsAccessKeyId'
-  | 'awsSecretAccessKey'
-  | 'awsSessionToken'
->;
 
 /** A store of the table, loaded from `load` on its first use. */
 function onFirstUse<T extends object>(load: () => Promise<T>): () => Promise<T> {

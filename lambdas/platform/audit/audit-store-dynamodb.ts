@@ -16,8 +16,7 @@
  * completed once, and nothing here deletes.
  */
 import { type DynamoDbClient, DynamoDbRefusal, type Item } from '../aws/dynamodb-client.ts';
-import type { Config } from '../config.ts';
-import { stateTableClient } from '../state/state-store-dynamodb.ts';
+import { type StateClientConfig, stateTableClient } from '../state/state-store-dynamodb.ts';
 import {
   AUDIT_TABLE,
   type AuditOperation,
@@ -33,6 +32,11 @@ const N = (value: number) => ({ N: String(value) });
 
 /** The audit's own short time limit: a record's write fits the function's safety margin. */
 export const AUDIT_CLIENT_TIMING = Object.freeze({ budgetMs: 1_500, requestTimeoutMs: 1_000 });
+/** The audit table's client (the writer's and the reader's), with the audit's own short time limit. */
+export function auditTableClient(config: StateClientConfig, endpoint: string | undefined): DynamoDbClient {
+  return stateTableClient(config, endpoint, AUDIT_CLIENT_TIMING);
+}
+
 /** The end's limit when the call's pending record just failed: one short try. */
 export const AUDIT_QUICK_BUDGET_MS = 400;
 
@@ -88,13 +92,13 @@ export class DynamoDbAuditStore implements AuditWriter {
     private readonly table: string,
   ) {}
 
-  /** The store of the configuration, with the audit's own short time limit. */
+  /** The store of the configuration ({@link auditTableClient}). */
   static fromConfig(
-    config: Pick<Config, 'region' | 'awsAccessKeyId' | 'awsSecretAccessKey' | 'awsSessionToken'>,
+    config: StateClientConfig,
     table: string,
     endpoint: string | undefined,
   ): DynamoDbAuditStore {
-    return new DynamoDbAuditStore(stateTableClient(config, endpoint, AUDIT_CLIENT_TIMING), table);
+    return new DynamoDbAuditStore(auditTableClient(config, endpoint), table);
   }
 
   #send(operation: AuditOperation, input: Record<string, unknown>, retrySafe = false, budgetMs?: number) {

@@ -118,3 +118,16 @@ export function auditStoreKind(
   }
   return config.runtime === 'lambda' ? 'none' : 'embedded';
 }
+
+/** What choosing the audit's store reads of the configuration (where, and the DynamoDB client's credentials). */
+export type AuditStoreConfig = Pick<
+  Config,
+  | 'runtime'
+  | 'audit'
+  | 'auditTable'
+  | 'dynamodbEndpoint'
+  | 'region'
+  | 'awsAccessKeyId'
+  | 'awsSecretAccessKey'
+  | 'awsSessionToken'
+>;

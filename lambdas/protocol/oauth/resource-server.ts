@@ -115,13 +115,14 @@ export async function authenticateToken(
   const policy: KeyPolicy | undefined = check.scopes.has('erp.write')
     ? identity.policy
     : narrowedToRead(identity.policy);
+  const clientId = clientIdOf(check.claims);
   return {
     caller: {
       identity,
       issuer: check.issuer,
       subject: check.subject,
       scopes: check.scopes,
-      ...(clientIdOf(check.claims) === undefined ? {} : { clientId: clientIdOf(check.claims) as string }),
+      ...(clientId === undefined ? {} : { clientId }),
     },
     policy,
   };
