@@ -48,6 +48,7 @@ function counted(store: AuditWriter): { store: AuditStore; operations: number; r
       return store.point(record, pointers, expiresAt);
     },
     list: async () => ({ records: [] }),
+    readWindow: async () => [],
   };
   return tally;
 }

@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { AUDIT_FILTERS, AUDIT_PAGE } from '../lambdas/operator/audit-endpoint.ts';
 import { AUDIT_OUTCOMES, type AuditRecord } from '../lambdas/platform/audit/audit-record.ts';
 import { RUNTIME_SETTINGS } from '../lambdas/platform/settings.ts';
+import { runSealCommand, SEAL_COMMANDS, SEAL_USAGE, type SealCommand } from './audit-seal-cli.ts';
 
 /** `npm start`'s address when `PORT` and `HOST` are left alone. */
 export const DEFAULT_URL = `http://127.0.0.1:${RUNTIME_SETTINGS.port.schema.parse(undefined)}`;
@@ -30,6 +31,7 @@ export const MAX_PAGES = 100;
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 export const AUDIT_LOG_USAGE = `Usage: npm run -s audit-log -- list [filters] [options]
+${SEAL_USAGE}
 
 Lists the audit records of the calls that could write (GET /_/audit; docs/guide/audit.md),
 newest first, as a table or as one JSON record per line.
@@ -173,10 +175,11 @@ export function parseAuditLogArgs(
   const { values, positionals } = parsed;
   if (values.help === true) return { help: true };
   const [command, ...extra] = positionals;
-  if (command === undefined) return { problem: 'name a command: list' };
+  if (command === undefined) return { problem: `name a command: list, ${SEAL_COMMANDS.join(', ')}` };
+  if ((SEAL_COMMANDS as readonly string[]).includes(command)) return { help: true };
   if (command !== 'list') {
     const shown = /^[a-z][a-z-]{0,19}$/.test(command) ? ` ${command}` : '';
-    return { problem: `unknown command${shown}: the command is list` };
+    return { problem: `unknown command${shown}: the commands are list, ${SEAL_COMMANDS.join(', ')}` };
   }
   if (extra.length > 0) return { problem: 'list takes options only (they start with --)' };
   const limit = values.limit as string | undefined;
@@ -451,6 +454,14 @@ async function list(request: ListRequest, options: RunOptions): Promise<number> 
 /** `npm run audit-log -- <argv>`: the exit code (0, 1, 2), having written to `io`. */
 export async function runAuditLog(argv: readonly string[], options: RunOptions): Promise<number> {
   const { io } = options;
+  const [first, ...rest] = argv;
+  if (
+    (SEAL_COMMANDS as readonly string[]).includes(first ?? '') &&
+    !rest.includes('--help') &&
+    !rest.includes('-h')
+  ) {
+    return runSealCommand(first as SealCommand, rest, options);
+  }
   const parsed = parseAuditLogArgs(argv, options.env, (options.now ?? Date.now)());
   if ('help' in parsed) {
     io.stdout.write(AUDIT_LOG_USAGE);

@@ -3,13 +3,17 @@
  * `npm run docs:cost`: the idle monthly cost of the trial stack (environments/trial.json), by
  * component, counted from the synthesized template (never by hand) and priced with the list prices
  * below, written into docs/deploy-trial.md between `<!-- idle-cost -->` markers (`-- --check`
- * only compares). "Idle": deployed, no calls; only the hourly license check runs.
+ * only compares). "Idle": deployed, no calls; only the schedules run: the hourly license check,
+ * and, with the audit sealed (`auditSealing` not `off`), the audit sealer, which seals an empty
+ * window every `auditSealMinutes` (one signature, one object) and verifies the last day's daily.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MetricName } from '../lambdas/platform/metrics/catalogue.ts';
+import { AUDIT_SEAL_EVENT, LICENSE_CHECK_EVENT } from '../lambdas/platform/scheduled-jobs.ts';
 
 /** The day the prices below were last checked against AWS's pricing pages. */
 export const PRICES_AS_OF = '2026-11-29';
@@ -27,10 +31,32 @@ export const PRICES = Object.freeze({
   httpApiMillion: 1,
   lambdaRequestMillion: 0.2,
   lambdaArmGbSecond: 0.0000133334,
+  kmsKeyMonth: 1,
+  /** KMS requests on asymmetric keys other than RSA 2048 (`Sign` with ECC_NIST_P256); no free tier. */
+  kmsAsymmetricTenThousand: 0.15,
+  s3PutThousand: 0.005,
+  s3StoredGbMonth: 0.023,
 });
+
+/**
+ * The custom metrics the audit sealer records while idle (lambdas/platform/metrics/catalogue.ts):
+ * an empty window sealed, the lag, the daily verification's failures (0).
+ */
+export const AUDIT_SEALER_METRICS = Object.freeze([
+  MetricName.AuditWindowsSealed,
+  MetricName.AuditSealLag,
+  MetricName.AuditVerifyFailures,
+]);
+
+/**
+ * What an idle seal run takes, assumed (not in the template): about a second (a Query of the
+ * window, the seal head's read and update, one signature, one object written).
+ */
+export const ASSUMED_SEAL_RUN_SECONDS = 1;
 
 /** Hours in the month the idle cost counts (30 days). */
 const HOURS_A_MONTH = 720;
+const MINUTES_A_MONTH = HOURS_A_MONTH * 60;
 
 interface Resource {
   readonly Type: string;
@@ -62,6 +88,86 @@ function alarmMetrics(alarm: Resource): number {
   return metrics.filter((metric: { MetricStat?: unknown }) => metric.MetricStat !== undefined).length;
 }
 
+/** The schedules whose (single) target gets exactly `event`. */
+function schedulesSending(template: Template, event: unknown): Resource[] {
+  return ofType(template, 'AWS::Events::Rule').filter((rule) => {
+    const targets = rule.Properties?.Targets as { Input?: string }[] | undefined;
+    return targets?.some((target) => target.Input === JSON.stringify(event)) ?? false;
+  });
+}
+
+/** Minutes between two runs of a `rate(...)` schedule. */
+function rateMinutes(rule: Resource): number {
+  const expression = String(rule.Properties?.ScheduleExpression);
+  const match = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression);
+  if (!match) throw new Error(`not a rate schedule: ${expression}`);
+  return Number(match[1]) * { minute: 1, hour: 60, day: 1440 }[match[2] as 'minute' | 'hour' | 'day'];
+}
+
+/** The audit sealer's idle month, when the template seals the audit: its runs, its memory. */
+interface Sealing {
+  /** Windows sealed a month (each its own run, signature and object). */
+  readonly windows: number;
+  readonly windowMinutes: number;
+  /** Invocations a month: every seal, and the daily verification. */
+  readonly invocations: number;
+  readonly memoryMb: number;
+  readonly keys: number;
+  readonly buckets: number;
+}
+
+function sealingOf(template: Template): Sealing | undefined {
+  const [seal, more] = schedulesSending(template, AUDIT_SEAL_EVENT);
+  if (!seal) return undefined;
+  if (more) throw new Error('more than one audit seal schedule');
+  const windowMinutes = rateMinutes(seal);
+  const windows = MINUTES_A_MONTH / windowMinutes;
+  // The sealer: the function the seal schedule targets (the verification schedule's too).
+  const target = JSON.stringify((seal.Properties?.Targets as { Arn: unknown }[])[0]?.Arn);
+  const sealer = Object.entries(template.Resources).find(
+    ([id, resource]) =>
+      resource.Type === 'AWS::Lambda::Function' && target === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }),
+  )?.[1];
+  if (!sealer) throw new Error('the audit seal schedule targets no function of the template');
+  const verifications = schedulesSending(template, { erp_proxy_job: 'audit-verify' })
+    .map((rule) => MINUTES_A_MONTH / rateMinutes(rule))
+    .reduce((sum, n) => sum + n, 0);
+  return {
+    windows,
+    windowMinutes,
+    invocations: windows + verifications,
+    memoryMb: Number(sealer.Properties?.MemorySize),
+    keys: ofType(template, 'AWS::KMS::Key').length,
+    buckets: ofType(template, 'AWS::S3::Bucket').length,
+  };
+}
+
+/** The audit sealing's rows (docs/guide/audit.md, "Sealed"): its key, its signatures, its bucket. */
+function sealingRows(sealing: Sealing): CostRow[] {
+  const { windows, windowMinutes } = sealing;
+  const count = (n: number) => n.toLocaleString('en-US');
+  return [
+    {
+      component: 'KMS key (signs the audit seals)',
+      count: String(sealing.keys),
+      price: `${price(PRICES.kmsKeyMonth)} per key-month`,
+      monthly: sealing.keys * PRICES.kmsKeyMonth,
+    },
+    {
+      component: 'KMS signatures (one per sealed window, empty ones too)',
+      count: `${count(windows)} (a window every ${windowMinutes} minutes)`,
+      price: `${price(PRICES.kmsAsymmetricTenThousand)} per 10,000 asymmetric requests (no free tier)`,
+      monthly: (windows / 10_000) * PRICES.kmsAsymmetricTenThousand,
+    },
+    {
+      component: 'S3 bucket of sealed windows (Object Lock)',
+      count: `${sealing.buckets} (${count(windows)} PUTs: one per empty window, two per window with records)`,
+      price: `${price(PRICES.s3PutThousand)} per 1,000 PUTs, ${price(PRICES.s3StoredGbMonth)} per GB-month (an empty window's seal is under 1 KB)`,
+      monthly: (windows / 1000) * PRICES.s3PutThousand,
+    },
+  ];
+}
+
 /** The idle monthly cost of `template`, by component. */
 export function idleCost(template: Template): CostRow[] {
   const secrets = ofType(template, 'AWS::SecretsManager::Secret').length;
@@ -69,11 +175,20 @@ export function idleCost(template: Template): CostRow[] {
   const alarmMetricCount = alarms.reduce((sum, alarm) => sum + alarmMetrics(alarm), 0);
   const dashboards = ofType(template, 'AWS::CloudWatch::Dashboard').length;
   const schedules = ofType(template, 'AWS::Events::Rule').length;
+  const licenseChecks = schedulesSending(template, LICENSE_CHECK_EVENT).length;
+  const sealing = sealingOf(template);
+  const customMetrics = licenseChecks + (sealing ? AUDIT_SEALER_METRICS.length : 0);
   const logGroups = ofType(template, 'AWS::Logs::LogGroup').length;
   const tables = ofType(template, 'AWS::DynamoDB::Table').length;
   const apis = ofType(template, 'AWS::ApiGatewayV2::Api').length;
   const functions = ofType(template, 'AWS::Lambda::Function').length;
   const topics = ofType(template, 'AWS::SNS::Topic').length;
+  const sealerGbSeconds = sealing
+    ? sealing.invocations * ASSUMED_SEAL_RUN_SECONDS * (sealing.memoryMb / 1024)
+    : 0;
+  const sealerLambda = sealing
+    ? (sealing.invocations / 1e6) * PRICES.lambdaRequestMillion + sealerGbSeconds * PRICES.lambdaArmGbSecond
+    : 0;
   return [
     {
       component: 'Secrets Manager secrets',
@@ -94,10 +209,16 @@ export function idleCost(template: Template): CostRow[] {
       monthly: dashboards * PRICES.dashboardMonth,
     },
     {
-      component: 'custom metrics (the hourly license check records `LicenseDaysLeft`)',
-      count: `${schedules} (one per scheduled check)`,
+      component: sealing
+        ? 'custom metrics (the hourly license check records `LicenseDaysLeft`; the audit sealer ' +
+          AUDIT_SEALER_METRICS.map((name) => `\`${name}\``).join(', ') +
+          ')'
+        : 'custom metrics (the hourly license check records `LicenseDaysLeft`)',
+      count: sealing
+        ? `${customMetrics} (${licenseChecks} per license check, ${AUDIT_SEALER_METRICS.length} of the sealer)`
+        : `${customMetrics} (one per scheduled check)`,
       price: `${price(PRICES.customMetricMonth)} per metric-month`,
-      monthly: schedules * PRICES.customMetricMonth,
+      monthly: customMetrics * PRICES.customMetricMonth,
     },
     {
       component: 'CloudWatch log groups',
@@ -108,7 +229,9 @@ export function idleCost(template: Template): CostRow[] {
     {
       component: 'DynamoDB table, on demand',
       count: String(tables),
-      price: `${price(PRICES.dynamoWriteMillion)} per million write units, ${price(PRICES.dynamoStoredGbMonth)} per GB-month; nothing without requests or records`,
+      price: sealing
+        ? `${price(PRICES.dynamoWriteMillion)} per million write units, ${price(PRICES.dynamoStoredGbMonth)} per GB-month; idle, only the sealer's reads and its seal head's update, a few per window`
+        : `${price(PRICES.dynamoWriteMillion)} per million write units, ${price(PRICES.dynamoStoredGbMonth)} per GB-month; nothing without requests or records`,
       monthly: 0,
     },
     {
@@ -119,13 +242,18 @@ export function idleCost(template: Template): CostRow[] {
     },
     {
       component: 'Lambda functions',
-      count: `${functions} (the hourly check: ${schedules * HOURS_A_MONTH} invocations a month)`,
+      count: sealing
+        ? `${functions} (the hourly check: ${licenseChecks * HOURS_A_MONTH} invocations a month; the audit sealer: ` +
+          `${sealing.invocations.toLocaleString('en-US')} of about ${ASSUMED_SEAL_RUN_SECONDS} s at ${sealing.memoryMb} MB)`
+        : `${functions} (the hourly check: ${licenseChecks * HOURS_A_MONTH} invocations a month)`,
       price: `${price(PRICES.lambdaRequestMillion)} per million requests, ${price(PRICES.lambdaArmGbSecond)} per GB-second (Arm)`,
-      // 720 invocations of well under a second at 256 MB: a few thousandths of a dollar.
-      monthly: 0,
+      // 720 license checks of well under a second at 256 MB: a few thousandths of a dollar; the
+      // sealer's runs counted.
+      monthly: sealerLambda,
     },
+    ...(sealing ? sealingRows(sealing) : []),
     {
-      component: 'SNS topic, EventBridge schedule',
+      component: schedules === 1 ? 'SNS topic, EventBridge schedule' : 'SNS topic, EventBridge schedules',
       count: `${topics}, ${schedules}`,
       price: 'no charge without messages; scheduled rules are free',
       monthly: 0,

@@ -37,11 +37,20 @@ async function main(): Promise<void> {
   const { getRuntime } = await import('../lambdas/handlers/runtime.ts');
   const { createLocalServer } = await import('../lambdas/local/server.ts');
   const { licenseWarning } = await import('../lambdas/platform/license-notice.ts');
-  const { auditLine, limitsLine, stateStoreLine } = await import('../lambdas/local/banner.ts');
+  const { auditLine, limitsLine, sealLine, stateStoreLine } = await import('../lambdas/local/banner.ts');
+  const { startLocalSealer } = await import('../lambdas/local/local-sealer.ts');
   // The double's fixed, public test key (test/erp-double/users.ts): the printed curls work as pasted.
   const { ERP_A_ADMIN_KEY } = await import('../test/erp-double/users.ts');
   const erpDoubleUrl = `http://127.0.0.1:${config.erpDoublePort}`;
   const runtime = getRuntime();
+  let stopSealer: (() => Promise<void>) | undefined;
+  try {
+    stopSealer = await startLocalSealer(config, runtime.auditRing, runtime);
+  } catch (error) {
+    process.stderr.write(
+      `erp-proxy: WARNING: the audit sealer could not start (${error instanceof Error ? error.message : String(error)}): nothing is sealed\n`,
+    );
+  }
   const server = createLocalServer(runtime, {
     onCrash: (error) => runtime.logger.error('local server: handler crashed', { error: error as Error }),
   });
@@ -87,6 +96,7 @@ async function main(): Promise<void> {
       stateStoreLine(config),
       limitsLine(config),
       auditLine(config),
+      sealLine(config, stopSealer !== undefined),
       // Read now, before any call is refused for it: what GET /_/license will tell.
       await licenseLine(),
       '',
@@ -113,7 +123,13 @@ async function main(): Promise<void> {
     process.stdout.write(`${lines.join('\n')}\n`);
   });
 
-  stopOnSignals('start', () => new Promise((closed) => server.close(closed)), 2_000);
+  stopOnSignals(
+    'start',
+    async () => {
+      await Promise.all([new Promise((closed) => server.close(closed)), stopSealer?.()]);
+    },
+    2_000,
+  );
 }
 
 main().catch((error: unknown) => {

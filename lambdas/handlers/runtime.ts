@@ -12,7 +12,7 @@
 import type { ForwardDeps } from '../core/forward.ts';
 import { WRITE_TOOL_NAMES } from '../core/mcp/write-tools.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
-import { auditStoreKind } from '../platform/audit/audit-store.ts';
+import { type AuditStore, auditStoreKind } from '../platform/audit/audit-store.ts';
 import { EmbeddedAuditStore } from '../platform/audit/audit-store-embedded.ts';
 import { type Config, getConfig } from '../platform/config.ts';
 import { createOAuthResourceServer } from '../protocol/oauth/resource-server.ts';
@@ -37,6 +37,8 @@ export interface Runtime
     McpRuntime {
   readonly http: HttpClient;
   readonly forward: ForwardDeps;
+  /** The process's embedded audit ring (no audit table), which the local sealer seals from. */
+  readonly auditRing: AuditStore | undefined;
 }
 
 export function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Runtime {
@@ -59,6 +61,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     ...state,
     auditReading: createAuditReading(config, withRing, base.keys),
     http: upstream.http,
+    auditRing: auditStore,
     routing: v1Routing,
     forward: {
       config,

@@ -5,7 +5,9 @@
  * configuration only, and never with a secret: a DynamoDB endpoint is shown without user info,
  * keys by their names.
  */
+
 import { EMBEDDED_AUDIT_RECORDS } from '../platform/audit/audit-store-embedded.ts';
+import type { SealerConfig } from '../platform/audit/sealer-parts.ts';
 import type { Config } from '../platform/config.ts';
 import { storeLocation } from '../platform/state/state-store-choice.ts';
 
@@ -67,4 +69,14 @@ export function limitsLine(config: Pick<Config, 'localKeys' | 'proxyKeysSecretId
   return parts.length > 0
     ? `Limits: on: ${parts.join('; ')}`
     : 'Limits: off (no key policy sets limits, ERP_TARGET_LIMITS is not set)';
+}
+
+/** The banner's line on sealing the audit (docs/guide/audit.md, "Locally"). */
+export function sealLine(config: SealerConfig, sealing: boolean): string {
+  if (!sealing) {
+    return config.auditSealing === 'off'
+      ? 'Audit sealing: off (AUDIT_SEALING=off)'
+      : 'Audit sealing: off (no audit store)';
+  }
+  return `Audit sealing: every ${config.auditSealMinutes} min into ${config.auditDir}, signed with ${config.auditSealKeyFile} (check: npm run audit-log -- verify)`;
 }

@@ -22,7 +22,7 @@ import { echoed } from '../platform/bounded-text.ts';
 import type { Config } from '../platform/config.ts';
 import { MODEL_NAME } from '../platform/erp-names.ts';
 import { InvalidRequestError, UpstreamUnavailableError } from '../platform/errors.ts';
-import { localFunctionTimeoutMs } from '../platform/function-timeout.ts';
+import { pendingMaxMs } from '../platform/function-timeout.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { AuditMode } from '../platform/names.ts';
 import { type SealKey, seal, unseal } from '../platform/seal.ts';
@@ -50,9 +50,6 @@ export const DEFAULT_AUDIT_WINDOW_MS = 30 * 86_400_000;
 /** How far past now an `until` is taken as given (clocks of the writing functions may run ahead). */
 const UNTIL_SKEW_MS = 60_000;
 
-/** The time after a writing function's timeout before its `pending` record reads `unknown`. */
-export const PENDING_MARGIN_SECONDS = 30;
-
 /** The query parameters `GET /_/audit` takes (any other is refused, so a typo is not a silent no-op). */
 export const AUDIT_FILTERS = Object.freeze([
   'since',
@@ -66,14 +63,6 @@ export const AUDIT_FILTERS = Object.freeze([
   'limit',
   'cursor',
 ] as const);
-
-/** How long a record may stay `pending` before it reads `unknown` (ms). */
-export function pendingMaxMs(config: Pick<Config, 'auditPendingAfterSeconds' | 'maxTimeoutSeconds'>): number {
-  const seconds =
-    config.auditPendingAfterSeconds ??
-    Math.ceil(localFunctionTimeoutMs(config) / 1000) + PENDING_MARGIN_SECONDS;
-  return seconds * 1000;
-}
 
 function invalid(message: string): InvalidRequestError {
   return new InvalidRequestError(`GET /_/audit: ${message}`);

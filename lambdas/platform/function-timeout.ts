@@ -18,3 +18,17 @@ const FUNCTION_TIMEOUT_HEADROOM_MS = 3_000;
 export function localFunctionTimeoutMs(config: Pick<Config, 'maxTimeoutSeconds'>): number {
   return Math.max(LOCAL_FUNCTION_TIMEOUT_MS, config.maxTimeoutSeconds * 1000 + FUNCTION_TIMEOUT_HEADROOM_MS);
 }
+
+/** The time after a writing function's timeout before its `pending` audit record reads `unknown`. */
+export const PENDING_MARGIN_SECONDS = 30;
+
+/**
+ * How long an audit record may stay `pending` before it reads `unknown` and the sealer completes it
+ * (ms): `AUDIT_PENDING_AFTER` as the stack sets it, or locally the emulated timeout and the margin.
+ */
+export function pendingMaxMs(config: Pick<Config, 'auditPendingAfterSeconds' | 'maxTimeoutSeconds'>): number {
+  const seconds =
+    config.auditPendingAfterSeconds ??
+    Math.ceil(localFunctionTimeoutMs(config) / 1000) + PENDING_MARGIN_SECONDS;
+  return seconds * 1000;
+}

@@ -36,6 +36,25 @@ export const FUNCTION_NAMES = Object.freeze(['execute-v1', 'execute-v2', 'versio
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /**
+ * The functions no route reaches, run by a schedule: the audit's sealer (docs/guide/audit.md,
+ * "Sealed"), which seals the audit's closed windows and, once a day, verifies the last day's.
+ */
+export const SCHEDULED_FUNCTION_NAMES = Object.freeze(['audit-sealer'] as const);
+export type ScheduledFunctionName = (typeof SCHEDULED_FUNCTION_NAMES)[number];
+/** Every function a setting can be read by: the route functions, then the scheduled ones. */
+export const SETTING_READERS = Object.freeze([...FUNCTION_NAMES, ...SCHEDULED_FUNCTION_NAMES] as const);
+export type SettingReader = FunctionName | ScheduledFunctionName;
+
+/**
+ * `AUDIT_SEALING`: how sealed audit windows are kept (docs/guide/audit.md, "Sealed"): S3 Object
+ * Lock in `compliance` mode (no one can delete them before their retention ends), `governance`
+ * (a role with `s3:BypassGovernanceRetention` can, so a trial can be torn down), or `off` (no
+ * sealer, no bucket, no signing key).
+ */
+export const AUDIT_SEALING_MODES = Object.freeze(['compliance', 'governance', 'off'] as const);
+export type AuditSealingMode = (typeof AUDIT_SEALING_MODES)[number];
+
+/**
  * The operator endpoints `AUX_PUBLIC` may make public (`/_/license`, `/_/metrics`); every
  * other aux route is either always public (`/_/about`) or always keyed.
  */

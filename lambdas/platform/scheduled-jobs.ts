@@ -42,3 +42,28 @@ export function isLicenseCheckEvent(event: unknown): boolean {
     (event as Record<string, unknown>)[SCHEDULED_JOB_FIELD] === LICENSE_CHECK_JOB
   );
 }
+
+/**
+ * The audit sealer's two jobs (docs/guide/audit.md, "Sealed"), each a constant event of the stack's
+ * own schedules, sent to the sealer function (no route reaches it): `audit-seal` every
+ * `AUDIT_SEAL_MINUTES` seals every closed window, `audit-verify` once a day verifies the last day's.
+ */
+export const AUDIT_SEAL_JOB = 'audit-seal';
+export const AUDIT_VERIFY_JOB = 'audit-verify';
+export type AuditJob = typeof AUDIT_SEAL_JOB | typeof AUDIT_VERIFY_JOB;
+export const AUDIT_SEAL_EVENT: Readonly<Record<typeof SCHEDULED_JOB_FIELD, AuditJob>> = Object.freeze({
+  [SCHEDULED_JOB_FIELD]: AUDIT_SEAL_JOB,
+});
+export const AUDIT_VERIFY_EVENT: Readonly<Record<typeof SCHEDULED_JOB_FIELD, AuditJob>> = Object.freeze({
+  [SCHEDULED_JOB_FIELD]: AUDIT_VERIFY_JOB,
+});
+/** How far back the daily verification reads: the last day's windows. */
+export const AUDIT_VERIFY_HOURS = 24;
+
+/** The audit job an event names (exactly one field, one of the two jobs), or `undefined`. */
+export function auditJobOf(event: unknown): AuditJob | undefined {
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) return undefined;
+  const keys = Object.keys(event);
+  const job = (event as Record<string, unknown>)[SCHEDULED_JOB_FIELD];
+  return keys.length === 1 && (job === AUDIT_SEAL_JOB || job === AUDIT_VERIFY_JOB) ? job : undefined;
+}

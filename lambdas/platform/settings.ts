@@ -31,11 +31,13 @@ import { parsePublicKey } from './license.ts';
 import { parseTargetLimits, type TargetLimits, targetLimitsText } from './limits.ts';
 import {
   AUDIT_MODES,
+  AUDIT_SEALING_MODES,
   AUX_PUBLIC_NAMES,
   type AuxPublicName,
   type FunctionName,
   METRICS_NAMESPACE,
   SERVICE_NAME,
+  type SettingReader,
   V1_TRANSPORTS,
   type V1TransportMode,
   V2_TRANSPORTS,
@@ -59,6 +61,10 @@ export const DEFAULT_MAX_RESPONSE_BYTES = Math.floor(LAMBDA_RESPONSE_LIMIT_BYTES
 /** The log levels Powertools Logger knows, lowest first. */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+/** Where a local run seals its audit windows, and the key it signs them with (both git-ignored). */
+export const LOCAL_AUDIT_DIR = '.erp-proxy/audit';
+export const LOCAL_AUDIT_SEAL_KEY_FILE = '.erp-proxy/audit-seal-key.pem';
 
 /** Loopback ranges the local server allows by default (docs/target-policy.md). */
 export const LOCAL_DEFAULT_TARGETS = Object.freeze(['127.0.0.0/8', '::1/128', 'localhost']);
@@ -300,7 +306,7 @@ export interface Setting<T = unknown> {
    */
   readonly defaultText?: string;
   /** The functions whose code reads it (the local server runs them all). */
-  readonly readBy: readonly FunctionName[];
+  readonly readBy: readonly SettingReader[];
   /** Shown under `settings` by `GET /_/about` (never a secret, never a target or database). */
   readonly about?: boolean;
   /** For a setting of the stack: what it sets there. */
@@ -755,7 +761,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'AUDIT',
     context: 'audit',
     schema: choice(AUDIT_MODES, 'on'),
-    readBy: [...STATEFUL, 'aux'],
+    readBy: [...STATEFUL, 'aux', 'audit-sealer'],
     about: true,
     meaning:
       'the audit of writes (docs/guide/audit.md): `on` (a write whose record cannot be written is refused 503 -32004), `best-effort`, `off`',
@@ -768,7 +774,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
       check: (name) => /^[A-Za-z0-9_.-]{3,255}$/.test(name),
     }),
     defaultText: "AWS: the stack's audit table; local: *none* (the embedded ring)",
-    readBy: [...STATEFUL, 'aux'],
+    readBy: [...STATEFUL, 'aux', 'audit-sealer'],
     meaning:
       'DynamoDB table of the audit records; locally only with `AWS_ENDPOINT_URL_DYNAMODB`, else an embedded ring (lost on restart)',
   },
@@ -776,7 +782,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'AUDIT_RETENTION_DAYS',
     context: 'auditRetentionDays',
     schema: integer({ fallback: 400, min: 1, max: 3_653, unit: ' days' }),
-    readBy: [...STATEFUL, 'aux'],
+    readBy: [...STATEFUL, 'aux', 'audit-sealer'],
     about: true,
     meaning: 'days an audit record is kept (then deleted by TTL)',
   },
@@ -788,7 +794,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     },
     schema: integer({ min: 5, max: 3_600, unit: ' seconds' }),
     defaultText: "AWS: `lambdaTimeout` + 30; local: the local server's function timeout + 30",
-    readBy: ['aux'],
+    readBy: ['aux', 'audit-sealer'],
     meaning:
       'seconds after which a record still `pending` reads as `unknown` (its function died or could not complete it)',
   },
@@ -809,6 +815,78 @@ export const RUNTIME_SETTINGS = Object.freeze({
     defaultText: '*generated at start (local)*',
     readBy: [],
     meaning: "the audit's digest key locally (32+ characters); unset, each start generates one",
+  },
+  auditSealing: {
+    env: 'AUDIT_SEALING',
+    context: 'auditSealing',
+    schema: choice(AUDIT_SEALING_MODES, 'compliance'),
+    readBy: ['audit-sealer'],
+    about: true,
+    meaning:
+      'sealing the audit (docs/guide/audit.md, "Sealed"): `compliance` (S3 Object Lock no one can lift), `governance` (a trial: a privileged role can delete), `off`; locally any mode but `off` seals into `AUDIT_DIR`. Chosen before the first deploy: Object Lock is set when the bucket is created',
+  },
+  auditSealMinutes: {
+    env: 'AUDIT_SEAL_MINUTES',
+    context: 'auditSealMinutes',
+    schema: checked<number, number>(integer({ fallback: 5, min: 1, max: 60, unit: ' minutes' }), (minutes) =>
+      60 % minutes === 0
+        ? { value: minutes }
+        : {
+            problem: `expected minutes that divide an hour (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60), got ${minutes}`,
+          },
+    ),
+    readBy: ['audit-sealer'],
+    about: true,
+    meaning:
+      'the length of a sealed audit window: every window is sealed once it is closed (minutes that divide an hour)',
+  },
+  auditLockDays: {
+    env: 'AUDIT_LOCK_DAYS',
+    context: 'auditLockDays',
+    schema: integer({ min: 1, max: 3_653, unit: ' days' }),
+    defaultText: '`AUDIT_RETENTION_DAYS`',
+    readBy: ['audit-sealer'],
+    meaning: "days a sealed window's objects are locked (S3 Object Lock retention) from their sealing",
+  },
+  auditBucket: {
+    env: 'AUDIT_BUCKET',
+    notDeployable: {
+      by: 'stack',
+      why: 'the name of the Object Lock bucket the stack creates for sealed windows',
+    },
+    schema: text({
+      expected: 'an S3 bucket name (3-63 of a-z 0-9 . -)',
+      check: (name) => /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name),
+    }),
+    readBy: ['audit-sealer'],
+    meaning: 'S3 bucket of the sealed audit windows (records, seals, the public key)',
+  },
+  auditSealKeyId: {
+    env: 'AUDIT_SEAL_KEY_ID',
+    notDeployable: {
+      by: 'stack',
+      why: 'the ARN of the asymmetric KMS key the stack creates; only the sealer may sign with it',
+    },
+    schema: text(),
+    readBy: ['audit-sealer'],
+    meaning: 'KMS key (`ECC_NIST_P256`) that signs the seals',
+  },
+  auditDir: {
+    env: 'AUDIT_DIR',
+    notDeployable: { by: 'local', why: 'deployed, sealed windows go to the stack’s bucket' },
+    schema: textOr(LOCAL_AUDIT_DIR),
+    defaultText: '`.erp-proxy/audit` (git-ignored)',
+    readBy: [],
+    meaning:
+      'the directory a local run seals its audit windows into, laid out as the bucket (kept across restarts)',
+  },
+  auditSealKeyFile: {
+    env: 'AUDIT_SEAL_KEY_FILE',
+    notDeployable: { by: 'local', why: 'deployed, the seals are signed by the stack’s KMS key' },
+    schema: textOr(LOCAL_AUDIT_SEAL_KEY_FILE),
+    defaultText: '`.erp-proxy/audit-seal-key.pem` (git-ignored, created on first use, mode 0600)',
+    readBy: [],
+    meaning: "the local sealer's P-256 private key (PKCS #8 PEM)",
   },
   dynamodbEndpoint: {
     env: 'AWS_ENDPOINT_URL_DYNAMODB',

@@ -11,6 +11,7 @@ import {
   chainHead,
   GENESIS_HEAD,
   type SealedWindow,
+  keyPairSigner,
   sealWindow,
   verifyWindows,
 } from '../../lambdas/platform/audit/audit-chain.ts';
@@ -26,17 +27,17 @@ const FIVE_MINUTES = 300_000;
 const record = (ms: number): AuditRecord => auditRecord(ms);
 
 /** Three consecutive windows (the middle one empty), sealed in a chain. */
-function exportOf(): SealedWindow[] {
+async function exportOf(): Promise<SealedWindow[]> {
   const windows: SealedWindow[] = [];
   let previous = GENESIS_HEAD;
   for (const [index, count] of [3, 0, 2].entries()) {
     const start = START + index * FIVE_MINUTES;
     const records = Array.from({ length: count }, (_, i) => record(start + 1000 * (i + 1)));
-    const sealed = sealWindow(
+    const sealed = await sealWindow(
       { start, end: start + FIVE_MINUTES, auditOn: true },
       records,
       previous,
-      keys,
+      keyPairSigner(keys),
       start + 2 * FIVE_MINUTES,
     );
     windows.push(sealed);
@@ -49,7 +50,7 @@ const kinds = (windows: SealedWindow[]) =>
   verifyWindows(windows, keys.publicKey).problems.map((problem) => problem.kind);
 
 describe('the canonical form (RFC 8785)', () => {
-  it('sorts members by UTF-16 code units, drops whitespace, writes numbers and strings as ECMAScript does', () => {
+  it('sorts members by UTF-16 code units, drops whitespace, writes numbers and strings as ECMAScript does', async () => {
     expect(canonicalJsonOf({ b: 1, a: [true, null, 'x'], c: { z: 1e21, y: 0.1 } })).toBe(
       '{"a":[true,null,"x"],"b":1,"c":{"y":0.1,"z":1e+21}}',
     );
@@ -61,7 +62,7 @@ describe('the canonical form (RFC 8785)', () => {
 });
 
 describe('the chain', () => {
-  it('is SHA-256(previous head || SHA-256(line)) per line, from the previous head', () => {
+  it('is SHA-256(previous head || SHA-256(line)) per line, from the previous head', async () => {
     const lines = ['{"a":1}', '{"b":2}'];
     let head = Buffer.from(GENESIS_HEAD, 'hex');
     for (const line of lines) {
@@ -76,14 +77,14 @@ describe('the chain', () => {
 });
 
 describe('verifying an export', () => {
-  it('holds untouched: every window and record verified, the empty window sealed too', () => {
-    const windows = exportOf();
+  it('holds untouched: every window and record verified, the empty window sealed too', async () => {
+    const windows = await exportOf();
     expect(windows[1]?.seal).toMatchObject({ count: 0, first_audit_id: null, head: windows[0]?.seal.head });
     expect(verifyWindows(windows, keys.publicKey)).toEqual({ windows: 3, records: 5, problems: [] });
   });
 
-  it('names a changed field, a removed, an inserted and a reordered record', () => {
-    const changed = exportOf();
+  it('names a changed field, a removed, an inserted and a reordered record', async () => {
+    const changed = await exportOf();
     const first = changed[0] as SealedWindow;
     changed[0] = {
       ...first,
@@ -95,11 +96,11 @@ describe('verifying an export', () => {
     };
     expect(kinds(changed)).toEqual(['record_changed']);
 
-    const removed = exportOf();
+    const removed = await exportOf();
     removed[0] = { ...(removed[0] as SealedWindow), lines: (removed[0] as SealedWindow).lines.slice(1) };
     expect(kinds(removed)).toEqual(['records_removed']);
 
-    const inserted = exportOf();
+    const inserted = await exportOf();
     const extra = canonicalJsonOf(record(START + 5000));
     inserted[0] = {
       ...(inserted[0] as SealedWindow),
@@ -107,34 +108,34 @@ describe('verifying an export', () => {
     };
     expect(kinds(inserted)).toEqual(['records_inserted']);
 
-    const swapped = exportOf();
+    const swapped = await exportOf();
     const [a, b, c] = (swapped[0] as SealedWindow).lines;
     swapped[0] = { ...(swapped[0] as SealedWindow), lines: [b as string, a as string, c as string] };
     expect(kinds(swapped)).toEqual(['reordered']);
   });
 
-  it("names a seal's count changed, a seal re-signed with another key, and a window deleted", () => {
-    const counted = exportOf();
+  it("names a seal's count changed, a seal re-signed with another key, and a window deleted", async () => {
+    const counted = await exportOf();
     counted[2] = {
       ...(counted[2] as SealedWindow),
       seal: { ...(counted[2] as SealedWindow).seal, count: 1 },
     };
     expect(kinds(counted)).toContain('signature');
 
-    const resigned = exportOf();
+    const resigned = await exportOf();
     const window = resigned[2] as SealedWindow;
     const records = window.lines.map((line) => JSON.parse(line) as AuditRecord);
     const start = Date.parse(window.seal.window_start);
-    resigned[2] = sealWindow(
+    resigned[2] = await sealWindow(
       { start, end: start + FIVE_MINUTES, auditOn: true },
       records,
       window.seal.previous,
-      other,
+      keyPairSigner(other),
       Date.now(),
     );
     expect(kinds(resigned)).toEqual(['wrong_key', 'signature']);
 
-    const deleted = exportOf();
+    const deleted = await exportOf();
     deleted.splice(1, 1);
     const report = verifyWindows(deleted, keys.publicKey);
     expect(report.problems).toEqual([

@@ -71,21 +71,50 @@ export function chainOrder(records: readonly AuditRecord[]): AuditRecord[] {
   );
 }
 
-/** The id of a signing key: the hex SHA-256 of its public key (SPKI DER), first 16 bytes. */
-export function keyIdOf(publicKey: KeyObject): string {
-  return sha256(publicKey.export({ type: 'spki', format: 'der' }))
-    .subarray(0, 16)
-    .toString('hex');
+/** A public key's fingerprint, as an auditor pins it: the hex SHA-256 of its SPKI DER. */
+export function fingerprintOf(publicKey: KeyObject): string {
+  return sha256(publicKey.export({ type: 'spki', format: 'der' })).toString('hex');
 }
 
-/** Seals a window's records (in any order) after `previous`, signed with `privateKey`. */
-export function sealWindow(
+/** The id of a signing key, which each seal names: its fingerprint's first 16 bytes (32 hex digits). */
+export function keyIdOf(publicKey: KeyObject): string {
+  return fingerprintOf(publicKey).slice(0, 32);
+}
+
+/**
+ * What signs seals: the local sealer's P-256 key (seal-signer-local.ts) or the stack's KMS key
+ * (seal-signer-kms.ts). `sign` gives a DER ECDSA signature over SHA-256 of the bytes.
+ */
+export interface SealSigner {
+  /** The public key the signatures verify with. */
+  publicKey(): Promise<KeyObject>;
+  sign(bytes: Buffer): Promise<Buffer>;
+}
+
+/** A signer of a key pair held in process (the local sealer's, the tests'). */
+export function keyPairSigner(keys: {
+  readonly privateKey: KeyObject;
+  readonly publicKey: KeyObject;
+}): SealSigner {
+  return {
+    publicKey: async () => keys.publicKey,
+    sign: async (bytes) => sign('sha256', bytes, keys.privateKey),
+  };
+}
+
+/** The bytes a seal's signature covers: its canonical JSON. */
+export function sealBytes(seal: AuditSeal): Buffer {
+  return Buffer.from(canonicalJsonOf(seal), 'utf8');
+}
+
+/** A window's lines and its unsigned seal: what {@link sealWindow} signs. */
+export function windowSeal(
   window: { readonly start: number; readonly end: number; readonly auditOn: boolean },
   records: readonly AuditRecord[],
   previous: string,
-  keys: { readonly privateKey: KeyObject; readonly publicKey: KeyObject },
+  keyId: string,
   sealedAt: number,
-): SealedWindow {
+): { readonly lines: readonly string[]; readonly seal: AuditSeal } {
   const ordered = chainOrder(records);
   const lines = ordered.map(canonicalJsonOf);
   const seal: AuditSeal = {
@@ -99,12 +128,32 @@ export function sealWindow(
     previous,
     sealed_at: new Date(sealedAt).toISOString(),
     audit_on: window.auditOn,
-    key_id: keyIdOf(keys.publicKey),
+    key_id: keyId,
   };
-  const signature = sign('sha256', Buffer.from(canonicalJsonOf(seal), 'utf8'), keys.privateKey).toString(
-    'base64',
-  );
+  return { lines, seal };
+}
+
+/** Seals a window's records (in any order) after `previous`, signed by `signer`. */
+export async function sealWindow(
+  window: { readonly start: number; readonly end: number; readonly auditOn: boolean },
+  records: readonly AuditRecord[],
+  previous: string,
+  signer: SealSigner,
+  sealedAt: number,
+): Promise<SealedWindow> {
+  const keyId = keyIdOf(await signer.publicKey());
+  const { lines, seal } = windowSeal(window, records, previous, keyId, sealedAt);
+  const signature = (await signer.sign(sealBytes(seal))).toString('base64');
   return { lines, seal, signature };
+}
+
+/** Whether `signature` (base64 DER) is `publicKey`'s over `seal` (verified, never compared). */
+export function sealSigned(seal: AuditSeal, signature: string, publicKey: KeyObject): boolean {
+  try {
+    return verify('sha256', sealBytes(seal), publicKey, Buffer.from(signature, 'base64'));
+  } catch {
+    return false;
+  }
 }
 
 /** What {@link verifyWindows} found wrong, naming the window (its start) and, where it can, the record. */
@@ -156,13 +205,7 @@ export function verifyWindows(windows: readonly SealedWindow[], publicKey: KeyOb
       problems.push({ kind: 'wrong_key', window: at });
       holds = false;
     }
-    const signed = verify(
-      'sha256',
-      Buffer.from(canonicalJsonOf(seal), 'utf8'),
-      publicKey,
-      Buffer.from(window.signature, 'base64'),
-    );
-    if (!signed) {
+    if (!sealSigned(seal, window.signature, publicKey)) {
       problems.push({ kind: 'signature', window: at });
       holds = false;
     }

@@ -31,6 +31,7 @@ import {
   type AuditReader,
   AuditStoreError,
   type AuditView,
+  type AuditWindowReader,
   matchesFilters,
 } from './audit-store.ts';
 import { auditTableClient, recordOfItem } from './audit-store-dynamodb.ts';
@@ -77,7 +78,7 @@ interface Stream {
   readonly found: AuditRecord[];
 }
 
-export class DynamoDbAuditReader implements AuditReader {
+export class DynamoDbAuditReader implements AuditReader, AuditWindowReader {
   readonly kind = 'dynamodb';
 
   constructor(
@@ -119,6 +120,48 @@ export class DynamoDbAuditReader implements AuditReader {
       lo: lowestAuditId(query.since),
       hi: query.before !== undefined && query.before < top ? query.before : top,
     };
+  }
+
+  /**
+   * A window, whole: one strongly consistent Query of the base table per shard of its day (never the
+   * index, which can miss a record just written), oldest first, every page read.
+   */
+  async readWindow(start: number, end: number): Promise<AuditRecord[]> {
+    const day = auditDay(start);
+    if (end <= start || auditDay(end - 1) !== day) {
+      throw new AuditStoreError('a window to seal lies within one UTC day');
+    }
+    const [lo, hi] = [lowestAuditId(start), highestAuditId(end - 1)];
+    try {
+      const shards = await Promise.all(
+        Array.from({ length: AUDIT_SHARDS }, async (_, shard) => {
+          const found: AuditRecord[] = [];
+          let lastKey: Item | undefined;
+          do {
+            const answer = await this.#send('Query', {
+              KeyConditionExpression: '#p = :p AND #s BETWEEN :lo AND :hi',
+              ExpressionAttributeNames: { '#p': PK, '#s': SK },
+              ExpressionAttributeValues: { ':p': S(dayPartition(day, shard)), ':lo': S(lo), ':hi': S(hi) },
+              ScanIndexForward: true,
+              ConsistentRead: true,
+              Limit: ITEMS_PER_READ,
+              ...(lastKey === undefined ? {} : { ExclusiveStartKey: lastKey }),
+            });
+            for (const item of (answer.Items as Item[] | undefined) ?? []) {
+              const record = recordOfItem(item);
+              if (record === undefined)
+                throw new AuditStoreError(`an item of ${day} does not read as a record`);
+              found.push(record);
+            }
+            lastKey = answer.LastEvaluatedKey as Item | undefined;
+          } while (lastKey !== undefined);
+          return found;
+        }),
+      );
+      return shards.flat().sort((a, b) => (a.audit_id < b.audit_id ? -1 : a.audit_id > b.audit_id ? 1 : 0));
+    } catch (error) {
+      throw failed(error);
+    }
   }
 
   async #query(

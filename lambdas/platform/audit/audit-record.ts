@@ -149,6 +149,12 @@ export const AUDIT_TABLE = Object.freeze({
  */
 export const AUDIT_WRITE_OPERATIONS = Object.freeze(['PutItem', 'UpdateItem'] as const);
 export const AUDIT_READ_OPERATIONS = Object.freeze(['Query', 'GetItem', 'BatchGetItem'] as const);
+/**
+ * Those of the audit's sealer (docs/guide/audit.md, "Sealed"), on the base table only (never an
+ * index): strongly consistent `Query` of a window, `GetItem` and `UpdateItem` of the seal head (and
+ * the completion of a record left pending as `unknown`).
+ */
+export const AUDIT_SEALER_OPERATIONS = Object.freeze(['Query', 'GetItem', 'UpdateItem'] as const);
 export type AuditOperation = (typeof AUDIT_WRITE_OPERATIONS)[number] | (typeof AUDIT_READ_OPERATIONS)[number];
 
 // --- Ids ------------------------------------------------------------------------------------

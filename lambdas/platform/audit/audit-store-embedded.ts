@@ -5,7 +5,13 @@
  * oldest ended records, never a pending one, and never refuses a write for room (the start banner
  * says so); records are lost on restart.
  */
-import { AUDIT_POINTERS_MAX, type AuditRecord, auditIdTime } from './audit-record.ts';
+import {
+  AUDIT_POINTERS_MAX,
+  type AuditRecord,
+  auditIdTime,
+  highestAuditId,
+  lowestAuditId,
+} from './audit-record.ts';
 import {
   type AuditPage,
   type AuditPointer,
@@ -61,6 +67,13 @@ export class EmbeddedAuditStore implements AuditStore {
       }
       ids.add(record.audit_id);
     }
+  }
+
+  async readWindow(start: number, end: number): Promise<AuditRecord[]> {
+    const [lo, hi] = [lowestAuditId(start), highestAuditId(end - 1)];
+    return [...this.#records.values()]
+      .filter((record) => record.audit_id >= lo && record.audit_id <= hi)
+      .sort((a, b) => (a.audit_id < b.audit_id ? -1 : a.audit_id > b.audit_id ? 1 : 0));
   }
 
   async list(query: AuditQuery, view: AuditView): Promise<AuditPage> {

@@ -80,12 +80,22 @@ export interface AuditReader {
   list(query: AuditQuery, view: AuditView): Promise<AuditPage>;
 }
 
+/** What the sealer reads (docs/guide/audit.md, "Sealed"): a closed window, whole. */
+export interface AuditWindowReader {
+  /**
+   * Every record of [start, end) (epoch ms; within one UTC day) as stored, pending ones included,
+   * in `audit_id` order: strongly consistent and complete (never a page), so nothing written
+   * before the read is missed.
+   */
+  readWindow(start: number, end: number): Promise<AuditRecord[]>;
+}
+
 /**
  * Both, as one store: the embedded ring of a local run (one process writes and reads it). On the
  * table the writer and the reader are separate modules, each in the bundles of the functions
  * granted its operations only.
  */
-export interface AuditStore extends AuditWriter, AuditReader {}
+export interface AuditStore extends AuditWriter, AuditReader, AuditWindowReader {}
 
 /** The ERP records a record names or created, for its pointer items (bounded). */
 export function pointersOf(record: AuditRecord, max: number): AuditPointer[] {

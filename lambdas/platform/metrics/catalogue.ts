@@ -89,6 +89,12 @@ export const MetricName = {
   AuditRecords: 'AuditRecords',
   /** Count of audit record writes that failed (a record lost, or left pending); the AuditWriteFailures alarm. */
   AuditWriteFailures: 'AuditWriteFailures',
+  /** Count of audit windows sealed (docs/guide/audit.md, "Sealed"), by the sealer. */
+  AuditWindowsSealed: 'AuditWindowsSealed',
+  /** Minutes from the end of the last sealed window to the sealer's run; the AuditSealLagging alarm. */
+  AuditSealLag: 'AuditSealLag',
+  /** Problems the daily verification of the sealed windows found; the AuditVerifyFailures alarm. */
+  AuditVerifyFailures: 'AuditVerifyFailures',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -282,6 +288,32 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_audit_write_failures',
     dimensions: [],
     help: 'Audit record writes that failed: with AUDIT=on a call whose pending record failed was refused; a failed end leaves its record pending (read as unknown).',
+  },
+  {
+    name: MetricName.AuditWindowsSealed,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_audit_windows_sealed',
+    dimensions: [],
+    help: 'Audit windows sealed (empty ones included) by the sealer.',
+  },
+  {
+    name: MetricName.AuditSealLag,
+    unit: MetricUnit.Count,
+    kind: 'gauge',
+    // Prometheus names carry base units: seconds there, minutes in CloudWatch (the alarm's unit).
+    prometheusName: 'erp_proxy_audit_seal_lag_seconds',
+    prometheusScale: 60,
+    dimensions: [],
+    help: "Seconds from the end of the last sealed audit window to the sealer's last run, in whole minutes.",
+  },
+  {
+    name: MetricName.AuditVerifyFailures,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_audit_verify_failures',
+    dimensions: [],
+    help: 'Problems the daily verification of the sealed audit windows found (0 when every window verifies).',
   },
   {
     name: MetricName.LicenseDaysLeft,

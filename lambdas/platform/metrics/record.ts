@@ -96,7 +96,8 @@ type SingleRecordKind =
   | 'idempotency'
   | 'confirmations'
   | 'auditRecords'
-  | 'auditFailures';
+  | 'auditFailures'
+  | 'auditSealing';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
@@ -242,6 +243,23 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
 export function licenseDaysLeftValue(status: Pick<LicenseStatus, 'is_valid' | 'days_left'>): number {
   const days = status.days_left ?? 0;
   return status.is_valid ? days : Math.min(days, 0);
+}
+
+/**
+ * Records a sealer run: the windows it sealed (0 too, so the sum has data) and, once a window is
+ * sealed, the lag in minutes; or the problems a verification found (0 when all verify).
+ */
+export function recordAuditSealing(
+  metrics: Metrics,
+  run: { readonly sealed?: number; readonly lagMinutes?: number; readonly verifyFailures?: number },
+): void {
+  const record = singleRecord(metrics, 'auditSealing');
+  if (run.sealed !== undefined) record.addMetric(MetricName.AuditWindowsSealed, MetricUnit.Count, run.sealed);
+  if (run.lagMinutes !== undefined)
+    record.addMetric(MetricName.AuditSealLag, MetricUnit.Count, run.lagMinutes);
+  if (run.verifyFailures !== undefined) {
+    record.addMetric(MetricName.AuditVerifyFailures, MetricUnit.Count, run.verifyFailures);
+  }
 }
 
 /** Records the license's days left as its own record (published immediately). */
