@@ -34,6 +34,9 @@ export default defineConfig({
       // Node 22; CI's suite runs on Node 20 on purpose (engines: the oldest Node the tests pass
       // on). docs/development.md, "Warnings you will see".
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      // The proxy processes the tests start seal nothing into the repository's .erp-proxy/: a
+      // test of sealing turns it on with an AUDIT_DIR and AUDIT_SEAL_KEY_FILE of its own.
+      AUDIT_SEALING: 'off',
     },
   },
 });

@@ -17,8 +17,13 @@ import {
   sealsLocally,
 } from '../platform/audit/sealer-parts.ts';
 
-/** How often the timer looks for a closed window (a run without one reads nothing but the head). */
-export const LOCAL_SEAL_TICK_MS = 30_000;
+/**
+ * How often the timer looks for a closed window (a run without one reads nothing but the head):
+ * every 30 s, or a quarter of a window when windows are shorter than 2 minutes.
+ */
+export function localSealTickMs(minutes: number): number {
+  return Math.min(30_000, minutes * 15_000);
+}
 
 /** Starts the local sealer; `undefined` when this configuration does not seal. Returns its stop. */
 export async function startLocalSealer(
@@ -50,7 +55,7 @@ export async function startLocalSealer(
         running = undefined;
       });
   };
-  timer = setInterval(tick, deps.tickMs ?? LOCAL_SEAL_TICK_MS);
+  timer = setInterval(tick, deps.tickMs ?? localSealTickMs(config.auditSealMinutes));
   timer.unref();
   tick();
   return async () => {

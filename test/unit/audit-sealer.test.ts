@@ -12,11 +12,19 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENESIS_HEAD, keyIdOf, keyPairSigner } from '../../lambdas/platform/audit/audit-chain.ts';
 import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
-import { SealConflict, type SealerParts, sealClosedWindows } from '../../lambdas/platform/audit/audit-sealer.ts';
+import {
+  SealConflict,
+  type SealerParts,
+  sealClosedWindows,
+} from '../../lambdas/platform/audit/audit-sealer.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
 import { verifyArchive } from '../../lambdas/platform/audit/audit-verify.ts';
 import { DirectorySealArchive } from '../../lambdas/platform/audit/seal-archive-dir.ts';
-import { ArchiveSealHead, type SealHead, type SealHeadStore } from '../../lambdas/platform/audit/seal-head.ts';
+import {
+  ArchiveSealHead,
+  type SealHead,
+  type SealHeadStore,
+} from '../../lambdas/platform/audit/seal-head.ts';
 import {
   linesOf,
   publicKeyKey,
@@ -78,7 +86,12 @@ describe('the sealer', () => {
     expect(first).toMatchObject({ sealed: 2, stopped: 'caught_up', head: { end: DAY + 10 * MINUTE } });
     expect(await seals(archive)).toEqual([sealKey(DAY), sealKey(DAY + 5 * MINUTE)]);
     const window0 = sealOfBody((await archive.read(sealKey(DAY))) as Buffer);
-    expect(window0?.seal).toMatchObject({ count: 2, first_audit_id: a.audit_id, last_audit_id: b.audit_id, previous: GENESIS_HEAD });
+    expect(window0?.seal).toMatchObject({
+      count: 2,
+      first_audit_id: a.audit_id,
+      last_audit_id: b.audit_id,
+      previous: GENESIS_HEAD,
+    });
     expect(linesOf((await archive.read(recordsKey(DAY))) as Buffer)).toEqual([a, b].map(canonicalJsonOf));
     // The empty window: a seal of count 0 that keeps the head, and no records object.
     const window1 = sealOfBody((await archive.read(sealKey(DAY + 5 * MINUTE))) as Buffer);
@@ -108,9 +121,18 @@ describe('the sealer', () => {
 
   it('stops at its bound, and the next run goes on from there', async () => {
     const { archive, sealer } = parts(closesAt(9));
-    expect(await sealClosedWindows(sealer, { ...settings, maxWindows: 4 })).toMatchObject({ sealed: 4, stopped: 'bound' });
-    expect(await sealClosedWindows(sealer, { ...settings, maxWindows: 4 })).toMatchObject({ sealed: 4, stopped: 'bound' });
-    expect(await sealClosedWindows(sealer, { ...settings, maxWindows: 4 })).toMatchObject({ sealed: 2, stopped: 'caught_up' });
+    expect(await sealClosedWindows(sealer, { ...settings, maxWindows: 4 })).toMatchObject({
+      sealed: 4,
+      stopped: 'bound',
+    });
+    expect(await sealClosedWindows(sealer, { ...settings, maxWindows: 4 })).toMatchObject({
+      sealed: 4,
+      stopped: 'bound',
+    });
+    expect(await sealClosedWindows(sealer, { ...settings, maxWindows: 4 })).toMatchObject({
+      sealed: 2,
+      stopped: 'caught_up',
+    });
     expect(await seals(archive)).toHaveLength(10);
   });
 
@@ -130,7 +152,10 @@ describe('the sealer', () => {
     const ring = one.ring;
     for (let i = 0; i < 12; i += 1) await ring.create(auditRecord(DAY + i * 2.5 * MINUTE + 7));
     const two = { ...one.sealer };
-    const runs = await Promise.all([sealClosedWindows(one.sealer, settings), sealClosedWindows(two, settings)]);
+    const runs = await Promise.all([
+      sealClosedWindows(one.sealer, settings),
+      sealClosedWindows(two, settings),
+    ]);
     const after = await sealClosedWindows(one.sealer, settings);
     expect(runs[0].sealed + runs[1].sealed + after.sealed).toBe(6);
     expect(await seals(one.archive)).toHaveLength(6);
@@ -146,7 +171,11 @@ describe('the sealer', () => {
   it('refuses to seal over a records object that holds other records', async () => {
     const { ring, archive, sealer } = parts(closesAt(0));
     await ring.create(auditRecord(DAY + 1_000));
-    await archive.create(recordsKey(DAY), recordsBody([canonicalJsonOf(auditRecord(DAY + 2_000))]), undefined);
+    await archive.create(
+      recordsKey(DAY),
+      recordsBody([canonicalJsonOf(auditRecord(DAY + 2_000))]),
+      undefined,
+    );
     await expect(sealClosedWindows(sealer, settings)).rejects.toBeInstanceOf(SealConflict);
     expect(await seals(archive)).toEqual([]);
   });

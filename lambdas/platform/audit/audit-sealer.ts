@@ -66,7 +66,7 @@ export interface SealerSettings {
   readonly auditOn: boolean;
   /** Days each object is locked from its sealing (the bucket's); `undefined`: the archive does not lock. */
   readonly lockDays: number | undefined;
-  /** Where the first window starts when nothing is sealed (default: the start of now's UTC day). */
+  /** Where the first window starts when nothing is sealed (default: seal-layout.ts `genesisStart`). */
   readonly genesis?: number;
   /** Windows one run seals at most (default {@link MAX_WINDOWS_PER_RUN}). */
   readonly maxWindows?: number;
@@ -153,7 +153,10 @@ export async function sealClosedWindows(parts: SealerParts, settings: SealerSett
   const read = await parts.heads.read();
   let head: SealHead = read ?? {
     head: GENESIS_HEAD,
-    end: windowOf(settings.genesis ?? genesisStart(parts.now()), settings.minutes).start,
+    end:
+      settings.genesis === undefined
+        ? genesisStart(parts.now(), settings.minutes, settings.pendingAfterMs)
+        : windowOf(settings.genesis, settings.minutes).start,
   };
   let from: SealHead | undefined = read;
   let sealed = 0;

@@ -27,7 +27,8 @@ export class DirectorySealArchive implements SealArchive {
     return join(this.where, ...key.split('/'));
   }
 
-  async create(key: string, body: Buffer): Promise<'written' | 'exists'> {
+  /** No lock: a directory has none (`lockUntil` is the bucket's). */
+  async create(key: string, body: Buffer, _lockUntil?: Date): Promise<'written' | 'exists'> {
     const path = this.#path(key);
     const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
     try {

@@ -45,9 +45,14 @@ export function isClosed(window: SealWindow, now: number, pendingAfterMs: number
   return now >= window.end + sealDelayMs(pendingAfterMs);
 }
 
-/** Where the first window starts when nothing is sealed yet: the start of `now`'s UTC day. */
-export function genesisStart(now: number): number {
-  return Math.floor(now / 86_400_000) * 86_400_000;
+/**
+ * Where the first window starts when nothing is sealed yet: the window that closed last before
+ * `now` (the sealer's first run). The stack's schedule first runs within a window of the deploy,
+ * so it covers every record since; records of earlier windows (a table kept from before sealing)
+ * are not sealed.
+ */
+export function genesisStart(now: number, minutes: number, pendingAfterMs: number): number {
+  return windowOf(now - sealDelayMs(pendingAfterMs), minutes).start - minutes * 60_000;
 }
 
 function pad(value: number, width = 2): string {
