@@ -42,14 +42,19 @@ export const SIZES_END = '<!-- /bundle-sizes -->';
  * version 209 -> 214 KB, aux 170 -> 189 KB and mcp 355 -> 376 KB; counted side by side with
  * 13fca5a their cold starts cost +2.6%, +2.8%, +0.5%, +2.9% and +2.4% instructions over bare
  * node (the issue's bound is +3%; BENCHMARKS.md "Issue 56"): the budgets went to 285, 285, 220, 195
- * and 380 KB.
+ * and 380 KB. Issue 57's sealing added seven settings and three metrics to the catalogues every
+ * function carries (the sealer's code is in its own function): execute-v1 290.7 -> 293.6 KB, mcp
+ * 386.6 -> 389.6 KB, after their texts were cut from 3.8 KB to 2.9 KB; counted side by side with
+ * ba2cad2 the cold starts cost +0.4% (execute-v1), +0.5% (execute-v2, version, mcp) and +0.8% (aux)
+ * instructions over bare node (BENCHMARKS.md "Issue 57"): the execute budgets went to 288 KB, mcp's
+ * to 383 KB.
  */
 export const BUNDLE_BUDGETS: Readonly<Record<FunctionName, number>> = Object.freeze({
-  'execute-v1': 285 * 1024,
-  'execute-v2': 285 * 1024,
+  'execute-v1': 288 * 1024,
+  'execute-v2': 288 * 1024,
   version: 220 * 1024,
   aux: 195 * 1024,
-  mcp: 380 * 1024,
+  mcp: 383 * 1024,
 });
 
 const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`;

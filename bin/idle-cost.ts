@@ -13,7 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MetricName } from '../lambdas/platform/metrics/catalogue.ts';
-import { AUDIT_SEAL_EVENT, LICENSE_CHECK_EVENT } from '../lambdas/platform/scheduled-jobs.ts';
+import {
+  AUDIT_SEAL_EVENT,
+  AUDIT_VERIFY_EVENT,
+  LICENSE_CHECK_EVENT,
+} from '../lambdas/platform/scheduled-jobs.ts';
 
 /** The day the prices below were last checked against AWS's pricing pages. */
 export const PRICES_AS_OF = '2026-11-29';
@@ -123,13 +127,13 @@ function sealingOf(template: Template): Sealing | undefined {
   const windowMinutes = rateMinutes(seal);
   const windows = MINUTES_A_MONTH / windowMinutes;
   // The sealer: the function the seal schedule targets (the verification schedule's too).
-  const target = JSON.stringify((seal.Properties?.Targets as { Arn: unknown }[])[0]?.Arn);
+  const target = JSON.stringify((seal.Properties?.Targets as { Arn: unknown }[] | undefined)?.[0]?.Arn);
   const sealer = Object.entries(template.Resources).find(
     ([id, resource]) =>
       resource.Type === 'AWS::Lambda::Function' && target === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }),
   )?.[1];
   if (!sealer) throw new Error('the audit seal schedule targets no function of the template');
-  const verifications = schedulesSending(template, { erp_proxy_job: 'audit-verify' })
+  const verifications = schedulesSending(template, AUDIT_VERIFY_EVENT)
     .map((rule) => MINUTES_A_MONTH / rateMinutes(rule))
     .reduce((sum, n) => sum + n, 0);
   return {

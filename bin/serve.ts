@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   const { createLocalServer } = await import('../lambdas/local/server.ts');
   const { licenseWarning } = await import('../lambdas/platform/license-notice.ts');
   const { auditLine, limitsLine, sealLine, stateStoreLine } = await import('../lambdas/local/banner.ts');
-  const { startLocalSealer } = await import('../lambdas/local/local-sealer.ts');
+  const { startLocalSealer } = await import('../lambdas/handlers/local-sealer.ts');
   // The double's fixed, public test key (test/erp-double/users.ts): the printed curls work as pasted.
   const { ERP_A_ADMIN_KEY } = await import('../test/erp-double/users.ts');
   const erpDoubleUrl = `http://127.0.0.1:${config.erpDoublePort}`;

@@ -2,7 +2,9 @@
  * @module erp-proxy-stack
  * The erp-proxy deployment: an HTTP API (payload format 2.0) whose routes come from the shared
  * route table, five Lambda functions (the four of the specification's routes, and mcp for
- * `POST /mcp`), the secrets, the state and audit tables, access logs, alarms and a dashboard.
+ * `POST /mcp`), the secrets, the state and audit tables, the audit's sealing (a scheduled sealer,
+ * its signing key and its Object Lock bucket, unless `auditSealing` is `off`), access logs, alarms
+ * and a dashboard.
  */
 import { fileURLToPath } from 'node:url';
 import {
@@ -31,10 +33,19 @@ import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } fr
 import { type ISecurityGroup, SecurityGroup, Subnet, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import {
+  AccountRootPrincipal,
+  AnyPrincipal,
+  Effect,
+  PolicyDocument,
+  PolicyStatement,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
+import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectLockRetention } from 'aws-cdk-lib/aws-s3';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -42,15 +53,22 @@ import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import {
   AUDIT_READ_OPERATIONS,
+  AUDIT_SEALER_OPERATIONS,
   AUDIT_TABLE,
   AUDIT_WRITE_OPERATIONS,
 } from '../lambdas/platform/audit/audit-record.ts';
 import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
-import { LICENSE_CHECK_EVENT, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
+import {
+  AUDIT_SEAL_EVENT,
+  AUDIT_VERIFY_EVENT,
+  AUDIT_VERIFY_HOURS,
+  LICENSE_CHECK_EVENT,
+  LICENSE_CHECK_INTERVAL_HOURS,
+} from '../lambdas/platform/scheduled-jobs.ts';
 import { RUNTIME_SETTINGS, STATEFUL_FUNCTIONS } from '../lambdas/platform/settings.ts';
 import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../lambdas/platform/state/state-store.ts';
-import { functionEnvironment } from './function-environment.ts';
+import { functionEnvironment, type StackSetValues } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
 import {
@@ -60,7 +78,11 @@ import {
   KEPT_UNLESS_CREATE_FAILS,
   ProxyFunction,
 } from './proxy-function.ts';
-import { HTTP_API_INTEGRATION_TIMEOUT_SECONDS, type StackConfig } from './stack-config.ts';
+import {
+  type AuditSealingConfig,
+  HTTP_API_INTEGRATION_TIMEOUT_SECONDS,
+  type StackConfig,
+} from './stack-config.ts';
 
 /** The project root: HANDLER_ENTRIES are relative to it, and it holds package-lock.json. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
@@ -86,10 +108,100 @@ export const AUDIT_READER: FunctionName = 'aux';
 /**
  * Seconds after the writing functions' Lambda timeout (`lambdaTimeout`) before a record still
  * `pending` reads `unknown` (`AUDIT_PENDING_AFTER` on the aux function). The same margin as the
- * runtime's local default (`PENDING_MARGIN_SECONDS` of lambdas/operator/audit-endpoint.ts, which
+ * runtime's local default (`PENDING_MARGIN_SECONDS` of lambdas/platform/function-timeout.ts, which
  * the stack may not import: test/infra/audit-table.test.ts holds the two equal).
  */
 export const AUDIT_PENDING_MARGIN_SECONDS = 30;
+
+/** The audit sealer's handler, relative to the project root (no route reaches it). */
+export const AUDIT_SEALER_ENTRY = 'lambdas/handlers/audit-sealer.ts';
+
+/**
+ * The audit sealer's size: memory for a window's records and their canonical JSON, and a timeout
+ * that bounds a run (a catch-up after an outage seals a bounded number of windows per run, the
+ * next schedule goes on).
+ */
+export const AUDIT_SEALER_MEMORY_MB = 512;
+export const AUDIT_SEALER_TIMEOUT_SECONDS = 300;
+
+/**
+ * Construct ids of the audit's sealing (docs/guide/audit.md, "Sealed"). A new id for the bucket or
+ * the key would be a new bucket (its Object Lock chosen again) or a new key (a new public key for
+ * the auditors to pin).
+ */
+export const AUDIT_SEALING_IDS = Object.freeze({
+  bucket: 'AuditSealBucket',
+  key: 'AuditSealKey',
+  sealer: 'AuditSealer',
+  sealSchedule: 'AuditSealSchedule',
+  verifySchedule: 'AuditVerifySchedule',
+});
+
+/**
+ * The sealer's actions on the bucket: write a window's objects (each with its own retention), read
+ * them back, their versions and retention (the daily verification), and list keys and versions.
+ */
+export const AUDIT_SEALER_OBJECT_ACTIONS = Object.freeze([
+  's3:PutObject',
+  's3:PutObjectRetention',
+  's3:GetObject',
+  's3:GetObjectVersion',
+  's3:GetObjectRetention',
+] as const);
+export const AUDIT_SEALER_BUCKET_ACTIONS = Object.freeze(['s3:ListBucket', 's3:ListBucketVersions'] as const);
+
+/** The object writes the bucket policy refuses to every principal but the sealer's role. */
+export const AUDIT_BUCKET_GUARDED_WRITES = Object.freeze([
+  's3:PutObject',
+  's3:PutObjectRetention',
+  's3:DeleteObject*',
+] as const);
+
+/**
+ * The signing key's policy: the account (its administrators, through IAM) administers the key, and
+ * may change this policy (a change CloudTrail records), but is not granted `kms:Sign`; the sealer's
+ * role alone signs, and reads the public key it publishes into the bucket.
+ */
+export const AUDIT_SEAL_KEY_ADMIN_ACTIONS = Object.freeze([
+  'kms:Create*',
+  'kms:Describe*',
+  'kms:Enable*',
+  'kms:List*',
+  'kms:Put*',
+  'kms:Update*',
+  'kms:Revoke*',
+  'kms:Disable*',
+  'kms:Get*',
+  'kms:Delete*',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:ScheduleKeyDeletion',
+  'kms:CancelKeyDeletion',
+] as const);
+export const AUDIT_SEALER_KEY_ACTIONS = Object.freeze(['kms:Sign', 'kms:GetPublicKey'] as const);
+
+/** What the stack builds for the audit's sealing (`auditSealing` not `off`). */
+export interface AuditSealing {
+  /** The sealed windows: Object Lock, versioned, private, TLS only, kept when the stack goes. */
+  readonly bucket: Bucket;
+  /** The asymmetric key (`ECC_NIST_P256`) that signs the seals; only the sealer may sign. */
+  readonly key: Key;
+  /** The scheduled sealer (no route reaches it). */
+  readonly sealer: ProxyFunction;
+  /** Every `auditSealMinutes` minutes: seal the closed windows. */
+  readonly sealSchedule: Rule;
+  /** Once a day: verify the last day's windows. */
+  readonly verifySchedule: Rule;
+}
+
+/**
+ * Seconds after the writing functions' Lambda timeout and {@link AUDIT_PENDING_MARGIN_SECONDS}
+ * before a record still `pending` reads `unknown` (aux) and may be completed as such (the sealer):
+ * the writing functions' timeout, not aux's own.
+ */
+export function auditPendingAfterSeconds(config: StackConfig): number {
+  return config.lambdaTimeoutSeconds + AUDIT_PENDING_MARGIN_SECONDS;
+}
 
 /** The construct id CDK gives its trigger provider (one per stack), a child of the stack. */
 const TRIGGER_PROVIDER_ID = 'AWSCDK.TriggerCustomResourceProviderCustomResourceProvider';
@@ -198,6 +310,8 @@ export class ErpProxyStack extends Stack {
   readonly alarmTopic: ITopic;
   /** The EventBridge rule that runs the aux function's license check every hour. */
   readonly licenseCheckSchedule: Rule;
+  /** The audit's sealing (docs/guide/audit.md, "Sealed"); `undefined` with `auditSealing=off`. */
+  readonly auditSealing: AuditSealing | undefined;
   /** The deploy's check that the functions' role can write the state table, and its function. */
   readonly stateTableCheck: { readonly trigger: Trigger; readonly function: ProxyFunction };
 
@@ -218,6 +332,7 @@ export class ErpProxyStack extends Stack {
     this.grantAuditTable();
     this.stateTableCheck = this.checkStateTableAtDeploy(config);
     this.licenseCheckSchedule = this.scheduleLicenseCheck();
+    this.auditSealing = this.createAuditSealing(config);
 
     const domain = this.customDomain(config);
     const gateway = this.createApi(id, config, domain);
@@ -243,15 +358,20 @@ export class ErpProxyStack extends Stack {
       topic: this.alarmTopic,
       targetLimits: config.settings.targetLimits,
       stateTable: this.stateTable,
+      auditSealing: this.auditSealing &&
+        config.auditSealing && {
+          sealer: this.auditSealing.sealer.function,
+          sealMinutes: config.auditSealing.sealMinutes,
+          pendingAfterSeconds: auditPendingAfterSeconds(config),
+        },
     });
 
     this.addOutputs(config, domain);
   }
 
-  /** The five functions, each with only the settings it reads. */
-  private createFunctions(config: StackConfig): Readonly<Record<FunctionName, ProxyFunction>> {
-    const vpc = this.vpcPlacement(config);
-    const stackSet = {
+  /** The values the stack sets in the functions' environments, from what it builds. */
+  private stackSetValues(config: StackConfig): StackSetValues {
+    return {
       proxyKeysSecretId: this.proxyKeysSecret.secretArn,
       licenseSecretId: this.licenseSecret.secretArn,
       powertoolsLogLevel: config.logLevel,
@@ -259,9 +379,14 @@ export class ErpProxyStack extends Stack {
       stateTable: this.stateTable.tableName,
       auditTable: this.auditTable.tableName,
       auditDigestSecretId: this.auditDigestSecret.secretArn,
-      // The writing functions' timeout (not aux's own): theirs is how long a record may stay pending.
-      auditPendingAfterSeconds: String(config.lambdaTimeoutSeconds + AUDIT_PENDING_MARGIN_SECONDS),
+      auditPendingAfterSeconds: String(auditPendingAfterSeconds(config)),
     };
+  }
+
+  /** The five functions, each with only the settings it reads. */
+  private createFunctions(config: StackConfig): Readonly<Record<FunctionName, ProxyFunction>> {
+    const vpc = this.vpcPlacement(config);
+    const stackSet = this.stackSetValues(config);
 
     const make = (name: FunctionName, memoryMb: number, timeoutSeconds: number) =>
       new ProxyFunction(this, FUNCTION_IDS[name], {
@@ -511,6 +636,232 @@ export class ErpProxyStack extends Stack {
     });
   }
 
+  /**
+   * The audit's sealing (docs/guide/audit.md, "Sealed"), unless `auditSealing` is `off`: the bucket
+   * of the sealed windows, the key that signs the seals, the sealer and its two schedules.
+   */
+  private createAuditSealing(config: StackConfig): AuditSealing | undefined {
+    const sealing = config.auditSealing;
+    if (sealing === undefined) return undefined;
+    const bucket = this.createAuditSealBucket(sealing);
+    const key = this.createAuditSealKey();
+    const sealer = this.createAuditSealer(config, sealing, bucket, key);
+    this.guardAuditSealing(bucket, key, sealer);
+    const { sealSchedule, verifySchedule } = this.scheduleAuditSealer(sealing, sealer);
+    return { bucket, key, sealer, sealSchedule, verifySchedule };
+  }
+
+  /**
+   * The sealed windows' bucket: S3 Object Lock with the deployed mode (`compliance`: no one, root
+   * included, can change or delete an object before its retention ends; `governance`: a role with
+   * `s3:BypassGovernanceRetention` can, so a trial can be torn down) and a default retention of
+   * `auditLockDays` (default `auditRetentionDays`) days, which each object the sealer writes also
+   * carries; versioned (Object Lock needs it, and a second version or a delete marker is what
+   * `verify` names as tampering), private, encrypted, TLS only, and kept when the stack is deleted
+   * (`Retain`, even when the first create rolls back: the objects are evidence, and an empty bucket
+   * costs nothing). Object Lock is chosen when the bucket is created: a later change of the mode
+   * changes only the default retention of new objects.
+   */
+  private createAuditSealBucket(sealing: AuditSealingConfig): Bucket {
+    const { mode, lockDays } = sealing;
+    const lockFor = Duration.days(lockDays);
+    const bucket = new Bucket(this, AUDIT_SEALING_IDS.bucket, {
+      objectLockEnabled: true,
+      objectLockDefaultRetention:
+        mode === 'compliance'
+          ? ObjectLockRetention.compliance(lockFor)
+          : ObjectLockRetention.governance(lockFor),
+      versioned: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    acknowledge(
+      bucket,
+      'AwsSolutions-S1',
+      'The sealed windows are written by the sealer alone (the bucket policy refuses any other writer) with If-None-Match, ' +
+        'under Object Lock; every write and read of the bucket is in CloudTrail (data events, when the operator enables ' +
+        'them), and `npm run audit-log -- verify` names any second version or delete marker. Server access logs would need ' +
+        'a second bucket of their own and add nothing these do not show.',
+    );
+    return bucket;
+  }
+
+  /**
+   * The key that signs the seals: asymmetric (`ECC_NIST_P256`, `SIGN_VERIFY`: ECDSA with SHA-256),
+   * kept when the stack is deleted (the public key is what the auditors pinned), with an explicit
+   * policy: the account administers it but may not sign; the sealer's role is added by
+   * {@link guardAuditSealing}. The key policy names the role, and the role's own policy never names
+   * the key (the role needs none to sign: the key policy grants it), so there is no dependency cycle.
+   */
+  private createAuditSealKey(): Key {
+    // Never rotated: KMS rotates symmetric keys only (cdk-nag's AwsSolutions-KMS5 checks those alone),
+    // and a new key would be a new public key for the auditors to pin. Seals name their key, so a key
+    // replaced by hand leaves the older seals verifiable with the public key kept in the bucket.
+    const key = new Key(this, AUDIT_SEALING_IDS.key, {
+      description:
+        'erp-proxy audit seal key: signs the audit\'s seals (docs/guide/audit.md, "Sealed"); only the audit sealer may sign',
+      keySpec: KeySpec.ECC_NIST_P256,
+      keyUsage: KeyUsage.SIGN_VERIFY,
+      removalPolicy: RemovalPolicy.RETAIN,
+      policy: new PolicyDocument({
+        statements: [
+          new PolicyStatement({
+            sid: 'AccountAdministersTheKey',
+            principals: [new AccountRootPrincipal()],
+            actions: [...AUDIT_SEAL_KEY_ADMIN_ACTIONS],
+            resources: ['*'],
+          }),
+        ],
+      }),
+    });
+    return key;
+  }
+
+  /**
+   * The sealer (docs/guide/audit.md, "Sealed"): a function of its own that no route reaches, run by
+   * two schedules, one run at a time (reserved concurrency 1 where the stack reserves concurrency).
+   * It reads no secret (no Parameters and Secrets extension), and is not placed in the VPC: it
+   * reaches AWS APIs only (DynamoDB, S3, KMS), never an ERP. It bundles the S3 and KMS clients of
+   * the AWS SDK (`awsSdk: 'bundled'`), at the version of package-lock.json the tests ran rather than
+   * the Lambda runtime's: no request waits for its cold start, so the bundled SDK's load costs
+   * nothing that counts.
+   */
+  private createAuditSealer(
+    config: StackConfig,
+    sealing: AuditSealingConfig,
+    bucket: Bucket,
+    key: Key,
+  ): ProxyFunction {
+    const sealer = new ProxyFunction(this, AUDIT_SEALING_IDS.sealer, {
+      description: `erp-proxy audit sealer: seals each closed ${sealing.sealMinutes}-minute window of audit records into the Object Lock bucket, signed; verifies the last day's daily`,
+      entry: `${PROJECT_ROOT}/${AUDIT_SEALER_ENTRY}`,
+      projectRoot: PROJECT_ROOT,
+      memoryMb: AUDIT_SEALER_MEMORY_MB,
+      timeoutSeconds: AUDIT_SEALER_TIMEOUT_SECONDS,
+      environment: functionEnvironment('audit-sealer', config.settings, {
+        ...this.stackSetValues(config),
+        auditBucket: bucket.bucketName,
+        auditSealKeyId: key.keyArn,
+      }),
+      logRetention: config.logRetention,
+      reservedConcurrency: sealing.sealerConcurrency,
+      readsSecrets: false,
+      awsSdk: 'bundled',
+    });
+    const fn = sealer.function;
+    // The audit table's base table only (strongly consistent reads; never an index).
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'SealAuditRecords',
+        actions: AUDIT_SEALER_OPERATIONS.map((operation) => `dynamodb:${operation}`),
+        resources: [this.auditTable.tableArn],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'WriteSealedWindows',
+        actions: [...AUDIT_SEALER_OBJECT_ACTIONS],
+        resources: [bucket.arnForObjects('*')],
+      }),
+    );
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'ListSealedWindows',
+        actions: [...AUDIT_SEALER_BUCKET_ACTIONS],
+        resources: [bucket.bucketArn],
+      }),
+    );
+    acknowledge(
+      sealer.role.node.findChild('DefaultPolicy'),
+      `AwsSolutions-IAM5[Resource::<${this.getLogicalId(bucket.node.defaultChild as CfnResource)}.Arn>/*]`,
+      "The sealer writes and reads the objects of its own bucket only (one per window's records and seal, and the public " +
+        'key), under keys it makes from the window (records/year=.../<window>.jsonl, seals/...): an object ARN cannot be ' +
+        'narrower than the bucket. Only the sealer has it; the bucket policy refuses any other writer.',
+    );
+    // EventBridge invokes asynchronously: a failed run is not retried by Lambda (the next schedule
+    // seals what it left, from the seal head), and an event still throttled behind a running seal
+    // or verification after an hour is dropped.
+    fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.hours(1) });
+    return sealer;
+  }
+
+  /**
+   * Who may sign and write: the key's policy grants `kms:Sign` (and `kms:GetPublicKey`) to the
+   * sealer's role alone; the bucket's policy refuses an object write without `If-None-Match` (a put
+   * can only create, never overwrite: the condition key `s3:if-none-match` is absent without the
+   * header), and any object write, retention change or delete by a principal other than the
+   * sealer's role. TLS is required by `enforceSSL`.
+   */
+  private guardAuditSealing(bucket: Bucket, key: Key, sealer: ProxyFunction): void {
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyTheSealerSigns',
+        principals: [sealer.role],
+        actions: [...AUDIT_SEALER_KEY_ACTIONS],
+        resources: ['*'],
+      }),
+    );
+    bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'RequireIfNoneMatch',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['s3:PutObject'],
+        resources: [bucket.arnForObjects('*')],
+        conditions: { Null: { 's3:if-none-match': 'true' } },
+      }),
+    );
+    bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyTheSealerWrites',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: [...AUDIT_BUCKET_GUARDED_WRITES],
+        resources: [bucket.arnForObjects('*')],
+        conditions: { StringNotEquals: { 'aws:PrincipalArn': sealer.role.roleArn } },
+      }),
+    );
+  }
+
+  /**
+   * The sealer's two schedules, each sending its constant event (lambdas/platform/scheduled-jobs.ts):
+   * every `auditSealMinutes` minutes the seal of the closed windows, and once a day the verification
+   * of the last day's. EventBridge delivers at least once; the seal head's condition makes a second
+   * delivery seal nothing twice.
+   */
+  private scheduleAuditSealer(
+    sealing: AuditSealingConfig,
+    sealer: ProxyFunction,
+  ): { readonly sealSchedule: Rule; readonly verifySchedule: Rule } {
+    const minutes = sealing.sealMinutes;
+    const sealSchedule = new Rule(this, AUDIT_SEALING_IDS.sealSchedule, {
+      description: `erp-proxy: seals the closed audit windows every ${minutes} minutes (AuditWindowsSealed, AuditSealLag)`,
+      schedule: Schedule.rate(Duration.minutes(minutes)),
+      targets: [
+        new LambdaFunction(sealer.function, {
+          event: RuleTargetInput.fromObject(AUDIT_SEAL_EVENT),
+          // A seal not delivered within its window is replaced by the next one.
+          retryAttempts: 2,
+          maxEventAge: Duration.minutes(minutes),
+        }),
+      ],
+    });
+    const verifySchedule = new Rule(this, AUDIT_SEALING_IDS.verifySchedule, {
+      description: `erp-proxy: verifies the last ${AUDIT_VERIFY_HOURS} hours of sealed audit windows once a day (AuditVerifyFailures)`,
+      schedule: Schedule.rate(Duration.hours(AUDIT_VERIFY_HOURS)),
+      targets: [
+        new LambdaFunction(sealer.function, {
+          event: RuleTargetInput.fromObject(AUDIT_VERIFY_EVENT),
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(1),
+        }),
+      ],
+    });
+    return { sealSchedule, verifySchedule };
+  }
+
   /** The HTTP API, its access log group and its `$default` stage (on the custom domain, if any). */
   private createApi(
     id: string,
@@ -609,6 +960,21 @@ export class ErpProxyStack extends Stack {
       description:
         'The audit records (GET /_/audit reads them; kept, with deletion protection, when the stack is deleted)',
     });
+    if (this.auditSealing) {
+      new CfnOutput(this, 'AuditBucketName', {
+        value: this.auditSealing.bucket.bucketName,
+        description:
+          'The sealed audit windows (Object Lock; kept when the stack is deleted): npm run audit-log -- verify reads them',
+      });
+      new CfnOutput(this, 'AuditSealKeyArn', {
+        value: this.auditSealing.key.keyArn,
+        description: 'The KMS key that signs the seals (only the audit sealer may sign); pin its public key',
+      });
+      new CfnOutput(this, 'AuditSealerLogGroup', {
+        value: this.auditSealing.sealer.logGroup.logGroupName,
+        description: 'Logs of the audit sealer (a line per run)',
+      });
+    }
     new CfnOutput(this, 'AccessLogGroup', { value: this.accessLogs.logGroupName });
     for (const name of FUNCTION_NAMES) {
       new CfnOutput(this, `${FUNCTION_IDS[name]}LogGroup`, {

@@ -5,7 +5,7 @@
  * value (context or default); one the stack sets gets the stack's value, fixed in the catalogue
  * or given here; one only Lambda or the local server sets is never written.
  */
-import type { FunctionName } from '../lambdas/platform/names.ts';
+import type { SettingReader } from '../lambdas/platform/names.ts';
 import {
   environmentText,
   RUNTIME_SETTINGS,
@@ -32,6 +32,12 @@ export interface StackSetValues {
   readonly auditDigestSecretId: string;
   /** Seconds before a `pending` audit record reads `unknown`: the writing functions' timeout and a margin. */
   readonly auditPendingAfterSeconds: string;
+  /**
+   * The bucket of the sealed audit windows, and the ARN of the key that signs the seals: the audit
+   * sealer's alone, given only where the stack builds it (`auditSealing` not `off`).
+   */
+  readonly auditBucket?: string;
+  readonly auditSealKeyId?: string;
 }
 
 /**
@@ -42,7 +48,7 @@ export interface StackSetValues {
  * // { ERP_V1_TRANSPORT: 'auto', ERP_DEFAULT_TIMEOUT: '15', ... } (no ERP_V2_TRANSPORT)
  */
 export function functionEnvironment(
-  fn: FunctionName,
+  fn: SettingReader,
   settings: DeployedSettings,
   stackSet: StackSetValues,
 ): Record<string, string> {

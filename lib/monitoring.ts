@@ -34,7 +34,7 @@ import {
   METRICS_NAMESPACE,
   SERVICE_NAME,
 } from '../lambdas/platform/names.ts';
-import { LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
+import { AUDIT_VERIFY_HOURS, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
 import { STORE_OPERATIONS } from '../lambdas/platform/state/state-store.ts';
 import type { AlarmSettings, ReservedConcurrency } from './stack-config.ts';
 
@@ -45,6 +45,32 @@ const UPSTREAM_APIS: readonly ApiName[] = API_NAMES.filter((api) => api !== 'aux
 const TIMEOUT_CODE = PROXY_ERRORS.upstreamTimeout.code;
 
 const FIVE_MINUTES = Duration.minutes(5);
+
+/**
+ * How many windows the audit's sealing may fall behind, beyond its normal lag, before the
+ * `AuditSealLagging` alarm (and how many windows in a row it must be so, or silent).
+ */
+export const AUDIT_SEAL_LAG_WINDOWS = 3;
+
+/** The audit's sealing, watched (docs/guide/audit.md, "Sealed"). */
+export interface AuditSealingWatch {
+  /** The scheduled sealer: its errors are alarmed like the other functions'. */
+  readonly sealer: IFunction;
+  /** `auditSealMinutes`: the windows' length and the seal schedule's period. */
+  readonly sealMinutes: number;
+  /** Seconds after a window's end before the sealer seals it (records still pending until then). */
+  readonly pendingAfterSeconds: number;
+}
+
+/**
+ * The `AuditSealLagging` alarm's threshold, minutes: a window is sealed once the writers' pending
+ * delay has passed after its end, by a run every `sealMinutes`, so the lag the sealer records (from
+ * the end of the last sealed window to its run) stays under one window plus that delay;
+ * {@link AUDIT_SEAL_LAG_WINDOWS} windows plus the delay is sealing that has fallen behind.
+ */
+export function auditSealLagThresholdMinutes(watch: Omit<AuditSealingWatch, 'sealer'>): number {
+  return AUDIT_SEAL_LAG_WINDOWS * watch.sealMinutes + Math.ceil(watch.pendingAfterSeconds / 60);
+}
 
 export interface MonitoringProps {
   readonly api: HttpApi;
@@ -61,6 +87,8 @@ export interface MonitoringProps {
   readonly targetLimits: TargetLimits;
   /** The state table (idempotency records, limits): its errors and throttles have an alarm. */
   readonly stateTable: ITable;
+  /** The audit's sealing; undefined with `auditSealing=off` (no sealer, no alarms on it). */
+  readonly auditSealing?: AuditSealingWatch | undefined;
   readonly dashboardName: string;
 }
 
@@ -110,6 +138,16 @@ interface AlarmedMetrics extends GatewayMetrics {
   readonly upstreamTimeoutsByApi: Record<string, Metric>;
   readonly licenseDaysLeft: Metric;
   readonly auditWriteFailures: Metric;
+  readonly auditSealing: AuditSealingMetrics | undefined;
+}
+
+/** What the audit sealing's alarms measure, for the dashboard. */
+interface AuditSealingMetrics {
+  readonly sealer: IFunction;
+  readonly windowsSealed: Metric;
+  readonly sealLag: Metric;
+  readonly lagThreshold: number;
+  readonly verifyFailures: Metric;
 }
 
 export class Monitoring extends Construct {
@@ -128,12 +166,14 @@ export class Monitoring extends Construct {
     this.limitsAlarms(props.targetLimits);
     this.stateTableAlarm(props.stateTable);
     const auditWriteFailures = this.auditAlarm();
+    const auditSealing = props.auditSealing && this.auditSealingAlarms(props.auditSealing);
     this.dashboard = this.buildDashboard(props, {
       ...gateway,
       latencyP99,
       upstreamTimeoutsByApi,
       licenseDaysLeft,
       auditWriteFailures,
+      auditSealing,
     });
     this.notify(props.topic);
   }
@@ -251,6 +291,76 @@ export class Monitoring extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
     return failures;
+  }
+
+  /**
+   * The audit's sealing (docs/guide/audit.md, "Sealed"): the sealer's errors (as every function's),
+   * sealing fallen behind or stopped (`AuditSealLagging`: missing data breaches, since a sealer that
+   * does not run records nothing), and the daily verification's failures (`AuditVerifyFailures`).
+   */
+  private auditSealingAlarms(watch: AuditSealingWatch): AuditSealingMetrics {
+    const { sealer, sealMinutes, pendingAfterSeconds } = watch;
+    this.addAlarm('AuditSealerErrors', {
+      description:
+        'The audit-sealer function failed (crash or Lambda timeout) at least once in 5 minutes: windows stay unsealed until ' +
+        'a run succeeds (the next run seals every closed window in order). Its logs say why; check its grants on the audit ' +
+        'table, the bucket and the seal key.',
+      metric: sealer.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    const period = Duration.minutes(sealMinutes);
+    const sealLag = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: MetricName.AuditSealLag,
+      statistic: 'Maximum',
+      period,
+      dimensionsMap: { [Dimension.Service]: SERVICE_NAME },
+    });
+    const lagThreshold = auditSealLagThresholdMinutes(watch);
+    this.addAlarm('AuditSealLagging', {
+      description:
+        `Audit sealing has fallen behind or stopped: in each of the last ${AUDIT_SEAL_LAG_WINDOWS} windows of ${sealMinutes} minutes, ` +
+        `the last sealed window ended more than ${lagThreshold} minutes before the sealer ran (${AUDIT_SEAL_LAG_WINDOWS} windows, ` +
+        `plus the ${pendingAfterSeconds} s a record may stay pending), or the sealer recorded nothing (missing data counts: a ` +
+        'sealer that does not run records no lag). Records stay editable until sealed; see the AuditSealerErrors alarm and ' +
+        "the sealer's logs, and its schedule.",
+      metric: sealLag,
+      threshold: lagThreshold,
+      evaluationPeriods: AUDIT_SEAL_LAG_WINDOWS,
+      datapointsToAlarm: AUDIT_SEAL_LAG_WINDOWS,
+      treatMissingData: TreatMissingData.BREACHING,
+    });
+    // An hour at a time, so the alarm fires within the hour of a failed verification and holds
+    // for the day the verification covers.
+    const verifyFailures = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: MetricName.AuditVerifyFailures,
+      statistic: 'Sum',
+      period: Duration.hours(1),
+      dimensionsMap: { [Dimension.Service]: SERVICE_NAME },
+    });
+    this.addAlarm('AuditVerifyFailures', {
+      description:
+        `The daily verification of the last ${AUDIT_VERIFY_HOURS} hours of sealed audit windows found at least one problem ` +
+        '(a record or seal changed, removed or inserted, a broken chain, a missing window, a bad signature, a second object ' +
+        "version or delete marker, a window sealed late). The sealer's logs name each; run npm run audit-log -- verify " +
+        '(docs/guide/audit.md, "How an auditor checks it").',
+      metric: verifyFailures,
+      threshold: 1,
+      evaluationPeriods: AUDIT_VERIFY_HOURS,
+      datapointsToAlarm: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    const windowsSealed = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: MetricName.AuditWindowsSealed,
+      statistic: 'Sum',
+      period,
+      dimensionsMap: { [Dimension.Service]: SERVICE_NAME },
+    });
+    return { sealer, windowsSealed, sealLag, lagThreshold, verifyFailures };
   }
 
   /** Each function's errors and throttles. */
@@ -497,8 +607,40 @@ export class Monitoring extends Construct {
         width: 12,
       }),
     );
+    if (metrics.auditSealing) this.addAuditSealingWidgets(dashboard, metrics.auditSealing);
     this.addLambdaAndLicenseWidgets(dashboard, functions, licenseDaysLeft);
     return dashboard;
+  }
+
+  /** The audit sealing's row: windows sealed, the seal lag, verification failures, the sealer's errors. */
+  private addAuditSealingWidgets(dashboard: Dashboard, sealing: AuditSealingMetrics): void {
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Audit windows sealed',
+        left: [sealing.windowsSealed.with({ label: 'Windows sealed' })],
+        width: 6,
+      }),
+      new GraphWidget({
+        title: 'Audit seal lag (minutes)',
+        left: [sealing.sealLag.with({ label: 'Seal lag (minutes)' })],
+        leftAnnotations: [{ value: sealing.lagThreshold, label: 'alarm' }],
+        width: 6,
+      }),
+      new GraphWidget({
+        title: 'Audit verify failures',
+        left: [sealing.verifyFailures.with({ label: 'Verify failures' })],
+        leftAnnotations: [{ value: 1, label: 'alarm' }],
+        width: 6,
+      }),
+      new GraphWidget({
+        title: 'Audit sealer errors and throttles',
+        left: [
+          sealing.sealer.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum', label: 'errors' }),
+          sealing.sealer.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum', label: 'throttles' }),
+        ],
+        width: 6,
+      }),
+    );
   }
 
   /** The dashboard's last two rows: each function's Lambda metrics, the license, the MCP tools and the alarms. */
@@ -566,6 +708,7 @@ export class Monitoring extends Construct {
       evaluationPeriods: number;
       datapointsToAlarm?: number;
       comparisonOperator?: ComparisonOperator;
+      treatMissingData?: TreatMissingData;
     },
   ): void {
     this.alarms.push(
@@ -577,8 +720,8 @@ export class Monitoring extends Construct {
         evaluationPeriods: options.evaluationPeriods,
         ...(options.datapointsToAlarm ? { datapointsToAlarm: options.datapointsToAlarm } : {}),
         comparisonOperator: options.comparisonOperator ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
-        // No traffic is not a failure; an idle proxy stays OK.
-        treatMissingData: TreatMissingData.NOT_BREACHING,
+        // No traffic is not a failure; an idle proxy stays OK (the seal lag's alarm says otherwise).
+        treatMissingData: options.treatMissingData ?? TreatMissingData.NOT_BREACHING,
       }),
     );
   }

@@ -127,6 +127,14 @@ export const BUNDLE = Object.freeze({
   logOverride: Object.freeze({ 'import-is-undefined': 'error' } as const),
 });
 
+/**
+ * The externals of a function that bundles the AWS SDK ({@link ProxyFunctionProps.awsSdk}): those
+ * of {@link BUNDLE} without `@aws-sdk/*`.
+ */
+export const EXTERNAL_WITH_SDK_BUNDLED: readonly string[] = Object.freeze(
+  BUNDLE.external.filter((pkg) => pkg !== '@aws-sdk/*'),
+);
+
 /** Where a vendored package goes, relative to the bundle's directory. */
 export function vendoredDir(pkg: VendoredPackage): string {
   return `node_modules/${pkg}`;
@@ -181,8 +189,12 @@ function vendoredCommands(projectRoot: string, pkg: VendoredPackage, outputDir: 
   ];
 }
 
-/** {@link BUNDLE} as esbuild `build()` options, to bundle a handler the way the stack does. */
-export function esbuildOptions(entry: string, outfile: string): BuildOptions {
+/**
+ * {@link BUNDLE} as esbuild `build()` options, to bundle a handler the way the stack does (`awsSdk`:
+ * as {@link ProxyFunctionProps.awsSdk}).
+ */
+export function esbuildOptions(entry: string, outfile: string, awsSdk?: 'bundled'): BuildOptions {
+  const sdkBundled = awsSdk === 'bundled';
   return {
     entryPoints: [entry],
     outfile,
@@ -194,9 +206,9 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     sourcemap: true,
     sourcesContent: BUNDLE.sourcesContent,
     mainFields: [...BUNDLE.mainFields],
-    external: [...BUNDLE.external],
+    external: sdkBundled ? [...EXTERNAL_WITH_SDK_BUNDLED] : [...BUNDLE.external],
     banner: { js: BUNDLE.banner },
-    alias: { ...BUNDLE.alias },
+    ...(sdkBundled ? {} : { alias: { ...BUNDLE.alias } }),
     logOverride: { ...BUNDLE.logOverride },
     logLevel: 'silent',
   };
@@ -236,6 +248,14 @@ export interface ProxyFunctionProps {
   readonly role?: Role;
   /** Whether the function reads secrets (the Parameters and Secrets extension); default true. */
   readonly readsSecrets?: boolean;
+  /**
+   * `bundled`: the AWS SDK clients the handler imports go into its own bundle, tree-shaken, at the
+   * version of package-lock.json (the one the tests ran), built without {@link BUNDLE}'s built-in
+   * shims, which the SDK's imports of `node:fs` and `node:crypto` do not fit. For a function no
+   * request waits for (the audit sealer), whose cold start has no budget to meet. By default
+   * `@aws-sdk/*` stays out of the bundle ({@link BUNDLE}).
+   */
+  readonly awsSdk?: 'bundled';
 }
 
 export class ProxyFunction extends Construct {
@@ -316,10 +336,13 @@ export class ProxyFunction extends Construct {
         sourceMapMode: SourceMapMode.DEFAULT,
         sourcesContent: BUNDLE.sourcesContent,
         mainFields: [...BUNDLE.mainFields],
-        externalModules: [...BUNDLE.external],
+        externalModules: props.awsSdk === 'bundled' ? [...EXTERNAL_WITH_SDK_BUNDLED] : [...BUNDLE.external],
         banner: BUNDLE.banner,
         esbuildArgs: Object.fromEntries([
-          ...Object.entries(BUNDLE.alias).map(([from, to]) => [`--alias:${from}`, to]),
+          ...(props.awsSdk === 'bundled' ? [] : Object.entries(BUNDLE.alias)).map(([from, to]) => [
+            `--alias:${from}`,
+            to,
+          ]),
           ...Object.entries(BUNDLE.logOverride).map(([from, to]) => [`--log-override:${from}`, to]),
         ]),
         forceDockerBundling: false,

@@ -4,7 +4,7 @@
  * parameters), rendered from the settings catalogue. `npm run docs:settings` writes them between
  * their markers; test/infra/settings-catalogue.test.ts fails when a committed table differs.
  */
-import { FUNCTION_NAMES } from '../lambdas/platform/names.ts';
+import { SETTING_READERS } from '../lambdas/platform/names.ts';
 import { defaultTextOf, RUNTIME_SETTINGS, type Setting } from '../lambdas/platform/settings.ts';
 import { STACK_SETTINGS } from './stack-settings.ts';
 
@@ -40,9 +40,11 @@ function onAws(setting: Setting): string {
   return `local only: ${why.why}`;
 }
 
-/** The functions that read a setting, in the order of `FUNCTION_NAMES`. */
+/** The functions that read a setting, in the order of `SETTING_READERS`. */
 function functionsOf(setting: Setting): string {
-  return [...setting.readBy].sort((a, b) => FUNCTION_NAMES.indexOf(a) - FUNCTION_NAMES.indexOf(b)).join(', ');
+  return [...setting.readBy]
+    .sort((a, b) => SETTING_READERS.indexOf(a) - SETTING_READERS.indexOf(b))
+    .join(', ');
 }
 
 function readBy(setting: Setting): string {

@@ -10,7 +10,7 @@
  * JSON type; the catalogue's schemas accept both (`"25"` and `25`, `"a,b"` and `["a","b"]`).
  */
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { FunctionName } from '../lambdas/platform/names.ts';
+import type { AuditSealingMode, FunctionName } from '../lambdas/platform/names.ts';
 import {
   type LogLevelName,
   parseSettings,
@@ -42,6 +42,14 @@ export function unreservedMinimum(accountConcurrency: number): number {
 
 /** Reserved concurrency of each function (an upper bound on its concurrent executions). */
 export type ReservedConcurrency = Readonly<Record<FunctionName, number>>;
+
+/**
+ * The audit sealer's reserved concurrency (docs/guide/audit.md, "Sealed"): one run at a time, so
+ * that a run that overlaps the next schedule's is throttled, not doubled (the seal head's condition
+ * would still keep the chain whole). Reserved with the other functions' reservations only: without
+ * them (`reserveConcurrency=false`, a new account's quota) the sealer reserves nothing either.
+ */
+export const AUDIT_SEALER_CONCURRENCY = 1;
 
 export type LogLevel = LogLevelName;
 
@@ -90,6 +98,32 @@ export type StackSettingValues = {
   readonly [K in keyof typeof STACK_SETTINGS]: SettingValue<(typeof STACK_SETTINGS)[K]>;
 };
 
+/** The audit's sealing as deployed (`auditSealing` not `off`). */
+export interface AuditSealingConfig {
+  /** The Object Lock mode of the bucket's default retention. */
+  readonly mode: Exclude<AuditSealingMode, 'off'>;
+  /** The windows' length, and the seal schedule's period (`auditSealMinutes`). */
+  readonly sealMinutes: number;
+  /** The Object Lock retention, days: `auditLockDays`, else `auditRetentionDays`. */
+  readonly lockDays: number;
+  /** The sealer's reserved concurrency ({@link AUDIT_SEALER_CONCURRENCY}); undefined with `reserveConcurrency=false`. */
+  readonly sealerConcurrency: number | undefined;
+}
+
+/** The audit's sealing from the deployed settings; undefined with `auditSealing=off`. */
+function auditSealingOf(settings: DeployedSettings, s: StackSettingValues): AuditSealingConfig | undefined {
+  const { auditSealing: mode, auditSealMinutes: sealMinutes } = settings;
+  if (mode === 'off') return undefined;
+  // The catalogue's schema has a default (5); its type does not say so.
+  if (sealMinutes === undefined) throw new Error('auditSealMinutes has no value');
+  return {
+    mode,
+    sealMinutes,
+    lockDays: settings.auditLockDays ?? settings.auditRetentionDays,
+    sealerConcurrency: s.reserveConcurrency ? AUDIT_SEALER_CONCURRENCY : undefined,
+  };
+}
+
 /** Everything the stack needs to know, with defaults applied. */
 export interface StackConfig {
   /** The runtime settings deployed to the functions (each to the functions that read it). */
@@ -111,6 +145,8 @@ export interface StackConfig {
   readonly throttleBurstLimit: number;
   /** Reserved concurrency per function; undefined with `reserveConcurrency=false`. */
   readonly reservedConcurrency: ReservedConcurrency | undefined;
+  /** The audit's sealing (docs/guide/audit.md, "Sealed"); undefined with `auditSealing=off`. */
+  readonly auditSealing: AuditSealingConfig | undefined;
   /** The account's concurrent-executions quota in the region, which the reservations must fit. */
   readonly accountConcurrency: number;
   /** Tags for every resource of the stack (besides `service`). */
@@ -184,7 +220,8 @@ export type ContextReader = (key: ContextKey) => unknown;
  * - mcp: a tenth of execute too, at least 5: an agent makes one tool call at a time, and a slow
  *   ERP must not let agents take the concurrency the execute callers need.
  *
- * The five together reserve 200 + 200 + 20 + 10 + 20 = 450 by default.
+ * The five together reserve 200 + 200 + 20 + 10 + 20 = 450 by default, and the audit sealer 1 more
+ * ({@link AUDIT_SEALER_CONCURRENCY}) while sealing is on.
  */
 export function defaultReservedConcurrency(settings: {
   readonly throttleRateLimit: number;
@@ -213,20 +250,22 @@ export function defaultReservedConcurrency(settings: {
 export function reservationProblem(
   reserved: ReservedConcurrency,
   accountConcurrency: number,
+  auditSealer?: number,
 ): string | undefined {
-  const total = Object.values(reserved).reduce((sum, n) => sum + n, 0);
+  const total = Object.values(reserved).reduce((sum, n) => sum + n, 0) + (auditSealer ?? 0);
   const floor = unreservedMinimum(accountConcurrency);
   if (total <= accountConcurrency - floor) return undefined;
+  const functions = Object.keys(reserved).length + (auditSealer === undefined ? 0 : 1);
+  const sealer = auditSealer === undefined ? '' : `, audit-sealer ${auditSealer}`;
   const detail =
-    `the five functions reserve ${total} concurrent executions (execute-v1 ${reserved['execute-v1']}, ` +
-    `execute-v2 ${reserved['execute-v2']}, version ${reserved.version}, aux ${reserved.aux}, mcp ${reserved.mcp}), ` +
+    `the ${functions === 5 ? 'five' : 'six'} functions reserve ${total} concurrent executions (execute-v1 ${reserved['execute-v1']}, ` +
+    `execute-v2 ${reserved['execute-v2']}, version ${reserved.version}, aux ${reserved.aux}, mcp ${reserved.mcp}${sealer}), ` +
     'and Lambda keeps ' +
     `${floor} of the account's ${accountConcurrency} unreserved`;
   const deployWithout =
     'or deploy without reservations (reserveConcurrency=false; docs/deployment.md, Concurrency)';
   // Every function needs at least 1, and Lambda keeps 100 of a quota above 100 (all of one below).
-  const smallest = Object.keys(reserved).length;
-  if (accountConcurrency - floor < smallest) {
+  if (accountConcurrency - floor < functions) {
     return (
       `reserved concurrency: ${detail}, so this account cannot reserve any. A quota increase is needed: ask for at ` +
       `least ${total + 100} "Concurrent executions" (Service Quotas, AWS Lambda) and set accountConcurrency to the ` +
@@ -251,9 +290,13 @@ function runtimeKeyOf(key: RuntimeSettingName): string {
   return (RUNTIME_SETTINGS[key] as Setting).context ?? RUNTIME_SETTINGS[key].env;
 }
 
-/** The reservations (`reserveConcurrency`), with what is wrong with them. */
+/**
+ * The reservations (`reserveConcurrency`), with what is wrong with them; `auditSealer` is the
+ * sealer's ({@link AUDIT_SEALER_CONCURRENCY}, or undefined), which the account's quota must fit too.
+ */
 function reservationsOf(
   s: StackSettingValues,
+  auditSealer: number | undefined,
   read: ContextReader,
   problems: string[],
 ): ReservedConcurrency | undefined {
@@ -278,7 +321,7 @@ function reservationsOf(
     aux: s.auxConcurrency,
     mcp: s.mcpConcurrency ?? sized.mcp,
   };
-  const problem = reservationProblem(reserved, s.accountConcurrency);
+  const problem = reservationProblem(reserved, s.accountConcurrency, auditSealer);
   if (problem !== undefined) problems.push(problem);
   return reserved;
 }
@@ -369,7 +412,8 @@ export function stackConfigOf(
         `(${s.lambdaTimeoutSeconds}), so the proxy answers -32003 before Lambda or API Gateway cut the request off`,
     );
   }
-  const reservedConcurrency = reservationsOf(s, read, problems);
+  const auditSealing = auditSealingOf(settings, s);
+  const reservedConcurrency = reservationsOf(s, auditSealing?.sealerConcurrency, read, problems);
   const vpc = vpcOf(s, problems);
   const domain = domainOf(s, problems);
   problems.push(...secretProblems(settings, s));
@@ -386,6 +430,7 @@ export function stackConfigOf(
     throttleRateLimit: s.throttleRateLimit,
     throttleBurstLimit: s.throttleBurstLimit,
     reservedConcurrency,
+    auditSealing,
     accountConcurrency: s.accountConcurrency,
     tags: s.tags,
     logRetention: retention(s.logRetentionDays),

@@ -10,7 +10,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { runAuditSeal, runAuditVerify } from '../operator/audit-sealing.ts';
-import type { SealerParts, SealerSettings } from '../platform/audit/audit-sealer.ts';
+import type { SealerParts, SealerSettings } from '../platform/audit/seal-windows.ts';
 import { sealerSettings } from '../platform/audit/sealer-parts.ts';
 import { awsSealerParts } from '../platform/audit/sealer-parts-aws.ts';
 import { getConfig } from '../platform/config.ts';

@@ -2,7 +2,7 @@
  * @module operator/audit-sealing
  * The sealer's two jobs (docs/guide/audit.md, "Sealed"), as the `audit-sealer` function runs them
  * from its schedules and a local run from its timer: `audit-seal` seals every closed window
- * (platform/audit/audit-sealer.ts) and records `AuditWindowsSealed` and `AuditSealLag`;
+ * (platform/audit/seal-windows.ts) and records `AuditWindowsSealed` and `AuditSealLag`;
  * `audit-verify` verifies the last day's windows (platform/audit/audit-verify.ts) with the
  * signer's own public key and records `AuditVerifyFailures`. Each logs one line saying what it
  * did; neither is a request.
@@ -15,7 +15,7 @@ import {
   type SealerSettings,
   type SealRun,
   sealClosedWindows,
-} from '../platform/audit/audit-sealer.ts';
+} from '../platform/audit/seal-windows.ts';
 import { type ArchiveReport, describeFinding, verifyArchive } from '../platform/audit/audit-verify.ts';
 import { publicKeyKey, sealDelayMs } from '../platform/audit/seal-layout.ts';
 import { recordAuditSealing } from '../platform/metrics/record.ts';

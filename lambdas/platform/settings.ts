@@ -612,7 +612,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'LOG_LEVEL',
     context: 'logLevel',
     schema: choice(LOG_LEVELS, 'INFO'),
-    readBy: ALL,
+    readBy: [...ALL, 'audit-sealer'],
     meaning:
       '`TRACE`, `DEBUG`, `INFO`, `WARN`, `ERROR`, `CRITICAL`, `SILENT`; `POWERTOOLS_LOG_LEVEL`, when set, wins',
   },
@@ -620,7 +620,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'POWERTOOLS_LOG_LEVEL',
     notDeployable: { by: 'stack', why: 'the stack sets it to `logLevel`, as `LOG_LEVEL`' },
     schema: choice(LOG_LEVELS),
-    readBy: ALL,
+    readBy: [...ALL, 'audit-sealer'],
     meaning: "Powertools' own log level variable; wins over `LOG_LEVEL`, as in Powertools",
   },
   serviceName: {
@@ -631,7 +631,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
       value: SERVICE_NAME,
     },
     schema: textOr(SERVICE_NAME),
-    readBy: ALL,
+    readBy: [...ALL, 'audit-sealer'],
     meaning: 'service name in logs and metrics',
   },
   metricsNamespace: {
@@ -642,7 +642,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
       value: METRICS_NAMESPACE,
     },
     schema: textOr(METRICS_NAMESPACE),
-    readBy: ALL,
+    readBy: [...ALL, 'audit-sealer'],
     meaning: 'CloudWatch namespace of the service metrics',
   },
   port: {
@@ -820,25 +820,20 @@ export const RUNTIME_SETTINGS = Object.freeze({
     env: 'AUDIT_SEALING',
     context: 'auditSealing',
     schema: choice(AUDIT_SEALING_MODES, 'compliance'),
-    readBy: ['audit-sealer'],
+    readBy: ['audit-sealer', 'aux'],
     about: true,
     meaning:
-      'sealing the audit (docs/guide/audit.md, "Sealed"): `compliance` (S3 Object Lock no one can lift), `governance` (a trial: a privileged role can delete), `off`; locally any mode but `off` seals into `AUDIT_DIR`. Chosen before the first deploy: Object Lock is set when the bucket is created',
+      'sealing the audit: Object Lock `compliance`, `governance` (a trial), or `off`; set before the first deploy',
   },
   auditSealMinutes: {
     env: 'AUDIT_SEAL_MINUTES',
     context: 'auditSealMinutes',
     schema: checked<number, number>(integer({ fallback: 5, min: 1, max: 60, unit: ' minutes' }), (minutes) =>
-      60 % minutes === 0
-        ? { value: minutes }
-        : {
-            problem: `expected minutes that divide an hour (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60), got ${minutes}`,
-          },
+      60 % minutes === 0 ? { value: minutes } : { problem: `expected a divisor of 60, got ${minutes}` },
     ),
-    readBy: ['audit-sealer'],
+    readBy: ['audit-sealer', 'aux'],
     about: true,
-    meaning:
-      'the length of a sealed audit window: every window is sealed once it is closed (minutes that divide an hour)',
+    meaning: 'minutes of a sealed audit window (a divisor of 60)',
   },
   auditLockDays: {
     env: 'AUDIT_LOCK_DAYS',
@@ -846,47 +841,38 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ min: 1, max: 3_653, unit: ' days' }),
     defaultText: '`AUDIT_RETENTION_DAYS`',
     readBy: ['audit-sealer'],
-    meaning: "days a sealed window's objects are locked (S3 Object Lock retention) from their sealing",
+    meaning: "days a sealed window's objects are locked",
   },
   auditBucket: {
     env: 'AUDIT_BUCKET',
-    notDeployable: {
-      by: 'stack',
-      why: 'the name of the Object Lock bucket the stack creates for sealed windows',
-    },
+    notDeployable: { by: 'stack', why: 'its sealed-audit bucket' },
     schema: text({
-      expected: 'an S3 bucket name (3-63 of a-z 0-9 . -)',
+      expected: 'an S3 bucket name',
       check: (name) => /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name),
     }),
     readBy: ['audit-sealer'],
-    meaning: 'S3 bucket of the sealed audit windows (records, seals, the public key)',
+    meaning: 'S3 bucket of the sealed audit windows',
   },
   auditSealKeyId: {
     env: 'AUDIT_SEAL_KEY_ID',
-    notDeployable: {
-      by: 'stack',
-      why: 'the ARN of the asymmetric KMS key the stack creates; only the sealer may sign with it',
-    },
+    notDeployable: { by: 'stack', why: 'its seal signing key' },
     schema: text(),
     readBy: ['audit-sealer'],
-    meaning: 'KMS key (`ECC_NIST_P256`) that signs the seals',
+    meaning: 'KMS key (`ECC_NIST_P256`) signing the seals',
   },
   auditDir: {
     env: 'AUDIT_DIR',
-    notDeployable: { by: 'local', why: 'deployed, sealed windows go to the stack’s bucket' },
+    notDeployable: { by: 'local', why: 'deployed: the bucket' },
     schema: textOr(LOCAL_AUDIT_DIR),
-    defaultText: '`.erp-proxy/audit` (git-ignored)',
     readBy: [],
-    meaning:
-      'the directory a local run seals its audit windows into, laid out as the bucket (kept across restarts)',
+    meaning: 'where a local run seals its audit (git-ignored)',
   },
   auditSealKeyFile: {
     env: 'AUDIT_SEAL_KEY_FILE',
-    notDeployable: { by: 'local', why: 'deployed, the seals are signed by the stack’s KMS key' },
+    notDeployable: { by: 'local', why: 'deployed: the KMS key' },
     schema: textOr(LOCAL_AUDIT_SEAL_KEY_FILE),
-    defaultText: '`.erp-proxy/audit-seal-key.pem` (git-ignored, created on first use, mode 0600)',
     readBy: [],
-    meaning: "the local sealer's P-256 private key (PKCS #8 PEM)",
+    meaning: "the local sealer's P-256 key, made on first use (mode 0600, git-ignored)",
   },
   dynamodbEndpoint: {
     env: 'AWS_ENDPOINT_URL_DYNAMODB',

@@ -8,13 +8,13 @@
 import type { CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PENDING_MARGIN_SECONDS } from '../../lambdas/platform/function-timeout.ts';
 import {
   AUDIT_READ_OPERATIONS,
   AUDIT_TABLE,
   AUDIT_WRITE_OPERATIONS,
 } from '../../lambdas/platform/audit/audit-record.ts';
 import { digestKeyOf } from '../../lambdas/platform/audit/digest-key.ts';
+import { PENDING_MARGIN_SECONDS } from '../../lambdas/platform/function-timeout.ts';
 import { Dimension, METRIC_SPECS, MetricName } from '../../lambdas/platform/metrics/catalogue.ts';
 import type { FunctionName } from '../../lambdas/platform/names.ts';
 import {

@@ -20,6 +20,8 @@ import {
 } from '../../lambdas/platform/settings.ts';
 import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../../lambdas/platform/state/state-store.ts';
 import {
+  AUDIT_SEALER_OBJECT_ACTIONS,
+  type AuditSealing,
   ErpProxyStack,
   FUNCTION_IDS,
   STATE_TABLE_CHECK_ENTRY,
@@ -36,6 +38,8 @@ import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../support/
 const FUNCTION_NAMES = Object.keys(FUNCTION_IDS) as FunctionName[];
 /** The deploy's state table check adds two functions: the check and CDK's trigger provider. */
 const DEPLOY_CHECK_FUNCTIONS = 2;
+/** The audit's sealer (auditSealing on by default: test/infra/audit-seal.test.ts). */
+const AUDIT_SEALER_FUNCTIONS = 1;
 const SECRET_ARN_PROXY = EXAMPLE_KEYS_SECRET_ARN;
 const SECRET_ARN_LICENSE = EXAMPLE_LICENSE_SECRET_ARN;
 /** A real Ed25519 public key (SPKI, base64): the synth checks it as the runtime would. */
@@ -102,6 +106,31 @@ function roleOf(template: Template, fnLogicalId: string): string {
     'Fn::GetAtt': [string, string];
   };
   return role['Fn::GetAtt'][0];
+}
+
+/** The audit sealing of a synth whose context leaves it on (the default). */
+function sealingOf(s: Synth): AuditSealing {
+  if (!s.stack.auditSealing) throw new Error('auditSealing is off in this synth');
+  return s.stack.auditSealing;
+}
+
+/**
+ * Whether a statement is the audit sealer's grant on the objects of its own bucket (`<bucket>/*`,
+ * test/infra/audit-seal.test.ts), in the sealer role's policy: the one wildcard besides
+ * cloudwatch:GetMetricData.
+ */
+function isSealerObjectGrant(s: Synth, policyId: string, statement: Statement): boolean {
+  const sealing = sealingOf(s);
+  const sealerPolicy = s.stack.getLogicalId(
+    sealing.sealer.role.node.findChild('DefaultPolicy').node.defaultChild as CfnElement,
+  );
+  const bucket = s.stack.getLogicalId(sealing.bucket.node.defaultChild as CfnElement);
+  return (
+    policyId === sealerPolicy &&
+    JSON.stringify(statement.Resource) ===
+      JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/*']] }) &&
+    JSON.stringify([...actions(statement)].sort()) === JSON.stringify([...AUDIT_SEALER_OBJECT_ACTIONS].sort())
+  );
 }
 
 function envOf(template: Template, fnLogicalId: string): Record<string, unknown> {
@@ -226,8 +255,11 @@ describe('default context', () => {
     });
 
     it('keeps every log group for the configured retention (30 days)', () => {
-      // Access logs, one per function, and the deploy's table check and its trigger provider.
-      s.template.resourceCountIs('AWS::Logs::LogGroup', 1 + FUNCTION_NAMES.length + DEPLOY_CHECK_FUNCTIONS);
+      // Access logs, one per function, the deploy's table check and its trigger provider, the audit sealer.
+      s.template.resourceCountIs(
+        'AWS::Logs::LogGroup',
+        1 + FUNCTION_NAMES.length + DEPLOY_CHECK_FUNCTIONS + AUDIT_SEALER_FUNCTIONS,
+      );
       s.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
       for (const name of FUNCTION_NAMES) {
         const fn = resources(s.template, 'AWS::Lambda::Function')[s.fnIds[name]];
@@ -240,8 +272,11 @@ describe('default context', () => {
   });
 
   describe('functions', () => {
-    it("runs five ARM64 functions on Node.js 24 with the esbuild handler (and the deploy check's two on ARM64 Node.js 24)", () => {
-      s.template.resourceCountIs('AWS::Lambda::Function', 5 + DEPLOY_CHECK_FUNCTIONS);
+    it("runs five ARM64 functions on Node.js 24 with the esbuild handler (and the deploy check's two and the audit sealer on ARM64 Node.js 24)", () => {
+      s.template.resourceCountIs(
+        'AWS::Lambda::Function',
+        5 + DEPLOY_CHECK_FUNCTIONS + AUDIT_SEALER_FUNCTIONS,
+      );
       s.template.allResourcesProperties('AWS::Lambda::Function', {
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
@@ -347,15 +382,21 @@ describe('default context', () => {
   });
 
   describe('IAM', () => {
-    it('has no wildcard resource except for cloudwatch:GetMetricData', () => {
+    it("has no wildcard resource except for cloudwatch:GetMetricData (and the audit sealer's own bucket's objects)", () => {
+      let sealerObjectGrants = 0;
       for (const [id, policy] of Object.entries(resources(s.template, 'AWS::IAM::Policy'))) {
         for (const statement of statementsOf(policy)) {
+          if (isSealerObjectGrant(s, id, statement)) {
+            sealerObjectGrants += 1;
+            continue;
+          }
           if (JSON.stringify(statement.Resource).includes('*')) {
             expect(actions(statement), id).toEqual(['cloudwatch:GetMetricData']);
             expect(statement.Resource).toBe('*');
           }
         }
       }
+      expect(sealerObjectGrants).toBe(1);
       s.template.resourcePropertiesCountIs(
         'AWS::IAM::Policy',
         {
@@ -620,13 +661,22 @@ describe('default context', () => {
           'ErpProxy-LimitsFailedOpen',
           'ErpProxy-StateTableErrors',
           'ErpProxy-AuditWriteFailures',
+          // The audit's sealing (test/infra/audit-seal.test.ts).
+          'ErpProxy-AuditSealerErrors',
+          'ErpProxy-AuditSealLagging',
+          'ErpProxy-AuditVerifyFailures',
           ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux', 'Mcp'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
             `ErpProxy-${f}Throttles`,
           ]),
         ].sort(),
       );
-      s.template.allResourcesProperties('AWS::CloudWatch::Alarm', { TreatMissingData: 'notBreaching' });
+      // An idle proxy stays OK; only a sealer that records nothing is a failure.
+      for (const alarm of Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'))) {
+        expect(alarm.Properties.TreatMissingData, String(alarm.Properties.AlarmName)).toBe(
+          alarm.Properties.AlarmName === 'ErpProxy-AuditSealLagging' ? 'breaching' : 'notBreaching',
+        );
+      }
     });
 
     it('alarms per ERP whose in-flight cap refused calls in each of 5 minutes, and on limits served without the store', () => {
@@ -776,8 +826,9 @@ describe('default context', () => {
       s.template.resourceCountIs('AWS::SNS::Subscription', 0);
       const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
       const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
-      // 15, StateTableErrors (issue 39), LimitsFailedOpen (issue 40) and AuditWriteFailures (issue 56).
-      expect(alarms).toHaveLength(18);
+      // 15, StateTableErrors (issue 39), LimitsFailedOpen (issue 40), AuditWriteFailures (issue 56), and
+      // AuditSealerErrors, AuditSealLagging and AuditVerifyFailures (issue 57).
+      expect(alarms).toHaveLength(21);
       for (const alarm of alarms) {
         expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
         expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
@@ -806,9 +857,16 @@ describe('default context', () => {
 
   describe('license check schedule', () => {
     it('runs every hour, sending the aux function exactly the event its handler takes for the check', () => {
-      const rules = Object.values(resources(s.template, 'AWS::Events::Rule'));
-      expect(rules).toHaveLength(1);
-      const rule = rules[0]!.Properties;
+      const ruleId = s.stack.getLogicalId(s.stack.licenseCheckSchedule.node.defaultChild as CfnElement);
+      const rules = resources(s.template, 'AWS::Events::Rule');
+      // The license check, and the audit sealer's two (test/infra/audit-seal.test.ts).
+      const sealing = sealingOf(s);
+      expect(Object.keys(rules).sort()).toEqual(
+        [s.stack.licenseCheckSchedule, sealing.sealSchedule, sealing.verifySchedule]
+          .map((rule) => s.stack.getLogicalId(rule.node.defaultChild as CfnElement))
+          .sort(),
+      );
+      const rule = rules[ruleId]!.Properties;
       expect(rule).toMatchObject({ ScheduleExpression: 'rate(1 hour)', State: 'ENABLED' });
       expect(rule.EventPattern).toBeUndefined();
       const targets = rule.Targets as { Arn: unknown; Input: string; RetryPolicy: unknown }[];
@@ -823,6 +881,7 @@ describe('default context', () => {
       const configs = Object.values(resources(s.template, 'AWS::Lambda::EventInvokeConfig')).map(
         (config) => config.Properties,
       );
+      const sealerId = s.stack.getLogicalId(sealingOf(s).sealer.function.node.defaultChild as CfnElement);
       expect(configs).toEqual([
         {
           FunctionName: { Ref: s.fnIds.aux },
@@ -830,21 +889,33 @@ describe('default context', () => {
           MaximumRetryAttempts: 0,
           MaximumEventAgeInSeconds: 3600,
         },
+        // The audit sealer's, the other function EventBridge invokes: the next seal is the retry.
+        {
+          FunctionName: { Ref: sealerId },
+          Qualifier: '$LATEST',
+          MaximumRetryAttempts: 0,
+          MaximumEventAgeInSeconds: 3600,
+        },
       ]);
     });
 
-    it('lets EventBridge invoke the aux function for this rule only, and no other function', () => {
-      const ruleId = s.stack.getLogicalId(s.stack.licenseCheckSchedule.node.defaultChild as CfnElement);
+    it('lets EventBridge invoke the aux function for this rule only, and no other function (but the audit sealer, for its two)', () => {
+      const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+        s.stack.getLogicalId(construct.node.defaultChild as CfnElement);
       const fromEvents = Object.values(resources(s.template, 'AWS::Lambda::Permission')).filter(
         (permission) => permission.Properties.Principal === 'events.amazonaws.com',
       );
+      const sealing = sealingOf(s);
+      const invoke = (fnId: string, rule: { node: { defaultChild?: unknown } }) => ({
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [fnId, 'Arn'] },
+        Principal: 'events.amazonaws.com',
+        SourceArn: { 'Fn::GetAtt': [idOf(rule), 'Arn'] },
+      });
       expect(fromEvents.map((permission) => permission.Properties)).toEqual([
-        {
-          Action: 'lambda:InvokeFunction',
-          FunctionName: { 'Fn::GetAtt': [s.fnIds.aux, 'Arn'] },
-          Principal: 'events.amazonaws.com',
-          SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
-        },
+        invoke(s.fnIds.aux, s.stack.licenseCheckSchedule),
+        invoke(idOf(sealing.sealer.function), sealing.sealSchedule),
+        invoke(idOf(sealing.sealer.function), sealing.verifySchedule),
       ]);
     });
   });
@@ -859,8 +930,12 @@ describe('default context', () => {
       expect(reserved('version')).toBe(20);
       expect(reserved('aux')).toBe(10);
       expect(reserved('mcp')).toBe(20);
+      // The audit sealer: one run at a time.
+      const sealerId = s.stack.getLogicalId(sealingOf(s).sealer.function.node.defaultChild as CfnElement);
+      const sealer = propsOf(s.template, 'AWS::Lambda::Function', sealerId).ReservedConcurrentExecutions;
+      expect(sealer).toBe(1);
       // Within the default account quota of 1,000, leaving Lambda's 100 unreserved.
-      const total = FUNCTION_NAMES.map(reserved).reduce((sum: number, n) => sum + Number(n), 0);
+      const total = FUNCTION_NAMES.map(reserved).reduce((sum: number, n) => sum + Number(n), Number(sealer));
       expect(total).toBeLessThanOrEqual(1000 - 100);
     });
   });
@@ -870,7 +945,9 @@ describe('default context', () => {
       const secrets = s.template.findResources('AWS::SecretsManager::Secret');
       expect(Object.keys(secrets)).toHaveLength(3);
       const logGroups = s.template.findResources('AWS::Logs::LogGroup');
-      expect(Object.keys(logGroups)).toHaveLength(1 + FUNCTION_NAMES.length + DEPLOY_CHECK_FUNCTIONS);
+      expect(Object.keys(logGroups)).toHaveLength(
+        1 + FUNCTION_NAMES.length + DEPLOY_CHECK_FUNCTIONS + AUDIT_SEALER_FUNCTIONS,
+      );
       for (const kept of [...Object.values(secrets), ...Object.values(logGroups)]) {
         // RetainExceptOnCreate: a first create that rolls back deletes them (nothing billed is
         // left behind); a delete or replacement afterwards keeps them.
@@ -1075,10 +1152,14 @@ describe('full context', () => {
     for (const id of [...Object.values(s.fnIds), checkId]) {
       expect(functions[id]?.Properties, id).toMatchObject(placed);
     }
-    // Only CDK's trigger provider is outside: it calls the Lambda API and CloudFormation's S3 URL.
+    // Only CDK's trigger provider is outside: it calls the Lambda API and CloudFormation's S3 URL; and
+    // the audit sealer, which reaches AWS APIs only (DynamoDB, S3, KMS), never an ERP.
+    const sealerId = s.stack.getLogicalId(sealingOf(s).sealer.function.node.defaultChild as CfnElement);
     expect(
-      Object.keys(functions).filter((id) => !('VpcConfig' in (functions[id]?.Properties ?? {}))),
-    ).toEqual([expect.stringMatching(/^AWSCDKTriggerCustomResourceProvider/)]);
+      Object.keys(functions)
+        .filter((id) => !('VpcConfig' in (functions[id]?.Properties ?? {})))
+        .sort(),
+    ).toEqual([expect.stringMatching(/^AWSCDKTriggerCustomResourceProvider/), sealerId]);
     s.template.hasResourceProperties('AWS::EC2::SecurityGroup', {
       VpcId: 'vpc-0123456789abcdef0',
       SecurityGroupIngress: Match.absent(),
@@ -1114,9 +1195,10 @@ describe('full context', () => {
     });
   });
 
-  it('still has no wildcard resource except GetMetricData (VPC access comes from the managed policy)', () => {
-    for (const policy of Object.values(resources(s.template, 'AWS::IAM::Policy'))) {
+  it("still has no wildcard resource except GetMetricData and the sealer's bucket objects (VPC access comes from the managed policy)", () => {
+    for (const [id, policy] of Object.entries(resources(s.template, 'AWS::IAM::Policy'))) {
       for (const statement of statementsOf(policy)) {
+        if (isSealerObjectGrant(s, id, statement)) continue;
         if (JSON.stringify(statement.Resource).includes('*')) {
           expect(actions(statement)).toEqual(['cloudwatch:GetMetricData']);
         }

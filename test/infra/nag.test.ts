@@ -2,7 +2,7 @@
  * cdk-nag 3 (AwsSolutions) over the stack, as `npm run synth` runs it: the synth must not throw
  * (an unacknowledged finding throws), and the acknowledged rules are exactly the ones reviewed.
  */
-import type { App } from 'aws-cdk-lib';
+import type { App, CfnElement } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { describe, expect, it } from 'vitest';
 import { ErpProxyStack } from '../../lib/erp-proxy-stack.ts';
@@ -10,6 +10,13 @@ import { acknowledgedRuleIds, addNagChecks } from '../../lib/nag.ts';
 import { parseStackConfig } from '../../lib/stack-config.ts';
 import { testApp } from '../support/cdk-app.ts';
 import { EXAMPLE_KEYS_SECRET_ARN, EXAMPLE_LICENSE_SECRET_ARN } from '../support/test-secrets.ts';
+
+/** The logical id of the sealed windows' bucket, as the IAM5 finding names it. */
+function sealBucketId(stack: ErpProxyStack): string {
+  const bucket = stack.auditSealing?.bucket;
+  if (!bucket) throw new Error('auditSealing is off');
+  return stack.getLogicalId(bucket.node.defaultChild as CfnElement);
+}
 
 function nagApp(context: Record<string, unknown> = {}): { app: App; stack: ErpProxyStack } {
   const app = testApp(context);
@@ -36,7 +43,7 @@ function acknowledgments(app: App): { id: string; reason: string; path: string }
 }
 
 describe('cdk-nag AwsSolutions, default context', () => {
-  const { app } = nagApp();
+  const { app, stack } = nagApp();
 
   it('synthesizes with no unacknowledged finding', () => {
     expect(() => app.synth()).not.toThrow();
@@ -47,6 +54,10 @@ describe('cdk-nag AwsSolutions, default context', () => {
       'AwsSolutions-APIG4',
       'AwsSolutions-DDB3',
       'AwsSolutions-IAM5[Resource::*]',
+      // The audit sealer's objects of its own bucket, and that bucket's access logs (issue 57). The
+      // seal key needs none: AwsSolutions-KMS5 (rotation) checks symmetric keys only.
+      `AwsSolutions-IAM5[Resource::<${sealBucketId(stack)}.Arn>/*]`,
+      'AwsSolutions-S1',
       'AwsSolutions-SMG4',
       'AwsSolutions-SNS2',
     ]);
@@ -76,6 +87,12 @@ describe('cdk-nag AwsSolutions, default context', () => {
     expect(acks.filter((a) => a.id === 'AwsSolutions-SNS2').map((a) => a.path)).toEqual([
       'ErpProxy/AlarmTopic',
     ]);
+    expect(acks.filter((a) => a.id === 'AwsSolutions-S1').map((a) => a.path)).toEqual([
+      'ErpProxy/AuditSealBucket',
+    ]);
+    expect(acks.filter((a) => a.id.startsWith('AwsSolutions-IAM5[Resource::<')).map((a) => a.path)).toEqual([
+      'ErpProxy/AuditSealer/Role/DefaultPolicy',
+    ]);
     // Only the state table: the audit table has point-in-time recovery on.
     expect(acks.filter((a) => a.id === 'AwsSolutions-DDB3').map((a) => a.path)).toEqual([
       'ErpProxy/StateTable',
@@ -86,7 +103,7 @@ describe('cdk-nag AwsSolutions, default context', () => {
 });
 
 describe('cdk-nag AwsSolutions, VPC, imported secrets, custom domain and alarm e-mail', () => {
-  const { app } = nagApp({
+  const { app, stack } = nagApp({
     proxyKeysSecretArn: EXAMPLE_KEYS_SECRET_ARN,
     licenseSecretArn: EXAMPLE_LICENSE_SECRET_ARN,
     secretsKmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/0b7a3c2e-1111-2222-3333-444455556666',
@@ -107,7 +124,24 @@ describe('cdk-nag AwsSolutions, VPC, imported secrets, custom domain and alarm e
       'AwsSolutions-DDB3',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
       'AwsSolutions-IAM5[Resource::*]',
+      `AwsSolutions-IAM5[Resource::<${sealBucketId(stack)}.Arn>/*]`,
+      'AwsSolutions-S1',
       // The audit digest key: the stack creates it even when the other secrets are imported.
+      'AwsSolutions-SMG4',
+      'AwsSolutions-SNS2',
+    ]);
+  });
+});
+
+describe('cdk-nag AwsSolutions, audit sealing off', () => {
+  const { app } = nagApp({ auditSealing: 'off' });
+
+  it('synthesizes with no unacknowledged finding, and acknowledges nothing for a sealing it does not build', () => {
+    expect(() => app.synth()).not.toThrow();
+    expect(acknowledgedRuleIds(app)).toEqual([
+      'AwsSolutions-APIG4',
+      'AwsSolutions-DDB3',
+      'AwsSolutions-IAM5[Resource::*]',
       'AwsSolutions-SMG4',
       'AwsSolutions-SNS2',
     ]);

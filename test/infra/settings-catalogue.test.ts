@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_NAMES } from '../../lambdas/platform/names.ts';
+import { SETTING_READERS } from '../../lambdas/platform/names.ts';
 import { RUNTIME_SETTINGS, type Setting } from '../../lambdas/platform/settings.ts';
 import { functionEnvironment } from '../../lib/function-environment.ts';
 import { GENERATED_TABLES, renderContextTable, withTable } from '../../lib/settings-docs.ts';
@@ -59,9 +59,9 @@ describe('the settings catalogue', () => {
     expect([...LOG_RETENTION_DAYS].sort((a, b) => a - b)).toEqual([...new Set(cdk)].sort((a, b) => a - b));
   });
 
-  it('writes every setting a function reads that the stack sets, for every function', () => {
+  it('writes every setting a function reads that the stack sets, for every function (the audit sealer too)', () => {
     const config = parseStackConfig(() => undefined);
-    for (const fn of FUNCTION_NAMES) {
+    for (const fn of SETTING_READERS) {
       const env = functionEnvironment(fn, config.settings, {
         proxyKeysSecretId: 'keys-arn',
         licenseSecretId: 'license-arn',
@@ -71,6 +71,8 @@ describe('the settings catalogue', () => {
         auditTable: 'audit-table',
         auditDigestSecretId: 'audit-digest-arn',
         auditPendingAfterSeconds: '58',
+        auditBucket: 'audit-bucket',
+        auditSealKeyId: 'audit-seal-key-arn',
       });
       for (const [key, setting] of runtime) {
         const written = setting.env !== undefined && setting.env in env;

@@ -364,12 +364,12 @@ describe('parseStackConfig', () => {
     });
 
     it('refuses reservations that would leave the account fewer than 100 unreserved executions', () => {
-      // The default burst of 500 gives 500 + 500 + 50 + 10 + 50 = 1,110 > 1,000 - 100.
+      // The default burst of 500 gives 500 + 500 + 50 + 10 + 50, and the audit sealer's 1: 1,111 > 1,000 - 100.
       const problems = problemsOf({ throttleBurstLimit: 500 });
       expect(problems).toHaveLength(1);
-      expect(problems[0]).toMatch(/reserve 1110 .*mcp 50.* at most 900/);
+      expect(problems[0]).toMatch(/six functions reserve 1111 .*mcp 50, audit-sealer 1\).* at most 900/);
       expect(problems[0]).toMatch(/accountConcurrency/);
-      // The same with a raised quota is fine, and 900 exactly is the limit.
+      // The same with a raised quota is fine, and 900 exactly is the limit, the sealer's 1 included.
       expect(() =>
         parseStackConfig(read({ throttleBurstLimit: 500, accountConcurrency: 2000 })),
       ).not.toThrow();
@@ -377,35 +377,50 @@ describe('parseStackConfig', () => {
         executeConcurrency: 400,
         versionConcurrency: 50,
         auxConcurrency: 10,
-        mcpConcurrency: 40,
+        mcpConcurrency: 39,
       };
       expect(() => parseStackConfig(read(fits))).not.toThrow();
-      expect(problemsOf({ ...fits, mcpConcurrency: 41 })[0]).toMatch(/reserve 901/);
+      expect(problemsOf({ ...fits, mcpConcurrency: 40 })[0]).toMatch(/reserve 901/);
+      // Without the sealer (auditSealing=off) the five may reserve the 900 themselves.
+      const withoutSealer = { ...fits, mcpConcurrency: 40, auditSealing: 'off' };
+      expect(() => parseStackConfig(read(withoutSealer))).not.toThrow();
+      expect(problemsOf({ ...withoutSealer, mcpConcurrency: 41 })[0]).toMatch(
+        /five functions reserve 901 .*mcp 41\), and/,
+      );
       // A new account's quota of 10 cannot reserve anything: Lambda keeps all 10 unreserved. Lowering
-      // the reservations cannot help, so the message asks for a quota increase (450 + 100) or the switch.
+      // the reservations cannot help, so the message asks for a quota increase (451 + 100) or the switch.
       const newAccount = problemsOf({ accountConcurrency: 10 });
       expect(newAccount).toHaveLength(1);
       expect(newAccount[0]).toMatch(
         /keeps 10 of the account's 10 unreserved, so this account cannot reserve any/,
       );
-      expect(newAccount[0]).toMatch(/A quota increase is needed: ask for at least 550/);
+      expect(newAccount[0]).toMatch(/A quota increase is needed: ask for at least 551/);
       expect(newAccount[0]).toMatch(/reserveConcurrency=false/);
       expect(newAccount[0]).not.toMatch(/lower executeConcurrency/);
-      // The same below a quota of 105 (100 kept, 1 for each of the 5 functions).
-      expect(problemsOf({ accountConcurrency: 104 })[0]).toMatch(/cannot reserve any/);
+      // The same below a quota of 106 (100 kept, 1 for each of the 5 functions and the sealer).
+      expect(problemsOf({ accountConcurrency: 105 })[0]).toMatch(/cannot reserve any/);
+      const ones = { executeConcurrency: 1, versionConcurrency: 1, auxConcurrency: 1, mcpConcurrency: 1 };
+      expect(() => parseStackConfig(read({ accountConcurrency: 106, ...ones }))).not.toThrow();
+      // Without the sealer, 105 is enough for the five.
+      expect(problemsOf({ accountConcurrency: 104, auditSealing: 'off' })[0]).toMatch(/cannot reserve any/);
       expect(() =>
-        parseStackConfig(
-          read({
-            accountConcurrency: 105,
-            executeConcurrency: 1,
-            versionConcurrency: 1,
-            auxConcurrency: 1,
-            mcpConcurrency: 1,
-          }),
-        ),
+        parseStackConfig(read({ accountConcurrency: 105, auditSealing: 'off', ...ones })),
       ).not.toThrow();
       // A quota of 50 keeps all 50.
       expect(problemsOf({ accountConcurrency: 50 })[0]).toMatch(/keeps 50 of the account's 50/);
+    });
+
+    it('reserves 1 for the audit sealer with the others, none without them or without sealing', () => {
+      expect(parseStackConfig(read({})).auditSealing).toEqual({
+        mode: 'compliance',
+        sealMinutes: 5,
+        lockDays: 400,
+        sealerConcurrency: 1,
+      });
+      expect(parseStackConfig(read({ reserveConcurrency: 'false' })).auditSealing?.sealerConcurrency).toBe(
+        undefined,
+      );
+      expect(parseStackConfig(read({ auditSealing: 'off' })).auditSealing).toBeUndefined();
     });
 
     it('deploys without reservations when told to, and then takes no reservation setting', () => {

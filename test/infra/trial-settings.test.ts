@@ -1,8 +1,9 @@
 /**
  * The trial settings file (environments/trial.json, docs/deploy-trial.md): a stack a new account
  * can hold (no reserved concurrency, so a Lambda quota of 10 is enough), alarms on the stack's
- * topic with no mail address subscribed, and the idle cost table of docs/deploy-trial.md counted
- * from this template (bin/idle-cost.ts).
+ * topic with no mail address subscribed, a sealed audit whose objects a trial can still remove
+ * (governance mode, locked 1 day), and the idle cost table of docs/deploy-trial.md counted from
+ * this template (bin/idle-cost.ts).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -32,8 +33,8 @@ describe('environments/trial.json', () => {
 
   it('reserves no concurrency: a new account with a quota of 10 can deploy it', () => {
     const functions = template.findResources('AWS::Lambda::Function');
-    // The five, and the deploy's table check and CDK's trigger provider that runs it.
-    expect(Object.keys(functions)).toHaveLength(5 + 2);
+    // The five, the deploy's table check and CDK's trigger provider that runs it, the audit sealer.
+    expect(Object.keys(functions)).toHaveLength(5 + 2 + 1);
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
     }
@@ -48,6 +49,23 @@ describe('environments/trial.json', () => {
     expect(text.stackName).toBe('ErpProxyTrial');
     // The proxy keys, the license and the audit digest key.
     template.resourceCountIs('AWS::SecretsManager::Secret', 3);
+  });
+
+  it('seals the audit into a bucket a trial can empty: Object Lock in governance mode for 1 day', () => {
+    const text = JSON.parse(readFileSync(`${ROOT}/environments/trial.json`, 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(text).toMatchObject({ auditSealing: 'governance', auditLockDays: 1 });
+    template.resourceCountIs('AWS::S3::Bucket', 1);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      ObjectLockEnabled: true,
+      ObjectLockConfiguration: {
+        ObjectLockEnabled: 'Enabled',
+        Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: 1 } },
+      },
+    });
+    template.resourceCountIs('AWS::KMS::Key', 1);
   });
 
   it('alarms notify the stack topic, with no mail address subscribed', () => {

@@ -68,6 +68,8 @@ describe('buildAbout', () => {
       CONFIRM_TTL: 600,
       AUDIT: 'on',
       AUDIT_RETENTION_DAYS: 400,
+      AUDIT_SEALING: 'compliance',
+      AUDIT_SEAL_MINUTES: 5,
     });
     const text = JSON.stringify(about);
     expect(text).not.toContain('erp.internal.example');

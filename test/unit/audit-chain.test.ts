@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import {
   chainHead,
   GENESIS_HEAD,
-  type SealedWindow,
   keyPairSigner,
+  type SealedWindow,
   sealWindow,
   verifyWindows,
 } from '../../lambdas/platform/audit/audit-chain.ts';

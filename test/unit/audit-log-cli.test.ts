@@ -112,9 +112,9 @@ describe('audit-log: the command line', () => {
   it('names what is wrong, never echoing a value that may be the key', () => {
     expect(parseAuditLogArgs(['--help'], {}, NOW)).toEqual({ help: true });
     expect(parseAuditLogArgs(['list', '-h'], {}, NOW)).toEqual({ help: true });
-    expect(problemOf([])).toBe('name a command: list');
-    expect(problemOf(['lst'])).toBe('unknown command lst: the command is list');
-    expect(problemOf([KEY])).toBe('unknown command: the command is list');
+    expect(problemOf([])).toBe('name a command: list, seal, verify, public-key');
+    expect(problemOf(['lst'])).toBe('unknown command lst: the commands are list, seal, verify, public-key');
+    expect(problemOf([KEY])).toBe('unknown command: the commands are list, seal, verify, public-key');
     expect(problemOf(['list', KEY])).toBe('list takes options only (they start with --)');
     expect(problemOf(['list', `--kye=${KEY}`])).toBe('unknown option --kye');
     expect(problemOf(['list', '--key'])).toMatch(/^Option '--key <value>' argument missing/);

@@ -1,5 +1,5 @@
 /**
- * The sealer (platform/audit/audit-sealer.ts) over the embedded ring and a directory archive, and
+ * The sealer (platform/audit/seal-windows.ts) over the embedded ring and a directory archive, and
  * `verifyArchive` (platform/audit/audit-verify.ts) of what it wrote: windows sealed in order from
  * the genesis, empty ones too, none before it is closed, a stale pending record completed as
  * `unknown` before it is sealed, a run's bound, two sealers on one head sealing each window once,
@@ -12,11 +12,6 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GENESIS_HEAD, keyIdOf, keyPairSigner } from '../../lambdas/platform/audit/audit-chain.ts';
 import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
-import {
-  SealConflict,
-  type SealerParts,
-  sealClosedWindows,
-} from '../../lambdas/platform/audit/audit-sealer.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
 import { verifyArchive } from '../../lambdas/platform/audit/audit-verify.ts';
 import { DirectorySealArchive } from '../../lambdas/platform/audit/seal-archive-dir.ts';
@@ -34,6 +29,11 @@ import {
   sealKey,
   sealOfBody,
 } from '../../lambdas/platform/audit/seal-layout.ts';
+import {
+  SealConflict,
+  type SealerParts,
+  sealClosedWindows,
+} from '../../lambdas/platform/audit/seal-windows.ts';
 import { canonicalJsonOf } from '../../lambdas/platform/canonical-json.ts';
 import { auditRecord } from '../support/audit-records.ts';
 

@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAuditLog } from '../../bin/audit-log.ts';
 import { fingerprintOf, keyPairSigner, sealWindow } from '../../lambdas/platform/audit/audit-chain.ts';
 import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
-import { sealClosedWindows } from '../../lambdas/platform/audit/audit-sealer.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
 import { DirectorySealArchive } from '../../lambdas/platform/audit/seal-archive-dir.ts';
 import { ArchiveSealHead } from '../../lambdas/platform/audit/seal-head.ts';
@@ -27,6 +26,7 @@ import {
   sealOfBody,
 } from '../../lambdas/platform/audit/seal-layout.ts';
 import { localSealKeys } from '../../lambdas/platform/audit/seal-signer-local.ts';
+import { sealClosedWindows } from '../../lambdas/platform/audit/seal-windows.ts';
 import { auditRecord } from '../support/audit-records.ts';
 
 const MINUTE = 60_000;

@@ -84,7 +84,8 @@ export class S3SealArchive implements SealArchive {
       return bytes === undefined ? Buffer.alloc(0) : Buffer.from(bytes);
     } catch (error) {
       const { status, name } = statusOf(error);
-      if (status === 404 || name === 'NoSuchKey') return undefined;
+      // No object (never a missing bucket, which is a failure).
+      if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchBucket')) return undefined;
       throw failed(`cannot read ${key} from ${this.where}`, error);
     }
   }

@@ -27,7 +27,11 @@ export class KmsSealSigner implements SealSigner {
 
   async #readPublicKey(): Promise<KeyObject> {
     const answer = await this.client.send(new GetPublicKeyCommand({ KeyId: this.keyId }));
-    if (answer.PublicKey === undefined || answer.KeySpec !== 'ECC_NIST_P256') {
+    if (
+      answer.PublicKey === undefined ||
+      answer.KeySpec !== 'ECC_NIST_P256' ||
+      (answer.KeyUsage !== undefined && answer.KeyUsage !== 'SIGN_VERIFY')
+    ) {
       throw new Error(`KMS key ${this.keyId} is not an ECC_NIST_P256 signing key`);
     }
     return createPublicKey({ key: Buffer.from(answer.PublicKey), format: 'der', type: 'spki' });

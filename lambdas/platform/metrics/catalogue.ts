@@ -295,17 +295,16 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'counter',
     prometheusName: 'erp_proxy_audit_windows_sealed',
     dimensions: [],
-    help: 'Audit windows sealed (empty ones included) by the sealer.',
+    help: 'Audit windows sealed.',
   },
   {
     name: MetricName.AuditSealLag,
     unit: MetricUnit.Count,
     kind: 'gauge',
-    // Prometheus names carry base units: seconds there, minutes in CloudWatch (the alarm's unit).
     prometheusName: 'erp_proxy_audit_seal_lag_seconds',
     prometheusScale: 60,
     dimensions: [],
-    help: "Seconds from the end of the last sealed audit window to the sealer's last run, in whole minutes.",
+    help: 'Seconds since the last sealed audit window ended.',
   },
   {
     name: MetricName.AuditVerifyFailures,
@@ -313,7 +312,7 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     kind: 'counter',
     prometheusName: 'erp_proxy_audit_verify_failures',
     dimensions: [],
-    help: 'Problems the daily verification of the sealed audit windows found (0 when every window verifies).',
+    help: 'Problems the audit verification found.',
   },
   {
     name: MetricName.LicenseDaysLeft,

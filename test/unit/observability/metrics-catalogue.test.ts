@@ -16,6 +16,7 @@ describe('metric catalogue', () => {
     ).toEqual([
       'erp_proxy_upstream_latency_seconds',
       'erp_proxy_proxy_overhead_seconds',
+      'erp_proxy_audit_seal_lag_seconds',
       'erp_proxy_license_remaining_seconds',
     ]);
   });

@@ -1,5 +1,5 @@
 /**
- * @module platform/audit/audit-sealer
+ * @module platform/audit/seal-windows
  * The sealer (docs/guide/audit.md, "Sealed"): seals every closed window in order, from where the
  * seal head is. The stack's scheduled function runs it every `AUDIT_SEAL_MINUTES`, a local run on a
  * timer (`npm start`) and `npm run audit-log -- seal` now; each with its own parts (the table or the
@@ -109,7 +109,12 @@ async function settledRecords(
 async function createOrSame(archive: SealArchive, key: string, body: Buffer, lockUntil: Date | undefined) {
   if ((await archive.create(key, body, lockUntil)) === 'written') return;
   const held = await archive.read(key);
-  if (held === undefined || !held.equals(body)) {
+  if (held === undefined) {
+    throw new SealConflict(
+      `${key} in ${archive.where} is being written by another sealer: the next run goes on`,
+    );
+  }
+  if (!held.equals(body)) {
     throw new SealConflict(`${key} in ${archive.where} holds other records than the table's`);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * @module local/local-sealer
+ * @module handlers/local-sealer
  * The sealer in the `npm start` process (docs/guide/audit.md, "Locally"): on a timer, it seals
  * every closed window of the process's audit (the embedded ring, or the audit table on DynamoDB
  * Local) into `AUDIT_DIR`, signed with the local key, so a local proxy's audit outlives the process
