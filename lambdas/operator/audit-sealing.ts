@@ -10,14 +10,14 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { keyIdOf } from '../platform/audit/audit-chain.ts';
+import { type ArchiveReport, describeFinding, verifyArchive } from '../platform/audit/audit-verify.ts';
+import { publicKeyKey, sealDelayMs } from '../platform/audit/seal-layout.ts';
 import {
   type SealerParts,
   type SealerSettings,
   type SealRun,
   sealClosedWindows,
 } from '../platform/audit/seal-windows.ts';
-import { type ArchiveReport, describeFinding, verifyArchive } from '../platform/audit/audit-verify.ts';
-import { publicKeyKey, sealDelayMs } from '../platform/audit/seal-layout.ts';
 import { recordAuditSealing } from '../platform/metrics/record.ts';
 import { AUDIT_SEAL_JOB, AUDIT_VERIFY_HOURS, AUDIT_VERIFY_JOB } from '../platform/scheduled-jobs.ts';
 import { withReadableStack } from '../platform/stack-trace.ts';

@@ -74,6 +74,16 @@ describe('the chain', () => {
     expect(chainHead(GENESIS_HEAD, lines)).toBe(head.toString('hex'));
     expect(chainHead('ab'.repeat(32), [])).toBe('ab'.repeat(32));
   });
+
+  it('gives the fixed vectors computed apart from it (sha256sum and xxd in a shell)', () => {
+    // G = 64 zeros; h1 = sha256('{"a":1}'); head1 = sha256(bytes(G) || bytes(h1)); then '{"b":[true,null]}'.
+    expect(chainHead(GENESIS_HEAD, ['{"a":1}'])).toBe(
+      '46426333c3717c14f84a3ad37f229fef9334f7298e19ea3cd9acae85e06268e4',
+    );
+    expect(chainHead(GENESIS_HEAD, [canonicalJsonOf({ a: 1 }), canonicalJsonOf({ b: [true, null] })])).toBe(
+      '55ede03c9b94b352aa41319707e643d61c9103a9b263169a757d4459727e84fd',
+    );
+  });
 });
 
 describe('verifying an export', () => {

@@ -10,7 +10,7 @@
  * - S3: `PutObject` with `If-None-Match: *`, the Object Lock mode and date and a checksum; 412 and
  *   409 read as `exists`, any other refusal as a SealArchiveError naming the key and the status.
  *   `GetObject`'s body, and a missing key. `ListObjectVersions` over two pages, with versions and
- *   delete markers; `GetObjectRetention` per live key.
+ *   delete markers; `HeadObject` (its lock headers) per live key.
  * - The sealer writing through both into a versioned bucket held in memory, and `verifyArchive`
  *   reading it back: the untouched bucket verifies; a second version of a seal, an object
  *   without retention and a delete marker are each named.
@@ -26,7 +26,7 @@ import {
 } from '@aws-sdk/client-kms';
 import {
   GetObjectCommand,
-  GetObjectRetentionCommand,
+  HeadObjectCommand,
   ListObjectVersionsCommand,
   type ListObjectVersionsCommandOutput,
   NoSuchKey,
@@ -252,11 +252,9 @@ function s3Error(name: string, status: number, message: string): S3ServiceExcept
   });
 }
 
-/** S3's answers to a conditional write over an object, and to a retention of an object without one. */
+/** S3's answer to a conditional write over an object. */
 const preconditionFailed = () =>
   s3Error('PreconditionFailed', 412, 'At least one of the pre-conditions you specified did not hold');
-const noLockConfiguration = () =>
-  s3Error('NoSuchObjectLockConfiguration', 404, 'The object does not have an ObjectLock configuration');
 const noSuchKey = () =>
   new NoSuchKey({ message: 'The specified key does not exist.', $metadata: { httpStatusCode: 404 } });
 
@@ -426,10 +424,12 @@ describe('the S3 archive: list', () => {
       [c]: { Mode: 'GOVERNANCE', RetainUntilDate: until(12) },
       [e]: { Mode: 'COMPLIANCE', RetainUntilDate: until(13) },
     };
-    s3.on(GetObjectRetentionCommand).callsFake((input) => {
+    // HeadObject answers the lock's headers when there is one, nothing of it otherwise.
+    s3.on(HeadObjectCommand).callsFake((input) => {
       const held = retention[input.Key as string];
-      if (held === undefined) throw noLockConfiguration();
-      return { Retention: held };
+      return held === undefined
+        ? {}
+        : { ObjectLockMode: held.Mode, ObjectLockRetainUntilDate: held.RetainUntilDate };
     });
     return { client, s3 };
   }
@@ -448,14 +448,14 @@ describe('the S3 archive: list', () => {
       { Bucket: BUCKET, Prefix: prefix, KeyMarker: b, VersionIdMarker: 'b-marker' },
     ]);
     // No retention asked of the deleted key.
-    expect(s3.commandCalls(GetObjectRetentionCommand).map((call) => call.args[0].input)).toEqual(
+    expect(s3.commandCalls(HeadObjectCommand).map((call) => call.args[0].input)).toEqual(
       [a, c, d, e].map((key) => ({ Bucket: BUCKET, Key: key })),
     );
   });
 
   it('throws a SealArchiveError when a page or a retention cannot be read', async () => {
     const { client, s3 } = listed();
-    s3.on(GetObjectRetentionCommand, { Key: c }).rejects(s3Error('AccessDenied', 403, 'Access Denied'));
+    s3.on(HeadObjectCommand, { Key: c }).rejects(s3Error('AccessDenied', 403, 'Access Denied'));
     await expect(new S3SealArchive(client, BUCKET).list(prefix)).rejects.toThrow(
       new SealArchiveError(`cannot read the retention of ${c} in s3://${BUCKET}: AccessDenied (403)`),
     );
@@ -510,10 +510,13 @@ function bucketOf(pageSize = 2) {
     if (body === undefined) throw noSuchKey();
     return { Body: bodyOf(body) };
   });
-  s3.on(GetObjectRetentionCommand).callsFake((input) => {
-    const retention = latest(input.Key as string)?.retention;
-    if (retention === undefined) throw noLockConfiguration();
-    return { Retention: retention };
+  s3.on(HeadObjectCommand).callsFake((input) => {
+    const held = latest(input.Key as string);
+    if (held === undefined) throw noSuchKey();
+    const retention = held.retention;
+    return retention === undefined
+      ? {}
+      : { ObjectLockMode: retention.Mode, ObjectLockRetainUntilDate: retention.RetainUntilDate };
   });
   s3.on(ListObjectVersionsCommand).callsFake((input) => {
     const entries = [...objects]

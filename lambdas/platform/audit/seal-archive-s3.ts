@@ -7,11 +7,11 @@
  * `exists`, never a replacement.
  *
  * For `verify`: `ListObjectVersions` lists every version and delete marker of a prefix (more than
- * one version of a key, or a delete marker, is tampering), `GetObjectRetention` each object's lock.
+ * one version of a key, or a delete marker, is tampering), `HeadObject` each object's lock (its `x-amz-object-lock-*` headers).
  */
 import {
   GetObjectCommand,
-  GetObjectRetentionCommand,
+  HeadObjectCommand,
   ListObjectVersionsCommand,
   type ObjectLockRetentionMode,
   PutObjectCommand,
@@ -133,14 +133,13 @@ export class S3SealArchive implements SealArchive {
 
   async #lock(key: string): Promise<Pick<ArchivedObject, 'lock'>> {
     try {
-      const answer = await this.client.send(new GetObjectRetentionCommand({ Bucket: this.bucket, Key: key }));
-      const { Mode: mode, RetainUntilDate: until } = answer.Retention ?? {};
+      // HeadObject answers the current version's lock to a caller allowed s3:GetObjectRetention.
+      const answer = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const { ObjectLockMode: mode, ObjectLockRetainUntilDate: until } = answer;
       return mode === undefined || until === undefined
         ? {}
         : { lock: { mode: mode.toLowerCase(), until: new Date(until).toISOString() } };
     } catch (error) {
-      // An object without a retention answers NoSuchObjectLockConfiguration.
-      if (statusOf(error).name === 'NoSuchObjectLockConfiguration') return {};
       throw failed(`cannot read the retention of ${key} in ${this.where}`, error);
     }
   }

@@ -9,11 +9,11 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config.ts';
 import { DynamoDbAuditReader } from './audit-reader-dynamodb.ts';
-import type { SealerParts } from './seal-windows.ts';
 import { auditTableClient, DynamoDbAuditStore } from './audit-store-dynamodb.ts';
 import { S3SealArchive } from './seal-archive-s3.ts';
 import { DynamoDbSealHead } from './seal-head.ts';
 import { KmsSealSigner } from './seal-signer-kms.ts';
+import type { SealerParts } from './seal-windows.ts';
 import { completing, type SealerConfig } from './sealer-parts.ts';
 
 /** What the stack's sealer reads besides the local one's. */

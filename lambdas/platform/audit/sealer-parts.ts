@@ -9,11 +9,11 @@
 import type { Config } from '../config.ts';
 import { pendingMaxMs } from '../function-timeout.ts';
 import { type AuditRecord, auditExpiry } from './audit-record.ts';
-import type { SealerParts, SealerSettings } from './seal-windows.ts';
 import { type AuditStore, type AuditStoreConfig, auditStoreKind } from './audit-store.ts';
 import { DirectorySealArchive } from './seal-archive-dir.ts';
 import { ArchiveSealHead, DynamoDbSealHead } from './seal-head.ts';
 import { localSealSigner } from './seal-signer-local.ts';
+import type { SealerParts, SealerSettings } from './seal-windows.ts';
 
 /** What the sealer reads of the configuration. */
 export type SealerConfig = AuditStoreConfig &
