@@ -136,6 +136,35 @@ describe('the sealer', () => {
     expect(await seals(archive)).toHaveLength(10);
   });
 
+  it('after AUDIT_SEAL_MINUTES changes, seals up to the new grid first, never across a UTC day', async () => {
+    // Sealed with 5-minute windows up to 23:55; then 15-minute ones: [23:55, 00:00), [00:00, 00:15).
+    const evening = DAY - 5 * MINUTE;
+    const { ring, archive, sealer, clock } = parts(evening + 20 * MINUTE + PENDING_MS + SEAL_MARGIN_MS);
+    await ring.create(auditRecord(evening + 1_000));
+    await ring.create(auditRecord(DAY + 1_000));
+    const read = ring.readWindow.bind(ring);
+    const asked: [number, number][] = [];
+    const watched = {
+      ...sealer,
+      source: { readWindow: (start: number, end: number) => (asked.push([start, end]), read(start, end)) },
+    };
+    clock.now = evening + PENDING_MS + SEAL_MARGIN_MS; // nothing closed yet under 5 minutes
+    expect((await sealClosedWindows(watched, { ...settings, genesis: evening - 5 * MINUTE })).sealed).toBe(1);
+    clock.now = DAY + 15 * MINUTE + PENDING_MS + SEAL_MARGIN_MS;
+    expect(await sealClosedWindows(watched, { ...settings, minutes: 15 })).toMatchObject({ sealed: 2 });
+    expect(asked.slice(1)).toEqual([
+      [evening, DAY],
+      [DAY, DAY + 15 * MINUTE],
+    ]);
+    const report = await verifyArchive(archive, {
+      from: evening - 5 * MINUTE,
+      to: DAY + 86_400_000,
+      publicKey: keys.publicKey,
+      lateAfterMs: 20 * MINUTE,
+    });
+    expect(report).toMatchObject({ windows: 3, records: 2, problems: [] });
+  });
+
   it('two sealers on one head seal each window once, whichever writes first', async () => {
     // One head with a condition, as the table's item: advance only from the head read.
     let held: SealHead | undefined;

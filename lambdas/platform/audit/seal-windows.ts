@@ -151,7 +151,6 @@ async function publishPublicKey(parts: SealerParts, lockUntil: Date | undefined)
 
 /** Seals every closed window from the seal head on, in order, at most `maxWindows` in one run. */
 export async function sealClosedWindows(parts: SealerParts, settings: SealerSettings): Promise<SealRun> {
-  const length = settings.minutes * 60_000;
   const lockUntil = () =>
     settings.lockDays === undefined ? undefined : new Date(parts.now() + settings.lockDays * 86_400_000);
   await publishPublicKey(parts, lockUntil());
@@ -167,7 +166,9 @@ export async function sealClosedWindows(parts: SealerParts, settings: SealerSett
   let sealed = 0;
   let stopped: SealRun['stopped'] = 'caught_up';
   for (;;) {
-    const window = { start: head.end, end: head.end + length };
+    // From the head to the end of its window on the grid: after a change of AUDIT_SEAL_MINUTES the
+    // first window is shorter, and none spans two UTC days (minutes divide an hour).
+    const window = { start: head.end, end: windowOf(head.end, settings.minutes).end };
     if (!isClosed(window, parts.now(), settings.pendingAfterMs)) break;
     if (sealed === (settings.maxWindows ?? MAX_WINDOWS_PER_RUN)) {
       stopped = 'bound';
