@@ -41,7 +41,8 @@ export type SealCommand = (typeof SEAL_COMMANDS)[number];
 
 export const SEAL_USAGE = `       npm run -s audit-log -- seal
        npm run -s audit-log -- verify [--from TIME] [--to TIME] [--dir DIR | --bucket NAME]
-                                      [--public-key FILE | --fingerprint HEX] [--table NAME] [--json]
+                                      [--public-key FILE | --fingerprint HEX] [--lock-mode MODE]
+                                      [--table NAME --retention-days N] [--json]
        npm run -s audit-log -- public-key [--kms-key ARN | --bucket NAME --fingerprint HEX]
 
 seal        seals every closed window of the audit table (AUDIT_TABLE on AWS_ENDPOINT_URL_DYNAMODB)
@@ -54,7 +55,9 @@ verify      verifies sealed windows: every record's hash, the chain, every seal'
   --public-key FILE        the trusted public key (PEM); else the archive's copy, which must match
   --fingerprint HEX        the fingerprint pinned at deploy (npm run audit-log -- public-key);
                            locally, without either, the local seal key (AUDIT_SEAL_KEY_FILE) is trusted
-  --table NAME             also hold the audit table's records against their sealed copies
+  --table NAME             also hold the audit table's records against their sealed copies,
+  --retention-days N       with the stack's AUDIT_RETENTION_DAYS (gone after it: expired, not deleted)
+  --lock-mode MODE         the Object Lock mode every object must have (default compliance)
   --json                   the report as JSON
 public-key  prints the public key (PEM) and its fingerprint: the local seal key's, --kms-key's, or
             the copy in --bucket that has --fingerprint
@@ -83,6 +86,8 @@ const OPTIONS = {
   'public-key': { type: 'string' },
   fingerprint: { type: 'string' },
   table: { type: 'string' },
+  'retention-days': { type: 'string' },
+  'lock-mode': { type: 'string' },
   'kms-key': { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -111,12 +116,15 @@ function configOf(env: Readonly<Record<string, string | undefined>>): Config {
   }
 }
 
-async function s3Archive(bucket: string, config: Config): Promise<SealArchive> {
+async function s3Archive(bucket: string, config: Config, lockMode = 'compliance'): Promise<SealArchive> {
+  if (lockMode !== 'compliance' && lockMode !== 'governance') {
+    throw new SealCliError('--lock-mode: compliance or governance', 2);
+  }
   const [{ S3Client }, { S3SealArchive }] = await Promise.all([
     import('@aws-sdk/client-s3'),
     import('../lambdas/platform/audit/seal-archive-s3.ts'),
   ]);
-  return new S3SealArchive(new S3Client({ region: config.region }), bucket);
+  return new S3SealArchive(new S3Client({ region: config.region }), bucket, lockMode);
 }
 
 /** The public key the archive's copy under `fingerprint` holds. */
@@ -198,23 +206,30 @@ async function verify(values: Values, config: Config, io: SealCliIo, now: number
   const archive =
     values.bucket === undefined
       ? new DirectorySealArchive(values.dir ?? config.auditDir)
-      : await s3Archive(values.bucket, config);
+      : await s3Archive(values.bucket, config, values['lock-mode']);
   const publicKey = await trustedKey(values, archive, config);
   let table: Parameters<typeof verifyArchive>[1]['table'];
   if (values.table !== undefined) {
+    // The deployed retention, said by the auditor: a record gone before it was deleted, after it expired.
+    const days = Number(values['retention-days']);
+    if (!/^\d{1,4}$/.test(values['retention-days'] ?? '') || days < 1) {
+      throw new SealCliError("--table needs --retention-days N: the stack's AUDIT_RETENTION_DAYS", 2);
+    }
     const { DynamoDbAuditReader } = await import('../lambdas/platform/audit/audit-reader-dynamodb.ts');
     table = {
       source: DynamoDbAuditReader.fromConfig(config, values.table, config.dynamodbEndpoint),
-      retentionDays: config.auditRetentionDays,
+      retentionDays: days,
       now,
     };
   }
-  const settings = sealerSettings(config, false);
+  const late = lateAfterMs(sealerSettings(config, false));
   const report = await verifyArchive(archive, {
     from,
     to,
     publicKey,
-    lateAfterMs: lateAfterMs(settings),
+    lateAfterMs: late,
+    // Every window that should be sealed by now: older than two windows and the sealer's delay.
+    sealedUntil: now - late,
     ...(table === undefined ? {} : { table }),
   });
   printReport(report, keyIdOf(publicKey), io, values.json === true);

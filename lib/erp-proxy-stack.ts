@@ -56,6 +56,7 @@ import {
   AUDIT_SEALER_OPERATIONS,
   AUDIT_TABLE,
   AUDIT_WRITE_OPERATIONS,
+  AUDIT_WRITER_LEADING_KEYS,
 } from '../lambdas/platform/audit/audit-record.ts';
 import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
@@ -163,7 +164,8 @@ export const AUDIT_BUCKET_GUARDED_WRITES = Object.freeze([
  * role alone signs, and reads the public key it publishes into the bucket.
  */
 export const AUDIT_SEAL_KEY_ADMIN_ACTIONS = Object.freeze([
-  'kms:Create*',
+  // Not kms:Create*: kms:CreateGrant would let an administrator grant kms:Sign without a policy change.
+  'kms:CreateAlias',
   'kms:Describe*',
   'kms:Enable*',
   'kms:List*',
@@ -534,6 +536,10 @@ export class ErpProxyStack extends Stack {
           sid: 'WriteAuditRecords',
           actions: dynamodb(AUDIT_WRITE_OPERATIONS),
           resources: [this.auditTable.tableArn],
+          // Records and their pointers only: never the seal head, which only the sealer moves.
+          conditions: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...AUDIT_WRITER_LEADING_KEYS] },
+          },
         }),
       );
       this.auditDigestSecret.grantRead(fn);

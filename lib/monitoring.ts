@@ -345,7 +345,7 @@ export class Monitoring extends Construct {
       description:
         `The daily verification of the last ${AUDIT_VERIFY_HOURS} hours of sealed audit windows found at least one problem ` +
         '(a record or seal changed, removed or inserted, a broken chain, a missing window, a bad signature, a second object ' +
-        "version or delete marker, a window sealed late). The sealer's logs name each; run npm run audit-log -- verify " +
+        "version, delete marker or lock, a record of the table edited after sealing). The sealer's logs name each; run npm run audit-log -- verify " +
         '(docs/guide/audit.md, "How an auditor checks it").',
       metric: verifyFailures,
       threshold: 1,

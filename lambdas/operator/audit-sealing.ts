@@ -81,6 +81,9 @@ export async function runAuditVerify(deps: AuditJobDeps): Promise<ArchiveReport>
       to,
       publicKey,
       lateAfterMs: lateAfterMs(settings),
+      sealedUntil: now - lateAfterMs(settings),
+      // The table too: a record edited, deleted or added after its window was sealed.
+      table: { source: parts.source, retentionDays: settings.retentionDays ?? Number.POSITIVE_INFINITY, now },
     });
     const published = await parts.archive.read(publicKeyKey(keyIdOf(publicKey)));
     const expected = publicKey.export({ type: 'spki', format: 'pem' }).toString();

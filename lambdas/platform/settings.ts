@@ -811,7 +811,14 @@ export const RUNTIME_SETTINGS = Object.freeze({
       by: 'local',
       why: 'a key in a function environment would be readable by anyone who can read the function: on AWS it is the audit digest secret',
     },
-    schema: text({ expected: 'at least 32 characters', check: (key) => key.length >= 32 }),
+    // A key: a bad value is never shown in the message.
+    schema: settingSchema((raw) => {
+      if (raw === undefined) return { value: undefined };
+      const key = typeof raw === 'string' ? raw.trim() : '';
+      return key.length >= 32
+        ? { value: key }
+        : { problem: 'expected at least 32 characters (the value is not shown: it is a key)' };
+    }),
     defaultText: '*generated at start (local)*',
     readBy: [],
     meaning: "the audit's digest key locally (32+ characters); unset, each start generates one",

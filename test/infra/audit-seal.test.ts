@@ -314,6 +314,9 @@ describe('audit sealing, default settings (compliance)', () => {
         const signs = listOf(statement.Action).some((pattern) => covers(pattern, 'kms:Sign'));
         expect(signs, statement.Sid).toBe(statement.Sid === 'OnlyTheSealerSigns');
         expect(listOf(statement.Action), statement.Sid).not.toContain('kms:*');
+        // Nor kms:CreateGrant, which would hand kms:Sign to anyone without a change of this policy.
+        const grants = listOf(statement.Action).some((pattern) => covers(pattern, 'kms:CreateGrant'));
+        expect(grants, statement.Sid).toBe(false);
       }
       expect(statements.every((st) => st.Effect === 'Allow' && st.Condition === undefined)).toBe(true);
     });
@@ -400,6 +403,7 @@ describe('audit sealing, default settings (compliance)', () => {
         minutes: 5,
         pendingAfterMs: 58_000,
         auditOn: true,
+        retentionDays: 400,
         lockDays: 400,
       });
     });

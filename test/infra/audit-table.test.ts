@@ -12,8 +12,13 @@ import {
   AUDIT_READ_OPERATIONS,
   AUDIT_TABLE,
   AUDIT_WRITE_OPERATIONS,
+  AUDIT_WRITER_LEADING_KEYS,
+  newAuditId,
+  pointerPartition,
+  recordPartition,
 } from '../../lambdas/platform/audit/audit-record.ts';
 import { digestKeyOf } from '../../lambdas/platform/audit/digest-key.ts';
+import { SEAL_HEAD_KEY } from '../../lambdas/platform/audit/seal-head.ts';
 import { PENDING_MARGIN_SECONDS } from '../../lambdas/platform/function-timeout.ts';
 import { Dimension, METRIC_SPECS, MetricName } from '../../lambdas/platform/metrics/catalogue.ts';
 import type { FunctionName } from '../../lambdas/platform/names.ts';
@@ -173,6 +178,25 @@ describe('the audit table', () => {
         `dynamodb:UpdateItem ${table}`,
       ]);
     }
+  });
+
+  it('lets the writers write records and pointers only (dynamodb:LeadingKeys), never the seal head', () => {
+    const statements = Object.values(s.template.findResources('AWS::IAM::Policy')).flatMap(
+      (policy) =>
+        (policy.Properties.PolicyDocument.Statement as { Sid?: string; Condition?: unknown }[]) ?? [],
+    );
+    const writes = statements.filter((statement) => statement.Sid === 'WriteAuditRecords');
+    expect(writes).toHaveLength(WRITERS.length);
+    for (const statement of writes) {
+      expect(statement.Condition).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['t#*', 'r#*'] },
+      });
+    }
+    const allowed = (key: string) =>
+      AUDIT_WRITER_LEADING_KEYS.some((pattern) => key.startsWith(pattern.slice(0, -1)));
+    expect(allowed(recordPartition(newAuditId(Date.now())))).toBe(true);
+    expect(allowed(pointerPartition('res.partner', 42))).toBe(true);
+    expect(allowed(SEAL_HEAD_KEY)).toBe(false);
   });
 
   it('is read by aux with exactly Query, GetItem and BatchGetItem, on the table and its by-actor index', () => {

@@ -156,6 +156,8 @@ describe('two proxy processes sealing one audit table', () => {
           new Date(boundary + MINUTE).toISOString(),
           '--table',
           audit.table,
+          '--retention-days',
+          '400',
         ],
         {
           env: { ...env() },

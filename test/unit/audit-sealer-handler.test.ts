@@ -133,16 +133,19 @@ describe('the audit-sealer function', () => {
     chmodSync(path, 0o644);
     writeFileSync(path, readFileSync(path, 'utf8').replace('"outcome":"ok"', '"outcome":"refused"'));
     lines = captureLogLines();
-    expect(await runAuditJob(AUDIT_VERIFY_EVENT, deps)).toMatchObject({ windows: 11, problems: 1 });
+    // The sealed copy no longer matches its chain, nor the table's record (the daily run reads both).
+    expect(await runAuditJob(AUDIT_VERIFY_EVENT, deps)).toMatchObject({ windows: 11, problems: 2 });
     const { metrics, logs } = split(lines());
-    expect(metrics).toEqual({ AuditVerifyFailures: 1 });
-    expect((logs[0]?.findings as string[])[0]).toContain('a record was changed');
+    expect(metrics).toEqual({ AuditVerifyFailures: 2 });
+    const findings = logs[0]?.findings as string[];
+    expect(findings[0]).toContain('a record was changed');
+    expect(findings[1]).toContain('was edited in the table after sealing');
     expect(logs).toEqual([
       expect.objectContaining({
         level: 'WARN',
         message: 'audit verification',
-        failures: 1,
-        // The problem first; then the notices (this test's sealer caught up an hour: late windows).
+        failures: 2,
+        // The problems first; then the notices (this test's sealer caught up an hour: late windows).
         findings: expect.arrayContaining([expect.stringContaining('a record was changed')]),
       }),
     ]);

@@ -10,8 +10,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GENESIS_HEAD, keyIdOf, keyPairSigner } from '../../lambdas/platform/audit/audit-chain.ts';
-import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
+import {
+  type AuditSeal,
+  GENESIS_HEAD,
+  keyIdOf,
+  keyPairSigner,
+} from '../../lambdas/platform/audit/audit-chain.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
 import { verifyArchive } from '../../lambdas/platform/audit/audit-verify.ts';
 import { DirectorySealArchive } from '../../lambdas/platform/audit/seal-archive-dir.ts';
@@ -26,6 +30,7 @@ import {
   recordsBody,
   recordsKey,
   SEAL_MARGIN_MS,
+  sealBody,
   sealKey,
   sealOfBody,
 } from '../../lambdas/platform/audit/seal-layout.ts';
@@ -106,7 +111,12 @@ describe('the sealer', () => {
       publicKey: keys.publicKey,
       lateAfterMs: 20 * MINUTE,
     });
-    expect(report).toMatchObject({ windows: 3, records: 3, problems: [], notices: [] });
+    expect(report).toMatchObject({
+      windows: 3,
+      records: 3,
+      problems: [],
+      notices: [{ kind: 'chain_start', window: new Date(DAY).toISOString() }],
+    });
   });
 
   it('completes a stale pending record as unknown, and seals the completion', async () => {
@@ -146,7 +156,12 @@ describe('the sealer', () => {
     const asked: [number, number][] = [];
     const watched = {
       ...sealer,
-      source: { readWindow: (start: number, end: number) => (asked.push([start, end]), read(start, end)) },
+      source: {
+        readWindow: (start: number, end: number) => {
+          asked.push([start, end]);
+          return read(start, end);
+        },
+      },
     };
     clock.now = evening + PENDING_MS + SEAL_MARGIN_MS; // nothing closed yet under 5 minutes
     expect((await sealClosedWindows(watched, { ...settings, genesis: evening - 5 * MINUTE })).sealed).toBe(1);
@@ -195,6 +210,55 @@ describe('the sealer', () => {
       lateAfterMs: 20 * MINUTE,
     });
     expect(report).toMatchObject({ windows: 6, records: 12, problems: [] });
+  });
+
+  it('stops when the seal head was moved: to the future, off the seals, or to another head', async () => {
+    const { sealer } = parts(closesAt(2));
+    await sealClosedWindows(sealer, settings);
+    const last = (await sealer.heads.read()) as SealHead;
+    const movedTo = (head: SealHead) => ({
+      ...sealer,
+      heads: { read: async () => head, advance: async () => true },
+    });
+    for (const [head, why] of [
+      [
+        { ...last, end: closesAt(2) + 86_400_000 - ((closesAt(2) + 86_400_000) % 60_000) },
+        'is in the future',
+      ],
+      [{ ...last, end: last.end - 3 * MINUTE }, 'ends where no seal of the archive ends'],
+      [{ ...last, end: last.end + 1 }, 'is not on a minute'],
+      [{ ...last, head: 'ab'.repeat(32) }, "does not hold its last seal's head"],
+    ] as const) {
+      await expect(sealClosedWindows(movedTo(head), settings)).rejects.toThrow(why);
+    }
+    expect((await sealClosedWindows(movedTo(last), settings)).sealed).toBe(0);
+  });
+
+  it('adopts a seal another sealer wrote only when it is this very seal but for its time', async () => {
+    const other = parts(closesAt(0));
+    await sealClosedWindows(other.sealer, settings);
+    const held = sealOfBody((await other.archive.read(sealKey(DAY))) as Buffer);
+    // The same head, previous and count, but another window's bounds (a sealer on another grid).
+    let held2: SealHead | undefined;
+    const memory: SealHeadStore = {
+      read: async () => held2,
+      advance: async (_from, to) => {
+        held2 = to;
+        return true;
+      },
+    };
+    const { archive, sealer } = parts(closesAt(0), { heads: memory });
+    await archive.create(
+      sealKey(DAY),
+      sealBody({
+        seal: { ...held?.seal, window_end: new Date(DAY + 10 * MINUTE).toISOString() } as AuditSeal,
+        signature: held?.signature as string,
+      }),
+      undefined,
+    );
+    await expect(sealClosedWindows(sealer, settings)).rejects.toThrow(
+      "is not this chain's seal of the window",
+    );
   });
 
   it('refuses to seal over a records object that holds other records', async () => {

@@ -112,6 +112,33 @@ async function verify(args: string[], env: Record<string, string> = {}) {
 
 const byKey = (dir: string) => verify(['--dir', dir, '--public-key', publicKeyFile]);
 
+/** `verify --dir` of exactly the sealed windows [DAY, DAY + 20 min), an hour after they closed. */
+async function verifyExactly(dir: string) {
+  let out = '';
+  const code = await runAuditLog(
+    [
+      'verify',
+      '--dir',
+      dir,
+      '--public-key',
+      publicKeyFile,
+      '--from',
+      new Date(DAY).toISOString(),
+      '--to',
+      new Date(DAY + 20 * MINUTE).toISOString(),
+    ],
+    {
+      env: { AUDIT_SEAL_KEY_FILE: keyFile },
+      io: {
+        stdout: { write: (text: string) => (out += text) },
+        stderr: { write: (text: string) => (out += text) },
+      },
+      now: () => NOW + 60 * MINUTE,
+    },
+  );
+  return { code, out };
+}
+
 describe('npm run audit-log -- verify, on a local export', () => {
   it('verifies the untouched export: every window and record, exit code 0', async () => {
     const { code, out } = await byKey(pristine);
@@ -196,6 +223,51 @@ describe('npm run audit-log -- verify, on a local export', () => {
     );
   });
 
+  it('names windows deleted at either end of the range, and a range without any', async () => {
+    const exact = await verifyExactly(pristine);
+    expect(exact.code, exact.out).toBe(0);
+    expect(exact.out).toContain(`NOTE window ${new Date(DAY).toISOString()}: the chain starts here`);
+
+    const tail = copy();
+    unlinkSync(seal(tail, DAY + 15 * MINUTE));
+    unlinkSync(join(tail, ...recordsKey(DAY + 15 * MINUTE).split('/')));
+    const tailRun = await verifyExactly(tail);
+    expect(tailRun.code).toBe(1);
+    expect(tailRun.out).toContain(
+      `windows missing from ${new Date(DAY + 15 * MINUTE).toISOString()} to ${new Date(DAY + 20 * MINUTE).toISOString()}`,
+    );
+
+    const head = copy();
+    unlinkSync(seal(head, DAY));
+    unlinkSync(window0(head));
+    const headRun = await verifyExactly(head);
+    expect(headRun.code).toBe(1);
+    expect(headRun.out).toContain(
+      `window ${new Date(DAY + 5 * MINUTE).toISOString()}: the seal before it is missing`,
+    );
+
+    const empty = join(root, 'empty');
+    const emptyRun = await verifyExactly(empty);
+    expect(emptyRun.code).toBe(1);
+    expect(emptyRun.out).toContain('0 windows and 0 records verified');
+    expect(emptyRun.out).toContain(`windows missing from ${new Date(DAY).toISOString()}`);
+  });
+
+  it('names a seal with a member twice, and a seal moved to another window', async () => {
+    const doubled = copy();
+    rewrite(seal(doubled, DAY + 10 * MINUTE), (text) => text.replace('{\n', '{\n  "seal": {"count": 99},\n'));
+    const doubledRun = await byKey(doubled);
+    expect(doubledRun.code).toBe(1);
+    expect(doubledRun.out).toContain('not a seal as the sealer writes it');
+
+    const moved = copy();
+    const body = readFileSync(seal(moved, DAY + 10 * MINUTE));
+    rewrite(seal(moved, DAY + 15 * MINUTE), () => body.toString());
+    const movedRun = await byKey(moved);
+    expect(movedRun.code).toBe(1);
+    expect(movedRun.out).toContain(`${sealKey(DAY + 15 * MINUTE)}: not a seal as the sealer writes it`);
+  });
+
   it('trusts the pinned fingerprint (the archive copy must have it), else the local key', async () => {
     const pinned = await verify([
       '--dir',
@@ -212,6 +284,13 @@ describe('npm run audit-log -- verify, on a local export', () => {
     const noKey = await verify(['--dir', pristine], { AUDIT_SEAL_KEY_FILE: join(root, 'none.pem') });
     expect(noKey.code).toBe(2);
     expect(noKey.err).toContain('give --public-key or --fingerprint');
+  });
+
+  it('never prints a key from the configuration it could not load', async () => {
+    const bad = await verify(['--dir', pristine], { AUDIT_DIGEST_KEY: 'hunter2-short-secret' });
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('AUDIT_DIGEST_KEY');
+    expect(bad.err).not.toContain('hunter2');
   });
 
   it('prints the public key and its fingerprint; a bucket without a pinned key is a usage error', async () => {

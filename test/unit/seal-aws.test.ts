@@ -629,9 +629,10 @@ describe('the sealer and verify over S3 and KMS', () => {
       windows: 3,
       records: 3,
       problems: [],
-      notices: [],
+      // The first window starts the chain (the sealer's first).
+      notices: [{ kind: 'chain_start', window: expect.any(String) }],
     });
-    // Three seals and two records objects, two entries a page.
+    // Three seals, two records objects and the key, two entries a page.
     expect(bucket.s3.commandCalls(ListObjectVersionsCommand).map((call) => call.args[0].input)).toEqual([
       { Bucket: BUCKET, Prefix: 'seals/year=2026/month=12/day=07/' },
       {
@@ -641,6 +642,8 @@ describe('the sealer and verify over S3 and KMS', () => {
         VersionIdMarker: expect.any(String),
       },
       { Bucket: BUCKET, Prefix: 'records/year=2026/month=12/day=07/' },
+      // The public keys are held to the same: one version, locked.
+      { Bucket: BUCKET, Prefix: 'keys/' },
     ]);
   });
 

@@ -224,6 +224,13 @@ export function dayPartition(day: string, shard: number): string {
   return `t#${day}#${shard}`;
 }
 
+/**
+ * The partitions the writing functions may write (IAM's `dynamodb:LeadingKeys`): records
+ * ({@link recordPartition}) and pointers ({@link pointerPartition}), never another item of the table
+ * (the sealer's seal head).
+ */
+export const AUDIT_WRITER_LEADING_KEYS = Object.freeze(['t#*', 'r#*'] as const);
+
 /** The partition of the pointer items of a record of the ERP (`model`, `id`). */
 export function pointerPartition(model: string, id: number): string {
   return `r#${model}#${id}`;

@@ -16,11 +16,25 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { canonicalJsonOf } from '../canonical-json.ts';
-import { type ChainProblem, type SealedWindow, verifyWindows } from './audit-chain.ts';
+import {
+  type AuditSeal,
+  type ChainProblem,
+  GENESIS_HEAD,
+  type SealedWindow,
+  verifyWindows,
+} from './audit-chain.ts';
 import type { AuditRecord } from './audit-record.ts';
 import type { AuditWindowReader } from './audit-store.ts';
 import type { ArchivedObject, SealArchive } from './seal-archive.ts';
-import { linesOf, recordsKey, SEAL_PREFIXES, sealKey, sealOfBody, startOfKey } from './seal-layout.ts';
+import {
+  linesOf,
+  recordsKey,
+  SEAL_PREFIXES,
+  sealBody,
+  sealKey,
+  sealOfBody,
+  startOfKey,
+} from './seal-layout.ts';
 
 /** What a verification found besides the chain's own problems (audit-chain.ts `ChainProblem`). */
 export type ArchiveProblem =
@@ -28,6 +42,8 @@ export type ArchiveProblem =
   | { readonly kind: 'versions'; readonly key: string; readonly versions: number }
   | { readonly kind: 'deleted'; readonly key: string }
   | { readonly kind: 'unlocked'; readonly key: string }
+  | { readonly kind: 'lock_mode'; readonly key: string; readonly mode: string }
+  | { readonly kind: 'chain_start_missing'; readonly window: string }
   | { readonly kind: 'seal_unreadable'; readonly key: string }
   | { readonly kind: 'seal_missing'; readonly window: string }
   | { readonly kind: 'table_changed' | 'table_deleted'; readonly window: string; readonly audit_id: string }
@@ -37,6 +53,7 @@ export type ArchiveProblem =
 /** What is named without failing the verification. */
 export type ArchiveNotice =
   | { readonly kind: 'sealed_late'; readonly window: string; readonly minutes: number }
+  | { readonly kind: 'chain_start'; readonly window: string }
   | { readonly kind: 'table_expired'; readonly window: string; readonly audit_id: string };
 
 export interface ArchiveReport {
@@ -60,6 +77,8 @@ export interface VerifyOptions {
   readonly publicKey: KeyObject;
   /** A window sealed more than this after its end is named late. */
   readonly lateAfterMs: number;
+  /** Epoch ms: every window up to here (or `to`) should be sealed; one missing at the end is named. */
+  readonly sealedUntil?: number;
   /** The live table's records, to hold against the sealed copies. */
   readonly table?: {
     readonly source: AuditWindowReader;
@@ -88,15 +107,33 @@ async function listDays(archive: SealArchive, prefix: string, from: number, to: 
   });
 }
 
-function objectProblems(objects: readonly ArchivedObject[], locks: boolean): ArchiveProblem[] {
+function objectProblems(objects: readonly ArchivedObject[], archive: SealArchive): ArchiveProblem[] {
   const problems: ArchiveProblem[] = [];
   for (const object of objects) {
     if (object.deleted) problems.push({ kind: 'deleted', key: object.key });
     if (object.versions > 1) problems.push({ kind: 'versions', key: object.key, versions: object.versions });
-    if (locks && !object.deleted && object.lock === undefined)
+    if (archive.locks && !object.deleted && object.lock === undefined) {
       problems.push({ kind: 'unlocked', key: object.key });
+    }
+    if (
+      object.lock !== undefined &&
+      archive.lockMode !== undefined &&
+      object.lock.mode !== archive.lockMode
+    ) {
+      problems.push({ kind: 'lock_mode', key: object.key, mode: object.lock.mode });
+    }
   }
   return problems;
+}
+
+/** The seal that ends where `start` begins (a window of 1 to 60 minutes before it), if the archive has it. */
+async function sealEndingAt(archive: SealArchive, start: number): Promise<AuditSeal | undefined> {
+  for (let minutes = 1; minutes <= 60; minutes += 1) {
+    const body = await archive.read(sealKey(start - minutes * 60_000));
+    const held = body === undefined ? undefined : sealOfBody(body);
+    if (held !== undefined && Date.parse(held.seal.window_end) === start) return held.seal;
+  }
+  return undefined;
 }
 
 /** The table's records of a window held against its sealed lines. */
@@ -137,12 +174,51 @@ async function tableProblems(
   return { problems, notices, checked: window.lines.length };
 }
 
+/**
+ * The ends of the range: the first window chains from the seal before it (or starts the chain:
+ * named), and the windows reach as far as they should be sealed by now.
+ */
+async function endProblems(
+  archive: SealArchive,
+  windows: readonly SealedWindow[],
+  options: VerifyOptions,
+  notices: ArchiveNotice[],
+): Promise<ArchiveProblem[]> {
+  const ordered = [...windows].sort((a, b) => (a.seal.window_start < b.seal.window_start ? -1 : 1));
+  const problems: ArchiveProblem[] = [];
+  const first = ordered[0];
+  if (first !== undefined) {
+    const at = first.seal.window_start;
+    if (first.seal.previous === GENESIS_HEAD) notices.push({ kind: 'chain_start', window: at });
+    else {
+      const before = await sealEndingAt(archive, Date.parse(at));
+      if (before === undefined) problems.push({ kind: 'chain_start_missing', window: at });
+      else if (before.head !== first.seal.previous) problems.push({ kind: 'chain_broken', window: at });
+    }
+  }
+  if (options.sealedUntil === undefined) return problems;
+  const until = Math.min(options.to, options.sealedUntil);
+  const reached =
+    ordered.at(-1) === undefined
+      ? options.from
+      : Date.parse((ordered.at(-1) as SealedWindow).seal.window_end);
+  if (reached < until) {
+    problems.push({
+      kind: 'window_missing',
+      from: new Date(reached).toISOString(),
+      to: new Date(until).toISOString(),
+    });
+  }
+  return problems;
+}
+
 /** Verifies the archive's windows of [from, to). */
 export async function verifyArchive(archive: SealArchive, options: VerifyOptions): Promise<ArchiveReport> {
   const { from, to } = options;
   const seals = await listDays(archive, SEAL_PREFIXES.seals, from, to);
   const records = await listDays(archive, SEAL_PREFIXES.records, from, to);
-  const problems: ArchiveProblem[] = objectProblems([...seals, ...records], archive.locks);
+  const keys = await archive.list(SEAL_PREFIXES.keys);
+  const problems: ArchiveProblem[] = objectProblems([...seals, ...records, ...keys], archive);
   const notices: ArchiveNotice[] = [];
   const recordKeys = new Set(records.filter((object) => !object.deleted).map((object) => object.key));
   const windows: SealedWindow[] = [];
@@ -150,7 +226,14 @@ export async function verifyArchive(archive: SealArchive, options: VerifyOptions
     if (object.deleted) continue;
     const body = await archive.read(object.key);
     const held = body === undefined ? undefined : sealOfBody(body);
-    if (held === undefined) {
+    // Exactly the bytes the sealer writes, at the key of its own window: nothing another reader
+    // could take otherwise (a duplicated member), no seal moved to another window's key.
+    if (
+      held === undefined ||
+      !(body as Buffer).equals(sealBody(held)) ||
+      object.key !== sealKey(Date.parse(held.seal.window_start)) ||
+      !(Date.parse(held.seal.window_end) > Date.parse(held.seal.window_start))
+    ) {
       problems.push({ kind: 'seal_unreadable', key: object.key });
       continue;
     }
@@ -173,6 +256,7 @@ export async function verifyArchive(archive: SealArchive, options: VerifyOptions
   }
   const chain = verifyWindows(windows, options.publicKey);
   problems.push(...chain.problems);
+  problems.push(...(await endProblems(archive, windows, options, notices)));
   let tableChecked: number | undefined;
   if (options.table !== undefined) {
     tableChecked = 0;
@@ -220,8 +304,14 @@ export function describeFinding(finding: ArchiveProblem | ArchiveNotice): string
       return `${finding.key}: deleted (a delete marker is its latest version)`;
     case 'unlocked':
       return `${finding.key}: no Object Lock retention`;
+    case 'lock_mode':
+      return `${finding.key}: locked in ${finding.mode} mode, not the archive's`;
+    case 'chain_start_missing':
+      return `window ${finding.window}: the seal before it is missing (windows deleted before the range)`;
+    case 'chain_start':
+      return `window ${finding.window}: the chain starts here (the sealer's first window, or its head was reset)`;
     case 'seal_unreadable':
-      return `${finding.key}: does not read as a seal`;
+      return `${finding.key}: not a seal as the sealer writes it (changed, or moved from another window)`;
     case 'seal_missing':
       return `window ${finding.window}: records without a seal`;
     case 'table_changed':

@@ -39,8 +39,8 @@ export class S3SealArchive implements SealArchive {
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
-    /** The Object Lock mode the sealer writes (`AUDIT_SEALING`). */
-    private readonly mode: 'compliance' | 'governance' = 'compliance',
+    /** The Object Lock mode the sealer writes (`AUDIT_SEALING`) and `verify` expects. */
+    readonly lockMode: 'compliance' | 'governance' = 'compliance',
   ) {
     this.where = `s3://${bucket}`;
   }
@@ -63,7 +63,7 @@ export class S3SealArchive implements SealArchive {
           ...(lockUntil === undefined
             ? {}
             : {
-                ObjectLockMode: this.mode.toUpperCase() as ObjectLockRetentionMode,
+                ObjectLockMode: this.lockMode.toUpperCase() as ObjectLockRetentionMode,
                 ObjectLockRetainUntilDate: lockUntil,
               }),
         }),

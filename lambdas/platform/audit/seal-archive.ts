@@ -26,6 +26,8 @@ export interface SealArchive {
   readonly where: string;
   /** Whether its objects carry an Object Lock retention (the bucket's), which `verify` then checks. */
   readonly locks: boolean;
+  /** The Object Lock mode its objects are written with, and `verify` expects (`compliance`, `governance`). */
+  readonly lockMode?: string;
   /**
    * Writes `body` under `key` where no object has it, locked until `lockUntil` (when the archive
    * locks): `written`, or `exists` when an object was there (never replaced).

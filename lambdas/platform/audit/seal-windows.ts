@@ -20,6 +20,8 @@
  *
  * An empty window is sealed too (count 0, no records object), so a missing window is visible.
  */
+
+import { canonicalJsonOf } from '../canonical-json.ts';
 import {
   GENESIS_HEAD,
   keyIdOf,
@@ -64,6 +66,8 @@ export interface SealerSettings {
   readonly pendingAfterMs: number;
   /** Whether the audit is on (`AUDIT` is not `off`): each seal says so. */
   readonly auditOn: boolean;
+  /** `AUDIT_RETENTION_DAYS`: the daily verification tells a record expired from one deleted. */
+  readonly retentionDays?: number;
   /** Days each object is locked from its sealing (the bucket's); `undefined`: the archive does not lock. */
   readonly lockDays: number | undefined;
   /** Where the first window starts when nothing is sealed (default: seal-layout.ts `genesisStart`). */
@@ -130,13 +134,11 @@ async function createSeal(
   const body = await parts.archive.read(key);
   const held = body === undefined ? undefined : sealOfBody(body);
   const publicKey = await parts.signer.publicKey();
-  if (
-    held === undefined ||
-    held.seal.head !== sealed.seal.head ||
-    held.seal.previous !== sealed.seal.previous ||
-    held.seal.count !== sealed.seal.count ||
-    !sealSigned(held.seal, held.signature, publicKey)
-  ) {
+  // The same seal but for when it was made: bounds, count, ids, heads, audit and key.
+  const same =
+    held !== undefined &&
+    canonicalJsonOf({ ...held.seal, sealed_at: '' }) === canonicalJsonOf({ ...sealed.seal, sealed_at: '' });
+  if (held === undefined || !same || !sealSigned(held.seal, held.signature, publicKey)) {
     throw new SealConflict(`${key} in ${parts.archive.where} is not this chain's seal of the window`);
   }
   return { lines: sealed.lines, ...held };
@@ -149,12 +151,37 @@ async function publishPublicKey(parts: SealerParts, lockUntil: Date | undefined)
   await createOrSame(parts.archive, publicKeyKey(keyIdOf(publicKey)), pem, lockUntil);
 }
 
+/**
+ * The seal head must be where a seal of the archive ends, with that seal's head: a head item moved
+ * (to the future, off the grid, or to a head no seal has) would skip windows or fork the chain, so
+ * the run stops ({@link SealConflict}: the sealer's errors and lag alarms fire).
+ */
+async function checkHead(parts: SealerParts, head: SealHead, minutes: number): Promise<void> {
+  const moved = (why: string) =>
+    new SealConflict(
+      `the seal head (${new Date(head.end).toISOString()}) ${why}: restore it from the last seal`,
+    );
+  if (!Number.isFinite(head.end) || head.end % 60_000 !== 0) throw moved('is not on a minute');
+  if (head.end > parts.now()) throw moved('is in the future');
+  // The last seal: a window of this length, or (after a change of AUDIT_SEAL_MINUTES) of another.
+  for (const length of new Set([minutes, ...Array.from({ length: 60 }, (_, i) => i + 1)])) {
+    const body = await parts.archive.read(sealKey(head.end - length * 60_000));
+    const held = body === undefined ? undefined : sealOfBody(body);
+    if (held !== undefined && Date.parse(held.seal.window_end) === head.end) {
+      if (held.seal.head !== head.head) throw moved("does not hold its last seal's head");
+      return;
+    }
+  }
+  throw moved('ends where no seal of the archive ends');
+}
+
 /** Seals every closed window from the seal head on, in order, at most `maxWindows` in one run. */
 export async function sealClosedWindows(parts: SealerParts, settings: SealerSettings): Promise<SealRun> {
   const lockUntil = () =>
     settings.lockDays === undefined ? undefined : new Date(parts.now() + settings.lockDays * 86_400_000);
   await publishPublicKey(parts, lockUntil());
   const read = await parts.heads.read();
+  if (read !== undefined) await checkHead(parts, read, settings.minutes);
   let head: SealHead = read ?? {
     head: GENESIS_HEAD,
     end:

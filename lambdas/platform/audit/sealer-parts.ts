@@ -35,6 +35,7 @@ export function sealerSettings(config: SealerConfig, locks: boolean): SealerSett
     minutes: config.auditSealMinutes,
     pendingAfterMs: pendingMaxMs(config),
     auditOn: config.audit !== 'off',
+    retentionDays: config.auditRetentionDays,
     lockDays: locks ? (config.auditLockDays ?? config.auditRetentionDays) : undefined,
   };
 }
