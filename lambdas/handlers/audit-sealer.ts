@@ -59,4 +59,5 @@ export async function runAuditJob(event: unknown, deps: SealerRuntime, context?:
   }
 }
 
-export const handler = (event: unknown, context: Context) => runAuditJob(event, sealerRuntime(), context);
+export const handler = async (event: unknown, context: Context) =>
+  runAuditJob(event, sealerRuntime(), context);

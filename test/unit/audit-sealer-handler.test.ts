@@ -11,7 +11,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { runAuditJob } from '../../lambdas/handlers/audit-sealer.ts';
+import { handler, runAuditJob } from '../../lambdas/handlers/audit-sealer.ts';
 import { keyPairSigner } from '../../lambdas/platform/audit/audit-chain.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
 import { DirectorySealArchive } from '../../lambdas/platform/audit/seal-archive-dir.ts';
@@ -149,6 +149,12 @@ describe('the audit-sealer function', () => {
         findings: expect.arrayContaining([expect.stringContaining('a record was changed')]),
       }),
     ]);
+  });
+
+  it('as deployed without its table, bucket or key, fails saying which settings the stack sets', async () => {
+    await expect(handler(AUDIT_SEAL_EVENT, {} as Parameters<typeof handler>[1])).rejects.toThrow(
+      'the sealer needs AUDIT_TABLE, AUDIT_BUCKET and AUDIT_SEAL_KEY_ID (the stack sets them)',
+    );
   });
 
   it('logs an ERROR and throws when sealing fails, so the errors alarm fires', async () => {
