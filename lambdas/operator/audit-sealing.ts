@@ -11,7 +11,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { keyIdOf } from '../platform/audit/audit-chain.ts';
 import { type ArchiveReport, describeFinding, verifyArchive } from '../platform/audit/audit-verify.ts';
-import { publicKeyKey, sealDelayMs } from '../platform/audit/seal-layout.ts';
+import { publicKeyKey, SEAL_PREFIXES, sealDelayMs } from '../platform/audit/seal-layout.ts';
 import {
   type SealerParts,
   type SealerSettings,
@@ -65,6 +65,24 @@ export function lateAfterMs(settings: Pick<SealerSettings, 'minutes' | 'pendingA
 }
 
 /**
+ * The public key stays locked as long as the newest seals that name it: once a day its lock is
+ * moved to `AUDIT_LOCK_DAYS` from now (never shortened; locked once, it would end first).
+ */
+async function extendKeyLock(
+  parts: SealerParts,
+  settings: SealerSettings,
+  key: string,
+  now: number,
+): Promise<void> {
+  if (settings.lockDays === undefined || parts.archive.extendLock === undefined) return;
+  const until = now + settings.lockDays * 86_400_000;
+  const held = (await parts.archive.list(SEAL_PREFIXES.keys)).find((object) => object.key === key);
+  if (held === undefined || held.deleted) return;
+  if (held.lock !== undefined && Date.parse(held.lock.until) >= until) return;
+  await parts.archive.extendLock(key, new Date(until));
+}
+
+/**
  * Verifies the windows of the last {@link AUDIT_VERIFY_HOURS} hours with the signer's public key
  * (and the archive's copy of it, which must be the same): records `AuditVerifyFailures`, logs
  * every finding (WARN when there are problems).
@@ -85,7 +103,9 @@ export async function runAuditVerify(deps: AuditJobDeps): Promise<ArchiveReport>
       // The table too: a record edited, deleted or added after its window was sealed.
       table: { source: parts.source, retentionDays: settings.retentionDays ?? Number.POSITIVE_INFINITY, now },
     });
-    const published = await parts.archive.read(publicKeyKey(keyIdOf(publicKey)));
+    const keyObject = publicKeyKey(keyIdOf(publicKey));
+    const published = await parts.archive.read(keyObject);
+    await extendKeyLock(parts, settings, keyObject, now);
     const expected = publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const keyProblem =
       published?.toString('utf8') === expected

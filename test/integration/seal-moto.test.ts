@@ -82,6 +82,12 @@ describe.skipIf(!HAS_MOTO)("the S3 archive against moto's S3 server", () => {
       lock: { mode: 'compliance' },
     });
     expect(Math.abs(Date.parse(listed?.lock?.until as string) - until.getTime())).toBeLessThan(1_000);
+    // The lock moved later (the daily verification keeps the public key locked as long as the seals).
+    const later = new Date(until.getTime() + 2 * 86_400_000);
+    await archive.extendLock('keys/a.pem', later);
+    const [extended] = await archive.list('keys/');
+    expect(Math.abs(Date.parse(extended?.lock?.until as string) - later.getTime())).toBeLessThan(1_000);
+    expect(extended?.versions).toBe(1);
   });
 
   it('holds a sealer run that verifies, and names a second version of a seal and a deleted records object', async () => {

@@ -12,11 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { handler, runAuditJob } from '../../lambdas/handlers/audit-sealer.ts';
-import { keyPairSigner } from '../../lambdas/platform/audit/audit-chain.ts';
+import { keyIdOf, keyPairSigner } from '../../lambdas/platform/audit/audit-chain.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
+import type { SealArchive } from '../../lambdas/platform/audit/seal-archive.ts';
 import { DirectorySealArchive } from '../../lambdas/platform/audit/seal-archive-dir.ts';
 import { ArchiveSealHead } from '../../lambdas/platform/audit/seal-head.ts';
-import { recordsKey, SEAL_MARGIN_MS } from '../../lambdas/platform/audit/seal-layout.ts';
+import { publicKeyKey, recordsKey, SEAL_MARGIN_MS } from '../../lambdas/platform/audit/seal-layout.ts';
 import type { SealerParts } from '../../lambdas/platform/audit/seal-windows.ts';
 import { createLogger } from '../../lambdas/platform/logger.ts';
 import { createMetrics } from '../../lambdas/platform/metrics/powertools.ts';
@@ -149,6 +150,42 @@ describe('the audit-sealer function', () => {
         findings: expect.arrayContaining([expect.stringContaining('a record was changed')]),
       }),
     ]);
+  });
+
+  it("moves the public key's lock to AUDIT_LOCK_DAYS from now at each verification, never shortening it", async () => {
+    const { deps } = await sealer(NOW);
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    await runAuditJob(AUDIT_SEAL_EVENT, deps);
+    const base = deps.parts.archive;
+    const extended: [string, string][] = [];
+    let keyLock: string | undefined;
+    const archive: SealArchive = {
+      where: base.where,
+      locks: false,
+      create: (key, body, until) => base.create(key, body, until),
+      read: (key) => base.read(key),
+      list: async (prefix) =>
+        (await base.list(prefix)).map((object) =>
+          keyLock !== undefined && object.key.startsWith('keys/')
+            ? { ...object, lock: { mode: 'compliance', until: keyLock } }
+            : object,
+        ),
+      extendLock: async (key, until) => {
+        extended.push([key, until.toISOString()]);
+      },
+    };
+    const locked = {
+      ...deps,
+      parts: { ...deps.parts, archive },
+      settings: { ...deps.settings, lockDays: 30 },
+    };
+    const key = publicKeyKey(keyIdOf(await deps.parts.signer.publicKey()));
+    await runAuditJob(AUDIT_VERIFY_EVENT, locked);
+    expect(extended).toEqual([[key, new Date(NOW + 30 * 86_400_000).toISOString()]]);
+    extended.length = 0;
+    keyLock = new Date(NOW + 31 * 86_400_000).toISOString();
+    await runAuditJob(AUDIT_VERIFY_EVENT, locked);
+    expect(extended).toEqual([]);
   });
 
   it('as deployed without its table, bucket or key, fails saying which settings the stack sets', async () => {

@@ -15,6 +15,7 @@ import {
   ListObjectVersionsCommand,
   type ObjectLockRetentionMode,
   PutObjectCommand,
+  PutObjectRetentionCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { type ArchivedObject, type SealArchive, SealArchiveError } from './seal-archive.ts';
@@ -74,6 +75,21 @@ export class S3SealArchive implements SealArchive {
       const { status } = statusOf(error);
       if (status === 412 || status === 409) return 'exists';
       throw failed(`cannot write ${key} to ${this.where}`, error);
+    }
+  }
+
+  async extendLock(key: string, until: Date): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectRetentionCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Retention: { Mode: this.lockMode.toUpperCase() as ObjectLockRetentionMode, RetainUntilDate: until },
+          ChecksumAlgorithm: 'SHA256',
+        }),
+      );
+    } catch (error) {
+      throw failed(`cannot extend the lock of ${key} in ${this.where}`, error);
     }
   }
 

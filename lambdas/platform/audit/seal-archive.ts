@@ -37,6 +37,11 @@ export interface SealArchive {
   read(key: string): Promise<Buffer | undefined>;
   /** Every key under `prefix` (delete markers included), with its versions and lock. */
   list(prefix: string): Promise<ArchivedObject[]>;
+  /**
+   * Extends the lock of `key`'s current version to `until` (never shortens it), where the archive
+   * locks: the public key stays locked as long as the newest seals that name it.
+   */
+  extendLock?(key: string, until: Date): Promise<void>;
 }
 
 /** The archive refused or failed a write or a read (not: an object already there). */
