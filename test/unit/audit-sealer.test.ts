@@ -16,8 +16,13 @@ import {
   keyIdOf,
   keyPairSigner,
 } from '../../lambdas/platform/audit/audit-chain.ts';
+import type { AuditRecord } from '../../lambdas/platform/audit/audit-record.ts';
 import { EmbeddedAuditStore } from '../../lambdas/platform/audit/audit-store-embedded.ts';
-import { verifyArchive } from '../../lambdas/platform/audit/audit-verify.ts';
+import {
+  type ArchiveProblem,
+  describeFinding,
+  verifyArchive,
+} from '../../lambdas/platform/audit/audit-verify.ts';
 import { DirectorySealArchive } from '../../lambdas/platform/audit/seal-archive-dir.ts';
 import {
   ArchiveSealHead,
@@ -258,6 +263,48 @@ describe('the sealer', () => {
     );
     await expect(sealClosedWindows(sealer, settings)).rejects.toThrow(
       "is not this chain's seal of the window",
+    );
+  });
+
+  it('holds the table against the sealed copies: a record deleted is told apart from one expired by TTL', async () => {
+    const { ring, archive, sealer } = parts(closesAt(0));
+    const old = auditRecord(DAY + 1_000);
+    const young = auditRecord(DAY + 2_000);
+    const kept = auditRecord(DAY + 3_000);
+    for (const record of [old, young, kept]) await ring.create(record);
+    await sealClosedWindows(sealer, settings);
+    const added = auditRecord(DAY + 4_000);
+    const edited = { ...kept, method: 'unlink' };
+    // 30 days of retention: `old` is past it (gone by TTL), `young` is not (deleted by hand).
+    const now = Date.parse(young.time) + 30 * 86_400_000 - 500;
+    const table = (records: AuditRecord[] | Error) => ({
+      source: {
+        readWindow: async () => {
+          if (records instanceof Error) throw records;
+          return records;
+        },
+      },
+      retentionDays: 30,
+      now,
+    });
+    const options = { from: DAY, to: DAY + 5 * MINUTE, publicKey: keys.publicKey, lateAfterMs: 20 * MINUTE };
+    const report = await verifyArchive(archive, { ...options, table: table([edited, added]) });
+    const at = new Date(DAY).toISOString();
+    expect(report.problems).toEqual([
+      { kind: 'table_deleted', window: at, audit_id: young.audit_id },
+      { kind: 'table_changed', window: at, audit_id: kept.audit_id },
+      { kind: 'table_inserted', window: at, audit_id: added.audit_id },
+    ]);
+    expect(report.notices).toContainEqual({ kind: 'table_expired', window: at, audit_id: old.audit_id });
+    expect(report.problems.map(describeFinding)).toEqual([
+      `window ${at}: record ${young.audit_id} was deleted from the table before its retention ended`,
+      `window ${at}: record ${kept.audit_id} was edited in the table after sealing`,
+      `window ${at}: record ${added.audit_id} is in the table but not in the sealed window`,
+    ]);
+    const unreadable = await verifyArchive(archive, { ...options, table: table(new Error('throttled')) });
+    expect(unreadable.problems).toEqual([{ kind: 'table_unreadable', window: at, reason: 'throttled' }]);
+    expect(describeFinding(unreadable.problems[0] as ArchiveProblem)).toBe(
+      `window ${at}: the table could not be read (throttled)`,
     );
   });
 
