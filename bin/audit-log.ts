@@ -22,6 +22,7 @@ import { AUDIT_FILTERS, AUDIT_PAGE } from '../lambdas/operator/audit-endpoint.ts
 import { AUDIT_OUTCOMES, type AuditRecord } from '../lambdas/platform/audit/audit-record.ts';
 import { RUNTIME_SETTINGS } from '../lambdas/platform/settings.ts';
 import { runSealCommand, SEAL_COMMANDS, SEAL_USAGE, type SealCommand } from './audit-seal-cli.ts';
+import { timeParameter } from './cli-time.ts';
 
 /** `npm start`'s address when `PORT` and `HOST` are left alone. */
 export const DEFAULT_URL = `http://127.0.0.1:${RUNTIME_SETTINGS.port.schema.parse(undefined)}`;
@@ -104,24 +105,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const AGE = /^(\d{1,6})([smhd])$/;
-const AGE_UNIT_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/**
- * A `--since` or `--until` as the endpoint takes it: an age (`7d`) or a date made a UTC time,
- * anything else as written (the proxy says what it takes).
- */
-export function timeParameter(name: 'since' | 'until', text: string, now: number): string {
-  const age = AGE.exec(text);
-  if (age !== null) {
-    return new Date(now - Number(age[1]) * (AGE_UNIT_MS[age[2] as string] as number)).toISOString();
-  }
-  if (DATE.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`))) {
-    return name === 'since' ? `${text}T00:00:00.000Z` : `${text}T23:59:59.999Z`;
-  }
-  return text;
-}
+export { timeParameter } from './cli-time.ts';
 
 /** A problem of `parseArgs`, in words that name an option but never echo a value. */
 function argsProblem(error: unknown): string {

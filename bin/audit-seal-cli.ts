@@ -34,6 +34,7 @@ import { localSealerParts, sealerSettings } from '../lambdas/platform/audit/seal
 import { type Config, loadConfig } from '../lambdas/platform/config.ts';
 import { createLogger } from '../lambdas/platform/logger.ts';
 import { createMetrics } from '../lambdas/platform/metrics/powertools.ts';
+import { timeParameter } from './cli-time.ts';
 
 /** The commands of this module. */
 export const SEAL_COMMANDS = Object.freeze(['seal', 'verify', 'public-key'] as const);
@@ -98,12 +99,9 @@ type Values = {
 
 /** A time option: ISO 8601, epoch ms, a date, or an age (`7d`). */
 function timeOf(name: string, text: string, now: number): number {
-  const age = /^(\d{1,6})([smhd])$/.exec(text);
-  if (age !== null) {
-    const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[age[2] as 's' | 'm' | 'h' | 'd'];
-    return now - Number(age[1]) * unit;
-  }
-  const ms = /^\d{1,16}$/.test(text) ? Number(text) : Date.parse(text);
+  // As list's --since: an age or a date's start made a UTC time, else the text as written.
+  const given = timeParameter('since', text, now);
+  const ms = /^\d{1,16}$/.test(given) ? Number(given) : Date.parse(given);
   if (!Number.isFinite(ms)) throw new SealCliError(`--${name}: not a time: ${text.slice(0, 40)}`, 2);
   return ms;
 }

@@ -16,13 +16,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { canonicalJsonOf } from '../canonical-json.ts';
-import {
-  type AuditSeal,
-  type ChainProblem,
-  GENESIS_HEAD,
-  type SealedWindow,
-  verifyWindows,
-} from './audit-chain.ts';
+import { type ChainProblem, GENESIS_HEAD, type SealedWindow, verifyWindows } from './audit-chain.ts';
 import type { AuditRecord } from './audit-record.ts';
 import type { AuditWindowReader } from './audit-store.ts';
 import type { ArchivedObject, SealArchive } from './seal-archive.ts';
@@ -31,6 +25,7 @@ import {
   recordsKey,
   SEAL_PREFIXES,
   sealBody,
+  sealEndingAt,
   sealKey,
   sealOfBody,
   startOfKey,
@@ -126,16 +121,6 @@ function objectProblems(objects: readonly ArchivedObject[], archive: SealArchive
   return problems;
 }
 
-/** The seal that ends where `start` begins (a window of 1 to 60 minutes before it), if the archive has it. */
-async function sealEndingAt(archive: SealArchive, start: number): Promise<AuditSeal | undefined> {
-  for (let minutes = 1; minutes <= 60; minutes += 1) {
-    const body = await archive.read(sealKey(start - minutes * 60_000));
-    const held = body === undefined ? undefined : sealOfBody(body);
-    if (held !== undefined && Date.parse(held.seal.window_end) === start) return held.seal;
-  }
-  return undefined;
-}
-
 /** The table's records of a window held against its sealed lines. */
 async function tableProblems(
   window: SealedWindow,
@@ -191,7 +176,7 @@ async function endProblems(
     const at = first.seal.window_start;
     if (first.seal.previous === GENESIS_HEAD) notices.push({ kind: 'chain_start', window: at });
     else {
-      const before = await sealEndingAt(archive, Date.parse(at));
+      const before = (await sealEndingAt(archive, Date.parse(at)))?.seal;
       if (before === undefined) problems.push({ kind: 'chain_start_missing', window: at });
       else if (before.head !== first.seal.previous) problems.push({ kind: 'chain_broken', window: at });
     }

@@ -13,6 +13,7 @@
  * aligned to the hour, so none spans two UTC days (its records are in one day's partitions).
  */
 import type { AuditSeal, SealedWindow } from './audit-chain.ts';
+import type { SealArchive } from './seal-archive.ts';
 
 /**
  * A margin past the writers' own (`AUDIT_PENDING_AFTER`, their timeout and 30 s): a window is
@@ -141,4 +142,21 @@ export function sealOfBody(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The seal of `archive` whose window ends at `end`: a window of `minutes` first, then of any length
+ * from 1 to 60 minutes (windows of another `AUDIT_SEAL_MINUTES`); `undefined` when there is none.
+ */
+export async function sealEndingAt(
+  archive: Pick<SealArchive, 'read'>,
+  end: number,
+  minutes = 1,
+): Promise<{ readonly seal: AuditSeal; readonly signature: string } | undefined> {
+  for (const length of new Set([minutes, ...Array.from({ length: 60 }, (_, i) => i + 1)])) {
+    const body = await archive.read(sealKey(end - length * 60_000));
+    const held = body === undefined ? undefined : sealOfBody(body);
+    if (held !== undefined && Date.parse(held.seal.window_end) === end) return held;
+  }
+  return undefined;
 }

@@ -42,6 +42,7 @@ import {
   recordsBody,
   recordsKey,
   sealBody,
+  sealEndingAt,
   sealKey,
   sealOfBody,
   windowOf,
@@ -164,13 +165,10 @@ async function checkHead(parts: SealerParts, head: SealHead, minutes: number): P
   if (!Number.isFinite(head.end) || head.end % 60_000 !== 0) throw moved('is not on a minute');
   if (head.end > parts.now()) throw moved('is in the future');
   // The last seal: a window of this length, or (after a change of AUDIT_SEAL_MINUTES) of another.
-  for (const length of new Set([minutes, ...Array.from({ length: 60 }, (_, i) => i + 1)])) {
-    const body = await parts.archive.read(sealKey(head.end - length * 60_000));
-    const held = body === undefined ? undefined : sealOfBody(body);
-    if (held !== undefined && Date.parse(held.seal.window_end) === head.end) {
-      if (held.seal.head !== head.head) throw moved("does not hold its last seal's head");
-      return;
-    }
+  const last = await sealEndingAt(parts.archive, head.end, minutes);
+  if (last !== undefined) {
+    if (last.seal.head !== head.head) throw moved("does not hold its last seal's head");
+    return;
   }
   throw moved('ends where no seal of the archive ends');
 }
