@@ -3,6 +3,7 @@
  * `buildEvent` output, Lambda-like contexts, and the small request bodies of each API.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { Brake, BrakeMode, BrakeScope } from '../lambdas/platform/brakes/brakes.ts';
 import { DOUBLE_USERS } from '../test/erp-double/index.ts';
 
 /** The proxy key every benchmark configures (a benchmark value, not a secret). */
@@ -173,4 +174,9 @@ export function isGoodAnswer(fn: string, statusCode: number, body: string): bool
   if (fn === 'aux') return true;
   if (fn === 'mcp') return body.includes('"result"') && !body.includes('"isError":true');
   return body.endsWith('"error":null}');
+}
+
+/** An operator's brake as `POST /_/brakes` writes it into the store (bench/brakes-overhead.ts, `--instructions --state-table`). */
+export function benchBrake(id: string, scope: BrakeScope, mode: BrakeMode): Brake {
+  return { id, scope, mode, reason: 'Benchmark brake.', set_by: 'bench', set_at: new Date().toISOString() };
 }

@@ -18,12 +18,30 @@
  * and an instruction of the parser costs less than one of the garbage collector: so no budget is
  * judged on it. It says whether a change makes a cold start do more work or less, and how much,
  * where a timed comparison on this VM needs many rounds to see a few percent.
+ *
+ * `--state-table` gives every process the state table as deployed (`STATE_TABLE`, on a DynamoDB
+ * Local this run starts; Java needed): each function then reads the operators' brakes on its first
+ * call (issue 58), so the count includes the brakes' DynamoDB client (its module's initialisation,
+ * the client, the request's signing and the answer) and one read, as a deployed cold start does.
+ * Without it the store is `none` in Lambda mode: the bundles carry the client but never run it.
+ * Before the runs, one counted process of this tree's version bundle against a table holding a
+ * brake on every call must be refused (-32012): the read completes under callgrind within its own
+ * time limit, rather than failing open.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BrakesStore } from '../lambdas/platform/brakes/brakes-source.ts';
+import { createBrakesStore } from '../lambdas/platform/brakes/brakes-store.ts';
+import { loadConfig } from '../lambdas/platform/config.ts';
 import type { FunctionName } from '../lambdas/platform/routes.ts';
+import {
+  createStateTable,
+  type DynamoDbLocal,
+  startDynamoDbLocal,
+  stateTableEnv,
+} from '../test/support/dynamodb-local.ts';
 import {
   BARE_READY,
   type BenchNode,
@@ -38,7 +56,7 @@ import {
   spawnReporting,
   treeCommit,
 } from './cold-start.ts';
-import { isGoodAnswer } from './fixtures.ts';
+import { benchBrake, isGoodAnswer } from './fixtures.ts';
 import { median, progress } from './stats.ts';
 import { startSmallUpstream } from './upstreams.ts';
 
@@ -159,6 +177,8 @@ export interface InstructionResult {
   readonly rows: readonly InstructionRow[];
   /** The before tree (`--before`): its directory and commit. */
   readonly before?: { readonly tree: string; readonly commit: string };
+  /** `--state-table`: every process had the state table (DynamoDB Local), as deployed. */
+  readonly stateTable?: true;
 }
 
 /**
@@ -169,6 +189,8 @@ export interface InstructionResult {
 export async function measureInstructions(options: {
   readonly runs: number;
   readonly before?: string;
+  /** Give every process the state table on a DynamoDB Local (`--state-table`). */
+  readonly stateTable?: boolean;
 }): Promise<InstructionResult> {
   const problem = instructionCountingProblem();
   if (problem !== undefined) throw new Error(problem);
@@ -181,8 +203,9 @@ export async function measureInstructions(options: {
       ? undefined
       : buildTreeBundles(options.before, join(BUNDLE_DIR, 'before'), FUNCTIONS);
   const upstream = await startSmallUpstream();
+  const dynamo = options.stateTable ? await startDynamoDbLocal() : undefined;
   try {
-    const env = lambdaModeEnv();
+    const env = { ...lambdaModeEnv(), ...(dynamo === undefined ? {} : await stateTable(dynamo, 'no brake')) };
     const events = functionEvents(upstream.url);
     const count = async (what: string, fn: FunctionName, bundle: string): Promise<number> => {
       const { instructions, report } = await countInstructions(
@@ -197,6 +220,21 @@ export async function measureInstructions(options: {
       }
       return instructions;
     };
+    if (dynamo !== undefined) {
+      progress(
+        '  the state table on DynamoDB Local: checking that a brake read under callgrind stops a call',
+      );
+      const stopped = await countInstructions(
+        node.path,
+        [CHILD, bundles.version, events.version, 'version'],
+        { ...lambdaModeEnv(), ...(await stateTable(dynamo, 'a brake on every call')) },
+      );
+      if (!String(stopped.report.body).includes('-32012')) {
+        throw new Error(
+          `the version bundle under callgrind, a brake on every call: not refused (${String(stopped.report.statusCode)} ${String(stopped.report.body)}); its read of the brakes failed or timed out`,
+        );
+      }
+    }
     const bare: number[] = [];
     const mine = new Map<FunctionName, number[]>();
     const theirs = new Map<FunctionName, number[]>();
@@ -237,10 +275,25 @@ export async function measureInstructions(options: {
       ...(options.before === undefined
         ? {}
         : { before: { tree: options.before, commit: treeCommit(options.before) } }),
+      ...(dynamo === undefined ? {} : { stateTable: true as const }),
     };
   } finally {
     await upstream.close();
+    await dynamo?.stop();
   }
+}
+
+/** A fresh state table on `dynamo`, with no brake or with one on every call, and the settings naming it. */
+async function stateTable(
+  dynamo: DynamoDbLocal,
+  brakes: 'no brake' | 'a brake on every call',
+): Promise<Record<string, string>> {
+  const env = stateTableEnv(dynamo.endpoint, await createStateTable(dynamo.endpoint, 'bench-instructions'));
+  if (brakes === 'a brake on every call') {
+    const store = createBrakesStore(loadConfig(env)) as BrakesStore;
+    await store.write([benchBrake('brk-bench-all', 'all', 'all')], 0);
+  }
+  return env;
 }
 
 /** How far apart a row's runs were, as a share of their median. */
@@ -277,7 +330,10 @@ export function instructionTable(result: InstructionResult): string {
   }
   return [
     `Instructions of a cold start (import + first invocation) on Node ${result.node.version} ${result.node.arch}, ` +
-      `counted by callgrind (V8 single-threaded); a bare node: ${millions(result.bare)}.`,
+      `counted by callgrind (V8 single-threaded); a bare node: ${millions(result.bare)}.` +
+      (result.stateTable
+        ? ' Every process had the state table (DynamoDB Local), as deployed: the first call reads the brakes.'
+        : ''),
     '',
     ...lines,
     '',

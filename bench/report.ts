@@ -4,6 +4,7 @@
  */
 import { arch, cpus, platform, release, totalmem } from 'node:os';
 import type { BodyParseRow } from './body-parse.ts';
+import type { BrakesFirstCalls, BrakesRow } from './brakes-overhead.ts';
 import type { BenchNode, ColdStartResult, NodeColdStart } from './cold-start.ts';
 import type { EndToEndRow, Path, UpstreamName } from './end-to-end.ts';
 import { OVERHEAD_ROUNDS, type OverheadResult, type OverheadRow } from './handler-overhead.ts';
@@ -62,6 +63,8 @@ export interface Results {
   readonly keyPolicies: readonly OverheadRow[];
   /** execute-v1 without limits, with limits for others only, and limited against DynamoDB Local. */
   readonly limits: readonly OverheadRow[];
+  /** execute-v1 without brakes, with a fresh copy of them, and with a read of them on every call. */
+  readonly brakes: readonly BrakesRow[];
   readonly endToEnd: EndToEndRow[];
   readonly endToEndSettings: { warmupSeconds: number; seconds: number; concurrency: number };
   readonly coldStart: ColdStartResult;
@@ -130,6 +133,85 @@ export function limitsRows(rows: readonly OverheadRow[]): Row[] {
     },
   ];
 }
+
+/**
+ * The brakes' rows (issue 58): the calls whose copy is fresh under the handler overhead budget (no
+ * store work), the calls that read the copy each with the time they add over the fresh copy of
+ * the same brake (or, without that row, over no brakes), and a new runtime's first call with the
+ * state table beside one without.
+ */
+export function brakesRows(rows: readonly BrakesRow[]): Row[] {
+  const area = 'Handler overhead, brakes';
+  const none = rows.find((r) => r.case === 'none');
+  const reads = (r: BrakesRow) =>
+    `${r.reads} store read${r.reads === 1 ? '' : 's'} in ${r.iterations} calls` +
+    (r.failedReads > 0 ? `, ${r.failedReads} failed (fail open)` : '');
+  return rows.map((r): Row => {
+    if (r.case === 'none' || r.case === 'fresh' || r.case === 'freshBraked') {
+      const [budgeted] = budgetedOverheadRows(area, [r]) as [Row];
+      const over =
+        r.case === 'none' || none === undefined
+          ? ''
+          : `; ${signedMs(r.medianMs - none.medianMs)} over no brakes`;
+      return {
+        ...budgeted,
+        result: r.case === 'none' ? budgeted.result : `${budgeted.result}; ${reads(r)}${over}`,
+      };
+    }
+    if (r.case === 'newNone' || r.case === 'newDynamodb') {
+      const without = rows.find((b) => b.case === 'newNone');
+      return {
+        area,
+        measurement: r.label,
+        result: `median ${ms(r.medianMs)}, p99 ${ms(r.p99Ms)} (upstream median ${ms(r.upstreamMedianMs)}); ${reads(r)}`,
+        budget: '—',
+        note:
+          r.case === 'newNone' || without === undefined
+            ? '—'
+            : `adds ${ms(r.medianMs - without.medianMs)} at the median over a new runtime without the table`,
+      };
+    }
+    const base = rows.find((b) => b.case === 'freshBraked') ?? none;
+    return {
+      area,
+      measurement: r.label,
+      result: `median ${ms(r.medianMs)}, p99 ${ms(r.p99Ms)} (upstream median ${ms(r.upstreamMedianMs)}); ${reads(r)}`,
+      budget: '(none: the added time)',
+      note:
+        base === undefined
+          ? '—'
+          : `adds ${ms(r.medianMs - base.medianMs)} at the median over ${base.case === 'none' ? 'no brakes' : 'the fresh copy of the same brake'}`,
+    };
+  });
+}
+
+/** (c) of the brakes: each function's first call with the state table beside the same without, per Node. */
+export function brakesFirstCallRows(r: BrakesFirstCalls): Row[] {
+  const rows: Row[] = [speedReferenceRow('Brakes, first call', r.speedReferenceMs)];
+  for (const n of r.nodes) {
+    for (const call of n.calls) {
+      const area = `First call (${nodeLabel(n.node)})`;
+      rows.push(
+        {
+          area,
+          measurement: `${call.fn} bundle, a read without a state table (no brakes)`,
+          result: `${ms(call.without.firstCallMs)} over bare node (first invocation ${ms(call.without.invokeMs)}; bare node ${ms(n.bareNodeMs)})`,
+          budget: '—',
+        },
+        {
+          area,
+          measurement: `${call.fn} bundle, the same with the state table on DynamoDB Local, no brake set (the brakes' DynamoDB client initialised, one GetItem)`,
+          result: `${ms(call.with.firstCallMs)} over bare node (first invocation ${ms(call.with.invokeMs)})`,
+          budget: '— (informative)',
+          note: `adds ${ms(call.addedInvokeMs)} to the first invocation, ${ms(call.addedMs)} to the whole first call (medians over the rounds of with − without)`,
+        },
+      );
+    }
+  }
+  return rows;
+}
+
+const signedMs = (value: number): string => `${value >= 0 ? '+' : ''}${ms(value)}`;
 
 function budgetedOverheadRows(area: string, rows: readonly OverheadRow[]): Row[] {
   return rows.map((o) => {
@@ -674,6 +756,7 @@ export function allRows(r: Results): Row[] {
     ...overheadRows(r),
     ...keyPolicyRows(r.keyPolicies),
     ...limitsRows(r.limits),
+    ...brakesRows(r.brakes),
     ...endToEndRows(r),
     ...coldStartRows(r),
     ...largeRows(r),

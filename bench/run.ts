@@ -7,8 +7,11 @@
  * profile of each bundle's import (where import time goes), printed the same way; `--body-parse`
  * only the body step with `@middy/http-json-body-parser` against the scanner alone;
  * `--instructions` each function's cold start counted in instructions under callgrind, not timed
- * (bench/instructions.ts; `--runs`, 3 by default, and `--before` as for `--cold-start`); `--audit` the
- * audit's cost on a write (bench/audit.ts: `AUDIT=off`, the embedded ring and DynamoDB Local, side by side).
+ * (bench/instructions.ts; `--runs`, 3 by default, and `--before` as for `--cold-start`; `--state-table`
+ * with the state table on DynamoDB Local, as deployed); `--audit` the
+ * audit's cost on a write (bench/audit.ts: `AUDIT=off`, the embedded ring and DynamoDB Local, side by side);
+ * `--brakes` the brakes' cost (bench/brakes-overhead.ts: warm calls with a fresh copy and with a read
+ * on every call, and a cold instance's first call with the state table; `--runs`, 9 by default).
  *
  * `npm run bench`: measures the proxy's cost (handler overhead, end to end over loopback, cold
  * start and bundle size, large answers), prints one table with each budget met or not, and
@@ -24,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { currentSizes } from '../bin/bundle-sizes.ts';
 import { auditRows, measureAudit } from './audit.ts';
 import { measureBodyParse } from './body-parse.ts';
+import { BRAKES_FIRST_CALL_RUNS, measureBrakesFirstCalls, measureBrakesOverhead } from './brakes-overhead.ts';
 import { BUNDLE_DIR, FUNCTIONS, lambdaModeEnv, measureColdStart } from './cold-start.ts';
 import { measureEndToEnd } from './end-to-end.ts';
 import { measureHandlerOverhead } from './handler-overhead.ts';
@@ -38,6 +42,8 @@ import {
   allRows,
   BUDGETS,
   bodyParseRows,
+  brakesFirstCallRows,
+  brakesRows,
   coldStartFootnote,
   coldStartRows,
   idempotencyRows,
@@ -61,6 +67,11 @@ const OVERHEAD = { warmup: 500, iterations: 3000 };
 const KEY_POLICY_OVERHEAD = { warmup: 300, iterations: 3000 };
 /** Per runtime (three runtimes: no limits, limits for others, limited against DynamoDB Local). */
 const LIMITS_OVERHEAD = { warmup: 100, iterations: 1200 };
+/**
+ * Per runtime (five runtimes: no brakes, two fresh copies, a read on every call embedded and on
+ * DynamoDB Local), then new runtimes' first calls per side (with the state table and without).
+ */
+const BRAKES_OVERHEAD = { warmup: 100, iterations: 1200, newRuntimes: 100 };
 const END_TO_END = { warmupSeconds: 1, seconds: 5, concurrency: 16 };
 // 25, not 15: this VM has slow spells of a few seconds, and a median of 15 runs still moved by
 // 10-15 ms from one bench run to the next (execute bundles 80-107 ms over 7 runs).
@@ -146,7 +157,9 @@ async function coldStartOnly(options: CommandOptions): Promise<void> {
 
 /**
  * Cold starts counted in instructions (`--instructions`, bench/instructions.ts): the table on
- * stdout, BENCHMARKS.md untouched. `--runs N` (3 by default), `--before <dir>` as for `--cold-start`.
+ * stdout, BENCHMARKS.md untouched. `--runs N` (3 by default), `--before <dir>` as for `--cold-start`;
+ * `--state-table`: every process with the state table on DynamoDB Local, as deployed (the first call
+ * reads the brakes).
  */
 async function instructionsOnly(options: CommandOptions): Promise<void> {
   if (options.waitQuietMinutes !== undefined) {
@@ -157,9 +170,14 @@ async function instructionsOnly(options: CommandOptions): Promise<void> {
   progress(`machine: ${machine()}`);
   const runs = options.runs ?? INSTRUCTION_RUNS;
   progress(
-    `cold starts counted in instructions (${runs} run(s) of each function${options.before ? ` and of ${options.before}'s` : ''}; about 15 s each)`,
+    `cold starts counted in instructions (${runs} run(s) of each function${options.before ? ` and of ${options.before}'s` : ''}${process.argv.includes('--state-table') ? ', the state table on DynamoDB Local' : ''}; about 15 s each)`,
   );
-  const result = await measureInstructions({ runs, ...(options.before ? { before: options.before } : {}) });
+  const stateTable = process.argv.includes('--state-table');
+  const result = await measureInstructions({
+    runs,
+    ...(options.before ? { before: options.before } : {}),
+    ...(stateTable ? { stateTable } : {}),
+  });
   process.stdout.write(`\n${instructionTable(result)}\n`);
 }
 
@@ -223,6 +241,29 @@ async function limitsOnly(): Promise<void> {
   );
 }
 
+/**
+ * The brakes' rows alone (`--brakes`, bench/brakes-overhead.ts): the warm rows, then a cold
+ * instance's first calls (`--runs N`, `--wait-quiet`); on stdout, BENCHMARKS.md untouched.
+ */
+async function brakesOnly(options: CommandOptions): Promise<void> {
+  progress(`machine: ${machine()}`);
+  const speed = speedReference();
+  progress(
+    `brakes: execute-v1, ${BRAKES_OVERHEAD.iterations} calls per runtime (DynamoDB Local); speed reference ${speed.toFixed(1)} ms`,
+  );
+  const warm = brakesRows(await measureBrakesOverhead(BRAKES_OVERHEAD));
+  const after = speedReference();
+  progress(`speed reference ${after.toFixed(1)} ms after the warm rows`);
+  await quietSpell(options);
+  const runs = options.runs ?? BRAKES_FIRST_CALL_RUNS;
+  progress(`brakes: a cold instance's first call (${runs} rounds of fresh processes per case and Node)`);
+  const cold = brakesFirstCallRows(await measureBrakesFirstCalls({ runs }));
+  process.stdout.write(
+    `\n${renderTable(warm)}\n\n${summary(warm)}\nspeed reference ${speed.toFixed(1)} ms at the start, ${after.toFixed(1)} ms at the end\n` +
+      `\n${renderTable(cold)}\n`,
+  );
+}
+
 /** The audit's rows alone (`--audit`, bench/audit.ts): on stdout. */
 async function auditOnly(): Promise<void> {
   progress(`machine: ${machine()}`);
@@ -248,6 +289,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--import-profile')) return importProfileOnly();
   if (process.argv.includes('--idempotency')) return idempotencyOnly(options);
   if (process.argv.includes('--audit')) return auditOnly();
+  if (process.argv.includes('--brakes')) return brakesOnly(options);
   const startedAt = new Date();
   const loadAverage = loadavg();
   const t0 = performance.now();
@@ -261,6 +303,8 @@ async function main(): Promise<void> {
   const keyPolicies = await measureKeyPolicyOverhead(KEY_POLICY_OVERHEAD);
   progress('  limits (none, for others only, limited against DynamoDB Local; side by side)');
   const limits = await measureLimitsOverhead(LIMITS_OVERHEAD);
+  progress('  brakes (none, a fresh copy, a read on every call: embedded and DynamoDB Local; side by side)');
+  const brakes = await measureBrakesOverhead(BRAKES_OVERHEAD);
 
   progress(
     `2/5 cold start (${COLD_START_RUNS} rounds of fresh processes per bundle, on Node 24 and this Node)`,
@@ -299,6 +343,7 @@ async function main(): Promise<void> {
     overheadSettings: OVERHEAD,
     keyPolicies,
     limits,
+    brakes,
     endToEnd,
     endToEndSettings: END_TO_END,
     coldStart,

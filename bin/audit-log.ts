@@ -16,20 +16,33 @@
  * refused, could not be reached, answered something else, or `--all` stopped at its bound), 2 usage
  * (an unknown option or command, a missing value or key, a filter the proxy refuses as invalid).
  */
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AUDIT_FILTERS, AUDIT_PAGE } from '../lambdas/operator/audit-endpoint.ts';
 import { AUDIT_OUTCOMES, type AuditRecord } from '../lambdas/platform/audit/audit-record.ts';
-import { RUNTIME_SETTINGS } from '../lambdas/platform/settings.ts';
 import { runSealCommand, SEAL_COMMANDS, SEAL_USAGE, type SealCommand } from './audit-seal-cli.ts';
 import { timeParameter } from './cli-time.ts';
+import {
+  argsProblem,
+  type CliIo,
+  type CommandWords,
+  DEFAULT_URL,
+  type Fetch,
+  ProxyCliError,
+  printable,
+  proxyTarget,
+  renderColumns,
+  requestProxy,
+  runAsMain,
+  shownUrl,
+} from './proxy-cli.ts';
 
-/** `npm start`'s address when `PORT` and `HOST` are left alone. */
-export const DEFAULT_URL = `http://127.0.0.1:${RUNTIME_SETTINGS.port.schema.parse(undefined)}`;
+// What the tests and other modules read from here: the default URL and the terminal's text.
+export { DEFAULT_URL, printable } from './proxy-cli.ts';
+
 /** The pages `--all` reads at most (of {@link AUDIT_PAGE}.max records each unless `--limit` says). */
 export const MAX_PAGES = 100;
-/** How long one page may take to answer. */
-export const REQUEST_TIMEOUT_MS = 30_000;
+/** How this command names itself in the words of a failure. */
+const WORDS: CommandWords = { help: 'npm run audit-log -- --help', api: 'audit' };
 
 export const AUDIT_LOG_USAGE = `Usage: npm run -s audit-log -- list [filters] [options]
 ${SEAL_USAGE}
@@ -64,12 +77,6 @@ Exit codes: 0 listed (none is fine), 1 failed (the proxy refused or could not be
 --all stopped at its bound), 2 usage (including a filter the proxy refuses as invalid).
 `;
 
-/** Where the CLI writes; `process.stdout` / `process.stderr` fit. */
-export interface CliIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-}
-
 /** What `list` was asked for. */
 export interface ListRequest {
   /** The proxy's base URL, without a trailing slash. */
@@ -86,16 +93,6 @@ export type ParsedArgs =
   | { readonly problem: string }
   | { readonly list: ListRequest };
 
-/** A failure with its exit code (1 failed, 2 usage) and a message that never holds the key. */
-export class AuditLogError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2,
-  ) {
-    super(message);
-  }
-}
-
 const OPTIONS = {
   ...Object.fromEntries(AUDIT_FILTERS.map((name) => [name, { type: 'string' as const }])),
   url: { type: 'string' },
@@ -107,41 +104,12 @@ const OPTIONS = {
 
 export { timeParameter } from './cli-time.ts';
 
-/** A problem of `parseArgs`, in words that name an option but never echo a value. */
-function argsProblem(error: unknown): string {
-  const code = (error as { code?: string }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const option = /^Unknown option '([^']*)'/.exec(message)?.[1] ?? 'given';
-    return `unknown option ${option}`;
-  }
-  // The others name the option only ("Option '--limit <value>' argument missing").
-  return message.split('. ')[0] ?? message;
-}
-
 function limitProblem(limit: string | undefined): string | undefined {
   if (limit === undefined) return undefined;
   const n = Number(limit);
   return /^\d{1,5}$/.test(limit) && n >= 1 && n <= AUDIT_PAGE.max
     ? undefined
     : `--limit must be a whole number from 1 to ${AUDIT_PAGE.max}`;
-}
-
-/** The proxy's base URL from `--url` or the environment, or what is wrong with it. */
-function baseUrl(text: string): string | { problem: string } {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return { problem: '--url (or ERP_PROXY_URL) is not a URL, such as http://127.0.0.1:8787' };
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return { problem: '--url (or ERP_PROXY_URL) must be an http:// or https:// URL' };
-  }
-  if (url.search !== '' || url.hash !== '') {
-    return { problem: '--url (or ERP_PROXY_URL) is the base URL only, without ? or #' };
-  }
-  return url.href.replace(/\/+$/, '');
 }
 
 /** The command line (`argv` after `--`) read against the environment. */
@@ -169,12 +137,13 @@ export function parseAuditLogArgs(
   const limit = values.limit as string | undefined;
   const problem = limitProblem(limit);
   if (problem !== undefined) return { problem };
-  const key = (values.key as string | undefined) ?? env.ERP_PROXY_KEY ?? '';
-  if (key.trim() === '') {
-    return { problem: 'no proxy key: set ERP_PROXY_KEY (or pass --key) to a key whose policy lists "audit"' };
-  }
-  const url = baseUrl((values.url as string | undefined) ?? env.ERP_PROXY_URL ?? DEFAULT_URL);
-  if (typeof url !== 'string') return url;
+  const target = proxyTarget(
+    { url: values.url as string | undefined, key: values.key as string | undefined },
+    env,
+    WORDS.api,
+  );
+  if ('problem' in target) return target;
+  const { url, key } = target;
   const all = values.all === true;
   const query: Record<string, string> = {};
   for (const name of AUDIT_FILTERS) {
@@ -203,15 +172,6 @@ export const COLUMNS = Object.freeze([
 
 /** Ids a cell lists before it says how many more. */
 const IDS_SHOWN = 5;
-
-/**
- * A text fit for a terminal: control characters (an escape sequence would drive it) and the
- * direction overrides (a line that reads other than it is) become U+FFFD.
- */
-export function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it removes.
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '\uFFFD');
-}
 
 function idList(ids: readonly number[] | undefined, count: number | undefined): string {
   if (ids === undefined || ids.length === 0) return '';
@@ -253,25 +213,9 @@ export function tableRow(record: AuditRecord): string[] {
   ].map((cell) => printable(String(cell ?? '')) || '-');
 }
 
-function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
 /** The table of `rows` ({@link tableRow}'s), its heading first, columns as wide as their widest cell. */
 export function renderTable(rows: readonly (readonly string[])[]): string {
-  const cells = [COLUMNS.map((column) => column.heading), ...rows].map((row) =>
-    COLUMNS.map((column, index) => cut(row[index] ?? '-', column.max)),
-  );
-  const widths = COLUMNS.map((_, index) => Math.max(...cells.map((row) => (row[index] as string).length)));
-  return cells
-    .map((row) =>
-      row
-        .map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] as number)))
-        .join('  ')
-        .trimEnd(),
-    )
-    .map((line) => `${line}\n`)
-    .join('');
+  return renderColumns(COLUMNS, rows);
 }
 
 // --- The requests ---------------------------------------------------------------------------
@@ -280,67 +224,6 @@ export function renderTable(rows: readonly (readonly string[])[]): string {
 export interface AuditPage {
   readonly records: readonly AuditRecord[];
   readonly next_cursor: string | null;
-}
-
-type Fetch = (url: string, init: RequestInit) => Promise<Response>;
-
-/** The URL a message names: no user info, no query. */
-function shownUrl(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`.replace(/\/+$/, '');
-}
-
-/** The words for a request that got no HTTP answer. */
-export function unreachable(url: string, error: unknown): AuditLogError {
-  const where = `the proxy at ${shownUrl(url)}`;
-  if (error instanceof Error && error.name === 'TimeoutError') {
-    return new AuditLogError(`${where} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`, 1);
-  }
-  const cause = (error as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } })
-    .cause;
-  const code = cause?.code ?? cause?.errors?.[0]?.code;
-  const why: Readonly<Record<string, string>> = {
-    ECONNREFUSED:
-      'connection refused: is it running (npm start), and is --url (or ERP_PROXY_URL) its address?',
-    ENOTFOUND: 'its host name is not known: check --url (or ERP_PROXY_URL)',
-    ECONNRESET: 'the connection was reset: retry',
-  };
-  const reason =
-    (code !== undefined && why[code]) ||
-    code ||
-    cause?.message ||
-    (error instanceof Error ? error.message : String(error));
-  return new AuditLogError(`cannot reach ${where}: ${printable(reason)}`, 1);
-}
-
-/** The words for an HTTP answer other than a page: the proxy's code and message when it sent them. */
-export function refusal(url: string, status: number, body: string): AuditLogError {
-  let envelope: { error?: { code?: unknown; message?: unknown } } | undefined;
-  try {
-    envelope = JSON.parse(body) as typeof envelope;
-  } catch {
-    envelope = undefined;
-  }
-  const error = envelope?.error;
-  if (error !== undefined && error !== null && typeof error.message === 'string') {
-    const code = typeof error.code === 'number' ? ` ${error.code}` : '';
-    const hint =
-      status === 400
-        ? ' (see npm run audit-log -- --help)'
-        : error.code === -32008
-          ? ' (the key needs a policy whose apis list "audit")'
-          : '';
-    return new AuditLogError(
-      `the proxy refused (HTTP ${status}${code}): ${printable(error.message)}${hint}`,
-      status === 400 ? 2 : 1,
-    );
-  }
-  const text = printable(body.trim()).slice(0, 200);
-  const hint = status === 404 ? ` (is ${shownUrl(url)} the proxy's base URL?)` : '';
-  return new AuditLogError(
-    `HTTP ${status} from ${shownUrl(url)}/_/audit${text === '' ? '' : `: ${text}`}${hint}`,
-    1,
-  );
 }
 
 function isPage(value: unknown): value is AuditPage {
@@ -359,27 +242,9 @@ export async function fetchPage(
   query: Readonly<Record<string, string>>,
   fetcher: Fetch,
 ): Promise<AuditPage> {
-  const url = `${request.url}/_/audit?${new URLSearchParams(query).toString()}`;
-  let response: Response;
-  let body: string;
-  try {
-    response = await fetcher(url, {
-      headers: { 'x-api-key': request.key, accept: 'application/json' },
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    body = await response.text();
-  } catch (error) {
-    throw unreachable(request.url, error);
-  }
-  if (response.status !== 200) throw refusal(request.url, response.status, body);
-  let page: unknown;
-  try {
-    page = JSON.parse(body);
-  } catch {
-    page = undefined;
-  }
+  const page = await requestProxy(request, { path: '/_/audit', query }, fetcher, WORDS);
   if (!isPage(page)) {
-    throw new AuditLogError(
+    throw new ProxyCliError(
       `the answer of ${shownUrl(request.url)}/_/audit is not a page of audit records: is --url the proxy's base URL?`,
       1,
     );
@@ -458,25 +323,10 @@ export async function runAuditLog(argv: readonly string[], options: RunOptions):
   try {
     return await list(parsed.list, options);
   } catch (error) {
-    if (!(error instanceof AuditLogError)) throw error;
+    if (!(error instanceof ProxyCliError)) throw error;
     io.stderr.write(`audit-log: ${error.message}\n`);
     return error.exitCode;
   }
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  // `| head`: a reader that stops early ends the listing quietly, not with a stack trace.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    process.exit(1);
-  });
-  runAuditLog(process.argv.slice(2), { env: process.env, io: process })
-    .then((code) => {
-      process.exitCode = code;
-    })
-    .catch((error: unknown) => {
-      // Not one of ours (a bug): its message, never a stack trace, and never the key (no message holds it).
-      process.stderr.write(`audit-log: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
-    });
-}
+runAsMain(import.meta.url, 'audit-log', (argv, io, env) => runAuditLog(argv, { env, io }));

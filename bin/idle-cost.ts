@@ -4,7 +4,7 @@
  * component, counted from the synthesized template (never by hand) and priced with the list prices
  * below, written into docs/deploy-trial.md between `<!-- idle-cost -->` markers (`-- --check`
  * only compares). "Idle": deployed, no calls; only the schedules run: the hourly license check,
- * and, with the audit sealed (`auditSealing` not `off`), the audit sealer, which seals an empty
+ * the brakes report (every few minutes: one read of the brakes item, `OldestBrakeAge`), and, with the audit sealed (`auditSealing` not `off`), the audit sealer, which seals an empty
  * window every `auditSealMinutes` (one signature, one object) and verifies the last day's daily.
  */
 import { execFileSync } from 'node:child_process';
@@ -16,6 +16,7 @@ import { MetricName } from '../lambdas/platform/metrics/catalogue.ts';
 import {
   AUDIT_SEAL_EVENT,
   AUDIT_VERIFY_EVENT,
+  BRAKES_AGE_EVENT,
   LICENSE_CHECK_EVENT,
 } from '../lambdas/platform/scheduled-jobs.ts';
 
@@ -31,6 +32,7 @@ export const PRICES = Object.freeze({
   logsIngestedGb: 0.5,
   logsStoredGbMonth: 0.03,
   dynamoWriteMillion: 0.625,
+  dynamoReadMillion: 0.125,
   dynamoStoredGbMonth: 0.25,
   httpApiMillion: 1,
   lambdaRequestMillion: 0.2,
@@ -57,6 +59,10 @@ export const AUDIT_SEALER_METRICS = Object.freeze([
  * window, the seal head's read and update, one signature, one object written).
  */
 export const ASSUMED_SEAL_RUN_SECONDS = 1;
+
+/** How long a brakes report runs (one read of one item), and the aux function's memory it is counted at. */
+export const ASSUMED_BRAKES_RUN_SECONDS = 0.1;
+const ASSUMED_BRAKES_MEMORY_MB = 256;
 
 /** Hours in the month the idle cost counts (30 days). */
 const HOURS_A_MONTH = 720;
@@ -180,8 +186,18 @@ export function idleCost(template: Template): CostRow[] {
   const dashboards = ofType(template, 'AWS::CloudWatch::Dashboard').length;
   const schedules = ofType(template, 'AWS::Events::Rule').length;
   const licenseChecks = schedulesSending(template, LICENSE_CHECK_EVENT).length;
+  // The brakes report: each run one strongly consistent read (one read unit) and `OldestBrakeAge`.
+  const brakesRuns = schedulesSending(template, BRAKES_AGE_EVENT).reduce(
+    (sum, rule) => sum + MINUTES_A_MONTH / rateMinutes(rule),
+    0,
+  );
+  const brakesMetrics = brakesRuns > 0 ? 1 : 0;
+  const brakesLambda =
+    (brakesRuns / 1e6) * PRICES.lambdaRequestMillion +
+    brakesRuns * ASSUMED_BRAKES_RUN_SECONDS * (ASSUMED_BRAKES_MEMORY_MB / 1024) * PRICES.lambdaArmGbSecond;
+  const brakesReads = (brakesRuns / 1e6) * PRICES.dynamoReadMillion;
   const sealing = sealingOf(template);
-  const customMetrics = licenseChecks + (sealing ? AUDIT_SEALER_METRICS.length : 0);
+  const customMetrics = licenseChecks + brakesMetrics + (sealing ? AUDIT_SEALER_METRICS.length : 0);
   const logGroups = ofType(template, 'AWS::Logs::LogGroup').length;
   const tables = ofType(template, 'AWS::DynamoDB::Table').length;
   const apis = ofType(template, 'AWS::ApiGatewayV2::Api').length;
@@ -214,13 +230,13 @@ export function idleCost(template: Template): CostRow[] {
     },
     {
       component: sealing
-        ? 'custom metrics (the hourly license check records `LicenseDaysLeft`; the audit sealer ' +
+        ? 'custom metrics (the hourly license check records `LicenseDaysLeft`; the brakes report `OldestBrakeAge`; the audit sealer ' +
           AUDIT_SEALER_METRICS.map((name) => `\`${name}\``).join(', ') +
           ')'
-        : 'custom metrics (the hourly license check records `LicenseDaysLeft`)',
+        : 'custom metrics (the hourly license check records `LicenseDaysLeft`; the brakes report `OldestBrakeAge`)',
       count: sealing
-        ? `${customMetrics} (${licenseChecks} per license check, ${AUDIT_SEALER_METRICS.length} of the sealer)`
-        : `${customMetrics} (one per scheduled check)`,
+        ? `${customMetrics} (${licenseChecks} per license check, ${brakesMetrics} of the brakes report, ${AUDIT_SEALER_METRICS.length} of the sealer)`
+        : `${customMetrics} (one per scheduled job)`,
       price: `${price(PRICES.customMetricMonth)} per metric-month`,
       monthly: customMetrics * PRICES.customMetricMonth,
     },
@@ -234,9 +250,9 @@ export function idleCost(template: Template): CostRow[] {
       component: 'DynamoDB table, on demand',
       count: String(tables),
       price: sealing
-        ? `${price(PRICES.dynamoWriteMillion)} per million write units, ${price(PRICES.dynamoStoredGbMonth)} per GB-month; idle, only the sealer's reads and its seal head's update, a few per window`
-        : `${price(PRICES.dynamoWriteMillion)} per million write units, ${price(PRICES.dynamoStoredGbMonth)} per GB-month; nothing without requests or records`,
-      monthly: 0,
+        ? `${price(PRICES.dynamoWriteMillion)} per million write units, ${price(PRICES.dynamoReadMillion)} per million read units, ${price(PRICES.dynamoStoredGbMonth)} per GB-month; idle, only the brakes report's read (${brakesRuns.toLocaleString('en-US')} a month), the sealer's reads and its seal head's update, a few per window`
+        : `${price(PRICES.dynamoWriteMillion)} per million write units, ${price(PRICES.dynamoReadMillion)} per million read units, ${price(PRICES.dynamoStoredGbMonth)} per GB-month; idle, only the brakes report's read (${brakesRuns.toLocaleString('en-US')} a month)`,
+      monthly: brakesReads,
     },
     {
       component: 'API Gateway HTTP API',
@@ -247,13 +263,13 @@ export function idleCost(template: Template): CostRow[] {
     {
       component: 'Lambda functions',
       count: sealing
-        ? `${functions} (the hourly check: ${licenseChecks * HOURS_A_MONTH} invocations a month; the audit sealer: ` +
+        ? `${functions} (the hourly check: ${licenseChecks * HOURS_A_MONTH} invocations a month; the brakes report: ${brakesRuns.toLocaleString('en-US')}; the audit sealer: ` +
           `${sealing.invocations.toLocaleString('en-US')} of about ${ASSUMED_SEAL_RUN_SECONDS} s at ${sealing.memoryMb} MB)`
-        : `${functions} (the hourly check: ${licenseChecks * HOURS_A_MONTH} invocations a month)`,
+        : `${functions} (the hourly check: ${licenseChecks * HOURS_A_MONTH} invocations a month; the brakes report: ${brakesRuns.toLocaleString('en-US')})`,
       price: `${price(PRICES.lambdaRequestMillion)} per million requests, ${price(PRICES.lambdaArmGbSecond)} per GB-second (Arm)`,
       // 720 license checks of well under a second at 256 MB: a few thousandths of a dollar; the
-      // sealer's runs counted.
-      monthly: sealerLambda,
+      // brakes report's and the sealer's runs counted.
+      monthly: sealerLambda + brakesLambda,
     },
     ...(sealing ? sealingRows(sealing) : []),
     {
@@ -274,7 +290,7 @@ export function idleCostTable(template: Template): string {
     '|---|---|---|---|',
     ...rows.map(
       (row) =>
-        `| ${row.component} | ${row.count} | ${row.price} | ${row.monthly === 0 ? '$0.00 (under $0.01)' : usd(row.monthly)} |`,
+        `| ${row.component} | ${row.count} | ${row.price} | ${row.monthly < 0.005 ? '$0.00 (under $0.01)' : usd(row.monthly)} |`,
     ),
     `| **total** | | prices as known on ${PRICES_AS_OF} | **${usd(total)}** |`,
   ].join('\n');

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_NAMES, type FunctionName } from '../lambdas/platform/names.ts';
 import { ROUTES, type Route } from '../lambdas/platform/routes.ts';
-import { LICENSE_CHECK_EVENT } from '../lambdas/platform/scheduled-jobs.ts';
+import { BRAKES_AGE_EVENT, LICENSE_CHECK_EVENT } from '../lambdas/platform/scheduled-jobs.ts';
 import { DOUBLE_USERS, startErpDouble } from '../test/erp-double/index.ts';
 import { httpApiEvent, lambdaContext } from '../test/support/http-api-event.ts';
 import { accessToken, startOidcIssuer } from '../test/support/oidc-issuer.ts';
@@ -94,6 +94,8 @@ export function invocations(erpUrl: string): Invocation[] {
     'x-erp-api-key': admin.apiKey,
   };
   const bodies: Record<string, readonly unknown[]> = {
+    '/_/brakes': [{ scope: 'all', mode: 'writes', reason: 'node24 check' }],
+    '/_/brakes/release': [{ id: 'brk_0000000000000000' }],
     '/api/erp/execute': [v1, v1Error],
     '/v1/erp/execute': [v1],
     '/api/erp/version': [{ id: 'n24-version', url: erpUrl }],
@@ -141,10 +143,10 @@ export function invocations(erpUrl: string): Invocation[] {
         fn: route.fn,
         event: event(route, body, route.fn === 'mcp' ? mcpHeaders : {}),
         // OAuth is off in this pass: its metadata routes are 404; a v1 ERP error is a 200 with `error`;
-        // the audit is a key's only when its policy lists it (this key has none): 403.
+        // the audit and the brakes are a key's only when its policy lists them (this key has none): 403.
         expected: OAUTH_METADATA_PATHS.includes(route.path)
           ? { status: 404 }
-          : route.path === '/_/audit'
+          : route.path === '/_/audit' || route.path.startsWith('/_/brakes')
             ? { status: 403 }
             : body === v1Error
               ? { status: 200, error: true }
@@ -171,6 +173,12 @@ export function invocations(erpUrl: string): Invocation[] {
     name: 'the scheduled license check',
     fn: 'aux',
     event: { ...LICENSE_CHECK_EVENT },
+    expected: { status: 'result' },
+  });
+  cases.push({
+    name: 'the scheduled brakes report',
+    fn: 'aux',
+    event: { ...BRAKES_AGE_EVENT },
     expected: { status: 'result' },
   });
   return cases;

@@ -30,6 +30,13 @@ import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody } from '../lambdas/loc
 import type { About } from '../lambdas/operator/about.ts';
 import { AUDIT_OUTCOMES } from '../lambdas/platform/audit/audit-record.ts';
 import {
+  BRAKE_MODES,
+  type Brake,
+  MAX_BRAKE_NAME_CHARS,
+  MAX_BRAKE_REASON_CHARS,
+  MAX_BRAKES,
+} from '../lambdas/platform/brakes/brakes.ts';
+import {
   type ErrorApi,
   mayHaveRun,
   PROXY_ERROR_ROWS,
@@ -142,6 +149,13 @@ const AboutSchema = z.object({
     .describe(
       'Where the proxy keeps its state (Idempotency-Key records): a DynamoDB table, this process (npm start), or none (keyed writes refused).',
     ),
+  brakes_in_force: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'How many operators\' brakes are in force (docs/operators.md, "Stop an agent now"), never which; null without a state store.',
+    ),
   audit: z
     .object({ mode: z.enum(AUDIT_MODES), store: z.enum(['dynamodb', 'embedded', 'none']) })
     .describe(
@@ -159,6 +173,50 @@ const AboutSchema = z.object({
 type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const aboutSchemaIsAbout: SameType<z.infer<typeof AboutSchema>, About> = true;
 void aboutSchemaIsAbout;
+
+/** A name a brake's scope takes (`lambdas/operator/brakes-endpoint.ts` checks the same). */
+const BrakeNameSchema = z.string().min(1).max(MAX_BRAKE_NAME_CHARS);
+/** What a brake stops (`BrakeScope` in lambdas/platform/brakes/brakes.ts). */
+const BrakeScopeSchema = z.union([
+  z.literal('all').describe('Every caller.'),
+  z
+    .strictObject({ key: BrakeNameSchema })
+    .describe(
+      'The proxy key of that name: its name, not its value, so a key rotated under the same name stays braked. Braked `all`, the key is refused on every route right after its key check (these endpoints included).',
+    ),
+  z
+    .strictObject({ identity: BrakeNameSchema })
+    .describe(
+      'Everyone signed in with OAuth whom the identity-map entry of that `name` maps: the whole entry (a group), not one person.',
+    ),
+  z
+    .strictObject({ erp: BrakeNameSchema })
+    .describe(
+      'Every call to that ERP (its version calls included), the host as `ERP_TARGET_LIMITS` names it: lower-cased, no scheme, port or path. DNS is not resolved: another host name of the same ERP is not braked.',
+    ),
+]);
+const brakeModeSchema = () => z.enum(BRAKE_MODES);
+/** A brake as `/_/brakes` answers it (`Brake` in lambdas/platform/brakes/brakes.ts; the two are checked equal below). */
+const BrakeSchema = z.object({
+  id: z.string(),
+  scope: BrakeScopeSchema,
+  mode: brakeModeSchema(),
+  reason: z.string().min(1).max(MAX_BRAKE_REASON_CHARS),
+  expires: z.iso.datetime().optional(),
+  set_by: z.string(),
+  set_at: z.iso.datetime(),
+});
+const brakeSchemaIsBrake: SameType<z.infer<typeof BrakeSchema>, Brake> = true;
+void brakeSchemaIsBrake;
+/** `POST /_/brakes`'s body. */
+const BrakeRequestSchema = z.strictObject({
+  scope: BrakeScopeSchema,
+  mode: brakeModeSchema(),
+  reason: z.string().min(1).max(MAX_BRAKE_REASON_CHARS),
+  expires: z.iso.datetime({ offset: true }).optional(),
+});
+/** `POST /_/brakes/release`'s body. */
+const BrakeReleaseSchema = z.strictObject({ id: z.string() });
 
 /** Every named schema, with the descriptions of the schema and of its properties. */
 const SCHEMAS: ReadonlyArray<{
@@ -302,6 +360,46 @@ const SCHEMAS: ReadonlyArray<{
         "The proxy's own errors, with their HTTP status and whether the ERP call may have run (a retry is safe only when it did not).",
       build: 'The commit and build time, when the deployment gave them.',
       runtime: 'The Node.js version, and on AWS the region and function name.',
+    },
+  },
+  {
+    id: 'BrakeScope',
+    schema: BrakeScopeSchema,
+    description:
+      'What a brake stops (docs/operators.md, "Stop an agent now"): `"all"`, `{"key": NAME}`, `{"identity": ENTRY}` or `{"erp": HOST}`.',
+  },
+  {
+    id: 'Brake',
+    schema: BrakeSchema,
+    description: "An operator's brake in force, as `GET /_/brakes` lists it.",
+    properties: {
+      id: "The brake's id (`brk_` and 16 hex digits): `POST /_/brakes/release` takes it; the -32012 message and the log line (`brake_id`) name it.",
+      mode: '`writes`: the calls that can write (reads go on); `all`: every call of the scope.',
+      reason:
+        "The operator's words, shown to every caller the brake stops, agents included, in the -32012 message (control and format characters removed, runs of spaces made one).",
+      expires: 'When the brake releases itself (UTC); absent: it holds until released.',
+      set_by: 'The name of the proxy key that set it.',
+      set_at: 'When it was set (UTC).',
+    },
+  },
+  {
+    id: 'BrakeRequest',
+    schema: BrakeRequestSchema,
+    description:
+      'Body of `POST /_/brakes`: the brake to set. A field it does not name, or a value it refuses, is -32600 (HTTP 400), naming the field.',
+    properties: {
+      mode: '`writes`: the calls that can write (reads go on); `all`: every call of the scope.',
+      reason: `Why, 1 to ${MAX_BRAKE_REASON_CHARS} characters once control and format characters are removed and runs of spaces made one. **Shown to every caller the brake stops, agents included**: no secret, nothing internal.`,
+      expires:
+        'When the brake releases itself: an ISO 8601 time with its zone (`2026-12-08T06:00:00Z`), in the future. Absent: it holds until released. Callers get `Retry-After` only with it.',
+    },
+  },
+  {
+    id: 'BrakeRelease',
+    schema: BrakeReleaseSchema,
+    description: 'Body of `POST /_/brakes/release`.',
+    properties: {
+      id: 'The id of a brake in force (`GET /_/brakes` lists them); another is -32600 (HTTP 400).',
     },
   },
 ];
@@ -585,6 +683,12 @@ interface Operation {
   readonly api?: EnvelopeApi;
   /** The 200 response of an operator endpoint. */
   readonly answer?: { readonly description: string; readonly content: Record<string, unknown> };
+  /** The key policy API an operator endpoint needs (`operator` unless it says). */
+  readonly policyApi?: 'audit' | 'brakes';
+  /** An operator endpoint's request body: a schema of {@link SCHEMAS}. */
+  readonly request?: string;
+  /** An operator endpoint's own error answers, by status, besides every keyed endpoint's. */
+  readonly errors?: Readonly<Record<string, unknown>>;
 }
 
 /** The 200 of both protected resource metadata routes (RFC 9728). */
@@ -609,6 +713,15 @@ const PROTECTED_RESOURCE_ANSWER = {
     },
   },
 };
+
+/** The -32600 of a brakes endpoint whose body it refuses. */
+function brakeInvalid(): Record<string, unknown> {
+  return {
+    description:
+      '`-32600`: the body is not JSON, or not a brake the endpoint takes (`Invalid brake: ...` names the field), or the id names no brake in force, or the most brakes are in force already.',
+    content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.invalidRequest.code]) } },
+  };
+}
 
 const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /api/erp/execute': {
@@ -689,6 +802,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
     description:
       'The audit records of the calls that can write, newest first (docs/guide/audit.md). Needs the `x-api-key` of a key whose policy lists `audit` in its `apis` (never public); its `targets` and `databases` narrow what it sees. Query parameters: `since`, `until` (UTC ISO 8601 with `Z`, or epoch ms; default the last 30 days), `model`, `record` (`model:id`), `actor` (`key:<name>`, `oauth:<issuer> <sub>`, or a key name), `outcome`, `erp`, `db`, `limit` (1-1000, default 100), `cursor` (the `next_cursor` of the page before).',
     tag: 'operator',
+    policyApi: 'audit',
     answer: {
       description: 'A page of audit records (`schema: 1`) and the cursor of the next page (`null`: no more).',
       content: {
@@ -720,6 +834,64 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
           },
         },
       },
+    },
+  },
+  'GET /_/brakes': {
+    id: 'listBrakes',
+    description: `The operators' brakes in force (docs/operators.md, "Stop an agent now"), read from the state store itself (strongly consistent), not an instance's copy; expired brakes are left out. Needs the \`x-api-key\` of a key whose policy lists \`brakes\` in its \`apis\` (never public). At most ${MAX_BRAKES}. \`npm run brakes -- list\` prints them.`,
+    tag: 'operator',
+    policyApi: 'brakes',
+    answer: {
+      description: 'The brakes in force, oldest first.',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['brakes'],
+            properties: { brakes: { type: 'array', items: ref('Brake') } },
+          },
+        },
+      },
+    },
+    errors: { '503': brakedKey(true) },
+  },
+  'POST /_/brakes': {
+    id: 'setBrake',
+    description: `Sets a brake: every instance refuses the calls it stops (-32012, HTTP 503, the reason in the message, \`Retry-After\` only when it expires) from \`BRAKES_REFRESH\` seconds (default 5) after it is set, until it is released or expires. \`writes\` stops the calls that can write (reads go on); \`all\` every call of the scope. Written conditional on the version read, so two operators never lose one another's brake; at most ${MAX_BRAKES} in force (then -32600). Needs a key whose policy lists \`brakes\`. \`npm run brakes -- set\` does the same.`,
+    tag: 'operator',
+    policyApi: 'brakes',
+    request: 'BrakeRequest',
+    answer: {
+      description: 'The brake set, with its `id`, `set_by` and `set_at`.',
+      content: {
+        'application/json': {
+          schema: { type: 'object', required: ['brake'], properties: { brake: ref('Brake') } },
+        },
+      },
+    },
+    errors: {
+      '400': brakeInvalid(),
+      '503': brakedKey(true),
+    },
+  },
+  'POST /_/brakes/release': {
+    id: 'releaseBrake',
+    description:
+      'Releases a brake in force, by its id: every instance serves the calls it stopped again from `BRAKES_REFRESH` seconds after. Needs a key whose policy lists `brakes`. `npm run brakes -- release <id>` does the same.',
+    tag: 'operator',
+    policyApi: 'brakes',
+    request: 'BrakeRelease',
+    answer: {
+      description: 'The brake released.',
+      content: {
+        'application/json': {
+          schema: { type: 'object', required: ['released'], properties: { released: ref('Brake') } },
+        },
+      },
+    },
+    errors: {
+      '400': brakeInvalid(),
+      '503': brakedKey(true),
     },
   },
   'GET /.well-known/oauth-protected-resource/mcp': {
@@ -755,11 +927,34 @@ const UNAUTHORIZED = {
   content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.authentication.code]) } },
 };
 
-const POLICY_REFUSED = {
-  description:
-    '`-32008`: the proxy key\'s policy does not list `operator` in its `apis` (docs/guide/policies.md, "Key policies"); the message names the rule, never the key.',
-  content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.keyPolicyRefused.code]) } },
-};
+/** The -32008 of an operator endpoint whose API (`operator`, `audit`, `brakes`) the key's policy does not list. */
+function policyRefused(api: string): Record<string, unknown> {
+  return {
+    description: `\`-32008\`: the proxy key's policy does not list \`${api}\` in its \`apis\` (docs/guide/policies.md, "Key policies")${api === 'operator' ? '' : `; \`${api}\` is never implied: a key without a policy is refused too`}; the message names the rule, never the key.`,
+    content: { 'application/json': { schema: errorEnvelopeWith([PROXY_ERRORS.keyPolicyRefused.code]) } },
+  };
+}
+
+/**
+ * The 503 of a keyed operator endpoint: -32012, the calling key braked `all`; with `storeFailure`
+ * (the brakes endpoints), also -32004, the brakes store could not be read or written.
+ */
+function brakedKey(storeFailure = false): Record<string, unknown> {
+  const braked = `\`${PROXY_ERRORS.braked.code}\`: an operator braked the calling key \`all\` (docs/operators.md, "Stop an agent now"): it is refused on every route, this one included, until the brake is released (with another key) or expires (\`Retry-After\` only then); the message gives the operator's reason.`;
+  const store = `\`${PROXY_ERRORS.upstreamUnavailable.code}\`: the brakes could not be read or written in the state store, or this proxy has none: nothing changed; retry shortly.`;
+  return {
+    description: storeFailure ? `${store}\n\n${braked}` : braked,
+    headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } },
+    content: {
+      'application/json': {
+        schema: errorEnvelopeWith([
+          ...(storeFailure ? [PROXY_ERRORS.upstreamUnavailable.code] : []),
+          PROXY_ERRORS.braked.code,
+        ]),
+      },
+    },
+  };
+}
 
 /** The responses of an operator endpoint: its answer, the -32000 when keyed, the 500, the gateway's. */
 function operatorResponses(route: Route, operation: Operation): Record<string, unknown> {
@@ -769,8 +964,10 @@ function operatorResponses(route: Route, operation: Operation): Record<string, u
   const own: Record<string, unknown> = { '200': operation.answer };
   if (route.auth !== 'public') {
     own['401'] = UNAUTHORIZED;
-    own['403'] = POLICY_REFUSED;
+    own['403'] = policyRefused(operation.policyApi ?? 'operator');
+    own['503'] = brakedKey();
   }
+  Object.assign(own, operation.errors);
   own['500'] = { $ref: `#/components/responses/${OPERATOR_INTERNAL_ERROR}` };
   return { ...gatewayResponseRefs(), ...own };
 }
@@ -886,8 +1083,8 @@ function mcpOperation(route: Route, operation: Operation): Record<string, unknow
         },
       },
       '503': mcpErrorResponse(
-        [PROXY_ERRORS.upstreamUnavailable],
-        "OAuth on: the authorization server's keys could not be read to check the access token; nothing was called.",
+        [PROXY_ERRORS.upstreamUnavailable, PROXY_ERRORS.braked],
+        "OAuth on: the authorization server's keys could not be read to check the access token; nothing was called. A proxy key an operator braked `all` gets -32012 from its first message, before any MCP processing (a JSON-RPC error, not a tool error; other brakes stop a `tools/call` with a tool error).",
       ),
       '406': {
         description: 'The `accept` header does not name both `application/json` and `text/event-stream`.',
@@ -941,6 +1138,12 @@ function paths(): Record<string, unknown> {
     } else if (route.fn === 'mcp') {
       entry.responses = protectedResourceResponses(route, operation);
     } else {
+      if (operation.request !== undefined) {
+        entry.requestBody = {
+          required: true,
+          content: { 'application/json': { schema: ref(operation.request) } },
+        };
+      }
       entry.responses = operatorResponses(route, operation);
     }
     result[route.path] = { ...result[route.path], [route.method.toLowerCase()]: entry };
@@ -950,9 +1153,46 @@ function paths(): Record<string, unknown> {
 
 // --- Document ---------------------------------------------------------------------------------
 
+/** A response of the document, as the walk below reads it. */
+type ResponseObject = { $ref?: string; headers?: Record<string, unknown> };
+
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/**
+ * Adds the headers that name a request and say where its time went to every response: the
+ * functions' answers carry `Request-Id` and API Gateway's `apigw-requestid`, execute's and MCP's
+ * `Server-Timing` too; the gateway's own answers (`GATEWAY_RESPONSES`) carry `apigw-requestid`.
+ */
+function withAnswerHeaders(document: {
+  readonly paths: Record<string, unknown>;
+  readonly components: { readonly responses: Record<string, unknown> };
+}): void {
+  const add = (response: ResponseObject, timed: boolean, gateway = false): void => {
+    if (response.$ref !== undefined) return;
+    response.headers = {
+      ...response.headers,
+      ...(gateway ? {} : { 'Request-Id': header('Request-Id') }),
+      'apigw-requestid': header('apigw-requestid'),
+      ...(timed ? { 'Server-Timing': header('Server-Timing') } : {}),
+    };
+  };
+  type Operations = Record<string, { operationId?: string; responses?: Record<string, ResponseObject> }>;
+  for (const operations of Object.values(document.paths as Record<string, Operations>)) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {}))
+        add(response, operation.operationId === 'mcp');
+    }
+  }
+  for (const [name, response] of Object.entries(
+    document.components.responses as Record<string, ResponseObject>,
+  )) {
+    add(response, /^V[12]/.test(name), name in GATEWAY_RESPONSES);
+  }
+}
+
 /** The OpenAPI 3.1 document of the proxy. */
 export function buildOpenApiDocument(): Record<string, unknown> {
-  return {
+  const document = {
     openapi: '3.1.0',
     info: {
       title: PROXY_NAME,
@@ -965,7 +1205,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       { name: 'v1', description: 'execute_kw over /jsonrpc (any ERP up to 21)' },
       { name: 'v2', description: 'JSON-2 (ERP 19 and later)' },
       { name: 'version', description: 'The version of a target ERP' },
-      { name: 'operator', description: 'License, service description, metrics' },
+      {
+        name: 'operator',
+        description: "License, service description, metrics, the audit, the operators' brakes",
+      },
       { name: 'agents', description: 'MCP (Model Context Protocol) tools for AI agents' },
     ],
     paths: paths(),
@@ -1014,7 +1257,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       headers: {
         'Retry-After': {
           description:
-            "On -32004: with HTTP 429, the proxy's own limits, whole seconds (at least 1: until the window ends, or 1 for an in-flight cap); with 503, passed on from the ERP or the proxy in front of it when it gave one (1 when the idempotency store could not be reached). On -32010, when to ask again with the same Idempotency-Key.",
+            "On -32004: with HTTP 429, the proxy's own limits, whole seconds (at least 1: until the window ends, or 1 for an in-flight cap); with 503, passed on from the ERP or the proxy in front of it when it gave one (1 when the idempotency store could not be reached). On -32010, when to ask again with the same Idempotency-Key. On -32012 (an operator's brake, HTTP 503), only when the brake expires by itself: the seconds until it does; without it, the brake holds until an operator releases it.",
           schema: { type: 'string' },
         },
         'RateLimit-Policy': {
@@ -1032,10 +1275,27 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             '`true`: the answer of an earlier call with the same Idempotency-Key, replayed from its record without running the call again (on a 504 -32003: its outcome is unknown, and it will not run again under that key).',
           schema: { type: 'string', const: 'true' },
         },
+        'Request-Id': {
+          description:
+            'The request\'s id: the request id of its log line and of its audit record (docs/guide/errors.md, "Naming a call"). Deployed, API Gateway\'s request id, as in `apigw-requestid`; locally a UUID. Send it when reporting a problem.',
+          schema: { type: 'string' },
+        },
+        'apigw-requestid': {
+          description:
+            "API Gateway's request id, which it adds to every answer, its own included (those carry no `Request-Id`: read this one then); the local server sends it too, on every answer.",
+          schema: { type: 'string' },
+        },
+        'Server-Timing': {
+          description:
+            'Where the time went, in milliseconds (W3C Server Timing): `erp` (the ERP requests; absent when none was sent), `store` (the state store and the audit, when used) and `proxy` (the rest), e.g. `erp;dur=41.2, store;dur=3.05, proxy;dur=0.9`. Left out with `SERVER_TIMING=off`.',
+          schema: { type: 'string' },
+        },
       },
     },
     'x-error-codes': errorCodes(),
   };
+  withAnswerHeaders(document);
+  return document;
 }
 
 /** The document as committed: two-space JSON and a final newline. */

@@ -37,7 +37,9 @@ async function main(): Promise<void> {
   const { getRuntime } = await import('../lambdas/handlers/runtime.ts');
   const { createLocalServer } = await import('../lambdas/local/server.ts');
   const { licenseWarning } = await import('../lambdas/platform/license-notice.ts');
-  const { auditLine, limitsLine, sealLine, stateStoreLine } = await import('../lambdas/local/banner.ts');
+  const { auditLine, brakesLine, limitsLine, sealLine, stateStoreLine } = await import(
+    '../lambdas/local/banner.ts'
+  );
   const { startLocalSealer } = await import('../lambdas/handlers/local-sealer.ts');
   // The double's fixed, public test key (test/erp-double/users.ts): the printed curls work as pasted.
   const { ERP_A_ADMIN_KEY } = await import('../test/erp-double/users.ts');
@@ -97,6 +99,7 @@ async function main(): Promise<void> {
       limitsLine(config),
       auditLine(config),
       sealLine(config, stopSealer !== undefined),
+      await brakesLine(runtime.brakesStore),
       // Read now, before any call is refused for it: what GET /_/license will tell.
       await licenseLine(),
       '',

@@ -58,17 +58,29 @@ import {
   AUDIT_WRITE_OPERATIONS,
   AUDIT_WRITER_LEADING_KEYS,
 } from '../lambdas/platform/audit/audit-record.ts';
+import {
+  BRAKES_ITEM_KEY,
+  BRAKES_READ_OPERATIONS,
+  BRAKES_WRITE_OPERATIONS,
+} from '../lambdas/platform/brakes/brakes-item.ts';
 import { FUNCTION_NAMES, type FunctionName, SERVICE_NAME } from '../lambdas/platform/names.ts';
 import { HANDLER_ENTRIES, ROUTES, type Route, routeKey } from '../lambdas/platform/routes.ts';
 import {
   AUDIT_SEAL_EVENT,
   AUDIT_VERIFY_EVENT,
   AUDIT_VERIFY_HOURS,
+  BRAKES_AGE_EVENT,
+  BRAKES_AGE_INTERVAL_MINUTES,
   LICENSE_CHECK_EVENT,
   LICENSE_CHECK_INTERVAL_HOURS,
 } from '../lambdas/platform/scheduled-jobs.ts';
 import { RUNTIME_SETTINGS, STATEFUL_FUNCTIONS } from '../lambdas/platform/settings.ts';
-import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../lambdas/platform/state/state-store.ts';
+import {
+  PARTITION_KEY,
+  STORE_KEY_PREFIX,
+  STORE_OPERATIONS,
+  TTL_ATTRIBUTE,
+} from '../lambdas/platform/state/state-store.ts';
 import { functionEnvironment, type StackSetValues } from './function-environment.ts';
 import { Monitoring } from './monitoring.ts';
 import { acknowledge } from './nag.ts';
@@ -105,6 +117,31 @@ export const STATE_TABLE_CHECK_ROLE_OF: FunctionName = 'execute-v1';
  */
 export const AUDIT_WRITERS: readonly FunctionName[] = STATEFUL_FUNCTIONS;
 export const AUDIT_READER: FunctionName = 'aux';
+
+/**
+ * The operators' brakes (docs/operators.md, "Stop an agent now"): one item of the state table,
+ * `BRAKES_ITEM_KEY`, read (`BRAKES_READ_OPERATIONS`) by every function that serves calls, and
+ * written (`BRAKES_WRITE_OPERATIONS`) by the aux function alone (`POST /_/brakes`). The grants name
+ * that item by its partition key (`dynamodb:LeadingKeys`): {@link BRAKES_ITEM_CONDITION}.
+ */
+export const BRAKES_READERS: readonly FunctionName[] = FUNCTION_NAMES;
+export const BRAKES_WRITER: FunctionName = 'aux';
+
+/** The brakes item alone: every key of the request is `BRAKES_ITEM_KEY`. */
+export const BRAKES_ITEM_CONDITION = Object.freeze({
+  'ForAllValues:StringEquals': Object.freeze({ 'dynamodb:LeadingKeys': Object.freeze([BRAKES_ITEM_KEY]) }),
+});
+
+/**
+ * The stateful functions' store grant (`STORE_OPERATIONS` on the whole table) may write any item
+ * but the brakes' (every key under `brakes#`, the brakes item's prefix, reserved for them): an
+ * execute or mcp function, whatever its code does, cannot set, change or release a brake.
+ */
+export const STORE_WRITE_CONDITION = Object.freeze({
+  'ForAllValues:StringNotLike': Object.freeze({
+    'dynamodb:LeadingKeys': Object.freeze([`${STORE_KEY_PREFIX.brakes}*`]),
+  }),
+});
 
 /**
  * Seconds after the writing functions' Lambda timeout (`lambdaTimeout`) before a record still
@@ -221,7 +258,7 @@ const FUNCTION_DESCRIPTIONS: Readonly<Record<FunctionName, string>> = Object.fre
   'execute-v1': 'erp-proxy v1 execute: execute_kw over the ERP /jsonrpc endpoint',
   'execute-v2': 'erp-proxy v2 execute: JSON-2 (/json/2/<model>/<method>), ERP 19+',
   version: 'erp-proxy version: ERP version of a target (v1 and v2 routes)',
-  aux: 'erp-proxy aux: /_/about, /_/license, /_/metrics, and the hourly license check',
+  aux: 'erp-proxy aux: /_/about, /_/license, /_/metrics, /_/audit, /_/brakes, the hourly license check and the 5-minute brakes report',
   mcp: 'erp-proxy mcp: POST /mcp, MCP tools for agents (ERP 16-22)',
 });
 
@@ -301,7 +338,10 @@ export class ErpProxyStack extends Stack {
   readonly licenseSecret: ISecret;
   /** The OAuth identity map's secret (`mcpOauthIssuers` set); `undefined` while OAuth is off. */
   readonly oauthIdentitiesSecret: ISecret | undefined;
-  /** The proxy's state (idempotency records, limit counters): docs/design.md, "The proxy's state: the store". */
+  /**
+   * The proxy's state (idempotency records, limit counters, the operators' brakes): docs/design.md,
+   * "The proxy's state: the store".
+   */
   readonly stateTable: Table;
   /** The audit records (docs/guide/audit.md): written by execute and mcp, read by aux. */
   readonly auditTable: Table;
@@ -312,6 +352,8 @@ export class ErpProxyStack extends Stack {
   readonly alarmTopic: ITopic;
   /** The EventBridge rule that runs the aux function's license check every hour. */
   readonly licenseCheckSchedule: Rule;
+  /** The EventBridge rule that runs the aux function's brakes report every 5 minutes. */
+  readonly brakesAgeSchedule: Rule;
   /** The audit's sealing (docs/guide/audit.md, "Sealed"); `undefined` with `auditSealing=off`. */
   readonly auditSealing: AuditSealing | undefined;
   /** The deploy's check that the functions' role can write the state table, and its function. */
@@ -334,6 +376,7 @@ export class ErpProxyStack extends Stack {
     this.grantAuditTable();
     this.stateTableCheck = this.checkStateTableAtDeploy(config);
     this.licenseCheckSchedule = this.scheduleLicenseCheck();
+    this.brakesAgeSchedule = this.scheduleBrakesAge();
     this.auditSealing = this.createAuditSealing(config);
 
     const domain = this.customDomain(config);
@@ -478,14 +521,51 @@ export class ErpProxyStack extends Stack {
     return table;
   }
 
-  /** Only the functions that keep state reach the table, and only with the operations the store makes. */
+  /**
+   * The state table's grants, as explicit statements so the actions are exactly the stores':
+   * the functions that keep state write it (`STORE_OPERATIONS`), any item but the brakes'
+   * ({@link STORE_WRITE_CONDITION}); every function that serves calls reads the brakes item
+   * (`BRAKES_READ_OPERATIONS`), and the aux function alone writes it (`BRAKES_WRITE_OPERATIONS`),
+   * both on that item only ({@link BRAKES_ITEM_CONDITION}). The version function reaches nothing
+   * else of the table, and aux nothing but the brakes.
+   */
   private grantStateTable(): void {
+    const dynamodb = (operations: readonly string[]) =>
+      operations.map((operation) => `dynamodb:${operation}`);
+    const table = this.stateTable.tableArn;
     for (const name of STATEFUL_FUNCTIONS) {
-      this.stateTable.grant(
-        this.functions[name].function,
-        ...STORE_OPERATIONS.map((operation) => `dynamodb:${operation}`),
+      this.functions[name].function.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'WriteState',
+          actions: dynamodb(STORE_OPERATIONS),
+          resources: [table],
+          // Every request of these three operations names its item's partition key, so the
+          // condition always has a value to test (ForAllValues passes a request without the key;
+          // none of these is one). The deploy's table check writes a `check#` item with
+          // execute-v1's role: outside `brakes#`, it passes (and its function's description names
+          // the condition, so the deploy that brings it runs the check again).
+          conditions: STORE_WRITE_CONDITION,
+        }),
       );
     }
+    for (const name of BRAKES_READERS) {
+      this.functions[name].function.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'ReadBrakes',
+          actions: dynamodb(BRAKES_READ_OPERATIONS),
+          resources: [table],
+          conditions: BRAKES_ITEM_CONDITION,
+        }),
+      );
+    }
+    this.functions[BRAKES_WRITER].function.addToRolePolicy(
+      new PolicyStatement({
+        sid: 'WriteBrakes',
+        actions: dynamodb(BRAKES_WRITE_OPERATIONS),
+        resources: [table],
+        conditions: BRAKES_ITEM_CONDITION,
+      }),
+    );
   }
 
   /**
@@ -568,9 +648,10 @@ export class ErpProxyStack extends Stack {
     const owner = this.functions[STATE_TABLE_CHECK_ROLE_OF];
     const vpc = this.vpcPlacement(config);
     const check = new ProxyFunction(this, 'StateTableCheck', {
-      // The operations are in the description so that a new one changes the function's version,
-      // and the trigger runs the check again (it runs when the function changes).
-      description: `erp-proxy deploy check: ${STATE_TABLE_CHECK_ROLE_OF}'s role writes and deletes one item of the state table (${STORE_OPERATIONS.join(', ')})`,
+      // The operations and the keys they are limited to are in the description so that a change
+      // of either changes the function's version, and the trigger runs the check again (it runs
+      // when the function changes).
+      description: `erp-proxy deploy check: ${STATE_TABLE_CHECK_ROLE_OF}'s role writes and deletes one item of the state table (${STORE_OPERATIONS.join(', ')}, on any item but ${STORE_WRITE_CONDITION['ForAllValues:StringNotLike']['dynamodb:LeadingKeys'].join(', ')})`,
       entry: `${PROJECT_ROOT}/${STATE_TABLE_CHECK_ENTRY}`,
       projectRoot: PROJECT_ROOT,
       memoryMb: config.versionAndAuxMemoryMb,
@@ -637,6 +718,29 @@ export class ErpProxyStack extends Stack {
           // A check that could not be delivered within the hour is replaced by the next one.
           retryAttempts: 2,
           maxEventAge: Duration.hours(LICENSE_CHECK_INTERVAL_HOURS),
+        }),
+      ],
+    });
+  }
+
+  /**
+   * The aux function's brakes report, every {@link BRAKES_AGE_INTERVAL_MINUTES} minutes: it reads the
+   * brakes and records `OldestBrakeAge` for the `BrakeForgotten` alarm, whether or not calls come
+   * (idle instances record nothing). The same constant-event schedule as the license check, whose
+   * asynchronous configuration of aux (no Lambda retry) applies: a store that cannot be read counts
+   * one AuxErrors per report, and the next report is the retry.
+   */
+  private scheduleBrakesAge(): Rule {
+    const interval = Duration.minutes(BRAKES_AGE_INTERVAL_MINUTES);
+    return new Rule(this, 'BrakesAgeSchedule', {
+      description: `erp-proxy: brakes report of the aux function every ${BRAKES_AGE_INTERVAL_MINUTES} minutes; records OldestBrakeAge for the BrakeForgotten alarm, with or without calls`,
+      schedule: Schedule.rate(interval),
+      targets: [
+        new LambdaFunction(this.functions.aux.function, {
+          event: RuleTargetInput.fromObject(BRAKES_AGE_EVENT),
+          // A report not delivered within its interval is replaced by the next one.
+          retryAttempts: 2,
+          maxEventAge: interval,
         }),
       ],
     });

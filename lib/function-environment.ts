@@ -24,7 +24,7 @@ export interface StackSetValues {
   readonly powertoolsLogLevel: string;
   /** The OAuth identity-map secret's ARN; `undefined` while OAuth is off (nothing is written). */
   readonly mcpOauthIdentitiesSecretId: string | undefined;
-  /** The state table's name (idempotency records, limits). */
+  /** The state table's name (idempotency records, limits, the operators' brakes: every function reads it). */
   readonly stateTable: string;
   /** The audit table's name. */
   readonly auditTable: string;

@@ -24,6 +24,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import type { BrakesReadFailure } from '../lambdas/platform/brakes/brakes-source.ts';
 import { PROXY_ERRORS, serverErrorCodes } from '../lambdas/platform/error-table.ts';
 import type { TargetLimits } from '../lambdas/platform/limits.ts';
 import { Dimension, LICENSE_CODE, MetricName } from '../lambdas/platform/metrics/catalogue.ts';
@@ -34,7 +35,11 @@ import {
   METRICS_NAMESPACE,
   SERVICE_NAME,
 } from '../lambdas/platform/names.ts';
-import { AUDIT_VERIFY_HOURS, LICENSE_CHECK_INTERVAL_HOURS } from '../lambdas/platform/scheduled-jobs.ts';
+import {
+  AUDIT_VERIFY_HOURS,
+  BRAKES_AGE_INTERVAL_MINUTES,
+  LICENSE_CHECK_INTERVAL_HOURS,
+} from '../lambdas/platform/scheduled-jobs.ts';
 import { STORE_OPERATIONS } from '../lambdas/platform/state/state-store.ts';
 import type { AlarmSettings, ReservedConcurrency } from './stack-config.ts';
 
@@ -45,6 +50,15 @@ const UPSTREAM_APIS: readonly ApiName[] = API_NAMES.filter((api) => api !== 'aux
 const TIMEOUT_CODE = PROXY_ERRORS.upstreamTimeout.code;
 
 const FIVE_MINUTES = Duration.minutes(5);
+
+/** `-32012`, an operator's brake: HTTP 503, which API Gateway's 5xx metric counts as a failure. */
+const BRAKED_CODE = PROXY_ERRORS.braked.code;
+
+/** What an instance keeps when it cannot read the brakes: the `kept` dimension of `BrakesReadFailures`. */
+export const BRAKES_KEPT: readonly BrakesReadFailure['kept'][] = Object.freeze(['last', 'none']);
+
+/** The operators' runbook: what to do when a brake alarm fires. */
+export const BRAKES_RUNBOOK = 'docs/operators.md#stop-an-agent-now';
 
 /**
  * How many windows the audit's sealing may fall behind, beyond its normal lag, before the
@@ -139,6 +153,13 @@ interface AlarmedMetrics extends GatewayMetrics {
   readonly licenseDaysLeft: Metric;
   readonly auditWriteFailures: Metric;
   readonly auditSealing: AuditSealingMetrics | undefined;
+  readonly brakes: BrakesMetrics;
+}
+
+/** What the brakes' alarms measure, for the dashboard. */
+interface BrakesMetrics {
+  readonly oldestBrakeAge: Metric;
+  readonly readFailuresByKept: Record<string, Metric>;
 }
 
 /** What the audit sealing's alarms measure, for the dashboard. */
@@ -167,6 +188,7 @@ export class Monitoring extends Construct {
     this.stateTableAlarm(props.stateTable);
     const auditWriteFailures = this.auditAlarm();
     const auditSealing = props.auditSealing && this.auditSealingAlarms(props.auditSealing);
+    const brakes = this.brakesAlarms(props.alarms);
     this.dashboard = this.buildDashboard(props, {
       ...gateway,
       latencyP99,
@@ -174,6 +196,7 @@ export class Monitoring extends Construct {
       licenseDaysLeft,
       auditWriteFailures,
       auditSealing,
+      brakes,
     });
     this.notify(props.topic);
   }
@@ -200,8 +223,12 @@ export class Monitoring extends Construct {
       period: FIVE_MINUTES,
       label: '5xx rate (%)',
     });
+    // API Gateway's 5xx cannot tell a brake's refusal (-32012, HTTP 503, no failure) from the others:
+    // the description says so, and the Braked metric tells them apart (docs/deployment.md, "5xx under a brake").
     this.addAlarm('Api5xxRate', {
-      description: `More than ${settings.serverErrorRatePercent}% of requests answered 5xx (proxy errors ${serverErrorCodes().join('/')}, or gateway errors) in 2 of the last 3 periods of 5 minutes.`,
+      description:
+        `More than ${settings.serverErrorRatePercent}% of requests answered 5xx (proxy errors ${serverErrorCodes().join('/')}, or gateway errors) in 2 of the last 3 periods of 5 minutes. ` +
+        `Under an operator's brake (mode writes or all) its refusals, ${BRAKED_CODE} (HTTP 503), count here too: the Braked metric (dashboard) tells them apart.`,
       metric: serverErrorRate,
       threshold: settings.serverErrorRatePercent,
       evaluationPeriods: 3,
@@ -361,6 +388,59 @@ export class Monitoring extends Construct {
       dimensionsMap: { [Dimension.Service]: SERVICE_NAME },
     });
     return { sealer, windowsSealed, sealLag, lagThreshold, verifyFailures };
+  }
+
+  /**
+   * The operators' brakes (docs/operators.md, "Stop an agent now"): a brake left in force after the
+   * incident (`BrakeForgotten`, from the aux function's report every
+   * {@link BRAKES_AGE_INTERVAL_MINUTES} minutes, with or without calls; a report that fails counts
+   * AuxErrors and records nothing, so missing data is not breaching), and instances that could not
+   * read the brakes (`BrakesUnread`): each keeps the brakes it last read, or serves without any if
+   * it never read them (fail open).
+   */
+  private brakesAlarms(settings: AlarmSettings): BrakesMetrics {
+    const oldestBrakeAge = new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: MetricName.OldestBrakeAge,
+      statistic: 'Maximum',
+      period: Duration.minutes(BRAKES_AGE_INTERVAL_MINUTES),
+      dimensionsMap: { [Dimension.Service]: SERVICE_NAME },
+    });
+    this.addAlarm('BrakeForgotten', {
+      description:
+        `An operator's brake has been in force for ${settings.brakeAgeMinutes} minutes or more (the aux function reports the oldest every ${BRAKES_AGE_INTERVAL_MINUTES} minutes): ` +
+        `the calls it covers are still refused ${BRAKED_CODE}. If the incident is over, release it (npm run brakes -- list, then npm run brakes -- release <id>); ` +
+        `if it must stay, set it again with an expiry and release the old one. Runbook: ${BRAKES_RUNBOOK}.`,
+      metric: oldestBrakeAge,
+      threshold: settings.brakeAgeMinutes,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+
+    const readFailuresByKept = Object.fromEntries(
+      BRAKES_KEPT.map((kept) => [
+        kept,
+        serviceMetric(MetricName.BrakesReadFailures, 'Sum', { [Dimension.Kept]: kept }, `kept ${kept}`),
+      ]),
+    );
+    this.addAlarm('BrakesUnread', {
+      description:
+        "At least one function instance could not read the operators' brakes from the state table in 5 minutes (BrakesReadFailures). " +
+        'kept=last: it applies the brakes it last read, so a brake set or released since is not applied by it; kept=none: it never read ' +
+        'any and serves without brakes (fail open). The function logs say why ("brakes: the store could not be read"); check the state ' +
+        `table, the functions' ReadBrakes grant and DynamoDB throttling. Runbook: ${BRAKES_RUNBOOK}.`,
+      metric: new MathExpression({
+        expression: BRAKES_KEPT.map((kept) => `FILL(${kept}, 0)`).join(' + '),
+        usingMetrics: readFailuresByKept,
+        period: FIVE_MINUTES,
+        label: 'Brakes read failures',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+
+    return { oldestBrakeAge, readFailuresByKept };
   }
 
   /** Each function's errors and throttles. */
@@ -607,9 +687,36 @@ export class Monitoring extends Construct {
         width: 12,
       }),
     );
+    this.addBrakesWidgets(dashboard, metrics.brakes, settings);
     if (metrics.auditSealing) this.addAuditSealingWidgets(dashboard, metrics.auditSealing);
     this.addLambdaAndLicenseWidgets(dashboard, functions, licenseDaysLeft);
     return dashboard;
+  }
+
+  /**
+   * The brakes' row: the calls they stopped by scope kind and mode (what tells a brake's 503s apart
+   * from failures in the 5xx graphs), the oldest brake's age, and the failed reads.
+   */
+  private addBrakesWidgets(dashboard: Dashboard, brakes: BrakesMetrics, settings: AlarmSettings): void {
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: `Braked calls (${BRAKED_CODE}) by scope and mode`,
+        left: [searchExpression(MetricName.Braked, [Dimension.Scope, Dimension.Mode])],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Oldest brake in force (minutes)',
+        left: [brakes.oldestBrakeAge.with({ label: 'Oldest brake (minutes)' })],
+        leftAnnotations: [{ value: settings.brakeAgeMinutes, label: 'alarm' }],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Brakes read failures',
+        left: Object.values(brakes.readFailuresByKept),
+        leftAnnotations: [{ value: 1, label: 'alarm (sum)' }],
+        width: 8,
+      }),
+    );
   }
 
   /** The audit sealing's row: windows sealed, the seal lag, verification failures, the sealer's errors. */

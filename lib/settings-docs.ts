@@ -1,12 +1,19 @@
 /**
  * @module settings-docs
  * The configuration tables of docs/reference/configuration.md (environment variables) and docs/deployment.md (context
- * parameters), rendered from the settings catalogue. `npm run docs:settings` writes them between
- * their markers; test/infra/settings-catalogue.test.ts fails when a committed table differs.
+ * parameters), rendered from the settings catalogue and its texts (lib/setting-texts.ts for the
+ * runtime settings). `npm run docs:settings` writes them between their markers;
+ * test/infra/settings-catalogue.test.ts fails when a committed table differs.
  */
 import { SETTING_READERS } from '../lambdas/platform/names.ts';
-import { defaultTextOf, RUNTIME_SETTINGS, type Setting } from '../lambdas/platform/settings.ts';
-import { STACK_SETTINGS } from './stack-settings.ts';
+import {
+  defaultTextOf,
+  RUNTIME_SETTINGS,
+  type RuntimeSettingName,
+  type Setting,
+} from '../lambdas/platform/settings.ts';
+import { RUNTIME_SETTING_TEXTS, type SettingText } from './setting-texts.ts';
+import { STACK_SETTINGS, type StackSetting } from './stack-settings.ts';
 
 /** A table's place in a document: between `<!-- settings:<id> -->` and `<!-- /settings:<id> -->`. */
 export interface GeneratedTable {
@@ -15,8 +22,19 @@ export interface GeneratedTable {
   readonly render: () => string;
 }
 
-const runtimeEntries = (): Setting[] => Object.values(RUNTIME_SETTINGS as Readonly<Record<string, Setting>>);
-const stackEntries = (): Setting[] => Object.values(STACK_SETTINGS as Readonly<Record<string, Setting>>);
+/** A runtime setting with its texts. */
+interface RuntimeEntry {
+  readonly setting: Setting;
+  readonly text: SettingText;
+}
+
+const runtimeEntries = (): RuntimeEntry[] =>
+  (Object.entries(RUNTIME_SETTINGS) as [RuntimeSettingName, Setting][]).map(([key, setting]) => ({
+    setting,
+    text: RUNTIME_SETTING_TEXTS[key],
+  }));
+const stackEntries = (): StackSetting[] =>
+  Object.values(STACK_SETTINGS as Readonly<Record<string, StackSetting>>);
 
 /** A default as a table shows it: a bare value as code, markdown as it is, nothing as `empty`. */
 function shownDefault(text: string, empty: string): string {
@@ -30,14 +48,14 @@ function cell(text: string): string {
 }
 
 /** How a runtime setting is set on a deployed stack. */
-function onAws(setting: Setting): string {
+function onAws({ setting, text }: RuntimeEntry): string {
   if (setting.context !== undefined) return `\`${setting.context}\``;
-  const why = setting.notDeployable;
-  if (why === undefined) return '';
-  const fixed = why.value === undefined ? '' : ` (\`${why.value}\`)`;
-  if (why.by === 'stack') return `set by the stack${fixed}: ${why.why}`;
-  if (why.by === 'lambda') return 'set by Lambda';
-  return `local only: ${why.why}`;
+  const not = setting.notDeployable;
+  if (not === undefined) return '';
+  const fixed = not.value === undefined ? '' : ` (\`${not.value}\`)`;
+  if (not.by === 'stack') return `set by the stack${fixed}: ${text.why}`;
+  if (not.by === 'lambda') return 'set by Lambda';
+  return `local only: ${text.why}`;
 }
 
 /** The functions that read a setting, in the order of `SETTING_READERS`. */
@@ -54,8 +72,8 @@ function readBy(setting: Setting): string {
 /** docs/reference/configuration.md's table: every environment variable the functions and the local server read. */
 export function renderEnvironmentTable(): string {
   const rows = runtimeEntries().map(
-    (setting) =>
-      `| \`${setting.env}\` | ${cell(shownDefault(defaultTextOf(setting), ''))} | ${readBy(setting)} | ${cell(onAws(setting))} | ${cell(setting.meaning)} |`,
+    (entry) =>
+      `| \`${entry.setting.env}\` | ${cell(shownDefault(defaultTextOf(entry.setting, entry.text.defaultText), ''))} | ${readBy(entry.setting)} | ${cell(onAws(entry))} | ${cell(entry.text.meaning)} |`,
   );
   return [
     '| variable | default | read by | on AWS (context key) | meaning |',
@@ -67,14 +85,14 @@ export function renderEnvironmentTable(): string {
 /** docs/deployment.md's table: every context key. */
 export function renderContextTable(): string {
   const runtimeRows = runtimeEntries()
-    .filter((setting) => setting.context !== undefined)
+    .filter(({ setting }) => setting.context !== undefined)
     .map(
-      (setting) =>
-        `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting), '*(none)*'))} | \`${setting.env}\` (${functionsOf(setting)}) | ${cell(setting.meaning)} |`,
+      ({ setting, text }) =>
+        `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting, text.defaultText), '*(none)*'))} | \`${setting.env}\` (${functionsOf(setting)}) | ${cell(text.meaning)} |`,
     );
   const stackRows = stackEntries().map(
     (setting) =>
-      `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting), '*(none)*'))} | ${cell(setting.sets ?? '')} | ${cell(setting.meaning)} |`,
+      `| \`${setting.context}\` | ${cell(shownDefault(defaultTextOf(setting, setting.defaultText), '*(none)*'))} | ${cell(setting.sets)} | ${cell(setting.meaning)} |`,
   );
   return ['| key | default | sets | meaning |', '|---|---|---|---|', ...runtimeRows, ...stackRows].join('\n');
 }

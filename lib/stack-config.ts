@@ -84,6 +84,8 @@ export interface AlarmSettings {
   readonly upstreamTimeouts: number;
   /** Alarm when the license expires within this many days. */
   readonly licenseWarningDays: number;
+  /** Alarm when an operator's brake has been in force this many minutes. */
+  readonly brakeAgeMinutes: number;
 }
 
 /** The runtime settings an operator deploys by context (those with a context key). */
@@ -449,6 +451,7 @@ export function stackConfigOf(
       p99LatencyMs: s.alarmP99LatencyMs,
       upstreamTimeouts: s.alarmUpstreamTimeouts,
       licenseWarningDays: settings.licenseWarningDays,
+      brakeAgeMinutes: s.alarmBrakeAgeMinutes,
     },
   };
 }

@@ -20,6 +20,22 @@ import {
 import { LAYER_VERSION_ARN, LAYER_VERSION_ARN_EXPECTED } from './layer-version-arn.ts';
 
 /**
+ * A setting only the stack reads, with its texts: never bundled into a function, so they stay
+ * beside it (a runtime setting's are in lib/setting-texts.ts).
+ */
+export interface StackSetting<T = unknown> extends Setting<T> {
+  /** What it sets in the stack. */
+  readonly sets: string;
+  /**
+   * The default as the docs show it (markdown; a bare value is shown as code), when it is not
+   * simply what the schema gives for an unset value.
+   */
+  readonly defaultText?: string;
+  /** One line: what it means. */
+  readonly meaning: string;
+}
+
+/**
  * Integration timeout of every route. API Gateway HTTP APIs cut an integration off after 30 s at
  * most (a hard limit); the CDK accepts up to 29 s, which the stack uses.
  */
@@ -447,4 +463,12 @@ export const STACK_SETTINGS = Object.freeze({
     sets: 'alarm',
     meaning: 'upstream timeouts (-32003) per 5 minutes, all APIs',
   },
-} as const satisfies Record<string, Setting>);
+  alarmBrakeAgeMinutes: {
+    context: 'alarmBrakeAgeMinutes',
+    schema: integer({ fallback: 60, min: 5, max: 10_080, unit: ' minutes' }),
+    readBy: [],
+    sets: 'alarm',
+    meaning:
+      "age of the oldest operator's brake in force (docs/operators.md): a brake forgotten after the incident",
+  },
+} as const satisfies Record<string, StackSetting>);

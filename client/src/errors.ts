@@ -4,9 +4,18 @@
  * `ErpError` when the ERP itself refused the call. Both say whether a retry is safe.
  */
 import { codeMayHaveRun, UPSTREAM_TIMEOUT, UPSTREAM_UNAVAILABLE } from './proxy-codes.js';
+import type { ServerTiming } from './types.js';
+
+/** What an answer says of itself, on the errors: its request id and `Server-Timing` (see `AnswerInfo`). */
+export interface AnsweredBy {
+  /** The proxy's id of the request (`Request-Id`, else `apigw-requestid`): send it when reporting a problem. */
+  readonly requestId?: string | undefined;
+  /** The answer's `Server-Timing`, parsed. */
+  readonly serverTiming?: ServerTiming | undefined;
+}
 
 /** What an {@link ErpProxyError} is built from. */
-export interface ErpProxyErrorInit {
+export interface ErpProxyErrorInit extends AnsweredBy {
   readonly code: number;
   readonly message: string;
   readonly data?: unknown;
@@ -53,6 +62,10 @@ export class ErpProxyError extends Error {
   readonly idempotencyKey: string | undefined;
   /** The connection to the proxy failed before a complete answer came (not the client's own timeout). */
   readonly connectionLost: boolean;
+  /** The proxy's id of the request, when an answer came (`Request-Id`, else `apigw-requestid`). */
+  readonly requestId: string | undefined;
+  /** The answer's `Server-Timing` (`erp`, `store`, `proxy`), when it had one. */
+  readonly serverTiming: ServerTiming | undefined;
 
   constructor(init: ErpProxyErrorInit) {
     super(
@@ -71,6 +84,8 @@ export class ErpProxyError extends Error {
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.idempotencyKey = init.idempotencyKey;
     this.connectionLost = init.connectionLost ?? false;
+    this.requestId = init.requestId;
+    this.serverTiming = init.serverTiming;
   }
 }
 
@@ -89,12 +104,18 @@ export class ErpError extends Error {
   readonly id: string | undefined;
   /** A lock conflict (409, `LockError`): the transaction was rolled back, a retry is safe. */
   readonly retryable: boolean;
+  /** The proxy's id of the request (`Request-Id`): send it when reporting a problem. */
+  readonly requestId: string | undefined;
+  /** The answer's `Server-Timing` (`erp`, `store`, `proxy`). */
+  readonly serverTiming: ServerTiming | undefined;
 
-  constructor(init: { code: number; message: string; data?: unknown; id?: string | undefined }) {
+  constructor(init: { code: number; message: string; data?: unknown; id?: string | undefined } & AnsweredBy) {
     super(init.message);
     this.code = init.code;
     this.data = init.data ?? null;
     this.id = init.id;
+    this.requestId = init.requestId;
+    this.serverTiming = init.serverTiming;
     const className = exceptionName(this.data);
     this.name = className ?? 'ErpError';
     this.retryable = init.code === 409 || className === LOCK_ERROR;

@@ -12,13 +12,14 @@
  * const partners = await erp.searchRead('res.partner', [['is_company', '=', true]], { fields: ['name'], limit: 5 });
  * ```
  */
-export { ErpError, ErpProxyError, type ErpProxyErrorInit } from './errors.js';
+export { type AnsweredBy, ErpError, ErpProxyError, type ErpProxyErrorInit } from './errors.js';
 export {
   ABORT_MARGIN_SECONDS,
   DEFAULT_RETRIES,
   ErpProxy,
   type ErpProxyOptions,
   GATEWAY_TIMEOUT_SECONDS,
+  parseServerTiming,
 } from './proxy.js';
 export { PROXY_CODES, type ProxyCode } from './proxy-codes.js';
 export { MAX_RETRY_AFTER_SECONDS, type RetryEvent } from './retry.js';
@@ -36,12 +37,14 @@ export {
 } from './target.js';
 export { toV1Call, type V1Call } from './translate.js';
 export type {
+  AnswerInfo,
   CallOptions,
   Domain,
   ErpInstanceV1,
   ErpInstanceV2,
   JsonObject,
   ProxyCalls,
+  ServerTiming,
   V1Action,
   V1Body,
   V2Body,

@@ -40,6 +40,7 @@ export const PROXY_CODES: readonly ProxyCode[] = Object.freeze(
     { code: -32009, httpStatus: 502, mayHaveRun: true },
     { code: -32010, httpStatus: 409, mayHaveRun: false },
     { code: -32011, httpStatus: 422, mayHaveRun: false },
+    { code: -32012, httpStatus: 503, mayHaveRun: false },
     { code: -32603, httpStatus: 500, mayHaveRun: true },
     { code: -32600, httpStatus: 400, mayHaveRun: false },
   ].map((row) => Object.freeze(row)),
@@ -53,6 +54,11 @@ export const UPSTREAM_TIMEOUT = -32003;
 export const IDEMPOTENCY_IN_PROGRESS = -32010;
 /** The code of "this Idempotency-Key was used for a different request". */
 export const IDEMPOTENCY_KEY_REUSED = -32011;
+/**
+ * The code of "stopped by an operator's brake" (HTTP 503, did not run): never retried, whatever its
+ * status says; its message gives the operator's reason, `Retry-After` when the brake expires.
+ */
+export const BRAKED = -32012;
 /** The code of "not a valid request". */
 export const INVALID_REQUEST = -32600;
 /** The code of "unexpected internal error". */

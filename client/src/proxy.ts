@@ -3,7 +3,7 @@
  * `ErpProxy`: one proxy (its URL and key), the raw envelope endpoints, the version lookup cached
  * per target, and the one place a call is sent, read and retried.
  */
-import { ErpError, ErpProxyError } from './errors.js';
+import { type AnsweredBy, ErpError, ErpProxyError } from './errors.js';
 import {
   BAD_RESPONSE,
   IDEMPOTENCY_IN_PROGRESS,
@@ -20,7 +20,16 @@ import {
   sleep,
 } from './retry.js';
 import { ErpTarget, type ErpTargetOptions } from './target.js';
-import type { CallOptions, ProxyCalls, V1Body, V2Body, VersionInfo, VersionOptions } from './types.js';
+import type {
+  AnswerInfo,
+  CallOptions,
+  ProxyCalls,
+  ServerTiming,
+  V1Body,
+  V2Body,
+  VersionInfo,
+  VersionOptions,
+} from './types.js';
 import { ulid } from './ulid.js';
 
 /** Options of {@link ErpProxy}. */
@@ -48,6 +57,12 @@ export interface ErpProxyOptions {
    * what the hook threw, and nothing more is sent.
    */
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * Called with each answer of every call (each attempt's), before its result is returned or its
+   * error thrown: the proxy's request id and the answer's `Server-Timing` (to log them beside your
+   * own records). A call's own `onAnswer` is called after it. An error the hook throws is the call's.
+   */
+  onAnswer?: (answer: AnswerInfo) => void;
   /** The `fetch` to use; the global one by default. */
   fetch?: typeof fetch;
   /**
@@ -99,6 +114,7 @@ export class ErpProxy implements ProxyCalls {
   readonly maxRetryWaitSeconds: number;
   readonly idempotency: boolean;
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
+  readonly #onAnswer: ((answer: AnswerInfo) => void) | undefined;
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #versions = new Map<string, Promise<VersionInfo>>();
@@ -128,6 +144,10 @@ export class ErpProxy implements ProxyCalls {
       throw new TypeError('ErpProxy: onRetry must be a function');
     }
     this.#onRetry = options.onRetry;
+    if (options.onAnswer !== undefined && typeof options.onAnswer !== 'function') {
+      throw new TypeError('ErpProxy: onAnswer must be a function');
+    }
+    this.#onAnswer = options.onAnswer;
     this.idempotency = options.idempotency ?? true;
     // Looked up at each call, so a fetch patched after construction is used.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -190,9 +210,13 @@ export class ErpProxy implements ProxyCalls {
     const timeoutSeconds = options.timeoutSeconds ?? this.timeoutSeconds;
     if (timeoutSeconds !== undefined) checkTimeout(timeoutSeconds, 'timeoutSeconds');
     const idempotencyKey = this.#idempotencyKeyOf(path, options);
+    const onAnswer = (answer: AnswerInfo): void => {
+      this.#onAnswer?.(answer);
+      options.onAnswer?.(answer);
+    };
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#sendOnce(path, payload, id, timeoutSeconds, idempotencyKey);
+        return await this.#sendOnce(path, payload, id, timeoutSeconds, idempotencyKey, onAnswer);
       } catch (error) {
         const retryable =
           isRetryable(error) ||
@@ -225,6 +249,7 @@ export class ErpProxy implements ProxyCalls {
     id: string,
     timeoutSeconds: number | undefined,
     idempotencyKey: string | undefined,
+    onAnswer: (answer: AnswerInfo) => void,
   ): Promise<unknown> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -234,7 +259,7 @@ export class ErpProxy implements ProxyCalls {
     if (timeoutSeconds !== undefined) headers['x-request-timeout'] = String(timeoutSeconds);
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKeyHeader(idempotencyKey);
     try {
-      return await this.#exchange(path, payload, id, timeoutSeconds, headers);
+      return await this.#exchange(path, payload, id, timeoutSeconds, headers, onAnswer);
     } catch (error) {
       if (idempotencyKey === undefined || !(error instanceof ErpProxyError)) throw error;
       // The error names the key: with -32003 the outcome is unknown under it.
@@ -248,6 +273,8 @@ export class ErpProxy implements ProxyCalls {
         retryAfterSeconds: error.retryAfterSeconds,
         idempotencyKey,
         connectionLost: error.connectionLost,
+        requestId: error.requestId,
+        serverTiming: error.serverTiming,
         cause: error.cause,
       });
     }
@@ -259,6 +286,7 @@ export class ErpProxy implements ProxyCalls {
     id: string,
     timeoutSeconds: number | undefined,
     headers: Record<string, string>,
+    onAnswer: (answer: AnswerInfo) => void,
   ): Promise<unknown> {
     const abortAfterSeconds = (timeoutSeconds ?? GATEWAY_TIMEOUT_SECONDS) + ABORT_MARGIN_SECONDS;
     const controller = new AbortController();
@@ -282,7 +310,11 @@ export class ErpProxy implements ProxyCalls {
         // The proxy answered: whatever broke, the call may have run.
         throw networkError(error, controller.signal.aborted, abortAfterSeconds, this.url, id, true);
       }
-      return readAnswer(response, text, id);
+      const requestId =
+        response.headers.get('request-id') ?? response.headers.get('apigw-requestid') ?? undefined;
+      const serverTiming = parseServerTiming(response.headers.get('server-timing'));
+      onAnswer({ requestId, serverTiming, httpStatus: response.status, id });
+      return readAnswer(response, text, id, { requestId, serverTiming });
     } finally {
       clearTimeout(timer);
     }
@@ -397,8 +429,24 @@ function isEnvelope(value: unknown): value is Envelope {
   return typeof code === 'number' && typeof message === 'string';
 }
 
-/** The `result` of an answer, or the error it reports. */
-function readAnswer(response: Response, text: string, id: string): unknown {
+/**
+ * A `Server-Timing` header's metrics with a duration, in milliseconds by name
+ * (`erp;dur=12.5, proxy;dur=0.8` is `{ erp: 12.5, proxy: 0.8 }`); `undefined` without any.
+ */
+export function parseServerTiming(header: string | null | undefined): ServerTiming | undefined {
+  if (!header) return undefined;
+  const timing: Record<string, number> = {};
+  for (const metric of header.split(',')) {
+    const [name, ...params] = metric.split(';').map((part) => part.trim());
+    const dur = params.find((param) => /^dur\s*=/i.test(param));
+    const ms = dur === undefined ? Number.NaN : Number(dur.replace(/^dur\s*=\s*"?|"$/gi, ''));
+    if (name && Number.isFinite(ms)) timing[name] = ms;
+  }
+  return Object.keys(timing).length > 0 ? timing : undefined;
+}
+
+/** The `result` of an answer, or the error it reports (naming the answer's request id and timing). */
+function readAnswer(response: Response, text: string, id: string, answered: AnsweredBy): unknown {
   const status = response.status;
   const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after'));
   let json: unknown;
@@ -414,7 +462,7 @@ function readAnswer(response: Response, text: string, id: string): unknown {
     } else if (status === 200 && error.code >= 0) {
       // ERP-side errors come with HTTP 200 (code 0 on v1, the ERP's status on v2); the license
       // error shares code 0 but comes with 403.
-      throw new ErpError({ code: error.code, message: error.message, data: error.data, id });
+      throw new ErpError({ code: error.code, message: error.message, data: error.data, id, ...answered });
     } else {
       throw new ErpProxyError({
         code: error.code,
@@ -423,15 +471,16 @@ function readAnswer(response: Response, text: string, id: string): unknown {
         httpStatus: status,
         id,
         retryAfterSeconds,
+        ...answered,
       });
     }
   }
   const contentType = response.headers.get('content-type') ?? '';
   if (status === 400 && /^text\/plain/i.test(contentType)) {
     // v2: a body that cannot be decoded into the request shape, answered in plain text.
-    return throwError({ code: INVALID_REQUEST, message: text.trim(), httpStatus: 400, id });
+    return throwError({ code: INVALID_REQUEST, message: text.trim(), httpStatus: 400, id, ...answered });
   }
-  return throwError(notAnEnvelope(status, text, id, retryAfterSeconds));
+  return throwError({ ...notAnEnvelope(status, text, id, retryAfterSeconds), ...answered });
 }
 
 function throwError(init: ConstructorParameters<typeof ErpProxyError>[0]): never {

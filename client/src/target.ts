@@ -78,7 +78,7 @@ function defined(object: Record<string, unknown>): JsonObject {
 }
 
 function callOptions(options: CallOptions): CallOptions {
-  return defined({ id: options.id, timeoutSeconds: options.timeoutSeconds });
+  return defined({ id: options.id, timeoutSeconds: options.timeoutSeconds, onAnswer: options.onAnswer });
 }
 
 /** One target ERP, from `ErpProxy.erp`. */

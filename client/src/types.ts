@@ -64,6 +64,27 @@ export interface VersionInfo {
   version: string;
 }
 
+/**
+ * An answer's `Server-Timing`, parsed: milliseconds by metric. The proxy names `erp` (its requests
+ * to the ERP), `store` (its state store and audit, when the call used them) and `proxy` (the rest).
+ */
+export type ServerTiming = Readonly<Record<string, number>>;
+
+/** What one answer of the proxy says of itself, whatever it holds (`onAnswer`). */
+export interface AnswerInfo {
+  /**
+   * The proxy's id of the request: its `Request-Id`, else API Gateway's `apigw-requestid` (the
+   * gateway's own answers: throttling, 413, a failed function). Send it when reporting a problem.
+   */
+  readonly requestId: string | undefined;
+  /** The answer's `Server-Timing`; `undefined` when it has none (version and gateway answers, `SERVER_TIMING=off`). */
+  readonly serverTiming: ServerTiming | undefined;
+  /** The answer's HTTP status. */
+  readonly httpStatus: number;
+  /** The envelope `id` of the call. */
+  readonly id: string;
+}
+
 /** Per-call settings, accepted by every call. */
 export interface CallOptions {
   /** The envelope `id`; a fresh ULID by default. Retries of one call send the same id. */
@@ -77,6 +98,11 @@ export interface CallOptions {
    * client's own retries (README of the proxy, "Retrying writes safely").
    */
   idempotencyKey?: string | false;
+  /**
+   * Called with each answer of this call (each attempt's), before its result is returned or its
+   * error thrown: its request id and `Server-Timing`. An error the hook throws is the call's.
+   */
+  onAnswer?: (answer: AnswerInfo) => void;
 }
 
 /** Options of a version lookup. */

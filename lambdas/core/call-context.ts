@@ -6,6 +6,7 @@
  */
 import type { Config } from '../platform/config.ts';
 import { type CallContext, type UpstreamFacts, UpstreamMeter } from '../upstream/erp-transport.ts';
+import type { ConnectTo } from '../upstream/http-client.ts';
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { InboundCall } from './inbound-call.ts';
 import { withFacts } from './request-facts.ts';
@@ -18,6 +19,16 @@ const COMPRESSED_READ_CEILING_BYTES = 64 * 1024 * 1024;
 export interface Metered<T> {
   readonly value: T;
   readonly upstream: UpstreamFacts;
+}
+
+/**
+ * Where a call's ERP requests connect, as the gate's limits step resolved its ERP's host name
+ * (core/limits-check.ts: the address it counted the call against, or the answer), and how long
+ * that lookup took: the call's time budget is that much shorter.
+ */
+export interface PinnedErp {
+  readonly connectTo: ConnectTo;
+  readonly lookupMs: number;
 }
 
 /** A call context and what closes it. */
@@ -33,6 +44,7 @@ function openBudget(
   config: Config,
   stripDebug: boolean,
   before: UpstreamFacts | undefined,
+  pinned?: PinnedErp,
 ): OpenBudget {
   const remaining = inbound.remainingMs?.();
   const timeoutMs = upstreamTimeoutMs({
@@ -40,6 +52,7 @@ function openBudget(
     defaultSeconds: config.defaultTimeoutSeconds,
     maxSeconds: config.maxTimeoutSeconds,
     remainingMs: remaining,
+    spentMs: pinned?.lookupMs,
   });
   const compressed = inbound.responseEncoding !== undefined;
   const deadline = new AbortController();
@@ -56,8 +69,10 @@ function openBudget(
       : config.maxResponseBytes,
     compressedResponse: compressed,
     clientIp: inbound.sourceIp,
+    trace: inbound.trace,
     stripDebug,
     ...(inbound.answerLease ? { answerLease: inbound.answerLease } : {}),
+    ...(pinned ? { connectTo: pinned.connectTo } : {}),
     meter,
   };
   return { context, meter, close: () => clearTimeout(timer) };
@@ -73,7 +88,8 @@ function openBudget(
  * execute APIs' `ERP_STRIP_DEBUG`: only their answers carry the ERP's error data (the version
  * endpoints and the MCP tools never do, so their functions do not read the setting). `before`:
  * what an earlier phase of the same call measured (an MCP tool's lookups at the policy step), which
- * its upstream facts add up with.
+ * its upstream facts add up with. `pinned`: where the limits found the call's ERP (its requests
+ * connect there; the lookup's time is off its budget).
  */
 export async function withCallContext<T>(
   inbound: InboundCall,
@@ -81,8 +97,9 @@ export async function withCallContext<T>(
   call: (callContext: CallContext) => Promise<T>,
   stripDebug = false,
   before?: UpstreamFacts,
+  pinned?: PinnedErp,
 ): Promise<Metered<T>> {
-  const budget = openBudget(inbound, config, stripDebug, before);
+  const budget = openBudget(inbound, config, stripDebug, before, pinned);
   try {
     const value = await call(budget.context);
     return { value, upstream: budget.meter.facts() };

@@ -6,15 +6,17 @@
  * Middy; handlers compose it.
  */
 
+import type { BrakesSource } from '../platform/brakes/brakes-source.ts';
 import type { Config } from '../platform/config.ts';
 import type { OmitMember } from '../platform/json.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
-import type { ErpCall, ErpOutcome, ErpTransport } from '../upstream/erp-transport.ts';
-import type { CompiledTargetPolicy } from '../upstream/target-policy.ts';
+import type { ErpCall, ErpOutcome, ErpTransport, UpstreamFacts } from '../upstream/erp-transport.ts';
+import type { CompiledTargetPolicy, PolicyLookup } from '../upstream/target-policy.ts';
 import type { VersionClient } from '../upstream/version-client.ts';
 import type { AuditSubject } from './audit/audit-call.ts';
 import { CREATING_METHODS, createdIdsOf } from './audit/call-content.ts';
-import { withCallContext } from './call-context.ts';
+import { brakeSubject, checkBrakes } from './brakes-check.ts';
+import { type PinnedErp, withCallContext } from './call-context.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import {
   type CallQuestion,
@@ -43,6 +45,11 @@ import { withV1DomainHint } from './v1-domain-hint.ts';
 interface ForwardBase {
   readonly config: Config;
   readonly policy: CompiledTargetPolicy;
+  /**
+   * The target policy's connect-time lookup, the HTTP client's own: the limits resolve an ERP's
+   * host name with it (handlers/runtime-state.ts); absent: `dns.lookup` under `policy`.
+   */
+  readonly lookup?: PolicyLookup;
 }
 
 /**
@@ -62,6 +69,8 @@ export interface V2ForwardDeps extends ExecuteBase {
 
 export interface VersionForwardDeps extends ForwardBase {
   readonly versions: VersionClient;
+  /** The instance's copy of the operators' brakes; `undefined`: none. */
+  readonly brakes?: BrakesSource | undefined;
 }
 
 /** All three: what the local server, which serves every endpoint, builds. */
@@ -89,12 +98,16 @@ async function erpAnswer(
   call: ErpCall,
   learned: FactSheet,
   filter?: (outcome: ErpOutcome) => ErpOutcome,
+  looked?: UpstreamFacts,
+  pinned?: PinnedErp,
 ): Promise<Answer> {
   const { value: sent, upstream } = await withCallContext(
     inbound,
     deps.config,
     (callCtx) => transport.call(call, callCtx),
     deps.config.stripDebug,
+    looked,
+    pinned,
   );
   // A key's denied fields leave the answer first (core/policy/answer-filter.ts).
   const outcome = filter === undefined ? sent : filter(sent);
@@ -119,13 +132,15 @@ async function ruledExecute(
   gateCall: GateCall<Answer>,
 ): Promise<GateCall<Answer>> {
   const policy = inbound.keyPolicy as KeyPolicy;
-  const { value: ruled } = await withCallContext(inbound, deps.config, (callCtx) =>
+  const { value: ruled, upstream: looked } = await withCallContext(inbound, deps.config, (callCtx) =>
     applyContentRules(policy, call, erpFieldsOf(transport, call, callCtx)),
   );
   return {
     ...gateCall,
     requests: [ruled.call],
-    run: () => erpAnswer(api, transport, inbound, deps, ruled.call, learned, ruled.answer),
+    // The lookups' upstream time adds up with the call's (the ERP's part of `Server-Timing`).
+    run: (pinned) =>
+      erpAnswer(api, transport, inbound, deps, ruled.call, learned, ruled.answer, looked, pinned),
   };
 }
 
@@ -161,6 +176,7 @@ function onceOf(
       fingerprint: fingerprintOf(api.route, inbound.body.ok ? inbound.body.members : new Map(), api.ignored),
       envelopeId: inbound.envelopeId,
       leaseMs: attemptLeaseMs(inbound, deps.config),
+      storeMeter: inbound.storeMeter,
     },
     keeping: answerKeeping(inbound.envelopeId),
   };
@@ -194,6 +210,8 @@ function auditOf(
     api: api.route,
     erp: { url: call.baseUrl, db: call.db, uid: call.uid, apiKey: call.apiKey },
     ...(inbound.requestId === undefined ? {} : { requestId: inbound.requestId }),
+    ...(inbound.trace === undefined ? {} : { traceId: inbound.trace.traceId }),
+    storeMeter: inbound.storeMeter,
     ...(key === undefined ? {} : { idempotencyKey: key }),
     factsOf: (answer) => answer.facts,
     createdIds: (answer) =>
@@ -228,7 +246,8 @@ async function forwardExecute(
         once: onceOf(api, inbound, deps, call, key),
         audit: auditOf(api, inbound, call, key),
         requests: [call],
-        run: () => erpAnswer(api, transport, inbound, deps, call, learned),
+        run: (pinned) =>
+          erpAnswer(api, transport, inbound, deps, call, learned, undefined, undefined, pinned),
         rule: hasContentRules(inbound.keyPolicy)
           ? (gateCall) => ruledExecute(api, transport, inbound, deps, call, learned, gateCall)
           : undefined,
@@ -272,6 +291,9 @@ export async function forwardVersion(inbound: InboundCall, deps: VersionForwardD
     // The policies as the gate asks them; no limits and no record: a version call reads nothing of the ERP's data.
     const pending = checkCallPolicies(deps.policy, inbound, { target });
     if (pending !== undefined) await pending;
+    // The brakes after the policies, as the gate's step: an `all` brake of the caller, or of this ERP.
+    if (deps.brakes !== undefined)
+      await checkBrakes(deps.brakes, brakeSubject(inbound.identity, target, false), inbound.storeMeter);
     const { value: version, upstream } = await withCallContext(inbound, deps.config, (callCtx) =>
       deps.versions.version(target, { ...callCtx, readOnly: true }),
     );

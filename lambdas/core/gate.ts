@@ -10,13 +10,16 @@
  *    call's question (API, model, method, target, database; an MCP tool too), then the rules that
  *    read the call's ERP requests ({@link GateCall.rule}: an MCP tool declares its requests first),
  *    so every rule (methods, fields, companies) has ruled, on both routes, before any other step;
+ * 1a. `brakes` (the operators' brakes: core/brakes-check.ts): a call a brake in force stops is
+ *    refused (-32012) here, after the policy (a caller the policy refuses learns nothing of them);
  * 2. `idempotency-lookup` (a write with a key): a replay or a conflict ends the call here; after
  *    the rest, the `record`;
  * 3. `confirmation` (an MCP write tool whose policy asks a person: core/confirm/gate-step.ts): a
  *    refusal or the person's no ends the call here; an asking round goes on with the form's reads
  *    as its run; an accepted one uses its confirmation up right before the run;
- * 4. `limits` (a limit that applies): the count and the in-flight slot; after the rest, the
- *    slot's `release`;
+ * 4. `limits` (a limit that applies): the count and the in-flight slot (with an entry naming an
+ *    address, the ERP's name resolved first: the run's requests connect where it counted); after
+ *    the rest, the slot's `release`;
  * 4a. `audit-pending` (an audited call): its record written `pending` before the ERP; with `AUDIT=on`
  *    a record that cannot be written refuses the call (-32004), nothing sent;
  * 5. `idempotency-sent` (a write with a key): its record marked as about to reach the ERP, so a
@@ -34,11 +37,15 @@
  * facts and the call's `RateLimit-*` headers, kept apart from the value so an idempotency record
  * never keeps them (a replay was not counted).
  */
+
+import type { BrakesSource } from '../platform/brakes/brakes-source.ts';
 import type { Config } from '../platform/config.ts';
 import { ProxyError } from '../platform/errors.ts';
 import type { ErpCall } from '../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
 import type { AuditDeps, AuditSubject, AuditWriting } from './audit/audit-call.ts';
+import { brakeSubject, checkBrakes } from './brakes-check.ts';
+import type { PinnedErp } from './call-context.ts';
 import { type ConfirmGate, passConfirmation } from './confirm/gate-step.ts';
 import { refuseUnconfirmedWrite } from './confirm/policy.ts';
 import type { IdempotencyDeps, IdempotentCall, Keeping } from './idempotency.ts';
@@ -62,12 +69,16 @@ export interface Once<T> {
 /** One call at the gate. */
 export interface GateCall<T> {
   /** Who calls (the limits' budget, the idempotency scope) and with which policy, and the time left. */
-  readonly inbound: Pick<InboundCall, 'identity' | 'keyPolicy' | 'remainingMs'>;
+  readonly inbound: Pick<InboundCall, 'identity' | 'keyPolicy' | 'remainingMs'> &
+    Partial<Pick<InboundCall, 'requestTimeout' | 'storeMeter'>>;
   readonly question: CallQuestion;
   /** A write with an idempotency key; `undefined`: no key, or a call that only reads (not recorded). */
   readonly once: Once<T> | undefined;
-  /** The call itself (the ERP call, the tool's run), run once every earlier step let it through. */
-  readonly run: () => Promise<T>;
+  /**
+   * The call itself (the ERP call, the tool's run), run once every earlier step let it through;
+   * `pinned`: where its ERP requests connect, when the limits resolved its ERP's name (core/limits-check.ts).
+   */
+  readonly run: (pinned?: PinnedErp) => Promise<T>;
   /** A person's confirmation of the call (an MCP write tool whose policy asks for it); `undefined`: none. */
   readonly confirm?: ConfirmGate<T> | undefined;
   /**
@@ -105,6 +116,8 @@ export interface GateDeps {
   readonly limits?: LimitsDeps;
   /** The audit (`AUDIT`, its store and digest key); `undefined`: no call is audited (tests of other parts). */
   readonly audit?: AuditDeps;
+  /** The instance's copy of the operators' brakes; `undefined`: no brakes (no store, tests of other parts). */
+  readonly brakes?: BrakesSource;
 }
 
 /** A call through the gate: the run's value (or a replay's), what the steps learned, and its rate headers. */
@@ -162,6 +175,21 @@ function passPolicy<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promis
 }
 
 const policyStep: GateStep = { name: 'policy', applies: () => true, pass: passPolicy };
+
+/** The operators' brakes (core/brakes-check.ts): a call that can write is the one the audit opened. */
+function passBrakes<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promise<Passed<T>> {
+  // No brake in force and a fresh copy (the usual case): nothing to read, nothing to build.
+  if ((deps.brakes as BrakesSource).fresh(Date.now())?.length === 0) return rest(call);
+  const subject = brakeSubject(call.inbound.identity, call.question.target, call.audit !== undefined);
+  const pending = checkBrakes(deps.brakes as BrakesSource, subject, call.inbound.storeMeter);
+  return pending === undefined ? rest(call) : pending.then(() => rest(call));
+}
+
+const brakesStep: GateStep = {
+  name: 'brakes',
+  applies: (_call, deps) => deps.brakes !== undefined,
+  pass: passBrakes,
+};
 
 /**
  * The audit's opening (core/audit/audit-call.ts): the record of a call that can write, whose end is
@@ -271,8 +299,10 @@ async function passLimits<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): 
     call.inbound.remainingMs?.() ?? deps.config.maxTimeoutSeconds * 1000 + FALLBACK_LEASE_HEADROOM_MS;
   const admission = await admitCall(deps.limits as LimitsDeps, call.inbound, call.question.target, leaseMs);
   if (admission === undefined) return rest(call);
+  const { pinned } = admission;
   try {
-    const passed = await rest(call);
+    // Its ERP requests connect to the address the call counted against (no second lookup).
+    const passed = await rest(pinned === undefined ? call : { ...call, run: () => call.run(pinned) });
     return {
       value: passed.value,
       facts: { ...passed.facts, ...admission.facts },
@@ -320,6 +350,7 @@ const runStep: GateStep = { name: 'run', applies: () => true, pass: passRun };
 export const GATE_STEPS: readonly GateStep[] = Object.freeze([
   auditStep,
   policyStep,
+  brakesStep,
   idempotencyStep,
   confirmationStep,
   limitsStep,

@@ -39,7 +39,7 @@ import { type IdempotencyRecord, type StateStore, StoreFullError } from '../plat
 import { upstreamTimeoutMs } from '../upstream/time-budget.ts';
 import type { Answer, LambdaResponse } from './envelope.ts';
 import type { CallerIdentity, InboundCall } from './inbound-call.ts';
-import { type IdempotencyOutcome, type RequestFacts, withFacts } from './request-facts.ts';
+import { type IdempotencyOutcome, type RequestFacts, type StoreMeter, withFacts } from './request-facts.ts';
 
 export { checkIdempotencyKey, IDEMPOTENCY_KEY_PATTERN } from './idempotency-key.ts';
 export { IDEMPOTENCY_KEY_HEADER } from './inbound-call.ts';
@@ -152,6 +152,8 @@ export interface IdempotentCall {
   readonly leaseMs: number;
   /** The call's audit record (set by the gate's `audit` step): a replay's record names it. */
   readonly auditId?: string;
+  /** Where the call's waits on the store add up (`Server-Timing`'s `store`). */
+  readonly storeMeter?: StoreMeter | undefined;
 }
 
 export interface IdempotencyDeps {
@@ -427,25 +429,28 @@ export async function runOnceWith<T>(
 ): Promise<T> {
   const { store } = deps;
   if (store === undefined) throw storeUnavailable(undefined, false);
+  const timed = <W>(work: Promise<W>): Promise<W> => call.storeMeter?.timed(work) ?? work;
   const now = (deps.now ?? Date.now)();
   const recordKey = recordKeyOf(call.scope, call.key);
   const token = randomUUID();
   let begun: Awaited<ReturnType<StateStore['beginAttempt']>>;
   try {
-    begun = await store.beginAttempt(
-      {
-        key: recordKey,
-        owner: recordOwnerOf(call.scope),
-        fingerprint: call.fingerprint,
-        token,
-        leaseUntil: now + call.leaseMs,
-        // Counted from the end of the lease: an attempt still running (a lease longer than
-        // IDEMPOTENCY_TTL) is never taken for an expired record and run again, and one whose
-        // function died after marking it sent answers "outcome unknown" for the whole TTL.
-        expiresAt: Math.ceil((now + call.leaseMs) / 1000) + deps.ttlSeconds,
-        ...(call.auditId === undefined ? {} : { auditId: call.auditId }),
-      },
-      now,
+    begun = await timed(
+      store.beginAttempt(
+        {
+          key: recordKey,
+          owner: recordOwnerOf(call.scope),
+          fingerprint: call.fingerprint,
+          token,
+          leaseUntil: now + call.leaseMs,
+          // Counted from the end of the lease: an attempt still running (a lease longer than
+          // IDEMPOTENCY_TTL) is never taken for an expired record and run again, and one whose
+          // function died after marking it sent answers "outcome unknown" for the whole TTL.
+          expiresAt: Math.ceil((now + call.leaseMs) / 1000) + deps.ttlSeconds,
+          ...(call.auditId === undefined ? {} : { auditId: call.auditId }),
+        },
+        now,
+      ),
     );
   } catch (error) {
     // Its write may have been applied: undone when the store answers again (best effort; if not,
@@ -463,7 +468,7 @@ export async function runOnceWith<T>(
       if (compressed.byteLength > store.maxAnswerBytes) {
         compressed = await gzipAsync(keptBytes({ kind: 'unknown', tooLarge: true }) as Buffer);
       }
-      return await store.completeAttempt(recordKey, token, compressed, expiresAt());
+      return await timed(store.completeAttempt(recordKey, token, compressed, expiresAt()));
     } catch {
       return false;
     }
@@ -472,7 +477,7 @@ export async function runOnceWith<T>(
     // When the store cannot be told: a record marked sent answers "outcome unknown" once its
     // lease passes (at most once, at the cost of a call that could have run again); one never
     // marked is taken over by a retry.
-    await store.abandonAttempt(recordKey, token).catch(() => false);
+    await timed(store.abandonAttempt(recordKey, token).catch(() => false));
   };
   const keepUnknown = (code: number): Promise<boolean> =>
     keep(keptBytes({ kind: 'unknown', code }) as Buffer);
@@ -482,7 +487,7 @@ export async function runOnceWith<T>(
   const sent = async (): Promise<void> => {
     let held: boolean;
     try {
-      held = await store.markSent(recordKey, token);
+      held = await timed(store.markSent(recordKey, token));
     } catch (error) {
       throw notMarkedSent(error);
     }

@@ -7,6 +7,8 @@
 import type { AnswerLease } from '../platform/answer-budget.ts';
 import type { JsonDocument } from '../platform/json.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
+import type { TraceContext } from '../platform/trace-context.ts';
+import type { StoreMeter } from './request-facts.ts';
 import type { Encoding } from './response-encoding.ts';
 
 /**
@@ -55,6 +57,10 @@ export interface InboundCall {
   readonly remainingMs: (() => number) | undefined;
   /** The request's id (API Gateway's, or the local server's): the log line's `request_id`. */
   readonly requestId?: string | undefined;
+  /** The request's W3C trace (middleware/observe.ts): each ERP request continues it; none in some tests. */
+  readonly trace?: TraceContext | undefined;
+  /** Where the request's waits on the state store and the audit's add up (`Server-Timing`'s `store`). */
+  readonly storeMeter?: StoreMeter | undefined;
   /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
   readonly answerLease?: AnswerLease;
 }

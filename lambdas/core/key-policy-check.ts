@@ -59,6 +59,7 @@ const API_LABELS: Readonly<Record<KeyPolicyApi, string>> = {
   mcp: 'POST /mcp',
   operator: 'the operator endpoints (/_/license, /_/metrics)',
   audit: 'the audit (GET /_/audit)',
+  brakes: "the operators' brakes (/_/brakes)",
 };
 
 /** A name in a message: as it is when it is a plain name, else quoted with control characters escaped. */

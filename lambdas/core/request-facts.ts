@@ -11,9 +11,12 @@
  * the chain builder alone (`handlers/chain.ts`, merging what each step and the handler return) and
  * read by observe alone.
  */
+
 import type { Context } from 'aws-lambda';
 import type { WithAnswerLease } from '../platform/answer-budget.ts';
 import type { AuditOutcome } from '../platform/audit/audit-record.ts';
+import type { BrakeMode, BrakeScopeKind } from '../platform/brakes/brakes.ts';
+import { monotonicMs } from '../platform/clock.ts';
 import type { KeyPolicyRule } from '../platform/key-policy.ts';
 import type { LimitRule } from '../platform/limits.ts';
 import type {
@@ -23,6 +26,7 @@ import type {
   Outcome,
   UpstreamProtocol,
 } from '../platform/names.ts';
+import type { TraceContext } from '../platform/trace-context.ts';
 
 export type { ApiName, ConfirmationOutcome, IdempotencyOutcome, Outcome };
 
@@ -42,6 +46,8 @@ export interface RequestFacts {
   readonly upstreamMs?: number;
   /** The ERP protocol that served the call (`/jsonrpc` or JSON-2). */
   readonly upstreamProtocol?: UpstreamProtocol;
+  /** The W3C trace id of the call: its caller's (`traceparent`, or `_meta.traceparent` on `/mcp`), or one the proxy started. */
+  readonly traceId?: string;
   readonly outcome?: Outcome;
   readonly errorCode?: number;
   /** Size of the response body sent to the client. */
@@ -62,6 +68,8 @@ export interface RequestFacts {
   readonly limitHost?: string;
   /** Limits applied to the call but the store could not be asked: it was served (fail open). */
   readonly limitsFailedOpen?: boolean;
+  /** The operator's brake that stopped the call (-32012): its id (the log line's), scope kind and mode (the `Braked` metric's). */
+  readonly brake?: { readonly id: string; readonly scope: BrakeScopeKind; readonly mode: BrakeMode };
   /**
    * What an `Idempotency-Key` did to the call (README, "Retrying writes safely"): `recorded` (ran,
    * answer kept), `not_kept` (certainly no change: the key may run it again), `kept_unknown` (may
@@ -116,6 +124,7 @@ export function emptyFacts(): FactSheet {
     upstreamStatus: undefined,
     upstreamMs: undefined,
     upstreamProtocol: undefined,
+    traceId: undefined,
     outcome: undefined,
     errorCode: undefined,
     responseBytes: undefined,
@@ -125,6 +134,7 @@ export function emptyFacts(): FactSheet {
     limitRule: undefined,
     limitHost: undefined,
     limitsFailedOpen: undefined,
+    brake: undefined,
     confirmation: undefined,
     erpException: undefined,
     confirmationId: undefined,
@@ -172,11 +182,42 @@ export async function learnedBefore<T>(facts: RequestFacts, step: () => Promise<
   }
 }
 
+/**
+ * The time one request waited on the state store or the audit's store (`Server-Timing`'s `store`):
+ * each wait is passed through {@link timed}; waits that overlap count once.
+ */
+export class StoreMeter {
+  /** Milliseconds waited; `undefined`: the request used no store. */
+  ms: number | undefined;
+  #waiting = 0;
+  #since = 0;
+
+  async timed<T>(work: Promise<T>): Promise<T> {
+    if (this.#waiting++ === 0) this.#since = monotonicMs();
+    try {
+      return await work;
+    } finally {
+      if (--this.#waiting === 0) this.ms = (this.ms ?? 0) + monotonicMs() - this.#since;
+    }
+  }
+}
+
+/**
+ * What observe (middleware/observe.ts) gives every chain before its first step, as values: the
+ * request's trace and its store meter, which the edge hands the core on its inbound call.
+ */
+export interface Observed {
+  readonly trace: TraceContext;
+  readonly storeMeter: StoreMeter;
+}
+
 /** The request's one record (see the module comment). */
 export interface RequestRecord {
   readonly api: ApiName;
   /** {@link monotonicMs} (platform/clock.ts) when the chain started. */
   readonly startedAt: number;
+  /** The request's store meter (also among its values, for the edge). */
+  readonly storeMeter: StoreMeter;
   /** The facts merged so far (by `learn` alone). */
   readonly facts: FactSheet;
   /** What the steps returned for later steps and the handler (the caller, the body...). */

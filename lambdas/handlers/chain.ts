@@ -18,7 +18,7 @@
  */
 import middy from '@middy/core';
 import type { Answer, LambdaResponse } from '../core/envelope.ts';
-import type { ApiName, ProxyContext } from '../core/request-facts.ts';
+import type { ApiName, Observed, ProxyContext } from '../core/request-facts.ts';
 import { type Authenticated, apiKeyAuth } from '../middleware/api-key-auth.ts';
 import { envelopeIdPeek } from '../middleware/envelope-id.ts';
 import { jsonBody } from '../middleware/json-body.ts';
@@ -54,9 +54,12 @@ export class Chain<Known extends object> {
     private readonly steps: readonly ProxyMiddleware[],
   ) {}
 
-  /** A chain with observe (outermost) and envelope shaping, and no step yet. */
-  static start(runtime: BaseRuntime, api: ApiName): Chain<NoValues> {
-    return new Chain<NoValues>(runtime, api, []);
+  /**
+   * A chain with observe (outermost) and envelope shaping, and no step yet: it knows what observe
+   * gives every request (its trace and store meter).
+   */
+  static start(runtime: BaseRuntime, api: ApiName): Chain<Observed> {
+    return new Chain<Observed>(runtime, api, []);
   }
 
   /** Adds a step that needs no more than what the chain knows; the new chain knows what it returns too. */
@@ -70,8 +73,11 @@ export class Chain<Known extends object> {
    */
   handler(handle: ChainHandler<Known>): ProxyHandler {
     const { runtime, api } = this;
+    // `Server-Timing` on the answers of execute and MCP only (`SERVER_TIMING`).
+    const serverTiming =
+      (api === 'v1' || api === 'v2' || api === 'mcp') && runtime.config.serverTiming === 'on';
     let chain = middy<ProxyEvent, LambdaResponse, Error, ProxyContext>()
-      .use(observe({ logger: runtime.logger, metrics: runtime.metrics, api }))
+      .use(observe({ logger: runtime.logger, metrics: runtime.metrics, api, serverTiming }))
       .use(envelopeMiddleware(api));
     for (const next of this.steps) chain = chain.use(next);
     return chain.handler(async (event, context) => {
@@ -90,7 +96,7 @@ const LICENSE_METRIC_INTERVAL_MS = 60_000;
 
 /** The full chain of the execute and version endpoints: the caller is a proxy key in `x-api-key`. */
 export function bodyChain(runtime: BaseRuntime, api: Exclude<ApiName, 'aux' | 'mcp'>) {
-  return chainWithAuth(runtime, api, apiKeyAuth(runtime.keys));
+  return chainWithAuth(runtime, api, apiKeyAuth(runtime.keys, { brakes: runtime.brakes }));
 }
 
 /**

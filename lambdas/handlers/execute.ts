@@ -76,7 +76,12 @@ export function executeFunction<A extends ExecuteApi>(endpoint: ExecuteEndpoint<
     };
   };
   const createHandler = (runtime: ExecuteRuntime<A>) => {
-    const deps = { ...runtime.forward, limits: limitsDeps(runtime), audit: runtime.audit };
+    const deps = {
+      ...runtime.forward,
+      limits: limitsDeps(runtime),
+      audit: runtime.audit,
+      brakes: runtime.brakes,
+    };
     return bodyChain(runtime, endpoint.api).handler((event, known, context) =>
       endpoint.forward(toExecuteCall(event, context, known), deps),
     );

@@ -14,6 +14,7 @@ import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
 import type { McpDeps } from '../core/mcp/erp-access.ts';
 import { WRITE_TOOL_NAMES } from '../core/mcp/write-tools.ts';
+import { learnedBefore } from '../core/request-facts.ts';
 import { mcpAuth } from '../middleware/mcp-auth.ts';
 import { toMcpInbound } from '../middleware/mcp-inbound.ts';
 import type { Config } from '../platform/config.ts';
@@ -37,7 +38,7 @@ import { createUpstream, v1RoutingDeps } from './runtime-upstream.ts';
 export interface McpRuntime extends BaseRuntime, StateRuntime {
   /** Both ERP protocols, the version cache and the method documentation, over one HTTP client. */
   readonly routing: V1RoutingDeps;
-  readonly forward: Pick<ForwardDeps, 'policy'>;
+  readonly forward: Pick<ForwardDeps, 'policy' | 'lookup'>;
   /** OAuth for remote connectors (`MCP_OAUTH_ISSUER`); `undefined`: proxy keys only. */
   readonly oauth: OAuthResourceServer | undefined;
 }
@@ -52,7 +53,7 @@ export function createMcpRuntime(
     ...createBaseRuntime(config, overrides, localMetricsStore(config), WRITE_TOOL_NAMES),
     http: upstream.http,
     routing: v1RoutingDeps(upstream),
-    forward: { policy: upstream.policy },
+    forward: { policy: upstream.policy, lookup: upstream.lookup },
     oauth: overrides.oauth ?? createOAuthResourceServer(config),
     ...createStateRuntime(config, overrides),
   };
@@ -71,6 +72,7 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     idempotency: runtime.idempotency,
     limits: limitsDeps(runtime),
     audit: runtime.audit,
+    brakes: runtime.brakes,
     confirm: { keys: sealKeysOf(runtime), store: runtime.store, ttlSeconds: config.confirmTtlSeconds },
   };
 }
@@ -108,7 +110,7 @@ const METADATA_ROUTE_KEYS: ReadonlySet<string> = new Set(
 
 export function createHandler(runtime: McpRuntime): ProxyHandler {
   const deps = createMcpDeps(runtime);
-  const mcp = chainWithAuth(runtime, 'mcp', mcpAuth(runtime.keys, runtime.oauth)).handler(
+  const mcp = chainWithAuth(runtime, 'mcp', mcpAuth(runtime.keys, runtime.oauth, runtime.brakes)).handler(
     (event, known, context) => {
       const method = event.requestContext?.http?.method ?? 'POST';
       if (method !== 'POST') return Promise.resolve(methodNotAllowed(method));
@@ -117,7 +119,14 @@ export function createHandler(runtime: McpRuntime): ProxyHandler {
         known.oauth && runtime.oauth
           ? { scopes: known.oauth.scopes, resource: runtime.oauth.resource }
           : undefined;
-      return serveMcp(toMcpInbound(event, context, known), deps, token);
+      const inbound = toMcpInbound(event, context, known);
+      if (inbound.trace === known.trace) return serveMcp(inbound, deps, token);
+      // The message's `_meta.traceparent` won over the header: the log line names its trace.
+      const traced = { traceId: inbound.trace?.traceId };
+      return learnedBefore(traced, () => serveMcp(inbound, deps, token)).then((answer) => ({
+        response: answer.response,
+        facts: { ...answer.facts, ...traced },
+      }));
     },
   );
   const metadata = Chain.start(runtime, 'mcp').handler(async () => ({

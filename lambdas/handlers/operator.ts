@@ -8,15 +8,24 @@ import type { Context } from 'aws-lambda';
 import type { LambdaResponse } from '../core/envelope.ts';
 import type { ProxyContext } from '../core/request-facts.ts';
 import { apiKeyAuth } from '../middleware/api-key-auth.ts';
+import { bodyText } from '../middleware/json-body.ts';
 import { keyPolicyApi } from '../middleware/key-policy-api.ts';
-import { isHttpApiEvent } from '../middleware/types.ts';
+import { isHttpApiEvent, type ProxyEvent } from '../middleware/types.ts';
 import { type AuditReading, CURSOR_KEY_PURPOSE } from '../operator/audit-endpoint.ts';
+import { type BrakesAgeResult, runBrakesAge } from '../operator/brakes-age.ts';
+import { BRAKES_PATH, BRAKES_RELEASE_PATH } from '../operator/brakes-endpoint.ts';
 import { isPublicOperatorRequest, type OperatorDeps, serveOperator } from '../operator/endpoints.ts';
 import { createMetricsSource } from '../operator/metrics-source.ts';
 import { type LicenseCheckResult, runScheduledLicenseCheck } from '../operator/scheduled-license-check.ts';
 import { createAuditReader } from '../platform/audit/audit-reader-choice.ts';
 import type { Config } from '../platform/config.ts';
-import { isLicenseCheckEvent, LICENSE_CHECK_JOB } from '../platform/scheduled-jobs.ts';
+import type { KeyPolicyApi } from '../platform/key-policy.ts';
+import {
+  BRAKES_AGE_JOB,
+  isBrakesAgeEvent,
+  isLicenseCheckEvent,
+  LICENSE_CHECK_JOB,
+} from '../platform/scheduled-jobs.ts';
 import { deriveSealKey, generatedSealKey, type SealKey } from '../platform/seal.ts';
 import type { ProxyKeySource } from '../platform/secrets.ts';
 import { Chain, lambdaHandler } from './chain.ts';
@@ -65,6 +74,12 @@ export function createOperatorRuntime(config: Config, overrides: RuntimeOverride
   };
 }
 
+/** The key policy API an operator path belongs to. */
+function operatorApiOf(event: ProxyEvent): KeyPolicyApi {
+  if (event.rawPath === '/_/audit') return 'audit';
+  return event.rawPath === BRAKES_PATH || event.rawPath === BRAKES_RELEASE_PATH ? 'brakes' : 'operator';
+}
+
 /** The operator endpoints: the chain API Gateway's events go through (the local server uses it too). */
 export function createHandler(runtime: OperatorRuntime) {
   return (
@@ -73,15 +88,19 @@ export function createHandler(runtime: OperatorRuntime) {
         apiKeyAuth(runtime.keys, {
           isPublic: (event) =>
             isPublicOperatorRequest(event.requestContext.http.method, event.rawPath, runtime.config),
+          brakes: runtime.brakes,
         }),
       )
       // `/_/about` is public: it has no caller, so no policy to ask (a key sent to it is not checked).
-      // `/_/audit` is the audit's, which only a key whose policy lists `audit` has.
-      .step(keyPolicyApi((event) => (event.rawPath === '/_/audit' ? 'audit' : 'operator')))
+      // `/_/audit` is the audit's, and `/_/brakes` the brakes': only a key whose policy lists it has them.
+      .step(keyPolicyApi(operatorApiOf))
       .handler((event, known) =>
         serveOperator(event.rawPath, runtime, {
           query: event.queryStringParameters ?? {},
           policy: known.policy,
+          method: event.requestContext.http.method,
+          body: event.requestContext.http.method === 'POST' ? bodyText(event) : undefined,
+          callerName: known.callerName,
         }),
       )
   );
@@ -97,11 +116,12 @@ export function createLambdaHandler(runtime: OperatorRuntime) {
   return async function operatorHandler(
     event: unknown,
     context: Context,
-  ): Promise<LambdaResponse | LicenseCheckResult> {
+  ): Promise<LambdaResponse | LicenseCheckResult | BrakesAgeResult> {
     if (isLicenseCheckEvent(event)) return runScheduledLicenseCheck(runtime, context);
+    if (isBrakesAgeEvent(event)) return runBrakesAge(runtime);
     if (isHttpApiEvent(event)) return operatorEndpoints(event, context as ProxyContext);
     throw new Error(
-      `aux: the event is neither an API Gateway HTTP API (payload 2.0) request nor the scheduled ${LICENSE_CHECK_JOB} job`,
+      `aux: the event is neither an API Gateway HTTP API (payload 2.0) request nor one of its scheduled jobs (${LICENSE_CHECK_JOB}, ${BRAKES_AGE_JOB})`,
     );
   };
 }

@@ -11,10 +11,13 @@ import { checkKeysConfirm, withKeysConfirmChecked } from '../core/confirm/policy
 import { LocalMetricsStore } from '../operator/local-metrics-store.ts';
 import type { MetricsSource } from '../operator/metrics-source.ts';
 import type { AuditStore } from '../platform/audit/audit-store.ts';
+import { type BrakesSource, type BrakesStore, createBrakesSource } from '../platform/brakes/brakes-source.ts';
+import { createBrakesStore } from '../platform/brakes/brakes-store.ts';
 import type { Config } from '../platform/config.ts';
 import { withLicenseWarning } from '../platform/license-notice.ts';
 import { createLogger } from '../platform/logger.ts';
 import { createMetrics } from '../platform/metrics/powertools.ts';
+import { recordBrakesReadFailure } from '../platform/metrics/record.ts';
 import {
   createLicenseSource,
   createProxyKeySource,
@@ -40,6 +43,8 @@ export interface RuntimeOverrides {
   readonly store?: StateStore;
   /** The audit store, its writer and its reader (tests, and the local server's one ring); from the config otherwise. */
   readonly auditStore?: AuditStore;
+  /** Where the operators' brakes are kept (tests); from the config otherwise. */
+  readonly brakesStore?: BrakesStore;
 }
 
 /** The parts every handler's chain uses. */
@@ -49,6 +54,10 @@ export interface BaseRuntime {
   readonly metrics: Metrics;
   readonly keys: ProxyKeySource;
   readonly license: LicenseSource;
+  /** Where the operators' brakes are kept; `undefined`: no store (deployed without a table). */
+  readonly brakesStore: BrakesStore | undefined;
+  /** The instance's copy of the brakes, read every `BRAKES_REFRESH` (platform/brakes/brakes-source.ts). */
+  readonly brakes: BrakesSource | undefined;
 }
 
 /**
@@ -67,16 +76,34 @@ export function createBaseRuntime(
   writeTools?: readonly string[],
 ): BaseRuntime {
   const logger = createLogger(config);
+  const metrics = createMetrics(config, store ? { store } : {});
+  const brakesStore = overrides.brakesStore ?? createBrakesStore(config);
   // Keys from the environment are checked now: a local proxy with a bad `confirm` does not start.
   if (config.proxyKeysSecretId === undefined) checkKeysConfirm(config.localKeys, writeTools);
   return {
     config,
     logger,
-    metrics: createMetrics(config, store ? { store } : {}),
+    metrics,
     // A key policy's `confirm` names write tools of the MCP tool declarations (core/confirm/policy.ts),
     // checked where the tools are served (`writeTools`: the mcp function and the local server).
     keys: withKeysConfirmChecked(overrides.keys ?? createProxyKeySource(config), writeTools),
     // The first read of the license logs a warning when it is invalid or expiring (issue 26).
     license: withLicenseWarning(config, logger, overrides.license ?? createLicenseSource(config)),
+    brakesStore,
+    brakes:
+      brakesStore &&
+      createBrakesSource({
+        store: brakesStore,
+        refreshMs: config.brakesRefreshSeconds * 1000,
+        onReadFailure: ({ error, kept }) => {
+          logger.warn(
+            kept === 'last'
+              ? 'brakes: the store could not be read; the brakes last read stay in force'
+              : 'brakes: the store could not be read and no brakes were ever read; serving without (fail open)',
+            { error: error instanceof Error ? error.message : String(error), kept },
+          );
+          recordBrakesReadFailure(metrics, kept);
+        },
+      }),
   };
 }

@@ -6,14 +6,16 @@
  * which keep no state and write no audit record, bundle none of it.
  */
 import { type AuditDeps, auditDeps } from '../core/audit/audit-call.ts';
+import type { ForwardDeps } from '../core/forward.ts';
 import type { IdempotencyDeps } from '../core/idempotency.ts';
-import type { LimitsDeps } from '../core/limits-check.ts';
+import { erpLookupFor, type LimitsDeps } from '../core/limits-check.ts';
 import { createAuditWriter } from '../platform/audit/audit-store-choice.ts';
 import { createDigestKeySource } from '../platform/audit/digest-key.ts';
 import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import type { StateStore } from '../platform/state/state-store.ts';
 import { createStateStore } from '../platform/state/state-store-choice.ts';
+import { createPolicyLookup } from '../upstream/target-policy.ts';
 import type { RuntimeOverrides } from './runtime-base.ts';
 
 /** What the functions that keep state add (execute-v1, execute-v2, mcp: docs/design.md, "The proxy's state: the store"). */
@@ -47,10 +49,26 @@ export function createAuditDeps(config: Config, overrides: RuntimeOverrides = {}
 
 /**
  * What the limits need of a function's runtime (README, "Limits"): its store and
- * `ERP_TARGET_LIMITS`. Built once per handler.
+ * `ERP_TARGET_LIMITS`, and, only when an entry names an IP address, the lookup of an ERP's host
+ * name through the target policy (the HTTP client's own). Built once per handler.
  */
-export function limitsDeps(runtime: StateRuntime & { readonly config: Config }): LimitsDeps {
-  return { store: runtime.store, targetLimits: runtime.config.targetLimits };
+export function limitsDeps(
+  runtime: StateRuntime & {
+    readonly config: Config;
+    readonly forward: Pick<ForwardDeps, 'policy' | 'lookup'>;
+  },
+): LimitsDeps {
+  const { config, forward } = runtime;
+  const lookup = erpLookupFor(
+    config.targetLimits,
+    forward.lookup ?? createPolicyLookup(forward.policy),
+    config,
+  );
+  return {
+    store: runtime.store,
+    targetLimits: config.targetLimits,
+    ...(lookup === undefined ? {} : { lookup }),
+  };
 }
 
 /** The state part: the overrides' store, or the configuration's (built on its first use). */

@@ -14,6 +14,7 @@ import {
   type CompiledTargetPolicy,
   compileTargetPolicy,
   createPolicyLookup,
+  type PolicyLookup,
 } from '../upstream/target-policy.ts';
 import type { RoutingDeps, V1RoutingDeps } from '../upstream/transport-routing.ts';
 import { VersionClient } from '../upstream/version-client.ts';
@@ -21,6 +22,8 @@ import { type BaseRuntime, createBaseRuntime, type RuntimeOverrides } from './ru
 
 export interface Upstream {
   readonly policy: CompiledTargetPolicy;
+  /** The policy's connect-time lookup the HTTP client connects with (the limits resolve with it too). */
+  readonly lookup: PolicyLookup;
   readonly http: HttpClient;
   readonly versions: VersionClient;
 }
@@ -30,9 +33,10 @@ export function createUpstream(config: Config, overrides: RuntimeOverrides = {})
     allowedTargets: config.allowedTargets,
     allowedDatabases: config.allowedDatabases,
   });
+  const lookup = createPolicyLookup(policy, overrides.dnsLookup);
   const http = createHttpClient({
     ...overrides.http,
-    lookup: createPolicyLookup(policy, overrides.dnsLookup),
+    lookup,
     // A Lambda instance serves one invocation at a time: one kept-alive socket per ERP is all it
     // can use.
     connectionsPerOrigin: config.runtime === 'lambda' ? 1 : 16,
@@ -40,7 +44,7 @@ export function createUpstream(config: Config, overrides: RuntimeOverrides = {})
     // attempt on its own, whatever the deadline.
     connectTimeoutMs: Math.min(10, config.maxTimeoutSeconds) * 1000,
   });
-  return { policy, http, versions: new VersionClient(http) };
+  return { policy, lookup, http, versions: new VersionClient(http) };
 }
 
 /**
@@ -54,13 +58,17 @@ export function createForwardingRuntime<T extends object>(
   endpoint: (upstream: Upstream) => T,
 ): BaseRuntime & {
   readonly http: HttpClient;
-  readonly forward: { readonly config: Config; readonly policy: CompiledTargetPolicy } & T;
+  readonly forward: {
+    readonly config: Config;
+    readonly policy: CompiledTargetPolicy;
+    readonly lookup: PolicyLookup;
+  } & T;
 } {
   const upstream = createUpstream(config, overrides);
   return {
     ...createBaseRuntime(config, overrides),
     http: upstream.http,
-    forward: { config, policy: upstream.policy, ...endpoint(upstream) },
+    forward: { config, policy: upstream.policy, lookup: upstream.lookup, ...endpoint(upstream) },
   };
 }
 

@@ -66,6 +66,7 @@ export function createRuntime(config: Config, overrides: RuntimeOverrides = {}):
     forward: {
       config,
       policy: upstream.policy,
+      lookup: upstream.lookup,
       v1: new V1Router(config.v1Transport, v1Routing),
       v2: new V2Router(config.v2Transport, routing),
       versions: upstream.versions,

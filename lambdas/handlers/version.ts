@@ -23,8 +23,9 @@ export function createVersionRuntime(
 }
 
 export function createHandler(runtime: VersionRuntime) {
+  const deps = { ...runtime.forward, brakes: runtime.brakes };
   return bodyChain(runtime, 'version').handler((event, known, context) =>
-    forwardVersion(toInboundCall(event, context, known), runtime.forward),
+    forwardVersion(toInboundCall(event, context, known), deps),
   );
 }
 

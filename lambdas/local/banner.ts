@@ -1,15 +1,17 @@
 /**
  * @module local/banner
  * Lines of the `npm start` banner (bin/serve.ts) that say how this run keeps its state, whether
- * limits are on and whether writes are audited: what a person trying the proxy cannot see from outside. Built from the
+ * limits are on, whether writes are audited and which brakes are in force: what a person trying the proxy cannot see from outside. Built from the
  * configuration only, and never with a secret: a DynamoDB endpoint is shown without user info,
  * keys by their names.
  */
 
 import { EMBEDDED_AUDIT_RECORDS } from '../platform/audit/audit-store-embedded.ts';
 import type { SealerConfig } from '../platform/audit/sealer-parts.ts';
+import { type Brake, brakesInForce } from '../platform/brakes/brakes.ts';
+import type { BrakesStore } from '../platform/brakes/brakes-source.ts';
 import type { Config } from '../platform/config.ts';
-import { storeLocation } from '../platform/state/state-store-choice.ts';
+import { storeLocation } from '../platform/state/store-location.ts';
 
 /** The state store in use: embedded in this process, or a DynamoDB table at its endpoint. */
 export function stateStoreLine(config: Pick<Config, 'runtime' | 'stateTable' | 'dynamodbEndpoint'>): string {
@@ -79,4 +81,32 @@ export function sealLine(config: SealerConfig, sealing: boolean): string {
       : 'Audit sealing: off (no audit store)';
   }
   return `Audit sealing: every ${config.auditSealMinutes} min into ${config.auditDir}, signed with ${config.auditSealKeyFile} (check: npm run audit-log -- verify)`;
+}
+
+/**
+ * The banner's line on the operators' brakes (docs/operators.md, "Stop an agent now"): each
+ * brake in force with its id, scope, mode and reason, or none; `undefined`: no store.
+ */
+export async function brakesLine(store: BrakesStore | undefined, now: number = Date.now()): Promise<string> {
+  if (store === undefined) return 'Brakes: no state store';
+  let brakes: readonly Brake[];
+  try {
+    brakes = brakesInForce((await store.read()).brakes, now);
+  } catch (error) {
+    return `Brakes: could not be read (${error instanceof Error ? error.message : String(error)})`;
+  }
+  if (brakes.length === 0) return 'Brakes: none in force (npm run brakes -- set ... stops writes or calls)';
+  const shown = brakes.map(
+    (brake) =>
+      `  ${brake.id}: ${brake.mode === 'all' ? 'every call' : 'writes'} of ${scopeText(brake)}, by ${brake.set_by} since ${brake.set_at}${brake.expires === undefined ? '' : ` until ${brake.expires}`}: ${brake.reason}`,
+  );
+  return [`Brakes: ${brakes.length} in force (npm run brakes -- release <id>):`, ...shown].join('\n');
+}
+
+function scopeText(brake: Brake): string {
+  const { scope } = brake;
+  if (scope === 'all') return 'every caller';
+  if ('key' in scope) return `key ${scope.key}`;
+  if ('identity' in scope) return `identity ${scope.identity}`;
+  return `ERP ${scope.erp}`;
 }

@@ -73,15 +73,29 @@ export function gatewayBody(answer: Pick<GatewayAnswer, 'message'>): string {
 }
 
 /**
+ * The headers that name a request on every answer of the local server: API Gateway's
+ * `apigw-requestid` (its request id, which the function's event carries) and the functions'
+ * `Request-Id`, which the server's own answers carry too (on AWS, API Gateway's own carry only
+ * `apigw-requestid`).
+ */
+export function requestIdHeaders(requestId: string): Record<string, string> {
+  return { 'apigw-requestid': requestId, 'request-id': requestId };
+}
+
+/**
  * A whole HTTP/1.1 response for a gateway answer, for a socket the HTTP parser gave up on
  * (`clientError`), where no `ServerResponse` exists. It closes the connection.
  */
-export function rawGatewayResponse(answer: Pick<GatewayAnswer, 'status' | 'message'>): string {
+export function rawGatewayResponse(
+  answer: Pick<GatewayAnswer, 'status' | 'message'>,
+  requestId: string,
+): string {
   const body = gatewayBody(answer);
   return (
     `HTTP/1.1 ${answer.status} ${answer.message}\r\n` +
     'content-type: application/json\r\n' +
     `content-length: ${Buffer.byteLength(body)}\r\n` +
+    `apigw-requestid: ${requestId}\r\nrequest-id: ${requestId}\r\n` +
     'connection: close\r\n\r\n' +
     body
   );

@@ -4,8 +4,10 @@
  * would: routes from the shared route table, events with lower-cased headers and a string (or
  * base64) body, a Lambda-like context with `getRemainingTimeInMillis`, and the gateway's own
  * answers (gateway-answers.ts) for unknown routes (404), oversized bodies (413) and headers (431),
- * requests that do not arrive in time (408) and requests that are not HTTP (400). This is the
- * only code that knows both HTTP and the event shape.
+ * requests that do not arrive in time (408) and requests that are not HTTP (400). Each request
+ * gets a request id of its own (a UUID), which every answer names (`apigw-requestid`, as API
+ * Gateway adds it, and `Request-Id`). This is the only code that knows both HTTP and the event
+ * shape.
  */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
@@ -21,7 +23,13 @@ import { createHandler as createVersionHandler } from '../handlers/version.ts';
 import { AnswerBudget, type AnswerLease, type WithAnswerLease } from '../platform/answer-budget.ts';
 import { LOCAL_FUNCTION_TIMEOUT_MS, localFunctionTimeoutMs } from '../platform/function-timeout.ts';
 import { type FunctionName, matchRoute } from '../platform/routes.ts';
-import { GATEWAY_ANSWERS, type GatewayAnswer, gatewayBody, rawGatewayResponse } from './gateway-answers.ts';
+import {
+  GATEWAY_ANSWERS,
+  type GatewayAnswer,
+  gatewayBody,
+  rawGatewayResponse,
+  requestIdHeaders,
+} from './gateway-answers.ts';
 
 /** Lambda's synchronous invocation payload limit; API Gateway answers 413 above it here. */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024;
@@ -116,12 +124,13 @@ function requestUrl(req: IncomingMessage): URL {
   return new URL(req.url ?? '/', 'http://localhost');
 }
 
-/** Builds an API Gateway HTTP API payload 2.0 event from a Node request. */
+/** Builds an API Gateway HTTP API payload 2.0 event from a Node request (`requestId`: a new UUID by default). */
 export function buildEvent(
   req: IncomingMessage,
   body: Buffer,
   route: string,
   url: URL = requestUrl(req),
+  requestId: string = randomUUID(),
 ): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   let cookies: string[] | undefined;
@@ -139,7 +148,6 @@ export function buildEvent(
     query[key] = query[key] === undefined ? value : `${query[key]},${value}`;
   const now = new Date();
   const textual = isTextual(headers['content-type'], body);
-  const requestId = randomUUID();
   return {
     version: '2.0',
     routeKey: route,
@@ -219,18 +227,22 @@ function send(
   res.end(body);
 }
 
-/** Writes a handler result as API Gateway would (payload 2.0 response inference included). */
-function writeResult(res: ServerResponse, result: unknown): void {
+/**
+ * Writes a handler result as API Gateway would (payload 2.0 response inference included), with
+ * its `apigw-requestid`.
+ */
+function writeResult(res: ServerResponse, result: unknown, requestId: string): void {
   if (result === null || typeof result !== 'object' || !('statusCode' in result)) {
     // Payload 2.0: anything without a statusCode is a 200 JSON body.
     const body = typeof result === 'string' ? result : JSON.stringify(result ?? null);
-    send(res, 200, { 'content-type': 'application/json' }, body);
+    send(res, 200, { 'content-type': 'application/json', 'apigw-requestid': requestId }, body);
     return;
   }
   const structured = result as StructuredResult;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(structured.headers ?? {}))
     headers[name.toLowerCase()] = String(value);
+  headers['apigw-requestid'] = requestId;
   if (structured.cookies?.length) res.setHeader('set-cookie', structured.cookies);
   const raw = structured.body ?? '';
   const body = structured.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
@@ -262,6 +274,7 @@ function answerThenDiscard(
   req: IncomingMessage,
   res: ServerResponse,
   answer: GatewayAnswer,
+  requestId: string,
   alreadyRead = 0,
 ): void {
   if (res.headersSent) return;
@@ -269,6 +282,7 @@ function answerThenDiscard(
   res.writeHead(answer.status, {
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(body)),
+    ...requestIdHeaders(requestId),
     connection: 'close',
   });
   if (req.complete) {
@@ -301,11 +315,11 @@ function answerThenDiscard(
  * discarded) or when the client went away mid-body (nothing to answer: on AWS such a request
  * never reaches Lambda).
  */
-function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+function readBody(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > MAX_REQUEST_BODY_BYTES) {
-      answerThenDiscard(req, res, GATEWAY_ANSWERS.tooLarge);
+      answerThenDiscard(req, res, GATEWAY_ANSWERS.tooLarge, requestId);
       resolve(undefined);
       return;
     }
@@ -321,7 +335,7 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | u
       req.off('data', onData);
       req.off('end', onEnd);
       chunks.length = 0;
-      answerThenDiscard(req, res, GATEWAY_ANSWERS.tooLarge, size);
+      answerThenDiscard(req, res, GATEWAY_ANSWERS.tooLarge, requestId, size);
       resolve(undefined);
     };
     const onEnd = (): void => resolve(joinChunks(chunks, size));
@@ -368,7 +382,7 @@ function handleClientErrors(server: Server): void {
       discarded += chunk.length;
       if (discarded > MAX_DISCARDED_BODY_BYTES) socket.destroy();
     });
-    socket.end(rawGatewayResponse(clientErrorAnswer(error.code)));
+    socket.end(rawGatewayResponse(clientErrorAnswer(error.code), randomUUID()));
   });
 }
 
@@ -415,8 +429,10 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
       ...requestTimeoutSettings(options.requestReceiveTimeoutMs ?? REQUEST_RECEIVE_TIMEOUT_MS),
     },
     (req, res) => {
+      // The request's id: its event's `requestContext.requestId`, named by whatever answers it.
+      const requestId = randomUUID();
       if (requestHeadBytes(req) > MAX_REQUEST_HEADER_BYTES) {
-        answerThenDiscard(req, res, GATEWAY_ANSWERS.headersTooLarge);
+        answerThenDiscard(req, res, GATEWAY_ANSWERS.headersTooLarge, requestId);
         return;
       }
       const url = requestUrl(req);
@@ -430,22 +446,31 @@ export function createLocalServer(runtime: Runtime, options: LocalServerOptions 
         send(
           res,
           404,
-          { 'content-type': 'application/json', ...(hasBody ? { connection: 'close' } : {}) },
+          {
+            'content-type': 'application/json',
+            ...requestIdHeaders(requestId),
+            ...(hasBody ? { connection: 'close' } : {}),
+          },
           gatewayBody(GATEWAY_ANSWERS.notFound),
         );
         return;
       }
-      readBody(req, res)
+      readBody(req, res, requestId)
         .then(async (body) => {
           if (body === undefined) return;
           const { route, key } = matched;
-          const event = buildEvent(req, body, key, url);
-          const context = buildContext(route.fn, event.requestContext.requestId, functionTimeoutMs);
-          writeResult(res, await invoke(route.fn, event, context));
+          const event = buildEvent(req, body, key, url, requestId);
+          const context = buildContext(route.fn, requestId, functionTimeoutMs);
+          writeResult(res, await invoke(route.fn, event, context), requestId);
         })
         .catch((error: unknown) => {
           options.onCrash?.(error);
-          send(res, 500, { 'content-type': 'application/json' }, gatewayBody(GATEWAY_ANSWERS.internal));
+          send(
+            res,
+            500,
+            { 'content-type': 'application/json', ...requestIdHeaders(requestId) },
+            gatewayBody(GATEWAY_ANSWERS.internal),
+          );
         });
     },
   );

@@ -5,7 +5,10 @@
  * also takes the key as `Authorization: Bearer <key>` (README, "Agents (MCP)"), since many MCP
  * clients can set no other header for authentication.
  */
+import { checkKeyBrake } from '../core/brakes-check.ts';
+import { withFacts } from '../core/request-facts.ts';
 import { type Credential, presentedCredential } from '../platform/bearer.ts';
+import type { BrakesSource } from '../platform/brakes/brakes-source.ts';
 import { AuthenticationError } from '../platform/errors.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import { findCallerKey, type ProxyKeySource } from '../platform/secrets.ts';
@@ -20,6 +23,8 @@ export interface ApiKeyAuthOptions {
    * `x-api-key`, when sent, is the one checked.
    */
   readonly bearer?: boolean;
+  /** The operators' brakes: a key braked `all` is refused (-32012) right after it is checked. */
+  readonly brakes?: BrakesSource | undefined;
 }
 
 /** A proxy key as presented: the key and the header it came in. */
@@ -76,8 +81,12 @@ export function apiKeyAuth(
 export async function checkProxyKey(
   keys: ProxyKeySource,
   presented: PresentedKey | undefined,
-  options: Pick<ApiKeyAuthOptions, 'bearer'> = {},
+  options: Pick<ApiKeyAuthOptions, 'bearer' | 'brakes'> = {},
 ): Promise<Authenticated> {
+  // An old copy of the brakes is read alongside the keys (a cold start pays one wait, not two);
+  // the key check below shares that read. At most one read per instance per interval, whoever asks.
+  const { brakes } = options;
+  if (brakes !== undefined && brakes.fresh(Date.now()) === undefined) void brakes.read(Date.now());
   const caller = findCallerKey(await keys.getKeys(), presented?.key);
   if (!caller) {
     const missing = options.bearer
@@ -88,6 +97,15 @@ export async function checkProxyKey(
         ? `Authentication failed: the ${presented.header} ${presented.header === 'x-api-key' ? 'header' : 'token'} does not match a proxy key`
         : missing,
     );
+  }
+  if (options.brakes !== undefined) {
+    try {
+      // Synchronous while the instance's copy of the brakes is fresh.
+      const pending = checkKeyBrake(options.brakes, caller.name);
+      if (pending !== undefined) await pending;
+    } catch (error) {
+      throw withFacts(error, { callerKeyName: caller.name });
+    }
   }
   return { callerName: caller.name, policy: caller.policy };
 }

@@ -6,17 +6,23 @@
  * `apiKeyAuth` returned, and hands the core an {@link InboundCall}.
  */
 import { type ExecuteCall, IDEMPOTENCY_KEY_HEADER, type InboundCall } from '../core/inbound-call.ts';
-import type { ProxyContext } from '../core/request-facts.ts';
+import type { Observed, ProxyContext } from '../core/request-facts.ts';
 import type { KeyPolicy } from '../platform/key-policy.ts';
 import type { BodyRead } from './json-body.ts';
 import { responseEncodingOf } from './response-shaping.ts';
 import type { ProxyEvent } from './types.ts';
 
-/** Builds the core's view of one call. API Gateway (and the local server) lower-case header names. */
+/**
+ * Builds the core's view of one call. API Gateway (and the local server) lower-case header names.
+ * The trace and the store meter are observe's (`Observed`: a chain's steps know them).
+ */
 export function toInboundCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly callerName: string; readonly policy: KeyPolicy | undefined },
+  known: BodyRead & {
+    readonly callerName: string;
+    readonly policy: KeyPolicy | undefined;
+  } & Partial<Observed>,
 ): InboundCall {
   const headers = event.headers ?? {};
   return {
@@ -29,6 +35,8 @@ export function toInboundCall(
     responseEncoding: responseEncodingOf(event),
     sourceIp: event.requestContext?.http?.sourceIp,
     requestId: event.requestContext?.requestId,
+    trace: known.trace,
+    storeMeter: known.storeMeter,
     remainingMs:
       typeof context.getRemainingTimeInMillis === 'function'
         ? () => context.getRemainingTimeInMillis()
@@ -41,7 +49,10 @@ export function toInboundCall(
 export function toExecuteCall(
   event: ProxyEvent,
   context: ProxyContext,
-  known: BodyRead & { readonly callerName: string; readonly policy: KeyPolicy | undefined },
+  known: BodyRead & {
+    readonly callerName: string;
+    readonly policy: KeyPolicy | undefined;
+  } & Partial<Observed>,
 ): ExecuteCall {
   // The header added to the call just built, not a spread of it into a new object: this runs on
   // every execute call (the handler overhead's budget, BENCHMARKS.md).

@@ -54,7 +54,7 @@ function isWellFormed(text: string): boolean {
  * Decodes an API Gateway payload 2.0 body to text; `undefined` when it is not UTF-8 (see the
  * module comment).
  */
-function bodyText(event: { body?: string; isBase64Encoded?: boolean }): string | undefined {
+export function bodyText(event: { body?: string; isBase64Encoded?: boolean }): string | undefined {
   if (event.body === undefined || event.body === null) return '';
   if (!event.isBase64Encoded) return isWellFormed(event.body) ? event.body : undefined;
   try {

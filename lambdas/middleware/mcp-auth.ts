@@ -9,8 +9,10 @@
  * for a token, the signed-in person. Checked before the body is read, as the key is on every
  * endpoint.
  */
+
 import type { CallerIdentity } from '../core/inbound-call.ts';
 import { presentedCredential } from '../platform/bearer.ts';
+import type { BrakesSource } from '../platform/brakes/brakes-source.ts';
 import { AuthenticationError } from '../platform/errors.ts';
 import type { ProxyKeySource } from '../platform/secrets.ts';
 import {
@@ -45,6 +47,7 @@ const OR_SIGN_IN =
 export function mcpAuth(
   keys: ProxyKeySource,
   oauth: OAuthResourceServer | undefined,
+  brakes?: BrakesSource,
 ): Step<NoValues, McpAuthenticated> {
   return step<NoValues, McpAuthenticated>('mcpAuth', async (event) => {
     const credential = presentedCredential(event.headers ?? {}, {
@@ -73,7 +76,7 @@ export function mcpAuth(
       };
     }
     try {
-      const { callerName: caller, policy } = await checkProxyKey(keys, key, { bearer: true });
+      const { callerName: caller, policy } = await checkProxyKey(keys, key, { bearer: true, brakes });
       return {
         values: {
           callerName: caller,

@@ -1,10 +1,13 @@
 /**
  * @module middleware/observe
- * The request log line and the request metrics: the edge. The chain builder (`handlers/chain.ts`)
+ * The request log line, the request metrics and the answer's `Request-Id` and `Server-Timing`
+ * headers: the edge. The chain builder (`handlers/chain.ts`)
  * always registers it first: its `before` creates the request's record (`context.record`), into
  * which the chain merges what each step, the handler and the envelope middleware return
  * (`middleware/step.ts`, `learn`), and its `after` / `onError` run LAST and assemble the line and
- * the metrics from those facts. It is the record's one reader.
+ * the metrics from those facts. It is the record's one reader. Its `before` also reads the caller's
+ * W3C `traceparent` (or starts a trace) and opens the request's store meter: both go to the chain's
+ * steps as values (`Observed`), and the edge hands them to the core.
  *
  * One structured line per request (message `request`), never a body, `params`, `keyword`,
  * `kwargs` or a result; the Logger redacts secret-looking keys anyway. This middleware never
@@ -27,6 +30,7 @@ import {
   type ProxyContext,
   type RequestFacts,
   type RequestRecord,
+  StoreMeter,
 } from '../core/request-facts.ts';
 import { monotonicMs } from '../platform/clock.ts';
 import { PROXY_ERRORS } from '../platform/error-table.ts';
@@ -37,11 +41,14 @@ import { truncateForLog } from '../platform/logger.ts';
 import { type RequestMetrics, recordRequest, roundMs } from '../platform/metrics/record.ts';
 import type { UpstreamProtocol } from '../platform/names.ts';
 import { withReadableStack } from '../platform/stack-trace.ts';
+import { newTrace, parseTraceparent } from '../platform/trace-context.ts';
 
 export interface ObserveOptions {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly api: ApiName;
+  /** Answers carry `Server-Timing` (execute and MCP, unless `SERVER_TIMING=off`). */
+  readonly serverTiming?: boolean;
 }
 
 type ObserveRequest = middy.Request<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext>;
@@ -62,6 +69,8 @@ export type RequestLogFields = {
   function_memory_size: string | number | null;
   envelope_id: string | null;
   request_id: string | null;
+  /** The call's W3C trace id: the caller's `traceparent`'s, or one the proxy started (docs/operators-observability.md, "Tracing"). */
+  trace_id: string | null;
   /** The API Gateway route (`POST /v2/erp/version`): which path and alias the client used. */
   route: string | null;
   api: ApiName;
@@ -74,6 +83,8 @@ export type RequestLogFields = {
   /** The ERP protocol that served the call: `jsonrpc` or `json2` (README, "One envelope for every ERP version"). */
   upstream_protocol: UpstreamProtocol | null;
   upstream_ms: number | null;
+  /** Milliseconds waited on the state store or the audit's store (`Server-Timing`'s `store`). */
+  store_ms: number | null;
   duration_ms: number;
   outcome: Outcome;
   error_code: number | null;
@@ -91,6 +102,8 @@ export type RequestLogFields = {
   limit_host: string | null;
   /** `true`: limits applied but the store could not be asked, and the call was served (fail open). */
   limits_failed_open: boolean | null;
+  /** The operator's brake that stopped the call (-32012). */
+  brake_id: string | null;
   /** What the call's `Idempotency-Key` did: `recorded`, `replayed`, `in_progress`, `key_reused`... (README, "Retrying writes safely"). */
   idempotency: IdempotencyOutcome | null;
   /** How a person's confirmation of an MCP write ended: `asked`, `accepted`, `declined`... (docs/guide/confirmations.md). */
@@ -153,6 +166,19 @@ function bodyBytesOf(response: APIGatewayProxyResultV2 | null | undefined): numb
 }
 
 /**
+ * The `Server-Timing` value (W3C Server Timing) of an answer: the ERP's part, the stores' when they
+ * were used, and the proxy's own, the rest of `durationMs`.
+ */
+export function serverTimingOf(durationMs: number, upstreamMs?: number, storeMs?: number): string {
+  const proxyMs = roundMs(Math.max(0, durationMs - (upstreamMs ?? 0) - (storeMs ?? 0)));
+  return (
+    (upstreamMs === undefined ? '' : `erp;dur=${roundMs(upstreamMs)}, `) +
+    (storeMs === undefined ? '' : `store;dur=${roundMs(storeMs)}, `) +
+    `proxy;dur=${proxyMs}`
+  );
+}
+
+/**
  * The error whose stack goes into the log line: for an `InternalError`, the original error it
  * wraps; for any other non-`ProxyError`, the error itself; `undefined` for an expected
  * `ProxyError` (its code says all). A thrown non-Error is described by its type only, since
@@ -201,11 +227,63 @@ function requestMetricsOf(
     limitRule: facts.limitRule,
     limitHost: facts.limitHost,
     limitsFailedOpen: facts.limitsFailedOpen,
+    brake: facts.brake,
     idempotency: facts.idempotency,
     confirmation: facts.confirmation,
     auditOutcome: facts.auditOutcome,
     auditWriteFailures: facts.auditWriteFailures,
   } satisfies Record<keyof RequestMetrics, unknown>;
+}
+
+/** What the request line says of a request's end (observe's `reportRequest` decided it). */
+interface RequestEnd {
+  readonly requestId: string | null;
+  readonly storeMs: number | undefined;
+  readonly durationMs: number;
+  readonly outcome: Outcome;
+  readonly errorCode: number | undefined;
+  readonly httpStatus: number | null;
+  readonly response: ObserveRequest['response'];
+}
+
+/** The fields of a request's log line: never a key, never params, kwargs or a result. */
+function requestLine(request: ObserveRequest, record: RequestRecord, end: RequestEnd): RequestLogFields {
+  const { facts } = record;
+  const { requestId, storeMs, durationMs, outcome, errorCode, httpStatus, response } = end;
+  return {
+    ...lambdaContextFields(request.context),
+    envelope_id: callerValue(facts.envelopeId),
+    request_id: requestId,
+    trace_id: facts.traceId ?? null,
+    route: nonEmptyString(request.event?.routeKey),
+    api: record.api,
+    action: callerValue(facts.action),
+    model: callerValue(facts.model),
+    erp_host: callerValue(facts.erpHost),
+    erp_db: callerValue(facts.erpDb),
+    caller: facts.callerKeyName ?? null,
+    upstream_status: facts.upstreamStatus ?? null,
+    upstream_protocol: facts.upstreamProtocol ?? null,
+    upstream_ms: facts.upstreamMs === undefined ? null : roundMs(facts.upstreamMs),
+    store_ms: storeMs === undefined ? null : roundMs(storeMs),
+    duration_ms: roundMs(durationMs),
+    outcome,
+    error_code: errorCode ?? null,
+    http_status: httpStatus,
+    response_bytes: facts.responseBytes ?? bodyBytesOf(response),
+    mcp_method: callerValue(facts.mcpMethod),
+    tool: facts.tool ?? null,
+    policy_rule: facts.policyRule ?? null,
+    limit_rule: facts.limitRule ?? null,
+    limit_host: facts.limitHost ?? null,
+    limits_failed_open: facts.limitsFailedOpen ?? null,
+    brake_id: facts.brake?.id ?? null,
+    idempotency: facts.idempotency ?? null,
+    confirmation: facts.confirmation ?? null,
+    audit_id: facts.auditId ?? null,
+    audit_write_failures: facts.auditWriteFailures ?? null,
+    audit_error: facts.auditError ?? null,
+  };
 }
 
 /**
@@ -226,12 +304,23 @@ function requestMetricsOf(
 export function observe(
   options: ObserveOptions,
 ): middy.MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2, Error, ProxyContext> {
-  const { logger, metrics, api } = options;
+  const { logger, metrics, api, serverTiming } = options;
   /** Records already reported, so a request is never logged twice (after throwing into onError). */
   const reported = new WeakSet<RequestRecord>();
 
   const observeBefore = (request: ObserveRequest): void => {
-    request.context.record = { api, startedAt: monotonicMs(), facts: emptyFacts(), values: {} };
+    const headers = request.event?.headers;
+    const trace = (headers && parseTraceparent(headers.traceparent, headers.tracestate)) || newTrace();
+    const storeMeter = new StoreMeter();
+    const facts = emptyFacts();
+    facts.traceId = trace.traceId;
+    request.context.record = {
+      api,
+      startedAt: monotonicMs(),
+      facts,
+      values: { trace, storeMeter },
+      storeMeter,
+    };
     try {
       // Once per request: `addContext` also flips Powertools' cold-start flag. The request line
       // writes this request's own context values explicitly (the Logger is shared locally).
@@ -255,16 +344,32 @@ export function observe(
     let record = request.context?.record;
     if (record === undefined) {
       // `before` did not run (the middleware was registered after one that returned early).
-      record = { api, startedAt: monotonicMs(), facts: emptyFacts(), values: {} };
+      record = {
+        api,
+        startedAt: monotonicMs(),
+        facts: emptyFacts(),
+        values: {},
+        storeMeter: new StoreMeter(),
+      };
     }
     if (reported.has(record)) return;
     reported.add(record);
 
     const durationMs = Math.max(0, monotonicMs() - record.startedAt);
     const facts: RequestFacts = record.facts;
+    const storeMs = record.storeMeter.ms;
+    const requestId = requestIdOf(request.event);
     // A bug an MCP tool answered as its result (facts.internalError) is logged like a thrown one.
     const error: unknown = request.error ?? facts.internalError ?? undefined;
-    const response = request.response;
+    let response = request.response;
+    if (typeof response === 'object' && response !== null) {
+      // Copies: a handler's answer may be shared (a constant), and its headers with it. Object.assign,
+      // not spreads: spreading the headers and adding two took 4.4 µs on Node 20 here, this 0.08 µs.
+      const headers: Record<string, string | number | boolean> = Object.assign({}, response.headers);
+      if (requestId !== null) headers['request-id'] = requestId;
+      if (serverTiming) headers['server-timing'] = serverTimingOf(durationMs, facts.upstreamMs, storeMs);
+      response = request.response = Object.assign({}, response, { headers });
+    }
     const httpStatus = httpStatusOf(response, error);
     // The one fallback for a chain whose envelope middleware did not set these.
     const errorCode =
@@ -274,40 +379,17 @@ export function observe(
       facts.outcome ?? (error !== undefined || (httpStatus ?? 200) >= 400 ? 'proxy_error' : 'success');
 
     try {
-      const requestId = requestIdOf(request.event);
       // Set again right before the line: locally, concurrent requests share the Logger.
       if (requestId !== null) logger.setCorrelationId(requestId);
-      const fields: RequestLogFields = {
-        ...lambdaContextFields(request.context),
-        envelope_id: callerValue(facts.envelopeId),
-        request_id: requestId,
-        route: nonEmptyString(request.event?.routeKey),
-        api: record.api,
-        action: callerValue(facts.action),
-        model: callerValue(facts.model),
-        erp_host: callerValue(facts.erpHost),
-        erp_db: callerValue(facts.erpDb),
-        caller: facts.callerKeyName ?? null,
-        upstream_status: facts.upstreamStatus ?? null,
-        upstream_protocol: facts.upstreamProtocol ?? null,
-        upstream_ms: facts.upstreamMs === undefined ? null : roundMs(facts.upstreamMs),
-        duration_ms: roundMs(durationMs),
+      const fields = requestLine(request, record, {
+        requestId,
+        storeMs,
+        durationMs,
         outcome,
-        error_code: errorCode ?? null,
-        http_status: httpStatus,
-        response_bytes: facts.responseBytes ?? bodyBytesOf(response),
-        mcp_method: callerValue(facts.mcpMethod),
-        tool: facts.tool ?? null,
-        policy_rule: facts.policyRule ?? null,
-        limit_rule: facts.limitRule ?? null,
-        limit_host: facts.limitHost ?? null,
-        limits_failed_open: facts.limitsFailedOpen ?? null,
-        idempotency: facts.idempotency ?? null,
-        confirmation: facts.confirmation ?? null,
-        audit_id: facts.auditId ?? null,
-        audit_write_failures: facts.auditWriteFailures ?? null,
-        audit_error: facts.auditError ?? null,
-      };
+        errorCode,
+        httpStatus,
+        response,
+      });
       const stackError = errorToLog(error);
       const extra = stackError === undefined ? fields : { ...fields, error: stackError };
       if (errorCode === INTERNAL_ERROR_CODE) logger.error('request', extra);

@@ -18,7 +18,7 @@ import {
 import { PROXY_DESCRIPTION, PROXY_VERSION } from '../platform/package-info.ts';
 import { ROUTES, type Route } from '../platform/routes.ts';
 import { aboutSettings } from '../platform/settings.ts';
-import { storeLocation } from '../platform/state/state-store-choice.ts';
+import { storeLocation } from '../platform/state/store-location.ts';
 
 export interface AboutRoute {
   method: Route['method'];
@@ -86,6 +86,12 @@ export interface About {
    */
   state_store: 'dynamodb' | 'embedded' | 'none';
   /**
+   * How many operators' brakes are in force (docs/operators.md, "Stop an agent now"); never
+   * which, whose or why (`GET /_/brakes` lists them, for a key whose policy lists `brakes`). `null`:
+   * no state store.
+   */
+  brakes_in_force: number | null;
+  /**
    * The audit of the calls that can write (docs/guide/audit.md): its mode (`AUDIT`) and where its
    * records go: the audit table, the embedded ring of a local run, or none (off, or a function
    * deployed without the table).
@@ -130,6 +136,7 @@ export function buildAbout(
   limits: boolean | null = config.targetLimits.size > 0 ? true : null,
   callRules: boolean | null = keyPolicies === false ? false : null,
   confirmations: boolean | null = null,
+  brakesInForce: number | null = null,
 ): About {
   return {
     name: SERVICE_NAME,
@@ -153,6 +160,7 @@ export function buildAbout(
     limits,
     confirmations,
     state_store: storeLocation(config).kind,
+    brakes_in_force: brakesInForce,
     audit: { mode: config.audit, store: auditStoreKind(config) },
     build: { commit: config.buildCommit ?? null, time: config.buildTime ?? null },
     runtime: {

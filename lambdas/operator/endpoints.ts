@@ -6,6 +6,8 @@
  */
 import { type Answer, plainJsonResponse, textResponse } from '../core/envelope.ts';
 import { learnedBefore } from '../core/request-facts.ts';
+import { brakesInForce } from '../platform/brakes/brakes.ts';
+import type { BrakesSource, BrakesStore } from '../platform/brakes/brakes-source.ts';
 import type { Config } from '../platform/config.ts';
 import { InternalError } from '../platform/errors.ts';
 import { hasCallRules, type KeyPolicy } from '../platform/key-policy.ts';
@@ -13,6 +15,7 @@ import { findRoute } from '../platform/routes.ts';
 import type { LicenseSource, ProxyKeySource } from '../platform/secrets.ts';
 import { buildAbout, effectiveAuth } from './about.ts';
 import { type AuditReading, serveAudit } from './audit-endpoint.ts';
+import { BRAKES_PATH, BRAKES_RELEASE_PATH, serveBrakes } from './brakes-endpoint.ts';
 import type { MetricsSource } from './metrics-source.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from './prometheus.ts';
 
@@ -25,12 +28,20 @@ export interface OperatorDeps {
   readonly keys: ProxyKeySource;
   /** The audit's reader, which `GET /_/audit` reads (docs/guide/audit.md). */
   readonly auditReading: AuditReading;
+  /** Where the operators' brakes are kept (`/_/brakes`); `undefined`: no store. */
+  readonly brakesStore: BrakesStore | undefined;
+  /** The instance's copy of the brakes: `/_/about` counts those in force. */
+  readonly brakes: BrakesSource | undefined;
 }
 
 /** What an operator request brings besides its path: its query parameters and the caller's policy. */
 export interface OperatorRequest {
   readonly query?: Readonly<Record<string, string | undefined>>;
   readonly policy?: KeyPolicy | undefined;
+  /** The request's method and body text (`POST /_/brakes`), and the caller's key name. */
+  readonly method?: string;
+  readonly body?: string | undefined;
+  readonly callerName?: string | undefined;
 }
 
 /**
@@ -84,12 +95,24 @@ export async function serveOperator(
   return { response: answer.response, facts: Object.assign(learned, answer.facts) };
 }
 
+/** How many brakes are in force (the count alone: `/_/about` is public); `null` without a store. */
+async function brakesCount(brakes: BrakesSource | undefined): Promise<number | null> {
+  if (brakes === undefined) return null;
+  return brakesInForce(await brakes.current(Date.now()), Date.now()).length;
+}
+
 async function answerOperator(path: string, deps: OperatorDeps, request: OperatorRequest): Promise<Answer> {
   switch (path) {
+    case BRAKES_PATH:
+    case BRAKES_RELEASE_PATH:
+      return serveBrakes(request.method ?? 'GET', path, request.body, request.callerName ?? '', deps);
     case '/_/audit':
       return serveAudit(request.query ?? {}, request.policy, deps);
     case '/_/about': {
-      const inUse = await policiesInUse(deps.keys, deps.config);
+      const [inUse, brakes] = await Promise.all([
+        policiesInUse(deps.keys, deps.config),
+        brakesCount(deps.brakes),
+      ]);
       return plainJsonResponse(
         buildAbout(
           deps.config,
@@ -98,6 +121,7 @@ async function answerOperator(path: string, deps: OperatorDeps, request: Operato
           inUse.limits,
           inUse.callRules,
           inUse.confirmations,
+          brakes,
         ),
       );
     }

@@ -209,6 +209,15 @@ export const PROXY_ERRORS = deepFreeze({
     meaning:
       'This Idempotency-Key was used by the same caller for a different request (another route or body): nothing ran; use a new key for a new operation.',
   },
+  braked: {
+    code: -32012,
+    httpStatus: 503,
+    answer: 'envelope',
+    callRan: 'no',
+    apis: ALL_APIS,
+    meaning:
+      'Stopped by an operator\'s brake (docs/operators.md, "Stop an agent now"): the call did not run; the message gives the operator\'s reason, and Retry-After is sent only when the brake expires by itself. Do not retry in a loop: tell a person.',
+  },
   internal: {
     code: -32603,
     httpStatus: 500,

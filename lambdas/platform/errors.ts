@@ -189,7 +189,6 @@ export class ResponseTooLargeError extends ProxyError {
   static override readonly row = PROXY_ERRORS.responseTooLarge;
 }
 
-/** -32603: unexpected internal error (a bug). Its message is generic; the cause is only logged. */
 /** -32010: a call with this `Idempotency-Key` is still running (HTTP 409, `Retry-After`). */
 export class IdempotencyInProgressError extends ProxyError {
   static override readonly row = PROXY_ERRORS.idempotencyInProgress;
@@ -200,6 +199,25 @@ export class IdempotencyKeyReusedError extends ProxyError {
   static override readonly row = PROXY_ERRORS.idempotencyKeyReused;
 }
 
+/**
+ * -32012: stopped by an operator's brake (HTTP 503). The message gives the brake's reason;
+ * `Retry-After` is sent only when the brake expires by itself (`retryAfterSeconds`).
+ */
+export class BrakedError extends ProxyError {
+  static override readonly row = PROXY_ERRORS.braked;
+  /** The brake that stopped the call (`GET /_/brakes` lists it). */
+  readonly brakeId: string | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  constructor(message: string, options: { brakeId?: string; retryAfterSeconds?: number } = {}) {
+    const seconds =
+      options.retryAfterSeconds === undefined ? undefined : Math.max(1, Math.ceil(options.retryAfterSeconds));
+    super(message, seconds === undefined ? {} : { headers: { 'Retry-After': String(seconds) } });
+    this.brakeId = options.brakeId;
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+/** -32603: unexpected internal error (a bug). Its message is generic; the cause is only logged. */
 export class InternalError extends ProxyError {
   static override readonly row = PROXY_ERRORS.internal;
   constructor(cause?: unknown) {

@@ -193,7 +193,8 @@ export function formatIPv4(value: bigint): string {
  * the one ERP it names: an IP address that is or carries an IPv4 address ({@link addressIdentity})
  * as that IPv4 address in dotted decimal (`[::ffff:7f00:2]`, `[64:ff9b::7f00:2]` and
  * `[2002:7f00:2::]` are all `127.0.0.2`); any other host (a name, another IPv6 address) unchanged.
- * A name is never resolved: a host name and an address are two identities.
+ * A name is not resolved here (the limits resolve one when an entry names an address:
+ * core/limits-check.ts).
  */
 export function hostIdentity(hostname: string): string {
   // A name and an IPv4 address are written by `URL` as they are: only a bracketed IPv6 host can

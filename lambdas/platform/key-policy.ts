@@ -40,14 +40,22 @@ import { parseTargetList, type TargetList } from './target-list.ts';
 import { lazily } from './zod.ts';
 
 /** The APIs a key policy names (README, "Key policies"). */
-export const KEY_POLICY_APIS = Object.freeze(['v1', 'v2', 'version', 'mcp', 'operator', 'audit'] as const);
+export const KEY_POLICY_APIS = Object.freeze([
+  'v1',
+  'v2',
+  'version',
+  'mcp',
+  'operator',
+  'audit',
+  'brakes',
+] as const);
 export type KeyPolicyApi = (typeof KEY_POLICY_APIS)[number];
 
 /**
  * The APIs only a key whose policy's `apis` lists them may use: they show (or stop) every caller's
  * activity, so a key without a policy, or with a policy that leaves `apis` out, never has them.
  */
-export const PRIVILEGED_APIS: ReadonlySet<KeyPolicyApi> = new Set<KeyPolicyApi>(['audit']);
+export const PRIVILEGED_APIS: ReadonlySet<KeyPolicyApi> = new Set<KeyPolicyApi>(['audit', 'brakes']);
 
 /** What a key policy allows of the ERP data. */
 export const KEY_POLICY_ACCESS = Object.freeze(['read', 'write'] as const);

@@ -11,7 +11,7 @@
  * across a boundary (N at :59, N at :00). That is the price of one conditional update per call.
  */
 import * as z from 'zod/mini';
-import { hostIdentity } from './ip-address.ts';
+import { hostIdentity, parseIPv4 } from './ip-address.ts';
 import { lazily } from './zod.ts';
 
 /** The periods a rate limit counts over. */
@@ -126,11 +126,41 @@ export function normalizeLimitHost(text: string): string | undefined {
 /**
  * The ERP a target URL names, as `ERP_TARGET_LIMITS` keys it (see {@link normalizeLimitHost}): one
  * budget per ERP whatever spelling of its address reaches it (docs/design.md, "Limits: protecting the ERP"). A host name
- * is not resolved: a name and an address are two budgets.
+ * is not resolved here: the limits resolve it when an entry names an address (core/limits-check.ts,
+ * {@link addressHost}).
  */
 export function hostOfUrl(url: URL): string {
   const host = url.hostname.toLowerCase();
   return hostIdentity(host.endsWith('.') ? host.slice(0, -1) : host);
+}
+
+/**
+ * Whether a host as the limits name it ({@link normalizeLimitHost}, {@link hostOfUrl}) is an IP
+ * address (IPv4 in dotted decimal, IPv6 in brackets) rather than a host name. (`URL` reads a host
+ * whose last label is numeric as IPv4, so a name never looks like one.)
+ */
+export function isAddressHost(host: string): boolean {
+  return host.startsWith('[') || parseIPv4(host) !== undefined;
+}
+
+/**
+ * Whether an entry of `limits` names an IP address: only then does the limits' step resolve the
+ * host name a call names (core/limits-check.ts), so that its address counts too.
+ */
+export function namesAddresses(limits: TargetLimits): boolean {
+  for (const host of limits.keys()) if (isAddressHost(host)) return true;
+  return false;
+}
+
+/**
+ * An address of a DNS answer (`dns.lookup`'s `address`: `10.0.0.5`, `::1`, `::ffff:10.0.0.5`) as
+ * an entry keyed by it is named ({@link normalizeLimitHost}): an IPv6 form that carries an IPv4
+ * address is that IPv4 address, an IPv6 address is compressed in brackets. `undefined` for what is
+ * not an address (a scoped `fe80::1%eth0`, which the target policy refuses anyway).
+ */
+export function addressHost(address: string): string | undefined {
+  const host = normalizeLimitHost(address);
+  return host !== undefined && isAddressHost(host) ? host : undefined;
 }
 
 const TARGET_LIMIT_FIELDS = ['requests', 'per', 'in_flight'] as const;
@@ -174,10 +204,10 @@ function compileTargetLimit(host: string, value: unknown): TargetLimit | string 
 /**
  * Parses `ERP_TARGET_LIMITS`: a JSON object (text, or an object from a settings file) from an exact
  * ERP host name or IP address to `{"requests": N, "per": period, "in_flight": N}`, each part
- * optional (`requests` with `per`). No wildcards or CIDRs: a host reached by name and by address
- * has two budgets; an address written in an IPv6 form that carries an IPv4 address is that IPv4
- * address, and two entries naming one ERP are refused. Returns the limits, or every problem
- * (naming the host, never a value).
+ * optional (`requests` with `per`). No wildcards or CIDRs; an address written in an IPv6 form that
+ * carries an IPv4 address is that IPv4 address, and two entries naming one ERP are refused. (A
+ * call to a host name whose DNS answer holds an address keyed here counts against both entries:
+ * core/limits-check.ts.) Returns the limits, or every problem (naming the host, never a value).
  */
 export function parseTargetLimits(
   raw: unknown,

@@ -86,6 +86,27 @@ export const ROUTES: readonly Route[] = Object.freeze([
     summary: 'Audit records of the calls that can write (a key whose policy lists audit)',
   },
   {
+    method: 'GET',
+    path: '/_/brakes',
+    fn: 'aux',
+    auth: 'api-key',
+    summary: "The operators' brakes in force (a key whose policy lists brakes)",
+  },
+  {
+    method: 'POST',
+    path: '/_/brakes',
+    fn: 'aux',
+    auth: 'api-key',
+    summary: 'Set a brake: stop writes or every call, of every caller, a key, an identity or an ERP',
+  },
+  {
+    method: 'POST',
+    path: '/_/brakes/release',
+    fn: 'aux',
+    auth: 'api-key',
+    summary: 'Release a brake',
+  },
+  {
     method: 'POST',
     path: '/mcp',
     fn: 'mcp',

@@ -34,13 +34,33 @@ export const LICENSE_CHECK_INTERVAL_HOURS = 1;
  * isLicenseCheckEvent({ erp_proxy_job: 'license-days-left', version: '2.0' }) // false
  */
 export function isLicenseCheckEvent(event: unknown): boolean {
+  return isJobEvent(event, LICENSE_CHECK_JOB);
+}
+
+/** Whether `event` is exactly `{ erp_proxy_job: job }`. */
+function isJobEvent(event: unknown, job: string): boolean {
   if (typeof event !== 'object' || event === null || Array.isArray(event)) return false;
   const keys = Object.keys(event);
   return (
     keys.length === 1 &&
     keys[0] === SCHEDULED_JOB_FIELD &&
-    (event as Record<string, unknown>)[SCHEDULED_JOB_FIELD] === LICENSE_CHECK_JOB
+    (event as Record<string, unknown>)[SCHEDULED_JOB_FIELD] === job
   );
+}
+
+/**
+ * The aux function's brakes report (docs/operators.md, "Stop an agent now"): every
+ * {@link BRAKES_AGE_INTERVAL_MINUTES} minutes it reads the brakes and records `OldestBrakeAge`, so
+ * the `BrakeForgotten` alarm sees a brake left in force, whether or not calls come.
+ */
+export const BRAKES_AGE_JOB = 'brakes-age';
+export const BRAKES_AGE_EVENT: Readonly<Record<typeof SCHEDULED_JOB_FIELD, typeof BRAKES_AGE_JOB>> =
+  Object.freeze({ [SCHEDULED_JOB_FIELD]: BRAKES_AGE_JOB });
+export const BRAKES_AGE_INTERVAL_MINUTES = 5;
+
+/** Whether an invocation event is the brakes report. */
+export function isBrakesAgeEvent(event: unknown): boolean {
+  return isJobEvent(event, BRAKES_AGE_JOB);
 }
 
 /**

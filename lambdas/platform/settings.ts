@@ -3,7 +3,9 @@
  * The catalogue of settings: every setting the functions or the local server read, declared
  * once, with its environment name, its CDK context key (or why an operator cannot set it on a
  * deployed stack), its schema (zod: default, bounds and the message of a bad value), the
- * functions that read it, whether `GET /_/about` shows it, and a one-line meaning.
+ * functions that read it and whether `GET /_/about` shows it. Its texts (a one-line meaning, the
+ * default as the docs show it, why it is not deployable) only the docs read: they are in
+ * `lib/setting-texts.ts`, out of the function bundles, under the same names.
  *
  * From this one list come:
  * - the runtime configuration (`platform/config.ts` parses the environment with these schemas);
@@ -11,12 +13,13 @@
  *   so a value the synth accepts is one the runtime accepts);
  * - each function's environment (only the settings that function reads, `lib/erp-proxy-stack.ts`);
  * - the settings of `GET /_/about`;
- * - the configuration tables of the README and docs/deployment.md (`npm run docs:settings`,
- *   checked by test/infra/settings-catalogue.test.ts).
+ * - the configuration tables of the README and docs/deployment.md (`npm run docs:settings`, with
+ *   the texts of `lib/setting-texts.ts`, checked by test/infra/settings-catalogue.test.ts).
  *
  * The settings only the stack reads (memory, concurrency, alarms, VPC, ...) are the catalogue's
  * other half, `lib/stack-settings.ts`, built from the same parts; they stay out of the function
- * bundles. Adding a setting means adding one entry to one of the two.
+ * bundles. Adding a setting means adding one entry to one of the two (and, for a runtime setting,
+ * its texts to `lib/setting-texts.ts`: the typecheck fails without them).
  *
  * The same schema parses an environment value (always text) and a context value (text from
  * `-c key=value`, or a number, boolean or array from cdk.json and the settings files).
@@ -277,20 +280,22 @@ export function list(
 /**
  * Why a runtime setting cannot be set by an operator on a deployed stack: the stack sets it
  * itself (`value`, when it is always the same), Lambda sets it, or it only means something to
- * the local server.
+ * the local server. The reason in words is the docs' (`why`, lib/setting-texts.ts).
  */
 export interface NotDeployable {
   readonly by: 'stack' | 'lambda' | 'local';
-  readonly why: string;
   /** The value the stack always gives it, when fixed. */
   readonly value?: string;
 }
 
-/** One setting of the catalogue. */
+/**
+ * One setting of the catalogue: what the code needs of it. Its texts, which only the docs show,
+ * are apart: lib/setting-texts.ts for a runtime setting, beside it for a stack one.
+ */
 export interface Setting<T = unknown> {
   /** The environment variable the code reads; absent for a setting only the stack reads. */
   readonly env?: string;
-  /** The CDK context key an operator deploys it with; absent when {@link notDeployable} says why. */
+  /** The CDK context key an operator deploys it with; absent when it is {@link notDeployable}. */
   readonly context?: string;
   readonly notDeployable?: NotDeployable;
   /** Parses an environment or context value: default, bounds, the message of a bad value. */
@@ -300,19 +305,10 @@ export interface Setting<T = unknown> {
    * server keeps {@link schema}'s): `ERP_STRIP_DEBUG` is on in the stack, off locally.
    */
   readonly contextSchema?: SettingSchema<T>;
-  /**
-   * The default as the docs show it (markdown; a bare value is shown as code), when it is not
-   * simply what the schema gives for an unset value.
-   */
-  readonly defaultText?: string;
   /** The functions whose code reads it (the local server runs them all). */
   readonly readBy: readonly SettingReader[];
   /** Shown under `settings` by `GET /_/about` (never a secret, never a target or database). */
   readonly about?: boolean;
-  /** For a setting of the stack: what it sets there. */
-  readonly sets?: string;
-  /** One line: what it means. */
-  readonly meaning: string;
 }
 
 /** The name a setting goes by in one source: its environment variable or its context key. */
@@ -361,7 +357,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ fallback: 15, min: 1, max: 900, unit: ' seconds' }),
     readBy: [...UPSTREAM, 'aux'],
     about: true,
-    meaning: 'upstream timeout (s) when the request has no valid `x-request-timeout`',
   },
   maxTimeoutSeconds: {
     env: 'ERP_MAX_TIMEOUT',
@@ -369,7 +364,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ fallback: 25, min: 1, max: 900, unit: ' seconds' }),
     readBy: [...UPSTREAM, 'aux'],
     about: true,
-    meaning: 'cap on `x-request-timeout` (s); on AWS at least 2 s below `lambdaTimeout`',
   },
   allowedTargets: {
     env: 'ERP_ALLOWED_TARGETS',
@@ -378,18 +372,13 @@ export const RUNTIME_SETTINGS = Object.freeze({
       expected: 'host names (optionally starting with "*."), IP addresses or CIDRs, without scheme or port',
       check: isTargetPattern,
     }),
-    defaultText: 'local: `127.0.0.0/8,::1/128,localhost`; AWS: none',
     readBy: UPSTREAM,
-    meaning:
-      'ERP hosts the proxy may call: host names (`*.` wildcards), IP addresses and CIDRs; empty on AWS: public addresses only (docs/target-policy.md)',
   },
   allowedDatabases: {
     env: 'ERP_ALLOWED_DATABASES',
     context: 'allowedDatabases',
     schema: list({ expected: 'database names', check: (name) => DATABASE_NAME.test(name) }),
-    defaultText: '*any*',
     readBy: UPSTREAM,
-    meaning: 'database names calls may use',
   },
   v1Transport: {
     env: 'ERP_V1_TRANSPORT',
@@ -397,8 +386,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: choice<V1TransportMode>(V1_TRANSPORTS, 'auto'),
     readBy: ['execute-v1', 'aux'],
     about: true,
-    meaning:
-      'how v1 calls reach the ERP: `auto` (`/jsonrpc`, JSON-2 for ERP 22+), `json2` (JSON-2 for every ERP 19+), `jsonrpc` (never translated)',
   },
   v2Transport: {
     env: 'ERP_V2_TRANSPORT',
@@ -406,8 +393,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: choice<V2TransportMode>(V2_TRANSPORTS, 'json2'),
     readBy: ['execute-v2', 'aux'],
     about: true,
-    meaning:
-      'how v2 calls reach the ERP: `json2` (-32006 below ERP 19) or `auto` (ERP 16-18 over `/jsonrpc` when `user_id` is given)',
   },
   mcpWriteTools: {
     env: 'MCP_WRITE_TOOLS',
@@ -415,8 +400,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: flag(false),
     readBy: ['mcp', 'aux'],
     about: true,
-    meaning:
-      '`POST /mcp` also offers the tools that change ERP data (`create`, `write`, `unlink`, `call_method`); off, they are not listed',
   },
   mcpOauthIssuers: {
     env: 'MCP_OAUTH_ISSUER',
@@ -425,11 +408,8 @@ export const RUNTIME_SETTINGS = Object.freeze({
       expected: 'issuer identifiers: https URLs (http only on loopback), exactly as the tokens name them',
       check: isIssuerUrl,
     }),
-    defaultText: '*none: OAuth off*',
     readBy: ['mcp', 'aux'],
     about: true,
-    meaning:
-      'authorization servers whose access tokens `POST /mcp` accepts (OAuth on; see Remote agents with OAuth); their metadata names the keys',
   },
   mcpOauthAudience: {
     env: 'MCP_OAUTH_AUDIENCE',
@@ -438,30 +418,19 @@ export const RUNTIME_SETTINGS = Object.freeze({
       expected: 'the public URL of POST /mcp (https; http only on loopback)',
       check: isIssuerUrl,
     }),
-    defaultText: 'local: `http://<HOST>:<PORT>/mcp`; AWS: the API URL + `/mcp` (the stack sets it)',
     readBy: ['mcp'],
-    meaning:
-      'the audience (`aud`) access tokens must carry, and the resource of the protected resource metadata: the public `/mcp` URL',
   },
   mcpOauthIdentitiesSecretId: {
     env: 'MCP_OAUTH_IDENTITIES_SECRET_ID',
-    notDeployable: {
-      by: 'stack',
-      why: 'the ARN of the identity-map secret: the one the stack creates with OAuth on, or `mcpOauthIdentitiesSecretArn`',
-    },
+    notDeployable: { by: 'stack' },
     schema: text(),
     readBy: ['mcp'],
-    meaning: 'Secrets Manager secret holding the OAuth identity map (see Remote agents with OAuth)',
   },
   mcpOauthIdentities: {
     env: 'MCP_OAUTH_IDENTITIES',
-    notDeployable: {
-      by: 'local',
-      why: 'the map holds ERP keys, which a function environment would show to anyone who can read the function: on AWS it is in its secret',
-    },
+    notDeployable: { by: 'local' },
     schema: text(),
     readBy: [],
-    meaning: 'the OAuth identity map as JSON, locally: `{"identities":[{name, match, erp, policy}]}`',
   },
   mcpAllowedOrigins: {
     env: 'MCP_ALLOWED_ORIGINS',
@@ -470,10 +439,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
       expected: 'origins such as https://app.example.com (scheme, host and port only)',
       check: isOrigin,
     }),
-    defaultText: '*none*',
     readBy: ['mcp'],
-    meaning:
-      'web origins whose pages may call `POST /mcp` from a browser; a request with any other `Origin` header is 403 (one without `Origin` is not a browser page and passes)',
   },
   targetLimits: {
     env: 'ERP_TARGET_LIMITS',
@@ -481,10 +447,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: settingSchema<TargetLimits>((raw) =>
       raw === undefined ? { value: new Map() } : parseTargetLimits(raw),
     ),
-    defaultText: '*none*',
     readBy: ['execute-v1', 'execute-v2', 'mcp', 'aux'],
-    meaning:
-      'limits per ERP host, binding every caller together: JSON `{"host or IP": {"requests": N, "per": "second|minute|hour|day", "in_flight": N}}`, each part optional (see Limits)',
   },
   stripDebug: {
     env: 'ERP_STRIP_DEBUG',
@@ -493,10 +456,15 @@ export const RUNTIME_SETTINGS = Object.freeze({
     // The ERP's tracebacks name its source paths and module versions: not for callers, once deployed
     // (docs/operators.md says how to turn it off while debugging).
     contextSchema: flag(true),
-    defaultText: '`true` deployed, `false` locally',
     readBy: ['execute-v1', 'execute-v2', 'aux'],
     about: true,
-    meaning: 'remove `debug` (server tracebacks) from ERP error data',
+  },
+  serverTiming: {
+    env: 'SERVER_TIMING',
+    context: 'serverTiming',
+    schema: choice(['on', 'off'] as const, 'on'),
+    readBy: ['execute-v1', 'execute-v2', 'mcp', 'aux'],
+    about: true,
   },
   maxResponseBytes: {
     env: 'MAX_RESPONSE_BYTES',
@@ -509,28 +477,18 @@ export const RUNTIME_SETTINGS = Object.freeze({
     }),
     readBy: [...UPSTREAM, 'aux'],
     about: true,
-    meaning: 'largest ERP answer read; ten times that (at most 64 MiB) when the client accepts gzip or br',
   },
   proxyKeysSecretId: {
     env: 'PROXY_KEYS_SECRET_ID',
-    notDeployable: {
-      by: 'stack',
-      why: 'the ARN of the proxy-keys secret: the one the stack creates, or `proxyKeysSecretArn`',
-    },
+    notDeployable: { by: 'stack' },
     schema: text(),
     readBy: ALL,
-    meaning:
-      'Secrets Manager secret holding the proxy keys (plain key or the JSON form); set only one of `PROXY_API_KEY`, `PROXY_API_KEYS` and this',
   },
   licenseSecretId: {
     env: 'LICENSE_SECRET_ID',
-    notDeployable: {
-      by: 'stack',
-      why: 'the ARN of the license secret: the one the stack creates, or `licenseSecretArn`',
-    },
+    notDeployable: { by: 'stack' },
     schema: text(),
     readBy: ALL,
-    meaning: 'Secrets Manager secret holding the license JSON',
   },
   licensePublicKey: {
     env: 'LICENSE_PUBLIC_KEY',
@@ -540,15 +498,12 @@ export const RUNTIME_SETTINGS = Object.freeze({
       check: (key) => parsePublicKey(key) !== undefined,
     }),
     readBy: ALL,
-    meaning: 'Ed25519 public key (base64 or PEM); when set, licenses must be signed',
   },
   licenseWarningDays: {
     env: 'LICENSE_WARNING_DAYS',
     context: 'licenseWarningDays',
     schema: integer({ fallback: 14, min: 1, max: 365, unit: ' days' }),
     readBy: ALL,
-    meaning:
-      'warn when the license expires within this many days: the `LicenseExpiring` alarm, the local server at start, and each function once per execution environment (a log line)',
   },
   secretsMaxAgeSeconds: {
     env: 'SECRETS_MAX_AGE',
@@ -556,20 +511,12 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ fallback: 300, min: 1, max: 86_400, unit: ' seconds' }),
     readBy: ALL,
     about: true,
-    meaning: 'seconds the secrets are cached: how long a key rotation or a new license takes to apply',
   },
   secretsExtensionPort: {
     env: 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT',
-    notDeployable: {
-      by: 'stack',
-      why: 'set with the Parameters and Secrets extension layer the stack adds to every function',
-      value: '2773',
-    },
+    notDeployable: { by: 'stack', value: '2773' },
     schema: integer({ min: 1, max: 65_535, unit: ' (a port number)' }),
-    defaultText: 'AWS: `2773`',
     readBy: ALL,
-    meaning:
-      'port of the AWS Parameters and Secrets Lambda Extension: the secrets are read through its localhost API; unset, with the AWS SDK',
   },
   auxPublic: {
     env: 'AUX_PUBLIC',
@@ -583,146 +530,96 @@ export const RUNTIME_SETTINGS = Object.freeze({
     ),
     readBy: ['aux'],
     about: true,
-    meaning:
-      '`license`, `metrics` or both: serve these `/_/` endpoints without `x-api-key` (`/_/about` is always public)',
   },
   metricsWindowSeconds: {
     env: 'METRICS_WINDOW_SECONDS',
-    notDeployable: {
-      by: 'stack',
-      why: "fixed to the alarms' 5-minute period, so `/_/metrics` and the alarms count the same window",
-      value: '300',
-    },
+    notDeployable: { by: 'stack', value: '300' },
     schema: integer({ fallback: 300, min: 60, max: 86_400, unit: ' seconds' }),
     readBy: ['aux'],
-    meaning: 'AWS: the window `/_/metrics` reads from CloudWatch',
   },
   metricsCacheSeconds: {
     env: 'METRICS_CACHE_SECONDS',
-    notDeployable: {
-      by: 'stack',
-      why: 'fixed: each CloudWatch GetMetricData call is billed, and a scrape every few seconds must not make one each',
-      value: '60',
-    },
+    notDeployable: { by: 'stack', value: '60' },
     schema: integer({ fallback: 60, min: 1, max: 3_600, unit: ' seconds' }),
     readBy: ['aux'],
-    meaning: 'AWS: how long a `/_/metrics` answer is reused',
   },
   logLevel: {
     env: 'LOG_LEVEL',
     context: 'logLevel',
     schema: choice(LOG_LEVELS, 'INFO'),
     readBy: [...ALL, 'audit-sealer'],
-    meaning:
-      '`TRACE`, `DEBUG`, `INFO`, `WARN`, `ERROR`, `CRITICAL`, `SILENT`; `POWERTOOLS_LOG_LEVEL`, when set, wins',
   },
   powertoolsLogLevel: {
     env: 'POWERTOOLS_LOG_LEVEL',
-    notDeployable: { by: 'stack', why: 'the stack sets it to `logLevel`, as `LOG_LEVEL`' },
+    notDeployable: { by: 'stack' },
     schema: choice(LOG_LEVELS),
     readBy: [...ALL, 'audit-sealer'],
-    meaning: "Powertools' own log level variable; wins over `LOG_LEVEL`, as in Powertools",
   },
   serviceName: {
     env: 'POWERTOOLS_SERVICE_NAME',
-    notDeployable: {
-      by: 'stack',
-      why: 'the alarms and the dashboard read the `service` dimension',
-      value: SERVICE_NAME,
-    },
+    notDeployable: { by: 'stack', value: SERVICE_NAME },
     schema: textOr(SERVICE_NAME),
     readBy: [...ALL, 'audit-sealer'],
-    meaning: 'service name in logs and metrics',
   },
   metricsNamespace: {
     env: 'POWERTOOLS_METRICS_NAMESPACE',
-    notDeployable: {
-      by: 'stack',
-      why: 'the alarms and the dashboard read this namespace',
-      value: METRICS_NAMESPACE,
-    },
+    notDeployable: { by: 'stack', value: METRICS_NAMESPACE },
     schema: textOr(METRICS_NAMESPACE),
     readBy: [...ALL, 'audit-sealer'],
-    meaning: 'CloudWatch namespace of the service metrics',
   },
   port: {
     env: 'PORT',
-    notDeployable: { by: 'local', why: 'API Gateway invokes the functions; nothing listens' },
+    notDeployable: { by: 'local' },
     schema: integer({ fallback: 8787, min: 1, max: 65_535, unit: ' (a port number)' }),
     readBy: [],
-    meaning: 'local server port',
   },
   host: {
     env: 'HOST',
-    notDeployable: { by: 'local', why: 'API Gateway invokes the functions; nothing listens' },
+    notDeployable: { by: 'local' },
     schema: textOr('127.0.0.1'),
     readBy: [],
-    meaning: 'local server address',
   },
   erpDoublePort: {
     env: 'ERP_DOUBLE_PORT',
-    notDeployable: { by: 'local', why: 'the ERP double is a local tool for trying the proxy' },
+    notDeployable: { by: 'local' },
     schema: integer({ fallback: 8788, min: 0, max: 65_535, unit: ' (a port number, 0: any free port)' }),
     readBy: [],
-    meaning:
-      'port of the ERP double (`npm run erp-double` listens on it, 0: on any free port it prints; the curls `npm start` prints call it). 8788: no ERP listens there by default',
   },
   proxyApiKey: {
     env: 'PROXY_API_KEY',
-    notDeployable: {
-      by: 'local',
-      why: 'a key in a function environment would be readable by anyone who can read the function: on AWS the keys are in the proxy-keys secret',
-    },
+    notDeployable: { by: 'local' },
     schema: text(),
-    defaultText: '*generated (local)*',
     readBy: [],
-    meaning: 'one proxy key (16+ characters)',
   },
   proxyApiKeys: {
     env: 'PROXY_API_KEYS',
-    notDeployable: {
-      by: 'local',
-      why: 'a key in a function environment would be readable by anyone who can read the function: on AWS the keys are in the proxy-keys secret',
-    },
+    notDeployable: { by: 'local' },
     schema: text(),
     readBy: [],
-    meaning:
-      'several named keys: `{"keys":[{"name":"billing","key":"..."}]}`; the name appears in logs. A name may repeat (a rotation); a key value may not. A key may carry a `policy` (see Key policies)',
   },
   licenseFile: {
     env: 'LICENSE_FILE',
-    notDeployable: {
-      by: 'local',
-      why: 'a function has no file of yours: on AWS the license is in the license secret',
-    },
+    notDeployable: { by: 'local' },
     schema: text(),
     readBy: [],
-    meaning: 'local license file; with no license configured, a local run uses a development license',
   },
   buildCommit: {
     env: 'BUILD_COMMIT',
     context: 'buildCommit',
     schema: text(),
-    defaultText: '*the commit (deployed)*',
     readBy: ['aux'],
-    meaning: 'the commit `/_/about` shows; the stack defaults to the checked-out commit',
   },
   buildTime: {
     env: 'BUILD_TIME',
     context: 'buildTime',
     schema: text(),
-    defaultText: '*the commit (deployed)*',
     readBy: ['aux'],
-    meaning: 'the build time `/_/about` shows; the stack defaults to the commit time',
   },
   functionName: {
     env: 'AWS_LAMBDA_FUNCTION_NAME',
-    notDeployable: { by: 'lambda', why: 'set by Lambda' },
+    notDeployable: { by: 'lambda' },
     schema: text(),
-    defaultText: '*set by Lambda*',
     readBy: ALL,
-    meaning:
-      'selects the AWS defaults (no generated key, no development license, no allowed targets, `/_/metrics` from CloudWatch); `/_/about` shows it',
   },
   idempotencyTtlSeconds: {
     env: 'IDEMPOTENCY_TTL',
@@ -730,8 +627,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ fallback: 86_400, min: 60, max: 604_800, unit: ' seconds' }),
     readBy: [...STATEFUL, 'aux'],
     about: true,
-    meaning:
-      'seconds an `Idempotency-Key` answer is kept and replayed (default 24 h, at most 7 days); a key used again after that runs again',
   },
   confirmTtlSeconds: {
     env: 'CONFIRM_TTL',
@@ -739,23 +634,22 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ fallback: 600, min: 30, max: 3_600, unit: ' seconds' }),
     readBy: ['mcp', 'aux'],
     about: true,
-    meaning:
-      "seconds a person has to answer a confirmation form (a key's or identity's `confirm`: docs/guide/confirmations.md; default 10 min, at most 60); a later answer is asked again",
+  },
+  brakesRefreshSeconds: {
+    env: 'BRAKES_REFRESH',
+    context: 'brakesRefresh',
+    schema: integer({ fallback: 5, min: 1, max: 60, unit: ' seconds' }),
+    readBy: ALL,
+    about: true,
   },
   stateTable: {
     env: 'STATE_TABLE',
-    notDeployable: {
-      by: 'stack',
-      why: 'the name of the table the stack creates for idempotency records and limits',
-    },
+    notDeployable: { by: 'stack' },
     schema: text({
       expected: 'a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)',
       check: (name) => /^[A-Za-z0-9_.-]{3,255}$/.test(name),
     }),
-    defaultText: "AWS: the stack's table; local: *none* (the embedded store)",
-    readBy: [...STATEFUL, 'aux'],
-    meaning:
-      "DynamoDB table of the proxy's state (idempotency records, limit counters); locally used only with `AWS_ENDPOINT_URL_DYNAMODB`, else an embedded in-process store (one process, lost on restart)",
+    readBy: ALL,
   },
   audit: {
     env: 'AUDIT',
@@ -763,20 +657,15 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: choice(AUDIT_MODES, 'on'),
     readBy: [...STATEFUL, 'aux', 'audit-sealer'],
     about: true,
-    meaning:
-      'the audit of writes (docs/guide/audit.md): `on` (a write whose record cannot be written is refused 503 -32004), `best-effort`, `off`',
   },
   auditTable: {
     env: 'AUDIT_TABLE',
-    notDeployable: { by: 'stack', why: 'the name of the audit table the stack creates' },
+    notDeployable: { by: 'stack' },
     schema: text({
       expected: 'a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)',
       check: (name) => /^[A-Za-z0-9_.-]{3,255}$/.test(name),
     }),
-    defaultText: "AWS: the stack's audit table; local: *none* (the embedded ring)",
     readBy: [...STATEFUL, 'aux', 'audit-sealer'],
-    meaning:
-      'DynamoDB table of the audit records; locally only with `AWS_ENDPOINT_URL_DYNAMODB`, else an embedded ring (lost on restart)',
   },
   auditRetentionDays: {
     env: 'AUDIT_RETENTION_DAYS',
@@ -784,33 +673,22 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: integer({ fallback: 400, min: 1, max: 3_653, unit: ' days' }),
     readBy: [...STATEFUL, 'aux', 'audit-sealer'],
     about: true,
-    meaning: 'days an audit record is kept (then deleted by TTL)',
   },
   auditPendingAfterSeconds: {
     env: 'AUDIT_PENDING_AFTER',
-    notDeployable: {
-      by: 'stack',
-      why: 'the writing functions’ Lambda timeout (`lambdaTimeout`) and a margin, set by the stack',
-    },
+    notDeployable: { by: 'stack' },
     schema: integer({ min: 5, max: 3_600, unit: ' seconds' }),
-    defaultText: "AWS: `lambdaTimeout` + 30; local: the local server's function timeout + 30",
     readBy: ['aux', 'audit-sealer'],
-    meaning:
-      'seconds after which a record still `pending` reads as `unknown` (its function died or could not complete it)',
   },
   auditDigestSecretId: {
     env: 'AUDIT_DIGEST_SECRET_ID',
-    notDeployable: { by: 'stack', why: 'the ARN of the audit digest secret the stack creates' },
+    notDeployable: { by: 'stack' },
     schema: text(),
     readBy: STATEFUL,
-    meaning: "Secrets Manager secret keying the audit's HMACs; read on the first write",
   },
   auditDigestKey: {
     env: 'AUDIT_DIGEST_KEY',
-    notDeployable: {
-      by: 'local',
-      why: 'a key in a function environment would be readable by anyone who can read the function: on AWS it is the audit digest secret',
-    },
+    notDeployable: { by: 'local' },
     // A key: a bad value is never shown in the message.
     schema: settingSchema((raw) => {
       if (raw === undefined) return { value: undefined };
@@ -819,9 +697,7 @@ export const RUNTIME_SETTINGS = Object.freeze({
         ? { value: key }
         : { problem: 'expected at least 32 characters (the value is not shown: it is a key)' };
     }),
-    defaultText: '*generated at start (local)*',
     readBy: [],
-    meaning: "the audit's digest key locally (32+ characters); unset, each start generates one",
   },
   auditSealing: {
     env: 'AUDIT_SEALING',
@@ -829,8 +705,6 @@ export const RUNTIME_SETTINGS = Object.freeze({
     schema: choice(AUDIT_SEALING_MODES, 'compliance'),
     readBy: ['audit-sealer', 'aux'],
     about: true,
-    meaning:
-      'sealing the audit: Object Lock `compliance`, `governance` (a trial), or `off`; set before the first deploy',
   },
   auditSealMinutes: {
     env: 'AUDIT_SEAL_MINUTES',
@@ -840,62 +714,52 @@ export const RUNTIME_SETTINGS = Object.freeze({
     ),
     readBy: ['audit-sealer', 'aux'],
     about: true,
-    meaning: 'minutes of a sealed audit window (a divisor of 60)',
   },
   auditLockDays: {
     env: 'AUDIT_LOCK_DAYS',
     context: 'auditLockDays',
     schema: integer({ min: 1, max: 3_653, unit: ' days' }),
-    defaultText: '`AUDIT_RETENTION_DAYS`',
     readBy: ['audit-sealer'],
-    meaning: "days a sealed window's objects are locked",
   },
   auditBucket: {
     env: 'AUDIT_BUCKET',
-    notDeployable: { by: 'stack', why: 'its sealed-audit bucket' },
+    notDeployable: { by: 'stack' },
     schema: text({
       expected: 'an S3 bucket name',
       check: (name) => /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(name),
     }),
     readBy: ['audit-sealer'],
-    meaning: 'S3 bucket of the sealed audit windows',
   },
   auditSealKeyId: {
     env: 'AUDIT_SEAL_KEY_ID',
-    notDeployable: { by: 'stack', why: 'its seal signing key' },
+    notDeployable: { by: 'stack' },
     schema: text(),
     readBy: ['audit-sealer'],
-    meaning: 'KMS key (`ECC_NIST_P256`) signing the seals',
   },
   auditDir: {
     env: 'AUDIT_DIR',
-    notDeployable: { by: 'local', why: 'deployed: the bucket' },
+    notDeployable: { by: 'local' },
     schema: textOr(LOCAL_AUDIT_DIR),
     readBy: [],
-    meaning: 'where a local run seals its audit (git-ignored)',
   },
   auditSealKeyFile: {
     env: 'AUDIT_SEAL_KEY_FILE',
-    notDeployable: { by: 'local', why: 'deployed: the KMS key' },
+    notDeployable: { by: 'local' },
     schema: textOr(LOCAL_AUDIT_SEAL_KEY_FILE),
     readBy: [],
-    meaning: "the local sealer's P-256 key, made on first use (mode 0600, git-ignored)",
   },
   dynamodbEndpoint: {
     env: 'AWS_ENDPOINT_URL_DYNAMODB',
-    notDeployable: { by: 'local', why: 'deployed, the functions reach DynamoDB at its regional endpoint' },
+    notDeployable: { by: 'local' },
     schema: text({
       expected: 'an http or https URL, a path allowed (e.g. http://127.0.0.1:8000 for DynamoDB Local)',
       check: (url) => /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(url),
     }),
-    defaultText: "*the region's endpoint*",
     readBy: [],
-    meaning:
-      "the AWS SDK's own variable: DynamoDB at this URL (DynamoDB Local); with `STATE_TABLE`, a local run keeps its state there instead of in process",
   },
   localStoreMaxBytes: {
     env: 'LOCAL_STORE_MAX_BYTES',
-    notDeployable: { by: 'local', why: "deployed, the state is in the stack's DynamoDB table" },
+    notDeployable: { by: 'local' },
     schema: integer({
       fallback: EMBEDDED_STORE_ROOM.maxBytes,
       min: 4 * 1024 * 1024,
@@ -903,49 +767,36 @@ export const RUNTIME_SETTINGS = Object.freeze({
       unit: ' bytes',
     }),
     readBy: [],
-    meaning:
-      "room of the embedded store (`npm start` without `STATE_TABLE`) for `Idempotency-Key` records, in bytes (answers, keys and a fixed overhead each; a write in progress holds room for the largest answer, about 400 KB); each caller holds at most a quarter; the limits' counters and slots have room of their own",
   },
   localStoreMaxRecords: {
     env: 'LOCAL_STORE_MAX_RECORDS',
-    notDeployable: { by: 'local', why: "deployed, the state is in the stack's DynamoDB table" },
+    notDeployable: { by: 'local' },
     schema: integer({ fallback: EMBEDDED_STORE_ROOM.maxRecords, min: 4, max: 10_000_000 }),
     readBy: [],
-    meaning:
-      'room of the embedded store for `Idempotency-Key` records, in records; each caller holds at most a quarter. A keyed write that does not fit (expired records dropped first, a live one never) is refused 503 -32004',
   },
   awsAccessKeyId: {
     env: 'AWS_ACCESS_KEY_ID',
-    notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
+    notDeployable: { by: 'lambda' },
     schema: text(),
-    defaultText: '*set by Lambda*',
-    readBy: [...STATEFUL, 'aux'],
-    meaning: 'credentials of the DynamoDB calls, signed without the AWS SDK; never logged or shown',
+    readBy: ALL,
   },
   awsSecretAccessKey: {
     env: 'AWS_SECRET_ACCESS_KEY',
-    notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
+    notDeployable: { by: 'lambda' },
     schema: text(),
-    defaultText: '*set by Lambda*',
-    readBy: [...STATEFUL, 'aux'],
-    meaning: 'credentials of the DynamoDB calls; never logged or shown',
+    readBy: ALL,
   },
   awsSessionToken: {
     env: 'AWS_SESSION_TOKEN',
-    notDeployable: { by: 'lambda', why: "set by Lambda (the function role's credentials)" },
+    notDeployable: { by: 'lambda' },
     schema: text(),
-    defaultText: '*set by Lambda*',
     readBy: ALL,
-    meaning:
-      'credentials of the DynamoDB calls, and the token every read through the Parameters and Secrets extension presents; never logged or shown',
   },
   region: {
     env: 'AWS_REGION',
-    notDeployable: { by: 'lambda', why: 'set by Lambda' },
+    notDeployable: { by: 'lambda' },
     schema: text(),
-    defaultText: '*set by Lambda*',
     readBy: ALL,
-    meaning: 'region of the CloudWatch, Secrets Manager and DynamoDB calls; `/_/about` shows it',
   },
 } as const satisfies Record<string, Setting>);
 
@@ -1005,9 +856,9 @@ export function parseSettings<C extends Record<string, Setting>>(
   return { values: values as Partial<{ [K in keyof C]: SettingValue<C[K]> }>, problems };
 }
 
-/** A setting's default as the docs show it: its `defaultText`, else what its schema gives unset. */
-export function defaultTextOf(setting: Setting): string {
-  if (setting.defaultText !== undefined) return setting.defaultText;
+/** A setting's default as the docs show it: `defaultText` when given, else what its schema gives unset. */
+export function defaultTextOf(setting: Setting, defaultText: string | undefined): string {
+  if (defaultText !== undefined) return defaultText;
   const parsed = setting.schema.safeParse(undefined);
   return parsed.success && parsed.data !== undefined ? environmentText(parsed.data) : '';
 }

@@ -17,7 +17,8 @@ import {
 import { exceedsDepth, isJsonObject, MAX_JSON_DEPTH } from '../platform/json.ts';
 import type { UpstreamProtocol } from '../platform/names.ts';
 import { USER_AGENT } from '../platform/package-info.ts';
-import type { HttpClient, UpstreamResponse } from './http-client.ts';
+import { childTraceparent, type TraceContext } from '../platform/trace-context.ts';
+import type { ConnectTo, HttpClient, UpstreamResponse } from './http-client.ts';
 import { dataWithoutInfrastructure } from './infrastructure-text.ts';
 
 /** One call to a target ERP, protocol-neutral. */
@@ -106,6 +107,8 @@ export interface CallContext {
   readonly compressedResponse: boolean;
   /** The client's source IP, sent as `X-Forwarded-For`. */
   readonly clientIp: string | undefined;
+  /** The request's trace: each exchange carries a `traceparent` continuing it (and its `tracestate`). */
+  readonly trace?: TraceContext | undefined;
   /** Remove `debug` (server tracebacks) from ERP error data. */
   readonly stripDebug: boolean;
   /** Every exchange of this request only reads (the version endpoints). */
@@ -114,6 +117,8 @@ export interface CallContext {
   readonly answerLease?: AnswerLease;
   /** What this call's exchanges add up to (its status, time and protocol). */
   readonly meter: UpstreamMeter;
+  /** Where its connections go: the DNS answer the limits counted it by (core/limits-check.ts); none: where the URL leads. */
+  readonly connectTo?: ConnectTo;
 }
 
 /** v1 (`/jsonrpc` execute_kw) and v2 (JSON-2) are two implementations of this. */
@@ -164,7 +169,10 @@ export function databaseHeader(db: string | undefined): Record<string, string> {
     : {};
 }
 
-/** Sends one exchange with the headers every upstream call carries; records status and time. */
+/**
+ * Sends one exchange with the headers every upstream call carries (the request's trace continued
+ * with a new span id; never the caller's `baggage`); records status and time.
+ */
 export async function sendExchange(
   client: HttpClient,
   context: CallContext,
@@ -176,6 +184,11 @@ export async function sendExchange(
     ...(context.clientIp ? { 'x-forwarded-for': context.clientIp } : {}),
     ...(exchange.headers ?? {}),
   };
+  const { trace } = context;
+  if (trace !== undefined) {
+    headers.traceparent = childTraceparent(trace);
+    if (trace.state !== undefined) headers.tracestate = trace.state;
+  }
   const started = monotonicMs();
   let status: number | undefined;
   try {
@@ -191,6 +204,7 @@ export async function sendExchange(
       compressedResponse: context.compressedResponse,
       ...(context.readOnly ? { readOnly: true } : {}),
       ...(context.answerLease ? { answerLease: context.answerLease } : {}),
+      ...(context.connectTo ? { connectTo: context.connectTo } : {}),
     });
     status = response.status;
     return response;

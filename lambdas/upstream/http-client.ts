@@ -6,6 +6,7 @@
  * certainly did not run: -32004, retry is safe) or after (it may have run: -32003), and the
  * response size limit (-32009). It never follows redirects and never sends or keeps cookies.
  */
+import type { LookupAddress } from 'node:dns';
 import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { LookupFunction, Socket } from 'node:net';
 import type { AnswerLease } from '../platform/answer-budget.ts';
@@ -25,6 +26,22 @@ import {
   type PooledAgents,
 } from './keep-alive.ts';
 import { findTargetRefusal } from './target-policy.ts';
+
+/**
+ * Where the connections of one call go (core/limits-check.ts): the DNS answer for `hostname` the
+ * limits counted the call by, so that no second lookup leads it elsewhere.
+ *
+ * - `address`: the address a limit keys, which the call counted against: every request is sent to
+ *   it, over connections of its own (the agent pools them by address, and by `hostname` as the TLS
+ *   server name the certificate is checked against), with `Host` as the URL names it;
+ * - `addresses`: the answer, when no address of it is keyed: a new connection goes to one of them,
+ *   with no second lookup, and a kept-alive one carries the call only if it is at one of them;
+ * - `failure`: the name did not resolve: a new connection fails with it, as it would have.
+ */
+export type ConnectTo =
+  | { readonly hostname: string; readonly address: LookupAddress }
+  | { readonly hostname: string; readonly addresses: readonly LookupAddress[] }
+  | { readonly hostname: string; readonly failure: NodeJS.ErrnoException };
 
 export interface UpstreamRequest {
   readonly method: 'GET' | 'POST';
@@ -46,6 +63,8 @@ export interface UpstreamRequest {
   readonly readOnly?: boolean;
   /** The invocation's share of the local server's memory for ERP answers; none on Lambda. */
   readonly answerLease?: AnswerLease;
+  /** Where the call's connections go, when the limits resolved its ERP's name; honoured for that host only. */
+  readonly connectTo?: ConnectTo;
 }
 
 export interface UpstreamResponse {
@@ -262,14 +281,86 @@ class AttemptFailure extends Error {
   }
 }
 
-/** A kept-alive socket found closed, or idle too long, before a byte of the request was written. */
+/** The code of each reason a kept-alive socket is not written into. */
+const STALE_CODES = {
+  closed: 'ECONNRESET',
+  expired: 'ERR_KEEP_ALIVE_EXPIRED',
+  elsewhere: 'ERR_KEEP_ALIVE_ELSEWHERE',
+} as const;
+
+/**
+ * A kept-alive socket found closed, or idle too long, before a byte of the request was written; or
+ * one connected to an address outside the call's DNS answer ({@link ConnectTo}).
+ */
 class StaleSocketError extends Error {
   readonly code: string;
-  constructor(reason: 'closed' | 'expired') {
-    super(`the kept-alive connection was ${reason} before the request was written`);
-    // Closed: counted as the ERP closing it (ECONNRESET); expired: the proxy's own decision.
-    this.code = reason === 'closed' ? 'ECONNRESET' : 'ERR_KEEP_ALIVE_EXPIRED';
+  constructor(reason: 'closed' | 'expired' | 'elsewhere') {
+    super(
+      reason === 'elsewhere'
+        ? "the kept-alive connection is at an address outside the call's DNS answer"
+        : `the kept-alive connection was ${reason} before the request was written`,
+    );
+    // Closed: counted as the ERP closing it (ECONNRESET); the others: the proxy's own decision.
+    this.code = STALE_CODES[reason];
   }
+}
+
+/** The request's {@link ConnectTo}, when it is for the request's own host. */
+function connectToOf(request: UpstreamRequest): ConnectTo | undefined {
+  const { connectTo } = request;
+  return connectTo !== undefined && connectTo.hostname === request.url.hostname ? connectTo : undefined;
+}
+
+/**
+ * A `lookup` that answers the call's own DNS answer (or its failure) without asking DNS again: its
+ * addresses were checked by the target policy when the limits resolved them.
+ */
+function answeredLookup(connectTo: Exclude<ConnectTo, { readonly address: LookupAddress }>): LookupFunction {
+  return (hostname, options, callback) => {
+    // Asynchronously, as a resolver answers: the socket layer expects it.
+    process.nextTick(() => {
+      if ('failure' in connectTo) return callback(connectTo.failure, options.all ? [] : '', 0);
+      const family = options.family === 4 || options.family === 6 ? options.family : undefined;
+      const addresses = connectTo.addresses.filter(
+        (entry) => family === undefined || entry.family === family,
+      );
+      const first = addresses[0];
+      if (first === undefined) {
+        const notFound: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+        notFound.code = 'ENOTFOUND';
+        return callback(notFound, options.all ? [] : '', 0);
+      }
+      if (options.all) return callback(null, addresses);
+      return callback(null, first.address, first.family);
+    });
+  };
+}
+
+/**
+ * The request options of a call pinned to its DNS answer: to the keyed address itself (an IP host,
+ * so the agent pools its connections by address and no lookup runs; `Host` and the TLS server name
+ * stay the URL's, and Node checks the certificate against the server name), or, for an answer no
+ * limit keys, a lookup that answers it.
+ */
+function pinnedOptions(
+  connectTo: ConnectTo,
+  url: URL,
+  headers: Readonly<Record<string, string>>,
+): { hostname?: string; headers?: Record<string, string>; servername?: string; lookup?: LookupFunction } {
+  if (!('address' in connectTo)) return { lookup: answeredLookup(connectTo) };
+  return {
+    hostname: connectTo.address.address,
+    headers: { ...headers, host: url.host },
+    ...(url.protocol === 'https:' ? { servername: url.hostname } : {}),
+  };
+}
+
+/** Whether a kept-alive `socket` may carry a call pinned to `connectTo`: it is at an address of it. */
+function connectedWithin(connectTo: ConnectTo, socket: Socket): boolean {
+  const remote = socket.remoteAddress;
+  if ('failure' in connectTo || remote === undefined) return false;
+  if ('address' in connectTo) return connectTo.address.address === remote;
+  return connectTo.addresses.some((entry) => entry.address === remote);
 }
 
 /**
@@ -336,6 +427,8 @@ class AttemptRun {
   private resolve: (value: UpstreamResponse) => void = () => undefined;
   private reject: (error: unknown) => void = () => undefined;
   private readonly onAbort = (): void => this.onDeadline();
+  /** Where the call's connections go (the limits' DNS answer), if anywhere but where the URL leads. */
+  private readonly connectTo: ConnectTo | undefined;
 
   constructor(
     private readonly deps: AttemptDeps,
@@ -346,6 +439,11 @@ class AttemptRun {
     this.secure = request.url.protocol === 'https:';
     this.body = request.body === undefined ? undefined : Buffer.from(request.body, 'utf8');
     const agent = this.secure ? agents.https : agents.http;
+    this.connectTo = request.connectTo === undefined ? undefined : connectToOf(request);
+    const headers = {
+      ...request.headers,
+      ...(this.body ? { 'content-length': String(this.body.length) } : {}),
+    };
     const options = {
       protocol: request.url.protocol,
       // `URL.hostname` keeps the brackets of an IPv6 literal; the socket layer wants none.
@@ -353,10 +451,11 @@ class AttemptRun {
       port: request.url.port || (this.secure ? 443 : 80),
       path: request.path ?? `${request.url.pathname}${request.url.search}`,
       method: request.method,
-      headers: { ...request.headers, ...(this.body ? { 'content-length': String(this.body.length) } : {}) },
+      headers,
       agent,
       ...(deps.lookup ? { lookup: deps.lookup } : {}),
       ...(this.secure && deps.ca ? { ca: deps.ca } : {}),
+      ...(this.connectTo === undefined ? {} : pinnedOptions(this.connectTo, request.url, headers)),
     };
     // Every connection to this origin busy: the call waits in the agent's queue for one.
     // (The request normalizes `hostname` into `host` before the agent names the origin.)
@@ -425,7 +524,10 @@ class AttemptRun {
       bytesReadBefore: socket.bytesRead,
       takenAt: monotonicMs(),
     };
-    if (reused) this.writeWhenUsable(socket);
+    // A call pinned to its DNS answer never rides a connection to another address: a new one carries it.
+    if (reused && this.connectTo !== undefined && !connectedWithin(this.connectTo, socket))
+      this.abandon(new StaleSocketError('elsewhere'));
+    else if (reused) this.writeWhenUsable(socket);
     else this.connectThenWrite(socket);
   }
 

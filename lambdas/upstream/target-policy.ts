@@ -70,7 +70,13 @@
  * or to an address outside the list: so the proxy cannot be used to map internal DNS. A DNS
  * failure stays a DNS failure (-32004) only for a name listed by name.
  */
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
+import {
+  ADDRCONFIG,
+  lookup as dnsLookup,
+  type LookupAddress,
+  type LookupAllOptions,
+  type LookupOptions,
+} from 'node:dns';
 import { isIP } from 'node:net';
 import { echoed } from '../platform/bounded-text.ts';
 import { TargetRefusedError } from '../platform/errors.ts';
@@ -383,6 +389,57 @@ export function createPolicyLookup(
       dnsFailure(error instanceof Error ? error : new Error(String(error)));
     }
   };
+}
+
+/** One DNS answer for a host name, every address of it checked by the policy: its addresses, or the DNS failure. */
+export type TargetAnswer =
+  | { readonly addresses: readonly LookupAddress[] }
+  | { readonly failure: NodeJS.ErrnoException };
+
+/**
+ * The lookup options of a connection (`net.connect` on anything but Windows): all the addresses,
+ * IPv6 ones only when this host has an IPv6 address of its own, in the resolver's order.
+ */
+const CONNECT_LOOKUP: LookupOptions = Object.freeze(
+  process.platform === 'win32' ? { all: true } : { all: true, hints: ADDRCONFIG },
+);
+
+/**
+ * Resolves `hostname` once, as a connection would, through `lookup` (a {@link createPolicyLookup},
+ * so a name resolving to a refused address is refused exactly as at connect time): the answer's
+ * addresses, or the DNS failure a connection would meet (`failure`), which is also the answer when
+ * none came within `timeoutMs` (`EAI_AGAIN`). Rejects with the policy's `TargetRefusedError`, the
+ * very refusal a connection would meet (a name not listed by name that does not resolve included).
+ * The limits use it (core/limits-check.ts), and the call's connections then use its answer.
+ */
+export function resolveTarget(
+  lookup: PolicyLookup,
+  hostname: string,
+  timeoutMs: number,
+): Promise<TargetAnswer> {
+  return new Promise<TargetAnswer>((resolve, reject) => {
+    let settled = false;
+    const settle = (then: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      then();
+    };
+    const timer = setTimeout(() => {
+      const late: NodeJS.ErrnoException = new Error(
+        `getaddrinfo EAI_AGAIN ${hostname} (no answer within ${timeoutMs} ms)`,
+      );
+      late.code = 'EAI_AGAIN';
+      settle(() => resolve({ failure: late }));
+    }, timeoutMs);
+    lookup(hostname, CONNECT_LOOKUP, (err, addresses) => {
+      if (err) {
+        const refusal = findTargetRefusal(err);
+        return settle(() => (refusal ? reject(refusal) : resolve({ failure: err })));
+      }
+      settle(() => resolve({ addresses: Array.isArray(addresses) ? addresses : [] }));
+    });
+  });
 }
 
 /**

@@ -19,6 +19,11 @@ export interface TimeBudgetInput {
   readonly maxSeconds: number;
   /** `context.getRemainingTimeInMillis()`, when running under a (real or emulated) Lambda. */
   readonly remainingMs?: number | undefined;
+  /**
+   * What the call already spent of its budget before its first request: the limits' DNS lookup of
+   * its ERP (core/limits-check.ts). (The Lambda time left, read later, has it spent already.)
+   */
+  readonly spentMs?: number | undefined;
 }
 
 /**
@@ -37,7 +42,7 @@ export function parseRequestTimeoutHeader(header: string | undefined): number | 
 /** The upstream timeout in milliseconds for one request. */
 export function upstreamTimeoutMs(input: TimeBudgetInput): number {
   const requested = parseRequestTimeoutHeader(input.header) ?? input.defaultSeconds;
-  let budget = Math.min(requested, input.maxSeconds) * 1000;
+  let budget = Math.min(requested, input.maxSeconds) * 1000 - (input.spentMs ?? 0);
   if (input.remainingMs !== undefined && Number.isFinite(input.remainingMs)) {
     budget = Math.min(budget, input.remainingMs - LAMBDA_SAFETY_MARGIN_MS);
   }

@@ -287,6 +287,46 @@ describe('answers that are not a plain result', () => {
     expect(calls()).toBe(2);
   });
 
+  it("-32012 (an operator's brake): a 503 that did not run, never retried, unlike -32004's 503", async () => {
+    const envelope = (code: number, message: string) => ({
+      jsonrpc: '2.0',
+      id: 'x',
+      result: null,
+      error: { code, message, data: null },
+    });
+    const reason =
+      'Stopped by an operator: a loop of writes. The call did not run; this brake (brk_1) holds until 2026-12-08T06:00:00.000Z.';
+    for (const headers of [{}, { 'retry-after': '0' }] as Record<string, string>[]) {
+      const braked = stubbed(() => json(503, envelope(-32012, reason), headers));
+      const error = await braked.v2().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ErpProxyError);
+      expect(error).toMatchObject({
+        code: -32012,
+        httpStatus: 503,
+        mayHaveRun: false,
+        retryable: false,
+        message: reason,
+      });
+      expect(braked.calls()).toBe(1);
+    }
+    // A brake that expires by itself says when: still not waited for.
+    const expiring = stubbed(() => json(503, envelope(-32012, reason), { 'retry-after': '7' }));
+    await expect(expiring.v2()).rejects.toMatchObject({
+      code: -32012,
+      retryAfterSeconds: 7,
+      retryable: false,
+    });
+    expect(expiring.calls()).toBe(1);
+    expect(isRetryable(new ErpProxyError({ code: -32012, message: '', httpStatus: 503 }))).toBe(false);
+    // The same status with -32004 (the ERP side turned the call away) is retried.
+    const unavailable = stubbed(
+      () => json(503, envelope(-32004, 'ERP unavailable'), { 'retry-after': '0' }),
+      1,
+    );
+    await expect(unavailable.v2()).rejects.toMatchObject({ code: -32004, httpStatus: 503, retryable: true });
+    expect(unavailable.calls()).toBe(2);
+  });
+
   it("API Gateway's 500 (the function ran out of time) and other strange answers: may have run, not retried", async () => {
     for (const response of [
       () => json(500, { message: 'Internal Server Error' }),

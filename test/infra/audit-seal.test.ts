@@ -705,10 +705,10 @@ describe('audit sealing off', () => {
     template.resourceCountIs('AWS::KMS::Key', 0);
     // The five, the deploy's table check and its trigger provider.
     template.resourceCountIs('AWS::Lambda::Function', 5 + 2);
-    // The license check only.
-    expect(Object.keys(resources(template, 'AWS::Events::Rule'))).toEqual([
-      idOf(stack, stack.licenseCheckSchedule),
-    ]);
+    // The license check and the brakes report only.
+    expect(Object.keys(resources(template, 'AWS::Events::Rule')).sort()).toEqual(
+      [idOf(stack, stack.licenseCheckSchedule), idOf(stack, stack.brakesAgeSchedule)].sort(),
+    );
     for (const fn of Object.values(resources(template, 'AWS::Lambda::Function'))) {
       const variables = JSON.stringify(fn.Properties.Environment ?? {});
       // No bucket, key or seal window of its own (aux shows AUDIT_SEALING `off` and the minutes in /_/about).

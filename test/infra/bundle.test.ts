@@ -96,10 +96,10 @@ describe('bundled handlers, invoked as Lambda would', () => {
     },
   );
 
-  it('keeps the execute bundles within the 288 KB budget (bench/README.md), with no AWS SDK inside or loaded at import', () => {
+  it('keeps the execute bundles within the 294 KB budget (bench/README.md), with no AWS SDK inside or loaded at import', () => {
     for (const fn of ['execute-v1', 'execute-v2'] as const) {
       const code = readFileSync(join(dir, fn, 'index.mjs'), 'utf8');
-      expect(BUNDLE_BUDGETS[fn]).toBe(288 * 1024);
+      expect(BUNDLE_BUDGETS[fn]).toBe(294 * 1024);
       expect(Buffer.byteLength(code), fn).toBeLessThanOrEqual(BUNDLE_BUDGETS[fn]);
       // No SDK at module load (cold start); none inlined either (the extension reads secrets).
       expect(code).not.toMatch(/import[^;(]*from\s*"@aws-sdk\//);
@@ -133,7 +133,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
     }
   });
 
-  it("each built-in shim (lambdas/platform/shims/node/) gives Node's own functions, from a real built-in", async () => {
+  it("each built-in shim (lambdas/platform/shims/node/) gives Node's own functions and constants, from a real built-in", async () => {
     expect(Object.keys(NODE_BUILTIN_SHIMS).length).toBeGreaterThan(0);
     for (const [name, file] of Object.entries(NODE_BUILTIN_SHIMS)) {
       expect(isBuiltin(name), name).toBe(true);
@@ -141,7 +141,7 @@ describe('bundled handlers, invoked as Lambda would', () => {
       const node = process.getBuiltinModule(name) as Record<string, unknown>;
       expect(Object.keys(shim).length, name).toBeGreaterThan(0);
       for (const [key, value] of Object.entries(shim)) {
-        expect(typeof value, `${name} ${key}`).toBe('function');
+        expect(['function', 'number'], `${name} ${key}`).toContain(typeof value);
         expect(value, `${name} ${key}`).toBe(node[key]);
       }
     }
@@ -363,9 +363,9 @@ describe('bundled handlers, invoked as Lambda would', () => {
     );
   });
 
-  it('keeps the mcp bundle within its 383 KB budget, without the MCP SDK server or its schemas (protocol/mcp/ serves MCP)', () => {
+  it('keeps the mcp bundle within its 388 KB budget, without the MCP SDK server or its schemas (protocol/mcp/ serves MCP)', () => {
     const code = readFileSync(join(dir, 'mcp', 'index.mjs'), 'utf8');
-    expect(BUNDLE_BUDGETS.mcp).toBe(383 * 1024);
+    expect(BUNDLE_BUDGETS.mcp).toBe(388 * 1024);
     expect(Buffer.byteLength(code)).toBeLessThanOrEqual(BUNDLE_BUDGETS.mcp);
     // The SDK's Server (server/index.js) and its zod message schemas (types.js), Ajv, zod 3.
     expect(code).not.toContain('Schema is missing a method literal');

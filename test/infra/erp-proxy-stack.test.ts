@@ -7,6 +7,10 @@ import type { CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_READ_OPERATIONS, AUDIT_WRITE_OPERATIONS } from '../../lambdas/platform/audit/audit-record.ts';
+import {
+  BRAKES_READ_OPERATIONS,
+  BRAKES_WRITE_OPERATIONS,
+} from '../../lambdas/platform/brakes/brakes-item.ts';
 import { LicenseError } from '../../lambdas/platform/errors.ts';
 import { LICENSE_CODE } from '../../lambdas/platform/metrics/catalogue.ts';
 import { errorCodeDimension } from '../../lambdas/platform/metrics/record.ts';
@@ -22,6 +26,7 @@ import { PARTITION_KEY, STORE_OPERATIONS, TTL_ATTRIBUTE } from '../../lambdas/pl
 import {
   AUDIT_SEALER_OBJECT_ACTIONS,
   type AuditSealing,
+  BRAKES_ITEM_CONDITION,
   ErpProxyStack,
   FUNCTION_IDS,
   STATE_TABLE_CHECK_ENTRY,
@@ -68,7 +73,13 @@ function synth(context: Record<string, unknown> = {}): Synth {
 }
 
 type Resource = { Properties: Record<string, unknown> };
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = {
+  Sid?: string;
+  Action: string | string[];
+  Resource: unknown;
+  Effect: string;
+  Condition?: unknown;
+};
 
 function resources(template: Template, type: string): Record<string, Resource> {
   return template.findResources(type) as Record<string, Resource>;
@@ -181,6 +192,9 @@ describe('default context', () => {
       for (const [key, fn] of Object.entries(spec)) expect(fnOf(key), key).toBe(fn);
       // The audit's records (issue 56), on the aux function.
       expect(fnOf('GET /_/audit')).toBe('aux');
+      // The operators' brakes (issue 58), on the aux function.
+      for (const key of ['GET /_/brakes', 'POST /_/brakes', 'POST /_/brakes/release'])
+        expect(fnOf(key), key).toBe('aux');
       // /mcp: POST, and GET and DELETE only to be answered 405 by the same function.
       for (const key of ['POST /mcp', 'GET /mcp', 'DELETE /mcp']) expect(fnOf(key), key).toBe('mcp');
       // OAuth's protected resource metadata of /mcp (both forms), on the mcp function.
@@ -189,7 +203,7 @@ describe('default context', () => {
         'GET /.well-known/oauth-protected-resource',
       ])
         expect(fnOf(key), key).toBe('mcp');
-      expect(routes).toHaveLength(Object.keys(spec).length + 6);
+      expect(routes).toHaveLength(Object.keys(spec).length + 9);
     });
 
     it('sends every route to the function the route table names', () => {
@@ -414,7 +428,7 @@ describe('default context', () => {
       }
     });
 
-    it('lets each function read the two secrets, write its own logs, and nothing more (aux: GetMetricData and the audit reads; execute and mcp: the state table, the audit writes and the digest secret)', () => {
+    it('lets each function read the two secrets, write its own logs, read the brakes, and nothing more (aux: GetMetricData, the audit reads and the brakes write; execute and mcp: the state table, the audit writes and the digest secret)', () => {
       for (const name of FUNCTION_NAMES) {
         const roleId = roleOf(s.template, s.fnIds[name]);
         const statements = policiesOfRole(s.template, roleId).flatMap(statementsOf);
@@ -458,6 +472,9 @@ describe('default context', () => {
           ...(STATEFUL_FUNCTIONS.includes(name) ? STORE_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
           ...(STATEFUL_FUNCTIONS.includes(name) ? AUDIT_WRITE_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
           ...(name === 'aux' ? AUDIT_READ_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
+          // The operators' brakes: every function reads them, aux writes them (test/infra/brakes.test.ts).
+          ...BRAKES_READ_OPERATIONS.map((op) => `dynamodb:${op}`),
+          ...(name === 'aux' ? BRAKES_WRITE_OPERATIONS.map((op) => `dynamodb:${op}`) : []),
         ]);
         expect([...allActions].sort(), `${name}: ${granted.join(', ')}`).toEqual([...expected].sort());
       }
@@ -487,7 +504,7 @@ describe('default context', () => {
       });
     });
 
-    it('is reached only by execute-v1, execute-v2 and mcp, with exactly the store operations on the table', () => {
+    it('is written by execute-v1, execute-v2 and mcp with exactly the store operations, and otherwise reached for the brakes item only', () => {
       expect([...STATEFUL_FUNCTIONS].sort()).toEqual(['execute-v1', 'execute-v2', 'mcp']);
       const table = { 'Fn::GetAtt': [tableId(), 'Arn'] };
       for (const name of FUNCTION_NAMES) {
@@ -498,15 +515,22 @@ describe('default context', () => {
         // The audit table's grants are test/infra/audit-table.test.ts's.
         const dynamo = statements
           .filter((st) => !JSON.stringify(st.Resource).includes(auditTableId()))
-          .flatMap(actions)
-          .filter((action) => action.startsWith('dynamodb:'));
-        if (!STATEFUL_FUNCTIONS.includes(name)) {
-          expect(onTable, name).toEqual([]);
-          expect(dynamo, name).toEqual([]);
-          continue;
-        }
+          .filter((st) => actions(st).some((action) => action.startsWith('dynamodb:')));
+        expect(dynamo, name).toEqual(onTable);
         expect(onTable.flatMap(resourcesOf), name).toEqual(onTable.map(() => table));
-        expect(dynamo.sort(), name).toEqual(STORE_OPERATIONS.map((op) => `dynamodb:${op}`).sort());
+        // The brakes' statements (test/infra/brakes.test.ts) name the brakes item alone.
+        const brakes = onTable.filter(
+          (st) => JSON.stringify(st.Condition) === JSON.stringify(BRAKES_ITEM_CONDITION),
+        );
+        expect(brakes.flatMap(actions).sort(), name).toEqual(
+          [...BRAKES_READ_OPERATIONS, ...(name === 'aux' ? BRAKES_WRITE_OPERATIONS : [])]
+            .map((op) => `dynamodb:${op}`)
+            .sort(),
+        );
+        const others = onTable.filter((st) => !brakes.includes(st));
+        expect(others.flatMap(actions).sort(), name).toEqual(
+          STATEFUL_FUNCTIONS.includes(name) ? STORE_OPERATIONS.map((op) => `dynamodb:${op}`).sort() : [],
+        );
       }
     });
 
@@ -522,12 +546,9 @@ describe('default context', () => {
       expect(text).toContain(tableId());
     });
 
-    it('is named to the functions that use it, and to aux for /_/about (which may not reach it)', () => {
+    it('is named to every function: each reads the brakes there (and aux shows it in /_/about)', () => {
       for (const name of FUNCTION_NAMES) {
-        const env = envOf(s.template, s.fnIds[name]);
-        if (name === 'aux' || STATEFUL_FUNCTIONS.includes(name)) {
-          expect(env.STATE_TABLE, name).toEqual({ Ref: tableId() });
-        } else expect(env.STATE_TABLE, name).toBeUndefined();
+        expect(envOf(s.template, s.fnIds[name]).STATE_TABLE, name).toEqual({ Ref: tableId() });
       }
     });
   });
@@ -577,7 +598,9 @@ describe('default context', () => {
       const tableGrants = policiesOfRole(s.template, roleOf(s.template, checkId()))
         .flatMap(statementsOf)
         .filter((st) => JSON.stringify(st.Resource).includes(idOf(s.stack.stateTable)))
-        .filter((st) => actions(st).some((action) => action.startsWith('dynamodb:')));
+        .filter((st) => actions(st).some((action) => action.startsWith('dynamodb:')))
+        // Not the brakes item's read (test/infra/brakes.test.ts).
+        .filter((st) => JSON.stringify(st.Condition) !== JSON.stringify(BRAKES_ITEM_CONDITION));
       expect(tableGrants.flatMap(actions).sort()).toEqual(
         STORE_OPERATIONS.map((op) => `dynamodb:${op}`).sort(),
       );
@@ -665,6 +688,9 @@ describe('default context', () => {
           'ErpProxy-AuditSealerErrors',
           'ErpProxy-AuditSealLagging',
           'ErpProxy-AuditVerifyFailures',
+          // The operators' brakes (test/infra/brakes.test.ts).
+          'ErpProxy-BrakeForgotten',
+          'ErpProxy-BrakesUnread',
           ...['ExecuteV1', 'ExecuteV2', 'Version', 'Aux', 'Mcp'].flatMap((f) => [
             `ErpProxy-${f}Errors`,
             `ErpProxy-${f}Throttles`,
@@ -816,6 +842,9 @@ describe('default context', () => {
         'McpToolCalls',
         'AuditRecords',
         'AuditWriteFailures',
+        'Braked',
+        'OldestBrakeAge',
+        'BrakesReadFailures',
       ]) {
         expect(body).toContain(metric);
       }
@@ -827,8 +856,9 @@ describe('default context', () => {
       const topicId = s.stack.getLogicalId(s.stack.alarmTopic.node.defaultChild as CfnElement);
       const alarms = Object.values(resources(s.template, 'AWS::CloudWatch::Alarm'));
       // 15, StateTableErrors (issue 39), LimitsFailedOpen (issue 40), AuditWriteFailures (issue 56), and
-      // AuditSealerErrors, AuditSealLagging and AuditVerifyFailures (issue 57).
-      expect(alarms).toHaveLength(21);
+      // AuditSealerErrors, AuditSealLagging and AuditVerifyFailures (issue 57), BrakeForgotten and
+      // BrakesUnread (issue 58).
+      expect(alarms).toHaveLength(23);
       for (const alarm of alarms) {
         expect(alarm.Properties.AlarmActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
         expect(alarm.Properties.OKActions, String(alarm.Properties.AlarmName)).toEqual([{ Ref: topicId }]);
@@ -859,10 +889,16 @@ describe('default context', () => {
     it('runs every hour, sending the aux function exactly the event its handler takes for the check', () => {
       const ruleId = s.stack.getLogicalId(s.stack.licenseCheckSchedule.node.defaultChild as CfnElement);
       const rules = resources(s.template, 'AWS::Events::Rule');
-      // The license check, and the audit sealer's two (test/infra/audit-seal.test.ts).
+      // The license check, the brakes report (test/infra/brakes.test.ts), and the audit sealer's two
+      // (test/infra/audit-seal.test.ts).
       const sealing = sealingOf(s);
       expect(Object.keys(rules).sort()).toEqual(
-        [s.stack.licenseCheckSchedule, sealing.sealSchedule, sealing.verifySchedule]
+        [
+          s.stack.licenseCheckSchedule,
+          s.stack.brakesAgeSchedule,
+          sealing.sealSchedule,
+          sealing.verifySchedule,
+        ]
           .map((rule) => s.stack.getLogicalId(rule.node.defaultChild as CfnElement))
           .sort(),
       );
@@ -899,7 +935,7 @@ describe('default context', () => {
       ]);
     });
 
-    it('lets EventBridge invoke the aux function for this rule only, and no other function (but the audit sealer, for its two)', () => {
+    it('lets EventBridge invoke the aux function for this rule and the brakes report only, and no other function (but the audit sealer, for its two)', () => {
       const idOf = (construct: { node: { defaultChild?: unknown } }) =>
         s.stack.getLogicalId(construct.node.defaultChild as CfnElement);
       const fromEvents = Object.values(resources(s.template, 'AWS::Lambda::Permission')).filter(
@@ -914,6 +950,7 @@ describe('default context', () => {
       });
       expect(fromEvents.map((permission) => permission.Properties)).toEqual([
         invoke(s.fnIds.aux, s.stack.licenseCheckSchedule),
+        invoke(s.fnIds.aux, s.stack.brakesAgeSchedule),
         invoke(idOf(sealing.sealer.function), sealing.sealSchedule),
         invoke(idOf(sealing.sealer.function), sealing.verifySchedule),
       ]);

@@ -30,7 +30,7 @@ import { type Config, loadConfig } from '../../lambdas/platform/config.ts';
 import { signLicense } from '../../lambdas/platform/license.ts';
 import type { FunctionName } from '../../lambdas/platform/names.ts';
 import { findRoute } from '../../lambdas/platform/routes.ts';
-import { LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
+import { BRAKES_AGE_EVENT, LICENSE_CHECK_EVENT } from '../../lambdas/platform/scheduled-jobs.ts';
 import { RUNTIME_SETTINGS, type Setting } from '../../lambdas/platform/settings.ts';
 import { ErpProxyStack, FUNCTION_IDS } from '../../lib/erp-proxy-stack.ts';
 import { parseStackConfig } from '../../lib/stack-config.ts';
@@ -88,8 +88,9 @@ function recording(config: Config, reads: Set<string>): Config {
 }
 
 /**
- * DynamoDB for the aux function's `GET /_/audit` (`AWS_ENDPOINT_URL_DYNAMODB`, a local-only setting,
- * stands in for the region's endpoint): an empty audit table. Records each operation and table.
+ * DynamoDB for the functions (`AWS_ENDPOINT_URL_DYNAMODB`, a local-only setting, stands in for the
+ * region's endpoint): an empty audit table for the aux function's `GET /_/audit`, and no brakes item
+ * for every function's read of the brakes. Records each operation and table.
  */
 async function startDynamoDb(calls: string[]): Promise<Server> {
   const server = createServer((request, response) => {
@@ -237,6 +238,7 @@ function requestsFor(fn: FunctionName, erp: ErpDouble): unknown[] {
         get('/_/metrics'),
         get('/_/audit', AUDITOR_KEY),
         { ...LICENSE_CHECK_EVENT },
+        { ...BRAKES_AGE_EVENT },
       ];
     }
   }
@@ -247,6 +249,7 @@ describe('each function reads only the settings the stack gives it (settings cat
   let extension: Server;
   let dynamodb: Server;
   const dynamodbCalls: string[] = [];
+  const dynamodbCallsOf = {} as Record<FunctionName, string[]>;
   const environments = {} as Record<FunctionName, Record<string, string>>;
   const reads = {} as Record<FunctionName, Set<string>>;
 
@@ -314,9 +317,9 @@ describe('each function reads only the settings the stack gives it (settings cat
         AWS_SESSION_TOKEN: SESSION_TOKEN,
         PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: port,
       });
-      // The aux function's audit reads go to the DynamoDB stand-in (the others send no write here).
-      if (fn === 'aux')
-        env.AWS_ENDPOINT_URL_DYNAMODB = `http://127.0.0.1:${(dynamodb.address() as AddressInfo).port}`;
+      // Every function's reads of the brakes, and the aux function's audit reads, go to the DynamoDB
+      // stand-in (these requests make no write).
+      env.AWS_ENDPOINT_URL_DYNAMODB = `http://127.0.0.1:${(dynamodb.address() as AddressInfo).port}`;
       environments[fn] = env;
     }
     // `/_/metrics` on AWS reads CloudWatch: an empty answer, without credentials or network.
@@ -324,6 +327,7 @@ describe('each function reads only the settings the stack gives it (settings cat
     for (const fn of FUNCTION_NAMES) {
       reads[fn] = new Set();
       const { handler } = FACTORIES[fn](recording(loadConfig(environments[fn]), reads[fn]));
+      const before = dynamodbCalls.length;
       for (const event of requestsFor(fn, erp)) {
         const answer = (await handler(event, lambdaContext(fn))) as { statusCode?: number; body?: string };
         // Each request is served (an ERP error is an answer too), not refused by the key, the license or the target policy.
@@ -331,6 +335,7 @@ describe('each function reads only the settings the stack gives it (settings cat
           expect(answer.statusCode, `${fn}: ${answer.body?.slice(0, 300)}`).toBe(200);
         }
       }
+      dynamodbCallsOf[fn] = dynamodbCalls.slice(before);
     }
   }, 60_000);
 
@@ -343,9 +348,20 @@ describe('each function reads only the settings the stack gives it (settings cat
   });
 
   it('serves GET /_/audit from the audit table the stack names, with Queries only', () => {
-    expect(dynamodbCalls.length).toBeGreaterThan(0);
-    expect(new Set(dynamodbCalls)).toEqual(new Set(['Query ErpProxy-AuditTable-TEST']));
+    expect(dynamodbCallsOf.aux).toContain('Query ErpProxy-AuditTable-TEST');
+    expect(dynamodbCalls.filter((call) => call.includes('AuditTable'))).toEqual(
+      dynamodbCallsOf.aux.filter((call) => call.startsWith('Query ')),
+    );
   });
+
+  it.each(FUNCTION_NAMES)(
+    '%s reads the brakes from the state table the stack names, with GetItem only',
+    (fn) => {
+      const stateCalls = dynamodbCallsOf[fn].filter((call) => !call.includes('AuditTable'));
+      expect(stateCalls.length, fn).toBeGreaterThan(0);
+      expect(new Set(stateCalls), fn).toEqual(new Set(['GetItem ErpProxy-StateTable-TEST']));
+    },
+  );
 
   it.each(FUNCTION_NAMES)('%s: every setting it reads lists it in readBy, and the stack writes it', (fn) => {
     const missing: string[] = [];

@@ -65,10 +65,11 @@ describe('cdk-nag AwsSolutions, default context', () => {
 
   it('acknowledges one construct at a time, each with a reason', () => {
     const acks = acknowledgments(app);
-    // 9 routes, GET /_/audit, the 3 of /mcp (POST, and GET and DELETE answered 405) and the 2 of
-    // its OAuth protected resource metadata, 3 secrets, 1 GetMetricData statement, the alarm topic.
+    // 9 routes, GET /_/audit, the 3 of /_/brakes, the 3 of /mcp (POST, and GET and DELETE answered
+    // 405) and the 2 of its OAuth protected resource metadata, 3 secrets, 1 GetMetricData
+    // statement, the alarm topic.
     const routes = acks.filter((a) => a.id === 'AwsSolutions-APIG4');
-    expect(routes).toHaveLength(15);
+    expect(routes).toHaveLength(18);
     expect(
       routes.filter((a) =>
         /^GET \/\.well-known\/oauth-protected-resource.*: Public by design/.test(a.reason),

@@ -1,7 +1,8 @@
 /**
- * The settings catalogue (lambdas/platform/settings.ts and lib/stack-settings.ts): every runtime
- * setting is deployable or says why not, each name is declared once, the docs tables are the
- * catalogue's, and the stack writes each function's environment from it.
+ * The settings catalogue (lambdas/platform/settings.ts, its texts in lib/setting-texts.ts, and
+ * lib/stack-settings.ts): every runtime setting is deployable or says why not, each name is
+ * declared once, the docs tables are the catalogue's, and the stack writes each function's
+ * environment from it.
  */
 import { readFileSync } from 'node:fs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -9,12 +10,14 @@ import { describe, expect, it } from 'vitest';
 import { SETTING_READERS } from '../../lambdas/platform/names.ts';
 import { RUNTIME_SETTINGS, type Setting } from '../../lambdas/platform/settings.ts';
 import { functionEnvironment } from '../../lib/function-environment.ts';
+import { RUNTIME_SETTING_TEXTS, type SettingText } from '../../lib/setting-texts.ts';
 import { GENERATED_TABLES, renderContextTable, withTable } from '../../lib/settings-docs.ts';
 import { CONTEXT_KEYS, parseStackConfig } from '../../lib/stack-config.ts';
-import { LOG_RETENTION_DAYS, STACK_SETTINGS } from '../../lib/stack-settings.ts';
+import { LOG_RETENTION_DAYS, STACK_SETTINGS, type StackSetting } from '../../lib/stack-settings.ts';
 
 const runtime = Object.entries(RUNTIME_SETTINGS as Readonly<Record<string, Setting>>);
-const stack = Object.entries(STACK_SETTINGS as Readonly<Record<string, Setting>>);
+const texts = RUNTIME_SETTING_TEXTS as Readonly<Record<string, SettingText>>;
+const stack = Object.entries(STACK_SETTINGS as Readonly<Record<string, StackSetting>>);
 
 describe('the settings catalogue', () => {
   it('has, for every runtime setting, a context key or the reason an operator cannot set it', () => {
@@ -26,9 +29,16 @@ describe('the settings catalogue', () => {
       expect(deployable !== (notDeployable !== undefined), `${key}: deployable or not, with a reason`).toBe(
         true,
       );
-      if (notDeployable !== undefined) expect(notDeployable.why.length, key).toBeGreaterThan(10);
-      expect(setting.meaning.length, key).toBeGreaterThan(10);
+      // The reason is the texts' (lib/setting-texts.ts): there exactly when it is not deployable.
+      const why = texts[key]?.why;
+      if (notDeployable !== undefined) expect(why?.length ?? 0, key).toBeGreaterThan(10);
+      else expect(why, key).toBeUndefined();
+      expect(texts[key]?.meaning.length ?? 0, key).toBeGreaterThan(10);
     }
+  });
+
+  it('has the texts of exactly the runtime settings, in their order', () => {
+    expect(Object.keys(texts)).toEqual(Object.keys(RUNTIME_SETTINGS));
   });
 
   it('gives every stack setting a context key and what it sets', () => {

@@ -183,6 +183,82 @@ describe('every answer of the local proxy is one docs/openapi.json documents', (
     });
   });
 
+  it("the operators' brakes: their answers, their refusals, and a braked key's -32012 on every route", async () => {
+    const operator = { 'x-api-key': 'brakes-operator-key-0123456789' };
+    const spare = { 'x-api-key': 'brakes-spare-key-0123456789ab' };
+    const plain = { 'x-api-key': 'brakes-plain-key-0123456789ab' };
+    const env = {
+      PROXY_API_KEY: '',
+      BRAKES_REFRESH: '1',
+      PROXY_API_KEYS: JSON.stringify({
+        keys: [
+          { name: 'operator', key: operator['x-api-key'], policy: { apis: ['brakes', 'operator'] } },
+          { name: 'spare', key: spare['x-api-key'], policy: { apis: ['brakes', 'v2'] } },
+          { name: 'plain', key: plain['x-api-key'] },
+        ],
+      }),
+    };
+    await withProxy({ env }, async (proxy) => {
+      const documented = async (
+        method: string,
+        path: string,
+        body: unknown,
+        headers: object,
+        status: number,
+      ) => {
+        const answer = await fetched(proxy, method, path, body, {
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        });
+        expect(answer.status, `${method} ${path} ${answer.body}`).toBe(status);
+        expectDocumented(method, path, answer, status === 200);
+        return JSON.parse(answer.body) as Json;
+      };
+      const set = await documented(
+        'POST',
+        '/_/brakes',
+        { scope: { key: 'plain' }, mode: 'all', reason: 'Documented.', expires: '2099-01-01T00:00:00Z' },
+        operator,
+        200,
+      );
+      const { id } = set.brake as { id: string };
+      await documented(
+        'POST',
+        '/_/brakes',
+        { scope: 'all', mode: 'writes', reason: 'Writes paused.' },
+        operator,
+        200,
+      );
+      await documented('GET', '/_/brakes', undefined, operator, 200);
+      await documented('POST', '/_/brakes', { scope: 'all', mode: 'sometimes', reason: 'x' }, operator, 400);
+      await documented('POST', '/_/brakes/release', { id: 'brk_unknown' }, operator, 400);
+      await documented('GET', '/_/brakes', undefined, plain, 403);
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      // The key braked `all` (with an expiry: Retry-After) on every keyed route it may call.
+      for (const [method, path, body] of [
+        ['POST', '/api/erp/execute', v1()],
+        ['POST', '/v2/erp/execute', v2()],
+        ['POST', '/api/erp/version', { id: 'v', url: double.url }],
+        ['POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+        ['GET', '/_/license', undefined],
+        ['GET', '/_/metrics', undefined],
+      ] as const) {
+        const refused = await documented(method, path, body, plain, 503);
+        expect((refused.error as Json).code, `${method} ${path}`).toBe(-32012);
+      }
+      // The `writes` brake on every caller: a write is refused at the gate, a read goes on.
+      const write = await documented(
+        'POST',
+        '/v2/erp/execute',
+        { ...v2(), method: 'create', kwargs: { vals_list: [{}] } },
+        spare,
+        503,
+      );
+      expect((write.error as Json).code).toBe(-32012);
+      await documented('POST', '/_/brakes/release', { id }, spare, 200);
+    });
+  });
+
   it('an invalid license: 403 code 0, and /_/license says why', async () => {
     const file = join(dir, 'expired.json');
     writeFileSync(file, JSON.stringify({ licensee: 'ACME', valid_until: '2020-01-31' }));

@@ -285,8 +285,11 @@ describe('every endpoint answers random input with a documented, well-formed res
           expect(answer.json).toEqual({ message: 'Not Found' });
           return;
         }
-        // The audit is never a key's without a policy that lists it (this proxy's test key has none).
-        expect(path === '/_/audit' ? [401, 403] : [200, 401]).toContain(answer.status);
+        // The audit and the brakes are never a key's without a policy that lists them (this proxy's
+        // test key has none).
+        expect(path === '/_/audit' || path.startsWith('/_/brakes') ? [401, 403] : [200, 401]).toContain(
+          answer.status,
+        );
         if (answer.status === 401 || answer.status === 403) assertWellFormed(path, answer);
       }),
       { numRuns: 25 },

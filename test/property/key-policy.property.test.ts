@@ -166,8 +166,12 @@ describe('every API × every policy field, against a reference', () => {
             ...(target === undefined ? {} : { target: new URL(target) }),
           };
           const expected = (() => {
-            // The audit is a key's only when its policy lists it.
-            if (asked.api === 'audit' && document.apis?.includes('audit') !== true) return 'api';
+            // The audit and the brakes are a key's only when its policy lists them.
+            if (
+              (asked.api === 'audit' || asked.api === 'brakes') &&
+              document.apis?.includes(asked.api) !== true
+            )
+              return 'api';
             if (asked.api !== undefined && document.apis !== undefined && !document.apis.includes(asked.api))
               return 'api';
             if (
@@ -213,9 +217,9 @@ describe('every API × every policy field, against a reference', () => {
           const got = verdict(policy, question);
           seen.add(got);
           expect(got).toBe(expected);
-          // A key without a policy, or with an empty one, is never refused, but for the audit, which
-          // only a policy that lists it has.
-          const unlisted = question.api === 'audit' ? 'api' : 'allowed';
+          // A key without a policy, or with an empty one, is never refused, but for the audit and the
+          // brakes, which only a policy that lists them has.
+          const unlisted = question.api === 'audit' || question.api === 'brakes' ? 'api' : 'allowed';
           expect(verdict(undefined, question)).toBe(unlisted);
           expect(verdict(policyOf({}), question)).toBe(unlisted);
         },

@@ -3,12 +3,18 @@
  * exactly one window of each period, aligned to the clock; `Retry-After` is never 0, always lands a
  * retry in a later window, and never past the first whole second after the window's end; and the
  * `limits` of a key policy and `ERP_TARGET_LIMITS` accept exactly their documented forms; an ERP
- * reached by any spelling of its address has one budget, and two addresses never share one.
+ * reached by any spelling of its address has one budget, and two addresses never share one; an
+ * address of a DNS answer, in any spelling a resolver gives, matches the entry of that address in
+ * any spelling, and a call to a name counts against the first keyed address of its answer alone.
  */
+import type { LookupAddress } from 'node:dns';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { CallerIdentity } from '../../lambdas/core/inbound-call.ts';
+import { admitCall } from '../../lambdas/core/limits-check.ts';
 import { parseProxyKeys } from '../../lambdas/platform/config.ts';
 import {
+  addressHost,
   hostOfUrl,
   LIMIT_PERIODS,
   normalizeLimitHost,
@@ -17,6 +23,7 @@ import {
   retryAfterSeconds,
   windowOf,
 } from '../../lambdas/platform/limits.ts';
+import { EmbeddedStateStore } from '../../lambdas/platform/state/state-store-embedded.ts';
 
 /** Instants from 1970 to 2200, in milliseconds. */
 const instant = fc.integer({ min: 0, max: 7_258_118_400_000 });
@@ -258,6 +265,124 @@ describe('one ERP, one budget (docs/design.md, "Limits: protecting the ERP")', (
           `${JSON.stringify(dotted(value))} and ${JSON.stringify(other)} name one ERP (${dotted(value)}), which has one budget: keep one entry`,
         ]);
       }),
+    );
+  });
+});
+
+describe('one ERP, one budget, whatever its name: the addresses of a DNS answer', () => {
+  const ipv4 = fc.integer({ min: 0, max: 0xffff_ffff });
+  const dotted = (value: number): string =>
+    [24, 16, 8, 0].map((shift) => String((value >>> shift) & 0xff)).join('.');
+  const hex = (value: number): string => `${(value >>> 16).toString(16)}:${(value & 0xffff).toString(16)}`;
+  /** How a resolver, or an operator, may write the IPv4 address `value`: bare (no brackets), any case. */
+  const spellings = (value: number, suffix: number): string[] => [
+    dotted(value),
+    `::ffff:${dotted(value)}`, // IPv4-mapped, as getaddrinfo writes it
+    `::FFFF:${hex(value).toUpperCase()}`,
+    `0:0:0:0:0:ffff:${hex(value)}`,
+    `0000:0000:0000:0000:0000:ffff:${dotted(value)}`,
+    `64:ff9b::${dotted(value)}`, // NAT64 (DNS64)
+    `64:FF9B:0:0:0:0:${hex(value)}`,
+    `::ffff:0:${hex(value)}`, // SIIT
+    `2002:${hex(value)}:${suffix.toString(16)}::1`, // 6to4
+  ];
+  const bracketed = (form: string): string => (form.includes(':') ? `[${form}]` : form);
+
+  it('matches an answer address in any spelling to the entry of that address in any spelling', () => {
+    fc.assert(
+      fc.property(ipv4, fc.integer({ min: 0, max: 0xffff }), fc.nat(8), fc.nat(8), (value, suffix, a, e) => {
+        const forms = spellings(value, suffix);
+        const answer = forms[a] as string;
+        const entry = forms[e] as string;
+        // The resolver's spelling, bare; the operator's, bare or in brackets.
+        expect(addressHost(answer), answer).toBe(dotted(value));
+        expect(normalizeLimitHost(entry), entry).toBe(addressHost(answer));
+        expect(normalizeLimitHost(bracketed(entry)), entry).toBe(addressHost(answer));
+      }),
+    );
+  });
+
+  it('matches an IPv6 address that carries no IPv4 address in any spelling, and nothing else', () => {
+    const groups = fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 });
+    fc.assert(
+      fc.property(groups, ipv4, (words, other) => {
+        fc.pre(words[0] !== 0 && words[0] !== 0x64 && words[0] !== 0x2002);
+        const full = words.map((word) => word.toString(16).padStart(4, '0')).join(':');
+        const short = words.map((word) => word.toString(16)).join(':');
+        const key = normalizeLimitHost(`[${short.toUpperCase()}]`);
+        expect(key?.startsWith('[')).toBe(true);
+        expect(addressHost(full)).toBe(key);
+        expect(addressHost(short.toUpperCase())).toBe(key);
+        expect(addressHost(dotted(other))).not.toBe(key);
+      }),
+    );
+  });
+
+  it('matches no entry with what is not an address: a scoped address, a name', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,20}){0,3}$/), (name) => {
+        expect(addressHost(name)).toBeUndefined();
+        expect(addressHost(`fe80::1%${name}`)).toBeUndefined();
+      }),
+    );
+  });
+
+  it('counts a call to a name against the first keyed address of its answer alone, and connects to it', async () => {
+    const answerOf = fc.uniqueArray(ipv4, { minLength: 1, maxLength: 6 });
+    await fc.assert(
+      fc.asyncProperty(
+        answerOf,
+        fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+        fc.array(fc.nat(8), { minLength: 12, maxLength: 12 }),
+        async (values, keyed, forms) => {
+          const written = (value: number, index: number): string =>
+            spellings(value, 1)[forms[index] ?? 0] as string;
+          const answer = values.map(
+            (value, index): LookupAddress => ({
+              address: written(value, index),
+              family: index === 0 ? 4 : 6,
+            }),
+          );
+          const entries = Object.fromEntries([
+            // An address outside every answer: the limits name addresses whatever is keyed.
+            ['[2001:db8::1]', { in_flight: 1 }],
+            ...values.flatMap((value, index) =>
+              keyed[index] ? [[bracketed(written(value, index + 6)), { requests: 1, per: 'day' }]] : [],
+            ),
+          ]);
+          const parsed = parseTargetLimits(entries);
+          if (!('value' in parsed)) throw new Error(String(parsed.problem));
+          const store = new EmbeddedStateStore();
+          const deps = {
+            store,
+            targetLimits: parsed.value,
+            lookup: async () => ({ addresses: answer }),
+            now: () => Date.UTC(2026, 10, 28, 10),
+          };
+          const caller = { identity: { kind: 'key', name: 'k' } as CallerIdentity, keyPolicy: undefined };
+          const admission = await admitCall(deps, caller, new URL('http://erp.example.com'), 1000);
+          const first = values.findIndex((_value, index) => keyed[index] === true);
+          if (first < 0) {
+            // No keyed address: nothing to count; the connection keeps to the answer.
+            expect(admission?.headers).toEqual({});
+            expect(admission?.pinned?.connectTo).toEqual({ hostname: 'erp.example.com', addresses: answer });
+            return;
+          }
+          expect(admission?.pinned?.connectTo).toEqual({
+            hostname: 'erp.example.com',
+            address: answer[first],
+          });
+          expect(admission?.headers.RateLimit).toBe('"erp-address-day";r=0;t=50400');
+          // Its day is used up; every other keyed address still has its own.
+          for (const [index, value] of values.entries()) {
+            if (!keyed[index]) continue;
+            const next = admitCall(deps, caller, new URL(`http://${dotted(value)}`), 1000);
+            if (index === first) await expect(next).rejects.toThrow('is used up');
+            else await expect(next).resolves.toBeDefined();
+          }
+        },
+      ),
+      { numRuns: 60 },
     );
   });
 });

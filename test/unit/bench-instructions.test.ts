@@ -105,6 +105,13 @@ describe('instructionTable', () => {
     expect(table).toContain('| aux | 150.0 M | — |');
     expect(spread([5])).toBe('—');
   });
+
+  it('says when every process had the state table (`--state-table`: the first call reads the brakes), and not otherwise', () => {
+    expect(instructionTable({ ...result, stateTable: true })).toContain(
+      'Every process had the state table (DynamoDB Local), as deployed: the first call reads the brakes.',
+    );
+    expect(instructionTable(result)).not.toContain('state table');
+  });
 });
 
 /** Whether valgrind must be there: in CI (`.ci/run` installs it), its absence fails these tests. */

@@ -191,7 +191,11 @@ describe('the chain builder', () => {
         response: { statusCode: 200, headers: {}, body: JSON.stringify(Object.keys(known)) },
         facts: { outcome: 'success' },
       }));
-    expect(await handle(event(), context())).toMatchObject({ statusCode: 200, body: '["answer"]' });
+    // The handler knows what observe gives every request (its trace, its store meter) and the step's value.
+    expect(await handle(event(), context())).toMatchObject({
+      statusCode: 200,
+      body: '["trace","storeMeter","answer"]',
+    });
   });
 });
 

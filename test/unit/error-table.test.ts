@@ -47,6 +47,9 @@ function instantiate(errorClass: ErrorClass): errors.ProxyError {
   // A limit's refusal also names its rule and when to retry (README, "Limits").
   if ((errorClass as unknown) === errors.RateLimitedError)
     return new errors.RateLimitedError('a message', { rule: 'key_minute', retryAfterSeconds: 1 });
+  // An operator's brake names itself (docs/operators.md, "Stop an agent now").
+  if ((errorClass as unknown) === errors.BrakedError)
+    return new errors.BrakedError('a message', { brakeId: 'brk_0123456789abcdef' });
   return new errorClass('a message');
 }
 
@@ -119,7 +122,7 @@ describe('the error table', () => {
   });
 
   it('lists the codes answered with 5xx in table order', () => {
-    expect(serverErrorCodes()).toEqual([-32003, -32004, -32005, -32006, -32009, -32603]);
+    expect(serverErrorCodes()).toEqual([-32003, -32004, -32005, -32006, -32009, -32012, -32603]);
   });
 
   it('is frozen', () => {

@@ -42,6 +42,7 @@ describe('the gate', () => {
     expect(gateOrder()).toEqual([
       'audit',
       'policy',
+      'brakes',
       'idempotency-lookup',
       'confirmation',
       'limits',
@@ -61,10 +62,11 @@ describe('the gate', () => {
       applies: () => true,
       pass: (call, _deps, rest) => rest(call),
     };
-    const steps = [...GATE_STEPS.slice(0, 4), another, ...GATE_STEPS.slice(4)];
+    const steps = [...GATE_STEPS.slice(0, 5), another, ...GATE_STEPS.slice(5)];
     expect(gateOrder(steps)).toEqual([
       'audit',
       'policy',
+      'brakes',
       'idempotency-lookup',
       'confirmation',
       'another',
@@ -157,6 +159,7 @@ describe('the gate', () => {
     expect(names).toEqual([
       'passAudit',
       'passPolicy',
+      'passBrakes',
       'passIdempotency',
       'passConfirmationStep',
       'passLimits',

@@ -1,10 +1,18 @@
 /**
  * The upstream HTTP client over real loopback sockets (the one unit suite that uses the network,
- * 127.0.0.1 only): keep-alive reuse, the response size limit, the line between "did not run"
- * (-32004) and "may have run" (-32003), and the one retry on a stale keep-alive socket.
+ * loopback addresses only): keep-alive reuse, the response size limit, the line between "did not
+ * run" (-32004) and "may have run" (-32003), the one retry on a stale keep-alive socket, and a call
+ * pinned to the DNS answer the limits counted it by (its own connections, no second lookup, the
+ * certificate checked against the host name).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo, LookupFunction, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnswerBudget, SMALL_ANSWER_BYTES } from '../../lambdas/platform/answer-budget.ts';
 import {
@@ -14,10 +22,12 @@ import {
   UpstreamUnavailableError,
 } from '../../lambdas/platform/errors.ts';
 import {
+  type ConnectTo,
   createHttpClient,
   type HttpClient,
   type UpstreamRequest,
 } from '../../lambdas/upstream/http-client.ts';
+import { loopbackCert } from '../support/tls-cert.ts';
 
 interface SeenRequest {
   readonly method: string;
@@ -41,8 +51,11 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-/** A `node:http` server on 127.0.0.1 that records connections and requests (body read first). */
-async function startServer(handler: Handler): Promise<LoopbackServer> {
+/** A `node:http` server on 127.0.0.1 (or `at`) that records connections and requests (body read first). */
+async function startServer(
+  handler: Handler,
+  at: { readonly host?: string; readonly port?: number } = {},
+): Promise<LoopbackServer> {
   const requests: SeenRequest[] = [];
   const sockets: Socket[] = [];
   const server: Server = createServer((req, res) => {
@@ -60,10 +73,11 @@ async function startServer(handler: Handler): Promise<LoopbackServer> {
     });
   });
   server.on('connection', (socket: Socket) => sockets.push(socket));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = at.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(at.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   const loopback: LoopbackServer = {
-    url: new URL(`http://127.0.0.1:${port}/odoo/jsonrpc`),
+    url: new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}/odoo/jsonrpc`),
     requests,
     sockets,
     close: async () => {
@@ -719,3 +733,173 @@ describe('stale keep-alive sockets', () => {
     expect(error.message).toMatch(/refused the connection/);
   });
 });
+
+describe('a call pinned to the DNS answer the limits counted it by', () => {
+  /** Lets a finished call's socket go back into the pool. */
+  const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
+
+  /** The same port on 127.0.0.2 and 127.0.0.3: two addresses of one name, `erp.test`. */
+  async function twoAddresses(): Promise<{ readonly two: LoopbackServer; readonly three: LoopbackServer }> {
+    const two = await startServer(answerJson, { host: '127.0.0.2' });
+    const three = await startServer(answerJson, { host: '127.0.0.3', port: Number(two.url.port) });
+    return { two, three };
+  }
+
+  /** A client whose resolver answers `erp.test` with 127.0.0.2, counting its questions. */
+  function clientResolving(): { readonly client: HttpClient; readonly asked: string[] } {
+    const asked: string[] = [];
+    const lookup: LookupFunction = (hostname, options, callback) => {
+      asked.push(hostname);
+      const address = { address: '127.0.0.2', family: 4 };
+      setImmediate(() => (options.all ? callback(null, [address]) : callback(null, address.address, 4)));
+    };
+    const client = createHttpClient({ idleTimeoutMs: 60_000, lookup });
+    cleanups.push(() => client.close());
+    return { client, asked };
+  }
+
+  const nameUrl = (server: LoopbackServer): URL => new URL(`http://erp.test:${server.url.port}/odoo/jsonrpc`);
+  const pinnedTo = (address: string): ConnectTo => ({
+    hostname: 'erp.test',
+    address: { address, family: 4 },
+  });
+
+  it("sends it to the keyed address, with the URL's Host, and asks no resolver", async () => {
+    const { two, three } = await twoAddresses();
+    const { client, asked } = clientResolving();
+    const answer = await client.send(upstreamRequest(nameUrl(two), { connectTo: pinnedTo('127.0.0.3') }));
+    expect(answer.status).toBe(200);
+    expect(three.requests).toHaveLength(1);
+    expect(three.requests[0]?.headers.host).toBe(`erp.test:${two.url.port}`);
+    expect(two.requests).toHaveLength(0);
+    expect(asked).toEqual([]);
+  });
+
+  it('keeps its connections by address: one kept alive for the name, or for another address, never carries it', async () => {
+    const { two, three } = await twoAddresses();
+    const { client } = clientResolving();
+    // The name, resolved at connect (127.0.0.2): a connection kept alive for `erp.test`.
+    await client.send(upstreamRequest(nameUrl(two)));
+    await settle();
+    // Pinned to 127.0.0.3: not that connection.
+    await client.send(upstreamRequest(nameUrl(two), { connectTo: pinnedTo('127.0.0.3') }));
+    await settle();
+    expect(three.requests).toHaveLength(1);
+    // Pinned to 127.0.0.2 twice: a connection of its own, then kept alive for it.
+    await client.send(upstreamRequest(nameUrl(two), { connectTo: pinnedTo('127.0.0.2') }));
+    await settle();
+    await client.send(upstreamRequest(nameUrl(two), { connectTo: pinnedTo('127.0.0.2') }));
+    expect(two.requests).toHaveLength(3);
+    expect(two.sockets).toHaveLength(2);
+    expect(three.sockets).toHaveLength(1);
+  });
+
+  it('with an answer no limit keys, connects within it without a second lookup, and reuses a kept-alive connection only if it is at one of its addresses', async () => {
+    const { two, three } = await twoAddresses();
+    const { client, asked } = clientResolving();
+    await client.send(upstreamRequest(nameUrl(two)));
+    await settle();
+    expect(asked).toEqual(['erp.test']);
+    // The call's answer is 127.0.0.3: the connection kept alive at 127.0.0.2 does not carry it.
+    const onlyThree: ConnectTo = { hostname: 'erp.test', addresses: [{ address: '127.0.0.3', family: 4 }] };
+    await client.send(upstreamRequest(nameUrl(two), { connectTo: onlyThree }));
+    expect(three.requests).toHaveLength(1);
+    expect(asked).toEqual(['erp.test']);
+    await settle();
+    // An answer holding 127.0.0.2: a connection kept alive there may carry it.
+    await client.send(upstreamRequest(nameUrl(two)));
+    await settle();
+    const withTwo: ConnectTo = {
+      hostname: 'erp.test',
+      addresses: [
+        { address: '127.0.0.3', family: 4 },
+        { address: '127.0.0.2', family: 4 },
+      ],
+    };
+    await client.send(upstreamRequest(nameUrl(two), { connectTo: withTwo }));
+    expect(two.requests).toHaveLength(3);
+    expect(two.sockets).toHaveLength(2);
+  });
+
+  it('fails as a DNS failure when its name did not resolve: no lookup, no kept-alive connection (-32004)', async () => {
+    const { two } = await twoAddresses();
+    const { client, asked } = clientResolving();
+    await client.send(upstreamRequest(nameUrl(two)));
+    await settle();
+    const notFound: NodeJS.ErrnoException = Object.assign(new Error('getaddrinfo ENOTFOUND erp.test'), {
+      code: 'ENOTFOUND',
+    });
+    const error = await failure(
+      client.send(upstreamRequest(nameUrl(two), { connectTo: { hostname: 'erp.test', failure: notFound } })),
+    );
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toBe(
+      'Cannot resolve ERP host erp.test (DNS). The call did not run; retrying is safe.',
+    );
+    expect(two.requests).toHaveLength(1);
+    expect(asked).toEqual(['erp.test']);
+  });
+
+  it('is honoured for its own host only', async () => {
+    const server = await startServer(answerJson);
+    const { client } = clientResolving();
+    await client.send(upstreamRequest(server.url, { connectTo: pinnedTo('127.0.0.3') }));
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('checks the certificate against the host name (TLS server name), not the address connected to', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pinned-tls-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const named = certificateFor(dir, 'erp.test', 'DNS:erp.test');
+    const byAddress = loopbackCert(join(dir, 'ip'));
+    const serve = async (cert: { cert: Buffer; key: Buffer }) => {
+      const server = createHttpsServer(cert, (req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ sni: (req.socket as TLSSocket).servername, host: req.headers.host }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      cleanups.push(async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      });
+      return (server.address() as AddressInfo).port;
+    };
+    const client = createHttpClient({
+      idleTimeoutMs: 60_000,
+      tls: { ca: [named.cert, byAddress.cert].join('\n') },
+    });
+    cleanups.push(() => client.close());
+    const pinned = pinnedTo('127.0.0.1');
+    // A certificate for erp.test: the pinned call passes, and the server sees erp.test (SNI, Host).
+    const good = await serve(named);
+    const answer = await client.send(
+      upstreamRequest(new URL(`https://erp.test:${good}/`), { method: 'GET', connectTo: pinned }),
+    );
+    expect(JSON.parse(answer.body.toString('utf8'))).toEqual({ sni: 'erp.test', host: `erp.test:${good}` });
+    // A certificate for the address only: refused, though the address is the one connected to.
+    const other = await serve(byAddress);
+    const error = await failure(
+      client.send(
+        upstreamRequest(new URL(`https://erp.test:${other}/`), { method: 'GET', connectTo: pinned }),
+      ),
+    );
+    expect(error).toBeInstanceOf(UpstreamUnavailableError);
+    expect(error.message).toMatch(
+      /^TLS handshake with erp\.test:\d+ failed \(ERR_TLS_CERT_ALTNAME_INVALID\)/,
+    );
+  });
+});
+
+/** A self-signed certificate for `subject`, with `altName` (`DNS:name`), made by `openssl`. */
+function certificateFor(dir: string, subject: string, altName: string): { cert: Buffer; key: Buffer } {
+  const certFile = join(dir, `${subject}.pem`);
+  const keyFile = join(dir, `${subject}.key`);
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1']
+      .concat(['-subj', `/CN=${subject}`, '-addext', `subjectAltName=${altName}`])
+      .concat(['-keyout', keyFile, '-out', certFile]),
+    { stdio: 'ignore' },
+  );
+  return { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+}

@@ -60,7 +60,7 @@ describe('the policy format', () => {
             name: 'reporting',
             key: KEY,
             policy: {
-              apis: ['v1', 'v2', 'version', 'mcp', 'operator', 'audit'],
+              apis: ['v1', 'v2', 'version', 'mcp', 'operator', 'audit', 'brakes'],
               access: 'read',
               models: ['res.partner', 'sale.*'],
               targets: ['erp.example.com', '*.erp.internal', '10.20.0.0/16'],
@@ -113,7 +113,7 @@ describe('the policy format', () => {
     [{ access: 'READ' }, 'keys.0.policy.access (key "reporting"): expected "read" or "write"'],
     [
       { apis: ['v3'] },
-      'keys.0.policy.apis.0 (key "reporting"): expected one of v1, v2, version, mcp, operator, audit',
+      'keys.0.policy.apis.0 (key "reporting"): expected one of v1, v2, version, mcp, operator, audit, brakes',
     ],
     [{ apis: [] }, 'keys.0.policy.apis (key "reporting"): an empty list allows no API'],
     [{ apis: 'v1' }, 'keys.0.policy.apis (key "reporting"): expected a list'],

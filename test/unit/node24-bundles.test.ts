@@ -82,6 +82,9 @@ describe('the Node 24 bundle check', () => {
       'GET /.well-known/oauth-protected-resource/mcp': { status: 404 },
       'POST /api/erp/execute, a wrong key': { status: 401 },
       'the scheduled license check': { status: 'result' },
+      'the scheduled brakes report': { status: 'result' },
+      'GET /_/brakes': { status: 403 },
+      'POST /_/brakes/release': { status: 403 },
     });
     const served = Object.entries(expected).filter(([, e]) => e.status === 200 && e.error === undefined);
     expect(served.length).toBeGreaterThanOrEqual(12);

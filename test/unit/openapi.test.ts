@@ -266,6 +266,7 @@ describe('docs/openapi.json', () => {
     expect(about.required.sort()).toEqual([
       'api_versions',
       'audit',
+      'brakes_in_force',
       'build',
       'confirmations',
       'description',
@@ -335,7 +336,83 @@ describe('docs/openapi.json', () => {
       expect(responses[`${api}Error409`]?.description, api).toContain('-32010');
       expect(responses[`${api}Error422`]?.description, api).toContain('-32011');
     }
-    expect(responses.VersionSuccess?.headers).toBeUndefined();
+    expect(responses.VersionSuccess?.headers).not.toHaveProperty('Idempotent-Replayed');
     expect((doc.components as unknown as { headers: Json }).headers).toHaveProperty('Idempotent-Replayed');
+  });
+
+  it("documents the operators' brakes: their bodies and answers, the -32012 of a braked key on every keyed route", () => {
+    type Response = { description: string; content: Record<string, { schema: Json }> };
+    type Operation = {
+      requestBody?: { content: Record<string, { schema: Json }> };
+      responses: Record<string, Response>;
+    };
+    const operation = (method: string, path: string) => doc.paths[path]?.[method] as Operation;
+    const body = (method: string, path: string) =>
+      operation(method, path).requestBody?.content['application/json']?.schema;
+    expect(body('post', '/_/brakes')).toEqual({ $ref: '#/components/schemas/BrakeRequest' });
+    expect(body('post', '/_/brakes/release')).toEqual({ $ref: '#/components/schemas/BrakeRelease' });
+    expect(operation('get', '/_/brakes').requestBody).toBeUndefined();
+    const request = doc.components.schemas.BrakeRequest as {
+      required: string[];
+      additionalProperties: boolean;
+    };
+    expect(request.required.sort()).toEqual(['mode', 'reason', 'scope']);
+    expect(request.additionalProperties).toBe(false);
+    expect(JSON.stringify(doc.components.schemas.BrakeScope)).toContain('"const":"all"');
+    const brake = doc.components.schemas.Brake as { required: string[] };
+    expect(brake.required.sort()).toEqual(['id', 'mode', 'reason', 'scope', 'set_at', 'set_by']);
+    for (const [method, path, member] of [
+      ['get', '/_/brakes', 'brakes'],
+      ['post', '/_/brakes', 'brake'],
+      ['post', '/_/brakes/release', 'released'],
+    ] as const) {
+      const { responses } = operation(method, path);
+      const answer = responses['200']?.content['application/json']?.schema as { required: string[] };
+      expect(answer.required, path).toEqual([member]);
+      expect(responses['403']?.description, path).toContain('does not list `brakes`');
+      expect(envelopeCodes(responses['503'] as Response), path).toEqual([-32004, -32012]);
+      if (method === 'post') expect(envelopeCodes(responses['400'] as Response), path).toEqual([-32600]);
+    }
+    expect(operation('get', '/_/audit').responses['403']?.description).toContain('does not list `audit`');
+    // A key braked `all` is refused on every keyed route: the operator endpoints say so too.
+    for (const route of ROUTES.filter((r) => r.fn === 'aux' && r.auth !== 'public')) {
+      const responses = operation(route.method.toLowerCase(), route.path).responses;
+      expect(envelopeCodes(responses['503'] as Response), route.path).toContain(-32012);
+    }
+    expect(doc.components.responses.V2Error503?.description).toContain('`-32012`');
+    expect(JSON.stringify(operation('post', '/mcp').responses['503'])).toContain('-32012');
+  });
+
+  it("names every answer's request (Request-Id, apigw-requestid), and where execute's and MCP's time went (Server-Timing)", () => {
+    type Response = { $ref?: string; headers?: Record<string, unknown> };
+    const responses = doc.components.responses as Record<string, Response>;
+    const named = (response: Response | undefined) => Object.keys(response?.headers ?? {});
+    for (const [name, response] of Object.entries(responses)) {
+      const gateway = ['RequestTimeout', 'PayloadTooLarge', 'TooManyRequests', 'RequestHeaderFieldsTooLarge'];
+      if (gateway.includes(name)) {
+        expect(named(response), name).toContain('apigw-requestid');
+        expect(named(response), name).not.toContain('Request-Id');
+        continue;
+      }
+      expect(named(response), name).toEqual(expect.arrayContaining(['Request-Id', 'apigw-requestid']));
+      if (/^V[12]/.test(name)) expect(named(response), name).toContain('Server-Timing');
+      else expect(named(response), name).not.toContain('Server-Timing');
+    }
+    const paths = doc.paths as Record<string, Record<string, { responses: Record<string, Response> }>>;
+    for (const [status, response] of Object.entries(paths['/mcp']?.post?.responses ?? {})) {
+      if (response.$ref !== undefined) continue;
+      expect(named(response), `POST /mcp ${status}`).toEqual(
+        expect.arrayContaining(['Request-Id', 'apigw-requestid', 'Server-Timing']),
+      );
+    }
+    const about = paths['/_/about']?.get?.responses['200'];
+    expect(named(about)).toEqual(['Request-Id', 'apigw-requestid']);
+    expect((doc.components as unknown as { headers: Json }).headers).toEqual(
+      expect.objectContaining({
+        'Request-Id': expect.anything(),
+        'apigw-requestid': expect.anything(),
+        'Server-Timing': expect.anything(),
+      }),
+    );
   });
 });

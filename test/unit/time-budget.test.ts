@@ -102,4 +102,11 @@ describe('upstreamTimeoutMs', () => {
     const budget = upstreamTimeoutMs({ ...base, header: '20', remainingMs: 9_999.7 });
     expect(budget).toBe(8_499);
   });
+
+  it("takes off what the call already spent (the limits' lookup of its ERP), not twice from the time left", () => {
+    expect(upstreamTimeoutMs({ ...base, header: '5', spentMs: 1_200 })).toBe(3_800);
+    // The time left was read after the lookup: it has the lookup spent already.
+    expect(upstreamTimeoutMs({ ...base, header: '20', remainingMs: 10_000, spentMs: 1_200 })).toBe(8_500);
+    expect(upstreamTimeoutMs({ ...base, header: '5', spentMs: 60_000 })).toBe(50);
+  });
 });

@@ -38,7 +38,7 @@ import type { AuditMode } from '../../platform/names.ts';
 import type { ErpCall } from '../../upstream/erp-transport.ts';
 import { certainlyDidNotRun, idempotencyScope } from '../idempotency.ts';
 import type { CallerIdentity } from '../inbound-call.ts';
-import { factsOf, type IdempotencyOutcome, type RequestFacts } from '../request-facts.ts';
+import { factsOf, type IdempotencyOutcome, type RequestFacts, type StoreMeter } from '../request-facts.ts';
 import { auditedRequest, type CallContent, callContent } from './call-content.ts';
 
 /** What the audit needs of the runtime (built by {@link auditDeps}). */
@@ -72,6 +72,10 @@ export interface AuditSubject<T> {
   };
   /** The request log line's `request_id`. */
   readonly requestId?: string;
+  /** The call's W3C trace id (the log line's `trace_id`). */
+  readonly traceId?: string;
+  /** Where the call's waits on the store add up (`Server-Timing`'s `store`). */
+  readonly storeMeter?: StoreMeter;
   /** The `Idempotency-Key` as sent (only its HMAC is recorded). */
   readonly idempotencyKey?: string;
   /** The call's value's facts (its outcome, what its key and confirmation did). */
@@ -180,6 +184,7 @@ function endOf(
   const rule =
     facts.policyRule ??
     facts.limitRule ??
+    (facts.brake === undefined ? undefined : 'brake') ??
     (facts.idempotency === 'store_unavailable' && !reachedPending ? 'idempotency_store' : undefined);
   if (rule !== undefined || (!reachedPending && REFUSAL_CODES.has(failure))) {
     return { outcome: 'refused', error: { code: failure, ...(rule === undefined ? {} : { rule }) } };
@@ -287,6 +292,7 @@ const REFUSAL_CODES: ReadonlySet<number> = new Set([
   PROXY_ERRORS.keyPolicyRefused.code,
   PROXY_ERRORS.idempotencyInProgress.code,
   PROXY_ERRORS.idempotencyKeyReused.code,
+  PROXY_ERRORS.braked.code,
   -32602,
   -32021,
 ]);
@@ -348,6 +354,11 @@ export class AuditWriting<T> {
     return this.#content.content;
   }
 
+  /** A wait on the store, counted on the call's meter. */
+  #timed<W>(work: Promise<W>): Promise<W> {
+    return this.subject.storeMeter?.timed(work) ?? work;
+  }
+
   /** The call as the policy step ruled it: its requests are what the record describes. */
   saw(call: AuditedCall): void {
     this.#call = call;
@@ -365,10 +376,12 @@ export class AuditWriting<T> {
       // The ids it names are pointed at now: a call whose function dies is found by `record=` too.
       const pointers = pointersOf(record, AUDIT_POINTERS_MAX);
       // Both settled before going on: a refusal never leaves a write of its own in flight.
-      const [created, pointed] = await Promise.allSettled([
-        store.create(record, expiresAt),
-        pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
-      ]);
+      const [created, pointed] = await this.#timed(
+        Promise.allSettled([
+          store.create(record, expiresAt),
+          pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
+        ]),
+      );
       if (created.status === 'rejected') throw created.reason;
       if (pointed.status === 'rejected') throw pointed.reason;
       this.#pointed = new Set(pointers.map((pointer) => pointer.id));
@@ -423,10 +436,12 @@ export class AuditWriting<T> {
         ? []
         : pointersOf(record, most).filter((pointer) => !this.#pointed.has(pointer.id));
       // Both settled before the answer: a frozen function runs nothing after it.
-      const [finished, pointed] = await Promise.allSettled([
-        store.finish(record, expiresAt, { quick }),
-        pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
-      ]);
+      const [finished, pointed] = await this.#timed(
+        Promise.allSettled([
+          store.finish(record, expiresAt, { quick }),
+          pointers.length === 0 ? undefined : store.point(record, pointers, expiresAt),
+        ]),
+      );
       if (finished.status === 'fulfilled' && finished.value) written = true;
       else {
         this.#failures += 1;
@@ -477,6 +492,7 @@ export class AuditWriting<T> {
       audit_id: this.id,
       time: new Date(this.#opened).toISOString(),
       ...(subject.requestId === undefined ? {} : { request_id: subject.requestId }),
+      ...(subject.traceId === undefined ? {} : { trace_id: subject.traceId }),
       api: subject.api,
       ...(subject.tool === undefined ? {} : { tool: subject.tool }),
       actor_id: scope,

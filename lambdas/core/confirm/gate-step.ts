@@ -16,6 +16,7 @@
  * keeping forgets them: core/mcp/run-tool.ts); a replay comes from the lookup, before this step,
  * and never asks.
  */
+import type { PinnedErp } from '../call-context.ts';
 import type { Confirmation } from './decide.ts';
 
 /** What ended a call at the confirmation step: a refusal, or the person's no. */
@@ -27,8 +28,11 @@ export interface ConfirmGate<T> {
   decide(): Promise<Confirmation>;
   /** The call's value when the step ends it. */
   ended(end: ConfirmationEnd): T;
-  /** The asking round's run: the form's reads of the ERP, and the input-required value. */
-  ask(decision: Extract<Confirmation, { kind: 'ask' }>): Promise<T>;
+  /**
+   * The asking round's run: the form's reads of the ERP (connecting where the limits pinned the
+   * call, if they did), and the input-required value.
+   */
+  ask(decision: Extract<Confirmation, { kind: 'ask' }>, pinned?: PinnedErp): Promise<T>;
   /** Uses an accepted confirmation up (`false`: already used); throws when the store cannot say. */
   use(decision: Extract<Confirmation, { kind: 'accepted' }>): Promise<boolean>;
   /** The value of the run an accepted confirmation let through (its facts say so, and which confirmation). */
@@ -40,7 +44,10 @@ export interface ConfirmGate<T> {
 /** Passes a call the confirmation step applies to (see the module header). */
 export async function passConfirmation<
   T,
-  C extends { readonly run: () => Promise<T>; readonly sent?: (() => Promise<void>) | undefined },
+  C extends {
+    readonly run: (pinned?: PinnedErp) => Promise<T>;
+    readonly sent?: (() => Promise<void>) | undefined;
+  },
   P extends { readonly value: T },
 >(confirm: ConfirmGate<T>, call: C, rest: (call: C) => Promise<P>): Promise<P | { readonly value: T }> {
   const decision = await confirm.decide();
@@ -50,11 +57,11 @@ export async function passConfirmation<
       return { value: confirm.ended(decision) };
     case 'ask':
       // Its run reads the ERP for the form and writes nothing: its record is never marked sent.
-      return rest({ ...call, run: () => confirm.ask(decision), sent: undefined });
+      return rest({ ...call, run: (pinned) => confirm.ask(decision, pinned), sent: undefined });
     case 'accepted':
       return rest({
         ...call,
-        run: async () => {
+        run: async (pinned) => {
           if (!(await confirm.use(decision))) {
             return confirm.ended({
               kind: 'refused',
@@ -65,7 +72,7 @@ export async function passConfirmation<
           }
           let value: T;
           try {
-            value = await call.run();
+            value = await call.run(pinned);
           } catch (error) {
             throw confirm.acceptedFailure(error, decision);
           }

@@ -8,6 +8,7 @@
 import { echoed, MAX_ERROR_MESSAGE_CHARS } from '../../platform/bounded-text.ts';
 import { type CallRan, PROXY_ERRORS, type ProxyErrorRow } from '../../platform/error-table.ts';
 import {
+  BrakedError,
   InternalError,
   KeyPolicyRefusedError,
   type ProxyError,
@@ -358,6 +359,21 @@ function proxyAdvice(error: ProxyError, callRan: CallRan, readOnly: boolean, ide
       retry: `The call did not run: a limit of the proxy refused it (the message says which). Wait ${seconds} second${seconds === 1 ? '' : 's'} (retry_after_seconds) before calling again; do not retry at once or in a loop.`,
       retryAfterSeconds: seconds,
     };
+  }
+  if (error instanceof BrakedError) {
+    const seconds = error.retryAfterSeconds;
+    return seconds === undefined
+      ? {
+          retrySafe: true,
+          retryCanHelp: false,
+          retry: `The call did not run: an operator of this proxy stopped it (the message gives their reason). ${TELL_THE_USER} that an operator stopped these calls, and why.`,
+        }
+      : {
+          retrySafe: true,
+          retryCanHelp: true,
+          retry: `The call did not run: an operator of this proxy stopped it (the message gives their reason) until the brake expires in ${seconds} second${seconds === 1 ? '' : 's'} (retry_after_seconds). Tell the user why; do not retry in a loop.`,
+          retryAfterSeconds: seconds,
+        };
   }
   if (error instanceof KeyPolicyRefusedError) {
     const advice = identity === undefined ? KEY_POLICY_ADVICE : identityPolicyAdvice(identity);

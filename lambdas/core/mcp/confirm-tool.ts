@@ -115,17 +115,23 @@ export function toolConfirmation(
   return {
     decide: () => decideConfirmation(call.confirm ?? CANNOT_ASK, binding, confirmDeps),
     ended: (end) => endedRun(call, end, failed),
-    async ask(decision) {
+    async ask(decision, pinned) {
       const where = { erpUrl: binding.erp.url, db: binding.erp.db };
-      const { value, upstream } = await withCallContext(request, deps.config, (context) =>
-        readFormFacts(
-          new ErpAccess(request, deps, context, call.tool),
-          {
-            tool: call.tool.name,
-            args: call.args as Readonly<Record<string, unknown>>,
-          },
-          where,
-        ),
+      const { value, upstream } = await withCallContext(
+        request,
+        deps.config,
+        (context) =>
+          readFormFacts(
+            new ErpAccess(request, deps, context, call.tool),
+            {
+              tool: call.tool.name,
+              args: call.args as Readonly<Record<string, unknown>>,
+            },
+            where,
+          ),
+        false,
+        undefined,
+        pinned,
       );
       // The companies a key's `companies` rule runs the call in, shown with what the call sends.
       const companies = request.keyPolicy?.companies?.get(binding.erp.db);
@@ -145,7 +151,11 @@ export function toolConfirmation(
         },
       };
     },
-    use: (decision) => useConfirmation(decision, confirmDeps),
+    use: (decision) => {
+      // Counted as the call's store time (`Server-Timing`'s `store`).
+      const used = useConfirmation(decision, confirmDeps);
+      return request.storeMeter?.timed(used) ?? used;
+    },
     acceptedFailure: (error, decision) =>
       withFacts(error, { confirmation: 'accepted', ...confirmationFacts(decision.confirmation) }),
     accepted: (run, decision) => ({

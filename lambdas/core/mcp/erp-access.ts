@@ -32,6 +32,7 @@
  * (`withFacts`), so a refused or failed call's log line names them too. Nothing is kept for later.
  */
 
+import type { BrakesSource } from '../../platform/brakes/brakes-source.ts';
 import type { Config } from '../../platform/config.ts';
 import {
   BadUpstreamResponseError,
@@ -95,6 +96,8 @@ export interface McpDeps {
   readonly confirm: ConfirmDeps;
   /** The audit of the write tools' calls (docs/guide/audit.md); absent: none audited (tests of other parts). */
   readonly audit?: AuditDeps;
+  /** The instance's copy of the operators' brakes; absent: none (tests of other parts). */
+  readonly brakes?: BrakesSource | undefined;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */

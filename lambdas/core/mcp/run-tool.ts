@@ -20,7 +20,7 @@ import { isReadMethod } from '../../platform/key-policy.ts';
 import type { UpstreamFacts } from '../../upstream/erp-transport.ts';
 import type { AuditSubject } from '../audit/audit-call.ts';
 import { CREATING_METHODS, createdIdsOf } from '../audit/call-content.ts';
-import { withCallContext, withLazyCallContext } from '../call-context.ts';
+import { type PinnedErp, withCallContext, withLazyCallContext } from '../call-context.ts';
 import { checkConfirmable } from '../confirm/form.ts';
 import { type CallQuestion, type GateCall, type Once, passGate } from '../gate.ts';
 import {
@@ -101,13 +101,17 @@ function failedRun(call: ToolCall, erp: McpErp, error: unknown): ToolRun {
   return failed({ ...facts, internalError: error }, proxyFailure(new InternalError(error), readOnly), erp);
 }
 
-/** The tool's ERP calls within the request's time budget, its declared requests as ruled: its answer and all it learned. */
+/**
+ * The tool's ERP calls within the request's time budget, its declared requests as ruled (connecting
+ * where the limits pinned the call, if they did): its answer and all it learned.
+ */
 async function ranOnErp(
   call: ToolCall,
   request: McpInbound,
   deps: McpDeps,
   declared: DeclaredRequests,
   looked: UpstreamFacts | undefined,
+  pinned: PinnedErp | undefined,
 ): Promise<ToolRun> {
   const { value, upstream } = await withCallContext(
     request,
@@ -120,6 +124,7 @@ async function ranOnErp(
       ),
     false,
     looked,
+    pinned,
   );
   const { facts, ...answer } = value;
   return {
@@ -272,7 +277,7 @@ async function ruledTool(
     ...gateCall,
     requests: Array.from(declared.ruled.values(), (ruled) => ruled.call),
     // The lookups' upstream time adds up with the run's.
-    run: () => ranOrRefusedByErp(call, request, deps, declared, upstream),
+    run: (pinned) => ranOrRefusedByErp(call, request, deps, declared, upstream, pinned),
   };
 }
 
@@ -312,9 +317,10 @@ async function ranOrRefusedByErp(
   deps: McpDeps,
   declared: DeclaredRequests,
   looked?: UpstreamFacts,
+  pinned?: PinnedErp,
 ): Promise<ToolRun> {
   try {
-    return await ranOnErp(call, request, deps, declared, looked);
+    return await ranOnErp(call, request, deps, declared, looked, pinned);
   } catch (error) {
     if (error instanceof ErpCallError) return failedRun(call, request.erp, error);
     throw error;
@@ -332,6 +338,7 @@ function toolOnce(call: ToolCall, request: McpInbound, deps: McpDeps): Once<Tool
       fingerprint: toolFingerprint(call, request),
       envelopeId: null,
       leaseMs: attemptLeaseMs(request, deps.config),
+      storeMeter: request.storeMeter,
     },
     keeping: toolKeeping(call),
   };
@@ -358,6 +365,8 @@ function toolAudit(call: ToolCall, request: McpInbound): AuditSubject<ToolRun> |
     ...(call.client === undefined ? {} : { client: call.client }),
     erp: { url: connection.baseUrl, db: connection.db, uid: connection.uid, apiKey: connection.apiKey },
     ...(request.requestId === undefined ? {} : { requestId: request.requestId }),
+    ...(request.trace === undefined ? {} : { traceId: request.trace.traceId }),
+    storeMeter: request.storeMeter,
     ...(key === undefined ? {} : { idempotencyKey: key }),
     factsOf: (run) => run.facts,
     createdIds: (run) => createdByTool(call, run),
@@ -382,7 +391,7 @@ export async function runTool(call: ToolCall, request: McpInbound, deps: McpDeps
           audit: toolAudit(call, request),
           confirm: toolConfirmation(call, request, deps, (error) => failedRun(call, request.erp, error)),
           // Until the policy step has ruled on its declaration, the run may send nothing.
-          run: () => ranOrRefusedByErp(call, request, deps, NOTHING_DECLARED),
+          run: (pinned) => ranOrRefusedByErp(call, request, deps, NOTHING_DECLARED, undefined, pinned),
           rule: (gateCall) => ruledTool(call, request, deps, gateCall),
         },
         deps,

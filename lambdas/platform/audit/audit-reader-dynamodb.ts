@@ -10,7 +10,7 @@
  * record's pointer items and a `BatchGetItem` of the records they name.
  */
 import type { DynamoDbClient, Item } from '../aws/dynamodb-client.ts';
-import type { StateClientConfig } from '../state/state-store-dynamodb.ts';
+import type { StateClientConfig } from '../state/state-table-client.ts';
 import {
   AUDIT_SHARDS,
   AUDIT_TABLE,

@@ -16,7 +16,7 @@
  * completed once, and nothing here deletes.
  */
 import { type DynamoDbClient, DynamoDbRefusal, type Item } from '../aws/dynamodb-client.ts';
-import { type StateClientConfig, stateTableClient } from '../state/state-store-dynamodb.ts';
+import { type StateClientConfig, stateTableClient } from '../state/state-table-client.ts';
 import {
   AUDIT_TABLE,
   type AuditOperation,

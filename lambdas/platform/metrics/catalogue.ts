@@ -95,6 +95,15 @@ export const MetricName = {
   AuditSealLag: 'AuditSealLag',
   /** Problems the daily verification of the sealed windows found; the AuditVerifyFailures alarm. */
   AuditVerifyFailures: 'AuditVerifyFailures',
+  /** Count of calls an operator's brake stopped (-32012); dimensions scope (kind, never a name), mode. */
+  Braked: 'Braked',
+  /**
+   * Count of reads of the brakes that failed; dimension kept (`last`: the instance keeps the brakes
+   * it last read; `none`: it never read any and serves without). The BrakesUnread alarm.
+   */
+  BrakesReadFailures: 'BrakesReadFailures',
+  /** Minutes the oldest brake in force has been set, from the aux function's schedule; the BrakeForgotten alarm. */
+  OldestBrakeAge: 'OldestBrakeAge',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -109,6 +118,11 @@ export const Dimension = {
   /** A proxy key's name: few values, the operator's own (one per named key, never the key). */
   Key: 'key',
   Rule: 'rule',
+  /** A brake's scope kind (`all`, `key`, `identity`, `erp`) and mode (`writes`, `all`). */
+  Scope: 'scope',
+  Mode: 'mode',
+  /** What an instance keeps when a read of the brakes fails (`last`, `none`). */
+  Kept: 'kept',
   /** A host `ERP_TARGET_LIMITS` names, or {@link NO_LIMIT_HOST}. */
   Host: 'host',
 } as const;
@@ -313,6 +327,31 @@ export const METRIC_SPECS: readonly MetricSpec[] = Object.freeze([
     prometheusName: 'erp_proxy_audit_verify_failures',
     dimensions: [],
     help: 'Problems the audit verification found.',
+  },
+  {
+    name: MetricName.Braked,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_braked',
+    dimensions: [Dimension.Scope, Dimension.Mode],
+    help: "Calls an operator's brake stopped (-32012), by the brake's scope kind (all, key, identity, erp) and mode (writes, all).",
+  },
+  {
+    name: MetricName.BrakesReadFailures,
+    unit: MetricUnit.Count,
+    kind: 'counter',
+    prometheusName: 'erp_proxy_brakes_read_failures',
+    dimensions: [Dimension.Kept],
+    help: 'Reads of the brakes that failed, by what the instance kept (last: the brakes it last read; none: it serves without).',
+  },
+  {
+    name: MetricName.OldestBrakeAge,
+    unit: MetricUnit.Count,
+    kind: 'gauge',
+    prometheusName: 'erp_proxy_oldest_brake_age_seconds',
+    prometheusScale: 60,
+    dimensions: [],
+    help: 'Seconds the oldest brake in force has been set, in whole minutes (0: none), from a schedule.',
   },
   {
     name: MetricName.LicenseDaysLeft,

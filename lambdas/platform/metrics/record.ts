@@ -70,6 +70,8 @@ export interface RequestMetrics {
   readonly idempotency?: IdempotencyOutcome;
   /** How a person's confirmation of an MCP write ended (`core/request-facts.ts`). */
   readonly confirmation?: ConfirmationOutcome;
+  /** The operator's brake that stopped the call (-32012): its scope kind and mode. */
+  readonly brake?: { readonly scope: string; readonly mode: string };
   /** The outcome of the call's audit record, and how many of its writes failed. */
   readonly auditOutcome?: AuditOutcome;
   readonly auditWriteFailures?: number;
@@ -97,7 +99,9 @@ type SingleRecordKind =
   | 'confirmations'
   | 'auditRecords'
   | 'auditFailures'
-  | 'auditSealing';
+  | 'auditSealing'
+  | 'braked'
+  | 'brakes';
 
 const singleRecordsOf = new WeakMap<Metrics, Partial<Record<SingleRecordKind, Metrics>>>();
 
@@ -177,6 +181,13 @@ export function recordRequest(metrics: Metrics, state: RequestMetrics, durationM
       singleRecord(metrics, 'inFlightRefusals')
         .addDimension(Dimension.Host, host)
         .addMetric(MetricName.InFlightRefusals, MetricUnit.Count, 1);
+  }
+
+  if (state.brake !== undefined) {
+    singleRecord(metrics, 'braked')
+      .addDimension(Dimension.Scope, state.brake.scope)
+      .addDimension(Dimension.Mode, state.brake.mode)
+      .addMetric(MetricName.Braked, MetricUnit.Count, 1);
   }
 
   if (state.limitsFailedOpen === true) {
@@ -260,6 +271,18 @@ export function recordAuditSealing(
   if (run.verifyFailures !== undefined) {
     record.addMetric(MetricName.AuditVerifyFailures, MetricUnit.Count, run.verifyFailures);
   }
+}
+
+/** Records a failed read of the brakes, by what the instance kept (`last` or `none`). */
+export function recordBrakesReadFailure(metrics: Metrics, kept: 'last' | 'none'): void {
+  singleRecord(metrics, 'brakes')
+    .addDimension(Dimension.Kept, kept)
+    .addMetric(MetricName.BrakesReadFailures, MetricUnit.Count, 1);
+}
+
+/** Records the age of the oldest brake in force, in whole minutes (0: none), from the schedule. */
+export function recordOldestBrakeAge(metrics: Metrics, minutes: number): void {
+  singleRecord(metrics, 'brakes').addMetric(MetricName.OldestBrakeAge, MetricUnit.Count, minutes);
 }
 
 /** Records the license's days left as its own record (published immediately). */

@@ -7,30 +7,7 @@
 import type { Config } from '../config.ts';
 import { MAX_STORED_ANSWER_BYTES, type StateStore } from './state-store.ts';
 import { EmbeddedStateStore } from './state-store-embedded.ts';
-
-/** Where the store is, from the configuration: a table, the embedded store, or none. */
-export type StoreLocation =
-  | { readonly kind: 'dynamodb'; readonly table: string; readonly endpoint: string | undefined }
-  | { readonly kind: 'embedded' }
-  | { readonly kind: 'none' };
-
-/**
- * Deployed, the table the stack names (`STATE_TABLE`); locally, that table at
- * `AWS_ENDPOINT_URL_DYNAMODB` when both are set, else the embedded store.
- */
-export function storeLocation(
-  config: Pick<Config, 'runtime' | 'stateTable' | 'dynamodbEndpoint'>,
-): StoreLocation {
-  if (config.runtime === 'lambda') {
-    return config.stateTable
-      ? { kind: 'dynamodb', table: config.stateTable, endpoint: config.dynamodbEndpoint }
-      : { kind: 'none' };
-  }
-  if (config.stateTable && config.dynamodbEndpoint) {
-    return { kind: 'dynamodb', table: config.stateTable, endpoint: config.dynamodbEndpoint };
-  }
-  return { kind: 'embedded' };
-}
+import { storeLocation } from './store-location.ts';
 
 /**
  * The store of this configuration, built on the first call that needs it: a call that never

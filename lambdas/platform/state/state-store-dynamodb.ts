@@ -13,16 +13,12 @@
  * token), `lease` (epoch ms), `ans` (the stored answer, binary), `n` (a counter), `snt` (marked
  * sent), `aud` (the call's audit record id).
  */
-import type { AwsCredentials } from '../aws/aws-sigv4.ts';
 import {
-  createDynamoDbClient,
   type DynamoDbClient,
-  type DynamoDbClientOptions,
   DynamoDbRefusal,
   DynamoDbUnavailableError,
   type Item,
 } from '../aws/dynamodb-client.ts';
-import type { Config } from '../config.ts';
 import {
   type AttemptBegun,
   type AttemptStart,
@@ -39,6 +35,7 @@ import {
   slotKey,
   TTL_ATTRIBUTE,
 } from './state-store.ts';
+import { type StateClientConfig, stateTableClient } from './state-table-client.ts';
 
 const CONDITION_FAILED = 'ConditionalCheckFailedException';
 
@@ -96,38 +93,6 @@ export const STORE_DOWN_PAUSE_MS = 5_000;
 
 /** The token-conditional writes, whose second send is safe: the client may resend them after a 5xx or a lost answer. */
 const RETRY_SAFE = Object.freeze({ retrySafe: true });
-
-/** What {@link stateTableClient} reads of the configuration. */
-export type StateClientConfig = Pick<
-  Config,
-  'region' | 'awsAccessKeyId' | 'awsSecretAccessKey' | 'awsSessionToken'
->;
-
-/**
- * The table's client as the functions make it: Lambda's credentials and region; against an
- * endpoint of your own (DynamoDB Local) without credentials, placeholder ones (DynamoDB Local
- * takes any). The store, the deploy's table check (`table-write-check.ts`) and the audit store
- * (`platform/audit/audit-store-dynamodb.ts`, with a shorter time limit) use it.
- */
-export function stateTableClient(
-  config: StateClientConfig,
-  endpoint: string | undefined,
-  timing: Pick<DynamoDbClientOptions, 'budgetMs' | 'requestTimeoutMs'> = {},
-): DynamoDbClient {
-  let credentials: AwsCredentials;
-  if (config.awsAccessKeyId && config.awsSecretAccessKey) {
-    credentials = {
-      accessKeyId: config.awsAccessKeyId,
-      secretAccessKey: config.awsSecretAccessKey,
-      sessionToken: config.awsSessionToken,
-    };
-  } else if (endpoint !== undefined) {
-    credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  } else {
-    throw new StoreUnavailableError('no AWS credentials in the environment (AWS_ACCESS_KEY_ID)');
-  }
-  return createDynamoDbClient({ endpoint, region: config.region ?? 'us-east-1', credentials, ...timing });
-}
 
 export class DynamoDbStateStore implements StateStore {
   readonly kind = 'dynamodb';

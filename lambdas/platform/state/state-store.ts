@@ -197,6 +197,8 @@ export const STORE_KEY_PREFIX = Object.freeze({
   slot: 'slot#',
   once: 'once#',
   check: 'check#',
+  /** The operators' brakes: one item (platform/brakes/brakes-store.ts). */
+  brakes: 'brakes#',
 });
 
 /** The partition key of a slot. */

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { type DynamoDbClient, DynamoDbRefusal, DynamoDbUnavailableError } from '../aws/dynamodb-client.ts';
 import type { Config } from '../config.ts';
 import { PARTITION_KEY, STORE_KEY_PREFIX, type StoreOperation, TTL_ATTRIBUTE } from './state-store.ts';
-import { type StateClientConfig, stateTableClient } from './state-store-dynamodb.ts';
+import { type StateClientConfig, stateTableClient } from './state-table-client.ts';
 
 /** The check item's life, should the check fail before deleting it. */
 export const CHECK_ITEM_TTL_SECONDS = 300;

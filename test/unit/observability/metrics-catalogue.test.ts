@@ -17,6 +17,7 @@ describe('metric catalogue', () => {
       'erp_proxy_upstream_latency_seconds',
       'erp_proxy_proxy_overhead_seconds',
       'erp_proxy_audit_seal_lag_seconds',
+      'erp_proxy_oldest_brake_age_seconds',
       'erp_proxy_license_remaining_seconds',
     ]);
   });

@@ -3,4 +3,4 @@
  * says why): the names the bundles import, read from Node's own module object. A name not listed
  * fails the build, imported by name or read from the namespace.
  */
-export const { lookup } = process.getBuiltinModule('node:dns');
+export const { ADDRCONFIG, lookup } = process.getBuiltinModule('node:dns');
