@@ -18,7 +18,7 @@
  * refuses as invalid, or an id no brake in force has).
  */
 import { parseArgs } from 'node:util';
-import { BRAKES_PATH, BRAKES_RELEASE_PATH, shownText } from '../lambdas/operator/brakes-endpoint.ts';
+import { BRAKES_PATH, BRAKES_RELEASE_PATH } from '../lambdas/operator/brakes-endpoint.ts';
 import {
   BRAKE_MODES,
   type Brake,
@@ -26,6 +26,7 @@ import {
   type BrakeScope,
   MAX_BRAKE_REASON_CHARS,
   MAX_BRAKES,
+  shownText,
 } from '../lambdas/platform/brakes/brakes.ts';
 import { durationMs } from './cli-time.ts';
 import {

@@ -11,13 +11,15 @@
 import {
   type Brake,
   type BrakeSubject,
+  brakedAddresses,
   brakeFor,
   brakeRefusal,
   keyStopped,
   scopeKind,
 } from '../platform/brakes/brakes.ts';
 import type { BrakesSource } from '../platform/brakes/brakes-source.ts';
-import { hostOfUrl } from '../platform/limits.ts';
+import { addressHost, hostOfUrl, isAddressHost } from '../platform/limits.ts';
+import { type PolicyLookup, resolveTarget } from '../upstream/target-policy.ts';
 import type { CallerIdentity } from './inbound-call.ts';
 import { type StoreMeter, withFacts } from './request-facts.ts';
 
@@ -41,11 +43,47 @@ function stop(brake: Brake, now: number): never {
   });
 }
 
-function stopIfBraked(brakes: readonly Brake[], subject: BrakeSubject): void {
+/**
+ * The addresses a host name resolves to, as the limits name them (`addressHost`), through the target
+ * policy's lookup: a name resolving to a refused address rejects as its connection would.
+ */
+export type ErpAddresses = (hostname: string) => Promise<readonly string[]>;
+
+/** How long the brakes wait for a host name's addresses: a DNS failure binds by name only. */
+const BRAKES_LOOKUP_TIMEOUT_MS = 2_000;
+
+/** {@link ErpAddresses} over the target policy's connect-time lookup; `undefined` without one (tests). */
+export function erpAddresses(lookup: PolicyLookup | undefined): ErpAddresses | undefined {
+  if (lookup === undefined) return undefined;
+  return async (hostname) => {
+    const answer = await resolveTarget(lookup, hostname, BRAKES_LOOKUP_TIMEOUT_MS);
+    if ('failure' in answer) return [];
+    return answer.addresses.flatMap((entry) => addressHost(entry.address) ?? []);
+  };
+}
+
+function stopIfBraked(
+  brakes: readonly Brake[],
+  subject: BrakeSubject,
+  addresses: ErpAddresses | undefined,
+): void | Promise<void> {
   if (brakes.length === 0) return;
   const now = Date.now();
   const brake = brakeFor(brakes, subject, now);
-  if (brake !== undefined) stop(brake, now);
+  if (brake !== undefined) return stop(brake, now);
+  // An `erp` brake naming an address binds every host name that resolves to it.
+  if (
+    addresses === undefined ||
+    subject.erp === undefined ||
+    isAddressHost(subject.erp) ||
+    !brakedAddresses(brakes, now, isAddressHost)
+  )
+    return;
+  return addresses(subject.erp).then((resolved) => {
+    const later = Date.now();
+    const byAddress = brakeFor(brakes, { ...subject, addresses: resolved }, later);
+    if (byAddress !== undefined) stop(byAddress, later);
+  });
 }
 
 /**
@@ -56,11 +94,12 @@ export function checkBrakes(
   source: BrakesSource,
   subject: BrakeSubject,
   storeMeter?: StoreMeter,
+  addresses?: ErpAddresses,
 ): void | Promise<void> {
   const fresh = source.fresh(Date.now());
-  if (fresh !== undefined) return stopIfBraked(fresh, subject);
+  if (fresh !== undefined) return stopIfBraked(fresh, subject, addresses);
   const read = source.read(Date.now());
-  return (storeMeter?.timed(read) ?? read).then((brakes) => stopIfBraked(brakes, subject));
+  return (storeMeter?.timed(read) ?? read).then((brakes) => stopIfBraked(brakes, subject, addresses));
 }
 
 function stopIfKeyStopped(brakes: readonly Brake[], keyName: string): void {

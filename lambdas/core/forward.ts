@@ -15,7 +15,7 @@ import type { CompiledTargetPolicy, PolicyLookup } from '../upstream/target-poli
 import type { VersionClient } from '../upstream/version-client.ts';
 import type { AuditSubject } from './audit/audit-call.ts';
 import { CREATING_METHODS, createdIdsOf } from './audit/call-content.ts';
-import { brakeSubject, checkBrakes } from './brakes-check.ts';
+import { brakeSubject, checkBrakes, type ErpAddresses } from './brakes-check.ts';
 import { type PinnedErp, withCallContext } from './call-context.ts';
 import { type Answer, outcomeResponse } from './envelope.ts';
 import {
@@ -71,6 +71,8 @@ export interface VersionForwardDeps extends ForwardBase {
   readonly versions: VersionClient;
   /** The instance's copy of the operators' brakes; `undefined`: none. */
   readonly brakes?: BrakesSource | undefined;
+  /** Resolves a host name for an `erp` brake that names an address. */
+  readonly brakesAddresses?: ErpAddresses | undefined;
 }
 
 /** All three: what the local server, which serves every endpoint, builds. */
@@ -293,7 +295,12 @@ export async function forwardVersion(inbound: InboundCall, deps: VersionForwardD
     if (pending !== undefined) await pending;
     // The brakes after the policies, as the gate's step: an `all` brake of the caller, or of this ERP.
     if (deps.brakes !== undefined)
-      await checkBrakes(deps.brakes, brakeSubject(inbound.identity, target, false), inbound.storeMeter);
+      await checkBrakes(
+        deps.brakes,
+        brakeSubject(inbound.identity, target, false),
+        inbound.storeMeter,
+        deps.brakesAddresses,
+      );
     const { value: version, upstream } = await withCallContext(inbound, deps.config, (callCtx) =>
       deps.versions.version(target, { ...callCtx, readOnly: true }),
     );

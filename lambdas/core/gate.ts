@@ -44,7 +44,7 @@ import { ProxyError } from '../platform/errors.ts';
 import type { ErpCall } from '../upstream/erp-transport.ts';
 import { type CompiledTargetPolicy, checkTarget } from '../upstream/target-policy.ts';
 import type { AuditDeps, AuditSubject, AuditWriting } from './audit/audit-call.ts';
-import { brakeSubject, checkBrakes } from './brakes-check.ts';
+import { brakeSubject, checkBrakes, type ErpAddresses } from './brakes-check.ts';
 import type { PinnedErp } from './call-context.ts';
 import { type ConfirmGate, passConfirmation } from './confirm/gate-step.ts';
 import { refuseUnconfirmedWrite } from './confirm/policy.ts';
@@ -118,6 +118,8 @@ export interface GateDeps {
   readonly audit?: AuditDeps;
   /** The instance's copy of the operators' brakes; `undefined`: no brakes (no store, tests of other parts). */
   readonly brakes?: BrakesSource;
+  /** Resolves a host name for an `erp` brake that names an address; `undefined`: names bind by name only. */
+  readonly brakesAddresses?: ErpAddresses | undefined;
 }
 
 /** A call through the gate: the run's value (or a replay's), what the steps learned, and its rate headers. */
@@ -181,7 +183,12 @@ function passBrakes<T>(call: GateCall<T>, deps: GateDeps, rest: Rest<T>): Promis
   // No brake in force and a fresh copy (the usual case): nothing to read, nothing to build.
   if ((deps.brakes as BrakesSource).fresh(Date.now())?.length === 0) return rest(call);
   const subject = brakeSubject(call.inbound.identity, call.question.target, call.audit !== undefined);
-  const pending = checkBrakes(deps.brakes as BrakesSource, subject, call.inbound.storeMeter);
+  const pending = checkBrakes(
+    deps.brakes as BrakesSource,
+    subject,
+    call.inbound.storeMeter,
+    deps.brakesAddresses,
+  );
   return pending === undefined ? rest(call) : pending.then(() => rest(call));
 }
 

@@ -9,6 +9,7 @@
  * endpoint's transport (test/infra/bundle.test.ts).
  */
 
+import { erpAddresses } from '../core/brakes-check.ts';
 import type { Answer } from '../core/envelope.ts';
 import { type ForwardDeps, forwardV1, forwardV2 } from '../core/forward.ts';
 import type { ExecuteCall } from '../core/inbound-call.ts';
@@ -81,6 +82,7 @@ export function executeFunction<A extends ExecuteApi>(endpoint: ExecuteEndpoint<
       limits: limitsDeps(runtime),
       audit: runtime.audit,
       brakes: runtime.brakes,
+      brakesAddresses: erpAddresses(runtime.forward.lookup),
     };
     return bodyChain(runtime, endpoint.api).handler((event, known, context) =>
       endpoint.forward(toExecuteCall(event, context, known), deps),

@@ -9,6 +9,7 @@
  * `ERP_V2_TRANSPORT` say for execute; of the runtime it needs only those, the target policy and
  * the chain's parts.
  */
+import { erpAddresses } from '../core/brakes-check.ts';
 import { derivedSealKeys, generatedSealKeys, type SealKeyRing } from '../core/confirm/keys.ts';
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';
@@ -73,6 +74,7 @@ export function createMcpDeps(runtime: McpRuntime): McpDeps {
     limits: limitsDeps(runtime),
     audit: runtime.audit,
     brakes: runtime.brakes,
+    brakesAddresses: erpAddresses(runtime.forward.lookup),
     confirm: { keys: sealKeysOf(runtime), store: runtime.store, ttlSeconds: config.confirmTtlSeconds },
   };
 }

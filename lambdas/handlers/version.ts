@@ -2,6 +2,7 @@
  * @module handlers/version
  * `POST /api/erp/version`, `/v1/erp/version`, `/v2/erp/version`: the target ERP's version.
  */
+import { erpAddresses } from '../core/brakes-check.ts';
 import { forwardVersion, type VersionForwardDeps } from '../core/forward.ts';
 import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
@@ -23,7 +24,11 @@ export function createVersionRuntime(
 }
 
 export function createHandler(runtime: VersionRuntime) {
-  const deps = { ...runtime.forward, brakes: runtime.brakes };
+  const deps = {
+    ...runtime.forward,
+    brakes: runtime.brakes,
+    brakesAddresses: erpAddresses(runtime.forward.lookup),
+  };
   return bodyChain(runtime, 'version').handler((event, known, context) =>
     forwardVersion(toInboundCall(event, context, known), deps),
   );

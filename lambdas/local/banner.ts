@@ -8,7 +8,7 @@
 
 import { EMBEDDED_AUDIT_RECORDS } from '../platform/audit/audit-store-embedded.ts';
 import type { SealerConfig } from '../platform/audit/sealer-parts.ts';
-import { type Brake, brakesInForce } from '../platform/brakes/brakes.ts';
+import { type Brake, brakesInForce, shownText } from '../platform/brakes/brakes.ts';
 import type { BrakesStore } from '../platform/brakes/brakes-source.ts';
 import type { Config } from '../platform/config.ts';
 import { storeLocation } from '../platform/state/store-location.ts';
@@ -98,7 +98,7 @@ export async function brakesLine(store: BrakesStore | undefined, now: number = D
   if (brakes.length === 0) return 'Brakes: none in force (npm run brakes -- set ... stops writes or calls)';
   const shown = brakes.map(
     (brake) =>
-      `  ${brake.id}: ${brake.mode === 'all' ? 'every call' : 'writes'} of ${scopeText(brake)}, by ${brake.set_by} since ${brake.set_at}${brake.expires === undefined ? '' : ` until ${brake.expires}`}: ${brake.reason}`,
+      `  ${shownText(`${brake.id}: ${brake.mode === 'all' ? 'every call' : 'writes'} of ${scopeText(brake)}, by ${brake.set_by} since ${brake.set_at}${brake.expires === undefined ? '' : ` until ${brake.expires}`}: ${brake.reason}`)}`,
   );
   return [`Brakes: ${brakes.length} in force (npm run brakes -- release <id>):`, ...shown].join('\n');
 }

@@ -85,9 +85,12 @@ export async function checkProxyKey(
 ): Promise<Authenticated> {
   // An old copy of the brakes is read alongside the keys (a cold start pays one wait, not two);
   // the key check below shares that read. At most one read per instance per interval, whoever asks.
+  // Awaited whatever the keys say (a refused key included: a frozen Lambda keeps no read in flight).
   const { brakes } = options;
-  if (brakes !== undefined && brakes.fresh(Date.now()) === undefined) void brakes.read(Date.now());
-  const caller = findCallerKey(await keys.getKeys(), presented?.key);
+  const prefetch =
+    brakes !== undefined && brakes.fresh(Date.now()) === undefined ? brakes.read(Date.now()) : undefined;
+  const named = prefetch === undefined ? keys.getKeys() : keys.getKeys().finally(() => prefetch);
+  const caller = findCallerKey(await named, presented?.key);
   if (!caller) {
     const missing = options.bearer
       ? 'Authentication failed: send the proxy key in the x-api-key header or as Authorization: Bearer <key>'

@@ -18,6 +18,7 @@ import {
   MAX_BRAKE_NAME_CHARS,
   MAX_BRAKE_REASON_CHARS,
   MAX_BRAKES,
+  shownText,
 } from '../platform/brakes/brakes.ts';
 import type { BrakesStore } from '../platform/brakes/brakes-source.ts';
 import { InvalidRequestError, UpstreamUnavailableError } from '../platform/errors.ts';
@@ -37,14 +38,6 @@ export const BRAKES_RELEASE_PATH = '/_/brakes/release';
 
 /** How many times a write is tried again after another write came first. */
 const WRITE_TRIES = 5;
-
-/** Control, format (bidirectional, zero-width, tags), line and paragraph separators: never kept in a reason. */
-const UNSHOWN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
-
-/** `text` as shown to callers: unshown characters removed, runs of white space made one space. */
-export function shownText(text: string): string {
-  return text.replace(UNSHOWN, ' ').replace(/\s+/g, ' ').trim();
-}
 
 function invalid(message: string): never {
   throw new InvalidRequestError(`Invalid brake: ${message}`);
@@ -130,10 +123,14 @@ async function readStore(store: BrakesStore) {
   }
 }
 
-/** Applies `change` to the brakes in force and writes them, conditional on the version read. */
+/**
+ * Applies `edit` to the brakes in force and writes them, conditional on the version read. A write
+ * whose answer is lost is read back: `done` says whether the store shows it applied.
+ */
 async function change(
   deps: BrakesEndpointDeps,
   edit: (inForce: readonly Brake[], now: number) => readonly Brake[],
+  done: (brakes: readonly Brake[]) => boolean,
 ): Promise<void> {
   const store = storeOf(deps);
   for (let tries = 0; tries < WRITE_TRIES; tries += 1) {
@@ -144,8 +141,12 @@ async function change(
     try {
       written = await store.write(next, stored.version);
     } catch {
+      const after = await store.read().catch(() => undefined);
+      if (after !== undefined && after.version > stored.version && done(after.brakes)) return;
       throw new UpstreamUnavailableError(
-        'The brakes could not be written to the state store; nothing changed. Retry shortly.',
+        after === undefined
+          ? 'The brakes could not be written to the state store, nor read back: the change may have been made; list the brakes (GET /_/brakes) before trying again.'
+          : 'The brakes could not be written to the state store; nothing changed. Retry shortly.',
       );
     }
     if (written) return;
@@ -177,11 +178,15 @@ export async function serveBrakes(
   }
   if (path === BRAKES_PATH) {
     const brake = brakeOfRequest(parsed(body), caller, now());
-    await change(deps, (inForce) => {
-      if (inForce.length >= MAX_BRAKES)
-        invalid(`${MAX_BRAKES} brakes are in force already; release one first (GET /_/brakes lists them)`);
-      return [...inForce, brake];
-    });
+    await change(
+      deps,
+      (inForce) => {
+        if (inForce.length >= MAX_BRAKES)
+          invalid(`${MAX_BRAKES} brakes are in force already; release one first (GET /_/brakes lists them)`);
+        return [...inForce, brake];
+      },
+      (brakes) => brakes.some((one) => one.id === brake.id),
+    );
     return plainJsonResponse({ brake });
   }
   const request = parsed(body);
@@ -189,10 +194,14 @@ export async function serveBrakes(
   if (typeof id !== 'string' || !isJsonObject(request) || Object.keys(request).length !== 1)
     invalid('expected {"id": "<the brake\'s id>"} (GET /_/brakes lists them)');
   let released: Brake | undefined;
-  await change(deps, (inForce) => {
-    released = inForce.find((brake) => brake.id === id);
-    if (released === undefined) invalid(`no brake in force has the id ${JSON.stringify(echoed(id, 40))}`);
-    return inForce.filter((brake) => brake.id !== id);
-  });
+  await change(
+    deps,
+    (inForce) => {
+      released = inForce.find((brake) => brake.id === id);
+      if (released === undefined) invalid(`no brake in force has the id ${JSON.stringify(echoed(id, 40))}`);
+      return inForce.filter((brake) => brake.id !== id);
+    },
+    (brakes) => !brakes.some((brake) => brake.id === id),
+  );
   return plainJsonResponse({ released });
 }

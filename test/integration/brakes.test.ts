@@ -214,9 +214,13 @@ describe('brakes across two processes on one DynamoDB Local table', () => {
     expect(brake.scope).toEqual({ erp: host });
     await sleep(APPLIED_MS);
     double.reset();
+    // Another name of the same ERP: `localhost`, which resolves to the braked address.
+    const byName = { ...double, url: double.url.replace(host, 'localhost') } as ErpDouble;
     for (const proc of [one, two]) {
       expectStopped(await read(proc, double, KEYS.other), 'ERP maintenance.');
       expectStopped(await version(proc, double, KEYS.other), 'ERP maintenance.');
+      expectStopped(await read(proc, byName, KEYS.other), 'ERP maintenance.');
+      expectStopped(await version(proc, byName, KEYS.other), 'ERP maintenance.');
     }
     expect(double.requests).toHaveLength(0);
     await release(two, brake.id);

@@ -6,11 +6,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { brakeSubject } from '../../lambdas/core/brakes-check.ts';
+import { brakeSubject, checkBrakes } from '../../lambdas/core/brakes-check.ts';
 import { passGate } from '../../lambdas/core/gate.ts';
 import { brakesLine } from '../../lambdas/local/banner.ts';
 import { runBrakesAge } from '../../lambdas/operator/brakes-age.ts';
-import { brakeOfRequest, serveBrakes, shownText } from '../../lambdas/operator/brakes-endpoint.ts';
+import { brakeOfRequest, serveBrakes } from '../../lambdas/operator/brakes-endpoint.ts';
 import { LocalMetricsStore } from '../../lambdas/operator/local-metrics-store.ts';
 import {
   type Brake,
@@ -21,6 +21,7 @@ import {
   NO_BRAKES,
   parseBrakeList,
   type StoredBrakes,
+  shownText,
 } from '../../lambdas/platform/brakes/brakes.ts';
 import { type BrakesStore, createBrakesSource } from '../../lambdas/platform/brakes/brakes-source.ts';
 import { EmbeddedBrakesStore } from '../../lambdas/platform/brakes/brakes-store.ts';
@@ -137,6 +138,9 @@ describe('which brake stops a call', () => {
   });
 });
 
+/** Lets the microtasks queued so far run (a read asks its store in one). */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 /** A store whose reads the test answers one by one. */
 function controlledStore() {
   const reads: { resolve: (stored: StoredBrakes) => void; reject: (error: Error) => void }[] = [];
@@ -154,6 +158,7 @@ describe("an instance's copy of the brakes", () => {
     expect(source.fresh(NOW)).toBeUndefined();
     const first = source.read(NOW);
     const second = source.current(NOW + 10);
+    await tick();
     expect(reads).toHaveLength(1);
     const stopped = brake('all', 'writes');
     reads[0]?.resolve({ version: 1, brakes: [stopped] });
@@ -175,6 +180,7 @@ describe("an instance's copy of the brakes", () => {
       onReadFailure: ({ kept }) => failures.push(kept),
     });
     const never = source.read(NOW);
+    await tick();
     reads[0]?.reject(new Error('down'));
     expect(await never).toEqual([]);
     expect(failures).toEqual(['none']);
@@ -182,6 +188,7 @@ describe("an instance's copy of the brakes", () => {
     expect(source.fresh(NOW + 999)).toEqual([]);
     const stopped = brake({ key: 'agent' }, 'all');
     const ok = source.read(NOW + 1_000);
+    await tick();
     reads[1]?.resolve({ version: 3, brakes: [stopped] });
     expect(await ok).toEqual([stopped]);
     // A read that does not answer within its time limit: the last brakes stay.
@@ -473,5 +480,95 @@ describe("the brakes' report and banner", () => {
     expect(line).toContain('brk_1: every call of ERP erp.example.com, by operator since');
     expect(line).toContain('Maintenance.');
     expect(await brakesLine(undefined)).toBe('Brakes: no state store');
+  });
+});
+
+describe('what a review found', () => {
+  it('an answer that comes after its time limit is taken when it comes; a store that throws at once is a failed read', async () => {
+    const { store, reads } = controlledStore();
+    const failures: string[] = [];
+    const source = createBrakesSource({
+      store,
+      refreshMs: 5_000,
+      readTimeoutMs: 20,
+      onReadFailure: ({ kept }) => failures.push(kept),
+    });
+    expect(await source.read(NOW)).toEqual([]);
+    expect(failures).toEqual(['none']);
+    const late = brake({ key: 'agent' }, 'all');
+    reads[0]?.resolve({ version: 1, brakes: [late] });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(source.fresh(NOW + 1)).toEqual([late]);
+
+    const throwing = createBrakesSource({
+      store: {
+        read: () => {
+          throw new Error('at once');
+        },
+        write: async () => true,
+      },
+      refreshMs: 1_000,
+      onReadFailure: () => {
+        throw new Error('a report that fails');
+      },
+    });
+    expect(await throwing.read(NOW)).toEqual([]);
+  });
+
+  it('a key stopped by several brakes is named by the one that holds longest', () => {
+    const soon = brake({ key: 'agent' }, 'all', { expires: new Date(NOW + 600_000).toISOString() });
+    const forever = brake({ key: 'agent' }, 'all');
+    expect(keyStopped([soon, forever], 'agent', NOW)).toBe(forever);
+  });
+
+  it('a write whose answer is lost is read back: applied, it is answered as done; not, as nothing changed', async () => {
+    const embedded = new EmbeddedBrakesStore();
+    const lost = (apply: boolean): BrakesStore => ({
+      read: () => embedded.read(),
+      async write(brakes, expected) {
+        if (apply) await embedded.write(brakes, expected);
+        throw new Error('socket hang up');
+      },
+    });
+    const body = JSON.stringify({ scope: 'all', mode: 'writes', reason: 'Lost.' });
+    const set = await serveBrakes('POST', '/_/brakes', body, 'ops', { brakesStore: lost(true) });
+    expect(JSON.parse(set.response.body).brake.reason).toBe('Lost.');
+    await expect(serveBrakes('POST', '/_/brakes', body, 'ops', { brakesStore: lost(false) })).rejects.toThrow(
+      /nothing changed/,
+    );
+  });
+});
+
+describe('an erp brake of an address', () => {
+  it('binds a host name that resolves to it, asking the resolver only while such a brake is in force', async () => {
+    const asked: string[] = [];
+    const addresses = async (hostname: string) => {
+      asked.push(hostname);
+      return hostname === 'erp.example.com' ? ['10.0.0.1', '10.0.0.2'] : ['10.0.0.9'];
+    };
+    const source = (brakes: readonly Brake[]) =>
+      createBrakesSource({
+        store: { read: async () => ({ version: 1, brakes }), write: async () => true },
+        refreshMs: 60_000,
+      });
+    const subject = (host: string) =>
+      brakeSubject({ kind: 'key', name: 'agent' }, new URL(`http://${host}/`), false);
+    const byAddress = source([brake({ erp: '10.0.0.2' }, 'all', { reason: 'Down.' })]);
+    await byAddress.read(Date.now());
+    await expect(
+      checkBrakes(byAddress, subject('erp.example.com'), undefined, addresses),
+    ).rejects.toMatchObject({
+      code: -32012,
+    });
+    await expect(
+      Promise.resolve(checkBrakes(byAddress, subject('other.example.com'), undefined, addresses)),
+    ).resolves.toBeUndefined();
+    expect(asked).toEqual(['erp.example.com', 'other.example.com']);
+    // A brake of a name binds that name only, and never asks the resolver.
+    const byName = source([brake({ erp: 'erp.example.com' }, 'all')]);
+    await byName.read(Date.now());
+    expect(() => checkBrakes(byName, subject('erp.example.com'), undefined, addresses)).toThrow(BrakedError);
+    expect(checkBrakes(byName, subject('10.0.0.1'), undefined, addresses)).toBeUndefined();
+    expect(asked).toHaveLength(2);
   });
 });

@@ -48,6 +48,7 @@ import { type CompiledTargetPolicy, checkTarget } from '../../upstream/target-po
 import { json2FailureOf } from '../../upstream/v2-over-jsonrpc.ts';
 import { majorVersion, type VersionClient } from '../../upstream/version-client.ts';
 import type { AuditDeps } from '../audit/audit-call.ts';
+import type { ErpAddresses } from '../brakes-check.ts';
 import type { ConfirmDeps } from '../confirm/decide.ts';
 import type { IdempotencyDeps } from '../idempotency.ts';
 import { checkKeyPolicy } from '../key-policy-check.ts';
@@ -98,6 +99,8 @@ export interface McpDeps {
   readonly audit?: AuditDeps;
   /** The instance's copy of the operators' brakes; absent: none (tests of other parts). */
   readonly brakes?: BrakesSource | undefined;
+  /** Resolves a host name for an `erp` brake that names an address. */
+  readonly brakesAddresses?: ErpAddresses | undefined;
 }
 
 /** An ERP error, with the code JSON-2 gives it (README, "Responses and errors"). */

@@ -65,15 +65,39 @@ export function createBrakesSource(options: BrakesSourceOptions): BrakesSource {
   // Below the refresh, so a read in flight is never older than the interval a call may wait on.
   const timeoutMs = Math.min(options.readTimeoutMs ?? BRAKES_READ_TIMEOUT_MS, Math.max(1, refreshMs / 2));
   let copy: readonly Brake[] | undefined;
+  /** When the read the copy came from was sent (epoch ms): the copy's age counts from then. */
+  let copySent = Number.NEGATIVE_INFINITY;
   let readAt = Number.NEGATIVE_INFINITY;
   let reading: Promise<readonly Brake[]> | undefined;
 
   const fresh = (now: number): readonly Brake[] | undefined =>
     now - readAt < refreshMs ? (copy ?? NO_BRAKES.brakes) : undefined;
 
+  /** Takes a read's answer, unless a newer read's answer came first (an answer late past its time limit too). */
+  const adopt = (stored: StoredBrakes, sent: number): readonly Brake[] => {
+    if (sent >= copySent) {
+      copy = stored.brakes;
+      copySent = sent;
+    }
+    return copy ?? NO_BRAKES.brakes;
+  };
+
+  const failed = (error: unknown): readonly Brake[] => {
+    try {
+      onReadFailure?.({ error, kept: copy === undefined ? 'none' : 'last' });
+    } catch {
+      // A report that fails must not turn a kept copy into a failed call.
+    }
+    return copy ?? NO_BRAKES.brakes;
+  };
+
   const read = (now: number): Promise<readonly Brake[]> => {
     if (reading !== undefined) return reading;
     const sent = now;
+    // Asked in a promise, so a store that throws at once is a failed read like any other.
+    const answer = Promise.resolve().then(() => store.read());
+    // A late answer is still taken when it comes: it is no older than this read's sending.
+    answer.then((stored) => adopt(stored, sent)).catch(() => {});
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -81,17 +105,8 @@ export function createBrakesSource(options: BrakesSourceOptions): BrakesSource {
         timeoutMs,
       );
     });
-    reading = Promise.race([store.read(), limit])
-      .then(
-        (stored) => {
-          copy = stored.brakes;
-          return copy;
-        },
-        (error: unknown) => {
-          onReadFailure?.({ error, kept: copy === undefined ? 'none' : 'last' });
-          return copy ?? NO_BRAKES.brakes;
-        },
-      )
+    reading = Promise.race([answer, limit])
+      .then((stored) => adopt(stored, sent), failed)
       .finally(() => {
         clearTimeout(timer);
         // The next read waits an interval from this one's sending, whatever its end.

@@ -36,9 +36,15 @@ export function createBrakesStore(config: Config): BrakesStore | undefined {
   if (location.kind === 'embedded') return new EmbeddedBrakesStore();
   let loaded: Promise<BrakesStore> | undefined;
   const load = (): Promise<BrakesStore> => {
-    loaded ??= import('./brakes-store-dynamodb.ts').then(({ DynamoDbBrakesStore }) =>
-      DynamoDbBrakesStore.fromConfig(config, location.table, location.endpoint),
-    );
+    loaded ??= import('./brakes-store-dynamodb.ts')
+      .then(({ DynamoDbBrakesStore }) =>
+        DynamoDbBrakesStore.fromConfig(config, location.table, location.endpoint),
+      )
+      .catch((error: unknown) => {
+        // Not kept: the next read tries again (one failed start is not a broken instance).
+        loaded = undefined;
+        throw error;
+      });
     return loaded;
   };
   return {

@@ -46,6 +46,17 @@ export const MAX_BRAKE_REASON_CHARS = 300;
 /** The longest name a scope takes (a key name, an identity entry, a host). */
 export const MAX_BRAKE_NAME_CHARS = 256;
 
+/**
+ * Control, format (bidirectional, zero-width, tags), lone surrogates, private-use and unassigned
+ * characters, line and paragraph separators: never kept in a reason.
+ */
+const UNSHOWN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/gu;
+
+/** `text` as shown to callers: unshown characters removed, runs of white space made one space. */
+export function shownText(text: string): string {
+  return text.replace(UNSHOWN, ' ').replace(/\s+/g, ' ').trim();
+}
+
 /** The state store's view of the brakes: the list and the version a write must name. */
 export interface StoredBrakes {
   /** 0: never written. */
@@ -77,6 +88,8 @@ export interface BrakeSubject {
   readonly identity?: string | undefined;
   /** The ERP, as `ERP_TARGET_LIMITS` names it (`hostOfUrl`); `undefined`: a call that names none. */
   readonly erp?: string | undefined;
+  /** The addresses the ERP's host name resolved to, as the limits name them (an `erp` brake of one binds it). */
+  readonly addresses?: readonly string[] | undefined;
   /** Whether the call can write (`writes` brakes stop only those). */
   readonly writes: boolean;
 }
@@ -85,7 +98,7 @@ function scopeHolds(scope: BrakeScope, subject: BrakeSubject): boolean {
   if (scope === 'all') return true;
   if ('key' in scope) return subject.key === scope.key;
   if ('identity' in scope) return subject.identity === scope.identity;
-  return subject.erp === scope.erp;
+  return subject.erp === scope.erp || subject.addresses?.includes(scope.erp) === true;
 }
 
 /**
@@ -110,17 +123,22 @@ export function brakeFor(brakes: readonly Brake[], subject: BrakeSubject, now: n
  * key's name in mode `all` (the instant revocation, whatever the secrets cache holds).
  */
 export function keyStopped(brakes: readonly Brake[], keyName: string, now: number): Brake | undefined {
-  for (const brake of brakes) {
-    if (
-      brake.mode === 'all' &&
-      brake.scope !== 'all' &&
-      'key' in brake.scope &&
-      brake.scope.key === keyName &&
-      inForce(brake, now)
-    )
-      return brake;
-  }
-  return undefined;
+  const ofKey = brakes.filter(
+    (brake) => brake.mode === 'all' && brake.scope !== 'all' && 'key' in brake.scope,
+  );
+  return ofKey.length === 0 ? undefined : brakeFor(ofKey, { key: keyName, writes: false }, now);
+}
+
+/** The addresses `erp` brakes in force name (a host name's call is resolved only when one does). */
+export function brakedAddresses(
+  brakes: readonly Brake[],
+  now: number,
+  isAddress: (host: string) => boolean,
+): boolean {
+  return brakes.some(
+    (brake) =>
+      brake.scope !== 'all' && 'erp' in brake.scope && isAddress(brake.scope.erp) && inForce(brake, now),
+  );
 }
 
 /** The brakes of `stored` still in force at `now`. */
@@ -150,7 +168,8 @@ function isBrake(value: unknown): value is Brake {
     (brake.expires === undefined ||
       (typeof brake.expires === 'string' && !Number.isNaN(Date.parse(brake.expires)))) &&
     typeof brake.set_by === 'string' &&
-    typeof brake.set_at === 'string'
+    typeof brake.set_at === 'string' &&
+    !Number.isNaN(Date.parse(brake.set_at))
   );
 }
 
