@@ -325,7 +325,8 @@ function runProbe(
 
 /**
  * An outcome as compared: the result of an API Gateway answer with its body parsed when it is
- * JSON, and `runtime.node` of `/_/about` (which names the Node) checked against `node` and left out.
+ * JSON, `runtime.node` of `/_/about` (which names the Node) checked against `node` and left out, and
+ * `Server-Timing`'s durations left out (its parts stay).
  */
 export function comparable(outcome: Outcome, node: string): unknown {
   const answer = outcome.answer as { statusCode?: number; body?: string } | undefined;
@@ -343,7 +344,14 @@ export function comparable(outcome: Outcome, node: string): unknown {
       runtime: { ...runtime, node: runtime.node === node ? '<this node>' : runtime.node },
     };
   }
-  return { ...outcome, answer: { ...answer, body } };
+  // Server-Timing's durations are this run's time, never the same twice: its parts are compared.
+  const headers = (answer as { headers?: Record<string, unknown> }).headers;
+  const timing = headers?.['server-timing'];
+  const timed =
+    typeof timing === 'string'
+      ? { headers: { ...headers, 'server-timing': timing.replace(/;dur=[0-9.]+/g, ';dur=<ms>') } }
+      : {};
+  return { ...outcome, answer: { ...answer, ...timed, body } };
 }
 
 /** The names of the invocations whose outcomes differ between two runs, with both outcomes. */

@@ -52,7 +52,7 @@ describe('the runtime each function builds', () => {
   it('execute-v1: the v1 transport over an HTTP client, no v2 transport, no metrics source', async () => {
     const runtime = createExecuteV1Runtime(config);
     clients.push(runtime.http);
-    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'idempotency', 'policy', 'v1']);
+    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'idempotency', 'lookup', 'policy', 'v1']);
     expect(runtime.store?.kind).toBe('embedded');
     expect(runtime).not.toHaveProperty('metricsSource');
 
@@ -74,7 +74,7 @@ describe('the runtime each function builds', () => {
   it('execute-v2: the v2 transport, no v1 transport, no metrics source', async () => {
     const runtime = createExecuteV2Runtime(config);
     clients.push(runtime.http);
-    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'idempotency', 'policy', 'v2']);
+    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'idempotency', 'lookup', 'policy', 'v2']);
     expect(runtime).not.toHaveProperty('metricsSource');
 
     const response = await invoke(createV2Handler(runtime), 'execute-v2', '/v2/erp/execute', {
@@ -92,7 +92,7 @@ describe('the runtime each function builds', () => {
     // No state: the version endpoints never take an Idempotency-Key.
     expect(runtime).not.toHaveProperty('store');
     clients.push(runtime.http);
-    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'policy', 'versions']);
+    expect(Object.keys(runtime.forward).sort()).toEqual(['config', 'lookup', 'policy', 'versions']);
 
     const response = await invoke(createVersionHandler(runtime), 'version', '/v2/erp/version', {
       id: 'r3',
@@ -123,6 +123,7 @@ describe('the runtime each function builds', () => {
     expect(Object.keys(runtime.forward).sort()).toEqual([
       'config',
       'idempotency',
+      'lookup',
       'policy',
       'v1',
       'v2',

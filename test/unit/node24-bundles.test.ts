@@ -44,6 +44,18 @@ describe('the Node 24 bundle check', () => {
     ).toEqual([]);
   });
 
+  it("reads Server-Timing by its parts, not this run's durations", () => {
+    const timed = (name: string, timing: string): Outcome => ({
+      name,
+      answer: { statusCode: 200, headers: { 'server-timing': timing }, body: '{"result":18}' },
+    });
+    const base = { node: 'v20.20.2', outcomes: [timed('a', 'erp;dur=18.79, proxy;dur=13.18')] };
+    expect(
+      differences(base, { node: 'v24.21.0', outcomes: [timed('a', 'erp;dur=17.4, proxy;dur=2')] }),
+    ).toEqual([]);
+    expect(differences(base, { node: 'v24.21.0', outcomes: [timed('a', 'proxy;dur=2')] })).toHaveLength(1);
+  });
+
   it('finds a body, a status, a header, a throw or a missing answer that differs', () => {
     const base = {
       node: 'v20.20.2',
