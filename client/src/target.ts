@@ -78,7 +78,12 @@ function defined(object: Record<string, unknown>): JsonObject {
 }
 
 function callOptions(options: CallOptions): CallOptions {
-  return defined({ id: options.id, timeoutSeconds: options.timeoutSeconds, onAnswer: options.onAnswer });
+  return defined({
+    id: options.id,
+    timeoutSeconds: options.timeoutSeconds,
+    idempotencyKey: options.idempotencyKey,
+    onAnswer: options.onAnswer,
+  });
 }
 
 /** One target ERP, from `ErpProxy.erp`. */

@@ -473,6 +473,25 @@ describe('answers that are not a plain result', () => {
     expect(keys().at(-1)).toBe('"\\"quoted\\\\"');
   });
 
+  it("the target's helpers pass the caller's Idempotency-Key on (and `false`)", async () => {
+    const options: unknown[] = [];
+    const calls: ProxyCalls = {
+      v1: async <T>() => 7 as T,
+      v2: async <T>(_body: unknown, given?: unknown) => {
+        options.push(given);
+        return 8 as T;
+      },
+      version: async (): Promise<VersionInfo> => ({
+        version: '19.0',
+        version_info: [19, 0, 0, 'final', 0, ''],
+      }),
+    };
+    const erp = new ErpTarget(calls, { url: 'http://erp.example.com', db: 'd', apiKey: 'k' });
+    await erp.create('res.partner', { name: 'A' }, { idempotencyKey: 'order-43-create' });
+    await erp.create('res.partner', { name: 'A' }, { idempotencyKey: false });
+    expect(options).toMatchObject([{ idempotencyKey: 'order-43-create' }, { idempotencyKey: false }]);
+  });
+
   it('failures of several kinds on several addresses may have run', async () => {
     const failed = (code: string) => Object.assign(new Error(code), { code });
     const { v2 } = stubbed(() => {
