@@ -18,8 +18,7 @@ import {
   scopeKind,
 } from '../platform/brakes/brakes.ts';
 import type { BrakesSource } from '../platform/brakes/brakes-source.ts';
-import { addressHost, hostOfUrl, isAddressHost } from '../platform/limits.ts';
-import { type PolicyLookup, resolveTarget } from '../upstream/target-policy.ts';
+import { hostOfUrl, isAddressHost } from '../platform/limits.ts';
 import type { CallerIdentity } from './inbound-call.ts';
 import { type StoreMeter, withFacts } from './request-facts.ts';
 
@@ -48,19 +47,6 @@ function stop(brake: Brake, now: number): never {
  * policy's lookup: a name resolving to a refused address rejects as its connection would.
  */
 export type ErpAddresses = (hostname: string) => Promise<readonly string[]>;
-
-/** How long the brakes wait for a host name's addresses: a DNS failure binds by name only. */
-const BRAKES_LOOKUP_TIMEOUT_MS = 2_000;
-
-/** {@link ErpAddresses} over the target policy's connect-time lookup; `undefined` without one (tests). */
-export function erpAddresses(lookup: PolicyLookup | undefined): ErpAddresses | undefined {
-  if (lookup === undefined) return undefined;
-  return async (hostname) => {
-    const answer = await resolveTarget(lookup, hostname, BRAKES_LOOKUP_TIMEOUT_MS);
-    if ('failure' in answer) return [];
-    return answer.addresses.flatMap((entry) => addressHost(entry.address) ?? []);
-  };
-}
 
 function stopIfBraked(
   brakes: readonly Brake[],

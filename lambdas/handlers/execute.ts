@@ -9,7 +9,7 @@
  * endpoint's transport (test/infra/bundle.test.ts).
  */
 
-import { erpAddresses } from '../core/brakes-check.ts';
+import { erpAddresses } from '../core/brakes-addresses.ts';
 import type { Answer } from '../core/envelope.ts';
 import { type ForwardDeps, forwardV1, forwardV2 } from '../core/forward.ts';
 import type { ExecuteCall } from '../core/inbound-call.ts';

@@ -9,7 +9,7 @@
  * `ERP_V2_TRANSPORT` say for execute; of the runtime it needs only those, the target policy and
  * the chain's parts.
  */
-import { erpAddresses } from '../core/brakes-check.ts';
+import { erpAddresses } from '../core/brakes-addresses.ts';
 import { derivedSealKeys, generatedSealKeys, type SealKeyRing } from '../core/confirm/keys.ts';
 import type { Answer } from '../core/envelope.ts';
 import type { ForwardDeps } from '../core/forward.ts';

@@ -2,7 +2,7 @@
  * @module handlers/version
  * `POST /api/erp/version`, `/v1/erp/version`, `/v2/erp/version`: the target ERP's version.
  */
-import { erpAddresses } from '../core/brakes-check.ts';
+import { erpAddresses } from '../core/brakes-addresses.ts';
 import { forwardVersion, type VersionForwardDeps } from '../core/forward.ts';
 import { toInboundCall } from '../middleware/inbound-edge.ts';
 import type { Config } from '../platform/config.ts';
